@@ -1,0 +1,6 @@
+import type { Deps } from '../services/deps';
+
+export function createHandlingActivities(deps: Deps) {
+  void deps;
+  return {};
+}

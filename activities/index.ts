@@ -1,0 +1,23 @@
+// All activities, built from per-area factories that close over the process's Deps.
+import type { Deps } from '../services/deps';
+import { createMailActivities } from './mail';
+import { createBatchActivities } from './batch';
+import { createWebhookDeliveryActivities } from './webhook-delivery';
+import { createInboundExtractionActivities } from './inbound-extraction';
+import { createHandlingActivities } from './handling';
+import { createMailRunActivities } from './mail-run';
+import { createMaintenanceActivities } from './maintenance';
+
+export function createActivities(deps: Deps) {
+  return {
+    ...createMailActivities(deps),
+    ...createBatchActivities(deps),
+    ...createWebhookDeliveryActivities(deps),
+    ...createInboundExtractionActivities(deps),
+    ...createHandlingActivities(deps),
+    ...createMailRunActivities(deps),
+    ...createMaintenanceActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

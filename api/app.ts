@@ -1,0 +1,44 @@
+// Composes the Koa application: middleware in the order security headers, request id and
+// log, X-Test-Mode marker (outside the error mapper so error bodies carry test_mode too),
+// error mapper, then the site-root documents and the REST router
+// under the API prefix.
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Deps } from '../services/deps';
+import { allRoutes } from './routes';
+import { buildRouter } from './router';
+import type { RouteDef } from './route';
+import { errorMapper } from './middleware/errors';
+import { requestContext, securityHeaders, testModeMarker } from './middleware/request-context';
+import { buildOpenApi, openApiYaml } from './discovery/openapi';
+import { checkHealth } from '../services/health';
+
+export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
+  const app = new Koa();
+  app.proxy = process.env.TRUST_PROXY === 'true';
+
+  const site = new Router();
+  let openapi: Record<string, unknown> | undefined;
+  const doc = () => (openapi ??= buildOpenApi(deps.config, routes));
+  site.get('/healthz', async (ctx) => {
+    const health = await checkHealth(deps);
+    ctx.status = health.ok ? 200 : 503;
+    ctx.body = health;
+  });
+  site.get('/openapi.json', (ctx) => { ctx.body = doc(); });
+  site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = openApiYaml(doc()); });
+
+  const api = buildRouter(deps, routes);
+  const prefixed = new Router({ prefix: deps.config.apiPrefix });
+  prefixed.use(api.routes(), api.allowedMethods());
+
+  app.use(securityHeaders());
+  app.use(requestContext(deps.log));
+  app.use(testModeMarker());
+  app.use(errorMapper(deps.log));
+  app.use(site.routes());
+  app.use(site.allowedMethods());
+  app.use(prefixed.routes());
+  app.use(prefixed.allowedMethods());
+  return app;
+}

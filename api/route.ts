@@ -1,0 +1,61 @@
+// Route definitions: one object per endpoint holds its zod schemas (which also feed the
+// OpenAPI document and MCP tool schemas), and a thin handler that calls a service.
+// Access rules come from domain/access.ts, never from the route itself.
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AuthContext } from '../services/auth';
+import type { Deps } from '../services/deps';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface UploadedFile {
+  fieldName: string;
+  filepath: string;
+  originalFilename: string | null;
+  mimetype: string | null;
+  size: number;
+}
+
+export interface MultipartSpec {
+  /** Largest accepted file (bytes) per field; larger files get a 400 naming the field. */
+  maxFileBytes: Record<string, number>;
+}
+
+export interface HandlerArgs<P, Q, B> {
+  deps: Deps;
+  /** Present on every route that is not public. */
+  auth: AuthContext;
+  params: P;
+  query: Q;
+  body: B;
+  files: Record<string, UploadedFile>;
+  headers: Record<string, string | undefined>;
+  ctx: Context;
+}
+
+export interface RouteResult {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDef<P = any, Q = any, B = any> {
+  method: HttpMethod;
+  /** Koa-router path under the API prefix, for example `/v1/mail/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  multipart?: MultipartSpec;
+  /** Request headers documented in OpenAPI (name -> description). */
+  requestHeaders?: Record<string, string>;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (args: HandlerArgs<P, Q, B>) => Promise<RouteResult>;
+}
+
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
+  return def;
+}

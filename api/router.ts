@@ -1,0 +1,168 @@
+// Mounts RouteDefs on a koa-router: authentication, key-kind, scope and environment
+// checks from domain/access.ts, the shared rate limit, body parsing and zod validation,
+// the instructions-version guard, then the handler. Routes stay a few lines each.
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { z } from 'zod';
+import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
+import { ApiError, errors, FieldError } from '../domain/errors';
+import type { KeyKind } from '../domain/keys';
+import { authenticate, AuthContext, isAgentKey } from '../services/auth';
+import type { Deps } from '../services/deps';
+import { assertInstructionsVersion } from '../services/instructions';
+import { consumeRateLimit } from '../services/rate-limit';
+import type { RouteDef, UploadedFile } from './route';
+
+export const JSON_BODY_LIMIT = '1mb';
+
+export function zodFields(error: z.ZodError, prefix?: string): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter((p) => p !== undefined && p !== '').join('.') || (prefix ?? 'body'),
+    message: issue.message,
+  }));
+}
+
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, prefix?: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw errors.validation(zodFields(result.error, prefix));
+  return result.data;
+}
+
+function kindRefusal(allowed: KeyKind[]): ApiError {
+  const only = (kinds: KeyKind[]) => allowed.every((k) => kinds.includes(k));
+  if (only(['member', 'member_test'])) return errors.forbidden('member_key_required', 'This endpoint needs a member key (sk_live_).');
+  if (only(['agent', 'agent_test'])) return errors.forbidden('agent_key_required', 'This endpoint needs an agent-scoped key; member and facility keys cannot act as an agent.');
+  if (only(['facility'])) return errors.forbidden('facility_key_required', 'This endpoint needs a facility key (sk_facility_).');
+  return errors.forbidden('key_kind_not_allowed', 'This kind of key cannot call this endpoint.');
+}
+
+export function authorize(access: Access, auth: AuthContext, path: string): void {
+  if (access.callers === 'public') return;
+  if (!access.callers.includes(auth.kind)) {
+    // The spec: agent credentials get 401 on /v1/api-keys.
+    if (path.startsWith('/v1/api-keys') && isAgentKey(auth)) {
+      throw errors.unauthorized('member_key_required', 'Agent credentials cannot manage member API keys.');
+    }
+    if (access.testOnly && !auth.testMode) throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
+    throw kindRefusal(access.callers);
+  }
+  if (access.testOnly && !auth.testMode) throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
+  if (access.liveOnly && auth.testMode) {
+    throw errors.forbidden('live_key_required', 'Test keys cannot use this endpoint; use a live key.');
+  }
+  if (access.sandboxUnsupported && auth.testMode) {
+    throw new ApiError(403, 'Physical inbound custody is live-only; test keys are not supported here.', {
+      reason: 'sandbox_not_supported', code: 'sandbox_not_supported', retryable: false,
+    });
+  }
+  if (isAgentKey(auth)) {
+    const missing = (access.scopes ?? []).filter((s) => !auth.scopes.has(s));
+    const anyOk = !access.anyScope || access.anyScope.some((s) => auth.scopes.has(s));
+    if (missing.length || !anyOk) {
+      const needed = missing.length ? missing : access.anyScope!;
+      throw new ApiError(403, `Missing scope: ${needed.join(missing.length ? ', ' : ' or ')}`, {
+        reason: 'insufficient_scope', details: { required_scopes: needed },
+      });
+    }
+  }
+}
+
+function collectFiles(ctx: Context): Record<string, UploadedFile> {
+  const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
+  const out: Record<string, UploadedFile> = {};
+  for (const [field, value] of Object.entries(files)) {
+    const file = (Array.isArray(value) ? value[0] : value) as { filepath: string; originalFilename: string | null; mimetype: string | null; size: number };
+    out[field] = { fieldName: field, filepath: file.filepath, originalFilename: file.originalFilename, mimetype: file.mimetype, size: file.size };
+  }
+  return out;
+}
+
+const jsonParser = koaBody({ json: true, jsonLimit: JSON_BODY_LIMIT, multipart: false, urlencoded: false, text: false, jsonStrict: true });
+
+function bodyParserFor(route: RouteDef) {
+  if (route.multipart) {
+    const maxFileSize = Math.max(...Object.values(route.multipart.maxFileBytes));
+    return koaBody({
+      multipart: true,
+      json: false,
+      urlencoded: true,
+      formidable: { maxFileSize, maxFiles: Object.keys(route.multipart.maxFileBytes).length, maxFields: 100, maxFieldsSize: 2 * 1024 * 1024, allowEmptyFiles: true, minFileSize: 0 },
+    });
+  }
+  return jsonParser;
+}
+
+async function parseBody(route: RouteDef, ctx: Context): Promise<void> {
+  if (!route.body && !route.multipart) return;
+  const hasBody = ctx.request.length || ctx.get('transfer-encoding');
+  if (!hasBody && !route.multipart) return;
+  try {
+    await bodyParserFor(route)(ctx, async () => undefined);
+  } catch (err) {
+    const e = err as { status?: number; httpCode?: number; message?: string; code?: number };
+    const message = e.message ?? 'Unreadable request body';
+    if (/maxFileSize|too large|exceeded/i.test(message) || e.status === 413 || e.httpCode === 413) {
+      const limits = route.multipart?.maxFileBytes ?? {};
+      const field = Object.keys(limits)[0] ?? 'body';
+      throw new ApiError(400, `Upload too large: ${field} may be at most ${Math.round((limits[field] ?? 0) / 1048576)} MB`, {
+        fields: [{ path: field, message: 'file exceeds the size limit' }], retryable: false,
+      });
+    }
+    throw errors.validation([{ path: 'body', message: route.multipart ? `Malformed multipart body: ${message}` : `Malformed JSON body: ${message}` }]);
+  }
+}
+
+export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const key = accessKey(route.method, route.path);
+    const access = ENDPOINT_ACCESS[key];
+    if (!access) throw new Error(`Route ${key} has no row in domain/access.ts ENDPOINT_ACCESS`);
+    router[route.method](route.path, async (ctx: Context) => {
+      let auth: AuthContext | undefined;
+      if (access.callers !== 'public') {
+        auth = await authenticate(deps, ctx.get('authorization') || undefined);
+        ctx.state.auth = auth;
+        ctx.state.testMode = auth.testMode;
+        await applyRateLimit(deps, ctx, `key:${auth.keyId}`, auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+        authorize(access, auth, route.path);
+      } else if (access.ipRateLimit === 'signup') {
+        await applyRateLimit(deps, ctx, `ip:signup:${ctx.ip}`, deps.config.signupRateLimitPerMinute);
+      }
+
+      await parseBody(route, ctx);
+      const params = route.params ? parseOrThrow(route.params, ctx.params, 'params') : ctx.params;
+      const query = route.query ? parseOrThrow(route.query, ctx.query, 'query') : ctx.query;
+      const rawBody = (ctx.request as unknown as { body?: unknown }).body;
+      const body = route.body ? parseOrThrow(route.body, rawBody ?? {}, route.multipart ? undefined : undefined) : rawBody;
+      const files = route.multipart ? collectFiles(ctx) : {};
+
+      if (access.versionGuard && auth) {
+        await assertInstructionsVersion(deps, auth, ctx.get('x-service-md-version') || undefined);
+      }
+
+      const result = await route.handler({
+        deps, auth: auth as AuthContext, params, query, body, files,
+        headers: ctx.headers as Record<string, string | undefined>, ctx,
+      });
+      ctx.status = result.status ?? 200;
+      ctx.body = result.body;
+      for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    });
+  }
+  return router;
+}
+
+async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, limit: number): Promise<void> {
+  const r = await consumeRateLimit(deps, bucket, limit);
+  ctx.set('X-RateLimit-Limit', String(r.limit));
+  ctx.set('X-RateLimit-Remaining', String(r.remaining));
+  ctx.set('X-RateLimit-Reset', String(r.resetSeconds));
+  if (!r.allowed) {
+    throw new ApiError(429, `Rate limit of ${r.limit} requests per minute exceeded`, {
+      code: 'RATE_LIMITED', retryable: true, suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
+      headers: { 'Retry-After': String(r.resetSeconds) },
+    });
+  }
+}

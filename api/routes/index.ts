@@ -1,0 +1,22 @@
+// Every REST route of the API, one module per area.
+import type { RouteDef } from '../route';
+import { routes as publicRoutes } from './public';
+import { routes as agents } from './agents';
+import { routes as keys } from './keys';
+import { routes as mail } from './mail';
+import { routes as batches } from './batches';
+import { routes as webhooks } from './webhooks';
+import { routes as webhookEndpoints } from './webhook-endpoints';
+import { routes as inboundContext } from './inbound-context';
+import { routes as packages } from './packages';
+import { routes as inboundItems } from './inbound-items';
+import { routes as agentInbox } from './agent-inbox';
+import { routes as facility } from './facility';
+import { routes as mailRuns } from './mail-runs';
+import { routes as support } from './support';
+import { routes as billing } from './billing';
+
+export const allRoutes: RouteDef[] = [
+  ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,
+  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facility, ...mailRuns, ...support, ...billing,
+];

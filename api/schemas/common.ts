@@ -1,0 +1,55 @@
+// Shared zod pieces: pagination, multipart coercions, ids, errors.
+import { z } from 'zod';
+
+export const Uuid = z.string().uuid();
+export const IdParams = z.object({ id: z.string().uuid({ message: 'must be a UUID' }) });
+
+/** limit/offset with the spec's defaults (20, max 100). */
+export function paginationQuery(defaults: { limit?: number; max?: number; maxOffset?: number } = {}) {
+  return {
+    limit: z.coerce.number().int().min(1).max(defaults.max ?? 100).default(defaults.limit ?? 20),
+    offset: z.coerce.number().int().min(0).max(defaults.maxOffset ?? Number.MAX_SAFE_INTEGER).default(0),
+  };
+}
+
+export const Pagination = z.object({
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  has_more: z.boolean(),
+});
+
+export function pagination(total: number, limit: number, offset: number) {
+  return { total, limit, offset, has_more: offset + limit < total };
+}
+
+/** Multipart fields arrive as strings: "true"/"false", "1"/"0". */
+export const formBoolean = z.preprocess((v) => {
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(s)) return true;
+    if (['false', '0', 'no', 'off', ''].includes(s)) return false;
+  }
+  return v;
+}, z.boolean());
+
+export const formInt = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.number().int());
+
+/** A JSON object sent as a multipart text field (or already parsed). */
+export const formJsonObject = z.preprocess((v) => {
+  if (typeof v === 'string') {
+    try { return JSON.parse(v); } catch { return v; }
+  }
+  return v;
+}, z.record(z.string(), z.unknown()));
+
+export const ErrorBody = z.object({
+  error: z.string(),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+  fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  retryable: z.boolean().optional(),
+  suggested_action: z.string().optional(),
+});
+
+export const TestMode = { test_mode: z.boolean() };

@@ -1,0 +1,62 @@
+// Runtime configuration: every setting comes from the environment, with defaults that
+// match the local stack that `npm run dev` starts.
+export interface Config {
+  port: number;
+  host: string;
+  siteUrl: string;
+  baseUrl: string;
+  apiPrefix: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  taskQueue: string;
+  s3Endpoint: string;
+  s3Bucket: string;
+  s3Region: string;
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
+  webhooksAllowInsecureLocal: boolean;
+  rateLimitPerMinute: number;
+  signupRateLimitPerMinute: number;
+  logLevel: string;
+  intakeSecret: string;
+  smtpPort: number;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? 3000);
+  const host = env.HOST ?? '127.0.0.1';
+  const siteUrl = (env.SITE_URL ?? `http://127.0.0.1:${port}`).replace(/\/$/, '');
+  const apiPrefix = env.API_PREFIX ?? '/api';
+  return {
+    port,
+    host,
+    siteUrl,
+    apiPrefix,
+    baseUrl: (env.BASE_URL ?? `${siteUrl}${apiPrefix}`).replace(/\/$/, ''),
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postal_mail',
+    temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    temporalUiUrl: env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233',
+    taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'postal-mail',
+    s3Endpoint: env.S3_ENDPOINT ?? 'http://127.0.0.1:9100',
+    s3Bucket: env.S3_BUCKET ?? 'postal-mail',
+    s3Region: env.S3_REGION ?? 'us-east-1',
+    s3AccessKeyId: env.S3_ACCESS_KEY_ID ?? 'postal-local',
+    s3SecretAccessKey: env.S3_SECRET_ACCESS_KEY ?? 'postal-local-secret',
+    webhooksAllowInsecureLocal: bool(env.WEBHOOKS_ALLOW_INSECURE_LOCAL, false),
+    rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 100),
+    signupRateLimitPerMinute: Number(env.SIGNUP_RATE_LIMIT_PER_MINUTE ?? 5),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    intakeSecret: env.INBOUND_INTAKE_SECRET ?? 'local-intake-secret',
+    smtpPort: Number(env.SMTP_PORT ?? 2525),
+  };
+}
+
+export const config: Config = loadConfig();

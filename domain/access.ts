@@ -1,0 +1,157 @@
+// Who may call each endpoint: the one table of key kinds, scopes and guards. Every route
+// the API mounts must have a row here (the router refuses to start otherwise), and the
+// README's scope table is generated from it. Member keys carry every scope; the scopes
+// below apply to agent credentials.
+import type { KeyKind } from './keys';
+
+export const SCOPES = [
+  'mailbox.read', 'mailbox.write', 'package.read', 'package.write', 'forward.create', 'scan.create',
+  'mail.send', 'inbound.read', 'billing.read', 'webhook.manage', 'webhook.read', 'agent.read',
+  'agent.write', 'message.send',
+  // named elsewhere in the spec
+  'agent.inbox.read', 'agent.inbox.report', 'agent.inbox.propose', 'inbound.item.read', 'inbound.item.scan.read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface Access {
+  /** Key kinds allowed; 'public' needs no key. */
+  callers: 'public' | KeyKind[];
+  /** Agent keys need every one of these. */
+  scopes?: Scope[];
+  /** Agent keys need at least one of these. */
+  anyScope?: Scope[];
+  /** Test keys get 403 live_key_required. */
+  liveOnly?: boolean;
+  /** Test keys get 403 sandbox_not_supported (physical inbound custody). */
+  sandboxUnsupported?: boolean;
+  /** Only test keys (sandbox helpers). */
+  testOnly?: boolean;
+  /** Agent keys must send X-Service-MD-Version equal to the current instructions version. */
+  versionGuard?: boolean;
+  /** Requests are counted against the per-IP budget instead of a key's (signup). */
+  ipRateLimit?: 'signup';
+}
+
+const MEMBER: KeyKind[] = ['member', 'member_test'];
+const AGENT: KeyKind[] = ['agent', 'agent_test'];
+const KEYS: KeyKind[] = [...MEMBER, ...AGENT];
+const FACILITY: KeyKind[] = ['facility'];
+
+export const ENDPOINT_ACCESS: Record<string, Access> = {
+  // Public
+  'POST /v1/signup': { callers: 'public', ipRateLimit: 'signup' },
+  'POST /v1/waitlist': { callers: 'public' },
+  'GET /v1/leads/:leadId': { callers: 'public' },
+  'GET /v1': { callers: 'public' },
+
+  // Agents, keys, instructions
+  'GET /v1/agents': { callers: KEYS, scopes: ['agent.read'] },
+  'POST /v1/agents': { callers: MEMBER },
+  'GET /v1/agents/:id': { callers: KEYS, scopes: ['agent.read'] },
+  'PATCH /v1/agents/:id': { callers: KEYS, scopes: ['agent.write'], liveOnly: true, versionGuard: true },
+  'DELETE /v1/agents/:id': { callers: MEMBER, liveOnly: true },
+  'GET /v1/agents/:id/credentials': { callers: MEMBER },
+  'POST /v1/agents/:id/credentials': { callers: MEMBER },
+  'DELETE /v1/agents/:id/credentials/:credentialId': { callers: MEMBER },
+  'GET /v1/agents/:id/instructions': { callers: KEYS },
+  'PUT /v1/agents/:id/instructions': { callers: MEMBER },
+  'GET /v1/agents/:id/instructions/versions': { callers: KEYS },
+  'POST /v1/agents/:id/instructions/proposals': { callers: AGENT, scopes: ['agent.write'], versionGuard: true },
+  'GET /v1/api-keys': { callers: MEMBER },
+  'POST /v1/api-keys': { callers: MEMBER },
+  'POST /v1/api-keys/:id/rotate': { callers: MEMBER, liveOnly: true },
+  'DELETE /v1/api-keys/:id': { callers: MEMBER },
+  'GET /v1/mailboxes': { callers: KEYS, anyScope: ['mailbox.read', 'mail.send'] },
+
+  // Outbound mail
+  'POST /v1/mail': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
+  'GET /v1/mail': { callers: KEYS, scopes: ['mail.send'] },
+  'GET /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'] },
+  'DELETE /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
+  'POST /v1/mail/:id/approve': { callers: MEMBER },
+  'POST /v1/mail/:id/reject': { callers: MEMBER },
+  'POST /v1/test/mail': { callers: ['member_test', 'agent_test'], scopes: ['mail.send'], testOnly: true, versionGuard: true },
+  'POST /v1/test/mail/:id/advance': { callers: ['member_test', 'agent_test'], scopes: ['mail.send'], testOnly: true },
+  'POST /v1/test/webhook': { callers: KEYS, anyScope: ['webhook.manage', 'mail.send'] },
+  'GET /v1/credits': { callers: KEYS, anyScope: ['billing.read', 'mail.send'] },
+  'GET /v1/usage': { callers: KEYS, anyScope: ['billing.read', 'mail.send'] },
+
+  // Legacy agent webhooks
+  'PUT /v1/webhooks/settings': { callers: KEYS, scopes: ['webhook.manage'], liveOnly: true, versionGuard: true },
+  'GET /v1/webhooks/events': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
+  'GET /v1/webhooks/events/:eventId': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
+
+  // Business mail runs
+  'POST /v1/mail-runs': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
+  'GET /v1/mail-runs/:id': { callers: KEYS, scopes: ['mail.send'] },
+  'POST /v1/mail-runs/:id/commit': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
+  'DELETE /v1/mail-runs/:id': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
+
+  // Batch mail
+  'POST /v1/batch-mail/estimate': { callers: KEYS, scopes: ['mail.send'] },
+  'POST /v1/batch-mail': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
+  'GET /v1/batch-mail': { callers: KEYS, scopes: ['mail.send'] },
+  'GET /v1/batch-mail/:id': { callers: KEYS, scopes: ['mail.send'] },
+  'DELETE /v1/batch-mail/:id': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
+  'POST /v1/batch-mail/:id/confirm': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
+  'POST /v1/batch-mail/:id/advance': { callers: ['member_test', 'agent_test'], scopes: ['mail.send'], testOnly: true },
+
+  // Packages (physical inbound custody: live only)
+  'GET /v1/packages': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'GET /v1/packages/:id': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'GET /v1/packages/:id/photos': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'GET /v1/packages/:id/actions': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/packages/:id/actions': { callers: KEYS, anyScope: ['package.write', 'forward.create'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/packages/:id/actions/:actionId': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'PATCH /v1/packages/:id/actions/:actionId': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/packages/:id/forward': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/packages/:id/forward': { callers: KEYS, scopes: ['forward.create'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/packages/:id/scan': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/packages/:id/scan': { callers: KEYS, scopes: ['scan.create'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/packages/:id/tags': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/packages/:id/tags': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'DELETE /v1/packages/:id/tags': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/packages/:id/notes': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/packages/:id/notes': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+
+  // Managed mailbox items
+  'GET /v1/inbound-items': { callers: KEYS, scopes: ['inbound.item.read'] },
+  'GET /v1/inbound-items/:id': { callers: KEYS, scopes: ['inbound.item.read'] },
+  'POST /v1/inbound-items/:id/actions': { callers: KEYS, scopes: ['inbound.item.read'], versionGuard: true },
+  'GET /v1/inbound-items/:id/scans': { callers: KEYS, scopes: ['inbound.item.read', 'inbound.item.scan.read'] },
+  'POST /v1/inbound-items/:id/reset-sample': { callers: ['member_test', 'agent_test'], scopes: ['inbound.item.read'], testOnly: true },
+  'GET /v1/inbound-activity': { callers: KEYS, scopes: ['inbound.item.read'] },
+
+  // Assigned inbound (agent inbox): agent-scoped keys only
+  'GET /v1/agent-inbox': { callers: AGENT, scopes: ['agent.inbox.read'] },
+  'GET /v1/agent-inbox/activity': { callers: AGENT, scopes: ['agent.inbox.read'] },
+  'POST /v1/agent-inbox/sandbox/seed': { callers: ['agent_test'], scopes: ['agent.inbox.read'], testOnly: true },
+  'GET /v1/agent-inbox/:id/context': { callers: AGENT, scopes: ['agent.inbox.read', 'agent.read'] },
+  'GET /v1/agent-inbox/:id/sources': { callers: AGENT, scopes: ['agent.inbox.read', 'agent.read'] },
+  'GET /v1/agent-inbox/:id/scans': { callers: AGENT, scopes: ['agent.inbox.read'] },
+  'GET /v1/agent-inbox/:id/scans/:operationId': { callers: AGENT, scopes: ['agent.inbox.read'] },
+  'POST /v1/agent-inbox/:id/acknowledgments': { callers: AGENT, scopes: ['agent.inbox.report'] },
+  'GET /v1/agent-inbox/:id/handling': { callers: AGENT, scopes: ['agent.read', 'agent.inbox.read'] },
+  'POST /v1/agent-inbox/:id/handling': { callers: AGENT, scopes: ['agent.read', 'agent.inbox.read', 'agent.inbox.propose'], versionGuard: true },
+
+  // Forwarded inbound context
+  'GET /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/postal-threads': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/postal-threads/:id': { callers: KEYS, scopes: ['inbound.read'] },
+
+  // Support
+  'POST /v1/support/messages': { callers: KEYS, scopes: ['message.send'] },
+
+  // Custom webhook endpoints
+  'GET /v1/webhook-endpoints': { callers: KEYS, scopes: ['webhook.read'] },
+  'POST /v1/webhook-endpoints': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+
+  // Health (not under /v1; listed so the table is complete)
+  'GET /healthz': { callers: 'public' },
+};
+
+export function accessKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path}`;
+}

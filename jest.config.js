@@ -1,0 +1,22 @@
+// Unit tests need nothing running; integration and e2e tests use the stack that
+// scripts/test.ts starts and describes through environment variables.
+const swc = ['@swc/jest', {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    target: 'es2022',
+  },
+  module: { type: 'commonjs' },
+}];
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  setupFiles: ['reflect-metadata'],
+  testTimeout: 60000,
+  maxWorkers: 2,
+  // The Temporal SDK's native runtime keeps a thread alive after every Worker and
+  // Connection is closed; nothing else should hold the process open.
+  forceExit: true,
+};

@@ -1,0 +1,111 @@
+// `npm run admin -- <command> [options]`: the operator CLI. Runs pending migrations
+// first, so it works against a fresh database.
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { closeDeps, createDeps, Deps } from '../services/deps';
+import { createFacility, createMember, revokeKey } from '../services/accounts';
+import { getBalance, topUp } from '../services/credits';
+import { ensureDatabase, migrate } from './stack';
+
+type Options = Record<string, string | boolean | undefined>;
+
+interface Command {
+  usage: string;
+  description: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  run(deps: Deps, opts: Options): Promise<unknown>;
+}
+
+function required(opts: Options, name: string): string {
+  const v = opts[name];
+  if (typeof v !== 'string' || v === '') throw new Error(`--${name} is required`);
+  return v;
+}
+
+function cents(opts: Options, name: string): number {
+  const n = Number(required(opts, name));
+  if (!Number.isInteger(n)) throw new Error(`--${name} must be an integer number of cents`);
+  return n;
+}
+
+export const commands: Record<string, Command> = {
+  'member:create': {
+    usage: 'member:create --email E --name N [--credits-cents C] [--business] [--rate-limit R] [--json]',
+    description: 'Create a member with a live member key (sk_live_) and optional starting credits.',
+    options: { email: { type: 'string' }, name: { type: 'string' }, 'credits-cents': { type: 'string' }, business: { type: 'boolean' }, 'rate-limit': { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      const created = await createMember(deps, {
+        email: required(opts, 'email'),
+        fullName: required(opts, 'name'),
+        business: Boolean(opts.business),
+        creditsCents: opts['credits-cents'] ? cents(opts, 'credits-cents') : 0,
+        rateLimitPerMinute: opts['rate-limit'] ? Number(opts['rate-limit']) : null,
+      });
+      return { member_id: created.member_id, key: created.key };
+    },
+  },
+  'credits:add': {
+    usage: 'credits:add --member ID --cents C [--json]',
+    description: 'Add credits to a member (a top-up entry in the ledger).',
+    options: { member: { type: 'string' }, cents: { type: 'string' }, reference: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      const memberId = required(opts, 'member');
+      const amount = cents(opts, 'cents');
+      if (amount <= 0) throw new Error('--cents must be positive');
+      const reference = typeof opts.reference === 'string' ? opts.reference : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      await topUp(deps.db, { memberId, amountCents: amount, entryKey: `topup:admin:${memberId}:${reference}`, description: 'Operator top-up' });
+      return { member_id: memberId, added_cents: amount, ...(await getBalance(deps, memberId)) };
+    },
+  },
+  'facility:create': {
+    usage: 'facility:create --name N [--json]',
+    description: 'Create a facility and its first facility key (sk_facility_).',
+    options: { name: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return createFacility(deps, required(opts, 'name'));
+    },
+  },
+  'key:revoke': {
+    usage: 'key:revoke --key KEY_OR_ID [--json]',
+    description: 'Revoke a member key, agent credential or facility key by raw key or id.',
+    options: { key: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      const revoked = await revokeKey(deps, required(opts, 'key'));
+      if (!revoked) throw new Error('no key matches');
+      return { revoked: true, ...revoked };
+    },
+  },
+};
+
+function help(): string {
+  return ['Usage: npm run admin -- <command> [options]', '', 'Commands:',
+    ...Object.entries(commands).map(([, c]) => `  ${c.usage}\n      ${c.description}`)].join('\n');
+}
+
+async function main() {
+  const [name, ...rest] = process.argv.slice(2);
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    console.log(help());
+    process.exit(name && name !== 'help' && name !== '--help' ? 2 : 0);
+  }
+  const { values } = parseArgs({ args: rest, options: command.options, strict: true });
+  const config = loadConfig();
+  await ensureDatabase(config.databaseUrl);
+  await migrate(config.databaseUrl);
+  const deps = await createDeps({ ...config, logLevel: 'silent' }, { poolSize: 2, name: 'admin' });
+  try {
+    const result = await command.run(deps, values);
+    console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+  } finally {
+    await closeDeps(deps);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(`error: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}

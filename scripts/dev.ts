@@ -1,0 +1,73 @@
+// `npm run dev`: builds tools once, starts Temporal (with UI) and the object store unless
+// TEMPORAL_ADDRESS / S3_ENDPOINT point elsewhere, migrates Postgres, then runs the worker
+// and the API. Ctrl-C stops everything this command started.
+import { spawn, ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { loadConfig } from '../config';
+import { ensureStack, ROOT } from './stack';
+
+async function main() {
+  const config = loadConfig();
+  const { state, children } = await ensureStack({
+    profile: 'dev',
+    ports: { temporal: 7233, temporalUi: 8233, s3: Number(new URL(config.s3Endpoint).port || 9100) },
+    databaseUrl: config.databaseUrl,
+    temporalAddress: process.env.TEMPORAL_ADDRESS,
+    s3Endpoint: process.env.S3_ENDPOINT,
+    s3Bucket: config.s3Bucket,
+    s3AccessKeyId: config.s3AccessKeyId,
+    s3SecretAccessKey: config.s3SecretAccessKey,
+    s3Region: config.s3Region,
+    detached: false,
+  });
+
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: state.temporal.address,
+    S3_ENDPOINT: state.s3.endpoint,
+    DATABASE_URL: config.databaseUrl,
+  };
+  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+  const processes: ChildProcess[] = [...children];
+  const run = (name: string, file: string) => {
+    const child = spawn(tsx, [path.join(ROOT, file)], { env, stdio: 'inherit' });
+    child.on('exit', (code, signal) => {
+      if (!stopping) {
+        console.error(`[dev] ${name} exited (${code ?? signal}); stopping`);
+        stop();
+      }
+    });
+    processes.push(child);
+  };
+  run('worker', 'worker/main.ts');
+  run('api', 'api/server.ts');
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const p of processes) if (p.exitCode === null) p.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 3000).unref();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+
+  const ui = state.temporal.uiUrl || '(external Temporal: see your cluster UI)';
+  console.log(`
+  Postal Mail API is starting
+    Site           ${config.siteUrl}
+    API            ${config.baseUrl}/v1
+    OpenAPI        ${config.siteUrl}/openapi.json
+    Health         ${config.siteUrl}/healthz
+    Temporal UI    ${ui}
+    Object store   ${state.s3.endpoint} (bucket ${config.s3Bucket})
+    Postgres       ${config.databaseUrl}
+  Create an account:  npm run admin -- member:create --email you@example.com --name "You" --credits-cents 5000 --json
+  Ctrl-C stops everything started here.
+`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

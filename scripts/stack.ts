@@ -1,0 +1,259 @@
+// Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI
+// and the S3-compatible object store into .tools/ once, starts them with data under
+// .data/<profile>/, creates the bucket and the Postgres database, and runs migrations.
+// A profile's state (ports, pids) is kept in .data/<profile>/stack.json so that a second
+// run reuses what is still running and starts in seconds.
+import { spawn, execFileSync, ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Client } from 'pg';
+import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../workflows/search-attributes';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+export const ROOT = path.resolve(__dirname, '..');
+export const TOOLS_BIN = path.join(ROOT, '.tools', 'bin');
+export const TEMPORAL_BIN = path.join(TOOLS_BIN, 'temporal');
+export const OBJECT_STORE_BIN = path.join(TOOLS_BIN, 'versitygw');
+
+const TEMPORAL_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+const OBJECT_STORE_MODULE = 'github.com/versity/versitygw/cmd/versitygw@v1.8.0';
+
+export interface StackState {
+  temporal: { address: string; uiUrl: string; pid?: number; external: boolean };
+  s3: { endpoint: string; pid?: number; external: boolean };
+  databaseUrl: string;
+}
+
+export interface StackOptions {
+  profile: 'dev' | 'test';
+  /** Fixed ports for dev; tests take free ports. */
+  ports?: { temporal: number; temporalUi: number; s3: number };
+  databaseUrl: string;
+  temporalAddress?: string; // external Temporal: do not start one
+  s3Endpoint?: string; // external object store: do not start one
+  s3Bucket: string;
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
+  s3Region: string;
+  /** Detached services outlive this process (tests reuse them); attached ones die with it (dev). */
+  detached: boolean;
+  log?: (msg: string) => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Builds the Temporal CLI and the object store in parallel when either is missing. */
+export async function ensureTools(opts: { temporal: boolean; s3: boolean }, log: (m: string) => void): Promise<void> {
+  const jobs: Promise<void>[] = [];
+  const build = (module: string, bin: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (existsSync(bin)) return resolve();
+      mkdirSync(TOOLS_BIN, { recursive: true });
+      log(`building ${module} into .tools/bin (first run only; takes a few minutes) ...`);
+      const child = spawn('go', ['install', module], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, GOBIN: TOOLS_BIN, CGO_ENABLED: '0' },
+      });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`go install ${module} failed (${code})`))));
+    });
+  if (opts.temporal) jobs.push(build(TEMPORAL_MODULE, TEMPORAL_BIN));
+  if (opts.s3) jobs.push(build(OBJECT_STORE_MODULE, OBJECT_STORE_BIN));
+  await Promise.all(jobs);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.setTimeout(500);
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function pidAlive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60000): Promise<void> {
+  const start = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    if (await check()) return;
+    await sleep(250);
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs / 1000}s`);
+}
+
+function startProcess(cmd: string, args: string[], logFile: string, detached: boolean): ChildProcess {
+  const out = openSync(logFile, 'a');
+  const child = spawn(cmd, args, { stdio: ['ignore', out, out], detached });
+  if (detached) child.unref();
+  return child;
+}
+
+async function temporalHealthy(address: string): Promise<boolean> {
+  const [host, port] = address.split(':');
+  if (!(await portOpen(Number(port), host))) return false;
+  try {
+    execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address], { stdio: 'pipe', timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function s3Client(opts: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string }): S3Client {
+  return new S3Client({
+    endpoint: opts.endpoint,
+    region: opts.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
+  });
+}
+
+async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: bucket }));
+  } catch {
+    try {
+      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw err;
+    }
+  }
+}
+
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
+    if (found.rowCount === 0) {
+      await admin.query(`CREATE DATABASE "${dbName.replace(/"/g, '""')}"`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Runs TypeORM migrations against the database. */
+export async function migrate(databaseUrl: string): Promise<string[]> {
+  const { createDataSource } = await import('../entities/data-source');
+  const ds = createDataSource({ databaseUrl, poolSize: 2 });
+  await ds.initialize();
+  try {
+    const ran = await ds.runMigrations({ transaction: 'each' });
+    return ran.map((m) => m.name);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** Starts (or reuses) Temporal and the object store, creates bucket and database, migrates. */
+export async function ensureStack(opts: StackOptions): Promise<{ state: StackState; children: ChildProcess[] }> {
+  const log = opts.log ?? ((m: string) => console.log(`[stack] ${m}`));
+  const dataDir = path.join(ROOT, '.data', opts.profile);
+  mkdirSync(dataDir, { recursive: true });
+  const stateFile = path.join(dataDir, 'stack.json');
+  const previous: Partial<StackState> = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {};
+  const children: ChildProcess[] = [];
+
+  await ensureTools({ temporal: !opts.temporalAddress, s3: !opts.s3Endpoint }, log);
+
+  // Temporal
+  let temporal: StackState['temporal'];
+  if (opts.temporalAddress) {
+    temporal = { address: opts.temporalAddress, uiUrl: '', external: true };
+  } else if (previous.temporal && !previous.temporal.external && pidAlive(previous.temporal.pid) && (await temporalHealthy(previous.temporal.address))) {
+    temporal = previous.temporal;
+    log(`reusing Temporal at ${temporal.address}`);
+  } else {
+    const port = opts.ports?.temporal ?? (await freePort());
+    const uiPort = opts.ports?.temporalUi ?? (await freePort());
+    const address = `127.0.0.1:${port}`;
+    if (await temporalHealthy(address)) {
+      temporal = { address, uiUrl: `http://127.0.0.1:${uiPort}`, external: true };
+      log(`Temporal already answers at ${address}; using it`);
+    } else {
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
+        '--db-filename', path.join(dataDir, 'temporal.sqlite'), '--log-level', 'warn'];
+      for (const sa of SEARCH_ATTRIBUTE_REGISTRATIONS) args.push('--search-attribute', sa);
+      const child = startProcess(TEMPORAL_BIN, args, path.join(dataDir, 'temporal.log'), opts.detached);
+      children.push(child);
+      temporal = { address, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid, external: false };
+      log(`starting Temporal dev server at ${address} (UI ${temporal.uiUrl}) ...`);
+      await waitFor('Temporal', () => temporalHealthy(address), 90000);
+    }
+  }
+
+  // Object store
+  let s3: StackState['s3'];
+  if (opts.s3Endpoint) {
+    s3 = { endpoint: opts.s3Endpoint, external: true };
+  } else if (previous.s3 && !previous.s3.external && pidAlive(previous.s3.pid) && (await portOpen(Number(new URL(previous.s3.endpoint).port)))) {
+    s3 = previous.s3;
+    log(`reusing object store at ${s3.endpoint}`);
+  } else {
+    const port = opts.ports?.s3 ?? (await freePort());
+    const endpoint = `http://127.0.0.1:${port}`;
+    if (await portOpen(port)) {
+      s3 = { endpoint, external: true };
+      log(`object store already answers at ${endpoint}; using it`);
+    } else {
+      const storeDir = path.join(dataDir, 's3');
+      mkdirSync(storeDir, { recursive: true });
+      const child = startProcess(OBJECT_STORE_BIN,
+        ['--port', `127.0.0.1:${port}`, '--access', opts.s3AccessKeyId, '--secret', opts.s3SecretAccessKey, '--region', opts.s3Region, '--quiet', 'posix', storeDir],
+        path.join(dataDir, 'object-store.log'), opts.detached);
+      children.push(child);
+      s3 = { endpoint, pid: child.pid, external: false };
+      log(`starting object store (versitygw) at ${endpoint} ...`);
+      await waitFor('object store', () => portOpen(port), 30000);
+    }
+  }
+  await ensureBucket(s3Client({ endpoint: s3.endpoint, region: opts.s3Region, accessKeyId: opts.s3AccessKeyId, secretAccessKey: opts.s3SecretAccessKey }), opts.s3Bucket);
+
+  // Postgres
+  await ensureDatabase(opts.databaseUrl);
+  const ran = await migrate(opts.databaseUrl);
+  if (ran.length) log(`migrations applied: ${ran.join(', ')}`);
+
+  const state: StackState = { temporal, s3, databaseUrl: opts.databaseUrl };
+  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+  return { state, children };
+}
+
+export function readStackState(profile: 'dev' | 'test'): StackState | undefined {
+  const file = path.join(ROOT, '.data', profile, 'stack.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+export function stopStack(profile: 'dev' | 'test'): void {
+  const state = readStackState(profile);
+  if (!state) return;
+  for (const svc of [state.temporal, state.s3]) {
+    if (!svc.external && svc.pid && pidAlive(svc.pid)) {
+      try { process.kill(svc.pid, 'SIGTERM'); } catch { /* already gone */ }
+    }
+  }
+}

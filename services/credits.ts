@@ -1,0 +1,95 @@
+// The prepaid credits ledger. Append-only; the balance is the sum of entries. A debit
+// locks the member row, checks the balance and inserts under a unique entry key, all in
+// the caller's transaction, so concurrent debits never overdraw and retries never repeat.
+import type { EntityManager } from 'typeorm';
+import type { Deps } from './deps';
+import { ApiError } from '../domain/errors';
+import { formatCents } from '../domain/money';
+
+export interface Balance {
+  balance_cents: number;
+  balance_display: string;
+  currency: 'usd';
+  billing_url: string;
+}
+
+type Queryable = Pick<EntityManager, 'query'>;
+
+export function billingUrl(deps: Deps): string {
+  return `${deps.config.siteUrl}/billing#credits`;
+}
+
+export async function balanceCents(db: Queryable, memberId: string): Promise<number> {
+  const [row] = await db.query(`SELECT COALESCE(SUM(amount_cents), 0)::bigint AS balance FROM credits_ledger WHERE member_id = $1`, [memberId]);
+  return Number(row.balance);
+}
+
+export async function getBalance(deps: Deps, memberId: string): Promise<Balance> {
+  const cents = await balanceCents(deps.db, memberId);
+  return { balance_cents: cents, balance_display: formatCents(cents), currency: 'usd', billing_url: billingUrl(deps) };
+}
+
+export function insufficientCredits(deps: Deps, required: number, balance: number): ApiError {
+  return new ApiError(402, `Insufficient credits: ${formatCents(required)} required, ${formatCents(balance)} available.`, {
+    code: 'INSUFFICIENT_CREDITS',
+    retryable: false,
+    suggestedAction: 'Ask your human to add credits at billing_url, then retry.',
+    extra: {
+      billing_url: billingUrl(deps),
+      credits_required_cents: required,
+      credit_balance_cents: balance,
+      credit_shortfall_cents: required - balance,
+    },
+  });
+}
+
+export interface LedgerMovement {
+  memberId: string;
+  amountCents: number;
+  /** Unique per movement, e.g. `debit:mail:<id>`; a second insert with it is a no-op. */
+  entryKey: string;
+  referenceType?: string;
+  referenceId?: string;
+  description?: string;
+}
+
+/**
+ * Debits inside `tx`. Returns the balance after the debit. Throws 402 when short.
+ * If a debit with the same entry key exists already, nothing more is taken.
+ */
+export async function debit(deps: Deps, tx: EntityManager, m: LedgerMovement): Promise<{ balanceCents: number; alreadyDebited: boolean }> {
+  if (m.amountCents < 0) throw new Error('debit amount must be >= 0');
+  await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [m.memberId]);
+  const [existing] = await tx.query(`SELECT id FROM credits_ledger WHERE entry_key = $1`, [m.entryKey]);
+  const balance = await balanceCents(tx, m.memberId);
+  if (existing) return { balanceCents: balance, alreadyDebited: true };
+  if (balance < m.amountCents) throw insufficientCredits(deps, m.amountCents, balance);
+  if (m.amountCents > 0) {
+    await tx.query(
+      `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
+       VALUES ($1, $2, 'debit', $3, $4, $5, $6)`,
+      [m.memberId, -m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
+    );
+  }
+  return { balanceCents: balance - m.amountCents, alreadyDebited: false };
+}
+
+/** Credits back exactly once per entry key. Returns the amount actually refunded now (0 on repeats). */
+export async function refund(tx: Queryable, m: LedgerMovement): Promise<number> {
+  if (m.amountCents <= 0) return 0;
+  const rows = await tx.query(
+    `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
+     VALUES ($1, $2, 'refund', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
+    [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
+  );
+  return rows.length ? m.amountCents : 0;
+}
+
+/** Adds purchased or granted credits (operator CLI, billing). */
+export async function topUp(db: Queryable, m: LedgerMovement): Promise<void> {
+  await db.query(
+    `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
+     VALUES ($1, $2, 'top_up', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING`,
+    [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
+  );
+}

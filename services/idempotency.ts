@@ -1,0 +1,110 @@
+// Idempotency-Key handling for every mutating endpoint: the first answer to a key is
+// stored and replayed to retries with the same body; the same key with another body is
+// refused; a concurrent duplicate waits for the first to finish. Records are kept 30 days.
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { ApiError, errors } from '../domain/errors';
+import { sha256Hex } from '../domain/keys';
+
+export interface IdempotentResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const RETENTION_DAYS = 30;
+const WAIT_MS = 15000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function requestFingerprint(parts: unknown): string {
+  return sha256Hex(JSON.stringify(parts));
+}
+
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Runs `fn` once per (caller, operation, key). Without a key, runs it directly.
+ * Results with status >= 500 are not stored, so a retry runs again.
+ */
+export async function runIdempotent(
+  deps: Deps,
+  auth: AuthContext,
+  opts: { operation: string; key: string | undefined; fingerprint: string },
+  fn: () => Promise<IdempotentResult>,
+): Promise<IdempotentResult & { replayed?: boolean }> {
+  if (opts.key === undefined) return fn();
+  if (!IDEMPOTENCY_KEY_PATTERN.test(opts.key)) {
+    throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key must be 1-255 visible ASCII characters' }]);
+  }
+  let inserted = false;
+  try {
+    const rows = await deps.db.query(
+      `INSERT INTO idempotency_records (owner_key, idempotency_key, operation, request_hash, expires_at)
+       VALUES ($1, $2, $3, $4, now() + ($5 || ' days')::interval)
+       ON CONFLICT (owner_key, operation, idempotency_key) DO NOTHING RETURNING id`,
+      [auth.ownerKey, opts.key, opts.operation, opts.fingerprint, String(RETENTION_DAYS)],
+    );
+    inserted = rows.length === 1;
+  } catch {
+    throw errors.unavailable('IDEMPOTENCY_UNAVAILABLE', 'Duplicate protection is unavailable right now; no credits were spent.');
+  }
+
+  if (!inserted) return replay(deps, auth, opts);
+
+  let result: IdempotentResult;
+  try {
+    result = await fn();
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) {
+      result = { status: err.status, body: err.toBody() };
+      await complete(deps, auth, opts, result);
+      throw err;
+    }
+    await release(deps, auth, opts);
+    throw err;
+  }
+  if (result.status >= 500) await release(deps, auth, opts);
+  else await complete(deps, auth, opts, result);
+  return result;
+}
+
+async function complete(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string }, result: IdempotentResult) {
+  await deps.db.query(
+    `UPDATE idempotency_records SET state = 'completed', response_status = $4, response_body = $5
+      WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
+    [auth.ownerKey, opts.operation, opts.key, result.status, JSON.stringify(result.body ?? null)],
+  );
+}
+
+async function release(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string }) {
+  await deps.db
+    .query(`DELETE FROM idempotency_records WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND state = 'in_progress'`,
+      [auth.ownerKey, opts.operation, opts.key])
+    .catch(() => undefined);
+}
+
+async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string; fingerprint: string }) {
+  const start = Date.now();
+  for (;;) {
+    const [row] = await deps.db.query(
+      `SELECT request_hash, state, response_status, response_body FROM idempotency_records
+        WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
+      [auth.ownerKey, opts.operation, opts.key],
+    );
+    if (!row) {
+      throw errors.conflict('IDEMPOTENCY_REQUEST_RETRY', 'The first request with this Idempotency-Key failed; send it again.', { retryable: true });
+    }
+    if (row.request_hash !== opts.fingerprint) {
+      throw errors.unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.', {
+        suggestedAction: 'Use a new Idempotency-Key for a different request.',
+      });
+    }
+    if (row.state === 'completed') {
+      return { status: row.response_status as number, body: row.response_body, replayed: true, headers: { 'Idempotent-Replayed': 'true' } };
+    }
+    if (Date.now() - start > WAIT_MS) {
+      throw errors.conflict('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress.', { retryable: true });
+    }
+    await sleep(100);
+  }
+}

@@ -1,0 +1,74 @@
+// Object storage for documents, templates, CSVs, photos, scans and raw emails, on any
+// S3-compatible store. Failures become a retryable 503 so callers never half-commit.
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Config } from '../config';
+
+// Node 20 is this project's runtime; the SDK's upgrade notice is noise in every log.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { errors } from '../domain/errors';
+
+export const SIGNED_URL_SECONDS = 3600;
+
+export interface ObjectStorage {
+  client: S3Client;
+  bucket: string;
+  put(key: string, body: Buffer | string, contentType: string): Promise<void>;
+  get(key: string): Promise<Buffer>;
+  remove(key: string): Promise<void>;
+  signedUrl(key: string, expiresInSeconds?: number): Promise<string>;
+  healthy(): Promise<boolean>;
+}
+
+export function createS3Client(config: Config): S3Client {
+  return new S3Client({
+    endpoint: config.s3Endpoint,
+    region: config.s3Region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey },
+    maxAttempts: 2,
+  });
+}
+
+export function createObjectStorage(config: Config, client: S3Client = createS3Client(config)): ObjectStorage {
+  const bucket = config.s3Bucket;
+  const unavailable = (err: unknown) =>
+    errors.unavailable('STORAGE_UNAVAILABLE', `The document store is unavailable: ${(err as Error).message}. Nothing was charged.`);
+  return {
+    client,
+    bucket,
+    async put(key, body, contentType) {
+      try {
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
+      } catch (err) {
+        throw unavailable(err);
+      }
+    },
+    async get(key) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return Buffer.from(await out.Body!.transformToByteArray());
+      } catch (err) {
+        throw unavailable(err);
+      }
+    },
+    async remove(key) {
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      } catch (err) {
+        throw unavailable(err);
+      }
+    },
+    async signedUrl(key, expiresInSeconds = SIGNED_URL_SECONDS) {
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInSeconds });
+    },
+    async healthy() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: bucket }));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Starts the API (on a free port) and a Temporal worker (on a task queue of its own)
+// inside the test process, against the stack that scripts/test.ts started.
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../config';
+import { startServer } from '../../api/server';
+import { closeDeps, createDeps, Deps } from '../../services/deps';
+import { createWorker } from '../../worker/worker';
+import type { Worker } from '@temporalio/worker';
+
+export interface TestApp {
+  deps: Deps;
+  /** `{site}/api` */
+  baseUrl: string;
+  siteUrl: string;
+  worker?: Worker;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestApp> {
+  const taskQueue = `${process.env.TEMPORAL_TASK_QUEUE ?? 'test'}-${randomBytes(4).toString('hex')}`;
+  const config = loadConfig({ ...process.env, ...opts.env, TEMPORAL_TASK_QUEUE: taskQueue, PORT: '0' });
+  const deps = await createDeps(config, { poolSize: 8, name: 'test' });
+  const server: Server = await startServer(deps, 0, '127.0.0.1');
+  const port = (server.address() as AddressInfo).port;
+  // Links the API writes into bodies (billing_url, callback_url) use the real port.
+  config.port = port;
+  config.siteUrl = `http://127.0.0.1:${port}`;
+  config.baseUrl = `${config.siteUrl}${config.apiPrefix}`;
+
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  let connection: { close(): Promise<void> } | undefined;
+  if (opts.worker !== false) {
+    const created = await createWorker(deps, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, taskQueue });
+    worker = created.worker;
+    connection = created.connection;
+    running = worker.run();
+  }
+
+  return {
+    deps,
+    baseUrl: config.baseUrl,
+    siteUrl: config.siteUrl,
+    worker,
+    async close() {
+      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await running?.catch(() => undefined);
+      await connection?.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await closeDeps(deps);
+    },
+  };
+}

@@ -1,0 +1,8 @@
+// Signal, update and query definitions shared by workflows and the API, one module per area.
+export * from './contracts/mail';
+export * from './contracts/batch';
+export * from './contracts/webhook-delivery';
+export * from './contracts/inbound-extraction';
+export * from './contracts/handling';
+export * from './contracts/mail-run';
+export * from './contracts/maintenance';

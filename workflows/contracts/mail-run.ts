@@ -1,0 +1,2 @@
+// Signals, updates and queries of this area, shared by workflows and the API.
+export {};

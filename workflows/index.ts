@@ -1,0 +1,8 @@
+// Every workflow the worker registers, one module per business object.
+export * from './mail';
+export * from './batch';
+export * from './webhook-delivery';
+export * from './inbound-extraction';
+export * from './handling';
+export * from './mail-run';
+export * from './maintenance';

@@ -1,0 +1,2 @@
+// Workflows of this area (see DESIGN.md): deterministic code only.
+export {};

@@ -1,0 +1,22 @@
+// Custom search attributes that every workflow sets, so an operator can filter in the
+// Temporal UI (for example `MailStatus = "submitted"`). The dev runner registers them.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const MailStatus = defineSearchAttributeKey('MailStatus', SearchAttributeType.KEYWORD);
+export const BatchStatus = defineSearchAttributeKey('BatchStatus', SearchAttributeType.KEYWORD);
+export const ObjectStatus = defineSearchAttributeKey('ObjectStatus', SearchAttributeType.KEYWORD);
+export const ObjectId = defineSearchAttributeKey('ObjectId', SearchAttributeType.KEYWORD);
+export const AgentId = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
+export const MemberId = defineSearchAttributeKey('MemberId', SearchAttributeType.KEYWORD);
+export const TestMode = defineSearchAttributeKey('TestMode', SearchAttributeType.BOOL);
+
+/** name=type pairs for `temporal server start-dev --search-attribute`. */
+export const SEARCH_ATTRIBUTE_REGISTRATIONS: string[] = [
+  'MailStatus=Keyword',
+  'BatchStatus=Keyword',
+  'ObjectStatus=Keyword',
+  'ObjectId=Keyword',
+  'AgentId=Keyword',
+  'MemberId=Keyword',
+  'TestMode=Bool',
+];
