@@ -11,12 +11,14 @@ import { routes as inboundContext } from './inbound-context';
 import { routes as packages } from './packages';
 import { routes as inboundItems } from './inbound-items';
 import { routes as agentInbox } from './agent-inbox';
-import { routes as facility } from './facility';
+import { routes as facilityMail } from './facility-mail';
+import { routes as facilityBatches } from './facility-batches';
+import { routes as facilityInbound } from './facility-inbound';
 import { routes as mailRuns } from './mail-runs';
 import { routes as support } from './support';
 import { routes as billing } from './billing';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,
-  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facility, ...mailRuns, ...support, ...billing,
+  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing,
 ];

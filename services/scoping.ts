@@ -1,0 +1,33 @@
+// Which agent's records a caller may see. Member keys span all their agents (optionally
+// narrowed with ?agent_id=); agent keys see only their own agent, whatever they pass.
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { isAgentKey, isMemberKey } from './auth';
+import { errors } from '../domain/errors';
+
+/** The agent id to filter by, or null for "all agents of the member". */
+export async function resolveAgentFilter(deps: Deps, auth: AuthContext, requestedAgentId?: string | null): Promise<string | null> {
+  if (isAgentKey(auth)) return auth.agentId;
+  if (isMemberKey(auth) && requestedAgentId) {
+    await assertAgentOfMember(deps, auth, requestedAgentId);
+    return requestedAgentId;
+  }
+  return null;
+}
+
+/** 404 unless the agent belongs to the caller's member (and, for agent keys, is the caller). */
+export async function assertAgentOfMember(deps: Deps, auth: AuthContext, agentId: string): Promise<void> {
+  if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
+  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2`, [agentId, auth.memberId]);
+  if (!rows.length) throw errors.notFound('Agent');
+}
+
+/**
+ * Whether the caller may see a record owned by (memberId, agentId). Used to answer 404 for
+ * another member's or another agent's objects, so their existence is not revealed.
+ */
+export function canSee(auth: AuthContext, owner: { memberId: string; agentId: string | null }): boolean {
+  if (auth.memberId !== owner.memberId) return false;
+  if (isAgentKey(auth)) return owner.agentId === auth.agentId;
+  return true;
+}
