@@ -6,6 +6,8 @@ export class Facility {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ type: 'text' }) name: string;
   @Column({ type: 'text', default: 'active' }) status: 'active' | 'inactive';
+  /** Where pieces are posted from: the fulfillment origin used for postage zones. */
+  @Column({ type: 'text', name: 'origin_zip', default: '78701' }) originZip: string;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt: Date;
 }
 

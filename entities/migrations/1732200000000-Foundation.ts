@@ -84,6 +84,7 @@ export class Foundation1732200000000 implements MigrationInterface {
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
         name text NOT NULL,
         status text NOT NULL DEFAULT 'active' CHECK (status IN ('active','inactive')),
+        origin_zip text NOT NULL DEFAULT '78701',
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`
