@@ -22,6 +22,8 @@ export interface Config {
   logLevel: string;
   intakeSecret: string;
   smtpPort: number;
+  /** The service owner's contact address, quoted in signup, waitlist and lead answers. */
+  ownerEmail: string;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -56,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     intakeSecret: env.INBOUND_INTAKE_SECRET ?? 'local-intake-secret',
     smtpPort: Number(env.SMTP_PORT ?? 2525),
+    ownerEmail: env.OWNER_EMAIL ?? 'owner@postal-mail.example',
   };
 }
 
