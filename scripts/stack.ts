@@ -169,6 +169,24 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
   }
 }
 
+/** Debian packages the worker shells out to: Tesseract OCR and poppler's pdftotext/pdftoppm. */
+const SYSTEM_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-eng', 'poppler-utils'];
+const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext'];
+
+/** Installs the OCR and PDF tools with apt-get when any is missing (root only). */
+export function ensureSystemPackages(log: (m: string) => void): void {
+  const missing = SYSTEM_COMMANDS.filter((cmd) => {
+    try { execFileSync('which', [cmd], { stdio: 'pipe' }); return false; } catch { return true; }
+  });
+  if (!missing.length) return;
+  if (process.getuid?.() !== 0) {
+    log(`missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them`);
+    return;
+  }
+  log(`installing ${SYSTEM_PACKAGES.join(' ')} (missing ${missing.join(', ')}) ...`);
+  execFileSync('bash', ['-c', `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}`], { stdio: 'inherit' });
+}
+
 /** Starts (or reuses) Temporal and the object store, creates bucket and database, migrates. */
 export async function ensureStack(opts: StackOptions): Promise<{ state: StackState; children: ChildProcess[] }> {
   const log = opts.log ?? ((m: string) => console.log(`[stack] ${m}`));
@@ -178,6 +196,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   const previous: Partial<StackState> = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {};
   const children: ChildProcess[] = [];
 
+  ensureSystemPackages(log);
   await ensureTools({ temporal: !opts.temporalAddress, s3: !opts.s3Endpoint }, log);
 
   // Temporal
