@@ -22,6 +22,10 @@ export interface Config {
   logLevel: string;
   intakeSecret: string;
   smtpPort: number;
+  /** Domain of the member-scoped intake aliases (`<local part>@<domain>`). */
+  inboundEmailDomain: string;
+  /** Largest accepted inbound email (raw RFC 822 bytes) on SMTP and the HTTP intake. */
+  inboundMaxMessageBytes: number;
   /** The service owner's contact address, quoted in signup, waitlist and lead answers. */
   ownerEmail: string;
 }
@@ -58,6 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     intakeSecret: env.INBOUND_INTAKE_SECRET ?? 'local-intake-secret',
     smtpPort: Number(env.SMTP_PORT ?? 2525),
+    inboundEmailDomain: (env.INBOUND_EMAIL_DOMAIN ?? 'in.postal.localhost').toLowerCase(),
+    inboundMaxMessageBytes: Number(env.INBOUND_MAX_MESSAGE_BYTES ?? 25 * 1024 * 1024),
     ownerEmail: env.OWNER_EMAIL ?? 'owner@postal-mail.example',
   };
 }
