@@ -127,8 +127,9 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
         ctx.state.testMode = auth.testMode;
         await applyRateLimit(deps, ctx, `key:${auth.keyId}`, auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
         authorize(access, auth, route.path);
-      } else if (access.ipRateLimit === 'signup') {
-        await applyRateLimit(deps, ctx, `ip:signup:${ctx.ip}`, deps.config.signupRateLimitPerMinute);
+      } else if (access.ipRateLimit) {
+        const limit = access.ipRateLimit === 'signup' ? deps.config.signupRateLimitPerMinute : deps.config.rateLimitPerMinute;
+        await applyRateLimit(deps, ctx, `ip:${access.ipRateLimit}:${ctx.ip}`, limit);
       }
 
       await parseBody(route, ctx);

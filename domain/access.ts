@@ -28,8 +28,11 @@ export interface Access {
   testOnly?: boolean;
   /** Agent keys must send X-Service-MD-Version equal to the current instructions version. */
   versionGuard?: boolean;
-  /** Requests are counted against the per-IP budget instead of a key's (signup). */
-  ipRateLimit?: 'signup';
+  /**
+   * Public routes count requests per client IP: 'signup' against the signup budget
+   * (5/minute), 'public' against the standard per-minute rate.
+   */
+  ipRateLimit?: 'signup' | 'public';
 }
 
 const MEMBER: KeyKind[] = ['member', 'member_test'];
@@ -40,9 +43,9 @@ const FACILITY: KeyKind[] = ['facility'];
 export const ENDPOINT_ACCESS: Record<string, Access> = {
   // Public
   'POST /v1/signup': { callers: 'public', ipRateLimit: 'signup' },
-  'POST /v1/waitlist': { callers: 'public' },
-  'GET /v1/leads/:leadId': { callers: 'public' },
-  'GET /v1': { callers: 'public' },
+  'POST /v1/waitlist': { callers: 'public', ipRateLimit: 'public' },
+  'GET /v1/leads/:leadId': { callers: 'public', ipRateLimit: 'public' },
+  'GET /v1': { callers: 'public', ipRateLimit: 'public' },
 
   // Agents, keys, instructions
   'GET /v1/agents': { callers: KEYS, scopes: ['agent.read'] },
@@ -57,6 +60,8 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'PUT /v1/agents/:id/instructions': { callers: MEMBER },
   'GET /v1/agents/:id/instructions/versions': { callers: KEYS },
   'POST /v1/agents/:id/instructions/proposals': { callers: AGENT, scopes: ['agent.write'], versionGuard: true },
+  'GET /v1/agents/:id/instructions/proposals': { callers: KEYS },
+  'POST /v1/agents/:id/instructions/proposals/:proposalId/decision': { callers: MEMBER },
   'GET /v1/api-keys': { callers: MEMBER },
   'POST /v1/api-keys': { callers: MEMBER },
   'POST /v1/api-keys/:id/rotate': { callers: MEMBER, liveOnly: true },

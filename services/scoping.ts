@@ -15,10 +15,10 @@ export async function resolveAgentFilter(deps: Deps, auth: AuthContext, requeste
   return null;
 }
 
-/** 404 unless the agent belongs to the caller's member (and, for agent keys, is the caller). */
+/** 404 unless the agent belongs to the caller's member (and, for agent keys, is the caller) and is not archived. */
 export async function assertAgentOfMember(deps: Deps, auth: AuthContext, agentId: string): Promise<void> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
-  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2`, [agentId, auth.memberId]);
+  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [agentId, auth.memberId]);
   if (!rows.length) throw errors.notFound('Agent');
 }
 
