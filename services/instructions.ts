@@ -6,6 +6,7 @@ import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
+import { assertAgentOfMember } from './scoping';
 
 export interface InstructionsDocument {
   agent_id: string;
@@ -67,4 +68,163 @@ export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, s
       suggestedAction: 'Re-read the instructions document, then retry with its current version.',
     });
   }
+}
+
+// ---------------------------------------------------------------- reading and saving
+
+function staleVersion(expected: number, current: number) {
+  return errors.conflict('SERVICE_MD_VERSION_MISMATCH', `expected_version ${expected} is stale; the current version is ${current}.`, {
+    details: { current_version: current, expected_version: expected },
+    suggestedAction: 'Re-read the instructions document, merge your change into it, and save with its current version.',
+  });
+}
+
+function isPrimaryKeyRace(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  return (e.code ?? e.driverError?.code) === '23505';
+}
+
+/** The current document of a visible agent (agent keys: only their own; others 404). */
+export async function getInstructions(deps: Deps, auth: AuthContext, agentId: string): Promise<InstructionsDocument> {
+  await assertAgentOfMember(deps, auth, agentId);
+  const doc = await currentInstructions(deps, agentId);
+  if (!doc) throw errors.notFound('Instructions');
+  return doc;
+}
+
+/**
+ * Saves `text` as version expected+1. The (agent_id, version) primary key decides between
+ * concurrent saves: exactly one wins, the other gets 409 like any stale version.
+ */
+async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: string, expected: number, text: string, reason: string | null): Promise<void> {
+  const [row] = await tx.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  const current = Number(row.version ?? 0);
+  if (current !== expected) throw staleVersion(expected, current);
+  try {
+    await tx.query(
+      `INSERT INTO instructions_versions (agent_id, version, text, hash, source, reason) VALUES ($1, $2, $3, $4, 'renter', $5)`,
+      [agentId, expected + 1, text, instructionsHash(text), reason],
+    );
+  } catch (err) {
+    if (isPrimaryKeyRace(err)) throw staleVersion(expected, expected + 1);
+    throw err;
+  }
+}
+
+export async function saveInstructions(deps: Deps, auth: AuthContext, agentId: string, input: { text: string; expected_version: number }): Promise<InstructionsDocument> {
+  await assertAgentOfMember(deps, auth, agentId);
+  await insertNextVersion(deps.db, agentId, input.expected_version, input.text, null);
+  return (await currentInstructions(deps, agentId))!;
+}
+
+export interface InstructionsVersionRecord {
+  version: number;
+  text: string;
+  hash: string;
+  source: 'renter' | 'platform_fallback';
+  reason: string | null;
+  created_at: string;
+}
+
+export async function listInstructionsVersions(deps: Deps, auth: AuthContext, agentId: string, page: { limit: number; offset: number }) {
+  await assertAgentOfMember(deps, auth, agentId);
+  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  const rows = await deps.db.query(
+    `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
+      ORDER BY version DESC LIMIT $2 OFFSET $3`, [agentId, page.limit, page.offset]);
+  const versions: InstructionsVersionRecord[] = rows.map((r: InstructionsVersionRecord & { created_at: Date }) => ({
+    version: r.version, text: r.text, hash: r.hash, source: r.source, reason: r.reason, created_at: r.created_at.toISOString(),
+  }));
+  return { versions, total: total as number };
+}
+
+// ---------------------------------------------------------------- proposals
+
+export interface InstructionsProposal {
+  id: string;
+  agent_id: string;
+  status: 'pending' | 'accepted' | 'rejected';
+  base_version: number;
+  suggested_content: string;
+  reason: string | null;
+  resulting_version: number | null;
+  decided_at: string | null;
+  created_at: string;
+}
+
+const PROPOSAL_COLUMNS = `id, agent_id, status, base_version, suggested_content, reason, resulting_version, decided_at, created_at`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toProposal(row: any): InstructionsProposal {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    status: row.status,
+    base_version: row.base_version,
+    suggested_content: row.suggested_content,
+    reason: row.reason,
+    resulting_version: row.resulting_version,
+    decided_at: row.decided_at ? (row.decided_at as Date).toISOString() : null,
+    created_at: (row.created_at as Date).toISOString(),
+  };
+}
+
+/**
+ * An agent suggests an edit of its own instructions; nothing changes until the member
+ * accepts it. The router has already checked that the agent echoed the current version.
+ */
+export async function proposeInstructionsEdit(deps: Deps, auth: AuthContext, agentId: string, input: { suggested_content: string; reason?: string | null }): Promise<InstructionsProposal> {
+  await assertAgentOfMember(deps, auth, agentId);
+  const current = await currentInstructions(deps, agentId);
+  const [row] = await deps.db.query(
+    `INSERT INTO instructions_proposals (agent_id, member_id, credential_id, base_version, suggested_content, reason)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROPOSAL_COLUMNS}`,
+    [agentId, auth.memberId, isAgentKey(auth) ? auth.keyId : null, current?.version ?? 1, input.suggested_content, input.reason ?? null],
+  );
+  return toProposal(row);
+}
+
+export async function listInstructionsProposals(deps: Deps, auth: AuthContext, agentId: string, filter: { status?: InstructionsProposal['status']; limit: number; offset: number }) {
+  await assertAgentOfMember(deps, auth, agentId);
+  const args: unknown[] = [agentId];
+  let where = 'agent_id = $1';
+  if (filter.status) { args.push(filter.status); where += ` AND status = $${args.length}`; }
+  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`, args);
+  const rows = await deps.db.query(
+    `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE ${where} ORDER BY created_at DESC, id
+      LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
+  return { proposals: rows.map(toProposal), total: total as number };
+}
+
+/**
+ * The member's review. Accepting saves the suggested content as the next version under
+ * the same expected_version rule as a direct save; either decision is final.
+ */
+export async function decideInstructionsProposal(
+  deps: Deps, auth: AuthContext, agentId: string, proposalId: string,
+  input: { decision: 'accept' | 'reject'; expected_version?: number },
+): Promise<{ proposal: InstructionsProposal; instructions: InstructionsDocument }> {
+  await assertAgentOfMember(deps, auth, agentId);
+  const proposal = await deps.db.transaction(async (tx) => {
+    const [row] = await tx.query(
+      `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`, [proposalId, agentId]);
+    if (!row) throw errors.notFound('Proposal');
+    if (row.status !== 'pending') {
+      throw errors.conflict('PROPOSAL_ALREADY_DECIDED', `This proposal was already ${row.status}.`);
+    }
+    let resulting: number | null = null;
+    if (input.decision === 'accept') {
+      if (input.expected_version === undefined) {
+        throw errors.validation([{ path: 'expected_version', message: 'required when accepting' }]);
+      }
+      await insertNextVersion(tx, agentId, input.expected_version, row.suggested_content, row.reason ?? `proposal ${proposalId}`);
+      resulting = input.expected_version + 1;
+    }
+    const [updated] = await tx.query(
+      `UPDATE instructions_proposals SET status = $2, resulting_version = $3, decided_at = now() WHERE id = $1 RETURNING ${PROPOSAL_COLUMNS}`,
+      [proposalId, input.decision === 'accept' ? 'accepted' : 'rejected', resulting],
+    );
+    return toProposal(updated);
+  });
+  return { proposal, instructions: (await currentInstructions(deps, agentId))! };
 }

@@ -1,0 +1,239 @@
+// Agents of a member: create (with instructions version 1 in the same transaction), read,
+// update, archive, and the logical outbound mailbox each agent sends from. Agent keys see
+// only their own agent; anything else is 404 so other agents' existence is not revealed.
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { isAgentKey } from './auth';
+import { ApiError, errors } from '../domain/errors';
+import { mailboxIdFor } from '../domain/agents';
+import { createInitialInstructions } from './instructions';
+
+export interface AgentInput {
+  name: string;
+  display_name?: string | null;
+  description?: string | null;
+  webhook_url?: string | null;
+}
+
+export interface AgentRecord {
+  id: string;
+  name: string;
+  display_name: string | null;
+  description: string | null;
+  webhook_url: string | null;
+  status: 'active';
+  mailbox_id: string;
+  instructions: { version: number; hash: string; updated_at: string };
+  created_at: string;
+}
+
+export interface RecentWebhook {
+  event_id: string;
+  event_type: string;
+  object_id: string;
+  created_at: string;
+}
+
+export interface AgentDetail extends AgentRecord {
+  recent_webhooks: RecentWebhook[];
+}
+
+const AGENT_COLUMNS = `a.id, a.member_id, a.name, a.display_name, a.description, a.webhook_url, a.created_at,
+  iv.version AS instructions_version, iv.hash AS instructions_hash, iv.created_at AS instructions_updated_at`;
+const CURRENT_INSTRUCTIONS = `LEFT JOIN LATERAL (
+    SELECT version, hash, created_at FROM instructions_versions WHERE agent_id = a.id ORDER BY version DESC LIMIT 1
+  ) iv ON true`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toRecord(row: any): AgentRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    display_name: row.display_name,
+    description: row.description,
+    webhook_url: row.webhook_url,
+    status: 'active',
+    mailbox_id: mailboxIdFor(row.id),
+    instructions: {
+      version: row.instructions_version,
+      hash: row.instructions_hash,
+      updated_at: (row.instructions_updated_at as Date).toISOString(),
+    },
+    created_at: (row.created_at as Date).toISOString(),
+  };
+}
+
+function nameTaken(name: string): ApiError {
+  return new ApiError(409, `An agent named "${name}" already exists on this account.`, {
+    code: 'agent_name_taken', nested: { type: 'invalid_request' },
+  });
+}
+
+function isNameViolation(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  return (e.code ?? e.driverError?.code) === '23505' && (e.constraint ?? e.driverError?.constraint) === 'agents_member_name';
+}
+
+/**
+ * Webhook URLs must be public HTTPS; WEBHOOKS_ALLOW_INSECURE_LOCAL lets tests and local
+ * receivers use http://127.0.0.1.
+ */
+export function assertWebhookUrl(deps: Deps, url: string | null | undefined, path = 'webhook_url'): void {
+  if (!url) return;
+  const u = new URL(url);
+  const local = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  if (u.protocol === 'https:' && !local) return;
+  if (deps.config.webhooksAllowInsecureLocal && local && (u.protocol === 'http:' || u.protocol === 'https:')) return;
+  throw errors.validation([{ path, message: 'must be a public https URL' }]);
+}
+
+/** The caller's view of one agent; 404 for another member's or another agent's. */
+async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string) {
+  if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
+  const [row] = await deps.db.query(
+    `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
+      WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL`, [agentId, auth.memberId]);
+  if (!row) throw errors.notFound('Agent');
+  return row;
+}
+
+export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: number; offset: number }) {
+  const filter = isAgentKey(auth) ? 'AND a.id = $2' : '';
+  const args: unknown[] = [auth.memberId, ...(isAgentKey(auth) ? [auth.agentId] : [])];
+  const [{ total }] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM agents a WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}`, args);
+  const rows = await deps.db.query(
+    `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
+      WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}
+      ORDER BY a.created_at, a.id LIMIT ${page.limit} OFFSET ${page.offset}`, args);
+  return { agents: rows.map(toRecord), total: total as number };
+}
+
+export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInput): Promise<AgentDetail> {
+  assertWebhookUrl(deps, input.webhook_url);
+  const id = await deps.db.transaction(async (tx) => {
+    const [dup] = await tx.query(
+      `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`, [auth.memberId, input.name]);
+    if (dup) throw nameTaken(input.name);
+    let agentId: string;
+    try {
+      const [row] = await tx.query(
+        `INSERT INTO agents (member_id, name, display_name, description, webhook_url) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+        [auth.memberId, input.name, input.display_name ?? null, input.description ?? null, input.webhook_url ?? null],
+      );
+      agentId = row.id;
+    } catch (err) {
+      if (isNameViolation(err)) throw nameTaken(input.name);
+      throw err;
+    }
+    await createInitialInstructions(tx, agentId);
+    return agentId;
+  });
+  return getAgent(deps, auth, id);
+}
+
+/**
+ * The agent profile with the latest live events sent to its webhook. Test keys get an
+ * empty recent_webhooks list: sandbox traffic never shows live deliveries.
+ */
+export async function getAgent(deps: Deps, auth: AuthContext, agentId: string): Promise<AgentDetail> {
+  const row = await findAgentRow(deps, auth, agentId);
+  let recent: RecentWebhook[] = [];
+  if (!auth.testMode && row.webhook_url) {
+    const events = await deps.db.query(
+      `SELECT id, event_type, object_id, created_at FROM events
+        WHERE agent_id = $1 AND environment = 'live' ORDER BY created_at DESC LIMIT 10`, [agentId]);
+    recent = events.map((e: { id: string; event_type: string; object_id: string; created_at: Date }) => ({
+      event_id: e.id, event_type: e.event_type, object_id: e.object_id, created_at: e.created_at.toISOString(),
+    }));
+  }
+  return { ...toRecord(row), recent_webhooks: recent };
+}
+
+export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string, patch: Partial<AgentInput>): Promise<AgentDetail> {
+  await findAgentRow(deps, auth, agentId);
+  assertWebhookUrl(deps, patch.webhook_url);
+  const columns = (['name', 'display_name', 'description', 'webhook_url'] as const).filter((c) => patch[c] !== undefined);
+  if (columns.length) {
+    const sets = columns.map((c, i) => `${c} = $${i + 2}`).join(', ');
+    try {
+      await deps.db.query(`UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
+    } catch (err) {
+      if (isNameViolation(err)) throw nameTaken(patch.name!);
+      throw err;
+    }
+  }
+  return getAgent(deps, auth, agentId);
+}
+
+/**
+ * Archives the agent: it disappears from lists and reads, its name is free again, and
+ * every credential it had is revoked in the same transaction. Its mail and other records
+ * stay (they keep pointing at the archived agent).
+ */
+export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string) {
+  await findAgentRow(deps, auth, agentId);
+  return deps.db.transaction(async (tx) => {
+    const [agent] = await tx.query(
+      `UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at`, [agentId]);
+    if (!agent) throw errors.notFound('Agent');
+    const revoked = await tx.query(
+      `UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id`, [agentId]);
+    return { id: agentId, deleted: true as const, deleted_at: (agent.deleted_at as Date).toISOString(), revoked_credentials: revoked.length as number };
+  });
+}
+
+export interface Mailbox {
+  id: string;
+  type: 'outbound';
+  agent_id: string;
+  name: string;
+  return_address: {
+    name: string | null; company: string | null; line1: string; line2: string | null; city: string; state: string; zip: string;
+  } | null;
+  status: 'active';
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toMailbox(row: any): Mailbox {
+  return {
+    id: mailboxIdFor(row.id),
+    type: 'outbound',
+    agent_id: row.id,
+    name: row.display_name ?? row.name,
+    return_address: row.return_line1
+      ? { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip }
+      : null,
+    status: 'active',
+  };
+}
+
+const MAILBOX_QUERY = `SELECT a.id, a.name, a.display_name, m.return_name, m.return_company, m.return_line1, m.return_line2,
+    m.return_city, m.return_state, m.return_zip
+  FROM agents a JOIN members m ON m.id = a.member_id
+ WHERE a.member_id = $1 AND a.deleted_at IS NULL`;
+
+/**
+ * Logical outbound endpoints: one per agent (an agent key sees its own), with the
+ * member profile's return address. Never a receiving address.
+ */
+export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mailbox[]> {
+  const rows = isAgentKey(auth)
+    ? await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
+    : await deps.db.query(`${MAILBOX_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
+  return rows.map(toMailbox);
+}
+
+/** The outbound mailbox a piece is sent from; 404 "No active mailbox" when the agent has none. */
+export async function getOutboundMailbox(deps: Deps, auth: AuthContext, agentId: string): Promise<Mailbox> {
+  if (isAgentKey(auth) && auth.agentId !== agentId) throw noActiveMailbox();
+  const [row] = await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
+  if (!row) throw noActiveMailbox();
+  return toMailbox(row);
+}
+
+function noActiveMailbox(): ApiError {
+  return new ApiError(404, 'No active mailbox for this agent', {
+    code: 'MAILBOX_NOT_FOUND', suggestedAction: 'Use an existing agent (GET /v1/mailboxes lists the active ones).',
+  });
+}

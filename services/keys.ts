@@ -1,0 +1,194 @@
+// Agent credentials (sk_agent_, sk_agent_test_) and member API keys (sk_live_, sk_test_):
+// creation, listing, rotation and revocation. A raw key exists only in the answer that
+// creates it; the database keeps its SHA-256 hash and its first 18 characters.
+import type { EntityManager } from 'typeorm';
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { errors } from '../domain/errors';
+import { generateKey, hashKey, keyPrefixOf } from '../domain/keys';
+import type { Scope } from '../domain/access';
+import { insertMemberKey } from './accounts';
+import { assertAgentOfMember } from './scoping';
+
+const DAY_MS = 86_400_000;
+
+function expiryFrom(days: number | undefined | null): Date | null {
+  return days ? new Date(Date.now() + days * DAY_MS) : null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function liveKeyRequired(what: string) {
+  return errors.forbidden('live_key_required', `Test keys cannot ${what}; use a live member key (sk_live_).`);
+}
+
+// ---------------------------------------------------------------- agent credentials
+
+export interface CredentialInput {
+  scopes: Scope[];
+  expires_in_days?: number;
+  environment: 'live' | 'test';
+  force_approval: boolean;
+  max_daily_pieces?: number | null;
+}
+
+export interface CredentialRecord {
+  id: string;
+  key?: string;
+  key_prefix: string;
+  credential_type: 'api_key';
+  agent_id: string;
+  scopes: string[];
+  status: 'active' | 'revoked';
+  environment: 'live' | 'test';
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  force_approval: boolean;
+  max_daily_pieces: number | null;
+}
+
+const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toCredential(row: any): CredentialRecord {
+  return {
+    id: row.id,
+    key_prefix: row.key_prefix,
+    credential_type: 'api_key',
+    agent_id: row.agent_id,
+    scopes: row.scopes,
+    status: row.status,
+    environment: row.environment,
+    expires_at: iso(row.expires_at),
+    revoked_at: iso(row.revoked_at),
+    created_at: iso(row.created_at)!,
+    force_approval: row.force_approval,
+    max_daily_pieces: row.max_daily_pieces,
+  };
+}
+
+/**
+ * Issues an agent key. A member test key (sk_test_) may issue only test credentials: it
+ * must not be a way to mint live keys.
+ */
+export async function createCredential(deps: Deps, auth: AuthContext, agentId: string, input: CredentialInput): Promise<CredentialRecord> {
+  await assertAgentOfMember(deps, auth, agentId);
+  if (auth.testMode && input.environment === 'live') throw liveKeyRequired('issue live agent credentials');
+  const key = generateKey(input.environment === 'test' ? 'agent_test' : 'agent');
+  const scopes = [...new Set(input.scopes)];
+  const [row] = await deps.db.query(
+    `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, expires_at, force_approval, max_daily_pieces)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CREDENTIAL_COLUMNS}`,
+    [agentId, auth.memberId, hashKey(key), keyPrefixOf(key), scopes, input.environment, expiryFrom(input.expires_in_days),
+      input.force_approval, input.max_daily_pieces ?? null],
+  );
+  return { ...toCredential(row), key };
+}
+
+export async function listCredentials(deps: Deps, auth: AuthContext, agentId: string): Promise<CredentialRecord[]> {
+  await assertAgentOfMember(deps, auth, agentId);
+  const rows = await deps.db.query(
+    `SELECT ${CREDENTIAL_COLUMNS} FROM agent_credentials WHERE agent_id = $1 AND member_id = $2 ORDER BY created_at, id`,
+    [agentId, auth.memberId]);
+  return rows.map(toCredential);
+}
+
+/** Revokes once; revoking an already revoked credential answers its record again. */
+export async function revokeCredential(deps: Deps, auth: AuthContext, agentId: string, credentialId: string): Promise<CredentialRecord> {
+  await assertAgentOfMember(deps, auth, agentId);
+  const [row] = await deps.db.query(
+    `SELECT environment FROM agent_credentials WHERE id = $1 AND agent_id = $2 AND member_id = $3`, [credentialId, agentId, auth.memberId]);
+  if (!row) throw errors.notFound('Credential');
+  if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
+  const [updated] = await deps.db.query(
+    `UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
+      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}`, [credentialId]);
+  return toCredential(updated);
+}
+
+// ---------------------------------------------------------------- member API keys
+
+export interface MemberKeyInput {
+  name: string;
+  environment: 'prod' | 'test';
+  expires_in_days?: number;
+}
+
+export interface MemberKeyRecord {
+  id: string;
+  key?: string;
+  key_prefix: string;
+  name: string;
+  environment: 'prod' | 'test';
+  status: 'active' | 'revoked' | 'rotated';
+  expires_at: string | null;
+  created_at: string;
+  rotated_to_id: string | null;
+}
+
+const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toMemberKey(row: any): MemberKeyRecord {
+  return {
+    id: row.id,
+    key_prefix: row.key_prefix,
+    name: row.name,
+    environment: row.environment,
+    status: row.status,
+    expires_at: iso(row.expires_at),
+    created_at: iso(row.created_at)!,
+    rotated_to_id: row.rotated_to_id,
+  };
+}
+
+export async function listMemberKeys(deps: Deps, auth: AuthContext): Promise<MemberKeyRecord[]> {
+  const rows = await deps.db.query(
+    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE member_id = $1 ORDER BY created_at, id`, [auth.memberId]);
+  return rows.map(toMemberKey);
+}
+
+/** Production keys carry sk_live_, test keys sk_test_. A test key can only create test keys. */
+export async function createMemberKey(deps: Deps, auth: AuthContext, input: MemberKeyInput): Promise<MemberKeyRecord> {
+  if (auth.testMode && input.environment === 'prod') throw liveKeyRequired('create production member keys');
+  const created = await insertMemberKey(deps.db, auth.memberId!, {
+    name: input.name, environment: input.environment, expiresAt: expiryFrom(input.expires_in_days),
+  });
+  const [row] = await deps.db.query(`SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1`, [created.id]);
+  return { ...toMemberKey(row), key: created.key };
+}
+
+async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext, keyId: string, lock = false) {
+  const [row] = await db.query(
+    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [keyId, auth.memberId]);
+  if (!row) throw errors.notFound('API key');
+  return row;
+}
+
+/**
+ * Replaces an active key by a new one with the same name, environment and expiry. The
+ * old key becomes `rotated` at once (401 key_revoked from then on).
+ */
+export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<{ api_key: MemberKeyRecord; rotated_key: MemberKeyRecord }> {
+  return deps.db.transaction(async (tx) => {
+    const old = await findMemberKey(tx, auth, keyId, true);
+    if (old.status !== 'active') {
+      throw errors.conflict('KEY_NOT_ACTIVE', `Only active keys can be rotated; this key is ${old.status}.`);
+    }
+    const created = await insertMemberKey(tx, auth.memberId!, { name: old.name, environment: old.environment, expiresAt: old.expires_at });
+    const [rotated] = await tx.query(
+      `UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS}`, [keyId, created.id]);
+    const [fresh] = await tx.query(`SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1`, [created.id]);
+    return { api_key: { ...toMemberKey(fresh), key: created.key }, rotated_key: toMemberKey(rotated) };
+  });
+}
+
+/** Revokes an active key; a key already revoked or rotated is answered unchanged. */
+export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<MemberKeyRecord> {
+  const row = await findMemberKey(deps.db, auth, keyId);
+  if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
+  const [updated] = await deps.db.query(
+    `UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS}`, [keyId]);
+  return toMemberKey(updated ?? row);
+}
