@@ -1,11 +1,14 @@
 // Agents of a member: create (with instructions version 1 in the same transaction), read,
 // update, archive, and the logical outbound mailbox each agent sends from. Agent keys see
 // only their own agent; anything else is 404 so other agents' existence is not revealed.
+// Updates that return rows are written as `WITH changed AS (UPDATE ... RETURNING ...) SELECT`:
+// TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import { mailboxIdFor } from '../domain/agents';
+import { webhookUrlProblem } from '../domain/webhook-urls';
 import { createInitialInstructions } from './instructions';
 
 export interface AgentInput {
@@ -74,17 +77,11 @@ function isNameViolation(err: unknown): boolean {
   return (e.code ?? e.driverError?.code) === '23505' && (e.constraint ?? e.driverError?.constraint) === 'agents_member_name';
 }
 
-/**
- * Webhook URLs must be public HTTPS; WEBHOOKS_ALLOW_INSECURE_LOCAL lets tests and local
- * receivers use http://127.0.0.1.
- */
-export function assertWebhookUrl(deps: Deps, url: string | null | undefined, path = 'webhook_url'): void {
+/** Legacy agent webhook URLs follow the webhook SSRF rules (domain/webhook-urls). */
+function assertWebhookUrl(deps: Deps, url: string | null | undefined): void {
   if (!url) return;
-  const u = new URL(url);
-  const local = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-  if (u.protocol === 'https:' && !local) return;
-  if (deps.config.webhooksAllowInsecureLocal && local && (u.protocol === 'http:' || u.protocol === 'https:')) return;
-  throw errors.validation([{ path, message: 'must be a public https URL' }]);
+  const problem = webhookUrlProblem(url, 'agent_webhook', deps.config.webhooksAllowInsecureLocal);
+  if (problem) throw errors.validation([{ path: 'webhook_url', message: problem }]);
 }
 
 /** The caller's view of one agent; 404 for another member's or another agent's. */
@@ -175,10 +172,11 @@ export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string
   await findAgentRow(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
     const [agent] = await tx.query(
-      `UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at`, [agentId]);
+      `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`, [agentId]);
     if (!agent) throw errors.notFound('Agent');
     const revoked = await tx.query(
-      `UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id`, [agentId]);
+      `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id)
+       SELECT * FROM changed`, [agentId]);
     return { id: agentId, deleted: true as const, deleted_at: (agent.deleted_at as Date).toISOString(), revoked_credentials: revoked.length as number };
   });
 }

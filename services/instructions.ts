@@ -220,8 +220,10 @@ export async function decideInstructionsProposal(
       await insertNextVersion(tx, agentId, input.expected_version, row.suggested_content, row.reason ?? `proposal ${proposalId}`);
       resulting = input.expected_version + 1;
     }
+    // A CTE: TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
     const [updated] = await tx.query(
-      `UPDATE instructions_proposals SET status = $2, resulting_version = $3, decided_at = now() WHERE id = $1 RETURNING ${PROPOSAL_COLUMNS}`,
+      `WITH changed AS (UPDATE instructions_proposals SET status = $2, resulting_version = $3, decided_at = now() WHERE id = $1
+                         RETURNING ${PROPOSAL_COLUMNS}) SELECT * FROM changed`,
       [proposalId, input.decision === 'accept' ? 'accepted' : 'rejected', resulting],
     );
     return toProposal(updated);

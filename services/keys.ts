@@ -1,6 +1,8 @@
 // Agent credentials (sk_agent_, sk_agent_test_) and member API keys (sk_live_, sk_test_):
 // creation, listing, rotation and revocation. A raw key exists only in the answer that
 // creates it; the database keeps its SHA-256 hash and its first 18 characters.
+// Updates that return rows are written as `WITH changed AS (UPDATE ... RETURNING ...) SELECT`:
+// TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
@@ -102,8 +104,8 @@ export async function revokeCredential(deps: Deps, auth: AuthContext, agentId: s
   if (!row) throw errors.notFound('Credential');
   if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
   const [updated] = await deps.db.query(
-    `UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}`, [credentialId]);
+    `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
+      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`, [credentialId]);
   return toCredential(updated);
 }
 
@@ -178,7 +180,8 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
     }
     const created = await insertMemberKey(tx, auth.memberId!, { name: old.name, environment: old.environment, expiresAt: old.expires_at });
     const [rotated] = await tx.query(
-      `UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS}`, [keyId, created.id]);
+      `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
+       SELECT * FROM changed`, [keyId, created.id]);
     const [fresh] = await tx.query(`SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1`, [created.id]);
     return { api_key: { ...toMemberKey(fresh), key: created.key }, rotated_key: toMemberKey(rotated) };
   });
@@ -189,6 +192,7 @@ export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: stri
   const row = await findMemberKey(deps.db, auth, keyId);
   if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
   const [updated] = await deps.db.query(
-    `UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS}`, [keyId]);
+    `WITH changed AS (UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS})
+     SELECT * FROM changed`, [keyId]);
   return toMemberKey(updated ?? row);
 }
