@@ -146,8 +146,18 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/postal-threads': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/postal-threads/:id': { callers: KEYS, scopes: ['inbound.read'] },
 
-  // Support
-  'POST /v1/support/messages': { callers: KEYS, scopes: ['message.send'] },
+  // Support tickets and facility messages (message.send covers writing and reading them)
+  'POST /v1/support/messages': { callers: KEYS, scopes: ['message.send'], versionGuard: true },
+  'GET /v1/support/conversations': { callers: KEYS, scopes: ['message.send'] },
+  'GET /v1/support/conversations/:id/messages': { callers: KEYS, scopes: ['message.send'] },
+  'POST /v1/support/conversations/:id/messages': { callers: KEYS, scopes: ['message.send'], versionGuard: true },
+  'POST /v1/support/conversations/:id/resolve': { callers: KEYS, scopes: ['message.send'], versionGuard: true },
+  'POST /v1/facility-messages': { callers: KEYS, scopes: ['message.send'], versionGuard: true },
+  'GET /v1/facility-messages/conversations': { callers: KEYS, scopes: ['message.send'] },
+  'GET /v1/facility-messages/conversations/:id/messages': { callers: KEYS, scopes: ['message.send'] },
+  'GET /v1/facility/conversations': { callers: FACILITY },
+  'GET /v1/facility/conversations/:id/messages': { callers: FACILITY },
+  'POST /v1/facility/conversations/:id/messages': { callers: FACILITY },
 
   // Custom webhook endpoints
   'GET /v1/webhook-endpoints': { callers: KEYS, scopes: ['webhook.read'] },

@@ -17,8 +17,9 @@ import { routes as facilityInbound } from './facility-inbound';
 import { routes as mailRuns } from './mail-runs';
 import { routes as support } from './support';
 import { routes as billing } from './billing';
+import { routes as facilityMessages } from './facility-messages';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,
-  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing,
+  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing, ...facilityMessages,
 ];
