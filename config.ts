@@ -28,11 +28,31 @@ export interface Config {
   inboundMaxMessageBytes: number;
   /** The service owner's contact address, quoted in signup, waitlist and lead answers. */
   ownerEmail: string;
+  /** base64 of 32 bytes: AES-256-GCM key for secrets stored at rest (webhook signing secrets, receiver tokens). */
+  appEncryptionKey: string;
+  /** First retry delay of webhook deliveries (doubles per attempt, capped, jittered). */
+  webhookRetryBaseMs: number;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+/**
+ * LOCAL DEVELOPMENT ONLY: the published default key for secrets at rest. Anyone can read
+ * it here, so production (NODE_ENV=production) refuses to start without APP_ENCRYPTION_KEY.
+ */
+export const LOCAL_DEV_ENCRYPTION_KEY = 'bG9jYWwtZGV2LW9ubHktcG9zdGFsLW1haWwta2V5ISE=';
+
+function encryptionKey(env: NodeJS.ProcessEnv): string {
+  const value = env.APP_ENCRYPTION_KEY;
+  if (!value) {
+    if (env.NODE_ENV === 'production') throw new Error('APP_ENCRYPTION_KEY (base64 of 32 random bytes) is required in production');
+    return LOCAL_DEV_ENCRYPTION_KEY;
+  }
+  if (Buffer.from(value, 'base64').length !== 32) throw new Error('APP_ENCRYPTION_KEY must be base64 of exactly 32 bytes');
+  return value;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -65,6 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inboundEmailDomain: (env.INBOUND_EMAIL_DOMAIN ?? 'in.postal.localhost').toLowerCase(),
     inboundMaxMessageBytes: Number(env.INBOUND_MAX_MESSAGE_BYTES ?? 25 * 1024 * 1024),
     ownerEmail: env.OWNER_EMAIL ?? 'owner@postal-mail.example',
+    appEncryptionKey: encryptionKey(env),
+    webhookRetryBaseMs: Number(env.WEBHOOK_RETRY_BASE_MS ?? 1000),
   };
 }
 

@@ -1,6 +1,12 @@
+// The webhook delivery attempt: sign with a fresh timestamp, send, record (worker only).
 import type { Deps } from '../services/deps';
+import { attemptDelivery } from '../services/webhook-deliveries';
+import type { AttemptInput, AttemptOutcome } from '../workflows/contracts/webhook-delivery';
 
 export function createWebhookDeliveryActivities(deps: Deps) {
-  void deps;
-  return {};
+  return {
+    async attemptWebhookDelivery(input: AttemptInput): Promise<AttemptOutcome> {
+      return attemptDelivery(deps, input);
+    },
+  };
 }

@@ -162,6 +162,20 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   // Custom webhook endpoints
   'GET /v1/webhook-endpoints': { callers: KEYS, scopes: ['webhook.read'] },
   'POST /v1/webhook-endpoints': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'GET /v1/webhook-endpoints/:id': { callers: KEYS, scopes: ['webhook.read'] },
+  'PATCH /v1/webhook-endpoints/:id': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'DELETE /v1/webhook-endpoints/:id': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'POST /v1/webhook-endpoints/:id/verify': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'POST /v1/webhook-endpoints/:id/test': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'POST /v1/webhook-endpoints/:id/test-sample': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'POST /v1/webhook-endpoints/:id/rotate-secret': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'GET /v1/webhook-endpoints/:id/deliveries': { callers: KEYS, scopes: ['webhook.read'] },
+  'GET /v1/webhook-endpoints/:id/rules': { callers: KEYS, scopes: ['webhook.read'] },
+  'POST /v1/webhook-endpoints/:id/rules': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'PATCH /v1/webhook-endpoints/:id/rules/:ruleId': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'DELETE /v1/webhook-endpoints/:id/rules/:ruleId': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
+  'GET /v1/webhook-deliveries/:id': { callers: KEYS, scopes: ['webhook.read'] },
+  'POST /v1/webhook-deliveries/:id/replay': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
 
   // Health (not under /v1; listed so the table is complete)
   'GET /healthz': { callers: 'public' },

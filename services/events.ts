@@ -5,6 +5,7 @@
 // delivery workflows.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
+import { createEventDeliveries } from './webhook-deliveries';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
@@ -46,8 +47,12 @@ export async function publishEvent(deps: Deps, e: DomainEvent): Promise<Publishe
   return published;
 }
 
-/** Creates the deliveries of an event and starts their workflows (webhook delivery area). */
+/**
+ * Creates one delivery per subscribed receiver of the event (the agent's legacy webhook;
+ * every active custom endpoint of the member in the event's environment and scope) and
+ * starts their `webhook-delivery-<id>` workflows. Idempotent: deliveries are unique per
+ * (event, receiver) and workflow ids derive from delivery ids.
+ */
 export async function fanOut(deps: Deps, eventId: string): Promise<void> {
-  void deps;
-  void eventId;
+  await createEventDeliveries(deps, eventId);
 }

@@ -3,10 +3,15 @@ import 'reflect-metadata';
 import { config } from '../config';
 import { closeDeps, createDeps } from '../services/deps';
 import { createWorker } from './worker';
+import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
+import { ensureMailReconcilerSchedule } from '../services/mail-workflow';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });
   const { worker, connection } = await createWorker(deps);
+  // Schedules are created (or updated) idempotently on every start.
+  await ensureWebhookCleanupSchedule(deps);
+  await ensureMailReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);

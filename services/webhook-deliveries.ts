@@ -1,0 +1,372 @@
+// Webhook deliveries: one row per (event, receiver), created by fanOut, each driven by a
+// `webhook-delivery-<id>` workflow whose attempts run attemptDelivery in the worker.
+// Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature)
+// or a custom endpoint (Standard Webhooks signatures, verification, pausing).
+import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
+import type { Deps } from './deps';
+import { sendWebhook, Resolver } from './webhook-http';
+import { decryptSecret } from '../domain/secrets';
+import {
+  DeliverableEvent, endpointEnvironmentOf, ENDPOINT_EVENT_TYPES, fitPayload, isSubscribed, LEGACY_EVENT_TYPES,
+  renderEnvelope, renderLegacyBody, RULE_MATCHED_EVENT_TYPE,
+} from '../domain/webhook-events';
+import { legacySignatureHeader, standardWebhookHeaders } from '../domain/webhook-signatures';
+import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS } from '../domain/webhook-retry';
+import {
+  AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
+  WebhookDeliveryResult,
+} from '../workflows/contracts/webhook-delivery';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  target: string;
+  target_type: 'agent_webhook' | 'endpoint';
+  endpoint_id: string | null;
+  member_id: string;
+  agent_id: string | null;
+  event_type: string;
+  environment: 'live' | 'test';
+  kind: 'event' | 'test' | 'verification';
+  status: DeliveryStatus;
+  series: number;
+  max_attempts: number;
+  attempts_count: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  challenge: string | null;
+  target_url: string | null;
+  delivered_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  series: number;
+  attempt_number: number;
+  outcome: 'delivered' | 'failed';
+  webhook_timestamp: string | null;
+  status_code: number | null;
+  response_time_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  attempted_at: Date;
+}
+
+type Query = { query: Deps['db']['query'] };
+
+/** TypeORM answers UPDATE/DELETE with [rows, rowCount] and INSERT/SELECT with rows. */
+export function returnedRows<T>(result: unknown): T[] {
+  const r = result as unknown[];
+  return (Array.isArray(r) && r.length === 2 && Array.isArray(r[0]) && typeof r[1] === 'number' ? r[0] : r) as T[];
+}
+
+/** Starts (or finds) the workflow of a delivery's current attempt series. */
+export async function startDeliveryWorkflow(deps: Deps, d: Pick<DeliveryRow, 'id' | 'series' | 'max_attempts' | 'member_id' | 'agent_id' | 'environment'>): Promise<WorkflowHandle> {
+  const workflowId = webhookDeliveryWorkflowId(d.id, d.series);
+  const input: WebhookDeliveryInput = { deliveryId: d.id, series: d.series, maxAttempts: d.max_attempts, baseDelayMs: deps.config.webhookRetryBaseMs };
+  try {
+    return await deps.temporal.workflow.start(WEBHOOK_DELIVERY_WORKFLOW, {
+      taskQueue: deps.config.taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: ObjectId, value: d.id },
+        { key: ObjectStatus, value: 'queued' },
+        { key: MemberId, value: d.member_id },
+        { key: TestMode, value: d.environment === 'test' },
+        ...(d.agent_id ? [{ key: AgentId, value: d.agent_id }] : []),
+      ],
+    });
+  } catch (err) {
+    // A closed workflow with this id already ran this series: nothing to send again.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return deps.temporal.workflow.getHandle(workflowId);
+    throw err;
+  }
+}
+
+interface EventRow {
+  id: string;
+  member_id: string;
+  agent_id: string | null;
+  event_type: string;
+  environment: 'live' | 'test';
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+/**
+ * fanOut: one delivery per subscribed receiver of the event (unique per event and
+ * receiver), then the delivery workflows. Safe to run again: existing deliveries are
+ * kept and their workflows are found, not started twice.
+ */
+export async function createEventDeliveries(deps: Deps, eventId: string): Promise<DeliveryRow[]> {
+  const [event]: EventRow[] = await deps.db.query(
+    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [eventId]);
+  if (!event) return [];
+  const targets: Array<{ target: string; type: 'agent_webhook' | 'endpoint'; endpointId: string | null; agentId: string | null }> = [];
+
+  if (event.agent_id && LEGACY_EVENT_TYPES.includes(event.event_type)) {
+    const [agent] = await deps.db.query(
+      `SELECT webhook_url, webhook_enabled, webhook_event_types FROM agents WHERE id = $1 AND member_id = $2`,
+      [event.agent_id, event.member_id]);
+    if (agent?.webhook_url && agent.webhook_enabled && isSubscribed(agent.webhook_event_types, event.event_type)) {
+      targets.push({ target: `agent:${event.agent_id}`, type: 'agent_webhook', endpointId: null, agentId: event.agent_id });
+    }
+  }
+
+  if (ENDPOINT_EVENT_TYPES.includes(event.event_type)) {
+    // No backfill: an endpoint receives events recorded after it became active.
+    const endpoints: Array<{ id: string; event_types: string[] }> = await deps.db.query(
+      `SELECT id, event_types FROM webhook_endpoints
+        WHERE member_id = $1 AND status = 'active' AND environment = $2
+          AND (agent_id IS NULL OR agent_id = $3) AND activated_at <= $4`,
+      [event.member_id, endpointEnvironmentOf(event.environment), event.agent_id, event.created_at]);
+    for (const ep of endpoints) {
+      const wanted = event.event_type === RULE_MATCHED_EVENT_TYPE
+        ? event.payload.endpoint_id === ep.id
+        : isSubscribed(ep.event_types, event.event_type);
+      if (wanted) targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
+    }
+  }
+
+  for (const t of targets) {
+    await deps.db.query(
+      `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind, max_attempts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'event', $9) ON CONFLICT (event_id, target) DO NOTHING`,
+      [event.id, t.target, t.type, t.endpointId, event.member_id, t.agentId, event.event_type, event.environment, MAX_ATTEMPTS]);
+  }
+  const pending: DeliveryRow[] = await deps.db.query(
+    `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`, [event.id]);
+  for (const d of pending) await startDeliveryWorkflow(deps, d);
+  return pending;
+}
+
+/** Inserts a one-attempt delivery of a synthetic event (test or verification) and runs it to its end. */
+export async function runSyntheticDelivery(deps: Deps, tx: Query | null, insert: {
+  eventId: string; target: string; targetType: 'agent_webhook' | 'endpoint'; endpointId: string | null; memberId: string;
+  agentId: string | null; eventType: string; environment: 'live' | 'test'; kind: 'test' | 'verification';
+  challenge?: string; targetUrl?: string;
+}): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult }> {
+  const db = tx ?? deps.db;
+  const [delivery]: DeliveryRow[] = await db.query(
+    `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
+                                     max_attempts, challenge, target_url)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11) RETURNING *`,
+    [insert.eventId, insert.target, insert.targetType, insert.endpointId, insert.memberId, insert.agentId, insert.eventType,
+      insert.environment, insert.kind, insert.challenge ?? null, insert.targetUrl ?? null]);
+  const handle = await startDeliveryWorkflow(deps, delivery);
+  const result: WebhookDeliveryResult = await handle.result();
+  return { delivery, result };
+}
+
+interface Target {
+  url: string;
+  kind: 'endpoint' | 'agent_webhook';
+  body: string;
+  headers: (timestamp: number) => Record<string, string>;
+}
+
+type TargetOrStop = { target: Target } | { stop: string };
+
+function eventOf(row: EventRow): DeliverableEvent {
+  return { id: row.id, eventType: row.event_type, environment: row.environment, createdAt: row.created_at, agentId: row.agent_id, payload: row.payload };
+}
+
+async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<TargetOrStop> {
+  const key = deps.config.appEncryptionKey;
+  if (d.target_type === 'endpoint') {
+    const [ep] = await deps.db.query(
+      `SELECT url, status, secret_enc, previous_secret_enc, previous_secret_expires_at > now() AS previous_valid
+         FROM webhook_endpoints WHERE id = $1`, [d.endpoint_id]);
+    if (!ep) return { stop: 'endpoint_deleted: the endpoint no longer exists' };
+    if (d.kind === 'verification') {
+      if (ep.url !== d.target_url) return { stop: 'url_changed: the endpoint URL changed; verify again' };
+    } else if (ep.status !== 'active') {
+      return { stop: `endpoint_${ep.status}: the endpoint is ${ep.status}; verify it, then replay failed deliveries` };
+    }
+    const fitted = fitPayload(event.payload, (p) => renderEnvelope(eventOf(event), p));
+    if (!fitted) return { stop: 'payload_too_large: the request body would exceed 64 KiB' };
+    const secrets = [decryptSecret(key, ep.secret_enc)];
+    if (ep.previous_secret_enc && ep.previous_valid) secrets.push(decryptSecret(key, ep.previous_secret_enc));
+    return {
+      target: {
+        url: d.kind === 'verification' ? (d.target_url as string) : ep.url,
+        kind: 'endpoint',
+        body: fitted.body,
+        headers: (ts) => standardWebhookHeaders(secrets, event.id, ts, fitted.body),
+      },
+    };
+  }
+
+  const [agent] = await deps.db.query(
+    `SELECT webhook_url, webhook_enabled, webhook_auth_type, webhook_auth_token_enc, webhook_auth_header_name, webhook_payload_format,
+            webhook_signing_key_id, webhook_signing_secret_enc
+       FROM agents WHERE id = $1`, [d.agent_id]);
+  if (!agent?.webhook_url) return { stop: 'webhook_not_configured: the agent has no webhook URL' };
+  if (!agent.webhook_enabled && d.kind === 'event') return { stop: 'webhook_disabled: the agent webhook is disabled' };
+  if (!agent.webhook_signing_key_id || !agent.webhook_signing_secret_enc) {
+    return { stop: 'signing_key_missing: set the webhook with PUT /v1/webhooks/settings to get a signing key' };
+  }
+  const signingKey = { keyId: agent.webhook_signing_key_id as string, secret: decryptSecret(key, agent.webhook_signing_secret_enc) };
+  const token = agent.webhook_auth_token_enc ? decryptSecret(key, agent.webhook_auth_token_enc) : null;
+  const fitted = fitPayload(event.payload, (p) => renderLegacyBody(eventOf(event), p, agent.webhook_payload_format, d.agent_id as string));
+  if (!fitted) return { stop: 'payload_too_large: the request body would exceed 64 KiB' };
+  return {
+    target: {
+      url: agent.webhook_url,
+      kind: 'agent_webhook',
+      body: fitted.body,
+      headers: (ts) => ({
+        // Signed in every auth mode, so receivers can always verify the body.
+        'x-service-signature': legacySignatureHeader(signingKey, ts, fitted.body),
+        'x-service-event-id': event.id,
+        'x-service-event-type': event.event_type,
+        ...(agent.webhook_auth_type === 'bearer' && token ? { authorization: `Bearer ${token}` } : {}),
+        ...(agent.webhook_auth_type === 'header' && token && agent.webhook_auth_header_name ? { [agent.webhook_auth_header_name]: token } : {}),
+      }),
+    },
+  };
+}
+
+function challengeAnswered(body: string, challenge: string | null): boolean {
+  try {
+    const parsed = JSON.parse(body) as { challenge?: unknown };
+    return typeof parsed?.challenge === 'string' && parsed.challenge === challenge;
+  } catch {
+    return false;
+  }
+}
+
+function outcomeOf(row: AttemptRow, status: DeliveryStatus): AttemptOutcome {
+  return { outcome: row.outcome, statusCode: row.status_code, error: row.error, status };
+}
+
+/**
+ * One attempt of a delivery (the workflow's activity). Idempotent per (delivery, series,
+ * attempt): a repeated call returns the recorded result instead of sending again.
+ */
+export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?: Resolver): Promise<AttemptOutcome> {
+  const [d]: DeliveryRow[] = await deps.db.query(`SELECT * FROM webhook_deliveries WHERE id = $1`, [input.deliveryId]);
+  if (!d) return { outcome: 'stopped', statusCode: null, error: 'delivery_deleted', status: 'failed' };
+  if (d.status === 'delivered') return { outcome: 'delivered', statusCode: d.last_status_code, error: null, status: 'delivered' };
+  if (d.series !== input.series) return { outcome: 'stopped', statusCode: null, error: 'superseded: a replay started a newer attempt series', status: 'failed' };
+  const [done]: AttemptRow[] = await deps.db.query(
+    `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
+    [d.id, input.series, input.attemptNumber]);
+  if (done) return outcomeOf(done, d.status);
+
+  const [event]: EventRow[] = await deps.db.query(
+    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [d.event_id]);
+  const loaded = await loadTarget(deps, d, event);
+  if ('stop' in loaded) {
+    await deps.db.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND series = $3 AND status <> 'delivered'`,
+      [d.id, loaded.stop, input.series]);
+    return { outcome: 'stopped', statusCode: null, error: loaded.stop, status: 'failed' };
+  }
+  const { target } = loaded;
+  await deps.db.query(`UPDATE webhook_deliveries SET status = 'processing', updated_at = now() WHERE id = $1 AND status IN ('queued','processing')`, [d.id]);
+
+  const timestamp = Math.floor(Date.now() / 1000);
+  const sent = await sendWebhook({
+    url: target.url, headers: target.headers(timestamp), body: target.body, kind: target.kind,
+    allowInsecureLocal: deps.config.webhooksAllowInsecureLocal, resolve,
+  });
+  let ok = sent.ok;
+  let error = sent.error;
+  if (ok && d.kind === 'verification' && !challengeAnswered(sent.body, d.challenge)) {
+    ok = false;
+    error = 'challenge_mismatch: answer with JSON {"challenge": "<data.challenge>"}';
+  }
+
+  return deps.db.transaction(async (tx) => {
+    const inserted: AttemptRow[] = await tx.query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, series, attempt_number, outcome, webhook_timestamp, status_code, response_time_ms, error, response_body)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (delivery_id, series, attempt_number) DO NOTHING RETURNING *`,
+      [d.id, input.series, input.attemptNumber, ok ? 'delivered' : 'failed', timestamp, sent.statusCode, sent.responseTimeMs, error, sent.body]);
+    if (!inserted.length) {
+      // A concurrent run of this same attempt recorded it first.
+      const [row]: AttemptRow[] = await tx.query(
+        `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`, [d.id, input.series, input.attemptNumber]);
+      const [current] = await tx.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [d.id]);
+      return outcomeOf(row, current.status);
+    }
+
+    let endpointPaused = false;
+    if (d.target_type === 'endpoint') {
+      if (ok && d.kind === 'verification') {
+        await tx.query(
+          `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, consecutive_failures = 0, verified_at = now(),
+                  activated_at = CASE WHEN status = 'active' THEN activated_at ELSE now() END, updated_at = now()
+            WHERE id = $1 AND url = $2`, [d.endpoint_id, d.target_url]);
+      } else if (ok) {
+        await tx.query(`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`, [d.endpoint_id]);
+      } else if (d.kind === 'event') {
+        const [ep] = returnedRows<{ status: string }>(await tx.query(
+          `UPDATE webhook_endpoints
+              SET consecutive_failures = consecutive_failures + 1,
+                  status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
+                  paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
+                  updated_at = now()
+            WHERE id = $1 RETURNING status`, [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE]));
+        endpointPaused = ep?.status === 'paused';
+      }
+    }
+
+    const status: DeliveryStatus = ok ? 'delivered' : input.final || endpointPaused ? 'failed' : 'queued';
+    await tx.query(
+      `UPDATE webhook_deliveries
+          SET status = $2, attempts_count = attempts_count + 1, last_status_code = $3, last_error = $4,
+              delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
+        WHERE id = $1`,
+      [d.id, status, sent.statusCode, ok ? null : endpointPaused ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts` : error]);
+    return outcomeOf(inserted[0], status);
+  });
+}
+
+// Views shared by the legacy event log and the endpoint delivery log.
+
+export function attemptView(a: AttemptRow) {
+  return {
+    attempt_number: a.attempt_number,
+    series: a.series,
+    outcome: a.outcome,
+    status_code: a.status_code,
+    response_time_ms: a.response_time_ms,
+    error: a.error,
+    response_body: a.response_body,
+    webhook_timestamp: a.webhook_timestamp === null ? null : Number(a.webhook_timestamp),
+    attempted_at: a.attempted_at.toISOString(),
+  };
+}
+
+export function deliveryView(d: DeliveryRow) {
+  return {
+    id: d.id,
+    object: 'webhook_delivery' as const,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    target_type: d.target_type,
+    endpoint_id: d.endpoint_id,
+    agent_id: d.agent_id,
+    kind: d.kind,
+    status: d.status,
+    environment: d.environment,
+    attempts_count: d.attempts_count,
+    replays: d.series,
+    last_status_code: d.last_status_code,
+    last_error: d.last_error,
+    created_at: d.created_at.toISOString(),
+    delivered_at: d.delivered_at ? d.delivered_at.toISOString() : null,
+  };
+}
+
+export async function loadAttempts(deps: Deps, deliveryId: string): Promise<AttemptRow[]> {
+  return deps.db.query(
+    `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY series, attempt_number`, [deliveryId]);
+}

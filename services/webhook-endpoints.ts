@@ -1,0 +1,355 @@
+// Custom webhook endpoints: up to 3 per environment per member, scoped to the account or
+// one agent, with subscriptions, up to 10 literal rules, a `whsec_` signing secret (shown
+// once, stored encrypted), ownership verification by challenge, secret rotation with a
+// 24-hour window in which both signatures are sent, and their own delivery log.
+// Test keys manage sandbox endpoints only; live keys manage both environments.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { isAgentKey } from './auth';
+import { assertAgentOfMember, canSee } from './scoping';
+import {
+  assertWebhookTarget, loadDelivery, recordSyntheticEvent, testResult,
+} from './webhooks';
+import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './webhook-deliveries';
+import type { Resolver } from './webhook-http';
+import { errors } from '../domain/errors';
+import { encryptSecret } from '../domain/secrets';
+import { endpointSecretPrefix, generateEndpointSecret } from '../domain/webhook-signatures';
+import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../domain/webhook-events';
+import { RULE_LIMITS, RuleMatch, RuleSource } from '../domain/webhook-rules';
+import { pingPayload, samplePayload } from '../domain/webhook-samples';
+
+export const ENDPOINTS_PER_ENVIRONMENT = 3;
+export const ROTATION_WINDOW_HOURS = 24;
+
+export interface RuleInput {
+  name: string;
+  source: RuleSource;
+  match: RuleMatch;
+  terms: string[];
+  exclude_terms?: string[];
+}
+
+export interface EndpointInput {
+  name: string;
+  url: string;
+  agent_id?: string | null;
+  environment?: EndpointEnvironment;
+  event_types: string[];
+  rules?: RuleInput[];
+}
+
+export interface EndpointPatch {
+  name?: string;
+  url?: string;
+  event_types?: string[];
+}
+
+interface EndpointRow {
+  id: string;
+  member_id: string;
+  agent_id: string | null;
+  name: string;
+  url: string;
+  environment: EndpointEnvironment;
+  status: 'pending' | 'active' | 'paused';
+  paused_reason: string | null;
+  event_types: string[];
+  secret_prefix: string;
+  previous_secret_expires_at: Date | null;
+  consecutive_failures: number;
+  verified_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface RuleRow {
+  id: string;
+  endpoint_id: string;
+  name: string;
+  source: RuleSource;
+  match: RuleMatch;
+  terms: string[];
+  exclude_terms: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+type Queryable = { query: Deps['db']['query'] };
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function ruleView(r: RuleRow) {
+  return {
+    id: r.id, name: r.name, source: r.source, match: r.match, terms: r.terms, exclude_terms: r.exclude_terms,
+    created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+  };
+}
+
+function endpointView(e: EndpointRow, rules: RuleRow[]) {
+  const rotating = e.previous_secret_expires_at && e.previous_secret_expires_at.getTime() > Date.now();
+  return {
+    id: e.id,
+    object: 'webhook_endpoint' as const,
+    name: e.name,
+    url: e.url,
+    scope: e.agent_id ? ('agent' as const) : ('account' as const),
+    agent_id: e.agent_id,
+    environment: e.environment,
+    status: e.status,
+    paused_reason: e.paused_reason,
+    event_types: e.event_types,
+    rules: rules.map(ruleView),
+    consecutive_failures: e.consecutive_failures,
+    secret_prefix: e.secret_prefix,
+    secret_rotation: rotating ? { previous_secret_expires_at: iso(e.previous_secret_expires_at) } : null,
+    verified_at: iso(e.verified_at),
+    created_at: e.created_at.toISOString(),
+    updated_at: e.updated_at.toISOString(),
+  };
+}
+
+export type EndpointView = ReturnType<typeof endpointView>;
+
+async function rulesOf(db: Queryable, endpointIds: string[]): Promise<Map<string, RuleRow[]>> {
+  const map = new Map<string, RuleRow[]>();
+  if (!endpointIds.length) return map;
+  const rows: RuleRow[] = await db.query(
+    `SELECT * FROM webhook_endpoint_rules WHERE endpoint_id = ANY($1::uuid[]) ORDER BY created_at, id`, [endpointIds]);
+  for (const r of rows) map.set(r.endpoint_id, [...(map.get(r.endpoint_id) ?? []), r]);
+  return map;
+}
+
+async function view(db: Queryable, e: EndpointRow): Promise<EndpointView> {
+  return endpointView(e, (await rulesOf(db, [e.id])).get(e.id) ?? []);
+}
+
+/** The caller's endpoint or 404 (other members, other agents, and live endpoints for test keys). */
+async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock = false): Promise<EndpointRow> {
+  const [row]: EndpointRow[] = await db.query(
+    `SELECT * FROM webhook_endpoints WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [id, auth.memberId]);
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id }) || (auth.testMode && row.environment !== 'sandbox')) {
+    throw errors.notFound('Webhook endpoint');
+  }
+  return row;
+}
+
+async function insertRule(db: Queryable, endpointId: string, r: RuleInput): Promise<RuleRow> {
+  const [row]: RuleRow[] = await db.query(
+    `INSERT INTO webhook_endpoint_rules (endpoint_id, name, source, match, terms, exclude_terms)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`, [endpointId, r.name, r.source, r.match, r.terms, r.exclude_terms ?? []]);
+  return row;
+}
+
+export async function listWebhookEndpoints(deps: Deps, auth: AuthContext, q: { environment?: EndpointEnvironment; agent_id?: string }) {
+  const where = ['member_id = $1'];
+  const args: unknown[] = [auth.memberId];
+  if (isAgentKey(auth)) { args.push(auth.agentId); where.push(`agent_id = $${args.length}`); }
+  else if (q.agent_id) { args.push(q.agent_id); where.push(`agent_id = $${args.length}`); }
+  const environment = auth.testMode ? 'sandbox' : q.environment;
+  if (environment) { args.push(environment); where.push(`environment = $${args.length}`); }
+  const rows: EndpointRow[] = await deps.db.query(
+    `SELECT * FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`, args);
+  const rules = await rulesOf(deps.db, rows.map((r) => r.id));
+  return rows.map((r) => endpointView(r, rules.get(r.id) ?? []));
+}
+
+export async function getWebhookEndpoint(deps: Deps, auth: AuthContext, id: string): Promise<EndpointView> {
+  return view(deps.db, await findEndpoint(deps.db, auth, id));
+}
+
+/** Creates a pending endpoint and returns its signing secret once. */
+export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input: EndpointInput, resolve?: Resolver) {
+  const environment: EndpointEnvironment = input.environment ?? (auth.testMode ? 'sandbox' : 'live');
+  if (auth.testMode && environment !== 'sandbox') {
+    throw errors.forbidden('live_key_required', 'Test keys create sandbox endpoints only; use a live key for a live endpoint.');
+  }
+  let agentId: string | null = null;
+  if (isAgentKey(auth)) agentId = auth.agentId;
+  else if (input.agent_id) {
+    await assertAgentOfMember(deps, auth, input.agent_id);
+    agentId = input.agent_id;
+  }
+  await assertWebhookTarget(deps, input.url, 'endpoint', 'url', resolve);
+  const secret = generateEndpointSecret();
+
+  const endpoint = await deps.db.transaction(async (tx) => {
+    // The member row lock serialises concurrent creates, so the limit cannot be raced.
+    await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+    const [{ n }] = await tx.query(
+      `SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1 AND environment = $2`, [auth.memberId, environment]);
+    if (n >= ENDPOINTS_PER_ENVIRONMENT) {
+      throw errors.unprocessable('WEBHOOK_ENDPOINT_LIMIT', `At most ${ENDPOINTS_PER_ENVIRONMENT} ${environment} endpoints per account.`, {
+        suggestedAction: 'Delete an endpoint you no longer use, or subscribe an existing endpoint to more event types.',
+      });
+    }
+    const [row]: EndpointRow[] = await tx.query(
+      `INSERT INTO webhook_endpoints (member_id, agent_id, name, url, environment, event_types, secret_enc, secret_prefix)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [auth.memberId, agentId, input.name, input.url, environment, input.event_types,
+        encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret)]);
+    for (const r of input.rules ?? []) await insertRule(tx, row.id, r);
+    return view(tx, row);
+  });
+  return { endpoint, secret };
+}
+
+/** A changed URL needs verification again: an active endpoint becomes paused. */
+export async function updateWebhookEndpoint(deps: Deps, auth: AuthContext, id: string, patch: EndpointPatch, resolve?: Resolver): Promise<EndpointView> {
+  await findEndpoint(deps.db, auth, id);
+  if (patch.url !== undefined) await assertWebhookTarget(deps, patch.url, 'endpoint', 'url', resolve);
+  return deps.db.transaction(async (tx) => {
+    const current = await findEndpoint(tx, auth, id, true);
+    const urlChanged = patch.url !== undefined && patch.url !== current.url;
+    const [row] = returnedRows<EndpointRow>(await tx.query(
+      `UPDATE webhook_endpoints
+          SET name = $2, url = $3, event_types = $4,
+              status = CASE WHEN $5 AND status = 'active' THEN 'paused' ELSE status END,
+              paused_reason = CASE WHEN $5 AND status <> 'pending' THEN 'url_changed' ELSE paused_reason END,
+              updated_at = now()
+        WHERE id = $1 RETURNING *`,
+      [id, patch.name ?? current.name, patch.url ?? current.url, patch.event_types ?? current.event_types, urlChanged]));
+    return view(tx, row);
+  });
+}
+
+/** Deletes the endpoint with its rules and delivery history; in-flight deliveries stop. */
+export async function deleteWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
+  await findEndpoint(deps.db, auth, id);
+  await deps.db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [id]);
+  return { id, deleted: true };
+}
+
+/** A new secret, shown once; the old one keeps signing (as a second signature) for 24 hours. */
+export async function rotateWebhookEndpointSecret(deps: Deps, auth: AuthContext, id: string) {
+  const secret = generateEndpointSecret();
+  return deps.db.transaction(async (tx) => {
+    await findEndpoint(tx, auth, id, true);
+    const [row] = returnedRows<EndpointRow>(await tx.query(
+      `UPDATE webhook_endpoints
+          SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
+              secret_enc = $2, secret_prefix = $3, updated_at = now()
+        WHERE id = $1 RETURNING *`,
+      [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS]));
+    return { endpoint: await view(tx, row), secret };
+  });
+}
+
+function environmentOfEndpoint(e: EndpointRow): 'live' | 'test' {
+  return e.environment === 'sandbox' ? 'test' : 'live';
+}
+
+/**
+ * Sends webhook.endpoint_verification with a new random challenge to the endpoint's URL
+ * (one attempt). An answer of JSON {challenge} makes the endpoint active.
+ */
+export async function verifyWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
+  const ep = await findEndpoint(deps.db, auth, id);
+  const challenge = randomBytes(24).toString('base64url');
+  const eventId = await recordSyntheticEvent(deps, {
+    memberId: ep.member_id, agentId: ep.agent_id, eventType: VERIFICATION_EVENT_TYPE, testMode: ep.environment === 'sandbox',
+    objectType: 'webhook_endpoint', objectId: ep.id, payload: { endpoint_id: ep.id, challenge },
+  });
+  const { delivery } = await runSyntheticDelivery(deps, null, {
+    eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
+    eventType: VERIFICATION_EVENT_TYPE, environment: environmentOfEndpoint(ep), kind: 'verification', challenge, targetUrl: ep.url,
+  });
+  const result = testResult(await loadDelivery(deps, delivery.id), await loadAttempts(deps, delivery.id));
+  return { verified: result.delivered, ...result, endpoint: await getWebhookEndpoint(deps, auth, id) };
+}
+
+async function sendEndpointTest(deps: Deps, ep: EndpointRow, eventType: string, payload: Record<string, unknown>) {
+  const eventId = await recordSyntheticEvent(deps, {
+    memberId: ep.member_id, agentId: ep.agent_id, eventType, testMode: ep.environment === 'sandbox',
+    objectType: 'webhook_test', objectId: ep.id, payload,
+  });
+  const { delivery } = await runSyntheticDelivery(deps, null, {
+    eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
+    eventType, environment: environmentOfEndpoint(ep), kind: 'test',
+  });
+  return testResult(await loadDelivery(deps, delivery.id), await loadAttempts(deps, delivery.id));
+}
+
+function sampleContext(deps: Deps, ep: EndpointRow) {
+  return { objectId: randomUUID(), agentId: ep.agent_id, testMode: ep.environment === 'sandbox', now: new Date(), baseUrl: deps.config.baseUrl, endpointId: ep.id };
+}
+
+/**
+ * A signed webhook.test ping to an active endpoint. On an endpoint that is not active
+ * (pending or paused) it runs the verification instead, so one call gets it working.
+ */
+export async function testWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
+  const ep = await findEndpoint(deps.db, auth, id);
+  if (ep.status !== 'active') return { verification: true, ...(await verifyWebhookEndpoint(deps, auth, id)) };
+  return { verification: false, ...(await sendEndpointTest(deps, ep, TEST_EVENT_TYPE, pingPayload(sampleContext(deps, ep)))) };
+}
+
+/** A signed sample of a real event type (data.sample = true) to an active endpoint. */
+export async function testWebhookEndpointWithSample(deps: Deps, auth: AuthContext, id: string, eventType: string) {
+  const ep = await findEndpoint(deps.db, auth, id);
+  if (ep.status !== 'active') {
+    throw errors.conflict('WEBHOOK_ENDPOINT_NOT_ACTIVE', `The endpoint is ${ep.status}; verify it first.`, {
+      suggestedAction: `POST /v1/webhook-endpoints/${ep.id}/verify`,
+    });
+  }
+  const [rule] = (await rulesOf(deps.db, [ep.id])).get(ep.id) ?? [];
+  const payload = samplePayload(eventType, { ...sampleContext(deps, ep), rule: rule ? { id: rule.id, name: rule.name } : undefined });
+  return sendEndpointTest(deps, ep, eventType, payload);
+}
+
+export async function listEndpointDeliveries(deps: Deps, auth: AuthContext, id: string, q: {
+  status?: DeliveryRow['status']; event_type?: string; limit: number; offset: number;
+}) {
+  await findEndpoint(deps.db, auth, id);
+  const where = ['endpoint_id = $1'];
+  const args: unknown[] = [id];
+  if (q.status) { args.push(q.status); where.push(`status = $${args.length}`); }
+  if (q.event_type) { args.push(q.event_type); where.push(`event_type = $${args.length}`); }
+  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE ${where.join(' AND ')}`, args);
+  const rows: DeliveryRow[] = await deps.db.query(
+    `SELECT * FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${q.limit} OFFSET ${q.offset}`, args);
+  return { deliveries: rows.map(deliveryView), total: total as number };
+}
+
+// Rules
+
+export async function listRules(deps: Deps, auth: AuthContext, endpointId: string) {
+  await findEndpoint(deps.db, auth, endpointId);
+  return ((await rulesOf(deps.db, [endpointId])).get(endpointId) ?? []).map(ruleView);
+}
+
+export async function createRule(deps: Deps, auth: AuthContext, endpointId: string, input: RuleInput) {
+  return deps.db.transaction(async (tx) => {
+    await findEndpoint(tx, auth, endpointId, true);
+    const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM webhook_endpoint_rules WHERE endpoint_id = $1`, [endpointId]);
+    if (n >= RULE_LIMITS.rulesPerEndpoint) {
+      throw errors.unprocessable('WEBHOOK_RULE_LIMIT', `At most ${RULE_LIMITS.rulesPerEndpoint} rules per endpoint.`, {
+        suggestedAction: 'Delete or edit an existing rule.',
+      });
+    }
+    return ruleView(await insertRule(tx, endpointId, input));
+  });
+}
+
+export async function updateRule(deps: Deps, auth: AuthContext, endpointId: string, ruleId: string, patch: Partial<RuleInput>) {
+  return deps.db.transaction(async (tx) => {
+    await findEndpoint(tx, auth, endpointId, true);
+    const [current]: RuleRow[] = await tx.query(`SELECT * FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2`, [ruleId, endpointId]);
+    if (!current) throw errors.notFound('Webhook rule');
+    const [row] = returnedRows<RuleRow>(await tx.query(
+      `UPDATE webhook_endpoint_rules SET name = $2, source = $3, match = $4, terms = $5, exclude_terms = $6, updated_at = now()
+        WHERE id = $1 RETURNING *`,
+      [ruleId, patch.name ?? current.name, patch.source ?? current.source, patch.match ?? current.match, patch.terms ?? current.terms,
+        patch.exclude_terms ?? current.exclude_terms]));
+    return ruleView(row);
+  });
+}
+
+export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: string, ruleId: string) {
+  await findEndpoint(deps.db, auth, endpointId);
+  const [deleted] = returnedRows<{ id: string }>(await deps.db.query(
+    `DELETE FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2 RETURNING id`, [ruleId, endpointId]));
+  if (!deleted) throw errors.notFound('Webhook rule');
+  return { id: ruleId, deleted: true };
+}

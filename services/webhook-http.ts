@@ -1,0 +1,141 @@
+// The one HTTP client that calls webhook receivers (worker only). It checks the URL,
+// resolves the host and refuses non-public addresses (then connects to the address it
+// checked, so a second DNS answer cannot redirect it), never follows redirects, gives
+// each attempt a hard deadline, and reads at most 4 KiB of the response before
+// destroying the socket.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../domain/webhook-urls';
+
+export const ATTEMPT_DEADLINE_MS = 10_000;
+export const MAX_RESPONSE_BYTES = 4096;
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+export interface AddressCheck {
+  ok: boolean;
+  addresses: ResolvedAddress[];
+  error?: string;
+}
+
+/** The URL rules plus DNS: every address the host resolves to must be public. */
+export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allowInsecureLocal: boolean, resolve: Resolver = systemResolver): Promise<AddressCheck> {
+  const problem = webhookUrlProblem(url, kind, allowInsecureLocal);
+  if (problem) return { ok: false, addresses: [], error: `url_refused: URL ${problem}` };
+  const hostname = new URL(url).hostname;
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  let addresses: ResolvedAddress[];
+  const literal = parseIp(host);
+  if (literal) {
+    addresses = [{ address: host, family: literal.length === 4 ? 4 : 6 }];
+  } else {
+    try {
+      addresses = await resolve(host);
+    } catch (err) {
+      return { ok: false, addresses: [], error: `dns_error: ${(err as { code?: string }).code ?? (err as Error).message}` };
+    }
+    if (!addresses.length) return { ok: false, addresses, error: `dns_error: ${host} has no address` };
+  }
+  if (!allowInsecureLocal && addresses.some((a) => !isPublicAddress(a.address))) {
+    return { ok: false, addresses, error: `address_refused: ${host} resolves to a private, loopback, link-local or metadata address` };
+  }
+  return { ok: true, addresses };
+}
+
+export interface SendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  kind: WebhookUrlKind;
+  allowInsecureLocal: boolean;
+  deadlineMs?: number;
+  resolve?: Resolver;
+}
+
+export interface SendResult {
+  /** 2xx within the deadline. */
+  ok: boolean;
+  statusCode: number | null;
+  responseTimeMs: number;
+  error: string | null;
+  /** The first 4 KiB of the response body (UTF-8, possibly cut mid-character). */
+  body: string;
+}
+
+export async function sendWebhook(req: SendRequest): Promise<SendResult> {
+  const started = Date.now();
+  const target = await checkWebhookTarget(req.url, req.kind, req.allowInsecureLocal, req.resolve);
+  if (!target.ok) return { ok: false, statusCode: null, responseTimeMs: Date.now() - started, error: target.error ?? 'refused', body: '' };
+  const pinned = target.addresses[0];
+  const pinnedLookup: LookupFunction = (_host, options, callback) => {
+    const cb = callback as (...args: unknown[]) => void;
+    if ((options as { all?: boolean }).all) cb(null, [pinned]);
+    else cb(null, pinned.address, pinned.family);
+  };
+  const url = new URL(req.url);
+  const transport = url.protocol === 'https:' ? https : http;
+  const bodyBuffer = Buffer.from(req.body, 'utf8');
+  const deadlineMs = req.deadlineMs ?? ATTEMPT_DEADLINE_MS;
+
+  return new Promise<SendResult>((resolvePromise) => {
+    let settled = false;
+    let statusCode: number | null = null;
+    let headersAt: number | null = null;
+    const chunks: Buffer[] = [];
+    let received = 0;
+
+    const finish = (error: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      const ok = error === null && statusCode !== null && statusCode >= 200 && statusCode < 300;
+      resolvePromise({
+        ok,
+        statusCode,
+        responseTimeMs: (headersAt ?? Date.now()) - started,
+        error: error ?? (ok ? null : statusCode !== null && statusCode >= 300 && statusCode < 400 ? `http_${statusCode}: redirects are not followed` : `http_${statusCode}`),
+        body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8'),
+      });
+    };
+
+    const request = transport.request(url, {
+      method: 'POST',
+      agent: false,
+      lookup: pinnedLookup,
+      headers: {
+        ...req.headers,
+        'content-type': 'application/json',
+        'content-length': String(bodyBuffer.length),
+        'user-agent': 'PostalMailAPI-Webhooks/1.0',
+        connection: 'close',
+      },
+    }, (res) => {
+      statusCode = res.statusCode ?? null;
+      headersAt = Date.now();
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        if (received >= MAX_RESPONSE_BYTES) {
+          res.destroy();
+          finish(null);
+        }
+      });
+      res.on('end', () => finish(null));
+      res.on('error', () => finish(null));
+      res.on('close', () => finish(null));
+    });
+    // The status line decides the attempt; a body still trickling at the deadline is cut.
+    const timer = setTimeout(() => finish(statusCode === null ? `timeout: no response within ${deadlineMs / 1000} s` : null), deadlineMs);
+    request.on('error', (err) => finish(`network_error: ${(err as { code?: string }).code ?? err.message}`));
+    request.end(bodyBuffer);
+  });
+}

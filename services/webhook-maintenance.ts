@@ -1,0 +1,76 @@
+// Webhook housekeeping, run by the webhookHistoryCleanupWorkflow on a daily Temporal
+// Schedule that the worker creates (or updates) when it starts: delivery history older
+// than 30 days is deleted, and deliveries whose workflow never started are started.
+import { ScheduleAlreadyRunning } from '@temporalio/client';
+import type { Deps } from './deps';
+import { DeliveryRow, returnedRows, startDeliveryWorkflow } from './webhook-deliveries';
+import {
+  WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
+} from '../workflows/contracts/maintenance';
+
+export const DELIVERY_RETENTION_DAYS = 30;
+const BATCH = 1000;
+
+/**
+ * Deletes finished deliveries (their attempts go with them) created more than
+ * `retentionDays` ago, and the synthetic test/verification events left without deliveries.
+ * Business events stay in the event log. Works in batches; `progress` heartbeats.
+ */
+export async function deleteOldWebhookHistory(deps: Deps, retentionDays: number, progress: () => void = () => undefined) {
+  let deletedDeliveries = 0;
+  for (;;) {
+    const rows = returnedRows(await deps.db.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+          WHERE created_at < now() - make_interval(days => $1) AND status IN ('delivered','failed') LIMIT $2)
+       RETURNING id`, [retentionDays, BATCH]));
+    deletedDeliveries += rows.length;
+    progress();
+    if (rows.length < BATCH) break;
+  }
+  let deletedSyntheticEvents = 0;
+  for (;;) {
+    const rows = returnedRows(await deps.db.query(
+      `DELETE FROM events WHERE id IN (
+         SELECT e.id FROM events e
+          WHERE e.object_type IN ('webhook_test','webhook_endpoint') AND e.created_at < now() - make_interval(days => $1)
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $2)
+       RETURNING id`, [retentionDays, BATCH]));
+    deletedSyntheticEvents += rows.length;
+    progress();
+    if (rows.length < BATCH) break;
+  }
+  return { deletedDeliveries, deletedSyntheticEvents };
+}
+
+/** Queued deliveries with no attempt in their current series for a while get their workflow started. */
+export async function restartStalledWebhookDeliveries(deps: Deps, stalledAfterSeconds: number): Promise<number> {
+  const stalled: DeliveryRow[] = await deps.db.query(
+    `SELECT d.* FROM webhook_deliveries d
+      WHERE d.status = 'queued' AND d.updated_at < now() - make_interval(secs => $1)
+        AND NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id AND a.series = d.series)
+      ORDER BY d.updated_at LIMIT 500`, [stalledAfterSeconds]);
+  for (const d of stalled) await startDeliveryWorkflow(deps, d);
+  return stalled.length;
+}
+
+/** Creates or updates the daily clean-up schedule on this deployment's task queue. */
+export async function ensureWebhookCleanupSchedule(deps: Deps): Promise<string> {
+  const scheduleId = webhookHistoryCleanupScheduleId(deps.config.taskQueue);
+  const input: WebhookHistoryCleanupInput = { retentionDays: DELIVERY_RETENTION_DAYS, stalledAfterSeconds: 300 };
+  const spec = { intervals: [{ every: '1 day' as const }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: WEBHOOK_HISTORY_CLEANUP_WORKFLOW,
+    workflowId: `webhook-history-cleanup-${deps.config.taskQueue}`,
+    taskQueue: deps.config.taskQueue,
+    args: [input],
+  };
+  try {
+    await deps.temporal.schedule.create({ scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1 hour' } });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await deps.temporal.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
+  }
+  return scheduleId;
+}
