@@ -1,0 +1,506 @@
+// Outbound document inspection: recognises what an uploaded file IS from its bytes
+// (never from its name), checks that it can be read, counts the pages that will be
+// printed and fingerprints it. Pure apart from CPU work on the given bytes: no I/O.
+//
+// Every refusal is a 400 validation error on `document` (or `page_count` for the
+// page_count field). Hostile files are bounded: 10 MB in; PDF object and cross-reference
+// streams may expand to 20 MB in total and parsing gets 5 seconds; a DOCX may hold
+// 1,000 ZIP entries and the parts read may expand to 50 MB; a PNG may have 50 million
+// pixels and its image data is inflated as a stream, never held whole; page trees are
+// walked once, node by node, and stop past MAX_OUTBOUND_PAGES.
+import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
+import JSZip from 'jszip';
+import { decodePDFRawStream, ParseSpeeds, PDFArray, PDFContext, PDFDict, PDFName, PDFObject, PDFPageLeaf, PDFPageTree, PDFParser, PDFRawStream } from 'pdf-lib';
+import { ApiError, errors } from './errors';
+import { MAX_OUTBOUND_PAGES } from './pricing';
+
+export type DocumentType = 'pdf' | 'docx' | 'jpg' | 'png' | 'txt' | 'csv';
+
+export interface InspectedDocument {
+  type: DocumentType;
+  contentType: string;
+  extension: string;
+  pageCount: number;
+  pageCountSource: 'pdf' | 'docx_metadata' | 'docx_layout' | 'image' | 'text_layout' | 'override';
+  sha256: string;
+  sizeBytes: number;
+}
+
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+export { MAX_OUTBOUND_PAGES };
+
+export const MAX_PDF_DECODED_BYTES = 20 * 1024 * 1024;
+export const PDF_PARSE_TIME_LIMIT_MS = 5000;
+export const MAX_DOCX_ENTRIES = 1000;
+export const MAX_DOCX_PART_BYTES = 50 * 1024 * 1024;
+export const MAX_IMAGE_PIXELS = 50_000_000;
+
+/** Plain-text layout: 80 columns, 66 lines per page, tab stops every 8 columns. */
+export const TEXT_COLUMNS = 80;
+export const TEXT_LINES_PER_PAGE = 66;
+/** DOCX layout estimate: ~3,000 characters per page; a paragraph takes at least one 65-character line. */
+export const DOCX_CHARS_PER_PAGE = 3000;
+export const DOCX_CHARS_PER_LINE = 65;
+
+const FORMATS: Record<DocumentType, { contentType: string; extension: string }> = {
+  pdf: { contentType: 'application/pdf', extension: 'pdf' },
+  docx: { contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extension: 'docx' },
+  jpg: { contentType: 'image/jpeg', extension: 'jpg' },
+  png: { contentType: 'image/png', extension: 'png' },
+  txt: { contentType: 'text/plain', extension: 'txt' },
+  csv: { contentType: 'text/csv', extension: 'csv' },
+};
+
+const refuse = (message: string): ApiError => errors.validation([{ path: 'document', message }]);
+const refusePageCount = (message: string): ApiError => errors.validation([{ path: 'page_count', message }]);
+const tooManyPages = (what: string, pages: number | string): ApiError =>
+  refuse(`${what} has ${pages} pages; the most an outbound piece may have is ${MAX_OUTBOUND_PAGES}`);
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+
+export async function inspectDocument(data: Buffer, filename: string | null, opts: { pageCountOverride?: number } = {}): Promise<InspectedDocument> {
+  if (data.length > MAX_DOCUMENT_BYTES) throw refuse(`the document is ${data.length} bytes; the maximum is 10 MB (${MAX_DOCUMENT_BYTES} bytes)`);
+  if (data.length === 0) throw refuse('the document is empty');
+  const override = opts.pageCountOverride ?? undefined;
+  if (override !== undefined && (!Number.isInteger(override) || override < 1 || override > MAX_OUTBOUND_PAGES)) {
+    throw refusePageCount(`page_count must be an integer from 1 to ${MAX_OUTBOUND_PAGES}`);
+  }
+
+  const counted = await countPages(data, filename, override);
+  return {
+    type: counted.type,
+    ...FORMATS[counted.type],
+    pageCount: counted.pageCount,
+    pageCountSource: counted.source,
+    sha256: createHash('sha256').update(data).digest('hex'),
+    sizeBytes: data.length,
+  };
+}
+
+type Counted = { type: DocumentType; pageCount: number; source: InspectedDocument['pageCountSource'] };
+
+async function countPages(data: Buffer, filename: string | null, override: number | undefined): Promise<Counted> {
+  if (data.subarray(0, 1024).includes('%PDF-')) {
+    if (override !== undefined) throw refusePageCount("page_count applies only to DOCX, TXT and CSV documents; a PDF's pages are counted from the file");
+    return { type: 'pdf', pageCount: await countPdfPages(data), source: 'pdf' };
+  }
+  if (data.subarray(0, 8).equals(PNG_SIGNATURE) || data.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))) {
+    if (override !== undefined) throw refusePageCount('page_count applies only to DOCX, TXT and CSV documents; an image is always 1 page');
+    const type = data[0] === 0x89 ? 'png' : 'jpg';
+    if (type === 'png') await checkPng(data);
+    else checkJpeg(data);
+    return { type, pageCount: 1, source: 'image' };
+  }
+  if (data.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) {
+    const pages = await countDocxPages(data, override);
+    return { type: 'docx', ...pages };
+  }
+  if (data.subarray(0, 8).equals(OLE_SIGNATURE)) {
+    throw refuse('Word 97-2003 (.doc) files and password-protected Office files are not accepted; send DOCX or PDF');
+  }
+  const text = decodeText(data);
+  if (text === null) throw refuse('unsupported document type: send a PDF, DOCX, JPG, PNG, TXT or CSV file (text must be UTF-8)');
+  const type = looksLikeCsv(text, filename) ? 'csv' : 'txt';
+  if (override !== undefined) return { type, pageCount: override, source: 'override' };
+  const pageCount = textPageCount(text);
+  if (pageCount > MAX_OUTBOUND_PAGES) throw tooManyPages(`the ${type.toUpperCase()} document`, pageCount);
+  return { type, pageCount, source: 'text_layout' };
+}
+
+// ---------------------------------------------------------------------------- PDF
+
+/**
+ * pdf-lib's own parser with two guards: a deadline checked on every object, and a
+ * budget for the object and cross-reference streams that pdf-lib inflates while
+ * loading (a few KB of deflate can expand to gigabytes). Each such stream is first
+ * decoded here, in 64 KB steps, with pdf-lib's own decoders, so the check sees exactly
+ * what the parser would.
+ */
+class GuardedPdfParser extends PDFParser {
+  /** Set when a guard refused; pdf-lib wraps errors thrown inside its object loop. */
+  refusal: ApiError | null = null;
+  private decodedBudget = MAX_PDF_DECODED_BYTES;
+  private readonly deadline = Date.now() + PDF_PARSE_TIME_LIMIT_MS;
+
+  constructor(bytes: Uint8Array) {
+    super(bytes, ParseSpeeds.Fast, true, false);
+  }
+
+  override parseObject(): PDFObject {
+    if (Date.now() > this.deadline) this.fail(refuse('the PDF is too complex to read'));
+    const object = super.parseObject();
+    if (object instanceof PDFRawStream) {
+      const type = object.dict.lookup(PDFName.of('Type'));
+      if (type === PDFName.of('ObjStm') || type === PDFName.of('XRef')) this.chargeDecodedBytes(object);
+    }
+    return object;
+  }
+
+  private chargeDecodedBytes(stream: PDFRawStream): void {
+    const decoded = decodePDFRawStream(stream);
+    const step = 64 * 1024;
+    let total = 0;
+    for (;;) {
+      const chunk = decoded.getBytes(step);
+      total += chunk.length;
+      if (total > this.decodedBudget) this.fail(refuse('the PDF expands to too much data when decompressed'));
+      if (chunk.length < step) break;
+    }
+    this.decodedBudget -= total;
+  }
+
+  private fail(error: ApiError): never {
+    this.refusal = error;
+    throw error;
+  }
+}
+
+async function countPdfPages(data: Buffer): Promise<number> {
+  // The standard puts %%EOF in the last 1,024 bytes; a cut-off upload loses it.
+  if (!data.subarray(Math.max(0, data.length - 1024)).includes('%%EOF')) {
+    throw refuse('the PDF is truncated or corrupt (no %%EOF end marker)');
+  }
+  const parser = new GuardedPdfParser(data);
+  let context: PDFContext;
+  try {
+    context = await parser.parseDocument();
+  } catch {
+    if (parser.refusal) throw parser.refusal;
+    // Encrypted object streams cannot be parsed, so the trailer is never reached.
+    if (data.includes('/Encrypt')) throw refuse('encrypted PDFs are not accepted');
+    throw refuse('the PDF could not be read: the file is corrupt or truncated');
+  }
+  if (context.lookup(context.trailerInfo.Encrypt)) throw refuse('encrypted PDFs are not accepted');
+  const pages = walkPageTree(context);
+  if (pages === 0) throw refuse('the PDF has no pages');
+  return pages;
+}
+
+/** Counts page leaves; a node reached twice (a loop or a shared subtree) is malformed. */
+function walkPageTree(context: PDFContext): number {
+  const malformed = () => refuse('the PDF page tree is malformed');
+  const catalog = context.lookup(context.trailerInfo.Root);
+  if (!(catalog instanceof PDFDict)) throw refuse('the PDF has no document catalog');
+  const seen = new Set<PDFObject>();
+  const pending: (PDFObject | undefined)[] = [catalog.get(PDFName.of('Pages'))];
+  let pages = 0;
+  while (pending.length > 0) {
+    const node = context.lookup(pending.pop());
+    if (node === undefined || seen.has(node)) throw malformed();
+    seen.add(node);
+    if (node instanceof PDFPageLeaf) {
+      pages += 1;
+      if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the PDF', `more than ${MAX_OUTBOUND_PAGES}`);
+      continue;
+    }
+    if (!(node instanceof PDFPageTree)) throw malformed();
+    const kids = node.lookup(PDFName.of('Kids'));
+    if (!(kids instanceof PDFArray)) throw malformed();
+    for (let i = kids.size() - 1; i >= 0; i--) pending.push(kids.get(i));
+  }
+  return pages;
+}
+
+// -------------------------------------------------------------------------- images
+
+const PNG_BITS_PER_PIXEL: Record<number, Record<number, number>> = {
+  0: { 1: 1, 2: 2, 4: 4, 8: 8, 16: 16 }, // greyscale
+  2: { 8: 24, 16: 48 }, // RGB
+  3: { 1: 1, 2: 2, 4: 4, 8: 8 }, // palette
+  4: { 8: 16, 16: 32 }, // greyscale + alpha
+  6: { 8: 32, 16: 64 }, // RGBA
+};
+
+/** Bytes of filtered image data: one filter byte per row, per interlace pass when interlaced. */
+function pngDataBytes(width: number, height: number, bitsPerPixel: number, interlaced: boolean): number {
+  const rowBytes = (w: number) => 1 + Math.ceil((w * bitsPerPixel) / 8);
+  if (!interlaced) return height * rowBytes(width);
+  // Adam7 passes: [x start, x step, y start, y step].
+  const passes = [[0, 8, 0, 8], [4, 8, 0, 8], [0, 4, 4, 8], [2, 4, 0, 4], [0, 2, 2, 4], [1, 2, 0, 2], [0, 1, 1, 2]];
+  let total = 0;
+  for (const [x0, dx, y0, dy] of passes) {
+    const w = Math.ceil((width - x0) / dx);
+    const h = Math.ceil((height - y0) / dy);
+    if (w > 0 && h > 0) total += h * rowBytes(w);
+  }
+  return total;
+}
+
+/** Every chunk intact (CRC), a valid header, and image data that inflates to exactly the size the header implies. */
+async function checkPng(data: Buffer): Promise<void> {
+  const corrupt = (why: string) => refuse(`the PNG image is corrupt: ${why}`);
+  let offset = 8;
+  let header: { width: number; height: number; bitsPerPixel: number; colorType: number; interlaced: boolean } | null = null;
+  let palette = false;
+  let ended = false;
+  const imageData: Buffer[] = [];
+  while (!ended) {
+    if (offset + 12 > data.length) throw corrupt('the file is truncated');
+    const length = data.readUInt32BE(offset);
+    const type = data.toString('latin1', offset + 4, offset + 8);
+    if (length > 0x7fffffff || offset + 12 + length > data.length) throw corrupt('the file is truncated');
+    const body = data.subarray(offset + 8, offset + 8 + length);
+    if (zlib.crc32(data.subarray(offset + 4, offset + 8 + length)) !== data.readUInt32BE(offset + 8 + length)) throw corrupt(`${/^[A-Za-z]{4}$/.test(type) ? `chunk ${type}` : 'a chunk'} fails its checksum`);
+    offset += 12 + length;
+    if (!header) {
+      if (type !== 'IHDR' || length !== 13) throw corrupt('the header chunk is missing');
+      const width = body.readUInt32BE(0);
+      const height = body.readUInt32BE(4);
+      const [bitDepth, colorType, compression, filter, interlace] = [body[8], body[9], body[10], body[11], body[12]];
+      const bitsPerPixel = PNG_BITS_PER_PIXEL[colorType]?.[bitDepth];
+      if (!width || !height || !bitsPerPixel || compression !== 0 || filter !== 0 || interlace > 1) throw corrupt('the header is invalid');
+      if (width * height > MAX_IMAGE_PIXELS) throw refuse(`the PNG image is ${width}x${height} pixels; the maximum is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels`);
+      header = { width, height, bitsPerPixel, colorType, interlaced: interlace === 1 };
+    } else if (type === 'PLTE') {
+      palette = true;
+    } else if (type === 'IDAT') {
+      imageData.push(body);
+    } else if (type === 'IEND') {
+      ended = true;
+    }
+  }
+  if (!header) throw corrupt('the header chunk is missing');
+  if (header.colorType === 3 && !palette) throw corrupt('the palette is missing');
+  if (imageData.length === 0) throw corrupt('there is no image data');
+  const expected = pngDataBytes(header.width, header.height, header.bitsPerPixel, header.interlaced);
+  const inflated = await inflatedSize(Buffer.concat(imageData), expected);
+  if (inflated !== expected) throw corrupt('the image data does not match the image size');
+}
+
+/** Bytes that zlib data inflates to, counted as a stream and abandoned past `limit`. */
+function inflatedSize(compressed: Buffer, limit: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const inflate = zlib.createInflate();
+    let total = 0;
+    inflate.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) {
+        inflate.destroy();
+        resolve(total);
+      }
+    });
+    inflate.on('error', () => reject(refuse('the PNG image is corrupt: the image data cannot be decompressed')));
+    inflate.on('end', () => resolve(total));
+    inflate.end(compressed);
+  });
+}
+
+const JPEG_FRAME_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
+
+/** Marker structure: SOI, a frame header with a size, a scan, and an EOI after the scan data. */
+function checkJpeg(data: Buffer): void {
+  const corrupt = (why: string) => refuse(`the JPEG image is corrupt: ${why}`);
+  let offset = 2;
+  let frame = false;
+  for (;;) {
+    if (offset + 2 > data.length) throw corrupt('the file is truncated');
+    if (data[offset] !== 0xff) throw corrupt('a marker is missing');
+    while (data[offset + 1] === 0xff && offset + 2 < data.length) offset += 1; // fill bytes
+    const marker = data[offset + 1];
+    offset += 2;
+    if (marker === 0x01) continue;
+    if (marker === 0xd9) throw corrupt('there is no image scan');
+    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x00) throw corrupt('a marker is out of place');
+    if (offset + 2 > data.length) throw corrupt('the file is truncated');
+    const length = data.readUInt16BE(offset);
+    if (length < 2 || offset + length > data.length) throw corrupt('the file is truncated');
+    const segment = data.subarray(offset + 2, offset + length);
+    offset += length;
+    if (JPEG_FRAME_MARKERS.has(marker)) {
+      const components = segment[5];
+      if (segment.length < 6 || !segment.readUInt16BE(1) || !segment.readUInt16BE(3) || components < 1 || components > 4 || segment.length !== 6 + 3 * components) {
+        throw corrupt('the frame header is invalid');
+      }
+      frame = true;
+    } else if (marker === 0xda) {
+      if (!frame) throw corrupt('the scan comes before the frame header');
+      // Entropy-coded data runs to the next marker that is not a stuffed 0xFF00 or a restart marker.
+      for (;;) {
+        const next = data.indexOf(0xff, offset);
+        if (next < 0 || next + 1 >= data.length) throw corrupt('the file is truncated');
+        const byte = data[next + 1];
+        offset = next + 1;
+        if (byte === 0x00 || byte === 0xff || (byte >= 0xd0 && byte <= 0xd7)) continue;
+        offset = next;
+        break;
+      }
+      if (data[offset + 1] === 0xd9) return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------- DOCX
+
+async function countDocxPages(data: Buffer, override: number | undefined): Promise<Omit<Counted, 'type'>> {
+  let zip: JSZip;
+  try {
+    zip = await JSZip.loadAsync(data);
+  } catch {
+    throw refuse('the document looks like a ZIP archive but cannot be read');
+  }
+  if (Object.keys(zip.files).length > MAX_DOCX_ENTRIES) throw refuse(`the DOCX has more than ${MAX_DOCX_ENTRIES} parts`);
+  const main = zip.file('word/document.xml');
+  if (!zip.file('[Content_Types].xml') || !main) throw refuse('ZIP archives are accepted only as DOCX (Word) documents');
+  if (override !== undefined) return { pageCount: override, source: 'override' };
+
+  const budget = { left: MAX_DOCX_PART_BYTES };
+  const app = zip.file('docProps/app.xml');
+  if (app) {
+    const declared = /<(?:\w+:)?Pages>\s*(\d+)\s*<\/(?:\w+:)?Pages>/.exec(await readDocxPart(app, budget));
+    const pages = declared ? Number(declared[1]) : 0;
+    if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the DOCX (by its metadata)', pages);
+    if (pages >= 1) return { pageCount: pages, source: 'docx_metadata' };
+  }
+  const pages = estimateDocxPages(await readDocxPart(main, budget));
+  if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the DOCX (estimated)', pages);
+  return { pageCount: pages, source: 'docx_layout' };
+}
+
+/** A part's text, inflated as a stream that is paused and dropped once the budget is spent. */
+function readDocxPart(file: JSZip.JSZipObject, budget: { left: number }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = file.nodeStream('nodebuffer');
+    } catch {
+      reject(refuse('the DOCX is corrupt: a part cannot be decompressed'));
+      return;
+    }
+    stream.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > budget.left) {
+        done = true;
+        stream.pause();
+        reject(refuse(`the DOCX expands to more than ${MAX_DOCX_PART_BYTES / (1024 * 1024)} MB when decompressed`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on('error', () => {
+      if (!done) reject(refuse('the DOCX is corrupt: a part cannot be decompressed'));
+      done = true;
+    });
+    stream.on('end', () => {
+      if (done) return;
+      done = true;
+      budget.left -= size;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+}
+
+// Paragraph open (group 1: self-closing), paragraph close, run text (group 2), break
+// (group 3: attributes), and a whole section-properties element.
+const DOCX_TOKENS = /<w:p(?:\s[^>]*?)?(\/)?>|<\/w:p>|<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>|<w:br\b([^>]*)>|<w:sectPr\b[\s\S]*?<\/w:sectPr>/g;
+
+/**
+ * Pages of document.xml without rendering it: explicit page breaks and non-continuous
+ * section breaks start a new page; between them, text fills ~3,000 characters per page
+ * and every paragraph or line break takes at least one 65-character line. At least 1.
+ */
+export function estimateDocxPages(xml: string): number {
+  let pages = 0;
+  let segment = 0; // characters since the last forced page break
+  let paragraph = 0; // characters in the open paragraph's current line run
+  let inParagraph = false;
+  let sectionBreak = false;
+  const endPage = () => {
+    pages += Math.max(1, Math.ceil(segment / DOCX_CHARS_PER_PAGE));
+    segment = 0;
+  };
+  for (const m of xml.matchAll(DOCX_TOKENS)) {
+    const token = m[0];
+    if (m[2] !== undefined) {
+      paragraph += m[2].replace(/&(?:#\d+|#x[0-9a-f]+|\w+);/gi, '_').length;
+    } else if (token === '</w:p>') {
+      segment += Math.max(paragraph, DOCX_CHARS_PER_LINE);
+      paragraph = 0;
+      inParagraph = false;
+      if (sectionBreak) endPage();
+      sectionBreak = false;
+    } else if (token.startsWith('<w:sectPr')) {
+      // The body's last sectPr sits outside any paragraph and ends the document, not a page.
+      if (inParagraph && !/<w:type\s+w:val="continuous"/.test(token)) sectionBreak = true;
+    } else if (m[3] !== undefined) {
+      if (/w:type\s*=\s*"page"/.test(m[3])) {
+        segment += paragraph;
+        paragraph = 0;
+        endPage();
+      } else if (!/w:type\s*=\s*"column"/.test(m[3])) {
+        segment += Math.max(paragraph, DOCX_CHARS_PER_LINE);
+        paragraph = 0;
+      }
+    } else if (m[1] === '/') {
+      segment += DOCX_CHARS_PER_LINE; // an empty paragraph is still a line
+    } else {
+      inParagraph = true;
+      paragraph = 0;
+    }
+  }
+  segment += paragraph;
+  endPage();
+  return pages;
+}
+
+// ---------------------------------------------------------------------------- text
+
+/** UTF-8 text without NUL or other control characters (tab, line feed, form feed and carriage return are fine); null otherwise. */
+function decodeText(data: Buffer): string | null {
+  if (data.includes(0)) return null;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    return null;
+  }
+  return /[\x01-\x08\x0b\x0e-\x1f\x7f]/.test(text) ? null : text;
+}
+
+const CSV_DELIMITERS = [',', ';', '\t', '|'];
+
+/** A .csv name, or at least 3 non-empty lines that all have the same number (>= 1) of one delimiter outside quotes. */
+function looksLikeCsv(text: string, filename: string | null): boolean {
+  if (filename && /\.csv$/i.test(filename.trim())) return true;
+  const lines = text.split(/\r\n|\n|\r/).filter((l) => l.trim() !== '').slice(0, 50);
+  if (lines.length < 3) return false;
+  return CSV_DELIMITERS.some((delimiter) => {
+    const counts = lines.map((line) => {
+      let count = 0;
+      let quoted = false;
+      for (const ch of line) {
+        if (ch === '"') quoted = !quoted;
+        else if (ch === delimiter && !quoted) count += 1;
+      }
+      return count;
+    });
+    return counts[0] >= 1 && counts.every((c) => c === counts[0]);
+  });
+}
+
+/**
+ * Printed pages of plain text: lines wrap at 80 columns (tabs stop every 8), 66 lines
+ * fill a page, and a form feed starts a new page. At least 1.
+ */
+export function textPageCount(text: string): number {
+  const sheets = text.replace(/\r\n?/g, '\n').split('\f');
+  if (sheets.length > 1 && sheets[sheets.length - 1].replace(/\n/g, '') === '') sheets.pop();
+  let pages = 0;
+  for (const sheet of sheets) {
+    const lines = sheet.split('\n');
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+    let rows = 0;
+    for (const line of lines) {
+      let columns = 0;
+      for (const ch of line) columns += ch === '\t' ? 8 - (columns % 8) : 1;
+      rows += Math.max(1, Math.ceil(columns / TEXT_COLUMNS));
+    }
+    pages += Math.max(1, Math.ceil(rows / TEXT_LINES_PER_PAGE));
+  }
+  return pages;
+}
