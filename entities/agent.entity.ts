@@ -19,5 +19,7 @@ export class Agent {
   @Column({ type: 'text', name: 'webhook_signing_key_id', nullable: true }) webhookSigningKeyId: string | null;
   /** Encrypted at rest: HMAC signing needs the raw secret, so it cannot be a hash. */
   @Column({ type: 'text', name: 'webhook_signing_secret_enc', nullable: true }) webhookSigningSecretEnc: string | null;
+  /** Set when the agent is archived (DELETE /v1/agents/{id}); archived agents are invisible. */
+  @Column({ type: 'timestamptz', name: 'deleted_at', nullable: true }) deletedAt: Date | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt: Date;
 }

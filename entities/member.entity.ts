@@ -25,5 +25,7 @@ export class Member {
   @Column({ type: 'jsonb', name: 'pricing_overrides', nullable: true }) pricingOverrides: Record<string, number> | null;
   /** Custom API rate (requests/minute per key) for enterprise accounts; null = standard 100. */
   @Column({ type: 'integer', name: 'rate_limit_per_minute', nullable: true }) rateLimitPerMinute: number | null;
+  /** What the human said they need at signup. */
+  @Column({ type: 'text', nullable: true }) needs: string | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt: Date;
 }

@@ -8,8 +8,8 @@ import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import { mailboxIdFor } from '../domain/agents';
-import { webhookUrlProblem } from '../domain/webhook-urls';
 import { createInitialInstructions } from './instructions';
+import { assertWebhookTarget, issueAgentSigningKey } from './webhooks';
 
 export interface AgentInput {
   name: string;
@@ -24,6 +24,7 @@ export interface AgentRecord {
   display_name: string | null;
   description: string | null;
   webhook_url: string | null;
+  webhook_signing_key_id: string | null;
   status: 'active';
   mailbox_id: string;
   instructions: { version: number; hash: string; updated_at: string };
@@ -39,9 +40,11 @@ export interface RecentWebhook {
 
 export interface AgentDetail extends AgentRecord {
   recent_webhooks: RecentWebhook[];
+  /** The legacy webhook signing key, only in the answer that issued it. */
+  webhook_signing_key?: string;
 }
 
-const AGENT_COLUMNS = `a.id, a.member_id, a.name, a.display_name, a.description, a.webhook_url, a.created_at,
+const AGENT_COLUMNS = `a.id, a.member_id, a.name, a.display_name, a.description, a.webhook_url, a.webhook_signing_key_id, a.created_at,
   iv.version AS instructions_version, iv.hash AS instructions_hash, iv.created_at AS instructions_updated_at`;
 const CURRENT_INSTRUCTIONS = `LEFT JOIN LATERAL (
     SELECT version, hash, created_at FROM instructions_versions WHERE agent_id = a.id ORDER BY version DESC LIMIT 1
@@ -55,6 +58,7 @@ function toRecord(row: any): AgentRecord {
     display_name: row.display_name,
     description: row.description,
     webhook_url: row.webhook_url,
+    webhook_signing_key_id: row.webhook_signing_key_id,
     status: 'active',
     mailbox_id: mailboxIdFor(row.id),
     instructions: {
@@ -75,13 +79,6 @@ function nameTaken(name: string): ApiError {
 function isNameViolation(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
   return (e.code ?? e.driverError?.code) === '23505' && (e.constraint ?? e.driverError?.constraint) === 'agents_member_name';
-}
-
-/** Legacy agent webhook URLs follow the webhook SSRF rules (domain/webhook-urls). */
-function assertWebhookUrl(deps: Deps, url: string | null | undefined): void {
-  if (!url) return;
-  const problem = webhookUrlProblem(url, 'agent_webhook', deps.config.webhooksAllowInsecureLocal);
-  if (problem) throw errors.validation([{ path: 'webhook_url', message: problem }]);
 }
 
 /** The caller's view of one agent; 404 for another member's or another agent's. */
@@ -106,9 +103,13 @@ export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: n
   return { agents: rows.map(toRecord), total: total as number };
 }
 
+/**
+ * Creates the agent, its instructions version 1 and, when it has a webhook URL, its
+ * legacy webhook signing key, in one transaction. The signing key is shown once.
+ */
 export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInput): Promise<AgentDetail> {
-  assertWebhookUrl(deps, input.webhook_url);
-  const id = await deps.db.transaction(async (tx) => {
+  if (input.webhook_url) await assertWebhookTarget(deps, input.webhook_url, 'agent_webhook', 'webhook_url');
+  const created = await deps.db.transaction(async (tx) => {
     const [dup] = await tx.query(
       `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`, [auth.memberId, input.name]);
     if (dup) throw nameTaken(input.name);
@@ -124,9 +125,11 @@ export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInp
       throw err;
     }
     await createInitialInstructions(tx, agentId);
-    return agentId;
+    const issued = await issueAgentSigningKey(deps, tx, agentId);
+    return { agentId, signingKey: issued?.webhook_signing_key };
   });
-  return getAgent(deps, auth, id);
+  const agent = await getAgent(deps, auth, created.agentId);
+  return created.signingKey ? { ...agent, webhook_signing_key: created.signingKey } : agent;
 }
 
 /**
@@ -147,20 +150,24 @@ export async function getAgent(deps: Deps, auth: AuthContext, agentId: string): 
   return { ...toRecord(row), recent_webhooks: recent };
 }
 
+/** Setting a webhook URL on an agent without a signing key issues one (shown once). */
 export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string, patch: Partial<AgentInput>): Promise<AgentDetail> {
   await findAgentRow(deps, auth, agentId);
-  assertWebhookUrl(deps, patch.webhook_url);
+  if (patch.webhook_url) await assertWebhookTarget(deps, patch.webhook_url, 'agent_webhook', 'webhook_url');
   const columns = (['name', 'display_name', 'description', 'webhook_url'] as const).filter((c) => patch[c] !== undefined);
-  if (columns.length) {
+  const signingKey = await deps.db.transaction(async (tx) => {
+    if (!columns.length) return undefined;
     const sets = columns.map((c, i) => `${c} = $${i + 2}`).join(', ');
     try {
-      await deps.db.query(`UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
+      await tx.query(`UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
     } catch (err) {
       if (isNameViolation(err)) throw nameTaken(patch.name!);
       throw err;
     }
-  }
-  return getAgent(deps, auth, agentId);
+    return (await issueAgentSigningKey(deps, tx, agentId))?.webhook_signing_key;
+  });
+  const agent = await getAgent(deps, auth, agentId);
+  return signingKey ? { ...agent, webhook_signing_key: signingKey } : agent;
 }
 
 /**

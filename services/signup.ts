@@ -98,8 +98,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     let memberId: string;
     try {
       const [member] = await tx.query(
-        `INSERT INTO members (email, full_name, password_hash) VALUES ($1, $2, $3) RETURNING id`,
-        [email, input.full_name, passwordHash],
+        `INSERT INTO members (email, full_name, password_hash, needs) VALUES ($1, $2, $3, $4) RETURNING id`,
+        [email, input.full_name, passwordHash, input.needs ?? null],
       );
       memberId = member.id;
     } catch (err) {

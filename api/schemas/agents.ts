@@ -33,6 +33,7 @@ export const Agent = z.object({
   display_name: z.string().nullable(),
   description: z.string().nullable(),
   webhook_url: z.string().nullable(),
+  webhook_signing_key_id: z.string().nullable().describe('id of the legacy webhook signing key (whsk_...)'),
   status: z.literal('active'),
   mailbox_id: z.string(),
   instructions: InstructionsRef,
@@ -43,6 +44,7 @@ export const AgentDetail = Agent.extend({
   recent_webhooks: z.array(z.object({
     event_id: z.string(), event_type: z.string(), object_id: z.string(), created_at: z.string(),
   })).describe('latest live events for the agent webhook; always empty for test keys'),
+  webhook_signing_key: z.string().optional().describe('the legacy webhook signing secret; only in the answer that set a webhook_url on an agent without one'),
   test_mode: z.boolean(),
 });
 

@@ -4,7 +4,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
-import { getOutboundMailbox } from '../../services/agents';
+import { createAgent, getOutboundMailbox } from '../../services/agents';
 import { authenticate } from '../../services/auth';
 import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
 
@@ -19,19 +19,44 @@ describe('agents, credentials, mailboxes and discovery', () => {
   const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   describe('POST /v1/agents', () => {
-    it('creates the agent and its instructions version 1 in one go', async () => {
+    it('creates the agent and its instructions version 1 in one go, with a webhook signing key shown once', async () => {
       const member = await newMember(app.deps);
       const res = await api('POST', '/v1/agents', {
-        key: member.key, json: { name: 'billing-bot', display_name: 'Billing Bot', description: 'Pays bills by mail', webhook_url: 'https://hooks.example.com/billing' },
+        key: member.key, json: { name: 'billing-bot', display_name: 'Billing Bot', description: 'Pays bills by mail', webhook_url: 'http://127.0.0.1:9/billing' },
       });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'billing-bot', display_name: 'Billing Bot', description: 'Pays bills by mail',
-        webhook_url: 'https://hooks.example.com/billing', status: 'active', mailbox_id: `mbx_${res.body.id}`,
+        webhook_url: 'http://127.0.0.1:9/billing', status: 'active', mailbox_id: `mbx_${res.body.id}`,
         instructions: { version: 1, hash: instructionsHash(PLATFORM_FALLBACK_INSTRUCTIONS) }, recent_webhooks: [], test_mode: false,
+        webhook_signing_key: expect.any(String), webhook_signing_key_id: expect.stringMatching(/^whsk_/),
       });
       const versions = await app.deps.db.query(`SELECT version, source FROM instructions_versions WHERE agent_id = $1`, [res.body.id]);
       expect(versions).toEqual([{ version: 1, source: 'platform_fallback' }]);
+      const read = await api('GET', `/v1/agents/${res.body.id}`, { key: member.key });
+      expect(read.body.webhook_signing_key_id).toBe(res.body.webhook_signing_key_id);
+      expect(read.body).not.toHaveProperty('webhook_signing_key');
+    });
+
+    it('issues a signing key when PATCH sets the first webhook_url, and not again', async () => {
+      const member = await newMember(app.deps);
+      const agent = await newAgent(app.baseUrl, member.key);
+      expect((await api('GET', `/v1/agents/${agent.id}`, { key: member.key })).body.webhook_signing_key_id).toBeNull();
+      const set = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { webhook_url: 'http://127.0.0.1:9/first' } });
+      expect(set.body.webhook_signing_key).toEqual(expect.any(String));
+      const moved = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { webhook_url: 'http://127.0.0.1:9/second' } });
+      expect(moved.body).not.toHaveProperty('webhook_signing_key');
+      expect(moved.body.webhook_signing_key_id).toBe(set.body.webhook_signing_key_id);
+    });
+
+    it('refuses private, loopback or plain-http webhook URLs outside local mode, and creates nothing', async () => {
+      const member = await newMember(app.deps);
+      const auth = await authenticate(app.deps, `Bearer ${member.key}`);
+      const production = { ...app.deps, config: { ...app.deps.config, webhooksAllowInsecureLocal: false } };
+      for (const url of ['http://127.0.0.1:9/x', 'https://10.0.0.1/x', 'https://169.254.169.254/latest', 'https://[::1]/x']) {
+        await expect(createAgent(production, auth, { name: 'hooked', webhook_url: url })).rejects.toMatchObject({ status: 400 });
+      }
+      expect((await api('GET', '/v1/agents', { key: member.key })).body.agents).toEqual([]);
     });
 
     it('answers a duplicate name (any case) with the nested 409 agent_name_taken, per member', async () => {
@@ -53,6 +78,7 @@ describe('agents, credentials, mailboxes and discovery', () => {
       ['a 1-character name', { name: 'a' }, ['name']],
       ['a 51-character name', { name: 'n'.repeat(51) }, ['name']],
       ['a webhook_url that is not a URL', { name: 'ok-name', webhook_url: 'hooks' }, ['webhook_url']],
+      ['a webhook_url that is not http(s)', { name: 'ok-name', webhook_url: 'ftp://127.0.0.1/x' }, ['webhook_url']],
       ['a display_name that is not a string', { name: 'ok-name', display_name: 5 }, ['display_name']],
       ['an unknown field', { name: 'ok-name', owner: 'x' }, ['body']],
     ])('refuses %s with 400 and fields[]', async (_label, json, expected) => {

@@ -195,7 +195,7 @@ describe('authentication, scopes and key environments', () => {
   describe('X-Test-Mode and test_mode', () => {
     it('are true for test keys and false for live keys, on successes and on errors', async () => {
       const member = await newMember(app.deps);
-      const agent = await newAgent(app.baseUrl, member.key, { webhook_url: 'https://hooks.example.com/agent' });
+      const agent = await newAgent(app.baseUrl, member.key, { webhook_url: 'http://127.0.0.1:9/agent' });
       const live = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live' });
       const test = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'test' });
       expect(test.key.startsWith('sk_agent_test_')).toBe(true);
@@ -225,7 +225,7 @@ describe('authentication, scopes and key environments', () => {
 
     it('live keys see recent live events for the agent webhook; test keys never do', async () => {
       const member = await newMember(app.deps);
-      const agent = await newAgent(app.baseUrl, member.key, { webhook_url: 'https://hooks.example.com/recent' });
+      const agent = await newAgent(app.baseUrl, member.key, { webhook_url: 'http://127.0.0.1:9/recent' });
       const live = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live' });
       const test = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'test' });
       await app.deps.db.query(

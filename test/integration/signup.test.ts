@@ -73,7 +73,8 @@ describe('signup, waitlist and lead status', () => {
     expect(res.body).not.toHaveProperty('status_url');
     expect(JSON.stringify(res.body)).not.toMatch(/sk_[a-z_]+[A-Za-z0-9]{40}/);
 
-    const [member] = await app.deps.db.query(`SELECT id, password_hash, email_verified FROM members WHERE email = $1`, [body.email]);
+    const [member] = await app.deps.db.query(`SELECT id, password_hash, email_verified, needs FROM members WHERE email = $1`, [body.email]);
+    expect(member.needs).toBe('send certified letters');
     expect(member.password_hash).not.toContain(body.password);
     expect(member.password_hash.startsWith('scrypt$')).toBe(true);
     await expect(verifyPassword(body.password, member.password_hash)).resolves.toBe(true);
