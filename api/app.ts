@@ -12,6 +12,8 @@ import { errorMapper } from './middleware/errors';
 import { requestContext, securityHeaders, testModeMarker } from './middleware/request-context';
 import { buildOpenApi, openApiYaml } from './discovery/openapi';
 import { checkHealth } from '../services/health';
+import { discoveryRoutes } from './discovery';
+import { mcpRoutes } from './mcp/http';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa();
@@ -25,7 +27,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
     ctx.status = health.ok ? 200 : 503;
     ctx.body = health;
   });
-  site.get('/openapi.json', (ctx) => { ctx.body = doc(); });
+  // A string body, so the test_mode marker does not add a field the OpenAPI schema forbids.
+  site.get('/openapi.json', (ctx) => { ctx.body = JSON.stringify(doc()); ctx.type = 'application/json'; });
   site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = openApiYaml(doc()); });
 
   const api = buildRouter(deps, routes);
@@ -38,6 +41,11 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   app.use(errorMapper(deps.log));
   app.use(site.routes());
   app.use(site.allowedMethods());
+  const discovery = discoveryRoutes(deps, routes);
+  app.use(discovery.routes());
+  app.use(discovery.allowedMethods());
+  const mcp = mcpRoutes(deps);
+  app.use(mcp.routes());
   app.use(prefixed.routes());
   app.use(prefixed.allowedMethods());
   return app;

@@ -155,7 +155,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
   return router;
 }
 
-async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, limit: number): Promise<void> {
+export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, limit: number): Promise<void> {
   const r = await consumeRateLimit(deps, bucket, limit);
   ctx.set('X-RateLimit-Limit', String(r.limit));
   ctx.set('X-RateLimit-Remaining', String(r.remaining));

@@ -5,6 +5,7 @@ import YAML from 'yaml';
 import type { Config } from '../../config';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
 import type { RouteDef } from '../route';
+import { agentSurfacePaths } from './surfaces';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -111,7 +112,8 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
       },
       schemas: { Error: ErrorSchema },
     },
-    paths,
+    // The MCP endpoint and the site-root documents sit beside the REST routes.
+    paths: { ...paths, ...agentSurfacePaths(config) },
   };
 }
 

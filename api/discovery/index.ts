@@ -1,0 +1,60 @@
+// The site-root documents (agent card, llms.txt, llms-full.txt, agents.txt, auth.md, OAuth
+// metadata) and POST /agent/auth. Documents are built once per process from the route
+// list, the access table and the MCP tool registry.
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { errors } from '../../domain/errors';
+import type { Deps } from '../../services/deps';
+import { recordAgentAuthIntent } from '../../services/agent-auth';
+import type { RegisteredTool } from '../mcp/registry';
+import { registeredTools } from '../mcp/tools';
+import type { RouteDef } from '../route';
+import { applyRateLimit, parseOrThrow } from '../router';
+import { renderAuthMd } from './auth-md';
+import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
+import { authorizationServerMetadata, buildAgentCard, protectedResourceMetadata } from './metadata';
+import { AgentAuthRequest } from './surfaces';
+import { renderAgentsTxt, renderLlmsFullTxt, renderLlmsTxt } from './text-documents';
+
+const parseJson = koaBody({ json: true, jsonLimit: '16kb', multipart: false, urlencoded: false, text: false, jsonStrict: true });
+
+export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: RegisteredTool[] = registeredTools): Router {
+  const { config } = deps;
+  const builders: Record<string, () => string | object> = {
+    agent_card: () => buildAgentCard(config, tools),
+    llms_txt: () => renderLlmsTxt(config, tools),
+    llms_full_txt: () => renderLlmsFullTxt(config, routes, tools),
+    agents_txt: () => renderAgentsTxt(config, tools),
+    auth_md: () => renderAuthMd(config),
+    oauth_protected_resource: () => protectedResourceMetadata(config),
+    oauth_authorization_server: () => authorizationServerMetadata(config),
+  };
+  const router = new Router();
+  for (const doc of DISCOVERY_DOCUMENTS) {
+    const build = builders[doc.key];
+    // The OpenAPI documents are served next to /healthz in app.ts.
+    if (!build) continue;
+    let cached: string | undefined;
+    router.get(doc.path, (ctx) => {
+      // Served as text so that the JSON documents stay exactly as built (no test_mode marker).
+      cached ??= ((v) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2)))(build());
+      ctx.body = cached;
+      ctx.type = doc.contentType;
+      ctx.set('Cache-Control', 'public, max-age=300');
+    });
+  }
+
+  router.post(AGENT_AUTH_PATH, async (ctx: Context) => {
+    await applyRateLimit(deps, ctx, `ip:agent-auth:${ctx.ip}`, config.signupRateLimitPerMinute);
+    try {
+      await parseJson(ctx, async () => undefined);
+    } catch {
+      throw errors.validation([{ path: 'body', message: 'Malformed JSON body' }]);
+    }
+    const body = parseOrThrow(AgentAuthRequest, (ctx.request as unknown as { body?: unknown }).body ?? {});
+    ctx.status = 202;
+    ctx.body = await recordAgentAuthIntent(deps, body, ctx.ip);
+  });
+  return router;
+}

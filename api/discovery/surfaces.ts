@@ -1,0 +1,91 @@
+// OpenAPI paths of the surfaces that are not REST routes: the MCP endpoint under the API
+// prefix, the site-root discovery documents and POST /agent/auth (both with a path-level
+// server, since they live at the site root rather than under {base_url}).
+import { z } from 'zod';
+import type { Config } from '../../config';
+import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
+
+export const AgentAuthRequest = z.strictObject({
+  email: z.email({ message: 'must be an email address' }).max(254),
+  agent_name: z.string().min(1).max(100).optional(),
+  purpose: z.string().max(1000).optional().describe('what the agent wants to do, shown to the human'),
+});
+
+type Json = Record<string, unknown>;
+
+const errorResponse = (description: string): Json => ({
+  description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+const JsonRpcMessage: Json = {
+  type: 'object',
+  required: ['jsonrpc'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['string', 'integer', 'null'] },
+    method: { type: 'string', description: 'initialize, tools/list, tools/call, ping, notifications/initialized' },
+    params: { type: 'object' },
+    result: { type: 'object', description: 'tools/call: {content[], structuredContent: {result}, isError?}' },
+    error: { type: 'object', properties: { code: { type: 'integer' }, message: { type: 'string' } } },
+  },
+};
+
+export function agentSurfacePaths(config: Config): Record<string, Json> {
+  const site = [{ url: config.siteUrl, description: 'Site root' }];
+  const paths: Record<string, Json> = {
+    '/mcp': {
+      post: {
+        operationId: 'mcp',
+        summary: 'MCP server (Streamable HTTP, stateless, protocol 2025-11-25)',
+        description: 'JSON-RPC 2.0 over POST. Send `Accept: application/json, text/event-stream`. Tool results are in `result.structuredContent.result`; refusals have `result.isError: true` with text `<code or reason>: <message>`. Mutating tools take `idempotency_key`; agent keys send `service_md_version` where the REST equivalent needs X-Service-MD-Version.',
+        tags: ['MCP'],
+        security: [{ bearerAuth: [] }],
+        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        responses: {
+          200: { description: 'JSON-RPC response', content: { 'application/json': { schema: JsonRpcMessage } } },
+          202: { description: 'Notification accepted' },
+          401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
+          429: errorResponse('Rate limit'),
+        },
+      },
+    },
+    [AGENT_AUTH_PATH]: {
+      servers: site,
+      post: {
+        operationId: 'agentAuth',
+        summary: 'Record an agent sign-in intent (verified-email flow); issues no credentials',
+        tags: ['Discovery'],
+        security: [],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: stripSchemaKey(z.toJSONSchema(AgentAuthRequest, { io: 'input' }) as Json) } },
+        },
+        responses: {
+          202: { description: 'Intent recorded: intent_id, status awaiting_human, credentials_issued false, human_action_required[], relay_message', content: { 'application/json': { schema: { type: 'object' } } } },
+          400: errorResponse('Validation failed'),
+          429: errorResponse('More than the per-IP budget of sign-in intents per minute'),
+        },
+      },
+    },
+  };
+  for (const doc of DISCOVERY_DOCUMENTS) {
+    const schema = doc.contentType.startsWith('application/json') ? { type: 'object' } : { type: 'string' };
+    paths[doc.path] = {
+      servers: site,
+      get: {
+        operationId: `discovery_${doc.key}`,
+        summary: doc.title,
+        description: doc.description,
+        tags: ['Discovery'],
+        security: [],
+        responses: { 200: { description: doc.title, content: { [doc.contentType.split(';')[0]]: { schema } } } },
+      },
+    };
+  }
+  return paths;
+}
+
+function stripSchemaKey(schema: Json): Json {
+  delete schema.$schema;
+  return schema;
+}

@@ -1,0 +1,66 @@
+// Runs one tools/call the way the REST router runs a request: key kind, scope and
+// environment checks from the access row, zod validation, the instructions-version
+// guard, idempotency for mutations, then the handler. Results carry the REST JSON in
+// structuredContent.result; refusals become isError results whose text starts with the
+// error code or reason (for example `live_key_required: ...`).
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ApiError } from '../../domain/errors';
+import type { AuthContext } from '../../services/auth';
+import type { Deps } from '../../services/deps';
+import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import { assertInstructionsVersion } from '../../services/instructions';
+import { authorize, parseOrThrow } from '../router';
+import type { RegisteredTool } from './registry';
+
+type Body = Record<string, unknown>;
+
+/** REST bodies carry test_mode on every JSON object; tool results do too. */
+function withTestMode(result: unknown, auth: AuthContext): unknown {
+  if (result && typeof result === 'object' && !Array.isArray(result) && !('test_mode' in result)) {
+    return { ...(result as Body), test_mode: auth.testMode };
+  }
+  return result;
+}
+
+function success(result: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
+}
+
+/** `<code or reason>: <message>`, plus the fields of a validation error. */
+export function errorText(status: number, body: Body): string {
+  const nested = body.error && typeof body.error === 'object' ? (body.error as Body) : undefined;
+  const message = String(nested ? nested.message : body.error ?? 'Request failed');
+  const fields = Array.isArray(body.fields) ? (body.fields as Array<{ path: string; message: string }>) : [];
+  const label = (body.code ?? nested?.code ?? body.reason ?? (fields.length ? 'validation_error' : `http_${status}`)) as string;
+  const detail = fields.length ? ` (${fields.map((f) => `${f.path}: ${f.message}`).join('; ')})` : '';
+  return `${label}: ${message}${detail}`;
+}
+
+export function errorResult(status: number, body: Body, auth?: AuthContext): CallToolResult {
+  const error = { ...body, ...(auth ? { test_mode: auth.testMode } : {}) };
+  return { isError: true, content: [{ type: 'text', text: errorText(status, body) }], structuredContent: { error, status } };
+}
+
+export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTool, args: unknown): Promise<CallToolResult> {
+  try {
+    authorize(tool.access, auth, tool.accessPath);
+    const input = parseOrThrow(tool.input, args ?? {}) as Body;
+    if (tool.versionGuard) await assertInstructionsVersion(deps, auth, input.service_md_version as number | undefined);
+    const run = async () => withTestMode(await tool.declaration.handler(deps, auth, input), auth);
+    if (!tool.mutation) return success(await run());
+
+    const { idempotency_key: key, ...rest } = input;
+    const r = await runIdempotent(deps, auth, {
+      operation: `mcp:${tool.name}`, key: key as string | undefined, fingerprint: requestFingerprint(rest),
+    }, async () => ({ status: 200, body: await run() }));
+    // A replayed refusal is stored as its status and body.
+    if (r.status >= 400) return errorResult(r.status, r.body as Body, auth);
+    return success(r.body);
+  } catch (err) {
+    if (err instanceof ApiError) return errorResult(err.status, err.toBody(), auth);
+    deps.log.error({ err, tool: tool.name }, 'mcp tool failed');
+    return errorResult(500, {
+      error: 'Internal error', code: 'INTERNAL', retryable: true, suggested_action: 'Retry later.',
+    }, auth);
+  }
+}

@@ -1,0 +1,34 @@
+// The MCP server for one authenticated HTTP request (stateless Streamable HTTP: a new
+// server and transport per request, so nothing is shared between callers). The low-level
+// Server is used because tools come from the registry with their own JSON Schemas,
+// access checks and idempotency rather than from McpServer's callback API.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthContext } from '../../services/auth';
+import type { Deps } from '../../services/deps';
+import { callTool } from './call';
+import type { RegisteredTool } from './registry';
+import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from './tools';
+
+export const MCP_INSTRUCTIONS = [
+  'Postal Mail API: send and receive physical mail.',
+  'Every result is in structuredContent.result (the same JSON as the REST API); a result with isError true is a refusal whose text starts with its code.',
+  'Agent keys: read your instructions with get_service_md and send its version as service_md_version on tools that change things.',
+  'Pass idempotency_key on tools that change things so that a retry has no second effect.',
+  'Test keys (sk_agent_test_) use the sandbox: nothing is charged or printed.',
+].join(' ');
+
+export function createMcpServer(deps: Deps, auth: AuthContext, tools: RegisteredTool[]): Server {
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const server = new Server(
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: 'Postal Mail API' },
+    { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.listing) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = byName.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    return callTool(deps, auth, tool, request.params.arguments);
+  });
+  return server;
+}

@@ -1,0 +1,37 @@
+// One MCP tool = one small declaration: its input (the REST route's zod request schema),
+// the access row of the equivalent REST route (so key kinds, scopes and guards are
+// identical), whether it mutates, and a handler that calls the same service function
+// as REST and returns the JSON the REST route returns. Group and deprecation come from
+// the catalog in tools/index.ts, the one list of the 45 tool names.
+import { z } from 'zod';
+import type { AuthContext } from '../../services/auth';
+import type { Deps } from '../../services/deps';
+import type { McpToolName } from './tools';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ToolInputSchema = z.ZodObject<any, any>;
+
+export interface ToolDeclaration<I extends ToolInputSchema = ToolInputSchema> {
+  name: McpToolName;
+  description: string;
+  /** The input, reusing the REST route's request schema (body, query and path ids merged). */
+  input: I;
+  /** The ENDPOINT_ACCESS key of the equivalent REST route, e.g. 'POST /v1/facility-messages'. */
+  access: string;
+  /** Mutations take `idempotency_key` and are recorded under operation `mcp:<name>`. */
+  mutation?: boolean;
+  /** Irreversible effects (cancel, discard): a hint for clients that ask before calling. */
+  destructive?: boolean;
+  handler(deps: Deps, auth: AuthContext, input: z.output<I>): Promise<unknown>;
+}
+
+export function defineTool<I extends ToolInputSchema>(def: ToolDeclaration<I>): ToolDeclaration {
+  return def as unknown as ToolDeclaration;
+}
+
+/** Fields the framework adds to every mutation's input. */
+export const IDEMPOTENCY_KEY_FIELD = z.string().min(1).max(255)
+  .describe('Optional. A retry with the same key and input returns the first result without a second effect.');
+
+export const SERVICE_MD_VERSION_FIELD = z.coerce.number().int().positive()
+  .describe('Agent keys: the current version of your instructions document (GET it with get_service_md); stale versions are refused.');

@@ -1,0 +1,214 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { startTestApp, TestApp } from '../helpers/app';
+import { newMember } from '../helpers/factories';
+import { newAgentWithKey } from '../helpers/agents';
+import { MCP_TOOL_CATALOG, MCP_TOOL_NAMES, registeredTools } from '../../api/mcp/tools';
+
+// The 45 tools of the contract, as the spec lists them.
+const SPEC_TOOLS = `list_agent_inbox get_agent_inbox_context get_agent_inbox_sources list_agent_inbox_scans get_agent_inbox_scan
+get_agent_inbox_activity report_agent_inbox_outcome get_agent_inbox_handling propose_agent_inbox_handling seed_agent_inbox_sandbox
+list_inbound_forwarding_addresses list_inbound_mail get_inbound_mail list_postal_threads get_postal_thread get_service_md
+propose_service_md_edit send_outbound_mail list_outbound_mail get_outbound_mail cancel_outbound_mail create_test_outbound_mail
+advance_test_outbound_mail get_mailbox get_usage send_facility_message list_facility_conversations get_facility_messages
+update_webhook list_webhook_endpoints create_webhook_endpoint update_webhook_endpoint test_webhook_endpoint
+test_webhook_endpoint_with_sample rotate_webhook_endpoint_secret list_webhook_deliveries replay_webhook_delivery
+list_inbound_items get_inbound_item_sources search_inbound_items get_inbound_item get_inbound_pages quote_inbound_forward
+request_inbound_action get_inbound_activity`.split(/\s+/);
+
+interface ToolResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: { result?: any; error?: any; status?: number };
+}
+
+describe('MCP server at {base_url}/mcp', () => {
+  let app: TestApp;
+  const clients: Client[] = [];
+  beforeAll(async () => { app = await startTestApp({ worker: false }); });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await app.close();
+  });
+
+  async function connect(key: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return { client, transport };
+  }
+
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
+  const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
+
+  async function agentSetup(scopes = ['message.send', 'agent.read', 'agent.write', 'mailbox.read']) {
+    const member = await newMember(app.deps);
+    const { agent, credential } = await newAgentWithKey(app.baseUrl, member.key, { scopes });
+    return { member, agent, key: credential.key };
+  }
+
+  it('catalogs exactly the 45 tools of the contract and serves only registered ones', () => {
+    expect(SPEC_TOOLS).toHaveLength(45);
+    expect([...MCP_TOOL_NAMES].sort()).toEqual([...SPEC_TOOLS].sort());
+    for (const [name, entry] of Object.entries(MCP_TOOL_CATALOG)) {
+      const deprecated = (entry as { deprecated?: { successor: string } }).deprecated;
+      if (deprecated) expect(SPEC_TOOLS).toContain(deprecated.successor);
+      expect(name).toMatch(/^[a-z_]+$/);
+    }
+    for (const t of registeredTools) expect(SPEC_TOOLS).toContain(t.name);
+  });
+
+  it('refuses a request without a key with the REST 401 body and points at the protected-resource metadata', async () => {
+    const res = await fetch(`${app.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ reason: 'token_missing' });
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${app.siteUrl}/.well-known/oauth-protected-resource"`);
+  });
+
+  it('answers GET with 405 (stateless server, no SSE stream)', async () => {
+    const res = await fetch(`${app.baseUrl}/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('initializes with protocol 2025-11-25 as postal-mail-api 1.0.1 and lists the registry', async () => {
+    const member = await newMember(app.deps);
+    const { client, transport } = await connect(member.key);
+    expect(client.getServerVersion()).toMatchObject({ name: 'postal-mail-api', version: '1.0.1' });
+    expect(transport.protocolVersion).toBe('2025-11-25');
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(registeredTools.length);
+    for (const tool of tools) {
+      expect(SPEC_TOOLS).toContain(tool.name);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool._meta).toMatchObject({ group: MCP_TOOL_CATALOG[tool.name as keyof typeof MCP_TOOL_CATALOG].group });
+    }
+    const send = tools.find((t) => t.name === 'send_facility_message')!;
+    expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['body', 'conversation_id', 'idempotency_key', 'service_md_version']));
+    expect(send.inputSchema.required).toEqual(['body']);
+    expect(send.annotations).toMatchObject({ readOnlyHint: false });
+    const read = tools.find((t) => t.name === 'get_mailbox')!;
+    expect(read.annotations).toMatchObject({ readOnlyHint: true });
+    expect(Object.keys(read.inputSchema.properties ?? {})).not.toContain('idempotency_key');
+  });
+
+  it('calls a read tool and returns the REST JSON in structuredContent.result', async () => {
+    const { key, agent } = await agentSetup();
+    const { client } = await connect(key);
+    const r = await call(client, 'get_mailbox');
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent!.result).toMatchObject({ mailboxes: [{ agent_id: agent.id, type: 'outbound' }], test_mode: false });
+    expect(JSON.parse(text(r))).toEqual(r.structuredContent!.result);
+
+    const doc = await call(client, 'get_service_md');
+    expect(doc.structuredContent!.result).toMatchObject({ agent_id: agent.id, version: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it('guards mutations of agent keys with service_md_version, and replays an idempotency_key without a second message', async () => {
+    const { key } = await agentSetup();
+    const { client } = await connect(key);
+
+    const missing = await call(client, 'send_facility_message', { body: 'Hello facility' });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toMatch(/^SERVICE_MD_VERSION_REQUIRED: /);
+    const stale = await call(client, 'send_facility_message', { body: 'Hello facility', service_md_version: 7 });
+    expect(text(stale)).toMatch(/^SERVICE_MD_VERSION_MISMATCH: /);
+
+    const args = { body: 'Please use the blue envelopes for my next batch.', subject: 'Envelopes', service_md_version: 1, idempotency_key: 'fm-1' };
+    const first = await call(client, 'send_facility_message', args);
+    expect(first.isError).toBeFalsy();
+    const second = await call(client, 'send_facility_message', args);
+    expect(second.structuredContent!.result).toEqual(first.structuredContent!.result);
+    const conversationId = first.structuredContent!.result.conversation.id;
+
+    const list = await call(client, 'list_facility_conversations');
+    expect(list.structuredContent!.result).toMatchObject({ pagination: { total: 1, limit: 50, offset: 0 } });
+    const messages = await call(client, 'get_facility_messages', { conversation_id: conversationId });
+    expect(messages.structuredContent!.result.messages).toHaveLength(1);
+    expect(messages.structuredContent!.result.messages[0]).toMatchObject({ sender_type: 'agent', body: args.body });
+
+    // The same key with other input is refused, not replayed.
+    const reused = await call(client, 'send_facility_message', { ...args, body: 'Something else' });
+    expect(text(reused)).toMatch(/^IDEMPOTENCY_KEY_REUSED: /);
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM facility_messages WHERE conversation_id = $1`, [conversationId]);
+    expect(n).toBe(1);
+  });
+
+  it('validates tool input with the REST schema and answers with isError and the field paths', async () => {
+    const { key } = await agentSetup();
+    const { client } = await connect(key);
+    const r = await call(client, 'send_facility_message', { body: '', service_md_version: 1 });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^validation_error: .*body/);
+    expect(r.structuredContent!.error.fields[0].path).toBe('body');
+    const long = await call(client, 'send_facility_message', { body: 'x'.repeat(5001), service_md_version: 1 });
+    expect(long.isError).toBe(true);
+  });
+
+  it('refuses with isError what the REST access row refuses: missing scope, wrong key kind', async () => {
+    const { key } = await agentSetup(['agent.read']);
+    const { client } = await connect(key);
+    const r = await call(client, 'send_facility_message', { body: 'hi', service_md_version: 1 });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^insufficient_scope: Missing scope: message.send/);
+    expect(r.structuredContent).toMatchObject({ status: 403, error: { reason: 'insufficient_scope' } });
+
+    const member = await newMember(app.deps);
+    const { client: memberClient } = await connect(member.key);
+    const propose = await call(memberClient, 'propose_service_md_edit', { suggested_content: 'Be brief.', reason: 'shorter' });
+    expect(text(propose)).toMatch(/^agent_key_required: /);
+  });
+
+  it('records an instructions proposal for an agent key that echoes the current version', async () => {
+    const { key, agent } = await agentSetup();
+    const { client } = await connect(key);
+    const tooLong = await call(client, 'propose_service_md_edit', { suggested_content: 'x'.repeat(10001), service_md_version: 1 });
+    expect(tooLong.isError).toBe(true);
+    const r = await call(client, 'propose_service_md_edit', { suggested_content: 'Always ask before certified mail.', reason: 'cost', service_md_version: 1, idempotency_key: 'p-1' });
+    expect(r.structuredContent!.result.proposal).toMatchObject({ agent_id: agent.id, status: 'pending', suggested_content: 'Always ask before certified mail.' });
+    await call(client, 'propose_service_md_edit', { suggested_content: 'Always ask before certified mail.', reason: 'cost', service_md_version: 1, idempotency_key: 'p-1' });
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM instructions_proposals WHERE agent_id = $1`, [agent.id]);
+    expect(n).toBe(1);
+  });
+
+  it('answers an unknown tool with a JSON-RPC error', async () => {
+    const member = await newMember(app.deps);
+    const { client } = await connect(member.key);
+    const err = await client.callTool({ name: 'print_money', arguments: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect(err.code).toBe(ErrorCode.InvalidParams);
+  });
+
+  it('marks sandbox results with test_mode', async () => {
+    const member = await newMember(app.deps);
+    const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['message.send', 'mailbox.read'] });
+    const { client } = await connect(credential.key);
+    const r = await call(client, 'send_facility_message', { body: 'sandbox hello', service_md_version: 1 });
+    expect(r.structuredContent!.result).toMatchObject({ test_mode: true, conversation: { test_mode: true, facility_id: null } });
+  });
+
+  it('counts every MCP request against the key\'s rate limit', async () => {
+    const member = await newMember(app.deps, { rateLimitPerMinute: 2 });
+    const post = () => fetch(`${app.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await post()).status);
+    // Two per minute: even across a minute boundary some of five are refused.
+    expect(statuses.slice(0, 2)).toEqual([200, 200]);
+    expect(statuses).toContain(429);
+  });
+});
