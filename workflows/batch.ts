@@ -1,2 +1,186 @@
-// Workflows of this area (see DESIGN.md): deterministic code only.
-export {};
+// The batch workflow (`batch-mail-<id>`): one per batch, from draft to a terminal state.
+// A draft waits for confirm until it expires; confirm charges once; pieces are generated
+// in chunks of 1,000 by activities; the facility (or the sandbox advance) moves the
+// batch on. Every state-changing step runs through one queue, so a cancel arriving while
+// a confirm is charging waits for it and then refunds what was charged.
+import {
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch';
+import {
+  advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName, batchStatusQuery,
+  BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
+  FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
+} from './contracts/batch';
+import { BatchStatus } from './search-attributes';
+
+// Postgres or the object store being down must not lose a paid batch: retry without limit.
+const acts = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+const generation = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+function refuse(type: string, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+/** An activity's own ApplicationFailure (e.g. INSUFFICIENT_CREDITS) fails the update with its type. */
+async function unwrap<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) throw err.cause;
+    throw err;
+  }
+}
+
+export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<BatchWorkflowResult> {
+  const { batchId } = input;
+  let status: BatchStatusName = 'draft';
+  let confirmed = false;
+
+  let queue: Promise<unknown> = Promise.resolve();
+  function serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = queue.then(step);
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  // Update handlers change `status` while the main flow awaits; read it through this so
+  // TypeScript does not narrow it.
+  const current = (): BatchStatusName => status;
+
+  function setStatus(next: BatchStatusName): void {
+    if (next === status) return;
+    status = next;
+    upsertSearchAttributes([{ key: BatchStatus, value: next }]);
+  }
+
+  async function publish(eventType: BatchEventType): Promise<void> {
+    await acts.publishBatchEvent({ batchId, eventType });
+  }
+
+  async function finishWith(r: { status: BatchStatusName; alreadyFinished: boolean }): Promise<void> {
+    setStatus(r.status);
+    if (!r.alreadyFinished) await publish(`batch.${r.status}` as BatchEventType);
+  }
+
+  setHandler(batchStatusQuery, () => status);
+
+  setHandler(confirmBatchUpdate, () => serial(async () => {
+    if (status !== 'draft') return { status, alreadyConfirmed: true };
+    const r = await unwrap(acts.chargeBatch({ batchId }));
+    confirmed = true;
+    setStatus(r.status);
+    return { status, alreadyConfirmed: r.alreadyConfirmed };
+  }), {
+    validator: () => {
+      if (status === 'cancelled' && !confirmed) throw refuse(BatchFailureType.notConfirmable, 'The draft was cancelled or expired; it cannot be confirmed.');
+    },
+  });
+
+  setHandler(cancelBatchUpdate, () => serial(async () => {
+    const r = await unwrap(acts.cancelBatch({ batchId }));
+    setStatus(r.status);
+    if (!r.alreadyCancelled) await publish('batch.cancelled');
+    return r;
+  }), {
+    validator: () => {
+      if (status !== 'cancelled' && !CANCELLABLE_BATCH_STATUSES.includes(status)) {
+        throw refuse(BatchFailureType.notCancellable, `The batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`);
+      }
+    },
+  });
+
+  async function startFulfilment(): Promise<void> {
+    setStatus((await unwrap(acts.startBatchFulfilment({ batchId }))).status);
+  }
+
+  setHandler(advanceTestBatchUpdate, () => serial(async () => {
+    const previousStatus = status;
+    if (status === 'submitted') await startFulfilment();
+    else if (status === 'in_progress') {
+      await unwrap(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
+      await finishWith(await unwrap(acts.finishBatch({ batchId, facilityNotes: null })));
+    } else throw refuse(BatchFailureType.advanceInvalid, `The batch is ${status}; it cannot advance.`);
+    return { previousStatus, status };
+  }), {
+    validator: () => {
+      if (!input.testMode) throw refuse(BatchFailureType.advanceInvalid, 'Only sandbox batches can be advanced.');
+      if (status !== 'submitted' && status !== 'in_progress') {
+        throw refuse(BatchFailureType.advanceInvalid, status === 'draft' || status === 'paid' || status === 'generating'
+          ? `The batch is ${status}; wait until it is submitted.`
+          : `The batch is ${status}; it cannot advance further.`);
+      }
+    },
+  });
+
+  const requireStatus = (allowed: readonly BatchStatusName[], what: string) => () => {
+    if (!allowed.includes(status)) throw refuse(BatchFailureType.stateConflict, `The batch is ${status}; ${what}.`);
+  };
+
+  setHandler(startBatchFulfilmentUpdate, () => serial(async () => {
+    if (status === 'submitted') await startFulfilment();
+    return { status };
+  }), { validator: requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started') });
+
+  setHandler(markBatchPiecesUpdate, (mark) => serial(async () => unwrap(acts.markBatchPieces({ batchId, ...mark }))),
+    { validator: (_mark: MarkBatchPiecesInput) => requireStatus(['in_progress'], 'pieces can be marked only while it is in_progress')() });
+
+  setHandler(finishBatchUpdate, (finish) => serial(async () => {
+    const r = await unwrap(acts.finishBatch({ batchId, ...finish }));
+    await finishWith(r);
+    return r;
+  }), {
+    validator: (_finish: FinishBatchInput) =>
+      requireStatus(['in_progress', 'completed', 'partially_completed', 'failed'], 'only in_progress batches can be finished')(),
+  });
+
+  setHandler(failBatchUpdate, (fail) => serial(async () => {
+    const r = await unwrap(acts.failBatch({ batchId, ...fail }));
+    await finishWith(r);
+    return r;
+  }), { validator: (_fail: FailBatchInput) => requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')() });
+
+  // Draft: wait for confirm or cancel until the draft expires.
+  const remainingMs = Date.parse(input.createdAt) + input.draftExpirySeconds * 1000 - Date.now();
+  const decided = remainingMs > 0 ? await condition(() => status !== 'draft', remainingMs) : status !== 'draft';
+  if (!decided) {
+    await serial(async () => {
+      if (status !== 'draft') return;
+      const r = await acts.expireBatchDraft({ batchId });
+      setStatus(r.status);
+      if (r.expired) await publish('batch.cancelled');
+    });
+  }
+
+  // Paid: generate one piece per valid recipient in chunks, then submit to the facility.
+  if (current() === 'paid') {
+    const { pieces } = await serial(async () => {
+      const r = await acts.startBatchGeneration({ batchId });
+      setStatus(r.status);
+      return r;
+    });
+    for (let from = 1; from <= pieces && current() === 'generating'; from += BATCH_GENERATION_CHUNK_SIZE) {
+      const to = Math.min(from + BATCH_GENERATION_CHUNK_SIZE - 1, pieces);
+      await serial(async () => {
+        if (status === 'generating') await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
+      });
+    }
+    await serial(async () => {
+      if (status !== 'generating') return;
+      const r = await generation.finishBatchGeneration({ batchId });
+      setStatus(r.status);
+      if (r.status === 'submitted') await publish('batch.submitted');
+    });
+  }
+
+  await condition(() => TERMINAL_BATCH_STATUSES.includes(status));
+  await condition(allHandlersFinished);
+  return { status };
+}

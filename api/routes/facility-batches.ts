@@ -1,3 +1,83 @@
-import type { RouteDef } from '../route';
+// Facility side of batch mail (sk_facility_ keys): the queue of batches to fulfil, their
+// files, and the fulfilment steps start -> mark pieces -> finish (or fail). A facility
+// sees only live batches assigned to it.
+import { defineRoute, RouteDef } from '../route';
+import { ErrorBody } from '../schemas/common';
+import {
+  BatchIdParams, BatchListResponse, FacilityBatchResponse, FacilityListQuery, FacilityStateResponse, FailBody, FailResponse,
+  FinishBody, FinishResponse, MarkPiecesBody, MarkPiecesResponse,
+} from '../schemas/batches';
+import {
+  failFacilityBatch, finishFacilityBatch, getFacilityBatch, listFacilityBatches, markFacilityBatchPieces, startFacilityBatch,
+} from '../../services/batches';
 
-export const routes: RouteDef[] = [];
+const TAGS = ['Facility: batch mail'];
+const CONFLICT = { description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step', schema: ErrorBody };
+const NOT_FOUND = { description: 'Not a batch of this facility', schema: ErrorBody };
+
+export const routes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/batches',
+    summary: 'Batches to fulfil (default: submitted and in_progress), oldest submission first',
+    tags: TAGS,
+    query: FacilityListQuery,
+    responses: { 200: { description: 'Batches', schema: BatchListResponse } },
+    handler: async ({ deps, auth, query }) => ({ body: await listFacilityBatches(deps, auth, query) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/batches/:id',
+    summary: 'A batch with signed download URLs (1 hour) for the template and the print manifest',
+    tags: TAGS,
+    params: BatchIdParams,
+    responses: { 200: { description: 'Batch and files', schema: FacilityBatchResponse }, 404: NOT_FOUND },
+    handler: async ({ deps, auth, params }) => ({ body: await getFacilityBatch(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/batches/:id/start',
+    summary: 'Start printing: submitted -> in_progress (the member can no longer cancel)',
+    tags: TAGS,
+    params: BatchIdParams,
+    responses: { 200: { description: 'Started', schema: FacilityStateResponse }, 404: NOT_FOUND, 409: CONFLICT },
+    handler: async ({ deps, auth, params }) => ({ body: await startFacilityBatch(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/batches/:id/pieces',
+    summary: 'Mark pieces mailed or failed by batch_sequence ranges or lists',
+    description: 'Only while in_progress. Repeating a mark changes nothing; marking a piece the other way corrects it.',
+    tags: TAGS,
+    params: BatchIdParams,
+    body: MarkPiecesBody,
+    responses: { 200: { description: 'Marked', schema: MarkPiecesResponse }, 400: { description: 'Validation', schema: ErrorBody }, 404: NOT_FOUND, 409: CONFLICT },
+    handler: async ({ deps, auth, params, body }) => ({ body: await markFacilityBatchPieces(deps, auth, params.id, body) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/batches/:id/finish',
+    summary: 'Finish fulfilment: completed when every piece is mailed, partially_completed (unmailed share refunded) when some are, failed when none are',
+    description: 'Pieces not marked mailed count as failed. Refund for a partial batch: floor(charged x unmailed / pieces).',
+    tags: TAGS,
+    params: BatchIdParams,
+    body: FinishBody,
+    responses: { 200: { description: 'Finished', schema: FinishResponse }, 404: NOT_FOUND, 409: CONFLICT },
+    handler: async ({ deps, auth, params, body }) => ({ body: await finishFacilityBatch(deps, auth, params.id, body) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/batches/:id/fail',
+    summary: 'The facility cannot fulfil the batch: failed with a full refund',
+    tags: TAGS,
+    params: BatchIdParams,
+    body: FailBody,
+    responses: { 200: { description: 'Failed', schema: FailResponse }, 404: NOT_FOUND, 409: CONFLICT },
+    handler: async ({ deps, auth, params, body }) => ({ body: await failFacilityBatch(deps, auth, params.id, body) }),
+  }),
+];
