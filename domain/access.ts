@@ -101,6 +101,14 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'POST /v1/batch-mail/:id/confirm': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
   'POST /v1/batch-mail/:id/advance': { callers: ['member_test', 'agent_test'], scopes: ['mail.send'], testOnly: true },
 
+  // Batch mail fulfilment (facility keys)
+  'GET /v1/facility/batches': { callers: FACILITY },
+  'GET /v1/facility/batches/:id': { callers: FACILITY },
+  'POST /v1/facility/batches/:id/start': { callers: FACILITY },
+  'POST /v1/facility/batches/:id/pieces': { callers: FACILITY },
+  'POST /v1/facility/batches/:id/finish': { callers: FACILITY },
+  'POST /v1/facility/batches/:id/fail': { callers: FACILITY },
+
   // Packages (physical inbound custody: live only)
   'GET /v1/packages': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
   'GET /v1/packages/:id': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
