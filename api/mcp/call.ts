@@ -44,14 +44,14 @@ export function errorResult(status: number, body: Body, auth?: AuthContext): Cal
 export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTool, args: unknown): Promise<CallToolResult> {
   try {
     authorize(tool.access, auth, tool.accessPath);
-    const input = parseOrThrow(tool.input, args ?? {}) as Body;
-    if (tool.versionGuard) await assertInstructionsVersion(deps, auth, input.service_md_version as number | undefined);
+    // The framework's own fields never reach the handler, so handlers see the REST input.
+    const { idempotency_key: key, service_md_version: version, ...input } = parseOrThrow(tool.input, args ?? {}) as Body;
+    if (tool.versionGuard) await assertInstructionsVersion(deps, auth, version as number | undefined);
     const run = async () => withTestMode(await tool.declaration.handler(deps, auth, input), auth);
     if (!tool.mutation) return success(await run());
 
-    const { idempotency_key: key, ...rest } = input;
     const r = await runIdempotent(deps, auth, {
-      operation: `mcp:${tool.name}`, key: key as string | undefined, fingerprint: requestFingerprint(rest),
+      operation: `mcp:${tool.name}`, key: key as string | undefined, fingerprint: requestFingerprint(input),
     }, async () => ({ status: 200, body: await run() }));
     // A replayed refusal is stored as its status and body.
     if (r.status >= 400) return errorResult(r.status, r.body as Body, auth);

@@ -182,6 +182,35 @@ describe('MCP server at {base_url}/mcp', () => {
     expect(n).toBe(1);
   });
 
+  it('refuses update_webhook to a test key with text starting live_key_required:', async () => {
+    const member = await newMember(app.deps);
+    const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['webhook.manage', 'webhook.read'] });
+    const { client } = await connect(credential.key);
+    const r = await call(client, 'update_webhook', { webhook_url: 'https://hooks.example.com/x', service_md_version: 1 });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^live_key_required: /);
+  });
+
+  it('creates and lists custom webhook endpoints through the webhook services', async () => {
+    const member = await newMember(app.deps);
+    const { client } = await connect(member.key);
+    const created = await call(client, 'create_webhook_endpoint', {
+      name: 'ops', url: 'http://127.0.0.1:9/hooks', event_types: ['inbound.received'], idempotency_key: 'ep-1',
+    });
+    expect(created.isError).toBeFalsy();
+    expect(created.structuredContent!.result).toMatchObject({ endpoint: { name: 'ops', status: 'pending' }, secret: expect.stringMatching(/^whsec_/) });
+    const again = await call(client, 'create_webhook_endpoint', {
+      name: 'ops', url: 'http://127.0.0.1:9/hooks', event_types: ['inbound.received'], idempotency_key: 'ep-1',
+    });
+    expect(again.structuredContent!.result.endpoint.id).toBe(created.structuredContent!.result.endpoint.id);
+    const list = await call(client, 'list_webhook_endpoints');
+    expect(list.structuredContent!.result.endpoints).toHaveLength(1);
+    const noop = await call(client, 'update_webhook_endpoint', { endpoint_id: created.structuredContent!.result.endpoint.id });
+    expect(text(noop)).toMatch(/^validation_error: /);
+    const renamed = await call(client, 'update_webhook_endpoint', { endpoint_id: created.structuredContent!.result.endpoint.id, name: 'ops-2' });
+    expect(renamed.structuredContent!.result.endpoint.name).toBe('ops-2');
+  });
+
   it('answers an unknown tool with a JSON-RPC error', async () => {
     const member = await newMember(app.deps);
     const { client } = await connect(member.key);
