@@ -9,7 +9,7 @@ import { isAgentKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import { mailboxIdFor } from '../domain/agents';
 import { createInitialInstructions } from './instructions';
-import { assertWebhookTarget, issueAgentSigningKey } from './webhooks';
+import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from './webhooks';
 
 export interface AgentInput {
   name: string;
@@ -31,12 +31,8 @@ export interface AgentRecord {
   created_at: string;
 }
 
-export interface RecentWebhook {
-  event_id: string;
-  event_type: string;
-  object_id: string;
-  created_at: string;
-}
+/** One entry of the agent's legacy webhook log (the shape GET /v1/webhooks/events lists). */
+export type RecentWebhook = Awaited<ReturnType<typeof listWebhookEvents>>['events'][number];
 
 export interface AgentDetail extends AgentRecord {
   recent_webhooks: RecentWebhook[];
@@ -132,20 +128,18 @@ export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInp
   return created.signingKey ? { ...agent, webhook_signing_key: created.signingKey } : agent;
 }
 
+const RECENT_WEBHOOKS = 10;
+
 /**
- * The agent profile with the latest live events sent to its webhook. Test keys get an
- * empty recent_webhooks list: sandbox traffic never shows live deliveries.
+ * The agent profile with its latest live webhook deliveries. Test keys get an empty
+ * recent_webhooks list: sandbox keys never see live traffic.
  */
 export async function getAgent(deps: Deps, auth: AuthContext, agentId: string): Promise<AgentDetail> {
   const row = await findAgentRow(deps, auth, agentId);
   let recent: RecentWebhook[] = [];
-  if (!auth.testMode && row.webhook_url) {
-    const events = await deps.db.query(
-      `SELECT id, event_type, object_id, created_at FROM events
-        WHERE agent_id = $1 AND environment = 'live' ORDER BY created_at DESC LIMIT 10`, [agentId]);
-    recent = events.map((e: { id: string; event_type: string; object_id: string; created_at: Date }) => ({
-      event_id: e.id, event_type: e.event_type, object_id: e.object_id, created_at: e.created_at.toISOString(),
-    }));
+  if (!auth.testMode) {
+    const log = await listWebhookEvents(deps, auth, { agent_id: agentId, limit: RECENT_WEBHOOKS * 2, offset: 0 });
+    recent = log.events.filter((e) => !e.test_mode).slice(0, RECENT_WEBHOOKS);
   }
   return { ...toRecord(row), recent_webhooks: recent };
 }

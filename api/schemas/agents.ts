@@ -42,8 +42,9 @@ export const Agent = z.object({
 
 export const AgentDetail = Agent.extend({
   recent_webhooks: z.array(z.object({
-    event_id: z.string(), event_type: z.string(), object_id: z.string(), created_at: z.string(),
-  })).describe('latest live events for the agent webhook; always empty for test keys'),
+    id: z.string().describe('event id'), event_type: z.string(), status: z.enum(['delivered', 'pending', 'failed']),
+    created_at: z.string(), delivered_at: z.string().nullable(), agent_id: z.string().nullable(), delivery_id: z.string(), test_mode: z.boolean(),
+  })).describe('latest live deliveries to the agent webhook (GET /v1/webhooks/events/{id} has the attempts); always empty for test keys'),
   webhook_signing_key: z.string().optional().describe('the legacy webhook signing secret; only in the answer that set a webhook_url on an agent without one'),
   test_mode: z.boolean(),
 });

@@ -223,17 +223,24 @@ describe('authentication, scopes and key environments', () => {
       expect(liveError.headers.get('x-test-mode')).toBe('false');
     });
 
-    it('live keys see recent live events for the agent webhook; test keys never do', async () => {
+    it('live keys see the recent live deliveries to the agent webhook; test keys never do', async () => {
       const member = await newMember(app.deps);
       const agent = await newAgent(app.baseUrl, member.key, { webhook_url: 'http://127.0.0.1:9/recent' });
       const live = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live' });
       const test = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'test' });
-      await app.deps.db.query(
-        `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
-         VALUES ($1, $2, $3, 'mail.submitted', 'live', 'outbound_mail', 'm-1', '{}'), ($4, $2, $3, 'mail.submitted', 'test', 'outbound_mail', 'm-2', '{}')`,
-        [`auth-test:${agent.id}:1`, member.member_id, agent.id, `auth-test:${agent.id}:2`]);
+      for (const environment of ['live', 'test']) {
+        const [event] = await app.deps.db.query(
+          `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
+           VALUES ($1, $2, $3, 'mail.submitted', $4, 'outbound_mail', $5, '{}') RETURNING id`,
+          [`auth-test:${agent.id}:${environment}`, member.member_id, agent.id, environment, `mail-${environment}`]);
+        await app.deps.db.query(
+          `INSERT INTO webhook_deliveries (event_id, target, target_type, member_id, agent_id, event_type, environment, status, max_attempts, delivered_at)
+           VALUES ($1, $2, 'agent_webhook', $3, $4, 'mail.submitted', $5, 'delivered', 5, now())`,
+          [event.id, `agent:${agent.id}`, member.member_id, agent.id, environment]);
+      }
       const seen = await api('GET', `/v1/agents/${agent.id}`, { key: live.key });
-      expect(seen.body.recent_webhooks).toEqual([expect.objectContaining({ event_type: 'mail.submitted', object_id: 'm-1' })]);
+      expect(seen.body.recent_webhooks).toEqual([expect.objectContaining({ event_type: 'mail.submitted', status: 'delivered', test_mode: false })]);
+      expect((await api('GET', `/v1/agents/${agent.id}`, { key: member.key })).body.recent_webhooks).toHaveLength(1);
       expect((await api('GET', `/v1/agents/${agent.id}`, { key: test.key })).body.recent_webhooks).toEqual([]);
     });
   });
