@@ -329,6 +329,17 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
   });
 }
 
+/**
+ * Marks the current series failed when its attempt activity itself kept failing (for
+ * example a secret that no longer decrypts), so no delivery is left `processing`.
+ */
+export async function failDelivery(deps: Deps, input: { deliveryId: string; series: number; error: string }): Promise<void> {
+  await deps.db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', last_error = $3, updated_at = now()
+      WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
+    [input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000)]);
+}
+
 // Views shared by the legacy event log and the endpoint delivery log.
 
 export function attemptView(a: AttemptRow) {

@@ -103,7 +103,8 @@ export async function sendWebhook(req: SendRequest): Promise<SendResult> {
         statusCode,
         responseTimeMs: (headersAt ?? Date.now()) - started,
         error: error ?? (ok ? null : statusCode !== null && statusCode >= 300 && statusCode < 400 ? `http_${statusCode}: redirects are not followed` : `http_${statusCode}`),
-        body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8'),
+        // Postgres text cannot hold NUL characters.
+        body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\u0000/g, ''),
       });
     };
 

@@ -2,13 +2,13 @@
 // jittered backoff between them. Every attempt is one activity that signs the body
 // with a fresh timestamp, sends it and records the result; the workflow only decides
 // whether to wait and try again.
-import { proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { WebhookDeliveryInput, WebhookDeliveryResult } from './contracts/webhook-delivery';
+import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './contracts/webhook-delivery';
 import { ObjectStatus } from './search-attributes';
 import { retryDelayMs } from '../domain/webhook-retry';
 
-const { attemptWebhookDelivery } = proxyActivities<Activities>({
+const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<Activities>({
   // The receiver has 10 s; DNS, signing and bookkeeping fit easily in the rest.
   startToCloseTimeout: '40 seconds',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
@@ -16,11 +16,20 @@ const { attemptWebhookDelivery } = proxyActivities<Activities>({
 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let attempts = 0;
-  let last = { statusCode: null as number | null, error: null as string | null };
+  let last: Pick<AttemptOutcome, 'statusCode' | 'error'> = { statusCode: null, error: null };
   for (let n = 1; n <= input.maxAttempts; n++) {
     if (n > 1) await sleep(retryDelayMs(n, input.baseDelayMs, Math.random()));
     upsertSearchAttributes([{ key: ObjectStatus, value: 'processing' }]);
-    const outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, series: input.series, attemptNumber: n, final: n === input.maxAttempts });
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, series: input.series, attemptNumber: n, final: n === input.maxAttempts });
+    } catch (err) {
+      // The attempt could not even be recorded (not a receiver failure): end the series as failed.
+      const error = err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+      await failWebhookDelivery({ deliveryId: input.deliveryId, series: input.series, error });
+      upsertSearchAttributes([{ key: ObjectStatus, value: 'failed' }]);
+      return { deliveryId: input.deliveryId, status: 'failed', attempts, statusCode: null, error };
+    }
     if (outcome.outcome !== 'stopped') attempts = n;
     last = { statusCode: outcome.statusCode, error: outcome.error };
     upsertSearchAttributes([{ key: ObjectStatus, value: outcome.status }]);
