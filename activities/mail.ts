@@ -1,6 +1,261 @@
+// Side effects of the piece workflow. Each activity is idempotent: it changes the row
+// only from the status it expects (under a row lock), treats "already there" as done,
+// moves money under unique ledger keys (debit:mail:<id>, refund:mail:<id>), and
+// publishes the mail.* event after its transaction commits (event key
+// mail:<id>:<event_type>, so a retry publishes once).
+import { ApplicationFailure } from '@temporalio/common';
+import type { EntityManager } from 'typeorm';
 import type { Deps } from '../services/deps';
+import { ApiError } from '../domain/errors';
+import { balanceCents, debit, refund } from '../services/credits';
+import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
+import { spentLast24h } from '../services/mail-safeguards';
+import { startMailWorkflow } from '../services/mail-workflow';
+import { sandboxPhotoPng } from '../services/mail-sandbox';
+import { TRACKED_CLASSES } from '../domain/pricing';
+import {
+  CancellationReason, carrierForClass, DispatchMethod, MailMove, MailStatusName, mailEventType, moveAllowed, sandboxTrackingNumber, spendRefusal,
+} from '../domain/mail-rules';
+import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef, ReconcileOutboundMailInput } from '../workflows/contracts/mail';
+
+function fail(type: string, message: string, details?: Record<string, unknown>): ApplicationFailure {
+  return ApplicationFailure.create({ message, type, details: details ? [details] : undefined, nonRetryable: true });
+}
+
+async function lockRow(tx: EntityManager, id: string): Promise<MailRow> {
+  const row = await loadMailRow(tx, id, { forUpdate: true });
+  if (!row) throw fail(MAIL_FAILURE.notFound, `Outbound mail ${id} not found`);
+  return row;
+}
+
+/** What was actually debited for the piece (0 in the sandbox or before approval). */
+async function debitedCents(db: Pick<EntityManager, 'query'>, id: string): Promise<number> {
+  const [row] = await db.query(`SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`, [`debit:mail:${id}`]);
+  return row ? Number(row.cents) : 0;
+}
+
+async function insertPhotos(tx: EntityManager, id: string, photos: PhotoRef[]): Promise<void> {
+  for (const p of photos) {
+    await tx.query(
+      `INSERT INTO outbound_mail_photos (outbound_mail_id, category, storage_key, content_type) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (storage_key) DO NOTHING`, [id, p.category, p.storageKey, p.contentType]);
+  }
+}
+
+interface Transition {
+  outboundMailId: string;
+  move: MailMove;
+  to: MailStatusName;
+  facilityId: string | null;
+  /** Columns to set (names come from this module, never from callers). */
+  set: Record<string, unknown>;
+  photos?: PhotoRef[];
+  /** A facility failure before mailing returns the debit (refund:mail:<id>). */
+  refundDebit?: boolean;
+}
+
+/** Marks a column to be set to the transaction's time. */
+const NOW = Symbol('now');
+
+/** Moves the row to `to` from a status the move allows, then publishes mail.<to>. */
+async function transition(deps: Deps, t: Transition): Promise<void> {
+  const row = await deps.db.transaction(async (tx) => {
+    const current = await lockRow(tx, t.outboundMailId);
+    if (current.status === t.to) return current;
+    if (!moveAllowed(t.move, current.status)) {
+      throw fail(MAIL_FAILURE.stateConflict, `The piece is ${current.status}; ${t.move} is not possible now.`, { status: current.status });
+    }
+    const set: Record<string, unknown> = { ...t.set, status: t.to, facility_id: current.facility_id ?? t.facilityId };
+    const values: unknown[] = [];
+    const assignments = Object.entries(set).map(([column, value]) => {
+      if (value === NOW) return `${column} = now()`;
+      values.push(value);
+      return `${column} = $${values.length + 1}`;
+    });
+    const [updated] = await updateReturning(tx,
+      `UPDATE outbound_mail SET ${assignments.join(', ')}, updated_at = now() WHERE id = $1 RETURNING *`,
+      [t.outboundMailId, ...values]);
+    await insertPhotos(tx, t.outboundMailId, t.photos ?? []);
+    if (t.refundDebit) {
+      await refund(tx, {
+        memberId: current.member_id, amountCents: await debitedCents(tx, current.id), entryKey: `refund:mail:${current.id}`,
+        referenceType: 'outbound_mail', referenceId: current.id, description: `Refund: outbound mail ${current.id} failed before mailing`,
+      });
+    }
+    return updated;
+  });
+  await publishMailEvent(deps, row, mailEventType(t.to));
+}
 
 export function createMailActivities(deps: Deps) {
-  void deps;
-  return {};
+  return {
+    /** Publishes the event of the status the piece was created in (mail.submitted or mail.pending_approval). */
+    async announceMail(input: { outboundMailId: string; status: 'pending_approval' | 'submitted' }): Promise<void> {
+      const row = await loadMailRow(deps.db, input.outboundMailId);
+      if (!row) throw fail(MAIL_FAILURE.notFound, `Outbound mail ${input.outboundMailId} not found`);
+      await publishMailEvent(deps, row, mailEventType(input.status));
+    },
+
+    /** The owner's approval: checks the spend limits, debits now, and submits the piece. */
+    async approveMail(input: { outboundMailId: string }): Promise<ApproveResult> {
+      const outcome = await deps.db.transaction(async (tx) => {
+        const row = await lockRow(tx, input.outboundMailId);
+        if (row.status === 'submitted' && row.approved_at) {
+          return { row, published: true, result: { creditsChargedCents: await debitedCents(tx, row.id), balanceCents: row.test_mode ? null : await balanceCents(tx, row.member_id) } };
+        }
+        if (row.status !== 'pending_approval') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; only pending pieces can be approved.`, { status: row.status });
+        let balance: number | null = null;
+        if (!row.test_mode) {
+          const [member] = await tx.query(`SELECT per_transaction_limit_cents, daily_spend_limit_cents FROM members WHERE id = $1 FOR UPDATE`, [row.member_id]);
+          const refusal = spendRefusal({
+            costCents: row.price_cents, maxCostCents: null, perTransactionLimitCents: member.per_transaction_limit_cents,
+            dailySpendLimitCents: member.daily_spend_limit_cents, spentLast24hCents: await spentLast24h(tx, row.member_id), live: true,
+          });
+          if (refusal) throw fail(MAIL_FAILURE.spendLimit, refusal.message, refusal as unknown as Record<string, unknown>);
+          try {
+            const debited = await debit(deps, tx, {
+              memberId: row.member_id, amountCents: row.price_cents, entryKey: `debit:mail:${row.id}`,
+              referenceType: 'outbound_mail', referenceId: row.id, description: `Outbound mail ${row.id} (${row.mail_class}, approved)`,
+            });
+            balance = debited.balanceCents;
+          } catch (err) {
+            if (err instanceof ApiError && err.code === 'INSUFFICIENT_CREDITS') {
+              const extra = err.options.extra ?? {};
+              throw fail(MAIL_FAILURE.insufficientCredits, err.message, { credits_required_cents: extra.credits_required_cents, credit_balance_cents: extra.credit_balance_cents });
+            }
+            throw err;
+          }
+        }
+        const [updated] = await updateReturning(tx,
+          `UPDATE outbound_mail SET status = 'submitted', approved_at = now(), submitted_at = now(), cost_cents = $2, updated_at = now()
+            WHERE id = $1 RETURNING *`, [row.id, row.test_mode ? 0 : row.price_cents]);
+        return { row: updated, published: false, result: { creditsChargedCents: row.test_mode ? 0 : row.price_cents, balanceCents: balance } };
+      });
+      await publishMailEvent(deps, outcome.row, 'mail.submitted');
+      return outcome.result;
+    },
+
+    /**
+     * Cancels a piece (caller's DELETE, owner's rejection or approval timeout) and refunds
+     * what was debited, once. `requestId` identifies this cancellation, so a retry of it
+     * answers as the first attempt did while a later cancel answers already_cancelled.
+     */
+    async cancelMail(input: { outboundMailId: string; reason: CancellationReason; requestId: string }): Promise<CancelResult> {
+      const outcome = await deps.db.transaction(async (tx) => {
+        const row = await lockRow(tx, input.outboundMailId);
+        const balance = async () => (row.test_mode ? null : balanceCents(tx, row.member_id));
+        if (row.status === 'cancelled') {
+          const mine = row.cancel_request_id === input.requestId;
+          const [refunded] = mine ? await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`]) : [];
+          return { row, result: { refundedCents: refunded ? Number(refunded.amount_cents) : 0, alreadyCancelled: !mine, balanceCents: await balance() } };
+        }
+        const allowed = input.reason === 'cancelled_by_caller'
+          ? row.status === 'pending_approval' || (row.status === 'submitted' && !row.printing_started_at)
+          : row.status === 'pending_approval';
+        if (!allowed) {
+          const why = row.status === 'submitted' ? 'printing has started' : `it is ${row.status}`;
+          throw fail(input.reason === 'cancelled_by_caller' ? MAIL_FAILURE.notCancellable : MAIL_FAILURE.stateConflict, `The piece can no longer be cancelled: ${why}.`, { status: row.status });
+        }
+        const [updated] = await updateReturning(tx,
+          `UPDATE outbound_mail SET status = 'cancelled', cancelled_at = now(), cancellation_reason = $2, cancel_request_id = $3, updated_at = now()
+            WHERE id = $1 RETURNING *`, [row.id, input.reason, input.requestId]);
+        const refundedCents = await refund(tx, {
+          memberId: row.member_id, amountCents: await debitedCents(tx, row.id), entryKey: `refund:mail:${row.id}`,
+          referenceType: 'outbound_mail', referenceId: row.id, description: `Refund: outbound mail ${row.id} cancelled`,
+        });
+        return { row: updated, result: { refundedCents, alreadyCancelled: false, balanceCents: await balance() } };
+      });
+      if (outcome.row.status === 'cancelled') await publishMailEvent(deps, outcome.row, 'mail.cancelled');
+      return outcome.result;
+    },
+
+    /** The facility claims the piece for printing; from now on it cannot be cancelled. */
+    async startPrinting(input: { outboundMailId: string; facilityId: string }): Promise<void> {
+      await deps.db.transaction(async (tx) => {
+        const row = await lockRow(tx, input.outboundMailId);
+        if (row.status === 'submitted' && row.printing_started_at) return;
+        if (row.status !== 'submitted') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; printing cannot start.`, { status: row.status });
+        await tx.query(
+          `UPDATE outbound_mail SET printing_started_at = now(), facility_id = COALESCE(facility_id, $2), updated_at = now() WHERE id = $1`,
+          [row.id, input.facilityId]);
+      });
+    },
+
+    async markPrinted(input: { outboundMailId: string; facilityId: string | null; photos: PhotoRef[] }): Promise<void> {
+      await transition(deps, {
+        outboundMailId: input.outboundMailId, move: 'printed', to: 'ready', facilityId: input.facilityId, photos: input.photos,
+        set: { ready_at: NOW, printing_started_at: NOW },
+      });
+    },
+
+    async markDispatched(input: { outboundMailId: string; facilityId: string | null; carrier: string; trackingNumber: string | null; dispatchMethod: DispatchMethod; photos: PhotoRef[] }): Promise<void> {
+      await transition(deps, {
+        outboundMailId: input.outboundMailId, move: 'dispatched', to: 'mailed', facilityId: input.facilityId, photos: input.photos,
+        set: { mailed_at: NOW, carrier: input.carrier, tracking_number: input.trackingNumber, dispatch_method: input.dispatchMethod },
+      });
+    },
+
+    async markDelivered(input: { outboundMailId: string; facilityId: string | null; photos: PhotoRef[] }): Promise<void> {
+      await transition(deps, {
+        outboundMailId: input.outboundMailId, move: 'delivered', to: 'delivered', facilityId: input.facilityId, photos: input.photos,
+        set: { delivered_at: NOW },
+      });
+    },
+
+    /** The facility could not print or dispatch the piece: failed, and the debit is refunded. */
+    async markFailed(input: { outboundMailId: string; facilityId: string | null; message: string }): Promise<void> {
+      await transition(deps, {
+        outboundMailId: input.outboundMailId, move: 'failed', to: 'failed', facilityId: input.facilityId, refundDebit: true,
+        set: { failed_at: NOW, error_message: input.message },
+      });
+    },
+
+    /** A mailed, tracked piece whose carrier delivery failed: failed, postage spent, no refund. */
+    async markCarrierDeliveryFailed(input: { outboundMailId: string; facilityId: string | null; message: string | null }): Promise<void> {
+      await transition(deps, {
+        outboundMailId: input.outboundMailId, move: 'carrierDeliveryFailed', to: 'failed', facilityId: input.facilityId,
+        set: {
+          failed_at: NOW, error_message: input.message ?? 'The carrier reported that delivery failed.',
+          carrier_delivery_failed: true, failure_stage: 'carrier_delivery', failure_source: 'carrierx_tracking',
+        },
+      });
+    },
+
+    /**
+     * Sandbox fulfillment: uploads simulated (real PNG) photos for a step under fixed keys
+     * and picks the carrier details, so a retried step produces the same result.
+     */
+    async simulateFulfillment(input: { outboundMailId: string; step: 'printed' | 'dispatched' | 'delivered' }) {
+      const row = await loadMailRow(deps.db, input.outboundMailId);
+      if (!row) throw fail(MAIL_FAILURE.notFound, `Outbound mail ${input.outboundMailId} not found`);
+      const categories = input.step === 'printed' ? (['pages', 'envelope'] as const) : input.step === 'dispatched' ? (['receipt'] as const) : (['delivery'] as const);
+      const photos: PhotoRef[] = [];
+      for (const category of categories) {
+        const storageKey = `mail/${row.id}/photos/sandbox-${category}.png`;
+        await deps.storage.put(storageKey, sandboxPhotoPng(category, row.id), 'image/png');
+        photos.push({ category, storageKey, contentType: 'image/png' });
+      }
+      const tracked = (TRACKED_CLASSES as readonly string[]).includes(row.mail_class);
+      return {
+        photos,
+        carrier: carrierForClass(row.mail_class),
+        trackingNumber: tracked ? sandboxTrackingNumber(row.id, row.mail_class) : null,
+        dispatchMethod: (row.mail_class.startsWith('carrier') ? 'carrier_pickup' : 'post_office_counter') as DispatchMethod,
+      };
+    },
+
+    /** Starts the workflow of every piece committed more than graceSeconds ago without one. */
+    async reconcileUnstartedMail(input: ReconcileOutboundMailInput): Promise<number> {
+      const rows: MailRow[] = await deps.db.query(
+        `SELECT id, status, test_mode, member_id, agent_id FROM outbound_mail
+          WHERE workflow_started_at IS NULL AND status IN ('pending_approval','submitted')
+            AND created_at < now() - ($1 || ' seconds')::interval
+          ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);
+      for (const row of rows) {
+        await startMailWorkflow(deps, row, input.approvalTimeoutSeconds);
+        deps.log.warn({ outbound_mail_id: row.id }, 'reconciler started the workflow of a piece whose start was lost');
+      }
+      return rows.length;
+    },
+  };
 }

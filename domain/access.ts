@@ -72,6 +72,7 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'POST /v1/mail': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
   'GET /v1/mail': { callers: KEYS, scopes: ['mail.send'] },
   'GET /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'] },
+  'GET /v1/mail/:id/document': { callers: KEYS, scopes: ['mail.send'] },
   'DELETE /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
   'POST /v1/mail/:id/approve': { callers: MEMBER },
   'POST /v1/mail/:id/reject': { callers: MEMBER },
@@ -80,6 +81,17 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'POST /v1/test/webhook': { callers: KEYS, anyScope: ['webhook.manage', 'mail.send'] },
   'GET /v1/credits': { callers: KEYS, anyScope: ['billing.read', 'mail.send'] },
   'GET /v1/usage': { callers: KEYS, anyScope: ['billing.read', 'mail.send'] },
+
+  // Facility fulfillment of outbound mail
+  'GET /v1/facility/mail': { callers: FACILITY },
+  'GET /v1/facility/mail/:id': { callers: FACILITY },
+  'GET /v1/facility/mail/:id/document': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/printing': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/printed': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/dispatched': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/delivered': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/failed': { callers: FACILITY },
+  'POST /v1/facility/mail/:id/carrier-delivery-failed': { callers: FACILITY },
 
   // Legacy agent webhooks
   'PUT /v1/webhooks/settings': { callers: KEYS, scopes: ['webhook.manage'], liveOnly: true, versionGuard: true },
@@ -149,10 +161,18 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
 
   // Forwarded inbound context
   'GET /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound-forwarding-addresses/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  // Managing intake aliases and threads writes mailbox settings: mailbox.write.
+  'POST /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
+  'PATCH /v1/inbound-forwarding-addresses/:id': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
   'GET /v1/inbound': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/inbound/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound/:id/files/:fileId': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/postal-threads': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/postal-threads/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  'PATCH /v1/postal-threads/:id': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
+  // An email provider's inbound webhook: no API key; the service checks the shared intake secret.
+  'POST /v1/intake/email': { callers: 'public' },
 
   // Support tickets and facility messages (message.send covers writing and reading them)
   'POST /v1/support/messages': { callers: KEYS, scopes: ['message.send'], versionGuard: true },

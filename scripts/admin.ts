@@ -6,6 +6,7 @@ import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts';
 import { getBalance, topUp } from '../services/credits';
+import { approveMail, rejectMail } from '../services/mail';
 import { ensureDatabase, migrate } from './stack';
 
 type Options = Record<string, string | boolean | undefined>;
@@ -64,6 +65,22 @@ export const commands: Record<string, Command> = {
     options: { name: { type: 'string' }, json: { type: 'boolean' } },
     async run(deps, opts) {
       return createFacility(deps, required(opts, 'name'));
+    },
+  },
+  approve: {
+    usage: 'approve --mail ID [--json]',
+    description: 'Approve an outbound piece awaiting approval: debits it now and submits it (the owner\'s approval).',
+    options: { mail: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return approveMail(deps, 'operator', required(opts, 'mail'));
+    },
+  },
+  reject: {
+    usage: 'reject --mail ID [--json]',
+    description: 'Reject an outbound piece awaiting approval: it is cancelled and nothing is charged.',
+    options: { mail: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return rejectMail(deps, 'operator', required(opts, 'mail'));
     },
   },
   'key:revoke': {

@@ -1,2 +1,185 @@
-// Workflows of this area (see DESIGN.md): deterministic code only.
-export {};
+// One workflow per outbound piece (`outbound-mail-<id>`): it announces the piece, waits
+// for approval when needed (cancelling it when the approval timeout passes), then
+// applies each facility or sandbox step as an Update until the piece is delivered,
+// failed or cancelled. Every change is one idempotent activity that updates the row
+// only from the expected status and publishes the mail.* event; handlers run one at a
+// time so that, for example, a cancel and a start-of-printing cannot both succeed.
+import {
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes, uuid4,
+} from '@temporalio/workflow';
+import type { createMailActivities } from '../activities/mail';
+import {
+  approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
+  MAIL_FAILURE, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
+  startPrintingUpdate, testAdvanceUpdate,
+} from './contracts/mail';
+import { MailStatus } from './search-attributes';
+import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
+
+type MailActivities = ReturnType<typeof createMailActivities>;
+
+const acts = proxyActivities<MailActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+/** Re-raises an activity's business failure as the update's failure, so the API sees its type. */
+async function call<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+      const c = err.cause;
+      throw ApplicationFailure.create({ message: c.message, type: c.type ?? undefined, details: c.details as unknown[] | undefined, nonRetryable: true });
+    }
+    throw err;
+  }
+}
+
+export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
+  const id = input.outboundMailId;
+  let status: string = input.status;
+  let printingStarted = false;
+  let busy = false;
+
+  const setStatus = (next: string) => {
+    if (next === status) return;
+    status = next;
+    upsertSearchAttributes([{ key: MailStatus, value: next }]);
+  };
+
+  const requireMove = (move: MailMove) => {
+    if (!moveAllowed(move, status)) {
+      throw ApplicationFailure.create({ message: `The piece is ${status}; ${move} is not possible now.`, type: MAIL_FAILURE.stateConflict, details: [{ status, move }], nonRetryable: true });
+    }
+  };
+
+  /** Handlers run one at a time; each re-checks the status once it holds the turn. */
+  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await fn();
+    } finally {
+      busy = false;
+    }
+  }
+
+  // The steps shared by facility updates and the sandbox's testAdvance.
+  const steps = {
+    printed: async (facilityId: string | null, photos: PhotoRef[]) => {
+      requireMove('printed');
+      await call(acts.markPrinted({ outboundMailId: id, facilityId, photos }));
+      printingStarted = true;
+      setStatus('ready');
+    },
+    dispatched: async (facilityId: string | null, d: DispatchInput) => {
+      requireMove('dispatched');
+      await call(acts.markDispatched({ outboundMailId: id, facilityId, ...d }));
+      setStatus('mailed');
+    },
+    delivered: async (facilityId: string | null, photos: PhotoRef[]) => {
+      requireMove('delivered');
+      await call(acts.markDelivered({ outboundMailId: id, facilityId, photos }));
+      setStatus('delivered');
+    },
+  };
+
+  setHandler(mailStatusQuery, () => status);
+
+  setHandler(approveMailUpdate, () => exclusive(async () => {
+    requireMove('approve');
+    const result = await call(acts.approveMail({ outboundMailId: id }));
+    setStatus('submitted');
+    return result;
+  }), { validator: () => requireMove('approve') });
+
+  setHandler(rejectMailUpdate, () => exclusive(async () => {
+    requireMove('reject');
+    await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
+    setStatus('cancelled');
+  }), { validator: () => requireMove('reject') });
+
+  setHandler(cancelMailUpdate, () => exclusive(async () => {
+    const result = await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }));
+    setStatus('cancelled');
+    return result;
+  }), {
+    validator: () => {
+      if (status === 'cancelled') return;
+      if (!moveAllowed('cancel', status) || printingStarted) {
+        throw ApplicationFailure.create({
+          message: printingStarted && status === 'submitted' ? 'Printing has started; the piece can no longer be cancelled.' : `The piece is ${status} and can no longer be cancelled.`,
+          type: MAIL_FAILURE.notCancellable, details: [{ status }], nonRetryable: true,
+        });
+      }
+    },
+  });
+
+  setHandler(startPrintingUpdate, ({ facilityId }) => exclusive(async () => {
+    requireMove('startPrinting');
+    await call(acts.startPrinting({ outboundMailId: id, facilityId }));
+    printingStarted = true;
+  }), { validator: (_actor: FacilityActor) => requireMove('startPrinting') });
+
+  setHandler(printedUpdate, ({ facilityId, photos }) => exclusive(() => steps.printed(facilityId, photos)), {
+    validator: (_input: FacilityActor) => requireMove('printed'),
+  });
+  setHandler(dispatchedUpdate, ({ facilityId, ...d }) => exclusive(() => steps.dispatched(facilityId, d)), {
+    validator: (_input: FacilityActor) => requireMove('dispatched'),
+  });
+  setHandler(deliveredUpdate, ({ facilityId, photos }) => exclusive(() => steps.delivered(facilityId, photos)), {
+    validator: (_input: FacilityActor) => requireMove('delivered'),
+  });
+  setHandler(failedUpdate, ({ facilityId, message }) => exclusive(async () => {
+    requireMove('failed');
+    await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
+    setStatus('failed');
+  }), { validator: (_input: FacilityActor) => requireMove('failed') });
+  setHandler(carrierDeliveryFailedUpdate, ({ facilityId, message }) => exclusive(async () => {
+    requireMove('carrierDeliveryFailed');
+    await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
+    setStatus('failed');
+  }), { validator: (_input: FacilityActor) => requireMove('carrierDeliveryFailed') });
+
+  setHandler(testAdvanceUpdate, () => exclusive(async () => {
+    const step = nextTestStep(status);
+    if (!input.testMode || !step) {
+      throw ApplicationFailure.create({ message: `A ${status} piece cannot be advanced.`, type: MAIL_FAILURE.stateConflict, details: [{ status }], nonRetryable: true });
+    }
+    const sim = await call(acts.simulateFulfillment({ outboundMailId: id, step }));
+    if (step === 'printed') await steps.printed(null, sim.photos);
+    else if (step === 'dispatched') await steps.dispatched(null, { carrier: sim.carrier!, trackingNumber: sim.trackingNumber, dispatchMethod: sim.dispatchMethod!, photos: sim.photos });
+    else await steps.delivered(null, sim.photos);
+    return { status };
+  }), {
+    validator: () => {
+      if (!input.testMode) throw ApplicationFailure.create({ message: 'Only sandbox pieces can be advanced.', type: MAIL_FAILURE.stateConflict, nonRetryable: true });
+      if (!nextTestStep(status)) {
+        const hint = status === 'pending_approval' ? ' Approve it first.' : '';
+        throw ApplicationFailure.create({ message: `A ${status} piece cannot be advanced.${hint}`, type: MAIL_FAILURE.stateConflict, details: [{ status }], nonRetryable: true });
+      }
+    },
+  });
+
+  await exclusive(() => call(acts.announceMail({ outboundMailId: id, status: input.status })));
+
+  if (status === 'pending_approval') {
+    const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000);
+    if (!decided) {
+      await exclusive(async () => {
+        if (status !== 'pending_approval') return;
+        await call(acts.cancelMail({ outboundMailId: id, reason: 'approval_timed_out', requestId: uuid4() }));
+        setStatus('cancelled');
+      });
+    }
+  }
+
+  await condition(() => isTerminalMailStatus(status) && !busy && allHandlersFinished());
+  return status;
+}
+
+/** Started by the reconciler schedule: gives every lost-start piece its workflow. */
+export async function reconcileOutboundMailWorkflow(input: ReconcileOutboundMailInput): Promise<number> {
+  return acts.reconcileUnstartedMail(input);
+}

@@ -1,3 +1,151 @@
-import type { RouteDef } from '../route';
+// Facility endpoints for outbound mail (facility keys only): the print queue, the
+// document, and the fulfillment steps that move a live piece through its workflow.
+import { z } from 'zod';
+import { defineRoute, RouteDef, UploadedFile } from '../route';
+import { ErrorBody, IdParams, Pagination } from '../schemas/common';
+import {
+  CarrierDeliveryFailedBody, DispatchedForm, FacilityDocumentSchema, FacilityMailItemSchema, FacilityMailQuery, FailedBody,
+} from '../schemas/mail';
+import { errors } from '../../domain/errors';
+import {
+  facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityDocument, facilityFailed, facilityPrinted,
+  facilityStartPrinting, getFacilityMail, listFacilityMail,
+} from '../../services/mail-facility';
+import { readUpload } from './mail';
 
-export const routes: RouteDef[] = [];
+const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+
+const stepResponses = {
+  200: { description: 'The piece after the step', schema: FacilityMailItemSchema },
+  400: { description: 'Validation failed (fields[])', schema: ErrorBody },
+  404: { description: 'Not a live piece of this facility', schema: ErrorBody },
+  409: { description: 'MAIL_STATE_CONFLICT: the piece is not in a status this step follows (for example cancelled)', schema: ErrorBody },
+};
+
+async function requiredPhoto(files: Record<string, UploadedFile>, field: string): Promise<Buffer> {
+  const file = files[field];
+  if (!file) throw errors.validation([{ path: field, message: 'required: a PNG or JPEG photo' }]);
+  return readUpload(file);
+}
+
+export const routes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/mail',
+    summary: 'The facility\'s outbound queue',
+    description: 'Live pieces assigned to this facility (or not yet assigned), oldest submission first. Without status: submitted, ready and mailed.',
+    tags: ['Facility'],
+    query: FacilityMailQuery,
+    responses: { 200: { description: 'Queue page', schema: z.object({ items: z.array(FacilityMailItemSchema), pagination: Pagination }) } },
+    handler: async ({ deps, auth, query }) => ({ body: await listFacilityMail(deps, auth, query) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/mail/:id',
+    summary: 'One piece of the facility\'s queue',
+    tags: ['Facility'],
+    params: IdParams,
+    responses: { 200: { description: 'The piece', schema: FacilityMailItemSchema }, 404: { description: 'Not found', schema: ErrorBody } },
+    handler: async ({ deps, auth, params }) => ({ body: await getFacilityMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/mail/:id/document',
+    summary: 'The document to print',
+    description: 'A signed URL of the stored document (1-hour expiry) and the print settings.',
+    tags: ['Facility'],
+    params: IdParams,
+    responses: { 200: { description: 'Document', schema: FacilityDocumentSchema }, 404: { description: 'Not found', schema: ErrorBody } },
+    handler: async ({ deps, auth, params }) => ({ body: await facilityDocument(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/printing',
+    summary: 'Start printing a submitted piece',
+    description: 'Claims the piece for printing. From this moment the sender can no longer cancel it; a piece cancelled a moment earlier answers 409.',
+    tags: ['Facility'],
+    params: IdParams,
+    responses: stepResponses,
+    handler: async ({ deps, auth, params }) => ({ body: await facilityStartPrinting(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/printed',
+    summary: 'Printed and enveloped: submitted -> ready',
+    description: 'Multipart: `pages` and `envelope` photos (PNG or JPEG, at most 10 MB each). Emits mail.ready.',
+    tags: ['Facility'],
+    params: IdParams,
+    body: z.strictObject({}),
+    multipart: { maxFileBytes: { pages: MAX_PHOTO_BYTES, envelope: MAX_PHOTO_BYTES } },
+    responses: stepResponses,
+    handler: async ({ deps, auth, params, files }) => {
+      const pages = await requiredPhoto(files, 'pages');
+      const envelope = await requiredPhoto(files, 'envelope');
+      return { body: await facilityPrinted(deps, auth, params.id, { pages, envelope }) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/dispatched',
+    summary: 'Handed to the carrier: ready -> mailed',
+    description:
+      'Multipart: carrier, tracking_number (required for every class but first_class), dispatch_method (post_office_counter, carrier_pickup, ' +
+      'drop_box) and the `receipt` photo. Emits mail.mailed.',
+    tags: ['Facility'],
+    params: IdParams,
+    body: DispatchedForm,
+    multipart: { maxFileBytes: { receipt: MAX_PHOTO_BYTES } },
+    responses: stepResponses,
+    handler: async ({ deps, auth, params, body, files }) => {
+      const receipt = await requiredPhoto(files, 'receipt');
+      return { body: await facilityDispatched(deps, auth, params.id, { ...body, receipt }) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/delivered',
+    summary: 'Delivery confirmed: mailed -> delivered',
+    description: 'Multipart with an optional `delivery` proof photo (PNG or JPEG). Emits mail.delivered.',
+    tags: ['Facility'],
+    params: IdParams,
+    body: z.strictObject({}),
+    multipart: { maxFileBytes: { delivery: MAX_PHOTO_BYTES } },
+    responses: stepResponses,
+    handler: async ({ deps, auth, params, files }) => {
+      const proof = files.delivery ? await readUpload(files.delivery) : null;
+      return { body: await facilityDelivered(deps, auth, params.id, proof) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/failed',
+    summary: 'The facility could not print or dispatch the piece',
+    description: 'From submitted or ready: status failed with error_message = message; the sender\'s credits for the piece are refunded. Emits mail.failed.',
+    tags: ['Facility'],
+    params: IdParams,
+    body: FailedBody,
+    responses: stepResponses,
+    handler: async ({ deps, auth, params, body }) => ({ body: await facilityFailed(deps, auth, params.id, body.message) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/facility/mail/:id/carrier-delivery-failed',
+    summary: 'The carrier could not deliver a mailed piece',
+    description:
+      'From mailed: status failed, carrier_delivery_failed true, failure_stage carrier_delivery, failure_source carrierx_tracking. Postage was spent, ' +
+      'so nothing is refunded. Emits mail.failed.',
+    tags: ['Facility'],
+    params: IdParams,
+    body: CarrierDeliveryFailedBody,
+    responses: stepResponses,
+    handler: async ({ deps, auth, params, body }) => ({ body: await facilityCarrierDeliveryFailed(deps, auth, params.id, body.message ?? null) }),
+  }),
+];

@@ -1,3 +1,239 @@
-import type { RouteDef } from '../route';
+// Outbound mail: submit (multipart, with dry run and safeguards), list, read, cancel,
+// owner approval, the stored document, usage, and the sandbox's test pieces.
+import { readFile, rm } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineRoute, RouteDef, UploadedFile } from '../route';
+import { ErrorBody, IdParams } from '../schemas/common';
+import {
+  ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
+  SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
+} from '../schemas/mail';
+import { errors } from '../../domain/errors';
+import {
+  advanceTestMail, approveMail, cancelMail, getMail, listMail, mailDocumentUrl, rejectMail, submitMail,
+} from '../../services/mail';
+import { getUsage } from '../../services/mail-usage';
+import { SIGNED_URL_SECONDS } from '../../services/storage';
 
-export const routes: RouteDef[] = [];
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+
+/** Reads an uploaded file and removes its temporary copy. */
+export async function readUpload(file: UploadedFile): Promise<Buffer> {
+  try {
+    return await readFile(file.filepath);
+  } finally {
+    await rm(file.filepath, { force: true }).catch(() => undefined);
+  }
+}
+
+function maxCostHeader(value: string | undefined): number | null {
+  if (value === undefined || value.trim() === '') return null;
+  if (!/^\d+$/.test(value.trim())) throw errors.validation([{ path: 'headers.x-max-cost-cents', message: 'must be a non-negative integer number of cents' }]);
+  return Number(value.trim());
+}
+
+const errorResponses = {
+  400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing', schema: ErrorBody },
+  404: { description: 'Not found', schema: ErrorBody },
+};
+
+const SUBMIT_HEADERS = {
+  'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale).',
+  'X-Max-Cost-Cents': 'Optional cost cap in cents: a piece that costs more is refused with 422 before anything is spent.',
+  'Idempotency-Key': 'Optional: a retry with the same key and body returns the first answer; the same key with another body is refused (422).',
+};
+
+export const routes: RouteDef[] = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/mail',
+    summary: 'Send a letter (or price it with dry_run)',
+    description:
+      'Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB) and the recipient. Checks run in this order and each ' +
+      'refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap ' +
+      '(422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). ' +
+      'dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: ' +
+      'status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). ' +
+      'Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, ' +
+      'unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true ' +
+      'to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent).',
+    tags: ['Outbound mail'],
+    query: SubmitMailQuery,
+    body: SubmitMailForm,
+    multipart: { maxFileBytes: { document: MAX_DOCUMENT_BYTES } },
+    requestHeaders: SUBMIT_HEADERS,
+    responses: {
+      200: { description: 'Dry run: price and warnings; nothing stored or charged', schema: DryRunSchema },
+      201: { description: 'The piece was created (submitted or pending_approval)', schema: SubmittedMailSchema },
+      ...errorResponses,
+      402: { description: 'INSUFFICIENT_CREDITS (billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents)', schema: ErrorBody },
+      409: { description: 'SERVICE_MD_VERSION_MISMATCH or DUPLICATE_OUTBOUND_MAIL', schema: ErrorBody },
+      422: { description: 'MAX_COST_EXCEEDED, PER_TRANSACTION_LIMIT_EXCEEDED, DAILY_SPEND_LIMIT_EXCEEDED, MAX_DAILY_PIECES_EXCEEDED, IDEMPOTENCY_KEY_REUSED; nothing spent', schema: ErrorBody },
+      503: { description: 'Document store, duplicate or idempotency protection unavailable; retryable, nothing spent', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, query, body, files, headers }) => {
+      const file = files.document;
+      if (!file) throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
+      const data = await readUpload(file);
+      return submitMail(deps, auth, {
+        fields: body,
+        document: { data, filename: file.originalFilename },
+        agentId: query.agent_id,
+        maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
+        idempotencyKey: headers['idempotency-key'],
+        operation: 'POST /v1/mail',
+      });
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/mail',
+    summary: 'List outbound mail',
+    description:
+      'Newest first. q matches recipient name and company, address lines, city, state, ZIP, tracking number and agent notes (every word must match). ' +
+      'created_after and created_before take an ISO 8601 date-time or YYYY-MM-DD (inclusive; a date-only created_before includes that whole UTC day). ' +
+      'test_mode defaults to the key\'s environment. Agent keys see only their agent\'s mail; member keys may narrow with agent_id.',
+    tags: ['Outbound mail'],
+    query: ListMailQuery,
+    responses: { 200: { description: 'A page of records', schema: MailListSchema }, ...errorResponses },
+    handler: async ({ deps, auth, query }) => ({ body: await listMail(deps, auth, query) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/mail/:id',
+    summary: 'Read one outbound piece',
+    description: 'The canonical record with fresh 1-hour signed URLs for pdf_url and fulfillment_photos.',
+    tags: ['Outbound mail'],
+    params: IdParams,
+    responses: { 200: { description: 'The record', schema: MailRecordSchema }, ...errorResponses },
+    handler: async ({ deps, auth, params }) => ({ body: await getMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/mail/:id/document',
+    summary: 'The stored document (document_preview_url)',
+    description: 'Redirects (302) to a fresh signed URL of the stored document, valid for 1 hour.',
+    tags: ['Outbound mail'],
+    params: IdParams,
+    responses: {
+      302: { description: 'Location: the signed document URL', schema: z.object({ url: z.string(), expires_in_seconds: z.number().int() }) },
+      ...errorResponses,
+    },
+    handler: async ({ deps, auth, params }) => {
+      const url = await mailDocumentUrl(deps, auth, params.id);
+      return { status: 302, headers: { Location: url }, body: { url, expires_in_seconds: SIGNED_URL_SECONDS } };
+    },
+  }),
+
+  defineRoute({
+    method: 'delete',
+    path: '/v1/mail/:id',
+    summary: 'Cancel a piece',
+    description:
+      'Cancels a piece that is submitted and not yet printing (or still awaiting approval) and refunds its credits once. Repeating the call ' +
+      'answers already_cancelled true and refunds nothing. 409 MAIL_NOT_CANCELLABLE once printing has started or later.',
+    tags: ['Outbound mail'],
+    params: IdParams,
+    responses: {
+      200: { description: 'Cancelled (or already cancelled)', schema: CancelResultSchema },
+      ...errorResponses,
+      409: { description: 'MAIL_NOT_CANCELLABLE', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, params }) => ({ body: await cancelMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/mail/:id/approve',
+    summary: 'Approve a piece awaiting approval (account owner)',
+    description: 'Debits the piece now and submits it. 402 when credits are short: the piece stays pending_approval, so add credits and approve again.',
+    tags: ['Outbound mail'],
+    params: IdParams,
+    responses: {
+      200: { description: 'Approved and submitted', schema: ApproveResultSchema },
+      ...errorResponses,
+      402: { description: 'INSUFFICIENT_CREDITS; the piece stays pending_approval', schema: ErrorBody },
+      409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
+      422: { description: 'PER_TRANSACTION_LIMIT_EXCEEDED or DAILY_SPEND_LIMIT_EXCEEDED', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, params }) => ({ body: await approveMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/mail/:id/reject',
+    summary: 'Reject a piece awaiting approval (account owner)',
+    description: 'The piece is cancelled (cancellation_reason rejected_by_owner); nothing is charged.',
+    tags: ['Outbound mail'],
+    params: IdParams,
+    responses: {
+      200: { description: 'Rejected', schema: RejectResultSchema },
+      ...errorResponses,
+      409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, params }) => ({ body: await rejectMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/test/mail',
+    summary: 'Create a sandbox test piece without a document',
+    description: 'Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.',
+    tags: ['Sandbox'],
+    body: TestMailBody,
+    requestHeaders: { 'X-Service-MD-Version': SUBMIT_HEADERS['X-Service-MD-Version'], 'X-Max-Cost-Cents': SUBMIT_HEADERS['X-Max-Cost-Cents'], 'Idempotency-Key': SUBMIT_HEADERS['Idempotency-Key'] },
+    query: SubmitMailQuery,
+    responses: {
+      201: { description: 'The test piece', schema: SubmittedMailSchema },
+      ...errorResponses,
+      409: { description: 'DUPLICATE_OUTBOUND_MAIL or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
+      422: { description: 'A safeguard refused the piece', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, query, body, headers }) => {
+      const { page_count: pages, ...fields } = body;
+      return submitMail(deps, auth, {
+        fields: { ...fields, dry_run: false },
+        document: { simulatedPages: pages },
+        agentId: query.agent_id,
+        maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
+        idempotencyKey: headers['idempotency-key'],
+        operation: 'POST /v1/test/mail',
+      });
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/test/mail/:id/advance',
+    summary: 'Advance a sandbox piece one step',
+    description:
+      'Test keys only. submitted -> ready (simulated page and envelope photos) -> mailed (carrier, dispatch method, receipt photo, tracking number ' +
+      'for tracked classes) -> delivered (delivery photo), through the same workflow steps a facility uses, emitting the matching mail.* event. ' +
+      '409 MAIL_STATE_CONFLICT for a piece awaiting approval or already final.',
+    tags: ['Sandbox'],
+    params: IdParams,
+    responses: {
+      200: { description: 'The record after the step', schema: MailRecordSchema },
+      ...errorResponses,
+      409: { description: 'MAIL_STATE_CONFLICT', schema: ErrorBody },
+    },
+    handler: async ({ deps, auth, params }) => ({ body: await advanceTestMail(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/usage',
+    summary: 'Usage and spend for a period',
+    description:
+      'period_start and period_end (ISO 8601 date-times) default to the current calendar month (UTC) up to now. Returns pieces by status, ' +
+      'spend and refunds, the balance, and the ledger movements of the period (newest first, at most 1,000). Agent keys see their own agent\'s ' +
+      'pieces and money only; test mode (the key\'s environment by default) counts sandbox pieces and has no ledger movements.',
+    tags: ['Billing'],
+    query: UsageQuery,
+    responses: { 200: { description: 'Usage', schema: UsageSchema }, ...errorResponses },
+    handler: async ({ deps, auth, query }) => ({ body: await getUsage(deps, auth, query) }),
+  }),
+];

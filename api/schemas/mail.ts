@@ -1,0 +1,355 @@
+// Request and response schemas of outbound mail (REST and, later, MCP). Multipart
+// fields arrive as strings, so flags and numbers go through the form coercions; an
+// empty form field counts as not sent.
+import { z } from 'zod';
+import { formBoolean, formInt, formJsonObject, Pagination } from './common';
+import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
+import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
+import { DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
+
+const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefined, schema.optional());
+
+const MAX_LINE = 200;
+const MAX_NOTES = 2000;
+/** metadata is echoed in every response and webhook, so it is kept small. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+const requiredText = (max: number) => z.string({ error: 'required' }).trim().min(1, 'required').max(max);
+const optionalText = (max: number) => optional(z.string().trim().min(1).max(max));
+
+const stateCode = z.string({ error: 'required' }).transform((v, ctx) => {
+  const code = normaliseStateCode(v);
+  if (!code) ctx.addIssue({ code: 'custom', message: 'must be a 2-letter US state code' });
+  return code ?? z.NEVER;
+});
+const zipCode = z.string({ error: 'required' }).transform((v, ctx) => {
+  const zip = normaliseZip(v);
+  if (!zip) ctx.addIssue({ code: 'custom', message: 'must be 5 digits or ZIP+4 (12345-6789)' });
+  return zip ?? z.NEVER;
+});
+const country = optional(z.string()).transform((v, ctx) => {
+  if (v === undefined) return 'US';
+  const code = normaliseCountry(v);
+  if (!code) {
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO 3166-1 alpha-2 country code' });
+    return z.NEVER;
+  }
+  if (!isServedCountry(code)) {
+    ctx.addIssue({ code: 'custom', message: 'only US destinations (the states, DC, territories and freely associated states) are served' });
+    return z.NEVER;
+  }
+  return code;
+});
+const uuid = optional(z.string().uuid({ message: 'must be a UUID' }));
+const flag = formBoolean.optional().default(false);
+const mailClass = optional(z.enum(MAIL_CLASSES as [MailClass, ...MailClass[]])).transform((v) => v ?? 'first_class');
+const metadata = optional(formJsonObject).refine((v) => v === undefined || JSON.stringify(v).length <= MAX_METADATA_BYTES, {
+  message: `must be a JSON object of at most ${MAX_METADATA_BYTES} bytes`,
+});
+
+const addressFields = {
+  recipient_name: optionalText(MAX_LINE),
+  recipient_company: optionalText(MAX_LINE),
+  recipient_line1: requiredText(MAX_LINE),
+  recipient_line2: optionalText(MAX_LINE),
+  recipient_city: requiredText(100),
+  recipient_state: stateCode,
+  recipient_zip: zipCode,
+  recipient_country: country,
+  return_name: optionalText(MAX_LINE),
+  return_company: optionalText(MAX_LINE),
+  return_line1: optionalText(MAX_LINE),
+  return_line2: optionalText(MAX_LINE),
+  return_city: optionalText(100),
+  return_state: optional(stateCode),
+  return_zip: optional(zipCode),
+};
+
+const pieceFields = {
+  ...addressFields,
+  mail_class: mailClass,
+  color: flag,
+  duplex: flag,
+  package_id: uuid,
+  inbound_capture_id: uuid,
+  postal_mail_thread_id: uuid,
+  agent_notes: optionalText(MAX_NOTES),
+  requires_approval: flag,
+  metadata,
+  allow_duplicate: flag,
+};
+
+interface CrossFieldInput {
+  recipient_name?: string;
+  recipient_company?: string;
+  return_line1?: string;
+  return_line2?: string;
+  return_city?: string;
+  return_state?: string;
+  return_zip?: string;
+  mail_run_id?: string;
+  dry_run?: boolean;
+  requires_approval?: boolean;
+}
+
+function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
+  if (!v.recipient_name && !v.recipient_company) {
+    ctx.addIssue({ code: 'custom', path: ['recipient_name'], message: 'recipient_name or recipient_company is required' });
+  }
+  // A return address replaces the profile's as a whole: line1, city, state and zip together.
+  const block = [v.return_line1, v.return_line2, v.return_city, v.return_state, v.return_zip];
+  if (block.some((x) => x !== undefined)) {
+    for (const field of ['return_line1', 'return_city', 'return_state', 'return_zip'] as const) {
+      if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'required when a return address is sent' });
+    }
+  }
+  if (v.mail_run_id !== undefined && v.dry_run) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with dry_run' });
+  if (v.mail_run_id !== undefined && v.requires_approval) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with requires_approval' });
+}
+
+/** POST /v1/mail multipart fields (the file `document` is read separately). */
+export const SubmitMailForm = z.strictObject({
+  ...pieceFields,
+  page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))),
+  mail_run_id: optionalText(100),
+  dry_run: flag,
+}).superRefine(crossFieldRules);
+
+/** POST /v1/test/mail JSON: a sandbox piece whose document is a simulated letter of page_count pages. */
+export const TestMailBody = z.strictObject({
+  ...pieceFields,
+  page_count: z.number().int().min(1).max(100).default(1),
+}).superRefine(crossFieldRules);
+
+export const SubmitMailQuery = z.object({ agent_id: optional(z.string().uuid({ message: 'must be a UUID' })) });
+
+const BooleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const ListMailQuery = z.strictObject({
+  q: optional(z.string().max(200)),
+  status: optional(z.enum(MAIL_STATUSES)),
+  created_after: optional(z.string()),
+  created_before: optional(z.string()),
+  test_mode: optional(BooleanQuery),
+  agent_id: optional(z.string().uuid({ message: 'must be a UUID' })),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const UsageQuery = z.strictObject({
+  period_start: optional(z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time' })),
+  period_end: optional(z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time' })),
+  agent_id: optional(z.string().uuid({ message: 'must be a UUID' })),
+  test_mode: optional(BooleanQuery),
+});
+
+const Address = z.object({
+  name: z.string().nullable(), company: z.string().nullable(), line1: z.string(), line2: z.string().nullable(),
+  city: z.string(), state: z.string(), zip: z.string(), country: z.string(), formatted: z.string(),
+});
+
+export const CostBreakdownSchema = z.looseObject({
+  total_cents: z.number().int(),
+  handling_cents: z.number().int(),
+  printing_cents: z.number().int(),
+  printing_per_page_cents: z.number().int(),
+  color_printing_per_page_cents: z.number().int(),
+  color_surcharge_per_page_cents: z.number().int(),
+  postage_cents: z.number().int(),
+  postage_description: z.string(),
+  page_count: z.number().int(),
+  weight_oz: z.number(),
+  zone: z.number().int(),
+  rate_source: z.string(),
+  first_class_baseline_adjustment_cents: z.number().int(),
+  service_adjustment_cents: z.number().int(),
+});
+
+export const FulfillmentPhotoSchema = z.object({
+  category: z.enum(PHOTO_CATEGORIES),
+  url: z.string().describe('signed, 1-hour expiry'),
+  uploaded_at: z.string(),
+});
+
+export const HumanReviewSchema = z.object({
+  send_to: Address,
+  return_address: Address.nullable(),
+  mail_class: z.string(),
+  cost: z.object({ cost_cents: z.number().int(), cost_display: z.string(), credits_required_cents: z.number().int(), estimated_live_cost_cents: z.number().int().optional(), charged: z.boolean() }),
+  document: z.object({
+    filename: z.string().nullable(), type: z.string(), content_type: z.string(), page_count: z.number().int(), page_count_source: z.string().nullable(),
+    size_bytes: z.number().int(), sha256: z.string(), color: z.boolean(), duplex: z.boolean(), simulated: z.boolean(),
+  }),
+  safeguards: z.record(z.string(), z.unknown()),
+  preview_url: z.string(),
+  next_step: z.string(),
+});
+
+export const MailRecordSchema = z.object({
+  id: z.string().uuid(),
+  object: z.literal('outbound_mail'),
+  status: z.enum(MAIL_STATUSES),
+  mail_class: z.string(),
+  agent_id: z.string().nullable(),
+  mailbox_id: z.string().nullable(),
+  recipient_name: z.string().nullable(),
+  recipient_company: z.string().nullable(),
+  recipient_line1: z.string(),
+  recipient_line2: z.string().nullable(),
+  recipient_city: z.string(),
+  recipient_state: z.string(),
+  recipient_zip: z.string(),
+  recipient_country: z.string(),
+  return_name: z.string().nullable(),
+  return_company: z.string().nullable(),
+  return_line1: z.string().nullable(),
+  return_line2: z.string().nullable(),
+  return_city: z.string().nullable(),
+  return_state: z.string().nullable(),
+  return_zip: z.string().nullable(),
+  page_count: z.number().int(),
+  color: z.boolean(),
+  duplex: z.boolean(),
+  cost_cents: z.number().int().describe('0 for test records'),
+  cost_display: z.string(),
+  credits_required_cents: z.number().int(),
+  estimated_live_cost_cents: z.number().int().optional().describe('only when test_mode is true'),
+  cost_breakdown: CostBreakdownSchema,
+  tracking_number: z.string().nullable(),
+  carrier: z.string().nullable(),
+  dispatch_method: z.string().nullable(),
+  error_message: z.string().nullable(),
+  carrier_delivery_failed: z.boolean(),
+  failure_stage: z.enum(['carrier_delivery']).nullable(),
+  failure_source: z.enum(['carrierx_tracking']).nullable(),
+  cancellation_reason: z.enum(['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out']).nullable(),
+  requires_approval: z.boolean(),
+  approved_at: z.string().nullable(),
+  submitted_at: z.string().nullable(),
+  ready_at: z.string().nullable(),
+  mailed_at: z.string().nullable(),
+  delivered_at: z.string().nullable(),
+  failed_at: z.string().nullable(),
+  cancelled_at: z.string().nullable(),
+  created_at: z.string(),
+  document_preview_url: z.string().nullable().describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
+  pdf_url: z.string().nullable().describe('only for PDF documents; signed, 1-hour expiry'),
+  fulfillment_photos: z.array(FulfillmentPhotoSchema),
+  human_review: HumanReviewSchema,
+  package_id: z.string().nullable(),
+  inbound_capture_id: z.string().nullable(),
+  postal_mail_thread_id: z.string().nullable(),
+  mail_run_id: z.string().nullable(),
+  agent_notes: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  test_mode: z.boolean(),
+});
+
+export const SubmittedMailSchema = MailRecordSchema.extend({
+  credit_balance_cents: z.number().int().describe('the balance after this submission'),
+});
+
+export const DryRunSchema = z.object({
+  dry_run: z.literal(true),
+  cost_cents: z.number().int(),
+  cost_display: z.string(),
+  credits_required_cents: z.number().int(),
+  estimated_live_cost_cents: z.number().int().optional(),
+  cost_breakdown: CostBreakdownSchema,
+  credit_balance_cents: z.number().int(),
+  page_count: z.number().int(),
+  mail_class: z.string(),
+  warnings: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+  test_mode: z.boolean(),
+});
+
+export const MailListSchema = z.object({ mail: z.array(MailRecordSchema), pagination: Pagination, test_mode: z.boolean() });
+
+export const CancelResultSchema = z.object({
+  outbound_mail: MailRecordSchema,
+  refunded_credits_cents: z.number().int(),
+  credit_balance_cents: z.number().int().nullable(),
+  already_cancelled: z.boolean(),
+  test_mode: z.boolean(),
+});
+
+export const ApproveResultSchema = z.object({
+  outbound_mail: MailRecordSchema,
+  credits_charged_cents: z.number().int(),
+  credit_balance_cents: z.number().int().nullable(),
+  test_mode: z.boolean(),
+});
+
+export const RejectResultSchema = z.object({ outbound_mail: MailRecordSchema, test_mode: z.boolean() });
+
+// Facility side
+
+export const FacilityMailQuery = z.strictObject({
+  status: optional(z.enum(['submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'])),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const DispatchedForm = z.strictObject({
+  carrier: requiredText(50),
+  tracking_number: optionalText(100),
+  dispatch_method: z.enum(DISPATCH_METHODS),
+});
+
+export const FailedBody = z.strictObject({ message: z.string().trim().min(1).max(1000) });
+export const CarrierDeliveryFailedBody = z.strictObject({ message: optional(z.string().trim().min(1).max(1000)) });
+
+export const FacilityMailItemSchema = z.object({
+  id: z.string().uuid(),
+  status: z.enum(MAIL_STATUSES),
+  mail_class: z.string(),
+  tracked: z.boolean().describe('a tracking number is required at dispatch'),
+  recipient: Address,
+  return_address: Address.nullable(),
+  page_count: z.number().int(),
+  color: z.boolean(),
+  duplex: z.boolean(),
+  agent_notes: z.string().nullable(),
+  document: z.object({ type: z.string(), content_type: z.string(), size_bytes: z.number().int(), sha256: z.string() }),
+  facility_id: z.string().nullable(),
+  printing_started_at: z.string().nullable(),
+  submitted_at: z.string().nullable(),
+  ready_at: z.string().nullable(),
+  mailed_at: z.string().nullable(),
+  delivered_at: z.string().nullable(),
+  carrier: z.string().nullable(),
+  tracking_number: z.string().nullable(),
+  dispatch_method: z.string().nullable(),
+  error_message: z.string().nullable(),
+  fulfillment_photos: z.array(FulfillmentPhotoSchema),
+  created_at: z.string(),
+});
+
+export const FacilityDocumentSchema = z.object({
+  url: z.string().describe('signed, 1-hour expiry'),
+  expires_at: z.string(),
+  content_type: z.string(),
+  filename: z.string().nullable(),
+  page_count: z.number().int(),
+  color: z.boolean(),
+  duplex: z.boolean(),
+});
+
+export const UsageSchema = z.object({
+  period: z.object({ start: z.string(), end: z.string() }),
+  summary: z.object({
+    pieces: z.object({ total: z.number().int(), by_status: z.record(z.string(), z.number().int()) }),
+    spend_cents: z.number().int(),
+    refunds_cents: z.number().int(),
+    net_spend_cents: z.number().int(),
+    net_spend_display: z.string(),
+  }),
+  credits: z.object({ balance_cents: z.number().int(), balance_display: z.string(), currency: z.literal('usd'), billing_url: z.string() }),
+  events: z.array(z.object({
+    id: z.string(), kind: z.string(), amount_cents: z.number().int(), amount_display: z.string(), description: z.string().nullable(),
+    reference_type: z.string().nullable(), reference_id: z.string().nullable(), created_at: z.string(),
+  })),
+  events_truncated: z.boolean(),
+  test_mode: z.boolean().describe('the calling key\'s environment'),
+});

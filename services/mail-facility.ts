@@ -1,0 +1,190 @@
+// The facility's side of outbound mail: its queue of live pieces, the document to
+// print, and the fulfillment steps (start printing, printed, dispatched, delivered,
+// failed, carrier delivery failed). Steps are Updates to the piece workflow, so the
+// facility learns at once when a step is refused (for example a piece the caller has
+// just cancelled). A facility sees pieces assigned to it and pieces submitted while no
+// facility was active (it takes those on its first step).
+import { randomUUID } from 'node:crypto';
+import type { Deps } from './deps';
+import type { AuthContext } from './auth';
+import { errors } from '../domain/errors';
+import { TRACKED_CLASSES } from '../domain/pricing';
+import { formatAddressLines } from '../domain/mail-address';
+import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
+import { SIGNED_URL_SECONDS } from './storage';
+import { loadMailRow, loadPhotos, MailRow, PhotoRow, signedPhotos } from './mail-record';
+import { MailWorkflowClosed, runMailUpdate } from './mail-workflow';
+import type { PhotoRef } from '../workflows/contracts/mail';
+
+export interface UploadedPhoto {
+  category: PhotoCategory;
+  data: Buffer;
+}
+
+const isTracked = (mailClass: string) => (TRACKED_CLASSES as readonly string[]).includes(mailClass);
+
+function photoContentType(data: Buffer): 'image/png' | 'image/jpeg' | null {
+  if (data.length > 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (data.length > 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
+  return null;
+}
+
+/** Photos must be PNG or JPEG images; checked before anything is stored. */
+function checkPhotos(photos: UploadedPhoto[]): void {
+  const bad = photos.filter((p) => !photoContentType(p.data));
+  if (bad.length) throw errors.validation(bad.map((p) => ({ path: p.category, message: 'must be a PNG or JPEG image' })));
+}
+
+async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[]): Promise<PhotoRef[]> {
+  checkPhotos(photos);
+  const refs: PhotoRef[] = [];
+  for (const p of photos) {
+    const contentType = photoContentType(p.data)!;
+    const storageKey = `mail/${id}/photos/${p.category}-${randomUUID()}.${contentType === 'image/png' ? 'png' : 'jpg'}`;
+    await deps.storage.put(storageKey, p.data, contentType);
+    refs.push({ category: p.category, storageKey, contentType });
+  }
+  return refs;
+}
+
+/** A live piece this facility may work on; 404 otherwise (sandbox pieces are never fulfilled). */
+async function facilityMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
+  const row = await loadMailRow(deps.db, id);
+  if (!row || row.test_mode || row.status === 'pending_approval' || (row.facility_id !== null && row.facility_id !== auth.facilityId)) {
+    throw errors.notFound('Outbound mail');
+  }
+  return row;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+async function toFacilityItem(deps: Deps, row: MailRow, photos: PhotoRow[]) {
+  const recipient = { name: row.recipient_name, company: row.recipient_company, line1: row.recipient_line1, line2: row.recipient_line2, city: row.recipient_city, state: row.recipient_state, zip: row.recipient_zip, country: row.recipient_country };
+  const ret = row.return_line1 && row.return_city && row.return_state && row.return_zip
+    ? { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip, country: 'US' }
+    : null;
+  return {
+    id: row.id,
+    status: row.status,
+    mail_class: row.mail_class,
+    tracked: isTracked(row.mail_class),
+    recipient: { ...recipient, formatted: formatAddressLines(recipient).join('\n') },
+    return_address: ret ? { ...ret, formatted: formatAddressLines(ret).join('\n') } : null,
+    page_count: row.page_count,
+    color: row.color,
+    duplex: row.duplex,
+    agent_notes: row.agent_notes,
+    document: { type: row.document_type, content_type: row.document_content_type, size_bytes: row.document_size_bytes, sha256: row.document_sha256 },
+    facility_id: row.facility_id,
+    printing_started_at: iso(row.printing_started_at),
+    submitted_at: iso(row.submitted_at),
+    ready_at: iso(row.ready_at),
+    mailed_at: iso(row.mailed_at),
+    delivered_at: iso(row.delivered_at),
+    carrier: row.carrier,
+    tracking_number: row.tracking_number,
+    dispatch_method: row.dispatch_method,
+    error_message: row.error_message,
+    fulfillment_photos: await signedPhotos(deps, photos),
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+async function itemOf(deps: Deps, id: string) {
+  const row = (await loadMailRow(deps.db, id))!;
+  const photos = await loadPhotos(deps.db, [id]);
+  return toFacilityItem(deps, row, photos.get(id) ?? []);
+}
+
+/** The queue, oldest submission first. Without ?status= it is the open work: submitted, ready and mailed. */
+export async function listFacilityMail(deps: Deps, auth: AuthContext, q: { status?: string; limit: number; offset: number }) {
+  const statuses = q.status ? [q.status] : ['submitted', 'ready', 'mailed'];
+  const where = `test_mode = false AND status = ANY($1::text[]) AND (facility_id = $2 OR facility_id IS NULL)`;
+  const params = [statuses, auth.facilityId];
+  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM outbound_mail WHERE ${where}`, params);
+  const rows: MailRow[] = await deps.db.query(
+    `SELECT * FROM outbound_mail WHERE ${where} ORDER BY submitted_at NULLS LAST, created_at, id LIMIT ${q.limit} OFFSET ${q.offset}`, params);
+  const photos = await loadPhotos(deps.db, rows.map((r) => r.id));
+  const items = await Promise.all(rows.map((r) => toFacilityItem(deps, r, photos.get(r.id) ?? [])));
+  return { items, pagination: { total, limit: q.limit, offset: q.offset, has_more: q.offset + rows.length < total } };
+}
+
+export async function getFacilityMail(deps: Deps, auth: AuthContext, id: string) {
+  await facilityMailRow(deps, auth, id);
+  return itemOf(deps, id);
+}
+
+export async function facilityDocument(deps: Deps, auth: AuthContext, id: string) {
+  const row = await facilityMailRow(deps, auth, id);
+  return {
+    url: await deps.storage.signedUrl(row.document_key),
+    expires_at: new Date(Date.now() + SIGNED_URL_SECONDS * 1000).toISOString(),
+    content_type: row.document_content_type,
+    filename: row.document_filename,
+    page_count: row.page_count,
+    color: row.color,
+    duplex: row.duplex,
+  };
+}
+
+/** Runs one step; photos uploaded for a refused step are removed again. */
+async function step(deps: Deps, row: MailRow, update: string, arg: unknown, uploaded: PhotoRef[] = []) {
+  try {
+    await runMailUpdate<void>(deps, row, update, [arg]);
+  } catch (err) {
+    await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
+    if (!(err instanceof MailWorkflowClosed)) throw err;
+    const now = (await loadMailRow(deps.db, row.id))!;
+    throw errors.conflict('MAIL_STATE_CONFLICT', `The piece is ${now.status}; this step is not possible now.`, { details: { status: now.status } });
+  }
+  return itemOf(deps, row.id);
+}
+
+/** The facility starts printing: from now on the caller can no longer cancel the piece. */
+export async function facilityStartPrinting(deps: Deps, auth: AuthContext, id: string) {
+  const row = await facilityMailRow(deps, auth, id);
+  return step(deps, row, 'startPrinting', { facilityId: auth.facilityId });
+}
+
+export async function facilityPrinted(deps: Deps, auth: AuthContext, id: string, photos: { pages: Buffer; envelope: Buffer }) {
+  const row = await facilityMailRow(deps, auth, id);
+  const refs = await storePhotos(deps, id, [{ category: 'pages', data: photos.pages }, { category: 'envelope', data: photos.envelope }]);
+  return step(deps, row, 'printed', { facilityId: auth.facilityId, photos: refs }, refs);
+}
+
+export interface DispatchReport {
+  carrier: string;
+  tracking_number?: string;
+  dispatch_method: DispatchMethod;
+  receipt: Buffer;
+}
+
+/** Tracking numbers are required for every tracked class (all but first_class). */
+export async function facilityDispatched(deps: Deps, auth: AuthContext, id: string, d: DispatchReport) {
+  const row = await facilityMailRow(deps, auth, id);
+  if (isTracked(row.mail_class) && !d.tracking_number) {
+    throw errors.validation([{ path: 'tracking_number', message: `required for ${row.mail_class}` }]);
+  }
+  const refs = await storePhotos(deps, id, [{ category: 'receipt', data: d.receipt }]);
+  return step(deps, row, 'dispatched', {
+    facilityId: auth.facilityId, carrier: d.carrier, trackingNumber: d.tracking_number ?? null, dispatchMethod: d.dispatch_method, photos: refs,
+  }, refs);
+}
+
+export async function facilityDelivered(deps: Deps, auth: AuthContext, id: string, proof: Buffer | null) {
+  const row = await facilityMailRow(deps, auth, id);
+  const refs = proof ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }]) : [];
+  return step(deps, row, 'delivered', { facilityId: auth.facilityId, photos: refs }, refs);
+}
+
+/** The facility could not print or dispatch the piece; its debit is refunded. */
+export async function facilityFailed(deps: Deps, auth: AuthContext, id: string, message: string) {
+  const row = await facilityMailRow(deps, auth, id);
+  return step(deps, row, 'failed', { facilityId: auth.facilityId, message });
+}
+
+/** The carrier reports that a mailed piece could not be delivered. */
+export async function facilityCarrierDeliveryFailed(deps: Deps, auth: AuthContext, id: string, message: string | null) {
+  const row = await facilityMailRow(deps, auth, id);
+  return step(deps, row, 'carrierDeliveryFailed', { facilityId: auth.facilityId, message });
+}

@@ -1,0 +1,346 @@
+// How an outbound piece looks to the outside: the canonical record (REST, MCP), the
+// human_review block, and the mail.* event payload that webhooks carry. Signed URLs
+// are minted fresh on every call (1-hour expiry).
+import type { EntityManager } from 'typeorm';
+import type { Deps } from './deps';
+import { publishEvent } from './events';
+import { currentInstructions } from './instructions';
+import { formatCents } from '../domain/money';
+import { formatAddressLines } from '../domain/mail-address';
+import { mailboxIdFor } from '../domain/agents';
+import type { MailStatusName, PhotoCategory } from '../domain/mail-rules';
+
+type Queryable = Pick<EntityManager, 'query'>;
+
+/** One row of `outbound_mail`, as node-postgres returns it. */
+export interface MailRow {
+  id: string;
+  member_id: string;
+  agent_id: string | null;
+  owner_key: string;
+  idempotency_key: string | null;
+  request_fingerprint: string | null;
+  status: MailStatusName;
+  test_mode: boolean;
+  mail_class: string;
+  recipient_name: string | null;
+  recipient_company: string | null;
+  recipient_line1: string;
+  recipient_line2: string | null;
+  recipient_city: string;
+  recipient_state: string;
+  recipient_zip: string;
+  recipient_country: string;
+  return_name: string | null;
+  return_company: string | null;
+  return_line1: string | null;
+  return_line2: string | null;
+  return_city: string | null;
+  return_state: string | null;
+  return_zip: string | null;
+  color: boolean;
+  duplex: boolean;
+  page_count: number;
+  page_count_source: string | null;
+  document_key: string;
+  document_filename: string | null;
+  document_type: string;
+  document_content_type: string;
+  document_sha256: string;
+  document_size_bytes: number;
+  simulated_document: boolean;
+  price_cents: number;
+  cost_cents: number;
+  cost_breakdown: Record<string, unknown>;
+  origin_zip: string;
+  facility_id: string | null;
+  approval_source: 'request' | 'force_approval' | null;
+  max_cost_cents: number | null;
+  safeguards: Record<string, unknown>;
+  allow_duplicate: boolean;
+  package_id: string | null;
+  inbound_capture_id: string | null;
+  postal_mail_thread_id: string | null;
+  mail_run_id: string | null;
+  agent_notes: string | null;
+  metadata: Record<string, unknown> | null;
+  carrier: string | null;
+  tracking_number: string | null;
+  dispatch_method: string | null;
+  error_message: string | null;
+  carrier_delivery_failed: boolean;
+  failure_stage: string | null;
+  failure_source: string | null;
+  cancellation_reason: string | null;
+  cancel_request_id: string | null;
+  approved_at: Date | null;
+  submitted_at: Date | null;
+  printing_started_at: Date | null;
+  ready_at: Date | null;
+  mailed_at: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  cancelled_at: Date | null;
+  workflow_started_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PhotoRow {
+  outbound_mail_id: string;
+  category: PhotoCategory;
+  storage_key: string;
+  content_type: string;
+  uploaded_at: Date;
+}
+
+export interface FulfillmentPhoto {
+  category: PhotoCategory;
+  url: string;
+  uploaded_at: string;
+}
+
+export async function loadMailRow(db: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<MailRow | null> {
+  const [row] = await db.query(`SELECT * FROM outbound_mail WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return row ?? null;
+}
+
+/** Runs an UPDATE ... RETURNING and gives its rows (TypeORM answers UPDATE with [rows, count]). */
+export async function updateReturning(db: Queryable, sql: string, params: unknown[]): Promise<MailRow[]> {
+  const result = await db.query(sql, params);
+  return (Array.isArray(result[0]) ? result[0] : result) as MailRow[];
+}
+
+export async function loadPhotos(db: Queryable, ids: string[]): Promise<Map<string, PhotoRow[]>> {
+  const out = new Map<string, PhotoRow[]>();
+  if (!ids.length) return out;
+  const rows: PhotoRow[] = await db.query(
+    `SELECT outbound_mail_id, category, storage_key, content_type, uploaded_at FROM outbound_mail_photos
+      WHERE outbound_mail_id = ANY($1::uuid[]) ORDER BY uploaded_at, storage_key`, [ids]);
+  for (const r of rows) out.set(r.outbound_mail_id, [...(out.get(r.outbound_mail_id) ?? []), r]);
+  return out;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function isPdf(row: Pick<MailRow, 'document_content_type'>): boolean {
+  return row.document_content_type === 'application/pdf';
+}
+
+export async function signedPhotos(deps: Deps, photos: PhotoRow[]): Promise<FulfillmentPhoto[]> {
+  return Promise.all(photos.map(async (p) => ({ category: p.category, url: await deps.storage.signedUrl(p.storage_key), uploaded_at: p.uploaded_at.toISOString() })));
+}
+
+export function documentPreviewUrl(deps: Deps, id: string): string {
+  return `${deps.config.baseUrl}/v1/mail/${id}/document`;
+}
+
+/** What the caller pays or will pay: nothing in the sandbox, the live price otherwise. */
+export function creditsRequired(row: Pick<MailRow, 'test_mode' | 'price_cents'>): number {
+  return row.test_mode ? 0 : row.price_cents;
+}
+
+export function costDisplay(row: Pick<MailRow, 'test_mode' | 'cost_cents' | 'price_cents'>): string {
+  return row.test_mode ? `${formatCents(0)} (test mode; live cost ${formatCents(row.price_cents)})` : formatCents(row.cost_cents);
+}
+
+function address(row: MailRow, side: 'recipient' | 'return') {
+  if (side === 'recipient') {
+    const a = { name: row.recipient_name, company: row.recipient_company, line1: row.recipient_line1, line2: row.recipient_line2, city: row.recipient_city, state: row.recipient_state, zip: row.recipient_zip, country: row.recipient_country };
+    return { ...a, formatted: formatAddressLines(a).join('\n') };
+  }
+  if (!row.return_line1 || !row.return_city || !row.return_state || !row.return_zip) return null;
+  const a = { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip, country: 'US' };
+  return { ...a, formatted: formatAddressLines(a).join('\n') };
+}
+
+function nextStep(row: MailRow): string {
+  switch (row.status) {
+    case 'pending_approval':
+      return `Awaiting the account owner's approval: POST /v1/mail/${row.id}/approve (or /reject) with a member key, or \`npm run admin -- approve --mail ${row.id}\`. ` +
+        (row.test_mode ? 'Sandbox pieces are never charged.' : 'Credits are debited only on approval.');
+    case 'submitted':
+      return row.test_mode
+        ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate printing; DELETE /v1/mail/${row.id} cancels.`
+        : row.printing_started_at
+          ? 'The facility is printing this piece; it can no longer be cancelled.'
+          : `Queued for printing. DELETE /v1/mail/${row.id} cancels and refunds until printing starts.`;
+    case 'ready':
+      return row.test_mode ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate dispatch.` : 'Printed and photographed; waiting to be handed to the carrier.';
+    case 'mailed':
+      return row.test_mode ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate delivery.` : 'In the carrier\'s hands; tracking_number is set when the class is tracked.';
+    case 'delivered':
+      return 'Delivered. Nothing left to do.';
+    case 'failed':
+      return 'Failed; see error_message. Send a new piece if it should still go out.';
+    case 'cancelled':
+      return 'Cancelled; nothing will be printed. Any charge was refunded.';
+  }
+}
+
+export function humanReview(deps: Deps, row: MailRow) {
+  return {
+    send_to: address(row, 'recipient'),
+    return_address: address(row, 'return'),
+    mail_class: row.mail_class,
+    cost: {
+      cost_cents: row.cost_cents,
+      cost_display: costDisplay(row),
+      credits_required_cents: creditsRequired(row),
+      ...(row.test_mode ? { estimated_live_cost_cents: row.price_cents } : {}),
+      charged: !row.test_mode && row.status !== 'pending_approval',
+    },
+    document: {
+      filename: row.document_filename,
+      type: row.document_type,
+      content_type: row.document_content_type,
+      page_count: row.page_count,
+      page_count_source: row.page_count_source,
+      size_bytes: row.document_size_bytes,
+      sha256: row.document_sha256,
+      color: row.color,
+      duplex: row.duplex,
+      simulated: row.simulated_document,
+    },
+    safeguards: row.safeguards,
+    preview_url: documentPreviewUrl(deps, row.id),
+    next_step: nextStep(row),
+  };
+}
+
+/** The canonical outbound mail record, with fresh 1-hour signed URLs. */
+export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[]) {
+  return {
+    id: row.id,
+    object: 'outbound_mail' as const,
+    status: row.status,
+    mail_class: row.mail_class,
+    agent_id: row.agent_id,
+    mailbox_id: row.agent_id ? mailboxIdFor(row.agent_id) : null,
+    recipient_name: row.recipient_name,
+    recipient_company: row.recipient_company,
+    recipient_line1: row.recipient_line1,
+    recipient_line2: row.recipient_line2,
+    recipient_city: row.recipient_city,
+    recipient_state: row.recipient_state,
+    recipient_zip: row.recipient_zip,
+    recipient_country: row.recipient_country,
+    return_name: row.return_name,
+    return_company: row.return_company,
+    return_line1: row.return_line1,
+    return_line2: row.return_line2,
+    return_city: row.return_city,
+    return_state: row.return_state,
+    return_zip: row.return_zip,
+    page_count: row.page_count,
+    color: row.color,
+    duplex: row.duplex,
+    cost_cents: row.cost_cents,
+    cost_display: costDisplay(row),
+    credits_required_cents: creditsRequired(row),
+    ...(row.test_mode ? { estimated_live_cost_cents: row.price_cents } : {}),
+    cost_breakdown: row.cost_breakdown,
+    tracking_number: row.tracking_number,
+    carrier: row.carrier,
+    dispatch_method: row.dispatch_method,
+    error_message: row.error_message,
+    carrier_delivery_failed: row.carrier_delivery_failed,
+    failure_stage: row.failure_stage,
+    failure_source: row.failure_source,
+    cancellation_reason: row.cancellation_reason,
+    requires_approval: row.approval_source !== null,
+    approved_at: iso(row.approved_at),
+    submitted_at: iso(row.submitted_at),
+    ready_at: iso(row.ready_at),
+    mailed_at: iso(row.mailed_at),
+    delivered_at: iso(row.delivered_at),
+    failed_at: iso(row.failed_at),
+    cancelled_at: iso(row.cancelled_at),
+    created_at: row.created_at.toISOString(),
+    document_preview_url: documentPreviewUrl(deps, row.id),
+    pdf_url: isPdf(row) ? await deps.storage.signedUrl(row.document_key) : null,
+    fulfillment_photos: await signedPhotos(deps, photos),
+    human_review: humanReview(deps, row),
+    package_id: row.package_id,
+    inbound_capture_id: row.inbound_capture_id,
+    postal_mail_thread_id: row.postal_mail_thread_id,
+    mail_run_id: row.mail_run_id,
+    agent_notes: row.agent_notes,
+    metadata: row.metadata,
+    test_mode: row.test_mode,
+  };
+}
+
+export type MailRecord = Awaited<ReturnType<typeof toMailRecord>>;
+
+export async function mailRecordById(deps: Deps, id: string): Promise<MailRecord | null> {
+  const row = await loadMailRow(deps.db, id);
+  if (!row) return null;
+  const photos = await loadPhotos(deps.db, [id]);
+  return toMailRecord(deps, row, photos.get(id) ?? []);
+}
+
+/**
+ * The mail.* webhook payload (Events / Outbound mail events). `status` is the status the
+ * event reports, so a late retry of an earlier event still says what happened then.
+ */
+export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType: string, photos: PhotoRow[]): Promise<Record<string, unknown>> {
+  const status = eventType.replace(/^mail\./, '');
+  const instructions = row.agent_id ? await currentInstructions(deps, row.agent_id) : null;
+  const withPhotos = status !== 'submitted' && status !== 'pending_approval';
+  const mailed = ['mailed', 'delivered'].includes(status) || (status === 'failed' && row.carrier_delivery_failed);
+  return {
+    event_type: eventType,
+    outbound_mail_id: row.id,
+    agent_id: row.agent_id,
+    mailbox_id: row.agent_id ? mailboxIdFor(row.agent_id) : null,
+    package_id: row.package_id,
+    recipient_name: row.recipient_name,
+    recipient_city: row.recipient_city,
+    recipient_state: row.recipient_state,
+    recipient_zip: row.recipient_zip,
+    return_name: row.return_name,
+    return_line1: row.return_line1,
+    return_line2: row.return_line2,
+    return_city: row.return_city,
+    return_state: row.return_state,
+    return_zip: row.return_zip,
+    mail_class: row.mail_class,
+    status,
+    tracking_number: mailed ? row.tracking_number : null,
+    carrier: mailed ? row.carrier : null,
+    cost_cents: row.cost_cents,
+    created_at: row.created_at.toISOString(),
+    mailed_at: mailed ? iso(row.mailed_at) : null,
+    ...(status === 'failed' ? { error_message: row.error_message } : {}),
+    ...(status === 'failed' ? { carrier_delivery_failed: row.carrier_delivery_failed, failure_stage: row.failure_stage, failure_source: row.failure_source } : {}),
+    agent_notes: row.agent_notes,
+    metadata: row.metadata,
+    pdf_url: isPdf(row) ? await deps.storage.signedUrl(row.document_key) : null,
+    fulfillment_photos: withPhotos ? await signedPhotos(deps, photos) : [],
+    callback_url: `${deps.config.baseUrl}/v1/mail/${row.id}`,
+    test_mode: row.test_mode,
+    ...(row.test_mode ? { estimated_live_cost_cents: row.price_cents } : {}),
+    instructions: {
+      text: instructions?.text ?? null,
+      version: instructions?.version ?? null,
+      hash: instructions?.hash ?? null,
+    },
+  };
+}
+
+/** Publishes mail.<status> for a piece once (event key `mail:<id>:<event_type>`). Call after the change is committed. */
+export async function publishMailEvent(deps: Deps, row: MailRow, eventType: string): Promise<void> {
+  const photos = await loadPhotos(deps.db, [row.id]);
+  const payload = await buildMailEventPayload(deps, row, eventType, photos.get(row.id) ?? []);
+  await publishEvent(deps, {
+    eventKey: `mail:${row.id}:${eventType}`,
+    memberId: row.member_id,
+    agentId: row.agent_id,
+    eventType,
+    testMode: row.test_mode,
+    objectType: 'outbound_mail',
+    objectId: row.id,
+    payload,
+  });
+}

@@ -1,0 +1,79 @@
+// Crashes that must lose nothing: the worker dies mid-flow and a new one carries on;
+// the API dies between committing a paid piece and starting its workflow, and the
+// reconciler schedule starts it.
+import type { Worker } from '@temporalio/worker';
+import { startTestApp, TestApp } from '../helpers/app';
+import { createWorker } from '../../worker/worker';
+import { mailFaults } from '../../services/mail';
+import { ensureMailReconcilerSchedule } from '../../services/mail-workflow';
+import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, waitFor } from './mail-helpers';
+
+describe('outbound mail survives crashes', () => {
+  let app: TestApp;
+  let replacement: { worker: Worker; connection: { close(): Promise<void> }; running: Promise<void> } | undefined;
+  beforeAll(async () => { app = await startTestApp(); });
+  afterAll(async () => {
+    if (replacement) {
+      if (replacement.worker.getState() === 'RUNNING') replacement.worker.shutdown();
+      await replacement.running.catch(() => undefined);
+      await replacement.connection.close();
+    }
+    await app.close();
+  });
+
+  it('continues a piece on a new worker after the worker is stopped mid-flow', async () => {
+    const s = await newSender(app, { environment: 'test' });
+    const created = await sendLetter(app, s, letterForm(await letterPdf(), { mail_class: 'priority' }));
+    const id = created.body.id;
+    expect((await api(app)('POST', `/v1/test/mail/${id}/advance`, { key: s.key })).body.status).toBe('ready');
+
+    // The worker goes away; a step requested now waits for whichever worker comes next.
+    app.worker!.shutdown();
+    await waitFor(async () => app.worker!.getState() === 'STOPPED', 'worker shutdown');
+    const pending = api(app)('POST', `/v1/test/mail/${id}/advance`, { key: s.key });
+    await new Promise((r) => setTimeout(r, 1000));
+    const [row] = await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [id]);
+    expect(row.status).toBe('ready');
+
+    const created2 = await createWorker(app.deps, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, taskQueue: app.deps.config.taskQueue });
+    replacement = { ...created2, running: created2.worker.run() };
+    const mailed = await pending;
+    expect(mailed.status).toBe(200);
+    expect(mailed.body).toMatchObject({ status: 'mailed', carrier: 'usps' });
+    expect((await api(app)('POST', `/v1/test/mail/${id}/advance`, { key: s.key })).body.status).toBe('delivered');
+    expect((await mailEvents(app, id)).map((e) => e.event_type)).toEqual(['mail.submitted', 'mail.ready', 'mail.mailed', 'mail.delivered']);
+  });
+
+  it('starts the workflow of a paid piece whose start was lost, through the reconciler schedule', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    mailFaults.afterCommit = () => { throw new Error('simulated crash after commit'); };
+    let res;
+    try {
+      res = await sendLetter(app, s, letterForm(await letterPdf()));
+    } finally {
+      delete mailFaults.afterCommit;
+    }
+    expect(res.status).toBe(500);
+    const [row] = await app.deps.db.query(`SELECT id, status, workflow_started_at FROM outbound_mail WHERE member_id = $1`, [s.memberId]);
+    expect(row).toMatchObject({ status: 'submitted', workflow_started_at: null });
+    expect((await ledger(app, row.id)).map((l) => l.kind)).toEqual(['debit']);
+    await expect(app.deps.temporal.workflow.getHandle(outboundMailWorkflowId(row.id)).describe()).rejects.toThrow();
+
+    const scheduleId = await ensureMailReconcilerSchedule(app.deps, { reconcileEverySeconds: 1, reconcileGraceSeconds: 1 });
+    try {
+      await waitFor(async () => {
+        const [r] = await app.deps.db.query(`SELECT workflow_started_at FROM outbound_mail WHERE id = $1`, [row.id]);
+        return r.workflow_started_at !== null;
+      }, 'the reconciler to start the workflow', 45000);
+      await waitFor(async () => (await mailEvents(app, row.id)).length === 1, 'mail.submitted');
+      expect((await mailEvents(app, row.id))[0].event_type).toBe('mail.submitted');
+      // The piece is now driven like any other: a cancel reaches its workflow and refunds.
+      const cancel = await api(app)('DELETE', `/v1/mail/${row.id}`, { key: s.key, headers: s.headers });
+      expect(cancel.body).toMatchObject({ already_cancelled: false, refunded_credits_cents: -(await ledger(app, row.id))[0].amount_cents });
+      expect(await balance(app, s.memberId)).toBe(100000);
+    } finally {
+      await app.deps.temporal.schedule.getHandle(scheduleId).delete();
+    }
+  });
+});
