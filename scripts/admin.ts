@@ -7,6 +7,7 @@ import { closeDeps, createDeps, Deps } from '../services/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts';
 import { getBalance, topUp } from '../services/credits';
 import { approveMail, rejectMail } from '../services/mail';
+import { answerSupportConversation } from '../services/support';
 import { ensureDatabase, migrate } from './stack';
 
 type Options = Record<string, string | boolean | undefined>;
@@ -91,6 +92,14 @@ export const commands: Record<string, Command> = {
       const revoked = await revokeKey(deps, required(opts, 'key'));
       if (!revoked) throw new Error('no key matches');
       return { revoked: true, ...revoked };
+    },
+  },
+  'support:answer': {
+    usage: 'support:answer --case SUP-000042|CONVERSATION_ID --body TEXT [--resolve] [--json]',
+    description: 'Answer a support ticket as the support team (status waiting_on_member, or resolved with --resolve).',
+    options: { case: { type: 'string' }, body: { type: 'string' }, resolve: { type: 'boolean' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return { message: await answerSupportConversation(deps, required(opts, 'case'), { body: required(opts, 'body'), resolve: Boolean(opts.resolve) }) };
     },
   },
 };

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
@@ -144,6 +147,18 @@ describe('support tickets and facility messages', () => {
       const member = await newMember(app.deps);
       const results = await Promise.all([0, 1, 2, 3, 4].map((i) => open(member.key, { category: 'feature', body: `idea ${i}` })));
       expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 422, 422]);
+    });
+
+    it('lets the support team answer and resolve from the operator CLI', async () => {
+      const member = await newMember(app.deps);
+      const opened = await open(member.key, { category: 'account', body: 'Please close my test agent.' });
+      const root = path.resolve(__dirname, '..', '..');
+      const { stdout } = await promisify(execFile)(path.join(root, 'node_modules', '.bin', 'tsx'), [
+        path.join(root, 'scripts', 'admin.ts'), 'support:answer', '--case', opened.body.message.support_case_id, '--body', 'Done.', '--resolve', '--json',
+      ], { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent' }, timeout: 60_000 });
+      expect(JSON.parse(stdout).message).toMatchObject({ author_type: 'support', status: 'resolved', body: 'Done.' });
+      const read = await api('GET', `/v1/support/conversations/${opened.body.message.conversation_id}/messages`, { key: member.key });
+      expect(read.body.conversation).toMatchObject({ status: 'resolved', message_count: 2 });
     });
 
     it('replays an Idempotency-Key without a second ticket', async () => {
