@@ -2,12 +2,15 @@
 // the API dies between committing a paid piece and starting its workflow, and the
 // reconciler schedule starts it.
 import type { Worker } from '@temporalio/worker';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createObjectStorage } from '../../services/storage';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createWorker } from '../../worker/worker';
 import { mailFaults } from '../../services/mail';
 import { ensureMailReconcilerSchedule } from '../../services/mail-workflow';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
-import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, waitFor } from './mail-helpers';
+import { api, balance, ledger, letterForm, letterPdf, mailCount, mailEvents, newSender, sendLetter, waitFor } from './mail-helpers';
 
 describe('outbound mail survives crashes', () => {
   let app: TestApp;
@@ -75,5 +78,40 @@ describe('outbound mail survives crashes', () => {
     } finally {
       await app.deps.temporal.schedule.getHandle(scheduleId).delete();
     }
+  });
+
+  it('answers a retry of a crashed submission with its Idempotency-Key with the committed piece, never a second one', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    const doc = await letterPdf();
+    mailFaults.afterCommit = () => { throw new Error('simulated crash after commit'); };
+    try {
+      expect((await sendLetter(app, s, letterForm(doc), { 'idempotency-key': 'crash-1' })).status).toBe(500);
+    } finally {
+      delete mailFaults.afterCommit;
+    }
+    const retry = await sendLetter(app, s, letterForm(doc), { 'idempotency-key': 'crash-1' });
+    expect(retry.status).toBe(201);
+    expect(await mailCount(app, s.memberId)).toBe(1);
+    const [row] = await app.deps.db.query(`SELECT id FROM outbound_mail WHERE member_id = $1`, [s.memberId]);
+    expect(retry.body.id).toBe(row.id);
+    expect(await ledger(app, row.id)).toHaveLength(1);
+  });
+
+  it('refuses with a retryable 503 and keeps nothing when the document store is down', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    const broken = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+    mockClient(broken).on(PutObjectCommand).rejects(new Error('store unreachable'));
+    const storage = app.deps.storage;
+    app.deps.storage = createObjectStorage(app.deps.config, broken);
+    try {
+      const res = await sendLetter(app, s, letterForm(await letterPdf()));
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: true });
+    } finally {
+      app.deps.storage = storage;
+    }
+    expect(await mailCount(app, s.memberId)).toBe(0);
+    expect(await balance(app, s.memberId)).toBe(100000);
+    expect((await sendLetter(app, s, letterForm(await letterPdf()))).status).toBe(201);
   });
 });
