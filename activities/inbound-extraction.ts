@@ -1,6 +1,365 @@
+// Activities of the inbound extraction workflow. Each one is idempotent: status moves
+// happen only from the expected status, and every step that writes extraction rows first
+// deletes the rows it wrote on an earlier attempt (same item or file, same sources).
+import { Context } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } from '../domain/inbound-analysis';
+import { extensionOf, familyOfContentType } from '../domain/inbound-message';
+import { ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
+import { pickThread, ThreadKeys } from '../domain/inbound-thread';
 import type { Deps } from '../services/deps';
+import { publishEvent } from '../services/events';
+import { docxText, OCR_DPI, ocrImage, ocrPdf, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
+
+/** Longest text kept in one extraction row (the spec's OCR page limit). */
+const TEXT_ROW_MAX = 32_000;
+
+type Tx = Pick<EntityManager, 'query'>;
+
+interface ExtractionRow {
+  fileId: string | null;
+  source: string;
+  field: string;
+  value: string;
+  confidence: number;
+  metadata?: Record<string, unknown>;
+}
+
+async function replaceExtractions(tx: Tx, itemId: string, scope: { fileId?: string; sources: string[] }, rows: ExtractionRow[]): Promise<void> {
+  if (scope.fileId) {
+    await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = ANY($2)`, [scope.fileId, scope.sources]);
+  } else {
+    await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = ANY($2)`, [itemId, scope.sources]);
+  }
+  for (const [position, r] of rows.entries()) {
+    await tx.query(
+      `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [itemId, r.fileId, r.source, r.field, r.value.slice(0, TEXT_ROW_MAX), Math.max(0, Math.min(1, r.confidence)), JSON.stringify(r.metadata ?? {}), position],
+    );
+  }
+}
+
+interface FileRow {
+  id: string;
+  inbound_mail_item_id: string;
+  kind: 'raw_email' | 'attachment';
+  filename: string;
+  content_type: string;
+  declared_content_type: string | null;
+  content_type_mismatch: boolean;
+  size_bytes: string;
+  sha256: string;
+  storage_key: string;
+  extraction_status: string;
+}
+
+const FILE_SOURCES = ['pdf_metadata', 'pdf_text', 'docx_text', 'plain_text', 'content_sniffer', 'extraction_error'];
+const ANALYSIS_SOURCES = ['heuristic_classifier', 'address_parser', 'date_extractor', 'amount_extractor', 'reference_extractor'];
 
 export function createInboundExtractionActivities(deps: Deps) {
-  void deps;
-  return {};
+  async function loadFile(fileId: string): Promise<FileRow> {
+    const [file] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE id = $1`, [fileId]);
+    if (!file) throw new Error(`inbound file ${fileId} not found`);
+    return file;
+  }
+
+  async function setFileStatus(tx: Tx, fileId: string, status: string, pageCount?: number | null): Promise<void> {
+    await tx.query(`UPDATE inbound_mail_files SET extraction_status = $2, page_count = COALESCE($3, page_count) WHERE id = $1`, [fileId, status, pageCount ?? null]);
+  }
+
+  async function itemEvent(itemId: string, eventType: 'inbound.received' | 'inbound.context_ready', ocrStatus: string | null): Promise<void> {
+    const [item] = await deps.db.query(`SELECT member_id, agent_id, test_mode FROM inbound_mail_items WHERE id = $1`, [itemId]);
+    await publishEvent(deps, {
+      eventKey: `inbound_mail_item:${itemId}:${eventType}`, memberId: item.member_id, agentId: item.agent_id, eventType, testMode: item.test_mode,
+      objectType: 'inbound_mail_item', objectId: itemId,
+      payload: { item_id: itemId, agent_id: item.agent_id, source_domain: 'forwarded_email', ocr_status: ocrStatus },
+    });
+  }
+
+  return {
+    async inboundItemCommitted(itemId: string): Promise<boolean> {
+      const rows = await deps.db.query(`SELECT 1 FROM inbound_mail_items WHERE id = $1`, [itemId]);
+      return rows.length > 0;
+    },
+
+    /** The intake never committed this item: remove what it wrote (unless the row appeared after all). */
+    async discardUncommittedInbound(input: { itemId: string; storageKeys: string[] }): Promise<boolean> {
+      const rows = await deps.db.query(`SELECT 1 FROM inbound_mail_items WHERE id = $1`, [input.itemId]);
+      if (rows.length) return false;
+      for (const key of input.storageKeys) await deps.storage.remove(key);
+      return true;
+    },
+
+    /** captured -> stored once every object reads back with its recorded size and SHA-256. */
+    async verifyInboundStorage(itemId: string): Promise<{ status: 'stored' | 'failed'; attachmentIds: string[] }> {
+      const files: FileRow[] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = $1 ORDER BY position`, [itemId]);
+      const [item] = await deps.db.query(`SELECT status FROM inbound_mail_items WHERE id = $1`, [itemId]);
+      const attachmentIds = files.filter((f) => f.kind === 'attachment').map((f) => f.id);
+      if (item.status !== 'captured') return { status: item.status === 'failed' ? 'failed' : 'stored', attachmentIds };
+      for (const f of files) {
+        const body = await deps.storage.get(f.storage_key);
+        const sha = createHash('sha256').update(body).digest('hex');
+        if (body.length !== Number(f.size_bytes) || sha !== f.sha256) {
+          await deps.db.query(
+            `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status = 'captured'`,
+            [itemId, `stored object ${f.filename} does not match its recorded size and SHA-256`],
+          );
+          return { status: 'failed', attachmentIds };
+        }
+      }
+      await deps.db.query(`UPDATE inbound_mail_items SET status = 'stored', updated_at = now() WHERE id = $1 AND status = 'captured'`, [itemId]);
+      await itemEvent(itemId, 'inbound.received', null);
+      return { status: 'stored', attachmentIds };
+    },
+
+    /** Lineage rows for the email's own subject and body text. */
+    async extractInboundEmailText(itemId: string): Promise<void> {
+      const [item] = await deps.db.query(
+        `SELECT i.subject, i.body_text, f.id AS raw_file_id FROM inbound_mail_items i
+           JOIN inbound_mail_files f ON f.inbound_mail_item_id = i.id AND f.kind = 'raw_email' WHERE i.id = $1`, [itemId],
+      );
+      const rows: ExtractionRow[] = [];
+      if (item.subject) rows.push({ fileId: item.raw_file_id, source: 'email_subject', field: 'subject', value: item.subject, confidence: 1 });
+      if (item.body_text.trim()) rows.push({ fileId: item.raw_file_id, source: 'email_body', field: 'body_text', value: item.body_text, confidence: 1, metadata: { characters: item.body_text.length } });
+      await deps.db.transaction(async (tx) => {
+        await replaceExtractions(tx, itemId, { sources: ['email_subject', 'email_body'] }, rows);
+        await setFileStatus(tx, item.raw_file_id, 'extracted');
+      });
+    },
+
+    /**
+     * Text of one attachment by its real content type: PDF metadata and text layer, DOCX
+     * text, plain text. Images and PDF pages without a text layer become pending_ocr;
+     * other types are unsupported. A file the tools cannot read is marked failed.
+     */
+    async extractInboundFile(fileId: string): Promise<{ extractionStatus: string }> {
+      const file = await loadFile(fileId);
+      if (file.extraction_status !== 'pending' && file.extraction_status !== 'pending_ocr') return { extractionStatus: file.extraction_status };
+      const body = await deps.storage.get(file.storage_key);
+      const rows: ExtractionRow[] = [];
+      if (file.content_type_mismatch) {
+        rows.push({
+          fileId, source: 'content_sniffer', field: 'content_type_mismatch', value: file.content_type, confidence: 1,
+          metadata: { declared_content_type: file.declared_content_type, extension: extensionOf(file.filename), detected_content_type: file.content_type },
+        });
+      }
+      let status: string;
+      let pageCount: number | null = null;
+      try {
+        const family = familyOfContentType(file.content_type);
+        if (family === 'pdf') {
+          const meta = await pdfMetadata(body);
+          pageCount = meta.page_count;
+          for (const [field, value] of Object.entries(meta)) {
+            if (value !== null) rows.push({ fileId, source: 'pdf_metadata', field, value: String(value), confidence: 1 });
+          }
+          const pages = await pdfPageTexts(body);
+          const scanned: number[] = [];
+          pages.forEach((text, i) => {
+            if (pageNeedsOcr(text)) scanned.push(i + 1);
+            else rows.push({ fileId, source: 'pdf_text', field: 'page_text', value: text, confidence: 1, metadata: { page: i + 1 } });
+          });
+          status = scanned.length ? 'pending_ocr' : 'extracted';
+          if (scanned.length) rows.push({ fileId, source: 'pdf_text', field: 'pages_without_text', value: scanned.join(','), confidence: 1, metadata: { pages: scanned } });
+        } else if (family === 'image') {
+          pageCount = 1;
+          status = 'pending_ocr';
+        } else if (family === 'docx') {
+          rows.push({ fileId, source: 'docx_text', field: 'text', value: await docxText(body), confidence: 1 });
+          status = 'extracted';
+        } else if (family === 'text') {
+          rows.push({ fileId, source: 'plain_text', field: 'text', value: body.toString('utf8'), confidence: 1 });
+          status = 'extracted';
+        } else {
+          status = 'unsupported';
+        }
+      } catch (err) {
+        // Keep the mismatch note; drop partial text from the unreadable file.
+        rows.splice(0, rows.length, ...rows.filter((r) => r.source === 'content_sniffer'));
+        rows.push({ fileId, source: 'extraction_error', field: 'error', value: (err as Error).message.slice(0, 500), confidence: 1 });
+        status = 'failed';
+      }
+      await deps.db.transaction(async (tx) => {
+        await replaceExtractions(tx, file.inbound_mail_item_id, { fileId, sources: FILE_SOURCES }, rows);
+        await setFileStatus(tx, fileId, status, pageCount);
+      });
+      return { extractionStatus: status };
+    },
+
+    /** Tesseract OCR of an image, or of the PDF pages that have no text layer. */
+    async ocrInboundFile(fileId: string): Promise<{ extractionStatus: string }> {
+      const file = await loadFile(fileId);
+      if (file.extraction_status !== 'pending_ocr') return { extractionStatus: file.extraction_status };
+      const body = await deps.storage.get(file.storage_key);
+      const heartbeat = (page: number) => Context.current().heartbeat({ page });
+      const rows: ExtractionRow[] = [];
+      let status: string;
+      try {
+        let pages: Array<{ page: number; text: string; confidence: number; words: number }>;
+        if (familyOfContentType(file.content_type) === 'pdf') {
+          const [marker] = await deps.db.query(
+            `SELECT metadata FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'pdf_text' AND field = 'pages_without_text'`, [fileId],
+          );
+          const wanted: number[] = marker?.metadata?.pages ?? [];
+          const ocred = await ocrPdf(body, wanted, heartbeat);
+          pages = ocred.map((p, i) => ({ page: wanted[i], ...p }));
+        } else {
+          const result = await ocrImage(body, file.content_type.split('/')[1] ?? 'img');
+          heartbeat(1);
+          pages = [{ page: 1, ...result }];
+        }
+        for (const p of pages) {
+          rows.push({
+            fileId, source: 'ocr', field: 'page_text', value: p.text, confidence: p.confidence,
+            metadata: { page: p.page, words: p.words, unreadable: ocrUnreadable(p), engine: 'tesseract', language: 'eng', dpi: OCR_DPI },
+          });
+        }
+        status = pages.some((p) => !ocrUnreadable(p)) ? 'extracted' : 'failed';
+      } catch (err) {
+        rows.push({ fileId, source: 'extraction_error', field: 'ocr_error', value: (err as Error).message.slice(0, 500), confidence: 1 });
+        status = 'failed';
+      }
+      await deps.db.transaction(async (tx) => {
+        await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'extraction_error' AND field = 'ocr_error'`, [fileId]);
+        await replaceExtractions(tx, file.inbound_mail_item_id, { fileId, sources: ['ocr'] }, rows);
+        await setFileStatus(tx, fileId, status);
+      });
+      return { extractionStatus: status };
+    },
+
+    /** Category, action, parties, deadlines, key facts and summary from the stored texts. */
+    async analyseInboundItem(itemId: string): Promise<{ threadKeys: ThreadKeys; threadTitle: string }> {
+      const [item] = await deps.db.query(
+        `SELECT i.subject, i.body_text, i.from_name, i.from_address, a.alias_local_part || '@' || a.domain AS alias_email
+           FROM inbound_mail_items i JOIN inbound_forwarding_aliases a ON a.id = i.alias_id WHERE i.id = $1`, [itemId],
+      );
+      const rows = await deps.db.query(
+        `SELECT e.inbound_mail_file_id AS file_id, e.source, e.value, e.confidence::float AS confidence, e.metadata
+           FROM inbound_extractions e JOIN inbound_mail_files f ON f.id = e.inbound_mail_file_id
+          WHERE e.inbound_mail_item_id = $1 AND e.field IN ('page_text', 'text') AND e.source IN ('pdf_text', 'ocr', 'docx_text', 'plain_text')
+          ORDER BY f.position, COALESCE((e.metadata->>'page')::int, 0), e.position`, [itemId],
+      );
+      const [{ attachments }] = await deps.db.query(
+        `SELECT count(*)::int AS attachments FROM inbound_mail_files WHERE inbound_mail_item_id = $1 AND kind = 'attachment'`, [itemId],
+      );
+      // One text per file: its pages in order; OCR confidence is the mean of readable pages.
+      const documents: TextSource[] = [];
+      for (const r of rows) {
+        if (r.source === 'ocr' && r.metadata?.unreadable) continue;
+        const last = documents[documents.length - 1];
+        if (last && last.fileId === r.file_id && last.source === r.source) {
+          last.text += `\n\n${r.value}`;
+          last.confidence = Math.min(last.confidence, r.confidence);
+        } else {
+          documents.push({ source: r.source as TextSourceName, fileId: r.file_id, text: r.value, confidence: r.confidence });
+        }
+      }
+      const a = analyseInbound({
+        subject: item.subject, body: item.body_text, fromName: item.from_name, fromAddress: item.from_address,
+        aliasEmail: item.alias_email, hasAttachments: attachments > 0, documents,
+      });
+      await deps.db.transaction(async (tx) => {
+        await replaceExtractions(tx, itemId, { sources: ANALYSIS_SOURCES }, a.extractions);
+        await tx.query(`DELETE FROM inbound_reply_contacts WHERE inbound_mail_item_id = $1`, [itemId]);
+        const c = a.replyContact;
+        if (c) {
+          await tx.query(
+            `INSERT INTO inbound_reply_contacts (inbound_mail_item_id, name, line1, line2, city, state, postal_code, country, source_type, verification_status, confidence)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+            [itemId, c.name, c.line1, c.line2, c.city, c.state, c.postal_code, c.country, c.source_type, c.verification_status, c.confidence],
+          );
+        }
+        await tx.query(
+          `UPDATE inbound_mail_items SET category = $2, suggested_action = $3, summary = $4, sender = $5, recipient = $6, deadlines = $7,
+                  key_facts = $8, updated_at = now() WHERE id = $1`,
+          [itemId, a.category, a.suggestedAction, a.summary, JSON.stringify(a.sender), JSON.stringify(a.recipient), JSON.stringify(a.deadlines), JSON.stringify(a.keyFacts)],
+        );
+      });
+      return { threadKeys: a.threadKeys, threadTitle: a.threadTitle };
+    },
+
+    /** Links the item to the member's best-matching postal thread, or opens a new one. */
+    async matchInboundThread(input: { itemId: string; threadKeys: ThreadKeys; threadTitle: string }): Promise<{ threadId: string; created: boolean }> {
+      return deps.db.transaction(async (tx) => {
+        const [item] = await tx.query(
+          `SELECT id, member_id, agent_id, test_mode, thread_id, category, summary, received_at FROM inbound_mail_items WHERE id = $1 FOR UPDATE`, [input.itemId],
+        );
+        if (item.thread_id) return { threadId: item.thread_id, created: false };
+        // One matcher at a time per member, so two letters from one sender cannot open two threads.
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtext('postal-thread:' || $1::text))`, [item.member_id]);
+        const candidates = await tx.query(
+          `SELECT id, sender_keys, subject_keys, reference_keys, last_event_at FROM postal_threads
+            WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND test_mode = $3 AND status <> 'archived'`,
+          [item.member_id, item.agent_id, item.test_mode],
+        );
+        const match = pickThread(input.threadKeys, candidates.map((c: { id: string; sender_keys: string[]; subject_keys: string[]; reference_keys: string[]; last_event_at: Date }) => ({
+          id: c.id, senderKeys: c.sender_keys, subjectKeys: c.subject_keys, referenceKeys: c.reference_keys, lastEventAt: c.last_event_at,
+        })));
+        const k = input.threadKeys;
+        let threadId: string;
+        if (match) {
+          threadId = match.id;
+          await tx.query(
+            `UPDATE postal_threads SET
+                sender_keys = ARRAY(SELECT DISTINCT unnest(sender_keys || $2::text[])),
+                subject_keys = ARRAY(SELECT DISTINCT unnest(subject_keys || $3::text[])),
+                reference_keys = ARRAY(SELECT DISTINCT unnest(reference_keys || $4::text[])),
+                summary = $5, last_event_at = GREATEST(last_event_at, $6),
+                status = CASE WHEN status IN ('waiting', 'closed') THEN 'open' ELSE status END, updated_at = now()
+              WHERE id = $1`,
+            [threadId, k.senderKeys, k.subjectKeys, k.referenceKeys, item.summary, item.received_at],
+          );
+        } else {
+          const [created] = await tx.query(
+            `INSERT INTO postal_threads (member_id, agent_id, test_mode, title, category, summary, sender_keys, subject_keys, reference_keys, last_event_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+            [item.member_id, item.agent_id, item.test_mode, input.threadTitle, item.category ?? 'other', item.summary, k.senderKeys, k.subjectKeys, k.referenceKeys, item.received_at],
+          );
+          threadId = created.id;
+        }
+        await tx.query(`UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [input.itemId, threadId]);
+        await replaceExtractions(tx, input.itemId, { sources: ['thread_matcher'] }, [{
+          fileId: null, source: 'thread_matcher', field: 'postal_mail_thread_id', value: threadId, confidence: match ? match.score : 1,
+          metadata: { matched_existing: Boolean(match), reasons: match?.reasons ?? [], keys: k },
+        }]);
+        return { threadId, created: !match };
+      });
+    },
+
+    /** stored -> extracted, or needs_review with the reasons a person should look. */
+    async finishInboundItem(itemId: string): Promise<{ status: 'extracted' | 'needs_review' }> {
+      const files = await deps.db.query(`SELECT kind, extraction_status, content_type_mismatch FROM inbound_mail_files WHERE inbound_mail_item_id = $1`, [itemId]);
+      const [ocr] = await deps.db.query(
+        `SELECT count(*) FILTER (WHERE (metadata->>'unreadable')::boolean)::int AS unreadable, count(*)::int AS pages
+           FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'ocr'`, [itemId],
+      );
+      const [category] = await deps.db.query(
+        `SELECT confidence::float AS confidence FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'heuristic_classifier' AND field = 'category'`, [itemId],
+      );
+      const reasons: string[] = [];
+      if (files.some((f: { extraction_status: string }) => f.extraction_status === 'failed')) reasons.push('file_extraction_failed');
+      if (ocr.unreadable > 0) reasons.push('ocr_unreadable');
+      if (files.some((f: { extraction_status: string }) => f.extraction_status === 'unsupported')) reasons.push('unsupported_attachment');
+      if (files.some((f: { content_type_mismatch: boolean }) => f.content_type_mismatch)) reasons.push('attachment_content_type_mismatch');
+      if (!category || category.confidence < LOW_CATEGORY_CONFIDENCE) reasons.push('low_confidence_category');
+      const status = reasons.length ? 'needs_review' : 'extracted';
+      await deps.db.query(
+        `UPDATE inbound_mail_items SET status = $2, review_reasons = $3, extracted_at = COALESCE(extracted_at, now()), updated_at = now()
+          WHERE id = $1 AND status IN ('stored', 'extracted', 'needs_review')`,
+        [itemId, status, JSON.stringify(reasons)],
+      );
+      const ocrStatus = ocr.pages === 0 ? null : ocr.unreadable > 0 ? 'needs_review' : 'ready';
+      await itemEvent(itemId, 'inbound.context_ready', ocrStatus);
+      return { status };
+    },
+
+    async failInboundItem(input: { itemId: string; reason: string }): Promise<void> {
+      await deps.db.query(
+        `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('captured', 'stored')`,
+        [input.itemId, input.reason.slice(0, 1000)],
+      );
+    },
+  };
 }

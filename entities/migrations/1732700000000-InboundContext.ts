@@ -90,6 +90,8 @@ export class InboundContext1732700000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX inbound_mail_items_member ON inbound_mail_items (member_id, test_mode, received_at DESC)`);
     await q.query(`CREATE INDEX inbound_mail_items_thread ON inbound_mail_items (thread_id, received_at)`);
+    // A sender's retry (SMTP after a lost reply, a provider's webhook retry) finds the first copy.
+    await q.query(`CREATE UNIQUE INDEX inbound_mail_items_message ON inbound_mail_items (alias_id, message_id) WHERE message_id IS NOT NULL`);
 
     await q.query(`
       CREATE TABLE inbound_mail_files (

@@ -1,0 +1,19 @@
+// The SMTP receiver process: accepts mail for intake aliases on SMTP_PORT until SIGINT/SIGTERM.
+import 'reflect-metadata';
+import { config } from '../../config';
+import { closeDeps, createDeps } from '../../services/deps';
+import { startSmtpServer } from './server';
+
+async function main() {
+  const deps = await createDeps(config, { name: 'smtp' });
+  const smtp = await startSmtpServer(deps);
+  deps.log.info({ host: smtp.host, port: smtp.port, domain: config.inboundEmailDomain }, 'smtp intake listening');
+  const stop = () => void smtp.close().then(() => closeDeps(deps)).then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
