@@ -161,10 +161,18 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
 
   // Forwarded inbound context
   'GET /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound-forwarding-addresses/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  // Managing intake aliases and threads writes mailbox settings: mailbox.write.
+  'POST /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
+  'PATCH /v1/inbound-forwarding-addresses/:id': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
   'GET /v1/inbound': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/inbound/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  'GET /v1/inbound/:id/files/:fileId': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/postal-threads': { callers: KEYS, scopes: ['inbound.read'] },
   'GET /v1/postal-threads/:id': { callers: KEYS, scopes: ['inbound.read'] },
+  'PATCH /v1/postal-threads/:id': { callers: KEYS, scopes: ['mailbox.write'], versionGuard: true },
+  // An email provider's inbound webhook: no API key; the service checks the shared intake secret.
+  'POST /v1/intake/email': { callers: 'public' },
 
   // Support tickets and facility messages (message.send covers writing and reading them)
   'POST /v1/support/messages': { callers: KEYS, scopes: ['message.send'], versionGuard: true },
