@@ -41,6 +41,7 @@ async function main() {
   };
   run('worker', 'worker/main.ts');
   run('api', 'api/server.ts');
+  run('smtp', 'api/smtp/main.ts');
 
   let stopping = false;
   const stop = () => {
@@ -60,6 +61,7 @@ async function main() {
     OpenAPI        ${config.siteUrl}/openapi.json
     Health         ${config.siteUrl}/healthz
     Temporal UI    ${ui}
+    SMTP intake    smtp://${config.host}:${config.smtpPort} (aliases @${config.inboundEmailDomain})
     Object store   ${state.s3.endpoint} (bucket ${config.s3Bucket})
     Postgres       ${config.databaseUrl}
   Create an account:  npm run admin -- member:create --email you@example.com --name "You" --credits-cents 5000 --json
