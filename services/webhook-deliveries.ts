@@ -151,7 +151,7 @@ export async function runSyntheticDelivery(deps: Deps, tx: Query | null, insert:
   eventId: string; target: string; targetType: 'agent_webhook' | 'endpoint'; endpointId: string | null; memberId: string;
   agentId: string | null; eventType: string; environment: 'live' | 'test'; kind: 'test' | 'verification';
   challenge?: string; targetUrl?: string;
-}): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult }> {
+}): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
   const db = tx ?? deps.db;
   const [delivery]: DeliveryRow[] = await db.query(
     `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
@@ -160,9 +160,16 @@ export async function runSyntheticDelivery(deps: Deps, tx: Query | null, insert:
     [insert.eventId, insert.target, insert.targetType, insert.endpointId, insert.memberId, insert.agentId, insert.eventType,
       insert.environment, insert.kind, insert.challenge ?? null, insert.targetUrl ?? null]);
   const handle = await startDeliveryWorkflow(deps, delivery);
-  const result: WebhookDeliveryResult = await handle.result();
+  // One attempt takes at most ~10 s; if no worker picks it up, answer with the queued state.
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([
+    handle.result() as Promise<WebhookDeliveryResult>,
+    new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), SYNTHETIC_WAIT_MS); }),
+  ]).finally(() => clearTimeout(timer));
   return { delivery, result };
 }
+
+const SYNTHETIC_WAIT_MS = 30_000;
 
 interface Target {
   url: string;

@@ -28,6 +28,11 @@ export async function assertWebhookTarget(deps: Deps, url: string, kind: Webhook
 // ---------------------------------------------------------------------------------
 // Legacy agent webhook settings
 
+/** Agent webhook settings and their event history are live-key only (REST and MCP alike). */
+function assertLiveKey(auth: AuthContext): void {
+  if (auth.testMode) throw errors.forbidden('live_key_required', 'Test keys cannot use webhook settings or event history; use a live key.');
+}
+
 export type WebhookAuthType = 'hmac' | 'bearer' | 'header';
 
 export interface WebhookSettingsInput {
@@ -85,6 +90,7 @@ export async function issueAgentSigningKey(deps: Deps, tx: Queryable, agentId: s
 }
 
 export async function updateWebhookSettings(deps: Deps, auth: AuthContext, input: WebhookSettingsInput, resolve?: Resolver) {
+  assertLiveKey(auth);
   const agentId = isAgentKey(auth) ? (auth.agentId as string) : input.agent_id;
   if (!agentId) throw errors.validation([{ path: 'agent_id', message: 'Required for member keys' }]);
   await assertAgentOfMember(deps, auth, agentId);
@@ -146,6 +152,7 @@ function logEntry(r: LogRow) {
 }
 
 export async function listWebhookEvents(deps: Deps, auth: AuthContext, q: { status?: LegacyLogStatus; event_type?: string; agent_id?: string; limit: number; offset: number }) {
+  assertLiveKey(auth);
   const agentId = await resolveAgentFilter(deps, auth, q.agent_id);
   const where = [`d.member_id = $1`, `d.target_type = 'agent_webhook'`];
   const args: unknown[] = [auth.memberId];
@@ -161,6 +168,7 @@ export async function listWebhookEvents(deps: Deps, auth: AuthContext, q: { stat
 }
 
 export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: string) {
+  assertLiveKey(auth);
   const rows: LogRow[] = await deps.db.query(
     `SELECT d.*, e.created_at AS event_created_at, e.payload
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
