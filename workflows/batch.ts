@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch';
 import {
-  advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName, batchStatusQuery,
+  advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName,
   BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
   FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
 } from './contracts/batch';
@@ -69,8 +69,6 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     setStatus(r.status);
     if (!r.alreadyFinished) await publish(`batch.${r.status}` as BatchEventType);
   }
-
-  setHandler(batchStatusQuery, () => status);
 
   setHandler(confirmBatchUpdate, () => serial(async () => {
     if (status !== 'draft') return { status, alreadyConfirmed: true };

@@ -1,6 +1,6 @@
 // Batch mail: the workflow's input, its updates (answers the API waits for) and the
 // failure types that the API maps to the spec's error codes.
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineUpdate } from '@temporalio/workflow';
 
 export const BATCH_STATUSES = ['draft', 'paid', 'generating', 'submitted', 'in_progress', 'completed', 'partially_completed', 'failed', 'cancelled'] as const;
 export type BatchStatusName = (typeof BATCH_STATUSES)[number];
@@ -106,4 +106,3 @@ export const startBatchFulfilmentUpdate = defineUpdate<BatchStatusResult>('start
 export const markBatchPiecesUpdate = defineUpdate<MarkBatchPiecesResult, [MarkBatchPiecesInput]>('markBatchPieces');
 export const finishBatchUpdate = defineUpdate<FinishBatchResult, [FinishBatchInput]>('finishBatch');
 export const failBatchUpdate = defineUpdate<FinishBatchResult, [FailBatchInput]>('failBatch');
-export const batchStatusQuery = defineQuery<BatchStatusName>('batchStatus');
