@@ -172,13 +172,17 @@ function nextStep(row: MailRow): string {
     case 'delivered':
       return 'Delivered. Nothing left to do.';
     case 'failed':
-      return 'Failed; see error_message. Send a new piece if it should still go out.';
+      return row.carrier_delivery_failed
+        ? 'The carrier could not deliver the piece (see error_message); postage was spent. Send a new piece if it should still go out.'
+        : 'The facility could not print or dispatch the piece (see error_message); its debit was refunded. Send a new piece if it should still go out.';
     case 'cancelled':
-      return 'Cancelled; nothing will be printed. Any charge was refunded.';
+      return 'Cancelled; nothing will be printed, and any debit for it was refunded.';
   }
 }
 
 export function humanReview(deps: Deps, row: MailRow) {
+  // Live pieces are debited at submission, or on approval when they needed one.
+  const charged = !row.test_mode && (row.approval_source === null || row.approved_at !== null);
   return {
     send_to: address(row, 'recipient'),
     return_address: address(row, 'return'),
@@ -188,7 +192,8 @@ export function humanReview(deps: Deps, row: MailRow) {
       cost_display: costDisplay(row),
       credits_required_cents: creditsRequired(row),
       ...(row.test_mode ? { estimated_live_cost_cents: row.price_cents } : {}),
-      charged: !row.test_mode && row.status !== 'pending_approval',
+      charged,
+      refunded: charged && (row.status === 'cancelled' || (row.status === 'failed' && !row.carrier_delivery_failed)),
     },
     document: {
       filename: row.document_filename,

@@ -315,7 +315,7 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
           f.recipient_name ?? null, f.recipient_company ?? null, f.recipient_line1, f.recipient_line2 ?? null, f.recipient_city, f.recipient_state, f.recipient_zip, f.recipient_country,
           probe.recipientFingerprint, ret.return_name, ret.return_company, ret.return_line1, ret.return_line2, ret.return_city, ret.return_state, ret.return_zip,
           f.color, f.duplex, document.pageCount, document.pageCountSource, documentKey, filename, document.type, document.contentType,
-          document.sha256, document.sizeBytes, !('data' in req.document), price, charge ? price : 0, JSON.stringify(breakdown), facility.originZip, facility.id,
+          document.sha256, document.sizeBytes, !('data' in req.document), price, testMode ? 0 : price, JSON.stringify(breakdown), facility.originZip, facility.id,
           safeguards.approval_source, maxCostCents, JSON.stringify(safeguards), f.allow_duplicate, f.package_id ?? null, f.inbound_capture_id ?? null, f.postal_mail_thread_id ?? null,
           f.mail_run_id ?? null, f.agent_notes ?? null, f.metadata === undefined ? null : JSON.stringify(f.metadata), pending ? null : new Date()],
       );

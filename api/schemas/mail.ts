@@ -176,7 +176,7 @@ export const HumanReviewSchema = z.object({
   send_to: Address,
   return_address: Address.nullable(),
   mail_class: z.string(),
-  cost: z.object({ cost_cents: z.number().int(), cost_display: z.string(), credits_required_cents: z.number().int(), estimated_live_cost_cents: z.number().int().optional(), charged: z.boolean() }),
+  cost: z.object({ cost_cents: z.number().int(), cost_display: z.string(), credits_required_cents: z.number().int(), estimated_live_cost_cents: z.number().int().optional(), charged: z.boolean(), refunded: z.boolean() }),
   document: z.object({
     filename: z.string().nullable(), type: z.string(), content_type: z.string(), page_count: z.number().int(), page_count_source: z.string().nullable(),
     size_bytes: z.number().int(), sha256: z.string(), color: z.boolean(), duplex: z.boolean(), simulated: z.boolean(),

@@ -153,9 +153,17 @@ describe('POST /v1/mail', () => {
 
   it('holds requires_approval and force_approval pieces as pending_approval without a debit', async () => {
     const s = await newSender(app, { creditsCents: 100000 });
-    const requested = await sendLetter(app, s, letterForm(await letterPdf(), { requires_approval: 'true' }));
+    const price = (await expectedPrice(app, 'first_class', 1)).total_cents;
+    const requested = await sendLetter(app, s, letterForm(await letterPdf(), { requires_approval: 'true', metadata: '{"zeta":1,"alpha":{"y":2,"b":3}}' }));
     expect(requested.status).toBe(201);
-    expect(requested.body).toMatchObject({ status: 'pending_approval', requires_approval: true, human_review: { safeguards: { approval_source: 'request' } } });
+    expect(requested.body).toMatchObject({
+      status: 'pending_approval', requires_approval: true, cost_cents: price, credits_required_cents: price,
+      human_review: { safeguards: { approval_source: 'request' }, cost: { charged: false } },
+    });
+    expect(requested.body.human_review.next_step).toContain('approve');
+    // metadata comes back exactly as sent, key order included.
+    const read = await api(app)('GET', `/v1/mail/${requested.body.id}`, { key: s.key });
+    expect(JSON.stringify(read.body.metadata)).toBe('{"zeta":1,"alpha":{"y":2,"b":3}}');
     const forced = await newSender(app, { creditsCents: 100000, credential: { force_approval: true } });
     const res = await sendLetter(app, forced, letterForm(await letterPdf()));
     expect(res.body).toMatchObject({ status: 'pending_approval', human_review: { safeguards: { approval_source: 'force_approval' } } });
