@@ -10,6 +10,7 @@ import { updateWebhookSettings } from '../../services/webhooks';
 import { authenticate } from '../../services/auth';
 import { ApiError } from '../../domain/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
+import { ensureWebhookCleanupSchedule } from '../../services/webhook-maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';
 
 jest.setTimeout(120_000);
@@ -278,6 +279,19 @@ describe('POST /v1/test/webhook', () => {
 });
 
 describe('delivery history clean-up', () => {
+  it('is scheduled daily, idempotently, on the worker task queue', async () => {
+    const id = await ensureWebhookCleanupSchedule(app.deps);
+    expect(await ensureWebhookCleanupSchedule(app.deps)).toBe(id);
+    const handle = app.deps.temporal.schedule.getHandle(id);
+    try {
+      const described = await handle.describe();
+      expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: WEBHOOK_HISTORY_CLEANUP_WORKFLOW, taskQueue: app.deps.config.taskQueue });
+      expect(described.spec.intervals?.[0]?.every).toBe(24 * 3600 * 1000);
+    } finally {
+      await handle.delete();
+    }
+  });
+
   it('deletes deliveries and attempts older than 30 days and keeps newer ones', async () => {
     const receiver = await startReceiver();
     try {
