@@ -12,7 +12,8 @@ export interface Received {
   at: number;
 }
 
-export type Reply = (req: Received, n: number) => { status: number; body?: string; delayMs?: number } | Promise<{ status: number; body?: string; delayMs?: number }>;
+export interface Answer { status: number; body?: string; delayMs?: number; headers?: Record<string, string> }
+export type Reply = (req: Received, n: number) => Answer | Promise<Answer>;
 
 /** An HTTP receiver on 127.0.0.1 that records every request and answers with `reply`. */
 export async function startReceiver(reply: Reply = () => ({ status: 200, body: 'ok' })) {
@@ -29,7 +30,7 @@ export async function startReceiver(reply: Reply = () => ({ status: 200, body: '
       const answer = await handler(r, received.length);
       const send = () => {
         if (res.destroyed) return;
-        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
         res.end(answer.body ?? '');
       };
       if (answer.delayMs) setTimeout(send, answer.delayMs).unref();

@@ -244,6 +244,33 @@ describe('legacy deliveries', () => {
   });
 });
 
+describe('request and response limits', () => {
+  it('does not follow redirects and keeps request bodies within 64 KiB', async () => {
+    const target = await startReceiver();
+    const receiver = await startReceiver(() => ({ status: 307, headers: { location: target.url } }));
+    try {
+      const { member, agentId } = await setup();
+      await configure(member.key, agentId, receiver.url);
+      const redirected = await api('POST', '/v1/test/webhook', { key: member.key, json: { agent_id: agentId } });
+      expect(redirected.body).toMatchObject({ delivered: false, status_code: 307 });
+      expect(redirected.body.error).toMatch(/redirects are not followed/);
+      expect(target.received).toHaveLength(0);
+
+      receiver.setReply(() => ({ status: 200 }));
+      const big = mailEvent(member.member_id, agentId);
+      big.payload = { ...big.payload, callback_url: 'http://127.0.0.1/v1/mail/x', metadata: { blob: 'x'.repeat(100_000) } };
+      await publishEvent(app.deps, big);
+      const [, r] = await receiver.waitFor(2);
+      expect(Buffer.byteLength(r.body)).toBeLessThanOrEqual(64 * 1024);
+      expect(JSON.parse(r.body)).toMatchObject({ event_type: 'mail.submitted', truncated: true, callback_url: 'http://127.0.0.1/v1/mail/x' });
+      expect(JSON.parse(r.body).metadata).toBeUndefined();
+    } finally {
+      await receiver.close();
+      await target.close();
+    }
+  });
+});
+
 describe('POST /v1/test/webhook', () => {
   it('sends a signed synthetic delivery to the agent webhook and returns its result', async () => {
     const receiver = await startReceiver(() => ({ status: 202, body: 'accepted' }));
