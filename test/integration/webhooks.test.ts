@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { fanOut, publishEvent, DomainEvent } from '../../services/events';
+import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/events';
 import { updateWebhookSettings } from '../../services/webhooks';
 import { authenticate } from '../../services/auth';
 import { ApiError } from '../../domain/errors';
@@ -316,6 +316,30 @@ describe('delivery history clean-up', () => {
       expect(described.spec.intervals?.[0]?.every).toBe(24 * 3600 * 1000);
     } finally {
       await handle.delete();
+    }
+  });
+
+  it('starts deliveries whose workflow never started (a crash between insert and start)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { member, agentId } = await setup();
+      await configure(member.key, agentId, receiver.url);
+      // The event and its delivery row exist, but the process died before the workflow start.
+      const recorded = await recordEvent(app.deps.db, mailEvent(member.member_id, agentId));
+      const [d] = await app.deps.db.query(
+        `INSERT INTO webhook_deliveries (event_id, target, target_type, member_id, agent_id, event_type, environment, max_attempts, updated_at)
+         VALUES ($1, $2, 'agent_webhook', $3, $4, 'mail.submitted', 'live', 5, now() - interval '10 minutes') RETURNING id`,
+        [recorded.id, `agent:${agentId}`, member.member_id, agentId]);
+      const result = await app.deps.temporal.workflow.execute(WEBHOOK_HISTORY_CLEANUP_WORKFLOW, {
+        taskQueue: app.deps.config.taskQueue, workflowId: `webhook-history-cleanup-stalled-${Date.now()}`,
+        args: [{ retentionDays: 30, stalledAfterSeconds: 300 }],
+      });
+      expect(result.restartedDeliveries).toBeGreaterThanOrEqual(1);
+      await receiver.waitFor(1);
+      await until(() => app.deps.db.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [d.id]), (rows) => rows[0].status === 'delivered');
+      expect(JSON.parse(receiver.received[0].body).event_type).toBe('mail.submitted');
+    } finally {
+      await receiver.close();
     }
   });
 
