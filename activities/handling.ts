@@ -1,6 +1,23 @@
+// Activities of the physical inbound workflows: handling transitions (each guarded by the
+// operation's version and safe to retry), the sandbox facility, and the scan pipeline
+// (events, OCR, rule matching). Events are published only after the change is committed.
 import type { Deps } from '../services/deps';
+import {
+  acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, rejectOperation, sandboxFulfilOperation,
+} from '../services/handling';
+import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable } from '../services/facility-inbound';
 
 export function createHandlingActivities(deps: Deps) {
-  void deps;
-  return {};
+  return {
+    approveHandlingOperation: (input: Parameters<typeof approveOperation>[1]) => approveOperation(deps, input),
+    rejectHandlingOperation: (input: Parameters<typeof rejectOperation>[1]) => rejectOperation(deps, input),
+    acceptHandlingOperation: (input: Parameters<typeof acceptOperation>[1]) => acceptOperation(deps, input),
+    completeHandlingOperation: (input: Parameters<typeof completeOperation>[1]) => completeOperation(deps, input),
+    sandboxFulfilHandlingOperation: (input: { operationId: string }) => sandboxFulfilOperation(deps, input),
+    publishHandlingOutcome: (input: { operationId: string }) => publishHandlingOutcome(deps, input.operationId),
+    publishPhysicalInboundReceived: (input: { itemId: string }) => publishInboundReceived(deps, input.itemId),
+    publishPhysicalScanAvailable: (input: { bundleId: string }) => publishScanAvailable(deps, input.bundleId),
+    ocrPhysicalScanPage: (input: { pageId: string }) => ocrScanPage(deps, input.pageId),
+    finishPhysicalScanBundle: (input: { bundleId: string }) => finishScanBundle(deps, input.bundleId),
+  };
 }

@@ -142,10 +142,17 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   // Managed mailbox items
   'GET /v1/inbound-items': { callers: KEYS, scopes: ['inbound.item.read'] },
   'GET /v1/inbound-items/:id': { callers: KEYS, scopes: ['inbound.item.read'] },
-  'POST /v1/inbound-items/:id/actions': { callers: KEYS, scopes: ['inbound.item.read'], versionGuard: true },
+  // An agent's Open & Scan request is a proposal for its owner, like agent-inbox handling.
+  'POST /v1/inbound-items/:id/actions': { callers: KEYS, scopes: ['inbound.item.read', 'agent.inbox.propose'], versionGuard: true },
+  'GET /v1/inbound-items/:id/forward-quote': { callers: KEYS, scopes: ['inbound.item.read'] },
   'GET /v1/inbound-items/:id/scans': { callers: KEYS, scopes: ['inbound.item.read', 'inbound.item.scan.read'] },
   'POST /v1/inbound-items/:id/reset-sample': { callers: ['member_test', 'agent_test'], scopes: ['inbound.item.read'], testOnly: true },
   'GET /v1/inbound-activity': { callers: KEYS, scopes: ['inbound.item.read'] },
+  // The owner's decisions on handling operations
+  'GET /v1/handling': { callers: MEMBER },
+  'GET /v1/handling/:id': { callers: MEMBER },
+  'POST /v1/handling/:id/approve': { callers: MEMBER },
+  'POST /v1/handling/:id/reject': { callers: MEMBER },
 
   // Assigned inbound (agent inbox): agent-scoped keys only
   'GET /v1/agent-inbox': { callers: AGENT, scopes: ['agent.inbox.read'] },
@@ -153,11 +160,29 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'POST /v1/agent-inbox/sandbox/seed': { callers: ['agent_test'], scopes: ['agent.inbox.read'], testOnly: true },
   'GET /v1/agent-inbox/:id/context': { callers: AGENT, scopes: ['agent.inbox.read', 'agent.read'] },
   'GET /v1/agent-inbox/:id/sources': { callers: AGENT, scopes: ['agent.inbox.read', 'agent.read'] },
-  'GET /v1/agent-inbox/:id/scans': { callers: AGENT, scopes: ['agent.inbox.read'] },
-  'GET /v1/agent-inbox/:id/scans/:operationId': { callers: AGENT, scopes: ['agent.inbox.read'] },
+  // Scan history: test keys on the member sample only.
+  'GET /v1/agent-inbox/:id/scans': { callers: ['agent_test'], scopes: ['agent.inbox.read'], testOnly: true },
+  'GET /v1/agent-inbox/:id/scans/:operationId': { callers: ['agent_test'], scopes: ['agent.inbox.read'], testOnly: true },
   'POST /v1/agent-inbox/:id/acknowledgments': { callers: AGENT, scopes: ['agent.inbox.report'] },
   'GET /v1/agent-inbox/:id/handling': { callers: AGENT, scopes: ['agent.read', 'agent.inbox.read'] },
   'POST /v1/agent-inbox/:id/handling': { callers: AGENT, scopes: ['agent.read', 'agent.inbox.read', 'agent.inbox.propose'], versionGuard: true },
+
+  // Facility side of physical inbound (intake, scans, package actions, handling decisions)
+  'POST /v1/facility/mailboxes/identify': { callers: FACILITY },
+  'GET /v1/facility/inbound/drafts': { callers: FACILITY },
+  'POST /v1/facility/inbound/drafts': { callers: FACILITY },
+  'GET /v1/facility/inbound/drafts/:id': { callers: FACILITY },
+  'PUT /v1/facility/inbound/drafts/:id': { callers: FACILITY },
+  'POST /v1/facility/inbound/drafts/:id/exterior': { callers: FACILITY },
+  'POST /v1/facility/inbound/drafts/:id/match': { callers: FACILITY },
+  'POST /v1/facility/inbound/drafts/:id/commit': { callers: FACILITY },
+  'GET /v1/facility/scan-requests': { callers: FACILITY },
+  'POST /v1/facility/scan-requests/:id/fulfil': { callers: FACILITY },
+  'POST /v1/facility/scan-requests/:id/reject': { callers: FACILITY },
+  'GET /v1/facility/package-actions': { callers: FACILITY },
+  'POST /v1/facility/package-actions/:id/status': { callers: FACILITY },
+  'GET /v1/facility/internal-inbound/handling': { callers: FACILITY },
+  'POST /v1/facility/internal-inbound/handling/:id/decision': { callers: FACILITY },
 
   // Forwarded inbound context
   'GET /v1/inbound-forwarding-addresses': { callers: KEYS, scopes: ['inbound.read'] },

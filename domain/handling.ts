@@ -258,3 +258,112 @@ export function itemStatusOnCompletion(actionType: HandlingActionType): string |
   if (actionType === 'discard') return 'disposed';
   return null;
 }
+
+// ---------------------------------------------------------------------------------------
+// Package custody actions (the /v1/packages surface): requested by an agent or member,
+// carried out by the facility.
+
+export const PACKAGE_ACTIONS = ['scan', 'open_and_scan', 'photograph', 'record_video', 'forward', 'shred', 'dispose', 'return_to_sender', 'hold'] as const;
+export type PackageActionType = (typeof PACKAGE_ACTIONS)[number];
+export const PACKAGE_ACTION_STATUSES = ['requested', 'clarification_needed', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
+export type PackageActionStatus = (typeof PACKAGE_ACTION_STATUSES)[number];
+/** Actions in these states can still be changed (PATCH) and progressed by the facility. */
+export const ACTIVE_PACKAGE_ACTION_STATUSES: PackageActionStatus[] = ['requested', 'clarification_needed', 'in_progress'];
+/** Scan actions are carried out by fulfilling their scan request. */
+export const SCAN_PACKAGE_ACTIONS: PackageActionType[] = ['scan', 'open_and_scan'];
+/** Custody states a package can be forwarded (or otherwise acted on) from. */
+export const FORWARDABLE_PACKAGE_STATUSES = HANDLEABLE_ITEM_STATUSES;
+
+/** The package state a new request puts the package in, or null to keep it. */
+export function packageStatusOnRequest(action: PackageActionType): string | null {
+  return action === 'forward' ? 'forwarding_requested' : null;
+}
+
+/**
+ * The package state after the facility moves an action, or null to keep it. Failed
+ * forwarding or returns go back to the state the package had before the request.
+ */
+export function packageStatusAfter(action: PackageActionType, status: PackageActionStatus, before: string | null): string | null {
+  if (status === 'failed') return action === 'forward' || action === 'return_to_sender' ? before : null;
+  const table: Partial<Record<PackageActionType, Partial<Record<PackageActionStatus, string>>>> = {
+    forward: { in_progress: 'forwarding_shipped', completed: 'forwarded' },
+    return_to_sender: { in_progress: 'returning', completed: 'returned' },
+    shred: { completed: 'shredded' },
+    dispose: { completed: 'disposed' },
+    hold: { completed: 'held' },
+  };
+  return table[action]?.[status] ?? null;
+}
+
+export type PackageActionRefusal = { kind: 'state'; message: string } | { kind: 'invalid'; fields: FieldError[] } | null;
+
+/** What the facility must send to move an action: shipping a forward needs its tracking number. */
+export function checkPackageActionUpdate(action: PackageActionType, current: PackageActionStatus,
+  update: { status: PackageActionStatus; clarification_question?: string | null; tracking_number?: string | null }): PackageActionRefusal {
+  if (!ACTIVE_PACKAGE_ACTION_STATUSES.includes(current)) return { kind: 'state', message: `The action is ${current} and no longer active.` };
+  const fields: FieldError[] = [];
+  if (SCAN_PACKAGE_ACTIONS.includes(action) && update.status === 'completed') {
+    fields.push({ path: 'status', message: 'scan actions complete when their scan request is fulfilled' });
+  }
+  if (update.status === 'clarification_needed' && !update.clarification_question?.trim()) {
+    fields.push({ path: 'clarification_question', message: 'say what the facility needs to know' });
+  }
+  if (action === 'forward' && update.status === 'in_progress' && !update.tracking_number?.trim()) {
+    fields.push({ path: 'tracking_number', message: 'shipping a forward needs its tracking number' });
+  }
+  return fields.length ? { kind: 'invalid', fields } : null;
+}
+
+/** Custody states in which the facility still holds the package. */
+export const IN_CUSTODY_PACKAGE_STATUSES = ['received', 'stored', 'held', 'forwarding_requested'];
+/** Actions that take the package out of the shelf: only from a forwardable state. */
+const RELEASING_ACTIONS: PackageActionType[] = ['forward', 'shred', 'dispose', 'return_to_sender', 'hold'];
+
+/** Why an action cannot be requested on a package in this state, or null when it can. */
+export function packageActionUnavailable(action: PackageActionType, packageStatus: string): string | null {
+  const allowed = RELEASING_ACTIONS.includes(action) ? FORWARDABLE_PACKAGE_STATUSES : IN_CUSTODY_PACKAGE_STATUSES;
+  return allowed.includes(packageStatus) ? null : `the package is ${packageStatus}`;
+}
+
+export interface ForwardAddress {
+  to_name: string;
+  to_line1: string;
+  to_line2: string | null;
+  to_city: string;
+  to_state: string;
+  to_zip: string;
+  to_country: string;
+}
+
+/**
+ * Checks a package forwarding address (given as the forward action's parameters or the
+ * /forward body): name, line 1, city, state and ZIP are required; US addresses need a
+ * state code and a 5-digit or ZIP+4 code. `prefix` is the field path prefix.
+ */
+export function checkForwardAddress(input: Record<string, unknown>, prefix = ''): { ok: true; address: ForwardAddress } | { ok: false; fields: FieldError[] } {
+  const fields: FieldError[] = [];
+  const str = (key: string, required: boolean): string | null => {
+    const v = input[key];
+    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) {
+      if (required) fields.push({ path: `${prefix}${key}`, message: `${key} is required` });
+      return null;
+    }
+    if (typeof v !== 'string') { fields.push({ path: `${prefix}${key}`, message: 'must be a string' }); return null; }
+    return v.trim();
+  };
+  const address = {
+    to_name: str('to_name', true), to_line1: str('to_line1', true), to_line2: str('to_line2', false), to_city: str('to_city', true),
+    to_state: str('to_state', true), to_zip: str('to_zip', true), to_country: (str('to_country', false) ?? 'US').toUpperCase(),
+  };
+  if (address.to_country === 'US') {
+    if (address.to_state) {
+      const code = toStateCode(address.to_state);
+      if (!code) fields.push({ path: `${prefix}to_state`, message: 'must be a US state code' });
+      else address.to_state = code;
+    }
+    if (address.to_zip && !ZIP_PATTERN.test(address.to_zip)) fields.push({ path: `${prefix}to_zip`, message: 'must be a 5-digit or ZIP+4 code' });
+  } else if (!/^[A-Z]{2}$/.test(address.to_country)) {
+    fields.push({ path: `${prefix}to_country`, message: 'must be an ISO 3166-1 alpha-2 code' });
+  }
+  return fields.length ? { ok: false, fields } : { ok: true, address: address as ForwardAddress };
+}

@@ -8,6 +8,8 @@ import { createFacility, createMember, revokeKey } from '../services/accounts';
 import { getBalance, topUp } from '../services/credits';
 import { approveMail, rejectMail } from '../services/mail';
 import { answerSupportConversation } from '../services/support';
+import { assignMailbox } from '../services/facility-inbound';
+import { enablePackages } from '../services/packages';
 import { ensureDatabase, migrate } from './stack';
 
 type Options = Record<string, string | boolean | undefined>;
@@ -100,6 +102,26 @@ export const commands: Record<string, Command> = {
     options: { case: { type: 'string' }, body: { type: 'string' }, resolve: { type: 'boolean' }, json: { type: 'boolean' } },
     async run(deps, opts) {
       return { message: await answerSupportConversation(deps, required(opts, 'case'), { body: required(opts, 'body'), resolve: Boolean(opts.resolve) }) };
+    },
+  },
+  'mailbox:assign': {
+    usage: 'mailbox:assign --member ID [--agent ID] [--facility ID] [--json]',
+    description: 'Give a member its private receiving mailbox (PMB-<n>) at a facility, or set the mailbox\'s default agent.',
+    options: { member: { type: 'string' }, agent: { type: 'string' }, facility: { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return assignMailbox(deps, {
+        memberId: required(opts, 'member'),
+        agentId: typeof opts.agent === 'string' ? opts.agent : null,
+        facilityId: typeof opts.facility === 'string' ? opts.facility : null,
+      });
+    },
+  },
+  'packages:enable': {
+    usage: 'packages:enable --member ID [--disable] [--json]',
+    description: 'Enable (or with --disable, disable) physical inbound custody (/v1/packages) for a member.',
+    options: { member: { type: 'string' }, disable: { type: 'boolean' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      return enablePackages(deps, required(opts, 'member'), !opts.disable);
     },
   },
 };

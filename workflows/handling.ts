@@ -1,2 +1,172 @@
-// Workflows of this area (see DESIGN.md): deterministic code only.
-export {};
+// Workflows of physical inbound. `handling-<id>`: a handling operation from proposal to
+// its outcome (owner approval with an expiry, facility acceptance and completion, or
+// rejection), each step an Update whose validator checks the state and expected
+// version; test operations are carried out by the sandbox facility at once.
+// `inbound-item-<id>` announces a received item; `inbound-scan-<id>` announces a scan
+// bundle, OCRs its pages and announces the saved context.
+import {
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createHandlingActivities } from '../activities/handling';
+import {
+  acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, handlingScanOutcomeSignal, HandlingSnapshot,
+  handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
+} from './contracts/handling';
+import { ObjectStatus } from './search-attributes';
+import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
+
+type Activities = ReturnType<typeof createHandlingActivities>;
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+const ocr = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+/** Re-raises an activity's business failure as the update's own failure, so the API sees its type. */
+async function call<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+      const c = err.cause;
+      throw ApplicationFailure.create({ message: c.message, type: c.type ?? undefined, details: c.details as unknown[] | undefined, nonRetryable: true });
+    }
+    throw err;
+  }
+}
+
+export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<HandlingSnapshot> {
+  const id = input.operationId;
+  let status: HandlingStatus = input.status;
+  let version = input.version;
+  let busy = false;
+  let scanOutcome: ScanOutcome | null = null;
+
+  const apply = (s: HandlingSnapshot) => {
+    version = s.version;
+    if (s.status !== status) {
+      status = s.status;
+      upsertSearchAttributes([{ key: ObjectStatus, value: status }]);
+    }
+  };
+
+  const guard = (event: HandlingEvent, actor: HandlingActor, expectedVersion: number) => {
+    if (!nextHandlingStatus(status, event, actor)) {
+      throw ApplicationFailure.create({ message: `The operation is ${status}; ${event} is not possible now.`, type: HANDLING_FAILURES.invalidState, details: [{ status, version }], nonRetryable: true });
+    }
+    if (expectedVersion !== version) {
+      throw ApplicationFailure.create({
+        message: `The operation is at version ${version}; expected_version ${expectedVersion} is stale.`, type: HANDLING_FAILURES.staleVersion,
+        details: [{ current_version: version, expected_version: expectedVersion }], nonRetryable: true,
+      });
+    }
+  };
+
+  /** Handlers run one at a time; each re-checks its guard once it holds the turn. */
+  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await fn();
+    } finally {
+      busy = false;
+    }
+  }
+
+  setHandler(handlingStateQuery, () => ({ id, status, version }));
+
+  setHandler(approveHandlingUpdate, (args) => exclusive(async () => {
+    guard('approve', 'member', args.expectedVersion);
+    apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
+    return { id, status, version };
+  }), { validator: (args) => guard('approve', 'member', args.expectedVersion) });
+
+  setHandler(rejectHandlingUpdate, (args) => exclusive(async () => {
+    guard('reject', args.actor, args.expectedVersion);
+    apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
+    return { id, status, version };
+  }), { validator: (args) => guard('reject', args.actor, args.expectedVersion) });
+
+  setHandler(acceptHandlingUpdate, (args) => exclusive(async () => {
+    guard('accept', 'facility', args.expectedVersion);
+    apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
+    return { id, status, version };
+  }), { validator: (args) => guard('accept', 'facility', args.expectedVersion) });
+
+  setHandler(completeHandlingUpdate, (args) => exclusive(async () => {
+    guard('complete', 'facility', args.expectedVersion);
+    apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
+    return { id, status, version };
+  }), { validator: (args) => guard('complete', 'facility', args.expectedVersion) });
+
+  // The facility fulfilled (or refused) the scan request of an accepted Open & Scan.
+  setHandler(handlingScanOutcomeSignal, (outcome) => { scanOutcome = outcome; });
+
+  if (status === 'awaiting_member_approval') {
+    const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs);
+    if (!decided) {
+      await exclusive(async () => {
+        if (status !== 'awaiting_member_approval') return;
+        apply(await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'approval_expired' }));
+      });
+    }
+  }
+
+  if (input.testMode) {
+    await condition(() => status !== 'awaiting_member_approval' && !busy);
+    if (status === 'awaiting_facility') {
+      await exclusive(async () => {
+        const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
+        apply(done.snapshot);
+        if (done.bundleId) {
+          await acts.publishPhysicalScanAvailable({ bundleId: done.bundleId });
+          await acts.finishPhysicalScanBundle({ bundleId: done.bundleId });
+        }
+      });
+    }
+  }
+
+  while (isOpenHandlingStatus(status)) {
+    await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !busy));
+    const outcome = scanOutcome as ScanOutcome | null;
+    if (!isOpenHandlingStatus(status) || !outcome) break;
+    scanOutcome = null;
+    await exclusive(async () => {
+      if (status !== 'accepted') return;
+      apply(outcome.outcome === 'fulfilled'
+        ? await acts.completeHandlingOperation({ operationId: id, expectedVersion: version, trackingNumber: null, attestation: null, viaScan: true })
+        : await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'facility', reason: outcome.reason ?? 'scan_rejected' }));
+    });
+  }
+
+  await condition(() => !busy && allHandlersFinished());
+  await acts.publishHandlingOutcome({ operationId: id });
+  return { id, status, version };
+}
+
+export async function inboundReceivedWorkflow(input: InboundReceivedWorkflowInput): Promise<void> {
+  await acts.publishPhysicalInboundReceived({ itemId: input.itemId });
+}
+
+const OCR_RETRY_DELAY = '10 seconds';
+
+export async function scanBundleWorkflow(input: ScanBundleWorkflowInput): Promise<string | null> {
+  if (input.publishReceived) await acts.publishPhysicalInboundReceived({ itemId: input.itemId });
+  const pageIds = await acts.publishPhysicalScanAvailable({ bundleId: input.bundleId });
+  upsertSearchAttributes([{ key: ObjectStatus, value: 'processing' }]);
+  for (const pageId of pageIds) {
+    for (;;) {
+      const result = await ocr.ocrPhysicalScanPage({ pageId });
+      if (!result.retry) break;
+      await sleep(OCR_RETRY_DELAY);
+    }
+  }
+  const status = await acts.finishPhysicalScanBundle({ bundleId: input.bundleId });
+  upsertSearchAttributes([{ key: ObjectStatus, value: status ?? 'missing' }]);
+  return status;
+}

@@ -129,6 +129,7 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         clarification_response text,
         decision_context jsonb,
         result jsonb,
+        package_status_before text,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
         completed_at timestamptz

@@ -1,5 +1,6 @@
 import {
-  checkFacilityDecision, checkProposal, handlingCapabilities, HANDLING_PRICES, itemStatusOnApproval, itemStatusOnCompletion,
+  checkFacilityDecision, checkForwardAddress, checkPackageActionUpdate, checkProposal, packageActionUnavailable, packageStatusAfter,
+  packageStatusOnRequest, handlingCapabilities, HANDLING_PRICES, itemStatusOnApproval, itemStatusOnCompletion,
   nextHandlingStatus, ProposalInput, quoteHandling,
 } from '../../domain/handling';
 import { aggregateOcrStatus, canonicalJson, contextVersion, ruleOcrStatus, ruleSourceKind, sourcesKind } from '../../domain/agent-inbox';
@@ -146,5 +147,47 @@ describe('agent-inbox context versions and pages', () => {
     expect(ruleOcrStatus('needs_review', 'x')).toBe('ready');
     expect(ruleOcrStatus('processing', null)).toBe('pending');
     expect(ruleOcrStatus('ready', null)).toBe('missing');
+  });
+});
+
+describe('package custody actions', () => {
+  it('moves the package with the facility progress of its action', () => {
+    expect(packageStatusOnRequest('forward')).toBe('forwarding_requested');
+    expect(packageStatusOnRequest('scan')).toBeNull();
+    expect(packageStatusAfter('forward', 'in_progress', 'stored')).toBe('forwarding_shipped');
+    expect(packageStatusAfter('forward', 'completed', 'stored')).toBe('forwarded');
+    expect(packageStatusAfter('forward', 'failed', 'stored')).toBe('stored');
+    expect(packageStatusAfter('return_to_sender', 'in_progress', null)).toBe('returning');
+    expect(packageStatusAfter('shred', 'completed', null)).toBe('shredded');
+    expect(packageStatusAfter('hold', 'completed', null)).toBe('held');
+    expect(packageStatusAfter('photograph', 'completed', null)).toBeNull();
+  });
+
+  it('refuses inactive actions and incomplete updates', () => {
+    expect(checkPackageActionUpdate('hold', 'completed', { status: 'in_progress' })).toMatchObject({ kind: 'state' });
+    expect(checkPackageActionUpdate('scan', 'requested', { status: 'completed' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'status' }] });
+    expect(checkPackageActionUpdate('hold', 'requested', { status: 'clarification_needed' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'clarification_question' }] });
+    expect(checkPackageActionUpdate('forward', 'requested', { status: 'in_progress' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'tracking_number' }] });
+    expect(checkPackageActionUpdate('forward', 'requested', { status: 'in_progress', tracking_number: '1Z' })).toBeNull();
+  });
+});
+
+describe('package requests', () => {
+  it('lets releasing actions start only from a forwardable state', () => {
+    expect(packageActionUnavailable('forward', 'stored')).toBeNull();
+    expect(packageActionUnavailable('forward', 'forwarding_requested')).toMatch(/forwarding_requested/);
+    expect(packageActionUnavailable('photograph', 'forwarding_requested')).toBeNull();
+    expect(packageActionUnavailable('scan', 'shredded')).toMatch(/shredded/);
+  });
+
+  it('checks forwarding addresses', () => {
+    expect(checkForwardAddress({ to_name: 'A', to_line1: '1 Main', to_city: 'Austin', to_state: 'texas', to_zip: '78701' }))
+      .toEqual({ ok: true, address: { to_name: 'A', to_line1: '1 Main', to_line2: null, to_city: 'Austin', to_state: 'TX', to_zip: '78701', to_country: 'US' } });
+    const missing = checkForwardAddress({ to_line1: '1 Main', to_zip: '787' }, 'parameters.');
+    expect(missing.ok).toBe(false);
+    expect((missing as { fields: Array<{ path: string }> }).fields.map((f) => f.path).sort())
+      .toEqual(['parameters.to_city', 'parameters.to_name', 'parameters.to_state', 'parameters.to_zip']);
+    expect(checkForwardAddress({ to_name: 'A', to_line1: '1 Rue', to_city: 'Paris', to_state: 'IDF', to_zip: '75001', to_country: 'fr' }))
+      .toMatchObject({ ok: true, address: { to_country: 'FR', to_state: 'IDF' } });
   });
 });
