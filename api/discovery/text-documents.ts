@@ -54,7 +54,12 @@ function propertyLines(schema: Record<string, unknown>): string[] {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(props).map(([name, p]) => {
     const type = p.type ?? (p.enum ? 'enum' : p.anyOf ? 'one of several types' : 'any');
-    const detail = [p.enum ? `one of ${(p.enum as unknown[]).join(', ')}` : '', p.description ?? ''].filter(Boolean).join('; ');
+    const length = p.maxLength === undefined ? '' : p.minLength !== undefined ? `${p.minLength}-${p.maxLength} characters` : `at most ${p.maxLength} characters`;
+    const detail = [
+      p.enum ? `one of ${(p.enum as unknown[]).join(', ')}` : '',
+      length,
+      p.description ?? '',
+    ].filter(Boolean).join('; ');
     return `  - \`${name}\` (${type}${required.has(name) ? ', required' : ''})${detail ? `: ${detail}` : ''}`;
   });
 }

@@ -11,6 +11,7 @@ import { requestFingerprint, runIdempotent } from '../../services/idempotency';
 import { assertInstructionsVersion } from '../../services/instructions';
 import { authorize, parseOrThrow } from '../router';
 import type { RegisteredTool } from './registry';
+import { RestOutcome } from './tool';
 
 type Body = Record<string, unknown>;
 
@@ -47,13 +48,17 @@ export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTo
     // The framework's own fields never reach the handler, so handlers see the REST input.
     const { idempotency_key: key, service_md_version: version, ...input } = parseOrThrow(tool.input, args ?? {}) as Body;
     if (tool.versionGuard) await assertInstructionsVersion(deps, auth, version as number | undefined);
-    const run = async () => withTestMode(await tool.declaration.handler(deps, auth, input), auth);
-    if (!tool.mutation) return success(await run());
-
-    const r = await runIdempotent(deps, auth, {
-      operation: `mcp:${tool.name}`, key: key as string | undefined, fingerprint: requestFingerprint(input),
-    }, async () => ({ status: 200, body: await run() }));
-    // A replayed refusal is stored as its status and body.
+    const call = { idempotencyKey: key as string | undefined, operation: `mcp:${tool.name}` };
+    const run = async () => {
+      const out = await tool.declaration.handler(deps, auth, input, call);
+      return out instanceof RestOutcome
+        ? { status: out.status, body: withTestMode(out.body, auth) }
+        : { status: 200, body: withTestMode(out, auth) };
+    };
+    const r = tool.mutation && tool.declaration.idempotency !== 'service'
+      ? await runIdempotent(deps, auth, { operation: call.operation, key: call.idempotencyKey, fingerprint: requestFingerprint(input) }, run)
+      : await run();
+    // A replayed refusal comes back as its status and body.
     if (r.status >= 400) return errorResult(r.status, r.body as Body, auth);
     return success(r.body);
   } catch (err) {

@@ -22,7 +22,25 @@ export interface ToolDeclaration<I extends ToolInputSchema = ToolInputSchema> {
   mutation?: boolean;
   /** Irreversible effects (cancel, discard): a hint for clients that ask before calling. */
   destructive?: boolean;
-  handler(deps: Deps, auth: AuthContext, input: z.output<I>): Promise<unknown>;
+  /**
+   * 'service': the service function keeps its own idempotency record (for example in the
+   * same transaction as a debit); the handler passes `call.idempotencyKey` on instead of
+   * the framework wrapping the call.
+   */
+  idempotency?: 'framework' | 'service';
+  /** Returns the REST body, or a RestOutcome when the service answers with a status. */
+  handler(deps: Deps, auth: AuthContext, input: z.output<I>, call: ToolCall): Promise<unknown>;
+}
+
+export interface ToolCall {
+  idempotencyKey?: string;
+  /** `mcp:<tool>`: the idempotency operation of this tool. */
+  operation: string;
+}
+
+/** A service answer with its HTTP status (201, 200 for a dry run, or a replayed refusal). */
+export class RestOutcome {
+  constructor(readonly status: number, readonly body: unknown) {}
 }
 
 export function defineTool<I extends ToolInputSchema>(def: ToolDeclaration<I>): ToolDeclaration {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -26,7 +28,8 @@ interface ToolResult {
 describe('MCP server at {base_url}/mcp', () => {
   let app: TestApp;
   const clients: Client[] = [];
-  beforeAll(async () => { app = await startTestApp({ worker: false }); });
+  // The worker runs the outbound mail workflows that the sandbox advance updates.
+  beforeAll(async () => { app = await startTestApp(); });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await app.close();
@@ -209,6 +212,71 @@ describe('MCP server at {base_url}/mcp', () => {
     expect(text(noop)).toMatch(/^validation_error: /);
     const renamed = await call(client, 'update_webhook_endpoint', { endpoint_id: created.structuredContent!.result.endpoint.id, name: 'ops-2' });
     expect(renamed.structuredContent!.result.endpoint.name).toBe('ops-2');
+  });
+
+  describe('outbound tools', () => {
+    const pdf = readFileSync(path.join(__dirname, '..', 'fixtures', 'documents', 'one-page.pdf')).toString('base64');
+    const recipient = { recipient_name: 'Ada Lovelace', recipient_line1: '12 Analytical Way', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' };
+
+    it('sends a letter from document_base64 once per idempotency_key, and reads and lists it', async () => {
+      const member = await newMember(app.deps);
+      const { credential, agent } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { client } = await connect(credential.key);
+      const args = { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', service_md_version: 1, idempotency_key: 'send-1' };
+      const sent = await call(client, 'send_outbound_mail', args);
+      expect(sent.isError).toBeFalsy();
+      const record = sent.structuredContent!.result;
+      expect(record).toMatchObject({ status: 'submitted', test_mode: true, cost_cents: 0, page_count: 1, recipient_name: 'Ada Lovelace' });
+      expect(record.estimated_live_cost_cents).toBeGreaterThan(0);
+      const again = await call(client, 'send_outbound_mail', args);
+      expect(again.structuredContent!.result.id).toBe(record.id);
+      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE agent_id = $1`, [agent.id]);
+      expect(n).toBe(1);
+
+      const read = await call(client, 'get_outbound_mail', { outbound_mail_id: record.id });
+      expect(read.structuredContent!.result).toMatchObject({ id: record.id, status: 'submitted' });
+      const list = await call(client, 'list_outbound_mail', { test_mode: true, limit: 5 });
+      expect(list.structuredContent!.result.mail.map((m: { id: string }) => m.id)).toEqual([record.id]);
+
+      const cancelled = await call(client, 'cancel_outbound_mail', { outbound_mail_id: record.id, service_md_version: 1 });
+      expect(cancelled.isError).toBeFalsy();
+      expect(cancelled.structuredContent!.result.outbound_mail).toMatchObject({ id: record.id, status: 'cancelled' });
+    });
+
+    it('prices with dry_run, refuses above max_cost_cents and refuses bad documents, spending nothing', async () => {
+      const member = await newMember(app.deps, { creditsCents: 10_000 });
+      await newAgentWithKey(app.baseUrl, member.key, { scopes: ['mail.send'] });
+      const { client } = await connect(member.key);
+      const dry = await call(client, 'send_outbound_mail', { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', dry_run: true });
+      expect(dry.structuredContent!.result).toMatchObject({ dry_run: true, test_mode: false });
+      expect(dry.structuredContent!.result.cost_cents).toBeGreaterThan(0);
+      const capped = await call(client, 'send_outbound_mail', { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', max_cost_cents: 1 });
+      expect(capped.isError).toBe(true);
+      expect(text(capped)).toMatch(/^MAX_COST_EXCEEDED: /);
+      const notBase64 = await call(client, 'send_outbound_mail', { ...recipient, document_base64: '%%%', document_filename: 'letter.pdf' });
+      expect(text(notBase64)).toMatch(/^validation_error: .*document_base64/);
+      const noRecipient = await call(client, 'send_outbound_mail', { recipient_line1: '1 A St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701', document_base64: pdf, document_filename: 'letter.pdf' });
+      expect(text(noRecipient)).toMatch(/^validation_error: .*recipient_name/);
+      const usage = await call(client, 'get_usage');
+      expect(usage.isError).toBeFalsy();
+      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [member.member_id]);
+      expect(n).toBe(0);
+    });
+
+    it('creates and advances a sandbox piece for test keys only', async () => {
+      const member = await newMember(app.deps);
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { client } = await connect(credential.key);
+      const created = await call(client, 'create_test_outbound_mail', { ...recipient, page_count: 2, service_md_version: 1 });
+      expect(created.structuredContent!.result).toMatchObject({ status: 'submitted', page_count: 2, test_mode: true });
+      const advanced = await call(client, 'advance_test_outbound_mail', { outbound_mail_id: created.structuredContent!.result.id });
+      expect(advanced.structuredContent!.result).toMatchObject({ status: 'ready' });
+
+      const live = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['mail.send'] });
+      const { client: liveClient } = await connect(live.credential.key);
+      const refused = await call(liveClient, 'create_test_outbound_mail', { ...recipient, service_md_version: 1 });
+      expect(text(refused)).toMatch(/^test_key_required: /);
+    });
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {

@@ -1,10 +1,13 @@
-// Account tools: the outbound mailbox and messages to the fulfilling facility.
+// Account tools: the outbound mailbox, usage, and messages to the fulfilling facility.
 import { z } from 'zod';
 import { listMailboxes } from '../../../services/agents';
+import { getUsage } from '../../../services/mail-usage';
 import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/facility-messages';
 import { pagination, Uuid } from '../../schemas/common';
 import { FacilityConversationsQuery, FacilityMessageBody, FacilityMessagesQuery } from '../../routes/facility-messages';
+import { UsageQuery } from '../../schemas/mail';
 import { defineTool } from '../tool';
+import { testModeFlag } from './outbound';
 
 export const accountTools = [
   defineTool({
@@ -13,6 +16,13 @@ export const accountTools = [
     input: z.object({}),
     access: 'GET /v1/mailboxes',
     handler: async (deps, auth) => ({ mailboxes: await listMailboxes(deps, auth) }),
+  }),
+  defineTool({
+    name: 'get_usage',
+    description: 'Usage and spend for a period (period_start/period_end, ISO 8601; default this calendar month): pieces by status, spend, refunds, balance and ledger movements.',
+    input: UsageQuery.extend(testModeFlag),
+    access: 'GET /v1/usage',
+    handler: (deps, auth, input) => getUsage(deps, auth, input),
   }),
   defineTool({
     name: 'send_facility_message',

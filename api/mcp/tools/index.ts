@@ -5,6 +5,7 @@
 import { buildRegistry, CatalogEntry, RegisteredTool } from '../registry';
 import { accountTools } from './account';
 import { instructionsTools } from './instructions';
+import { outboundTools } from './outbound';
 import { webhookTools } from './webhooks';
 
 export const MCP_SERVER_NAME = 'postal-mail-api';
@@ -84,6 +85,7 @@ export const MCP_TOOL_NAMES = Object.keys(MCP_TOOL_CATALOG) as McpToolName[];
 
 export const registeredTools: RegisteredTool[] = buildRegistry(MCP_TOOL_CATALOG, [
   ...instructionsTools,
+  ...outboundTools,
   ...accountTools,
   ...webhookTools,
 ]);
