@@ -55,8 +55,6 @@ export interface AttemptRow {
   attempted_at: Date;
 }
 
-type Query = { query: Deps['db']['query'] };
-
 /** TypeORM answers UPDATE/DELETE with [rows, rowCount] and INSERT/SELECT with rows. */
 export function returnedRows<T>(result: unknown): T[] {
   const r = result as unknown[];
@@ -147,13 +145,12 @@ export async function createEventDeliveries(deps: Deps, eventId: string): Promis
 }
 
 /** Inserts a one-attempt delivery of a synthetic event (test or verification) and runs it to its end. */
-export async function runSyntheticDelivery(deps: Deps, tx: Query | null, insert: {
+export async function runSyntheticDelivery(deps: Deps, insert: {
   eventId: string; target: string; targetType: 'agent_webhook' | 'endpoint'; endpointId: string | null; memberId: string;
   agentId: string | null; eventType: string; environment: 'live' | 'test'; kind: 'test' | 'verification';
   challenge?: string; targetUrl?: string;
 }): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
-  const db = tx ?? deps.db;
-  const [delivery]: DeliveryRow[] = await db.query(
+  const [delivery]: DeliveryRow[] = await deps.db.query(
     `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
                                      max_attempts, challenge, target_url)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11) RETURNING *`,

@@ -251,7 +251,7 @@ export async function verifyWebhookEndpoint(deps: Deps, auth: AuthContext, id: s
     memberId: ep.member_id, agentId: ep.agent_id, eventType: VERIFICATION_EVENT_TYPE, testMode: ep.environment === 'sandbox',
     objectType: 'webhook_endpoint', objectId: ep.id, payload: { endpoint_id: ep.id, challenge },
   });
-  const { delivery } = await runSyntheticDelivery(deps, null, {
+  const { delivery } = await runSyntheticDelivery(deps, {
     eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
     eventType: VERIFICATION_EVENT_TYPE, environment: environmentOfEndpoint(ep), kind: 'verification', challenge, targetUrl: ep.url,
   });
@@ -264,7 +264,7 @@ async function sendEndpointTest(deps: Deps, ep: EndpointRow, eventType: string, 
     memberId: ep.member_id, agentId: ep.agent_id, eventType, testMode: ep.environment === 'sandbox',
     objectType: 'webhook_test', objectId: ep.id, payload,
   });
-  const { delivery } = await runSyntheticDelivery(deps, null, {
+  const { delivery } = await runSyntheticDelivery(deps, {
     eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
     eventType, environment: environmentOfEndpoint(ep), kind: 'test',
   });

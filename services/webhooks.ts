@@ -228,7 +228,7 @@ export async function sendAgentTestWebhook(deps: Deps, auth: AuthContext, input:
     memberId: auth.memberId as string, agentId, eventType, testMode: auth.testMode, objectType: 'webhook_test', objectId: agentId,
     payload: eventType === TEST_EVENT_TYPE ? pingPayload(ctx) : samplePayload(eventType, ctx),
   });
-  const { delivery } = await runSyntheticDelivery(deps, null, {
+  const { delivery } = await runSyntheticDelivery(deps, {
     eventId, target: `agent:${agentId}`, targetType: 'agent_webhook', endpointId: null, memberId: auth.memberId as string,
     agentId, eventType, environment, kind: 'test',
   });
