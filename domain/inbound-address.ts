@@ -116,6 +116,8 @@ function plausibleName(line: string): boolean {
   const letters = (t.match(/[A-Za-z]/g) ?? []).length;
   const digits = (t.match(/\d/g) ?? []).length;
   if (letters < 3 || digits > letters / 3) return false;
+  // A sentence ("Please send it to the office below.") is not a name.
+  if ((t.match(/(^|\s)[a-z]/g) ?? []).length >= 3) return false;
   return !/[:@]/.test(t) && !/^(dear|re|subject|date|page|phone|tel|fax|email|www\.)\b/i.test(t);
 }
 
@@ -149,6 +151,8 @@ export function findAddresses(text: string): ParsedAddress[] {
       }
     }
     let name: string | null = null;
+    // OCR often sets the name apart from the street by one blank line.
+    if (line1 && cursor >= 1 && lines[cursor] === '' && lines[cursor - 1] !== '') cursor--;
     if (line1 && cursor >= 0) {
       const candidate = lines[cursor];
       const stripped = stripLabel(candidate);

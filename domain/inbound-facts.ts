@@ -123,7 +123,8 @@ export interface ReferenceNumber {
   value: string;
 }
 
-const REFERENCE = /\b(account|acct|invoice|inv|policy|claim|case|docket|reference|ref|customer|member|loan|order|confirmation|notice)\.?\s*(?:number|no\.?|num\.?|#|id)?\s*[:#]?\s*([A-Z0-9][A-Z0-9-]{3,24}[A-Z0-9])\b/gi;
+// Label and value on one line.
+const REFERENCE = /\b(account|acct|invoice|inv|policy|claim|case|docket|reference|ref|customer|member|loan|order|confirmation|notice)\.?[ \t]*(?:number|no\.?|num\.?|#|id)?[ \t]*[:#]?[ \t]*([A-Z0-9][A-Z0-9-]{3,24}[A-Z0-9])\b/gi;
 
 function referenceKind(word: string): ReferenceKind {
   const w = word.toLowerCase();
@@ -136,11 +137,17 @@ function referenceKind(word: string): ReferenceKind {
 }
 
 /** Account, invoice, policy, claim, case and reference numbers (values must contain a digit). */
-export function findReferenceNumbers(text: string): ReferenceNumber[] {
+export function findReferenceNumbers(input: string): ReferenceNumber[] {
+  // OCR often spaces out hyphens ("2025-SC -0042") and reads them as dashes.
+  const text = input.replace(/([A-Za-z0-9])[ \t]?[-\u2010-\u2014][ \t]?(?=[A-Za-z0-9])/g, '$1-');
   const out: ReferenceNumber[] = [];
   for (let m = REFERENCE.exec(text); m; m = REFERENCE.exec(text)) {
     const value = m[2];
-    if (!/\d/.test(value)) continue;
+    if (!/\d/.test(value)) {
+      // "Notice Account Number: 123": the word taken as a value may be the next label.
+      REFERENCE.lastIndex = m.index + m[1].length;
+      continue;
+    }
     if (out.some((r) => r.value === value)) continue;
     out.push({ kind: referenceKind(m[1]), label: m[0].slice(0, m[0].length - value.length).replace(/[\s:#]+$/, '').trim(), value });
   }

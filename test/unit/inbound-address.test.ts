@@ -50,3 +50,12 @@ describe('US address parser', () => {
     expect(zipMatchesState('10001', 'CA')).toBe(false);
   });
 });
+
+describe('US address parser on OCR text', () => {
+  it('takes a name set apart by one blank line, but not a sentence', () => {
+    const [a] = findAddresses('Shelbyville Legal Services LLP\n\n12 Court Square\nShelbyville, IL 62565');
+    expect(a).toMatchObject({ name: 'Shelbyville Legal Services LLP', line1: '12 Court Square' });
+    const [b] = findAddresses('Please send the form to the office below\n\n12 Court Square\nShelbyville, IL 62565');
+    expect(b.name).toBeNull();
+  });
+});

@@ -54,3 +54,10 @@ describe('inbound reference numbers', () => {
     ]);
   });
 });
+
+describe('inbound reference numbers next to other labels', () => {
+  it('does not let a label word swallow the next label, and reads OCR dashes as hyphens', () => {
+    expect(findReferenceNumbers('PAST DUE NOTICE\nAccount Number: 4410-2231-07').map((r) => r.value)).toEqual(['4410-2231-07']);
+    expect(findReferenceNumbers('Re: Case No. 2025-SC \u20140042, small claims')).toEqual([{ kind: 'case_number', label: 'Case No.', value: '2025-SC-0042' }]);
+  });
+});
