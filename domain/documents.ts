@@ -84,7 +84,9 @@ type Counted = { type: DocumentType; pageCount: number; source: InspectedDocumen
 async function countPages(data: Buffer, filename: string | null, override: number | undefined): Promise<Counted> {
   if (data.subarray(0, 1024).includes('%PDF-')) {
     if (override !== undefined) throw refusePageCount("page_count applies only to DOCX, TXT and CSV documents; a PDF's pages are counted from the file");
-    return { type: 'pdf', pageCount: await countPdfPages(data), source: 'pdf' };
+    const pageCount = await countPdfPages(data);
+    if (pageCount > MAX_OUTBOUND_PAGES) throw tooManyPages('the PDF', `more than ${MAX_OUTBOUND_PAGES}`);
+    return { type: 'pdf', pageCount, source: 'pdf' };
   }
   if (data.subarray(0, 8).equals(PNG_SIGNATURE) || data.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))) {
     if (override !== undefined) throw refusePageCount('page_count applies only to DOCX, TXT and CSV documents; an image is always 1 page');
@@ -157,7 +159,11 @@ class GuardedPdfParser extends PDFParser {
   }
 }
 
-async function countPdfPages(data: Buffer): Promise<number> {
+/**
+ * Pages of a PDF read with the guards above. Counting stops past `limit` (the answer is
+ * then limit + 1), so a caller with its own page limit (batch templates) can refuse.
+ */
+export async function countPdfPages(data: Buffer, limit = MAX_OUTBOUND_PAGES): Promise<number> {
   // The standard puts %%EOF in the last 1,024 bytes; a cut-off upload loses it.
   if (!data.subarray(Math.max(0, data.length - 1024)).includes('%%EOF')) {
     throw refuse('the PDF is truncated or corrupt (no %%EOF end marker)');
@@ -173,13 +179,13 @@ async function countPdfPages(data: Buffer): Promise<number> {
     throw refuse('the PDF could not be read: the file is corrupt or truncated');
   }
   if (context.lookup(context.trailerInfo.Encrypt)) throw refuse('encrypted PDFs are not accepted');
-  const pages = walkPageTree(context);
+  const pages = walkPageTree(context, limit);
   if (pages === 0) throw refuse('the PDF has no pages');
   return pages;
 }
 
 /** Counts page leaves; a node reached twice (a loop or a shared subtree) is malformed. */
-function walkPageTree(context: PDFContext): number {
+function walkPageTree(context: PDFContext, limit: number): number {
   const malformed = () => refuse('the PDF page tree is malformed');
   const catalog = context.lookup(context.trailerInfo.Root);
   if (!(catalog instanceof PDFDict)) throw refuse('the PDF has no document catalog');
@@ -192,7 +198,7 @@ function walkPageTree(context: PDFContext): number {
     seen.add(node);
     if (node instanceof PDFPageLeaf) {
       pages += 1;
-      if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the PDF', `more than ${MAX_OUTBOUND_PAGES}`);
+      if (pages > limit) return pages;
       continue;
     }
     if (!(node instanceof PDFPageTree)) throw malformed();

@@ -9,7 +9,6 @@ import {
   WorkflowNotFoundError, WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/client';
-import { PDFDocument } from 'pdf-lib';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
@@ -24,6 +23,7 @@ import {
   BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, pagesFit, priceBatch,
 } from '../domain/batch-pricing';
 import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES, SkippedRow } from '../domain/recipients-csv';
+import { countPdfPages } from '../domain/documents';
 import {
   advanceTestBatchUpdate, BATCH_DRAFT_EXPIRY_SECONDS, BatchEventType, BatchFailureType, BatchInsufficientCreditsDetails,
   BatchPieceRange, BatchStatusName, BatchWorkflowInput, batchWorkflowId, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, FAILABLE_BATCH_STATUSES, confirmBatchUpdate,
@@ -282,14 +282,15 @@ export async function templatePageCount(bytes: Buffer): Promise<number> {
   if (bytes.length === 0) throw bad('the file is empty');
   if (bytes.length > TEMPLATE_MAX_BYTES) throw bad('the template PDF may be at most 10 MB');
   if (!bytes.subarray(0, 1024).toString('latin1').includes('%PDF-')) throw bad('the template must be a PDF');
-  let doc: PDFDocument;
+  // The guarded reader of letter documents: bounded decompression and parse time, and a
+  // page-tree walk that refuses loops (pdf-lib alone inflates object-stream bombs and
+  // throws on malformed trees).
   try {
-    doc = await PDFDocument.load(bytes, { updateMetadata: false });
+    return await countPdfPages(bytes, TEMPLATE_MAX_PAGES);
   } catch (err) {
-    const encrypted = /encrypt/i.test((err as Error).message);
-    throw bad(encrypted ? 'the PDF is encrypted; upload an unprotected PDF' : 'the PDF could not be read');
+    if (err instanceof ApiError && err.options.fields?.length) throw bad(err.options.fields[0].message);
+    throw err;
   }
-  return doc.getPageCount();
 }
 
 function nextStepAfterDraft(deps: Deps, r: BatchRow) {
