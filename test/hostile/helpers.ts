@@ -1,0 +1,109 @@
+// Shared set-up for the hostile-input tests: an app whose object store is a bucket of its
+// own (so "no object was stored" can be counted exactly), row and object snapshots, the
+// refusal shape the spec promises, and hostile strings.
+import { randomBytes } from 'node:crypto';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { startTestApp, TestApp } from '../helpers/app';
+import type { HttpResponse } from '../helpers/http';
+
+export interface HostileApp extends TestApp {
+  bucket: string;
+  objectKeys(): Promise<string[]>;
+}
+
+export async function startHostileApp(env: Record<string, string> = {}): Promise<HostileApp> {
+  const bucket = `hostile-${randomBytes(5).toString('hex')}`;
+  const app = await startTestApp({ env: { S3_BUCKET: bucket, RATE_LIMIT_PER_MINUTE: '1000000', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000000', ...env } });
+  const s3 = app.deps.storage.client;
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const objectKeys = async () => {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
+      keys.push(...(page.Contents ?? []).map((o) => o.Key!));
+      token = page.NextContinuationToken;
+    } while (token);
+    return keys;
+  };
+  return {
+    ...app,
+    bucket,
+    objectKeys,
+    async close() {
+      const keys = await objectKeys().catch(() => [] as string[]);
+      for (let i = 0; i < keys.length; i += 1000) {
+        await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } })).catch(() => undefined);
+      }
+      await s3.send(new DeleteBucketCommand({ Bucket: bucket })).catch(() => undefined);
+      await app.close();
+    },
+  };
+}
+
+/** Row counts of everything a request of this member could have written, plus stored objects. */
+export async function snapshot(app: HostileApp, memberId: string) {
+  const [rows] = await app.deps.db.query(
+    `SELECT (SELECT count(*) FROM outbound_mail WHERE member_id = $1)::int AS mail,
+            (SELECT count(*) FROM batches WHERE member_id = $1)::int AS batches,
+            (SELECT count(*) FROM credits_ledger WHERE member_id = $1)::int AS ledger,
+            (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance,
+            (SELECT count(*) FROM agents WHERE member_id = $1)::int AS agents,
+            (SELECT count(*) FROM events WHERE member_id = $1)::int AS events,
+            (SELECT count(*) FROM members)::int AS members`, [memberId]);
+  return { ...rows, objects: (await app.objectKeys()).length };
+}
+
+/**
+ * The spec's refusal shape: a 4xx (never 5xx) with a string `error`; validation errors carry
+ * fields[] of {path, message}; 401/403 carry a reason; coded errors carry code and retryable.
+ * Returns a description of what is wrong, or null.
+ */
+export function refusalProblem(res: HttpResponse, allowed: number[] = [400]): string | null {
+  const body = res.body as Record<string, any> | undefined;
+  const show = `${res.status} ${typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body)?.slice(0, 300)}`;
+  if (!allowed.includes(res.status)) return `expected ${allowed.join('/')}, got ${show}`;
+  if (!body || typeof body !== 'object' || typeof body.error !== 'string' || !body.error) return `no error message: ${show}`;
+  if (body.fields !== undefined) {
+    if (!Array.isArray(body.fields) || !body.fields.length) return `fields[] is empty: ${show}`;
+    for (const f of body.fields) if (typeof f?.path !== 'string' || typeof f?.message !== 'string') return `a field without path/message: ${show}`;
+  }
+  if (res.status === 400 && body.fields === undefined && typeof body.code !== 'string') return `a 400 without fields[] or code: ${show}`;
+  if (body.code !== undefined && typeof body.retryable !== 'boolean') return `a coded error without retryable: ${show}`;
+  return null;
+}
+
+/** Strings that have broken other services: SQL, path traversal, template and script injection, control bytes. */
+export const HOSTILE_STRINGS = [
+  "'; DROP TABLE members; --",
+  "' OR '1'='1",
+  '1; SELECT pg_sleep(5)--',
+  "Robert'); DELETE FROM credits_ledger;--",
+  '$1',
+  '%',
+  '_',
+  '\\',
+  "\\'",
+  '../../../../etc/passwd',
+  '..\\..\\..\\windows\\win.ini',
+  '/etc/passwd%00.pdf',
+  'file:///etc/passwd',
+  '${process.env.DATABASE_URL}',
+  '{{7*7}}',
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  '\u0000',
+  'a\u0000b',
+  '\r\nX-Injected: 1',
+  '\u202Egnp.exe',
+  '\uFEFF',
+  '\uD800',
+  '𝕏🙂👨‍👩‍👧',
+  ' ',
+  '',
+  'A'.repeat(10000),
+  '__proto__',
+  'constructor',
+];
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,138 @@
+// Hostile uploads to POST /v1/mail and POST /v1/batch-mail: the fixtures of
+// test/fixtures/hostile (absurd PDF page trees, truncated and bomb DOCX files, a pixel-bomb
+// PNG, text that is not UTF-8), 10 MB + 1 byte, a CSV of 10,001 rows, and malformed
+// multipart bodies. Each refusal is a 4xx in the spec's shape, and leaves no row, no
+// ledger entry and no stored object behind.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PDFDocument } from 'pdf-lib';
+import { client } from '../helpers/http';
+import { newMember } from '../helpers/factories';
+import { newAgent } from '../helpers/agents';
+import { insertMemberKey } from '../../services/accounts';
+import { HOSTILE_EXPECTATIONS } from '../fixtures/hostile/generate';
+import { letterForm } from '../integration/mail-helpers';
+import { batchForm, recipientsCsv } from '../integration/batch-helpers';
+import { HostileApp, refusalProblem, snapshot, startHostileApp } from './helpers';
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hostile');
+const TEN_MB = 10 * 1024 * 1024;
+
+async function onePagePdf(): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  doc.addPage([432, 288]);
+  return Buffer.from(await doc.save());
+}
+
+/** A valid PDF padded with a trailing comment to exactly `size` bytes. */
+async function pdfOfSize(size: number): Promise<Buffer> {
+  const base = await onePagePdf();
+  const eof = Buffer.from('\n%%EOF\n');
+  return Buffer.concat([base, Buffer.from('%'), Buffer.alloc(size - base.length - 1 - eof.length, 0x41), eof]);
+}
+
+describe('hostile uploads', () => {
+  let app: HostileApp;
+  let api: ReturnType<typeof client>;
+  let memberId: string;
+  let key: string;
+  let testKey: string;
+  let template: Buffer;
+
+  beforeAll(async () => {
+    app = await startHostileApp();
+    api = client(app.baseUrl);
+    const member = await newMember(app.deps, { creditsCents: 100000 });
+    memberId = member.member_id;
+    key = member.key;
+    await newAgent(app.baseUrl, key);
+    testKey = (await insertMemberKey(app.deps.db, memberId, { name: 'sandbox', environment: 'test' })).key;
+    template = await onePagePdf();
+  });
+  afterAll(async () => { await app?.close(); });
+
+  /** Sends, expects a clean refusal, and checks that nothing was written. */
+  async function refused(send: () => Promise<any>, allowed: number[] = [400]) {
+    const before = await snapshot(app, memberId);
+    const res = await send();
+    expect(refusalProblem(res, allowed)).toBeNull();
+    expect(await snapshot(app, memberId)).toEqual(before);
+    return res;
+  }
+
+  describe.each(Object.entries(HOSTILE_EXPECTATIONS))('%s', (name, expected) => {
+    const data = () => readFileSync(path.join(FIXTURES, name));
+
+    if (expected === 'refused') {
+      it('is refused as a letter with a 400 naming the document, nothing stored or charged', async () => {
+        const res = await refused(() => api('POST', '/v1/mail', { key, form: letterForm(data(), {}, name) }));
+        expect(res.body.fields.map((f: { path: string }) => f.path)).toContain('document');
+      });
+    } else {
+      it(`is counted from its page tree as ${expected} page(s) on a dry run`, async () => {
+        const res = await api('POST', '/v1/mail', { key, form: letterForm(data(), { dry_run: true }, name) });
+        expect(res.status).toBe(200);
+        expect(res.body.page_count).toBe(expected);
+      });
+    }
+
+    if (name.endsWith('.pdf') && expected === 'refused') {
+      it('is refused as a batch template, nothing stored', async () => {
+        const res = await refused(() => api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(data(), recipientsCsv(3)) }));
+        expect(res.body.fields.map((f: { path: string }) => f.path)).toContain('template');
+      });
+    }
+  });
+
+  it('refuses a document of 10 MB + 1 byte and accepts one of exactly 10 MB', async () => {
+    const res = await refused(() => api('POST', '/v1/mail', { key, form: letterForm(Buffer.alloc(TEN_MB + 1, 0x41), {}, 'big.txt') }));
+    expect(res.body.fields[0].path).toBe('document');
+    const exactly = await pdfOfSize(TEN_MB);
+    expect(exactly.length).toBe(TEN_MB);
+    const exact = await api('POST', '/v1/mail', { key, form: letterForm(exactly, { dry_run: true }) });
+    expect([exact.status, exact.body.page_count]).toEqual([200, 1]);
+  });
+
+  it('refuses a batch template of 10 MB + 1 byte', async () => {
+    const res = await refused(() => api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(Buffer.alloc(TEN_MB + 1, 0x41), recipientsCsv(3)) }));
+    expect(res.body.fields[0].path).toBe('template');
+  });
+
+  it('refuses a recipients CSV of 10,001 rows', async () => {
+    const res = await refused(() => api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(template, recipientsCsv(10001)) }));
+    expect(JSON.stringify(res.body)).toMatch(/10,000/);
+  });
+
+  it('refuses a recipients CSV of 5 MB + 1 byte', async () => {
+    const row = 'Recipient,1 Main St,,Austin,TX,78701\n';
+    const csv = Buffer.concat([Buffer.from('name,address,address2,city,state,zip\n'), Buffer.alloc(5 * 1024 * 1024 + 1 - 38, row.repeat(1))]);
+    await refused(() => api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(template, csv) }));
+  });
+
+  describe('malformed multipart bodies', () => {
+    const boundary = '----hostileBoundary7MA4YWxkTrZu0gW';
+    const raw = (body: string | Buffer, contentType = `multipart/form-data; boundary=${boundary}`) =>
+      () => api('POST', '/v1/mail', { key, raw: body, headers: { 'content-type': contentType } });
+    const part = (name: string, value: string, filename?: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n${filename ? 'Content-Type: application/pdf\r\n' : ''}\r\n${value}\r\n`;
+    const fields = ['recipient_name', 'recipient_line1', 'recipient_city', 'recipient_state', 'recipient_zip']
+      .map((n, i) => part(n, ['Jane', '1 Main St', 'Austin', 'TX', '78701'][i])).join('');
+
+    it.each([
+      ['no closing boundary', () => raw(`${fields}${part('document', '%PDF-1.4 truncated', 'a.pdf').slice(0, -2)}`)],
+      ['a body cut off inside a part header', () => raw(`${fields}--${boundary}\r\nContent-Disposition: form-da`)],
+      ['a boundary that never appears', () => raw('just some bytes\r\n')],
+      ['no boundary parameter', () => raw(fields, 'multipart/form-data')],
+      ['JSON sent as multipart', () => raw('{"recipient_name":"Jane"}')],
+      ['an empty body', () => raw('')],
+      ['a 100 KB part header', () => raw(`--${boundary}\r\nContent-Disposition: form-data; name="${'x'.repeat(100 * 1024)}"\r\n\r\nv\r\n--${boundary}--\r\n`)],
+      ['two documents', () => raw(`${fields}${part('document', '%PDF-1.4', 'a.pdf')}${part('document', '%PDF-1.4', 'b.pdf')}--${boundary}--\r\n`)],
+      ['101 fields', () => raw(`${Array.from({ length: 101 }, (_, i) => part(`f${i}`, 'v')).join('')}--${boundary}--\r\n`)],
+      ['3 MB of field values', () => raw(`${fields}${part('agent_notes', 'n'.repeat(3 * 1024 * 1024))}--${boundary}--\r\n`)],
+      ['a file where a field belongs', () => raw(`${part('recipient_name', 'Jane', 'name.txt')}--${boundary}--\r\n`)],
+      ['text/plain instead of multipart', () => raw('recipient_name=Jane', 'text/plain')],
+    ])('%s: 4xx, nothing stored', async (_label, make) => {
+      await refused(make(), [400, 413, 415]);
+    });
+  });
+});
