@@ -10,5 +10,8 @@ const lock = path.join(root, 'package-lock.json');
 const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs);
 if (stale) {
   console.log('[deps] installing npm dependencies ...');
-  execSync(existsSync(lock) ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+  // `npm install` (which keeps the lock file's versions) rather than `npm ci`: the lock has
+  // no entries for other platforms' optional native builds (@swc/core-*, resolver bindings)
+  // that this registry does not serve, and `npm ci` refuses such a lock as out of sync.
+  execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 }
