@@ -61,7 +61,8 @@ export function buildRegistry(catalog: Record<string, CatalogEntry>, declaration
     const mutation = Boolean(d.mutation);
     const versionGuard = Boolean(access.versionGuard);
     const extra: Record<string, z.ZodType> = {};
-    if (mutation) extra.idempotency_key = IDEMPOTENCY_KEY_FIELD.optional();
+    // A declaration may make idempotency_key required (services that demand an Idempotency-Key).
+    if (mutation && !('idempotency_key' in d.input.shape)) extra.idempotency_key = IDEMPOTENCY_KEY_FIELD.optional();
     if (versionGuard) extra.service_md_version = SERVICE_MD_VERSION_FIELD.optional();
     const input = Object.keys(extra).length ? d.input.extend(extra) : d.input;
 

@@ -49,7 +49,10 @@ export function defineTool<I extends ToolInputSchema>(def: ToolDeclaration<I>): 
 
 /** Fields the framework adds to every mutation's input. */
 export const IDEMPOTENCY_KEY_FIELD = z.string().min(1).max(255)
-  .describe('Optional. A retry with the same key and input returns the first result without a second effect.');
+  .describe('A retry with the same key and input returns the first result without a second effect.');
+
+/** For tools whose service demands a key (REST: Idempotency-Key required). */
+export const REQUIRED_IDEMPOTENCY_KEY = { idempotency_key: IDEMPOTENCY_KEY_FIELD };
 
 export const SERVICE_MD_VERSION_FIELD = z.coerce.number().int().positive()
   .describe('Agent keys: the current version of your instructions document (GET it with get_service_md); stale versions are refused.');

@@ -279,6 +279,84 @@ describe('MCP server at {base_url}/mcp', () => {
     });
   });
 
+  describe('inbound tools', () => {
+    const INBOUND_SCOPES = ['inbound.read', 'inbound.item.read', 'inbound.item.scan.read', 'agent.read', 'agent.inbox.read', 'agent.inbox.report', 'agent.inbox.propose'];
+
+    it('finds the sandbox sample letter by a search term and reads its pages', async () => {
+      const member = await newMember(app.deps);
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: INBOUND_SCOPES });
+      const { client } = await connect(credential.key);
+      const found = await call(client, 'search_inbound_items', { q: 'riverside water' });
+      expect(found.isError).toBeFalsy();
+      const items = found.structuredContent!.result.items;
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ object: 'inbound_item', source_domain: 'member_sample', environment: 'test' });
+      expect((await call(client, 'search_inbound_items', { q: 'riverside gasworks' })).structuredContent!.result.items).toHaveLength(0);
+
+      const item = await call(client, 'get_inbound_item', { item_id: items[0].id });
+      expect(item.structuredContent!.result.item.id).toBe(items[0].id);
+      const pages = await call(client, 'get_inbound_pages', { item_id: items[0].id });
+      expect(JSON.stringify(pages.structuredContent!.result.scans)).toContain('RIVERSIDE WATER UTILITY');
+      const sources = await call(client, 'get_inbound_item_sources', { item_id: items[0].id });
+      expect(sources.structuredContent!.result).toEqual(pages.structuredContent!.result);
+      const activity = await call(client, 'get_inbound_activity', { item_id: items[0].id });
+      expect(activity.isError).toBeFalsy();
+    });
+
+    it('works the agent inbox: seed, context, outcome once per idempotency_key; deprecated reads name their successor', async () => {
+      const member = await newMember(app.deps);
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: INBOUND_SCOPES });
+      const { client } = await connect(credential.key);
+      const noKey = await call(client, 'seed_agent_inbox_sandbox', { scenario: 'two_page_letter' });
+      expect(text(noKey)).toMatch(/^validation_error: .*idempotency_key/);
+      const seeded = await call(client, 'seed_agent_inbox_sandbox', { scenario: 'two_page_letter', idempotency_key: 'seed-1' });
+      expect(seeded.isError).toBeFalsy();
+      const itemId = seeded.structuredContent!.result.item.id;
+
+      const list = await call(client, 'list_agent_inbox');
+      expect(list.structuredContent!.result.items.map((i: { item: { id: string } }) => i.item.id)).toContain(itemId);
+      const context = await call(client, 'get_agent_inbox_context', { item_id: itemId });
+      const contextVersion = context.structuredContent!.result.context_version;
+      expect(contextVersion).toMatch(/^[0-9a-f]{64}$/);
+
+      const report = { item_id: itemId, outcome: 'processed', context_version: contextVersion, run_id: 'run-7', idempotency_key: 'ack-1' };
+      const first = await call(client, 'report_agent_inbox_outcome', report);
+      expect(first.isError).toBeFalsy();
+      const again = await call(client, 'report_agent_inbox_outcome', report);
+      expect(again.structuredContent!.result.acknowledgment.id).toBe(first.structuredContent!.result.acknowledgment.id);
+      const stale = await call(client, 'report_agent_inbox_outcome', { ...report, context_version: '0'.repeat(64), idempotency_key: 'ack-2' });
+      expect(text(stale)).toMatch(/^CONTEXT_VERSION_MISMATCH: /);
+
+      const handling = await call(client, 'get_agent_inbox_handling', { item_id: itemId });
+      expect(handling.structuredContent!.result).toMatchObject({ item_id: itemId, agent_may_confirm: false });
+
+      const { tools } = await client.listTools();
+      expect(tools.find((t) => t.name === 'list_agent_inbox')!._meta).toMatchObject({ deprecated: true, successor: 'search_inbound_items' });
+      expect(tools.find((t) => t.name === 'get_agent_inbox_context')!.description).toMatch(/^Deprecated: use get_inbound_item instead\./);
+      expect(tools.find((t) => t.name === 'report_agent_inbox_outcome')!.inputSchema.required).toContain('idempotency_key');
+
+      // Member keys cannot act as an agent.
+      const { client: memberClient } = await connect(member.key);
+      expect(text(await call(memberClient, 'list_agent_inbox'))).toMatch(/^agent_key_required: /);
+    });
+
+    it('reads forwarded inbound context: aliases, mail and threads', async () => {
+      const member = await newMember(app.deps);
+      await newAgentWithKey(app.baseUrl, member.key, { scopes: ['inbound.read'] });
+      const { client } = await connect(member.key);
+      for (const name of ['list_inbound_forwarding_addresses', 'list_inbound_mail', 'list_postal_threads']) {
+        const r = await call(client, name, { limit: 5 });
+        expect({ name, isError: r.isError ?? false, total: r.structuredContent!.result.pagination.total }).toEqual({ name, isError: false, total: 0 });
+      }
+      const missing = await call(client, 'get_inbound_mail', { inbound_mail_id: '00000000-0000-4000-8000-000000000000' });
+      expect(missing.structuredContent).toMatchObject({ status: 404 });
+    });
+  });
+
+  it('serves all 45 tools of the contract', () => {
+    expect(registeredTools.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+  });
+
   it('answers an unknown tool with a JSON-RPC error', async () => {
     const member = await newMember(app.deps);
     const { client } = await connect(member.key);

@@ -1,11 +1,14 @@
 // The MCP tool catalog and registry. MCP_TOOL_CATALOG names every one of the 45 tools of
 // the contract with its group and, for deprecated tools, the successor named in its
-// metadata. `registeredTools` are the tools this server serves: each is declared in its
-// group's file and calls the same service function as the equivalent REST route.
+// metadata. `registeredTools` are the tools this server serves (all of them): each is
+// declared in its group's file and calls the same service function as the equivalent
+// REST route.
 import { buildRegistry, CatalogEntry, RegisteredTool } from '../registry';
 import { accountTools } from './account';
+import { inboundContextTools } from './inbound-context';
 import { instructionsTools } from './instructions';
 import { outboundTools } from './outbound';
+import { agentInboxTools, managedMailboxTools } from './physical-inbound';
 import { webhookTools } from './webhooks';
 
 export const MCP_SERVER_NAME = 'postal-mail-api';
@@ -88,10 +91,7 @@ export const registeredTools: RegisteredTool[] = buildRegistry(MCP_TOOL_CATALOG,
   ...outboundTools,
   ...accountTools,
   ...webhookTools,
+  ...inboundContextTools,
+  ...managedMailboxTools,
+  ...agentInboxTools,
 ]);
-
-/** Catalog tools this server does not serve yet (their services are not built). */
-export function unservedTools(): McpToolName[] {
-  const served = new Set(registeredTools.map((t) => t.name));
-  return MCP_TOOL_NAMES.filter((n) => !served.has(n));
-}
