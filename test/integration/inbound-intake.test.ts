@@ -6,12 +6,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import JSZip from 'jszip';
+import { PNG } from 'pngjs';
+import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { RunningSmtpServer, startSmtpServer } from '../../api/smtp/server';
 import { errors } from '../../domain/errors';
+import { INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId } from '../../workflows/contracts/inbound-extraction';
 
 jest.setTimeout(180_000);
 
@@ -272,6 +277,52 @@ describe('forwarded inbound intake', () => {
       const ocr = item.extractions.filter((e: { source: string }) => e.source === 'ocr');
       expect(ocr[0].value).toMatch(/RECEIPT/);
       expect(item.extractions).toContainEqual(expect.objectContaining({ source: 'content_sniffer', field: 'content_type_mismatch', value: 'image/png' }));
+    });
+
+    it('extracts the text of a DOCX attachment', async () => {
+      const zip = new JSZip();
+      zip.file('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>');
+      zip.file('word/document.xml', '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+        + '<w:p><w:r><w:t>Invoice number INV-2291</w:t></w:r></w:p><w:p><w:r><w:t xml:space="preserve">Total due: </w:t></w:r><w:r><w:t>$310.00 &amp; net 30</w:t></w:r></w:p>'
+        + '</w:body></w:document>');
+      const docx = await zip.generateAsync({ type: 'nodebuffer' });
+      const raw = await new MailComposer({
+        from: 'jordan@example.test', to: alias.email, subject: 'invoice from the plumber', messageId: `<${randomUUID()}@example.test>`, text: 'see attached',
+        attachments: [{ filename: 'invoice.docx', content: docx }],
+      }).compile().build();
+      const res = await intake(raw, null);
+      expect(res.status).toBe(202);
+      const item = await waitSettled(res.body.item_id);
+      expect(item.files[1]).toMatchObject({ filename: 'invoice.docx', content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extraction_status: 'extracted' });
+      expect(item.extractions).toContainEqual(expect.objectContaining({ source: 'docx_text', field: 'text', value: 'Invoice number INV-2291\nTotal due: $310.00 & net 30' }));
+      expect(item).toMatchObject({ category: 'invoice', suggested_action: 'pay' });
+    });
+
+    it('sends an item whose image has no readable text to review', async () => {
+      const png = new PNG({ width: 400, height: 300 });
+      png.data.fill(255);
+      const raw = await new MailComposer({
+        from: 'jordan@example.test', to: alias.email, subject: 'photo', messageId: `<${randomUUID()}@example.test>`, text: '',
+        attachments: [{ filename: 'blank.png', content: PNG.sync.write(png) }],
+      }).compile().build();
+      const res = await intake(raw, alias.email);
+      const item = await waitSettled(res.body.item_id);
+      expect(item.status).toBe('needs_review');
+      expect(item.files[1].extraction_status).toBe('failed');
+      expect(item.context.review_reasons).toEqual(expect.arrayContaining(['ocr_unreadable', 'file_extraction_failed']));
+      expect(item.extractions).toContainEqual(expect.objectContaining({ source: 'ocr', metadata: expect.objectContaining({ unreadable: true }) }));
+    });
+
+    it('a workflow whose intake never committed removes the objects it was given', async () => {
+      const itemId = randomUUID();
+      const keys = [`inbound/${itemId}/raw.eml`, `inbound/${itemId}/files/x-a.pdf`];
+      for (const key of keys) await app.deps.storage.put(key, 'orphan', 'text/plain');
+      const handle = await app.deps.temporal.workflow.start(INBOUND_EXTRACTION_WORKFLOW, {
+        taskQueue: app.deps.config.taskQueue, workflowId: inboundExtractionWorkflowId(itemId),
+        args: [{ itemId, memberId: member.member_id, agentId: null, testMode: false, storageKeys: keys, commitWait: { attempts: 3, initialIntervalMs: 50, maxIntervalMs: 100 } }],
+      });
+      expect(await handle.result()).toEqual({ status: 'abandoned' });
+      for (const key of keys) await expect(app.deps.storage.get(key)).rejects.toMatchObject({ status: 503 });
     });
 
     it('decodes an ISO-8859-1 email and answers a repeated Message-ID with the first item', async () => {
