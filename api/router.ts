@@ -68,6 +68,36 @@ export function authorize(access: Access, auth: AuthContext, path: string): void
   }
 }
 
+/**
+ * The dot-path of the first string (or object key) holding a NUL character. Postgres text
+ * cannot store NUL, so such input is refused here as a validation error rather than
+ * failing later on insert with a 500.
+ */
+export function nulPath(value: unknown, prefix?: string): string | null {
+  const pending: Array<[unknown, string | undefined]> = [[value, prefix]];
+  while (pending.length) {
+    const [v, path] = pending.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return path ?? 'body';
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    for (const [k, child] of Object.entries(v)) {
+      const childPath = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) return childPath;
+      pending.push([child, childPath]);
+    }
+  }
+  return null;
+}
+
+function refuseNul(...parts: Array<[unknown, string | undefined]>): void {
+  for (const [value, prefix] of parts) {
+    const path = nulPath(value, prefix);
+    if (path) throw errors.validation([{ path, message: 'must not contain NUL (\\u0000) characters' }]);
+  }
+}
+
 function collectFiles(ctx: Context): Record<string, UploadedFile> {
   const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
   const out: Record<string, UploadedFile> = {};
@@ -133,6 +163,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       }
 
       await parseBody(route, ctx);
+      refuseNul([ctx.params, 'params'], [ctx.query, 'query'], [(ctx.request as unknown as { body?: unknown }).body, undefined]);
       const params = route.params ? parseOrThrow(route.params, ctx.params, 'params') : ctx.params;
       const query = route.query ? parseOrThrow(route.query, ctx.query, 'query') : ctx.query;
       const rawBody = (ctx.request as unknown as { body?: unknown }).body;
