@@ -199,6 +199,11 @@ function tooBig(message: string) {
 export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap } = {}): RecipientsParseResult {
   if (data.length > RECIPIENTS_CSV_MAX_BYTES) throw tooBig(`The recipients CSV may be at most 5 MB (got ${(data.length / 1048576).toFixed(1)} MB)`);
   const { text, encoding } = decodeCsv(data);
+  // Postgres text cannot hold NUL; a CSV with NUL characters is binary, or UTF-16 without a byte-order mark.
+  if (text.includes('\u0000')) {
+    throw errors.validation([{ path: 'recipients', message: 'The CSV contains NUL characters: save it as UTF-8 text (or UTF-16 with a byte-order mark)' }],
+      'The recipients CSV could not be read');
+  }
   const delimiter = detectDelimiter(text);
   let records: string[][];
   try {
