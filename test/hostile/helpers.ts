@@ -41,7 +41,10 @@ export async function startHostileApp(env: Record<string, string> = {}): Promise
   };
 }
 
-/** Row counts of everything a request of this member could have written, plus stored objects. */
+/**
+ * Row counts of everything a request of this member could have written, plus stored
+ * objects. (Events are left out: workflows of earlier accepted requests publish them later.)
+ */
 export async function snapshot(app: HostileApp, memberId: string) {
   const [rows] = await app.deps.db.query(
     `SELECT (SELECT count(*) FROM outbound_mail WHERE member_id = $1)::int AS mail,
@@ -49,13 +52,13 @@ export async function snapshot(app: HostileApp, memberId: string) {
             (SELECT count(*) FROM credits_ledger WHERE member_id = $1)::int AS ledger,
             (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance,
             (SELECT count(*) FROM agents WHERE member_id = $1)::int AS agents,
-            (SELECT count(*) FROM events WHERE member_id = $1)::int AS events,
             (SELECT count(*) FROM members)::int AS members`, [memberId]);
   return { ...rows, objects: (await app.objectKeys()).length };
 }
 
 /**
- * The spec's refusal shape: a 4xx (never 5xx) with a string `error`; validation errors carry
+ * The spec's refusal shapes: a 4xx (never 5xx) with a string `error` (or the nested
+ * {error: {type, message, code}}); validation errors carry
  * fields[] of {path, message}; 401/403 carry a reason; coded errors carry code and retryable.
  * Returns a description of what is wrong, or null.
  */
@@ -63,6 +66,11 @@ export function refusalProblem(res: HttpResponse, allowed: number[] = [400]): st
   const body = res.body as Record<string, any> | undefined;
   const show = `${res.status} ${typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body)?.slice(0, 300)}`;
   if (!allowed.includes(res.status)) return `expected ${allowed.join('/')}, got ${show}`;
+  // The spec's nested shape, e.g. agent_name_taken: {error: {type, message, code}}.
+  if (body && typeof body.error === 'object' && body.error !== null) {
+    const e = body.error;
+    return typeof e.type === 'string' && typeof e.message === 'string' && typeof e.code === 'string' ? null : `a nested error without type/message/code: ${show}`;
+  }
   if (!body || typeof body !== 'object' || typeof body.error !== 'string' || !body.error) return `no error message: ${show}`;
   if (body.fields !== undefined) {
     if (!Array.isArray(body.fields) || !body.fields.length) return `fields[] is empty: ${show}`;
