@@ -26,9 +26,14 @@ export async function readUpload(file: UploadedFile): Promise<Buffer> {
   }
 }
 
+/** The largest cap the record can hold (a Postgres integer); larger values were a 500 on insert. */
+const MAX_COST_CAP_CENTS = 2_147_483_647;
+
 function maxCostHeader(value: string | undefined): number | null {
   if (value === undefined || value.trim() === '') return null;
-  if (!/^\d+$/.test(value.trim())) throw errors.validation([{ path: 'headers.x-max-cost-cents', message: 'must be a non-negative integer number of cents' }]);
+  if (!/^\d+$/.test(value.trim()) || Number(value.trim()) > MAX_COST_CAP_CENTS) {
+    throw errors.validation([{ path: 'headers.x-max-cost-cents', message: `must be an integer number of cents from 0 to ${MAX_COST_CAP_CENTS}` }]);
+  }
   return Number(value.trim());
 }
 

@@ -15,7 +15,7 @@ const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
 /** What REST takes as query and header, MCP takes in the input. */
 const submitExtras = {
   ...SubmitMailQuery.shape,
-  max_cost_cents: z.number().int().min(0).optional()
+  max_cost_cents: z.number().int().min(0).max(2_147_483_647).optional()
     .describe('cost cap in cents (X-Max-Cost-Cents): a piece that costs more is refused with MAX_COST_EXCEEDED before anything is spent'),
 };
 
