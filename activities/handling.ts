@@ -3,7 +3,7 @@
 // (events, OCR, rule matching). Events are published only after the change is committed.
 import type { Deps } from '../services/deps';
 import {
-  acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, rejectOperation, sandboxFulfilOperation,
+  acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
 } from '../services/handling';
 import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable } from '../services/facility-inbound';
 
@@ -19,5 +19,6 @@ export function createHandlingActivities(deps: Deps) {
     publishPhysicalScanAvailable: (input: { bundleId: string }) => publishScanAvailable(deps, input.bundleId),
     ocrPhysicalScanPage: (input: { pageId: string }) => ocrScanPage(deps, input.pageId),
     finishPhysicalScanBundle: (input: { bundleId: string }) => finishScanBundle(deps, input.bundleId),
+    reconcilePhysicalInbound: (input: { graceSeconds: number }) => reconcilePhysicalInbound(deps, input.graceSeconds),
   };
 }

@@ -15,7 +15,7 @@ import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
   literalTermsSql, loadBundles, loadFixture, ocrPageView, ocrRecord, pageInfo, receivedRangeSql, recordActivity, runSearch, scanSummary,
-  startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, BundleRow,
+  startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, BundleRow,
 } from './inbound-items';
 
 export interface AssignmentRow {
@@ -322,7 +322,7 @@ export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body:
       return { ...made, assignment: assignment as AssignmentRow };
     });
     // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
-    await startScanBundleWorkflow(deps, created.bundleId, created.item, true);
+    await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));
     const bundles = (await loadBundles(deps.db, [created.item.id])).get(created.item.id) ?? [];
     return {
       status: 201,

@@ -20,9 +20,9 @@ import { publishEvent } from './events';
 import { emitRuleMatches } from './webhook-rules';
 import {
   bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, pageInfo, recordActivity, refreshSearchFields,
-  startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
+  startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
 } from './inbound-items';
-import { handlingScanOutcomeSignal, handlingWorkflowId } from '../workflows/contracts/handling';
+import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../workflows/contracts/handling';
 
 // ---------------------------------------------------------------------------------------
 // Private mailboxes
@@ -304,7 +304,7 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
     await refreshSearchFields(tx, item.id);
     return { item, assignment, draft: committed };
   });
-  await startInboundReceivedWorkflow(deps, result.item);
+  await startAfterCommit(deps, `item ${result.item.id}`, () => startInboundReceivedWorkflow(deps, result.item));
   return {
     draft: await draftView(deps, result.draft),
     item: {
@@ -360,6 +360,12 @@ function assertRequested(r: { status: string }) {
   if (r.status !== 'requested') throw errors.conflict('SCAN_REQUEST_NOT_OPEN', `The scan request is already ${r.status}.`);
 }
 
+/** Tells an Open & Scan operation its scan's outcome; a lost signal is sent again by the reconciler. */
+export async function signalScanOutcome(deps: Deps, operationId: string, outcome: ScanOutcome): Promise<void> {
+  await startAfterCommit(deps, `scan outcome of ${operationId}`, () =>
+    deps.temporal.workflow.getHandle(handlingWorkflowId(operationId)).signal(handlingScanOutcomeSignal, outcome));
+}
+
 export const SCAN_PAGE_FIELDS = Array.from({ length: 20 }, (_, n) => `page_${n + 1}`);
 
 /**
@@ -408,11 +414,8 @@ export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: strin
     await refreshSearchFields(tx, target.id);
     return target;
   });
-  await startScanBundleWorkflow(deps, bundleId, item);
-  if (request.handling_id) {
-    await deps.temporal.workflow.getHandle(handlingWorkflowId(request.handling_id))
-      .signal(handlingScanOutcomeSignal, { scanRequestId: id, outcome: 'fulfilled', bundleId, reason: null });
-  }
+  await startAfterCommit(deps, `bundle ${bundleId}`, () => startScanBundleWorkflow(deps, bundleId, item));
+  if (request.handling_id) await signalScanOutcome(deps, request.handling_id, { scanRequestId: id, outcome: 'fulfilled', bundleId, reason: null });
   return {
     scan_request: scanRequestView(await loadScanRequest(deps.db, auth, id)),
     bundle: { id: bundleId, item_id: item.id, pages: pages.map((p) => ({ page_id: p.id, page_number: p.n, source_kind: p.role, source_sha256: p.sha })) },
@@ -433,10 +436,7 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
     await recordActivity(tx, item, 'scan_rejected', { scan_request_id: id, reason: body.reason });
     return updated;
   });
-  if (request.handling_id) {
-    await deps.temporal.workflow.getHandle(handlingWorkflowId(request.handling_id))
-      .signal(handlingScanOutcomeSignal, { scanRequestId: id, outcome: 'rejected', bundleId: null, reason: body.reason });
-  }
+  if (request.handling_id) await signalScanOutcome(deps, request.handling_id, { scanRequestId: id, outcome: 'rejected', bundleId: null, reason: body.reason });
   return { scan_request: scanRequestView(request) };
 }
 
@@ -514,11 +514,14 @@ function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
   return { item_id: item.id, agent_id: item.agent_id, source_domain: item.source_domain, ocr_status: ocrStatus };
 }
 
-/** inbound.received: the item is recorded (not scanned). */
+/**
+ * inbound.received: the item is recorded. Its ocr_status is that of a scan recorded with
+ * the item (sandbox seeds arrive scanned), else null: a received piece is not scanned.
+ */
 export async function publishInboundReceived(deps: Deps, itemId: string): Promise<void> {
   const item = await findItem(deps.db, itemId);
-  if (!item) return;
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  if (!item || item.source_domain === 'member_sample') return;
+  const bundles = ((await loadBundles(deps.db, [item.id])).get(item.id) ?? []).filter((b) => b.created_at.getTime() <= item.created_at.getTime());
   await publishEvent(deps, {
     eventKey: `inbound:${item.id}:inbound.received`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.received',
     testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id,
@@ -534,11 +537,15 @@ async function bundleWithItem(deps: Deps, bundleId: string) {
   return item && bundle ? { item, bundle } : null;
 }
 
-/** inbound.scan_available: the page images are stored; OCR may be pending. */
+/**
+ * inbound.scan_available: the page images are stored; OCR may be pending. The item's
+ * inbound.received goes first (publishing it again is a no-op), so receivers see them in order.
+ */
 export async function publishScanAvailable(deps: Deps, bundleId: string): Promise<string[]> {
   const found = await bundleWithItem(deps, bundleId);
   if (!found) return [];
   const { item, bundle } = found;
+  await publishInboundReceived(deps, item.id);
   await publishEvent(deps, {
     eventKey: `inbound:${bundle.id}:inbound.scan_available`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.scan_available',
     testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id, payload: itemEventPayload(item, bundleOcrStatus(bundle)),

@@ -3,7 +3,7 @@
 // approves or rejects, the facility accepts and completes (or rejects). The API side
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ScheduleAlreadyRunning, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, UpdateDefinition, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
@@ -21,12 +21,14 @@ import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
+  ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import { publishEvent } from './events';
+import { signalScanOutcome } from './facility-inbound';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, HandlingSnapshot, handlingWorkflowId,
-  HandlingWorkflowInput, rejectHandlingUpdate,
+  HandlingWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate,
 } from '../workflows/contracts/handling';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
 
@@ -135,6 +137,7 @@ export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promi
     // A closed workflow of this id means the operation already reached its outcome.
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
+  await deps.db.query(`UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`, [op.id]);
 }
 
 function failureOf(err: unknown): ApplicationFailure | null {
@@ -260,7 +263,7 @@ export async function proposeHandling(deps: Deps, auth: AuthContext, itemId: str
         quoteCents: locked.environment === 'test' ? 0 : quote.amount_cents,
       });
     });
-    await startHandlingWorkflow(deps, op);
+    await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
     const fresh = (await findItem(deps.db, item.id))!;
     return { status: 201, body: { operation: operationView(op), item_version: fresh.version } };
   });
@@ -311,7 +314,7 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
       }
       return created;
     });
-    await startHandlingWorkflow(deps, op);
+    await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
     const [view] = await managedItemViews(deps.db, [(await findItem(deps.db, item.id))!]);
     return { status: 201, body: { operation: operationView(op), item: view } };
   });
@@ -586,7 +589,7 @@ export async function sandboxFulfilOperation(deps: Deps, input: { operationId: s
     bundleId = await deps.db.transaction(async (tx) => {
       const existing = await existingBundle(tx);
       if (existing) return existing;
-      const id = await addFixtureBundle(tx, item, fixture, ['letter']);
+      const id = await addFixtureBundle(tx, item, fixture, ['letter'], true);
       await tx.query(`UPDATE scan_requests SET handling_id = $2, scan_type = 'content' WHERE id = (SELECT request_id FROM scan_bundles WHERE id = $1)`, [id, op.id]);
       await tx.query(`UPDATE handling_operations SET scan_request_id = (SELECT request_id FROM scan_bundles WHERE id = $2) WHERE id = $1`, [op.id, id]);
       await refreshSearchFields(tx, item.id);
@@ -624,4 +627,71 @@ export async function publishHandlingOutcome(deps: Deps, operationId: string): P
       ocr_status: bundles.length ? bundleOcrStatus(bundles[bundles.length - 1]) : null,
     },
   });
+}
+
+// ---------------------------------------------------------------------------------------
+// Reconciler: every committed record gets its workflow, even if the process died between
+// the commit and the start (member Open & Scan is charged in that commit).
+
+/**
+ * INBOUND_RECONCILE_EVERY_SECONDS (default 30): how often the reconciler runs;
+ * INBOUND_RECONCILE_GRACE_SECONDS (default 30): how old an unstarted record must be.
+ */
+export function inboundReconcileSettings(env: NodeJS.ProcessEnv = process.env) {
+  const positive = (v: string | undefined, d: number) => (Number.isInteger(Number(v)) && Number(v) >= 0 && v !== undefined && v !== '' ? Number(v) : d);
+  return { everySeconds: Math.max(1, positive(env.INBOUND_RECONCILE_EVERY_SECONDS, 30)), graceSeconds: positive(env.INBOUND_RECONCILE_GRACE_SECONDS, 30) };
+}
+
+export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
+  const age = `now() - ($1 || ' seconds')::interval`;
+  const ops: OperationRow[] = await deps.db.query(
+    `SELECT * FROM handling_operations WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`, [String(graceSeconds)]);
+  for (const op of ops) await startHandlingWorkflow(deps, op);
+  const items = await deps.db.query(
+    `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.received_workflow_started_at IS NULL AND i.created_at <= ${age}
+      ORDER BY i.created_at LIMIT 200`, [String(graceSeconds)]);
+  for (const row of items) await startInboundReceivedWorkflow(deps, toItemRow(row));
+  const bundles: Array<{ id: string; item_id: string }> = await deps.db.query(
+    `SELECT id, item_id FROM scan_bundles WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`, [String(graceSeconds)]);
+  for (const b of bundles) {
+    const item = await findItem(deps.db, b.item_id);
+    if (item) await startScanBundleWorkflow(deps, b.id, item);
+  }
+  // Open & Scan operations whose scan was fulfilled or refused but whose signal was lost.
+  const waiting = await deps.db.query(
+    `SELECT o.id, r.id AS request_id, r.status, r.rejection_reason, b.id AS bundle_id
+       FROM handling_operations o JOIN scan_requests r ON r.id = o.scan_request_id LEFT JOIN scan_bundles b ON b.request_id = r.id
+      WHERE o.status = 'accepted' AND o.environment = 'live' AND r.status IN ('fulfilled','rejected')
+        AND COALESCE(r.fulfilled_at, r.requested_at) <= ${age} LIMIT 200`, [String(graceSeconds)]);
+  for (const w of waiting) {
+    await signalScanOutcome(deps, w.id, { scanRequestId: w.request_id, outcome: w.status, bundleId: w.bundle_id, reason: w.rejection_reason });
+  }
+  return { operations: ops.length, items: items.length, bundles: bundles.length, scanOutcomes: waiting.length };
+}
+
+export function inboundReconcilerScheduleId(deps: Deps): string {
+  return `physical-inbound-reconciler-${deps.config.taskQueue}`;
+}
+
+/** Creates (or updates) the Temporal Schedule that runs the reconciler. The worker calls it at start. */
+export async function ensurePhysicalInboundReconcilerSchedule(deps: Deps): Promise<string> {
+  const settings = inboundReconcileSettings();
+  const scheduleId = inboundReconcilerScheduleId(deps);
+  const input: PhysicalInboundReconcileInput = { graceSeconds: settings.graceSeconds };
+  const spec = { intervals: [{ every: settings.everySeconds * 1000 }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'physicalInboundReconcileWorkflow',
+    workflowId: scheduleId,
+    taskQueue: deps.config.taskQueue,
+    args: [input],
+    workflowExecutionTimeout: 10 * 60 * 1000,
+  };
+  try {
+    await deps.temporal.schedule.create({ scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1 minute' } });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await deps.temporal.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, overlap: 'SKIP' } }));
+  }
+  return scheduleId;
 }

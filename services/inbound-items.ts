@@ -294,7 +294,8 @@ export function receivedRangeSql(range: { after?: Date; before?: Date }, params:
 // ---------------------------------------------------------------------------------------
 // Workflows that publish what happened to an item (events come from activities)
 
-async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[], attrs: { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }) {
+async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[],
+  attrs: { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }, markStarted: string) {
   try {
     await deps.temporal.workflow.start(workflowType, {
       taskQueue: deps.config.taskQueue,
@@ -310,22 +311,38 @@ async function startOnce(deps: Deps, workflowType: string, workflowId: string, a
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
+  // The reconciler starts what is not marked (a start lost after the record was committed).
+  await deps.db.query(markStarted, [attrs.objectId]);
+}
+
+/**
+ * Starts a workflow once its record is committed. The commit is what counts: if the
+ * start fails, the reconciler starts it later, so the caller still gets its answer.
+ */
+export async function startAfterCommit(deps: Deps, what: string, start: () => Promise<unknown>): Promise<void> {
+  try {
+    await start();
+  } catch (err) {
+    deps.log.warn({ err, what }, 'workflow start left to the reconciler');
+  }
 }
 
 /** `inbound-item-<id>`: publishes inbound.received for a committed item. */
 export async function startInboundReceivedWorkflow(deps: Deps, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment' | 'status'>): Promise<void> {
   const input: InboundReceivedWorkflowInput = { itemId: item.id, memberId: item.member_id, agentId: item.agent_id, testMode: item.environment === 'test' };
   await startOnce(deps, 'inboundReceivedWorkflow', inboundReceivedWorkflowId(item.id), [input],
-    { objectId: item.id, status: item.status, memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode });
+    { objectId: item.id, status: item.status, memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode },
+    `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`);
 }
 
 /** `inbound-scan-<bundle>`: publishes scan_available, runs OCR, saves it, matches rules, publishes context_ready. */
-export async function startScanBundleWorkflow(deps: Deps, bundleId: string, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>, publishReceived = false): Promise<void> {
+export async function startScanBundleWorkflow(deps: Deps, bundleId: string, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>): Promise<void> {
   const input: ScanBundleWorkflowInput = {
-    bundleId, itemId: item.id, memberId: item.member_id, agentId: item.agent_id, testMode: item.environment === 'test', publishReceived,
+    bundleId, itemId: item.id, memberId: item.member_id, agentId: item.agent_id, testMode: item.environment === 'test',
   };
   await startOnce(deps, 'scanBundleWorkflow', scanBundleWorkflowId(bundleId), [input],
-    { objectId: bundleId, status: 'queued', memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode });
+    { objectId: bundleId, status: 'queued', memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode },
+    `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -416,16 +433,20 @@ export function memberSampleId(memberId: string): string {
 
 /**
  * Adds a fulfilled sandbox scan of the fixture's pages (`roles` picks which) to an item,
- * with the fixture's transcript saved as template OCR. Returns the bundle id.
+ * with the fixture's transcript saved as template OCR. `announced`: no bundle workflow
+ * is to run for it (the static sample, or a scan whose events its handling workflow
+ * publishes). Returns the bundle id.
  */
 export async function addFixtureBundle(tx: Db, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'source_domain'>, fixture: Fixture,
-  roles: PageRole[] = ['envelope', 'letter']): Promise<string> {
+  roles: PageRole[], announced: boolean): Promise<string> {
   const [request] = await tx.query(
     `INSERT INTO scan_requests (item_id, member_id, agent_id, scan_type, origin, status, fulfilled_at)
      VALUES ($1, $2, $3, 'document', 'sandbox', 'fulfilled', now()) RETURNING id`,
     [item.id, item.member_id, item.agent_id],
   );
-  const [bundle] = await tx.query(`INSERT INTO scan_bundles (request_id, item_id) VALUES ($1, $2) RETURNING id, created_at`, [request.id, item.id]);
+  const [bundle] = await tx.query(
+    `INSERT INTO scan_bundles (request_id, item_id, workflow_started_at) VALUES ($1, $2, CASE WHEN $3::boolean THEN now() END) RETURNING id, created_at`,
+    [request.id, item.id, announced]);
   const origin: PageOrigin = item.source_domain === 'member_sample' ? 'sample' : 'physical';
   const extractedAt = (bundle.created_at as Date).toISOString();
   let n = 0;
@@ -454,7 +475,11 @@ export interface NewFixtureItem {
   recipientEmail: string | null;
 }
 
-/** Creates a test-environment item from a fixture, already scanned. Null if the id exists. */
+/**
+ * Creates a test-environment item from a fixture, already scanned. Null if the id exists.
+ * A seed's inbound.received is published by its bundle's workflow (before
+ * inbound.scan_available), so the item itself needs no workflow.
+ */
 export async function createFixtureItem(tx: Db, input: NewFixtureItem): Promise<{ item: ItemRow; bundleId: string } | null> {
   const fixture = loadFixture(input.scenario);
   const reference = input.sourceDomain === 'member_sample'
@@ -462,15 +487,16 @@ export async function createFixtureItem(tx: Db, input: NewFixtureItem): Promise<
     : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
   const [row] = await tx.query(
     `INSERT INTO physical_inbound_items (id, reference_code, member_id, agent_id, kind, environment, source_domain, scenario, status,
-       sender_name, recipient_name, recipient_email)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10)
+       sender_name, recipient_name, recipient_email, received_workflow_started_at)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10, now())
      ON CONFLICT DO NOTHING RETURNING ${ITEM_COLUMNS.replace(/i\./g, '')}`,
     [input.id ?? null, reference, input.memberId, input.agentId, fixture.kind, input.sourceDomain, input.scenario, fixture.sender,
       input.recipientName, input.recipientEmail],
   );
   if (!row) return null;
   const item = toItemRow(row);
-  const bundleId = await addFixtureBundle(tx, item, fixture);
+  // Seeds announce themselves through their bundle's workflow (received first); the sample never does.
+  const bundleId = await addFixtureBundle(tx, item, fixture, ['envelope', 'letter'], input.sourceDomain === 'member_sample');
   await refreshSearchFields(tx, item.id);
   return { item, bundleId };
 }

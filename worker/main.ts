@@ -5,6 +5,7 @@ import { closeDeps, createDeps } from '../services/deps';
 import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
 import { ensureMailReconcilerSchedule } from '../services/mail-workflow';
+import { ensurePhysicalInboundReconcilerSchedule } from '../services/handling';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });
@@ -12,6 +13,7 @@ async function main() {
   // Schedules are created (or updated) idempotently on every start.
   await ensureWebhookCleanupSchedule(deps);
   await ensureMailReconcilerSchedule(deps);
+  await ensurePhysicalInboundReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);

@@ -3,14 +3,15 @@
 // rejection), each step an Update whose validator checks the state and expected
 // version; test operations are carried out by the sandbox facility at once.
 // `inbound-item-<id>` announces a received item; `inbound-scan-<id>` announces a scan
-// bundle, OCRs its pages and announces the saved context.
+// bundle, OCRs its pages and announces the saved context. A scheduled reconciler starts
+// any of them whose start was lost after its record was committed.
 import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createHandlingActivities } from '../activities/handling';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, handlingScanOutcomeSignal, HandlingSnapshot,
-  handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
+  handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
 import { ObjectStatus } from './search-attributes';
 import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
@@ -156,7 +157,6 @@ export async function inboundReceivedWorkflow(input: InboundReceivedWorkflowInpu
 const OCR_RETRY_DELAY = '10 seconds';
 
 export async function scanBundleWorkflow(input: ScanBundleWorkflowInput): Promise<string | null> {
-  if (input.publishReceived) await acts.publishPhysicalInboundReceived({ itemId: input.itemId });
   const pageIds = await acts.publishPhysicalScanAvailable({ bundleId: input.bundleId });
   upsertSearchAttributes([{ key: ObjectStatus, value: 'processing' }]);
   for (const pageId of pageIds) {
@@ -169,4 +169,9 @@ export async function scanBundleWorkflow(input: ScanBundleWorkflowInput): Promis
   const status = await acts.finishPhysicalScanBundle({ bundleId: input.bundleId });
   upsertSearchAttributes([{ key: ObjectStatus, value: status ?? 'missing' }]);
   return status;
+}
+
+/** Started by the reconciler schedule: gives every record whose workflow start was lost its workflow. */
+export async function physicalInboundReconcileWorkflow(input: PhysicalInboundReconcileInput): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
+  return acts.reconcilePhysicalInbound(input);
 }

@@ -2,9 +2,13 @@
 // refunds, Open & Scan completed by scan fulfilment, the sandbox facility and sample reset.
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
-import { eventsOf, fixtureImage, newWorld, receivePiece, waitFor, World } from '../helpers/physical-inbound';
+import { eventsOf, FIXTURES, fixtureImage, newWorld, receivePiece, waitFor, World } from '../helpers/physical-inbound';
 import { getBalance } from '../../services/credits';
 import { memberSampleId } from '../../services/inbound-items';
+import { reconcilePhysicalInbound, requestInboundAction } from '../../services/handling';
+import { attachExterior, commitDraft, matchDraft } from '../../services/facility-inbound';
+import { authenticate } from '../../services/auth';
+import type { Deps } from '../../services/deps';
 import { handlingWorkflowId } from '../../workflows/contracts/handling';
 
 describe('handling operations', () => {
@@ -194,5 +198,54 @@ describe('handling operations', () => {
     expect(closed).toMatchObject({ status: 'rejected' });
     expect((await api('GET', `/v1/agent-inbox/${sample}/scans`, { key: w.agentTestKey })).body.scans).toHaveLength(1);
     expect((await api('POST', `/v1/inbound-items/${sample}/reset-sample`, { key: w.memberKey })).body.reason).toBe('test_key_required');
+  });
+});
+
+describe('a lost workflow start', () => {
+  let app: TestApp;
+  let w: World;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    w = await newWorld(app);
+  });
+  afterAll(async () => { await app.close(); });
+
+  /** Deps whose Temporal client cannot start or signal workflows (the process "died" after the commit). */
+  function withoutTemporalStarts(deps: Deps): Deps {
+    const down = async () => { throw new Error('Temporal unavailable'); };
+    const workflow = Object.create(deps.temporal.workflow, { start: { value: down } });
+    return { ...deps, temporal: Object.create(deps.temporal, { workflow: { value: workflow } }) };
+  }
+
+  it('still answers, and the reconciler starts the charged operation\'s workflow and the item\'s', async () => {
+    const broken = withoutTemporalStarts(app.deps);
+    const item = await receivePiece(app, w);
+    const member = await authenticate(app.deps, `Bearer ${w.memberKey}`);
+    const created = await requestInboundAction(broken, member, item, { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 500, currency: 'usd' } }, 'lost-start');
+    expect(created.status).toBe(201);
+    const op = (created.body as { operation: { id: string; charged_cents: number } }).operation;
+    expect(op.charged_cents).toBe(500);
+    const [row] = await app.deps.db.query(`SELECT workflow_started_at FROM handling_operations WHERE id = $1`, [op.id]);
+    expect(row.workflow_started_at).toBeNull();
+    await expect(app.deps.temporal.workflow.getHandle(handlingWorkflowId(op.id)).describe()).rejects.toThrow();
+
+    const draft = (await client(app.baseUrl)('POST', '/v1/facility/inbound/drafts', { key: w.facilityKey, json: { kind: 'letter' } })).body.draft;
+    const facility = await authenticate(app.deps, `Bearer ${w.facilityKey}`);
+    const file = { fieldName: 'photo', filepath: `${FIXTURES}/sample-envelope.png`, originalFilename: 'e.png', mimetype: 'image/png', size: 1 };
+    const attached = await attachExterior(app.deps, facility, draft.id, file, 'sealed_exterior');
+    const matched = await matchDraft(app.deps, facility, draft.id, { mailbox_id: w.mailboxId, expected_version: attached.draft.version });
+    const committed = await commitDraft(broken, facility, draft.id, { expected_version: matched.draft.version });
+    expect(committed.item.status).toBe('received');
+
+    const done = await reconcilePhysicalInbound(app.deps, 0);
+    expect(done.operations).toBeGreaterThanOrEqual(1);
+    expect(done.items).toBeGreaterThanOrEqual(1);
+    expect((await app.deps.temporal.workflow.getHandle(handlingWorkflowId(op.id)).describe()).status.name).toBe('RUNNING');
+    await waitFor(async () => (await eventsOf(app, [committed.item.id])).some((e) => e.event_type === 'inbound.received'), 'inbound.received after reconcile');
+    const accepted = await client(app.baseUrl)('POST', `/v1/facility/internal-inbound/handling/${op.id}/decision`, { key: w.facilityKey, json: { decision: 'accept', expected_version: 1 } });
+    expect(accepted.body.operation).toMatchObject({ status: 'accepted', version: 2 });
+    const [started] = await app.deps.db.query(`SELECT workflow_started_at FROM handling_operations WHERE id = $1`, [op.id]);
+    expect(started.workflow_started_at).not.toBeNull();
   });
 });

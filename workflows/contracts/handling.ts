@@ -84,6 +84,9 @@ export interface ScanBundleWorkflowInput {
   memberId: string;
   agentId: string | null;
   testMode: boolean;
-  /** Sandbox seeds arrive already scanned: inbound.received is published first. */
-  publishReceived: boolean;
+}
+
+export interface PhysicalInboundReconcileInput {
+  /** Only records committed at least this long ago are started (younger ones may still be starting). */
+  graceSeconds: number;
 }
