@@ -119,6 +119,16 @@ export async function startWorkerProcess(temporal: Client, opts: ServiceOptions 
   return proc;
 }
 
+/**
+ * Removes the schedules a worker process created for its task queue at start (mail
+ * reconciler, webhook clean-up, ...), so the shared dev server does not keep firing them.
+ */
+export async function deleteSchedulesOf(temporal: Client, taskQueue: string): Promise<void> {
+  for await (const s of temporal.schedule.list()) {
+    if (s.scheduleId.includes(taskQueue)) await temporal.schedule.getHandle(s.scheduleId).delete().catch(() => undefined);
+  }
+}
+
 /** The stack settings a child needs, taken from this (test) process's environment. */
 export function stackEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {

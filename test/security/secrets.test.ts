@@ -11,7 +11,7 @@ import { createFacility } from '../../services/accounts';
 import { newMember } from '../helpers/factories';
 import { client } from '../helpers/http';
 import { answerChallenges, startReceiver } from '../integration/webhook-helpers';
-import { ApiProcess, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../faults/children';
+import { ApiProcess, deleteSchedulesOf, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../faults/children';
 
 jest.setTimeout(240000);
 
@@ -35,9 +35,10 @@ describe('no raw secret in the database or the logs', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   const secrets: string[] = [];
   const intakeSecret = `intake-${randomBytes(16).toString('hex')}`;
+  let taskQueue: string;
 
   beforeAll(async () => {
-    const taskQueue = `${process.env.TEMPORAL_TASK_QUEUE ?? 'test'}-secrets-${randomBytes(3).toString('hex')}`;
+    taskQueue = `${process.env.TEMPORAL_TASK_QUEUE ?? 'test'}-secrets-${randomBytes(3).toString('hex')}`;
     const env = stackEnv({ LOG_LEVEL: 'debug', TEMPORAL_TASK_QUEUE: taskQueue, INBOUND_INTAKE_SECRET: intakeSecret, WEBHOOK_RETRY_BASE_MS: '200', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000' });
     deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 2, name: 'secrets-test' });
     receiver = await startReceiver(answerChallenges);
@@ -51,7 +52,10 @@ describe('no raw secret in the database or the logs', () => {
   afterAll(async () => {
     await Promise.all([api?.proc.stop(), worker?.stop()]);
     await receiver?.close();
-    if (deps) await closeDeps(deps);
+    if (deps) {
+      await deleteSchedulesOf(deps.temporal, taskQueue);
+      await closeDeps(deps);
+    }
   });
 
   it('creates, rotates and uses every kind of secret', async () => {
