@@ -149,8 +149,9 @@ export function createMailActivities(deps: Deps) {
           const [refunded] = mine ? await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`]) : [];
           return { row, result: { refundedCents: refunded ? Number(refunded.amount_cents) : 0, alreadyCancelled: !mine, balanceCents: await balance() } };
         }
+        // A run child waiting for funding may be cancelled by its sender; if its run's funding already debited it, that debit is refunded below.
         const allowed = input.reason === 'cancelled_by_caller'
-          ? row.status === 'pending_approval' || (row.status === 'submitted' && !row.printing_started_at)
+          ? row.status === 'pending_approval' || row.status === 'funding_pending' || (row.status === 'submitted' && !row.printing_started_at)
           : row.status === 'pending_approval';
         if (!allowed) {
           const why = row.status === 'submitted' ? 'printing has started' : `it is ${row.status}`;
@@ -248,7 +249,7 @@ export function createMailActivities(deps: Deps) {
     async reconcileUnstartedMail(input: ReconcileOutboundMailInput): Promise<number> {
       const rows: MailRow[] = await deps.db.query(
         `SELECT id, status, test_mode, member_id, agent_id FROM outbound_mail
-          WHERE workflow_started_at IS NULL AND status IN ('pending_approval','submitted')
+          WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted')
             AND created_at < now() - ($1 || ' seconds')::interval
           ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);
       for (const row of rows) {

@@ -98,11 +98,11 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/webhooks/events': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
   'GET /v1/webhooks/events/:eventId': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
 
-  // Business mail runs
-  'POST /v1/mail-runs': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
-  'GET /v1/mail-runs/:id': { callers: KEYS, scopes: ['mail.send'] },
-  'POST /v1/mail-runs/:id/commit': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
-  'DELETE /v1/mail-runs/:id': { callers: ['agent'], scopes: ['mail.send'], versionGuard: true },
+  // Business mail runs: live agent keys act; test keys get 403 live_key_required; the owner's member key may read.
+  'POST /v1/mail-runs': { callers: AGENT, scopes: ['mail.send'], liveOnly: true, versionGuard: true },
+  'GET /v1/mail-runs/:id': { callers: KEYS, scopes: ['mail.send'], liveOnly: true },
+  'POST /v1/mail-runs/:id/commit': { callers: AGENT, scopes: ['mail.send'], liveOnly: true, versionGuard: true },
+  'DELETE /v1/mail-runs/:id': { callers: AGENT, scopes: ['mail.send'], liveOnly: true, versionGuard: true },
 
   // Batch mail
   'POST /v1/batch-mail/estimate': { callers: KEYS, scopes: ['mail.send'] },
@@ -146,6 +146,7 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'POST /v1/inbound-items/:id/actions': { callers: KEYS, scopes: ['inbound.item.read', 'agent.inbox.propose'], versionGuard: true },
   'GET /v1/inbound-items/:id/forward-quote': { callers: KEYS, scopes: ['inbound.item.read'] },
   'GET /v1/inbound-items/:id/scans': { callers: KEYS, scopes: ['inbound.item.read', 'inbound.item.scan.read'] },
+  'GET /v1/inbound-items/:id/pages': { callers: KEYS, scopes: ['inbound.item.read', 'inbound.item.scan.read'] },
   'POST /v1/inbound-items/:id/reset-sample': { callers: ['member_test', 'agent_test'], scopes: ['inbound.item.read'], testOnly: true },
   'GET /v1/inbound-activity': { callers: KEYS, scopes: ['inbound.item.read'] },
   // The owner's decisions on handling operations

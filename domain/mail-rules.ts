@@ -3,7 +3,11 @@
 // sandbox carrier details and the created_after/created_before filter bounds. The
 // piece workflow imports this module, so it stays free of I/O and Node built-ins.
 
-export const MAIL_STATUSES = ['pending_approval', 'submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'] as const;
+/**
+ * `funding_pending`: a child of a Business mail run that waits, outside fulfillment and
+ * not yet debited, until its run is funded (then submitted) or cancelled.
+ */
+export const MAIL_STATUSES = ['pending_approval', 'funding_pending', 'submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'] as const;
 export type MailStatusName = (typeof MAIL_STATUSES)[number];
 
 export const TERMINAL_MAIL_STATUSES: readonly MailStatusName[] = ['delivered', 'failed', 'cancelled'];
@@ -24,15 +28,15 @@ export type PhotoCategory = (typeof PHOTO_CATEGORIES)[number];
 export const DISPATCH_METHODS = ['post_office_counter', 'carrier_pickup', 'drop_box'] as const;
 export type DispatchMethod = (typeof DISPATCH_METHODS)[number];
 
-export const CANCELLATION_REASONS = ['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out'] as const;
+export const CANCELLATION_REASONS = ['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out', 'mail_run_cancelled'] as const;
 export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
 /** Statuses from which each move is allowed. */
 export const MOVES = {
   approve: ['pending_approval'],
   reject: ['pending_approval'],
-  /** DELETE /v1/mail/{id}: while submitted and before printing starts (or still awaiting approval). */
-  cancel: ['pending_approval', 'submitted'],
+  /** DELETE /v1/mail/{id}: while submitted and before printing starts (or still awaiting approval or funding). */
+  cancel: ['pending_approval', 'funding_pending', 'submitted'],
   startPrinting: ['submitted'],
   printed: ['submitted'],
   dispatched: ['ready'],

@@ -10,6 +10,7 @@ import { approveMail, rejectMail } from '../services/mail';
 import { answerSupportConversation } from '../services/support';
 import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';
+import { setMemberRunSettings } from '../services/mail-runs';
 import { ensureDatabase, migrate } from './stack';
 
 type Options = Record<string, string | boolean | undefined>;
@@ -33,6 +34,14 @@ function cents(opts: Options, name: string): number {
   return n;
 }
 
+/** An optional true/false option. */
+function flag(opts: Options, name: string): boolean | undefined {
+  const v = opts[name];
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw new Error(`--${name} must be true or false`);
+  return v === 'true';
+}
+
 export const commands: Record<string, Command> = {
   'member:create': {
     usage: 'member:create --email E --name N [--credits-cents C] [--business] [--rate-limit R] [--json]',
@@ -47,6 +56,17 @@ export const commands: Record<string, Command> = {
         rateLimitPerMinute: opts['rate-limit'] ? Number(opts['rate-limit']) : null,
       });
       return { member_id: created.member_id, key: created.key };
+    },
+  },
+  'member:set': {
+    usage: 'member:set --member ID [--business true|false] [--agent-auto-fill true|false] [--json]',
+    description: 'Change a member\'s Business status and the human\'s Agent Auto-Fill authorisation (both needed for Business mail runs).',
+    options: { member: { type: 'string' }, business: { type: 'string' }, 'agent-auto-fill': { type: 'string' }, json: { type: 'boolean' } },
+    async run(deps, opts) {
+      const business = flag(opts, 'business');
+      const agentAutoFill = flag(opts, 'agent-auto-fill');
+      if (business === undefined && agentAutoFill === undefined) throw new Error('pass --business and/or --agent-auto-fill');
+      return setMemberRunSettings(deps, required(opts, 'member'), { business, agentAutoFill });
     },
   },
   'credits:add': {

@@ -47,10 +47,10 @@ async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[]): Pro
   return refs;
 }
 
-/** A live piece this facility may work on; 404 otherwise (sandbox pieces are never fulfilled). */
+/** A live piece this facility may work on; 404 otherwise (sandbox pieces, and pieces awaiting approval or funding, are never fulfilled). */
 async function facilityMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
   const row = await loadMailRow(deps.db, id);
-  if (!row || row.test_mode || row.status === 'pending_approval' || (row.facility_id !== null && row.facility_id !== auth.facilityId)) {
+  if (!row || row.test_mode || row.status === 'pending_approval' || row.status === 'funding_pending' || (row.facility_id !== null && row.facility_id !== auth.facilityId)) {
     throw errors.notFound('Outbound mail');
   }
   return row;

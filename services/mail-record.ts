@@ -82,6 +82,8 @@ export interface MailRow {
   failed_at: Date | null;
   cancelled_at: Date | null;
   workflow_started_at: Date | null;
+  /** When its Business mail run's funding debited this child (null for every other piece). */
+  run_funded_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -159,6 +161,9 @@ function nextStep(row: MailRow): string {
     case 'pending_approval':
       return `Awaiting the account owner's approval: POST /v1/mail/${row.id}/approve (or /reject) with a member key, or \`npm run admin -- approve --mail ${row.id}\`. ` +
         (row.test_mode ? 'Sandbox pieces are never charged.' : 'Credits are debited only on approval.');
+    case 'funding_pending':
+      return `Waits for its Business mail run ${row.mail_run_id} to be funded (POST /v1/mail-runs/${row.mail_run_id}/commit); nothing is charged until then. ` +
+        'It is submitted once the run is funded, and cancelled if the run is cancelled or its window closes unfunded.';
     case 'submitted':
       return row.test_mode
         ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate printing; DELETE /v1/mail/${row.id} cancels.`
@@ -181,8 +186,8 @@ function nextStep(row: MailRow): string {
 }
 
 export function humanReview(deps: Deps, row: MailRow) {
-  // Live pieces are debited at submission, or on approval when they needed one.
-  const charged = !row.test_mode && (row.approval_source === null || row.approved_at !== null);
+  // Live pieces are debited at submission, on approval when they needed one, or by their mail run's funding.
+  const charged = !row.test_mode && (row.submitted_at !== null || row.run_funded_at !== null);
   return {
     send_to: address(row, 'recipient'),
     return_address: address(row, 'return'),

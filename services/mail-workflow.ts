@@ -15,7 +15,7 @@ import { AgentId, MailStatus, MemberId, ObjectId, TestMode } from '../workflows/
 import type { MailRow } from './mail-record';
 import type { Refusal } from '../domain/mail-rules';
 
-function positiveInt(value: string | undefined, fallback: number): number {
+export function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
 }
@@ -37,12 +37,19 @@ export function mailSettings(env: NodeJS.ProcessEnv = process.env) {
 
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>;
 
+/** The statuses a piece is created in, so the only ones its workflow can start from. */
+const STARTABLE_STATUSES: readonly string[] = ['pending_approval', 'funding_pending', 'submitted'] satisfies OutboundMailWorkflowInput['status'][];
+
+function isStartableStatus(status: string): status is OutboundMailWorkflowInput['status'] {
+  return STARTABLE_STATUSES.includes(status);
+}
+
 /**
  * Starts `outbound-mail-<id>` unless it exists (running or closed), then records
  * workflow_started_at. Safe to call any number of times for the same piece.
  */
 export async function startMailWorkflow(deps: Deps, row: StartableRow, approvalTimeoutSeconds = mailSettings().approvalTimeoutSeconds): Promise<void> {
-  if (row.status !== 'pending_approval' && row.status !== 'submitted') {
+  if (!isStartableStatus(row.status)) {
     throw new Error(`piece ${row.id} is ${row.status}; only new pieces get a workflow`);
   }
   const input: OutboundMailWorkflowInput = {
@@ -116,7 +123,7 @@ export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName
         throw mailFailureToApiError(deps, err.cause);
       }
       if (err instanceof WorkflowNotFoundError) {
-        if (attempt > 0 || row.status !== 'pending_approval' && row.status !== 'submitted') throw new MailWorkflowClosed(err.message);
+        if (attempt > 0 || !isStartableStatus(row.status)) throw new MailWorkflowClosed(err.message);
         const [started] = await deps.db.query(`SELECT workflow_started_at FROM outbound_mail WHERE id = $1`, [row.id]);
         if (started?.workflow_started_at) throw new MailWorkflowClosed(err.message);
         await startMailWorkflow(deps, row);

@@ -1,9 +1,11 @@
 // Outbound mail use-cases shared by REST and MCP: submit (with dry run and every
 // safeguard), read and list, cancel, owner approval and rejection, and the sandbox's
-// test pieces and advance. Submission order: validate -> inspect document -> price ->
-// spending safeguards -> (dry run answers here) -> duplicate protection -> upload ->
-// one transaction (record + debit) -> start the piece workflow. Everything after the
-// commit belongs to the workflow.
+// test pieces and advance. Submission order: validate -> (mail run checks) -> inspect
+// document -> price -> spending safeguards -> (dry run answers here) -> duplicate
+// protection -> upload -> one transaction (record + debit) -> start the piece workflow.
+// Everything after the commit belongs to the workflow. A child of a Business mail run
+// is stored funding_pending and debited by its run's funding, unless its class commits
+// immediately (then it is debited and submitted like any piece).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
@@ -27,6 +29,8 @@ import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './ma
 import { loadMailRow, loadPhotos, MailRecord, MailRow, toMailRecord } from './mail-record';
 import { MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './mail-workflow';
 import { simulatedLetterPdf } from './mail-sandbox';
+import { lockMailRunForChild, mailRunForChild } from './mail-runs';
+import { commitsImmediately } from '../domain/mail-runs';
 import type { ApproveResult, CancelResult } from '../workflows/contracts/mail';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
@@ -193,6 +197,7 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
     const existing = await existingForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
     if (existing) return existing;
   }
+  const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
   const agentId = await sendingAgent(deps, auth, req.agentId);
   const id = randomUUID();
 
@@ -262,7 +267,9 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
     const duplicateId = await checkDuplicate(deps.db, probe);
     if (duplicateId) throw duplicateError(duplicateId);
   }
-  const charge = !testMode && !pending;
+  // A run child waits for its run's funding unless its class commits immediately.
+  const awaitsFunding = run !== null && !commitsImmediately(f.mail_class);
+  const charge = !testMode && !pending && !awaitsFunding;
   // A cheap look before uploading; the debit below re-checks under the member lock.
   if (charge && balance < price) throw insufficientCredits(deps, price, balance);
 
@@ -283,11 +290,13 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
     duplicate_protection: f.allow_duplicate ? 'bypassed' : 'checked',
   };
 
+  const status: MailStatusName = pending ? 'pending_approval' : awaitsFunding ? 'funding_pending' : 'submitted';
   let row: MailRow;
   try {
     row = await deps.db.transaction(async (tx) => {
       // One piece at a time per member: the re-checks below and the debit see every earlier piece.
       await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+      if (run) await lockMailRunForChild(tx, run);
       const again = dailyPiecesRefusal({ limit: auth.maxDailyPieces, used: await piecesLast24h(tx, auth.ownerKey) });
       if (again) throw refuse(again);
       if (!f.allow_duplicate) {
@@ -311,13 +320,13 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,
                  $31,$32,$33,$34,$35,$36,$37,$38,$39,$40,$41,$42,$43,$44,$45,$46,$47,$48,$49,$50,$51, $52)
          RETURNING *`,
-        [id, auth.memberId, agentId, auth.ownerKey, req.idempotencyKey ?? null, fingerprint, pending ? 'pending_approval' : 'submitted', testMode, f.mail_class,
+        [id, auth.memberId, agentId, auth.ownerKey, req.idempotencyKey ?? null, fingerprint, status, testMode, f.mail_class,
           f.recipient_name ?? null, f.recipient_company ?? null, f.recipient_line1, f.recipient_line2 ?? null, f.recipient_city, f.recipient_state, f.recipient_zip, f.recipient_country,
           probe.recipientFingerprint, ret.return_name, ret.return_company, ret.return_line1, ret.return_line2, ret.return_city, ret.return_state, ret.return_zip,
           f.color, f.duplex, document.pageCount, document.pageCountSource, documentKey, filename, document.type, document.contentType,
           document.sha256, document.sizeBytes, !('data' in req.document), price, testMode ? 0 : price, JSON.stringify(breakdown), facility.originZip, facility.id,
           safeguards.approval_source, maxCostCents, JSON.stringify(safeguards), f.allow_duplicate, f.package_id ?? null, f.inbound_capture_id ?? null, f.postal_mail_thread_id ?? null,
-          f.mail_run_id ?? null, f.agent_notes ?? null, f.metadata === undefined ? null : JSON.stringify(f.metadata), pending ? null : new Date()],
+          f.mail_run_id ?? null, f.agent_notes ?? null, f.metadata === undefined ? null : JSON.stringify(f.metadata), status === 'submitted' ? new Date() : null],
       );
       if (charge) {
         await debit(deps, tx, {

@@ -1,2 +1,94 @@
-// Workflows of this area (see DESIGN.md): deterministic code only.
-export {};
+// One workflow per Business mail run (`mail-run-<uuid>`): it owns the run's fixed window
+// and its funding. Commit and cancel are Updates that run one at a time; each calls one
+// idempotent activity that changes the run under a row lock (funding debits every
+// waiting child once, in one transaction). When the window closes without a funded
+// run, the run is committed automatically: funded if it can be, cancelled if not, or
+// closed when nothing waits for funding. Once settled, every waiting child is signalled.
+// Nothing ever moves the close time: it is openedAt + windowSeconds from the input.
+import {
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createMailRunActivities } from '../activities/mail-run';
+import {
+  cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
+} from './contracts/mail-run';
+import { ObjectStatus } from './search-attributes';
+import { isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
+
+type MailRunActivities = ReturnType<typeof createMailRunActivities>;
+
+// A funded run must reach its children whatever Postgres or Temporal do: retry without limit.
+const acts = proxyActivities<MailRunActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+const notify = proxyActivities<MailRunActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+/** An activity's own ApplicationFailure fails the update with its type, so the API can map it. */
+async function call<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) throw err.cause;
+    throw err;
+  }
+}
+
+function refuse(type: string, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<MailRunStatusName> {
+  const { mailRunUuid } = input;
+  let status: MailRunStatusName = input.status;
+  // Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it.
+  const current = (): MailRunStatusName => status;
+
+  let queue: Promise<unknown> = Promise.resolve();
+  function serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = queue.then(step);
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  function setStatus(next: MailRunStatusName): void {
+    if (next === status) return;
+    status = next;
+    upsertSearchAttributes([{ key: ObjectStatus, value: next }]);
+  }
+
+  setHandler(commitMailRunUpdate, () => serial(async () => {
+    const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
+    setStatus(r.status);
+    return r;
+  }), {
+    validator: () => {
+      if (status === 'cancelled' || status === 'closed') throw refuse(MAIL_RUN_FAILURE.notCommittable, `The run is ${status}; it can no longer be committed.`);
+    },
+  });
+
+  setHandler(cancelMailRunUpdate, () => serial(async () => {
+    const r = await call(acts.cancelMailRun({ mailRunUuid }));
+    setStatus(r.status);
+    return r;
+  }), {
+    validator: () => {
+      if (status === 'funded' || status === 'closed') throw refuse(MAIL_RUN_FAILURE.notCancellable, `The run is ${status}; only runs that are not funded yet can be cancelled.`);
+    },
+  });
+
+  const remainingMs = Date.parse(input.openedAt) + input.windowSeconds * 1000 - Date.now();
+  if (remainingMs > 0) await condition(() => isSettledMailRun(status), remainingMs);
+  await serial(async () => {
+    if (isSettledMailRun(status)) return;
+    setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
+  });
+
+  await notify.notifyMailRunChildren({ mailRunUuid });
+  await condition(allHandlersFinished);
+  return current();
+}

@@ -1,5 +1,6 @@
 // One workflow per outbound piece (`outbound-mail-<id>`): it announces the piece, waits
-// for approval when needed (cancelling it when the approval timeout passes), then
+// for approval when needed (cancelling it when the approval timeout passes) or, for a
+// Business mail run child, for its run to settle (the run's workflow owns that wait), then
 // applies each facility or sandbox step as an Update until the piece is delivered,
 // failed or cancelled. Every change is one idempotent activity that updates the row
 // only from the expected status and publishes the mail.* event; handlers run one at a
@@ -8,17 +9,23 @@ import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../activities/mail';
+import type { createMailRunActivities } from '../activities/mail-run';
 import {
   approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
   MAIL_FAILURE, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
   startPrintingUpdate, testAdvanceUpdate,
 } from './contracts/mail';
+import { mailRunSettledSignal } from './contracts/mail-run';
 import { MailStatus } from './search-attributes';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 
 const acts = proxyActivities<MailActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
@@ -41,6 +48,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   let status: string = input.status;
   let printingStarted = false;
   let busy = false;
+  let runSettled = false;
 
   const setStatus = (next: string) => {
     if (next === status) return;
@@ -86,6 +94,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   };
 
   setHandler(mailStatusQuery, () => status);
+  setHandler(mailRunSettledSignal, () => { runSettled = true; });
 
   setHandler(approveMailUpdate, () => exclusive(async () => {
     requireMove('approve');
@@ -162,7 +171,17 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     },
   });
 
-  await exclusive(() => call(acts.announceMail({ outboundMailId: id, status: input.status })));
+  // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
+  const created = input.status;
+  if (created !== 'funding_pending') await exclusive(() => call(acts.announceMail({ outboundMailId: id, status: created })));
+
+  while (status === 'funding_pending') {
+    await condition(() => runSettled || status !== 'funding_pending');
+    runSettled = false;
+    await exclusive(async () => {
+      if (status === 'funding_pending') setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
+    });
+  }
 
   if (status === 'pending_approval') {
     const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { formBoolean, formInt, formJsonObject, Pagination } from './common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
 import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
-import { DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
+import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefined, schema.optional());
@@ -189,7 +189,7 @@ export const HumanReviewSchema = z.object({
 export const MailRecordSchema = z.object({
   id: z.string().uuid(),
   object: z.literal('outbound_mail'),
-  status: z.enum(MAIL_STATUSES),
+  status: z.enum(MAIL_STATUSES).describe('funding_pending: a Business mail run child waiting, not yet charged, for its run to be funded'),
   mail_class: z.string(),
   agent_id: z.string().nullable(),
   mailbox_id: z.string().nullable(),
@@ -223,7 +223,7 @@ export const MailRecordSchema = z.object({
   carrier_delivery_failed: z.boolean(),
   failure_stage: z.enum(['carrier_delivery']).nullable(),
   failure_source: z.enum(['carrierx_tracking']).nullable(),
-  cancellation_reason: z.enum(['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out']).nullable(),
+  cancellation_reason: z.enum(CANCELLATION_REASONS).nullable(),
   requires_approval: z.boolean(),
   approved_at: z.string().nullable(),
   submitted_at: z.string().nullable(),

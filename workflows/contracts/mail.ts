@@ -14,8 +14,8 @@ export function outboundMailWorkflowId(outboundMailId: string): string {
 
 export interface OutboundMailWorkflowInput {
   outboundMailId: string;
-  /** The status the API committed: pending_approval or submitted. */
-  status: 'pending_approval' | 'submitted';
+  /** The status the API committed: pending_approval, funding_pending (a Business mail run child) or submitted. */
+  status: 'pending_approval' | 'funding_pending' | 'submitted';
   testMode: boolean;
   memberId: string;
   agentId: string | null;
