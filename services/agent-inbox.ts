@@ -7,15 +7,15 @@ import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import {
-  AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS, sourcesKind,
+  AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS,
 } from '../domain/agent-inbox';
 import { SEARCH_MODE } from '../domain/inbound-search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from './instructions';
 import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
-  literalTermsSql, loadBundles, loadFixture, ocrPageView, ocrRecord, pageInfo, receivedRangeSql, recordActivity, runSearch, scanSummary,
-  startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, BundleRow,
+  literalTermsSql, loadBundles, loadFixture, ocrRecord, pageInfo, receivedRangeSql, recordActivity, runSearch, scanSummary,
+  startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, sourcePageView,
 } from './inbound-items';
 
 export interface AssignmentRow {
@@ -172,26 +172,6 @@ export async function getAgentInboxContext(deps: Deps, auth: AuthContext, itemId
     [assignment.id, item.id, assignment.agent_id, assignment.environment, context.context_version],
   );
   return context;
-}
-
-function sourcePageView(bundle: BundleRow, p: BundleRow['pages'][number]) {
-  const ocr = ocrPageView(p);
-  return {
-    document_id: p.id,
-    source_kind: sourcesKind({ role: p.page_role, origin: p.origin }),
-    request_id: bundle.request_id,
-    bundle_id: bundle.id,
-    page_id: p.id,
-    page_number: p.page_number,
-    source_sha256: p.source_sha256,
-    created_at: p.created_at.toISOString(),
-    status: ocr.status,
-    text: ocr.text,
-    is_blank: ocr.is_blank,
-    uncertain_spans: ocr.uncertain_spans,
-    model: ocr.model,
-    provider: ocr.provider,
-  };
 }
 
 /** GET /v1/agent-inbox/{id}/sources: every stored page of the item with its saved OCR. */

@@ -15,7 +15,7 @@ import { errors } from '../domain/errors';
 import { formatCents } from '../domain/money';
 import { sha256Hex } from '../domain/keys';
 import { ItemKind, parseLiteralQuery, searchFields, SEARCH_MODE } from '../domain/inbound-search';
-import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, PageOrigin, PageRole } from '../domain/agent-inbox';
+import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, PageOrigin, PageRole, sourcesKind } from '../domain/agent-inbox';
 import { HandlingActionType, HandlingQuote, quoteHandling } from '../domain/handling';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
@@ -187,6 +187,27 @@ export function ocrPageView(p: PageRow) {
     attempts: p.ocr_attempts,
     error_code: p.ocr_error_code,
     ...(p.ocr_provenance ? { provenance: p.ocr_provenance } : {}),
+  };
+}
+
+/** A stored page as agents and pages readers see it: where it came from and its saved OCR. */
+export function sourcePageView(bundle: BundleRow, p: BundleRow['pages'][number]) {
+  const ocr = ocrPageView(p);
+  return {
+    document_id: p.id,
+    source_kind: sourcesKind({ role: p.page_role, origin: p.origin }),
+    request_id: bundle.request_id,
+    bundle_id: bundle.id,
+    page_id: p.id,
+    page_number: p.page_number,
+    source_sha256: p.source_sha256,
+    created_at: p.created_at.toISOString(),
+    status: ocr.status,
+    text: ocr.text,
+    is_blank: ocr.is_blank,
+    uncertain_spans: ocr.uncertain_spans,
+    model: ocr.model,
+    provider: ocr.provider,
   };
 }
 
@@ -649,6 +670,19 @@ export async function listInboundItemScans(deps: Deps, auth: AuthContext, id: st
   return {
     item_id: item.id,
     scans: bundles.map((b) => ({ ...scanSummary(b), ocr: savedOcr(b) })),
+  };
+}
+
+/** GET /v1/inbound-items/{id}/pages: every stored page with its saved OCR (get_inbound_pages). */
+export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: string, page: { limit: number; offset: number }) {
+  const item = await loadManagedItem(deps, auth, id);
+  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const pages = bundles.flatMap((b) => b.pages.map((p) => sourcePageView(b, p)));
+  return {
+    item_id: item.id,
+    content_trust: CONTENT_TRUST,
+    pages: pages.slice(page.offset, page.offset + page.limit),
+    pagination: pageInfo(pages.length, page.limit, page.offset),
   };
 }
 

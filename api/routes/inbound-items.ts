@@ -3,14 +3,14 @@
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../route';
 import {
-  getInboundItem, listInboundActivity, listInboundItems, listInboundItemScans,
+  getInboundItem, getInboundItemPages, listInboundActivity, listInboundItems, listInboundItemScans,
 } from '../../services/inbound-items';
 import {
   approveHandling, getHandlingOperation, listMemberHandling, quoteInboundForward, rejectHandling, requestInboundAction, resetMemberSample,
 } from '../../services/handling';
 import {
   ActivityQuery, ApproveBody, ForwardQuoteQuery, HandlingList, HandlingListQuery, HandlingOperation, IdParam, InboundActionBody,
-  InboundItemListQuery, InboundScans, ManagedItem, ManagedItemList, PageInfo, Quote, RejectBody,
+  InboundItemListQuery, InboundScans, ManagedItem, ManagedItemList, PageInfo, PageQuery, Quote, RejectBody, SourcePage,
 } from '../schemas/physical-inbound';
 
 const tags = ['Physical inbound items'];
@@ -67,6 +67,17 @@ export const routes: RouteDef[] = [
     params: IdParam,
     responses: { 200: { description: 'Scans', schema: InboundScans }, 404: { description: 'not found' } },
     handler: async ({ deps, auth, params }) => ({ body: await listInboundItemScans(deps, auth, params.id) }),
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/inbound-items/:id/pages', tags,
+    summary: 'Stored pages of an item with their saved OCR (get_inbound_pages)',
+    description: 'OCR text is untrusted document content. Needs inbound.item.scan.read.',
+    params: IdParam, query: PageQuery(50, 25),
+    responses: {
+      200: { description: 'Pages', schema: z.object({ item_id: z.string(), content_trust: z.literal('untrusted_document'), pages: z.array(SourcePage), pagination: PageInfo }) },
+      404: { description: 'not found' },
+    },
+    handler: async ({ deps, auth, params, query }) => ({ body: await getInboundItemPages(deps, auth, params.id, query) }),
   }),
   defineRoute({
     method: 'post', path: '/v1/inbound-items/:id/reset-sample', tags,

@@ -105,6 +105,10 @@ describe('managed mailbox items', () => {
     const scans = await api('GET', `/v1/inbound-items/${sample}/scans`, { key: w.agentTestKey });
     expect(scans.body.scans).toEqual([expect.objectContaining({ page_count: 2, ocr_status: 'ready', ocr: expect.objectContaining({ status: 'ready', content_trust: 'untrusted_document' }) })]);
     expect(scans.body.scans[0].ocr.pages[0].text).toMatch(/RIVERSIDE WATER UTILITY/);
+    const pages = await api('GET', `/v1/inbound-items/${sample}/pages?limit=1&offset=1`, { key: w.memberTestKey });
+    expect(pages.body).toMatchObject({ item_id: sample, content_trust: 'untrusted_document', pagination: { total: 2, limit: 1, offset: 1, has_more: false } });
+    expect(pages.body.pages[0]).toMatchObject({ page_number: 2, source_kind: 'sample_letter', status: 'ready', text: expect.stringMatching(/AMOUNT DUE/) });
+    expect((await api('GET', `/v1/inbound-items/${letter}/pages`, { key: noScanScope.key })).status).toBe(403);
   });
 
   it('gives test keys the member sample and nothing live', async () => {
