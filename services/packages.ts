@@ -17,6 +17,7 @@ import {
   bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, ocrPageView, pageInfo, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
+import { requestFingerprint, runIdempotent } from './idempotency';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {
   const rows = await updateReturning(deps.db,`UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`, [memberId, enabled]);
@@ -240,7 +241,19 @@ export async function listPackageActions(deps: Deps, auth: AuthContext, id: stri
   return { package_id: item.id, actions: rows.map(actionView) };
 }
 
+/**
+ * Runs a package request once per Idempotency-Key (optional here): a retried forward or
+ * scan request replays the first answer instead of asking the facility twice.
+ */
+async function once(deps: Deps, auth: AuthContext, operation: string, key: string | undefined, body: unknown, fn: () => Promise<unknown>) {
+  return runIdempotent(deps, auth, { operation, key, fingerprint: requestFingerprint(body) }, async () => ({ status: 201, body: await fn() }));
+}
+
 /** POST /v1/packages/{id}/actions: scope forward.create for forward, package.write otherwise. */
+export async function requestPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody, idempotencyKey?: string) {
+  return once(deps, auth, `packages.actions:${id}`, idempotencyKey, body, () => createPackageAction(deps, auth, id, body));
+}
+
 export async function createPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody) {
   requireScope(auth, body.action === 'forward' ? 'forward.create' : 'package.write');
   let forward: ForwardAddress | null = null;
@@ -340,7 +353,12 @@ export interface ForwardBody {
   carrier_preference?: string; service_level?: string; insurance?: boolean; signature_required?: boolean;
 }
 
-/** POST /v1/packages/{id}/forward: a forwarding request; the package becomes forwarding_requested. */
+/** POST /v1/packages/{id}/forward (optional Idempotency-Key). */
+export async function requestPackageForward(deps: Deps, auth: AuthContext, id: string, body: ForwardBody, idempotencyKey?: string) {
+  return once(deps, auth, `packages.forward:${id}`, idempotencyKey, body, () => createPackageForward(deps, auth, id, body));
+}
+
+/** A forwarding request; the package becomes forwarding_requested. */
 export async function createPackageForward(deps: Deps, auth: AuthContext, id: string, body: ForwardBody) {
   const checked = checkForwardAddress(body as unknown as Record<string, unknown>);
   if (!checked.ok) throw errors.validation(checked.fields);
@@ -372,6 +390,11 @@ export async function listPackageScans(deps: Deps, auth: AuthContext, id: string
       return { scan_request: scanRequestView(r), bundle: bundle ? scanSummary(bundle) : null };
     }),
   };
+}
+
+/** POST /v1/packages/{id}/scan (optional Idempotency-Key). */
+export async function requestPackageScan(deps: Deps, auth: AuthContext, id: string, body: { scan_type?: string; options?: Record<string, unknown> }, idempotencyKey?: string) {
+  return once(deps, auth, `packages.scan:${id}`, idempotencyKey, body, () => createPackageScan(deps, auth, id, body));
 }
 
 export async function createPackageScan(deps: Deps, auth: AuthContext, id: string, body: { scan_type?: string; options?: Record<string, unknown> }) {

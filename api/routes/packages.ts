@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { defineRoute, RouteDef } from '../route';
 import { errors } from '../../domain/errors';
 import {
-  addPackageNote, addPackageTag, createPackageAction, createPackageForward, createPackageScan, getPackage, getPackageAction,
-  listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos, listPackages, listPackageScans, listPackageTags,
-  patchPackageAction, removePackageTag,
+  addPackageNote, addPackageTag, getPackage, getPackageAction, listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos,
+  listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag, requestPackageAction, requestPackageForward,
+  requestPackageScan,
 } from '../../services/packages';
 import {
   ActionPatchRequest, ActionRequest, ForwardingRequest, ForwardRequest, IdParam, Note, NoteBody, PackageAction, PackageActionParams,
@@ -15,6 +15,7 @@ import {
 
 const tags = ['Packages'];
 const VERSION_HEADER = { 'X-Service-MD-Version': 'agent keys: the current instructions version (400 when missing, 409 when stale)' };
+const REQUEST_HEADERS = { ...VERSION_HEADER, 'Idempotency-Key': 'optional: a retry with the same key and body replays the first answer' };
 const refusals = {
   403: { description: 'missing scope, another agent\'s package (reason package_belongs_to_another_agent), test key (reason sandbox_not_supported) or packages not enabled (reason packages_not_enabled)' },
   404: { description: 'package not found' },
@@ -56,13 +57,13 @@ export const routes: RouteDef[] = [
     summary: 'Request an action on a package',
     description: 'The facility carries it out. Scope forward.create for forward (parameters carry the forwarding address), package.write otherwise. '
       + 'Action states: requested, clarification_needed, in_progress (active), completed, failed, cancelled.',
-    params: IdParam, body: ActionRequest, requestHeaders: VERSION_HEADER,
+    params: IdParam, body: ActionRequest, requestHeaders: REQUEST_HEADERS,
     responses: {
       201: { description: 'Action recorded', schema: z.object({ action: PackageAction }) },
       400: { description: 'validation, SERVICE_MD_VERSION_REQUIRED or PACKAGE_NOT_FORWARDABLE' }, ...refusals,
       409: { description: 'SERVICE_MD_VERSION_MISMATCH or PACKAGE_ACTION_NOT_AVAILABLE' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await createPackageAction(deps, auth, params.id, body) }),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageAction(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/actions/:actionId', tags,
@@ -98,12 +99,12 @@ export const routes: RouteDef[] = [
     method: 'post', path: '/v1/packages/:id/forward', tags,
     summary: 'Forward a package',
     description: 'Creates a forwarding request (a forward action) and sets the package to forwarding_requested.',
-    params: IdParam, body: ForwardRequest, requestHeaders: VERSION_HEADER,
+    params: IdParam, body: ForwardRequest, requestHeaders: REQUEST_HEADERS,
     responses: {
       201: { description: 'Forwarding requested', schema: z.object({ forwarding_request: ForwardingRequest, action: PackageAction, package: PackageSummary }) },
       400: { description: 'missing fields or PACKAGE_NOT_FORWARDABLE' }, ...refusals, 409: { description: 'SERVICE_MD_VERSION_MISMATCH' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await createPackageForward(deps, auth, params.id, body) }),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageForward(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/scan', tags,
@@ -115,12 +116,12 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post', path: '/v1/packages/:id/scan', tags,
     summary: 'Request a scan of a package',
-    params: IdParam, body: ScanRequestBody, requestHeaders: VERSION_HEADER,
+    params: IdParam, body: ScanRequestBody, requestHeaders: REQUEST_HEADERS,
     responses: {
       201: { description: 'Scan requested', schema: z.object({ scan_request: ScanRequestView, action: PackageAction }) },
       400: { description: 'invalid scan_type' }, ...refusals,
     },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await createPackageScan(deps, auth, params.id, body) }),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageScan(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/tags', tags,

@@ -180,8 +180,11 @@ describe('packages', () => {
     expect(res.status).toBe(201);
     expect(res.body.scan_request).toMatchObject({ scan_type: 'envelope', status: 'requested', options: { dpi: 300 } });
     expect(res.body.action).toMatchObject({ action: 'scan', scan_request_id: res.body.scan_request.id });
-    const dflt = await api('POST', `/v1/packages/${letter}/scan`, { key: w.agentKey, headers: V });
+    const dflt = await api('POST', `/v1/packages/${letter}/scan`, { key: w.agentKey, headers: { ...V, 'idempotency-key': 'scan-1' } });
     expect(dflt.body.scan_request.scan_type).toBe('document');
+    const replay = await api('POST', `/v1/packages/${letter}/scan`, { key: w.agentKey, headers: { ...V, 'idempotency-key': 'scan-1' } });
+    expect(replay.body.scan_request.id).toBe(dflt.body.scan_request.id);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
     const refused = await api('POST', `/v1/facility/scan-requests/${res.body.scan_request.id}/reject`, { key: w.facilityKey, json: { reason: 'envelope too damaged' } });
     expect(refused.body.scan_request.status).toBe('rejected');
     const scans = await api('GET', `/v1/packages/${letter}/scan`, { key: w.agentKey });
