@@ -1,6 +1,7 @@
 // Mounts RouteDefs on a koa-router: authentication, key-kind, scope and environment
 // checks from domain/access.ts, the shared rate limit, body parsing and zod validation,
 // the instructions-version guard, then the handler. Routes stay a few lines each.
+import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
@@ -149,7 +150,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
     const key = accessKey(route.method, route.path);
     const access = ENDPOINT_ACCESS[key];
     if (!access) throw new Error(`Route ${key} has no row in domain/access.ts ENDPOINT_ACCESS`);
-    router[route.method](route.path, async (ctx: Context) => {
+    const handle = async (ctx: Context) => {
       let auth: AuthContext | undefined;
       if (access.callers !== 'public') {
         auth = await authenticate(deps, ctx.get('authorization') || undefined);
@@ -167,7 +168,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       const params = route.params ? parseOrThrow(route.params, ctx.params, 'params') : ctx.params;
       const query = route.query ? parseOrThrow(route.query, ctx.query, 'query') : ctx.query;
       const rawBody = (ctx.request as unknown as { body?: unknown }).body;
-      const body = route.body ? parseOrThrow(route.body, rawBody ?? {}, route.multipart ? undefined : undefined) : rawBody;
+      const body = route.body ? parseOrThrow(route.body, rawBody ?? {}) : rawBody;
       const files = route.multipart ? collectFiles(ctx) : {};
 
       if (access.versionGuard && auth) {
@@ -181,9 +182,23 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       ctx.status = result.status ?? 200;
       ctx.body = result.body;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    };
+    router[route.method](route.path, async (ctx: Context) => {
+      try {
+        await handle(ctx);
+      } finally {
+        // Handlers read uploads into memory or the object store; the parser's temp files go.
+        if (route.multipart) await removeUploads(ctx);
+      }
     });
   }
   return router;
+}
+
+async function removeUploads(ctx: Context): Promise<void> {
+  const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
+  const paths = Object.values(files).flatMap((v) => (Array.isArray(v) ? v : [v])).map((f) => (f as { filepath?: string }).filepath);
+  await Promise.all(paths.filter((p): p is string => Boolean(p)).map((p) => unlink(p).catch(() => undefined)));
 }
 
 export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, limit: number): Promise<void> {
