@@ -1,4 +1,5 @@
 // Public routes (no key): signup, waitlist, lead status and the discovery directory.
+import { AGENT_AUTH_PATH, discoveryDocumentUrls } from '../discovery/documents';
 import { defineRoute, RouteDef } from '../route';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
 import { describeAccess } from '../../domain/access-summary';
@@ -66,17 +67,8 @@ export const routes: RouteDef[] = [
           api_version: API_VERSION,
           base_url: baseUrl,
           site_url: siteUrl,
-          documents: {
-            openapi_json: `${siteUrl}/openapi.json`,
-            openapi_yaml: `${siteUrl}/openapi.yaml`,
-            agent_card: `${siteUrl}/.well-known/agent.json`,
-            llms_txt: `${siteUrl}/llms.txt`,
-            llms_full_txt: `${siteUrl}/llms-full.txt`,
-            agents_txt: `${siteUrl}/agents.txt`,
-            auth_md: `${siteUrl}/auth.md`,
-            oauth_protected_resource: `${siteUrl}/.well-known/oauth-protected-resource`,
-            oauth_authorization_server: `${siteUrl}/.well-known/oauth-authorization-server`,
-          },
+          documents: discoveryDocumentUrls(siteUrl),
+          agent_auth_url: `${siteUrl}${AGENT_AUTH_PATH}`,
           mcp_url: `${baseUrl}/mcp`,
           endpoints: allRoutes.map((r) => ({
             method: r.method.toUpperCase(),

@@ -84,6 +84,7 @@ export const DirectoryResponse = z.object({
   base_url: z.string(),
   site_url: z.string(),
   documents: z.record(z.string(), z.string()).describe('discovery documents at the site root'),
+  agent_auth_url: z.string().describe('POST: verified-email sign-in intent (issues no live credentials)'),
   mcp_url: z.string(),
   endpoints: z.array(z.object({
     method: z.string(),
