@@ -110,7 +110,7 @@ export async function createEventDeliveries(deps: Deps, eventId: string): Promis
 
   if (event.agent_id && LEGACY_EVENT_TYPES.includes(event.event_type)) {
     const [agent] = await deps.db.query(
-      `SELECT webhook_url, webhook_enabled, webhook_event_types FROM agents WHERE id = $1 AND member_id = $2`,
+      `SELECT webhook_url, webhook_enabled, webhook_event_types FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
       [event.agent_id, event.member_id]);
     if (agent?.webhook_url && agent.webhook_enabled && isSubscribed(agent.webhook_event_types, event.event_type)) {
       targets.push({ target: `agent:${event.agent_id}`, type: 'agent_webhook', endpointId: null, agentId: event.agent_id });
