@@ -6,7 +6,7 @@
 // bundle, OCRs its pages and announces the saved context. A scheduled reconciler starts
 // any of them whose start was lost after its record was committed.
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+  ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createHandlingActivities } from '../activities/handling';
 import {
@@ -14,6 +14,7 @@ import {
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
 import { ObjectStatus } from './search-attributes';
+import { call } from './activity-failures';
 import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
@@ -28,18 +29,6 @@ const ocr = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-/** Re-raises an activity's business failure as the update's own failure, so the API sees its type. */
-async function call<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-      const c = err.cause;
-      throw ApplicationFailure.create({ message: c.message, type: c.type ?? undefined, details: c.details as unknown[] | undefined, nonRetryable: true });
-    }
-    throw err;
-  }
-}
 
 export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<HandlingSnapshot> {
   const id = input.operationId;

@@ -6,13 +6,14 @@
 // closed when nothing waits for funding. Once settled, every waiting child is signalled.
 // Nothing ever moves the close time: it is openedAt + windowSeconds from the input.
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
+  allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createMailRunActivities } from '../activities/mail-run';
 import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
 } from './contracts/mail-run';
 import { ObjectStatus } from './search-attributes';
+import { call } from './activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
@@ -28,15 +29,6 @@ const notify = proxyActivities<MailRunActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 
-/** An activity's own ApplicationFailure fails the update with its type, so the API can map it. */
-async function call<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) throw err.cause;
-    throw err;
-  }
-}
 
 function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });

@@ -6,7 +6,7 @@
 // only from the expected status and publishes the mail.* event; handlers run one at a
 // time so that, for example, a cancel and a start-of-printing cannot both succeed.
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes, uuid4,
+  ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../activities/mail';
 import type { createMailRunActivities } from '../activities/mail-run';
@@ -17,6 +17,7 @@ import {
 } from './contracts/mail';
 import { mailRunSettledSignal } from './contracts/mail-run';
 import { MailStatus } from './search-attributes';
+import { call } from './activity-failures';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
@@ -30,18 +31,6 @@ const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 
-/** Re-raises an activity's business failure as the update's failure, so the API sees its type. */
-async function call<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-      const c = err.cause;
-      throw ApplicationFailure.create({ message: c.message, type: c.type ?? undefined, details: c.details as unknown[] | undefined, nonRetryable: true });
-    }
-    throw err;
-  }
-}
 
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
   const id = input.outboundMailId;
