@@ -3,10 +3,11 @@
 // approves or rejects, the facility accepts and completes (or rejects). The API side
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
-import { ScheduleAlreadyRunning, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, UpdateDefinition, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
+import { ensureIntervalSchedule } from './schedules';
 import type { AuthContext } from './auth';
 import { isAgentKey, isMemberKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
@@ -678,20 +679,13 @@ export async function ensurePhysicalInboundReconcilerSchedule(deps: Deps): Promi
   const settings = inboundReconcileSettings();
   const scheduleId = inboundReconcilerScheduleId(deps);
   const input: PhysicalInboundReconcileInput = { graceSeconds: settings.graceSeconds };
-  const spec = { intervals: [{ every: settings.everySeconds * 1000 }] };
-  const action = {
-    type: 'startWorkflow' as const,
+  return ensureIntervalSchedule(deps, {
+    scheduleId,
     workflowType: 'physicalInboundReconcileWorkflow',
     workflowId: scheduleId,
-    taskQueue: deps.config.taskQueue,
     args: [input],
+    every: settings.everySeconds * 1000,
+    catchupWindow: '1 minute',
     workflowExecutionTimeout: 10 * 60 * 1000,
-  };
-  try {
-    await deps.temporal.schedule.create({ scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1 minute' } });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await deps.temporal.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, overlap: 'SKIP' } }));
-  }
-  return scheduleId;
+  });
 }

@@ -2,9 +2,10 @@
 // sending it updates and turning its failures into the spec's errors, and the
 // reconciler schedule that starts workflows for pieces whose start was lost (the API
 // died between committing a paid piece and starting its workflow).
-import { ScheduleAlreadyRunning, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Deps } from './deps';
+import { ensureIntervalSchedule } from './schedules';
 import { ApiError, errors } from '../domain/errors';
 import { insufficientCredits } from './credits';
 import {
@@ -146,20 +147,13 @@ export async function ensureMailReconcilerSchedule(deps: Deps, overrides: Partia
   const settings = { ...mailSettings(), ...overrides };
   const scheduleId = reconcilerScheduleId(deps);
   const input: ReconcileOutboundMailInput = { graceSeconds: settings.reconcileGraceSeconds, approvalTimeoutSeconds: settings.approvalTimeoutSeconds };
-  const spec = { intervals: [{ every: settings.reconcileEverySeconds * 1000 }] };
-  const action = {
-    type: 'startWorkflow' as const,
+  return ensureIntervalSchedule(deps, {
+    scheduleId,
     workflowType: RECONCILE_OUTBOUND_MAIL_WORKFLOW,
     workflowId: `outbound-mail-reconciler-${deps.config.taskQueue}`,
-    taskQueue: deps.config.taskQueue,
     args: [input],
+    every: settings.reconcileEverySeconds * 1000,
+    catchupWindow: '1 minute',
     workflowExecutionTimeout: 10 * 60 * 1000,
-  };
-  try {
-    await deps.temporal.schedule.create({ scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1 minute' } });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await deps.temporal.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, overlap: 'SKIP' } }));
-  }
-  return scheduleId;
+  });
 }

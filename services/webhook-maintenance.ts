@@ -1,8 +1,8 @@
 // Webhook housekeeping, run by the webhookHistoryCleanupWorkflow on a daily Temporal
 // Schedule that the worker creates (or updates) when it starts: delivery history older
 // than 30 days is deleted, and deliveries whose workflow never started are started.
-import { ScheduleAlreadyRunning } from '@temporalio/client';
 import type { Deps } from './deps';
+import { ensureIntervalSchedule } from './schedules';
 import { DeliveryRow, returnedRows, startDeliveryWorkflow } from './webhook-deliveries';
 import {
   WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
@@ -58,19 +58,12 @@ export async function restartStalledWebhookDeliveries(deps: Deps, stalledAfterSe
 export async function ensureWebhookCleanupSchedule(deps: Deps): Promise<string> {
   const scheduleId = webhookHistoryCleanupScheduleId(deps.config.taskQueue);
   const input: WebhookHistoryCleanupInput = { retentionDays: DELIVERY_RETENTION_DAYS, stalledAfterSeconds: 300 };
-  const spec = { intervals: [{ every: '1 day' as const }] };
-  const action = {
-    type: 'startWorkflow' as const,
+  return ensureIntervalSchedule(deps, {
+    scheduleId,
     workflowType: WEBHOOK_HISTORY_CLEANUP_WORKFLOW,
     workflowId: `webhook-history-cleanup-${deps.config.taskQueue}`,
-    taskQueue: deps.config.taskQueue,
     args: [input],
-  };
-  try {
-    await deps.temporal.schedule.create({ scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1 hour' } });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await deps.temporal.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
-  }
-  return scheduleId;
+    every: '1 day',
+    catchupWindow: '1 hour',
+  });
 }
