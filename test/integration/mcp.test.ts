@@ -243,6 +243,28 @@ describe('MCP server at {base_url}/mcp', () => {
       expect(cancelled.structuredContent!.result.outbound_mail).toMatchObject({ id: record.id, status: 'cancelled' });
     });
 
+    it('sends a letter with a test key and advances it to delivered through the tools', async () => {
+      const member = await newMember(app.deps);
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { client } = await connect(credential.key);
+      const sent = await call(client, 'send_outbound_mail', {
+        ...recipient, mail_class: 'priority', document_base64: pdf, document_filename: 'letter.pdf', service_md_version: 1, idempotency_key: 'deliver-1',
+      });
+      expect(sent.isError).toBeFalsy();
+      const id = sent.structuredContent!.result.id;
+      const steps: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const advanced = await call(client, 'advance_test_outbound_mail', { outbound_mail_id: id });
+        expect(advanced.isError).toBeFalsy();
+        steps.push(advanced.structuredContent!.result.status);
+      }
+      expect(steps).toEqual(['ready', 'mailed', 'delivered']);
+      const read = await call(client, 'get_outbound_mail', { outbound_mail_id: id });
+      expect(read.structuredContent!.result).toMatchObject({ status: 'delivered', test_mode: true, tracking_number: expect.any(String) });
+      const beyond = await call(client, 'advance_test_outbound_mail', { outbound_mail_id: id });
+      expect(beyond.isError).toBe(true);
+    });
+
     it('prices with dry_run, refuses above max_cost_cents and refuses bad documents, spending nothing', async () => {
       const member = await newMember(app.deps, { creditsCents: 10_000 });
       await newAgentWithKey(app.baseUrl, member.key, { scopes: ['mail.send'] });
