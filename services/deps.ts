@@ -1,4 +1,5 @@
 // What every service function needs, built once per process and passed explicitly.
+import type { EventEmitter } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
@@ -15,8 +16,15 @@ export interface Deps {
 }
 
 export async function createDeps(config: Config, opts: { poolSize?: number; name?: string } = {}): Promise<Deps> {
+  const log = createLogger(config.logLevel, opts.name);
   const db = createDataSource({ databaseUrl: config.databaseUrl, poolSize: opts.poolSize ?? 10 });
   await db.initialize();
+  // A new connection that Postgres terminates while the pool hands it out can emit 'error'
+  // before anyone listens (pg-pool drops its idle listener, TypeORM adds its own a tick
+  // later); unheard, that error crashes the process. A listener for the connection's whole
+  // life keeps the process up; the pool and TypeORM still discard the dead connection.
+  const pool = (db.driver as unknown as { master?: EventEmitter }).master;
+  pool?.on('connect', (connection: EventEmitter) => connection.on('error', (err: Error) => log.warn({ err }, 'postgres connection lost')));
   // Lazy: the API starts even while Temporal is down; /healthz reports it.
   const connection = Connection.lazy({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
@@ -25,7 +33,7 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
     db,
     temporal,
     storage: createObjectStorage(config),
-    log: createLogger(config.logLevel, opts.name),
+    log,
   };
 }
 
