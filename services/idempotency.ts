@@ -14,6 +14,12 @@ export interface IdempotentResult {
 
 const RETENTION_DAYS = 30;
 const WAIT_MS = 15000;
+/**
+ * An in-progress record older than this belongs to a request that died (process killed, or
+ * its database connection dropped so the record could not be released): a retry takes it
+ * over instead of being refused with IDEMPOTENCY_REQUEST_IN_PROGRESS for 30 days.
+ */
+const ABANDONED_AFTER_SECONDS = 30;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function requestFingerprint(parts: unknown): string {
@@ -49,7 +55,10 @@ export async function runIdempotent(
     throw errors.unavailable('IDEMPOTENCY_UNAVAILABLE', 'Duplicate protection is unavailable right now; no credits were spent.');
   }
 
-  if (!inserted) return replay(deps, auth, opts);
+  if (!inserted) {
+    const replayed = await replay(deps, auth, opts);
+    if (replayed !== 'claimed') return replayed;
+  }
 
   let result: IdempotentResult;
   try {
@@ -83,9 +92,19 @@ async function release(deps: Deps, auth: AuthContext, opts: { operation: string;
     .catch(() => undefined);
 }
 
+/** The stored answer; or 'claimed' when the first request was abandoned and this one takes over its record. */
 async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string; fingerprint: string }) {
   const start = Date.now();
   for (;;) {
+    // TypeORM answers an UPDATE with [rows, affected count].
+    const [, claimed] = await deps.db.query(
+      `UPDATE idempotency_records SET created_at = now()
+        WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND request_hash = $4
+          AND state = 'in_progress' AND created_at < now() - ($5 || ' seconds')::interval
+        RETURNING id`,
+      [auth.ownerKey, opts.operation, opts.key, opts.fingerprint, String(ABANDONED_AFTER_SECONDS)],
+    );
+    if (claimed === 1) return 'claimed' as const;
     const [row] = await deps.db.query(
       `SELECT request_hash, state, response_status, response_body FROM idempotency_records
         WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
