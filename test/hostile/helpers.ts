@@ -58,13 +58,14 @@ export async function snapshot(app: HostileApp, memberId: string) {
 
 /**
  * The spec's refusal shapes: a 4xx (never 5xx) with a string `error` (or the nested
- * {error: {type, message, code}}); validation errors carry
- * fields[] of {path, message}; 401/403 carry a reason; coded errors carry code and retryable.
+ * {error: {type, message, code}}); validation errors carry fields[] of {path, message};
+ * 401/403 carry a reason; coded errors carry code and retryable.
  * Returns a description of what is wrong, or null.
  */
 export function refusalProblem(res: HttpResponse, allowed: number[] = [400]): string | null {
-  const body = res.body as Record<string, any> | undefined;
-  const show = `${res.status} ${typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body)?.slice(0, 300)}`;
+  const raw: unknown = res.body;
+  const show = `${res.status} ${typeof raw === 'string' ? raw.slice(0, 200) : JSON.stringify(raw)?.slice(0, 300)}`;
+  const body = (typeof raw === 'object' ? raw : undefined) as Record<string, any> | undefined;
   if (!allowed.includes(res.status)) return `expected ${allowed.join('/')}, got ${show}`;
   // The spec's nested shape, e.g. agent_name_taken: {error: {type, message, code}}.
   if (body && typeof body.error === 'object' && body.error !== null) {

@@ -1,0 +1,446 @@
+// Every mounted route (api/routes allRoutes, joined with domain/access.ts) called with every
+// kind of key, so a new route is covered the day it is mounted. The expected refusal is
+// derived from the route's access row by the rules the spec documents: no key 401
+// token_missing, revoked 401 key_revoked, expired 401 key_expired, a kind the row does not
+// list 401/403 with the router's reason, test keys on live-only rows 403 live_key_required,
+// on custody rows 403 sandbox_not_supported, agent keys without the scope 403
+// insufficient_scope; every allowed kind gets past authorization (ids and bodies are
+// dummies, so 400/404 are expected). Nothing may answer 5xx. A second table calls every
+// object route with another member's key on that member's real objects: 404.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { startTestApp, TestApp } from '../helpers/app';
+import { client, HttpResponse } from '../helpers/http';
+import { newMember } from '../helpers/factories';
+import { newAgent, newCredential } from '../helpers/agents';
+import { allRoutes } from '../../api/routes';
+import type { RouteDef } from '../../api/route';
+import { Access, accessKey, ENDPOINT_ACCESS, SCOPES } from '../../domain/access';
+import type { KeyKind } from '../../domain/keys';
+import { createFacility, insertMemberKey, revokeKey } from '../../services/accounts';
+import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';
+import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
+import { newWorld, receivePiece } from '../helpers/physical-inbound';
+import { memberSampleId } from '../../services/inbound-items';
+import { setMemberRunSettings } from '../../services/mail-runs';
+
+type Kind = 'none' | 'revoked' | 'expired' | KeyKind | 'agent_without_scope';
+const KINDS: Kind[] = ['none', 'revoked', 'expired', 'member', 'member_test', 'agent', 'agent_test', 'facility', 'agent_without_scope'];
+
+/** Reasons that mean "your API key was refused" (public routes must never give them). */
+const KEY_REASONS = new Set([
+  'token_missing', 'token_malformed', 'token_prefix_unknown', 'key_not_found', 'key_revoked', 'key_expired', 'member_suspended',
+  'facility_inactive', 'member_key_required', 'agent_key_required', 'facility_key_required', 'key_kind_not_allowed', 'test_key_required',
+  'live_key_required', 'sandbox_not_supported', 'insufficient_scope',
+]);
+
+const MEMBER_KINDS: KeyKind[] = ['member', 'member_test'];
+const AGENT_KINDS: KeyKind[] = ['agent', 'agent_test'];
+const isTest = (k: KeyKind) => k === 'member_test' || k === 'agent_test';
+const isAgent = (k: KeyKind) => AGENT_KINDS.includes(k);
+
+type Expectation = { allowed: true } | { status: 401 | 403; reason: string };
+
+/** The documented answer for one route and one kind of caller (`scopes`: the agent key's scopes). */
+export function expectedFor(access: Access, path: string, kind: Kind, scopes: ReadonlySet<string>): Expectation {
+  if (access.callers === 'public') return { allowed: true };
+  if (kind === 'none') return { status: 401, reason: 'token_missing' };
+  if (kind === 'revoked') return { status: 401, reason: 'key_revoked' };
+  if (kind === 'expired') return { status: 401, reason: 'key_expired' };
+  const k: KeyKind = kind === 'agent_without_scope' ? 'agent' : kind;
+  const callers = access.callers;
+  if (!callers.includes(k)) {
+    if (path.startsWith('/v1/api-keys') && isAgent(k)) return { status: 401, reason: 'member_key_required' };
+    if (access.testOnly && !isTest(k)) return { status: 403, reason: 'test_key_required' };
+    const only = (kinds: KeyKind[]) => callers.every((c) => kinds.includes(c));
+    if (only(MEMBER_KINDS)) return { status: 403, reason: 'member_key_required' };
+    if (only(AGENT_KINDS)) return { status: 403, reason: 'agent_key_required' };
+    if (only(['facility'])) return { status: 403, reason: 'facility_key_required' };
+    return { status: 403, reason: 'key_kind_not_allowed' };
+  }
+  if (access.testOnly && !isTest(k)) return { status: 403, reason: 'test_key_required' };
+  if (access.liveOnly && isTest(k)) return { status: 403, reason: 'live_key_required' };
+  if (access.sandboxUnsupported && isTest(k)) return { status: 403, reason: 'sandbox_not_supported' };
+  if (isAgent(k)) {
+    const missing = (access.scopes ?? []).some((s) => !scopes.has(s));
+    const anyOk = !access.anyScope || access.anyScope.some((s) => scopes.has(s));
+    if (missing || !anyOk) return { status: 403, reason: 'insufficient_scope' };
+  }
+  return { allowed: true };
+}
+
+function dummyPath(path: string): string {
+  return path.replace(/:leadId/g, `wl_${randomBytes(8).toString('hex')}`).replace(/:[A-Za-z]+/g, () => randomUUID());
+}
+
+function dummyBody(route: RouteDef): { json?: unknown; form?: FormData } {
+  if (route.multipart) {
+    const form = new FormData();
+    form.append('note', 'dummy');
+    return { form };
+  }
+  return route.body ? { json: {} } : {};
+}
+
+function describeResponse(res: HttpResponse): string {
+  return `${res.status} ${JSON.stringify(res.body)?.slice(0, 300)}`;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  }));
+  return out;
+}
+
+const MD = { 'x-service-md-version': '1' };
+
+describe('access matrix: every route x every kind of key', () => {
+  let app: TestApp;
+  let api: ReturnType<typeof client>;
+  const keys: Record<Exclude<Kind, 'none'>, string> = {} as never;
+  let narrowKeys: Array<{ key: string; scopes: Set<string> }>;
+  const allScopes = new Set<string>(SCOPES);
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000000' } });
+    api = client(app.baseUrl);
+    const member = await newMember(app.deps, { creditsCents: 10000 });
+    await app.deps.db.query(`UPDATE members SET packages_enabled = true WHERE id = $1`, [member.member_id]);
+    keys.member = member.key;
+    keys.member_test = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+    const agent = await newAgent(app.baseUrl, member.key);
+    keys.agent = (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES] })).key;
+    keys.agent_test = (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES], environment: 'test' })).key;
+    narrowKeys = [];
+    for (const scope of ['message.send', 'mailbox.read']) {
+      narrowKeys.push({ key: (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [scope] })).key, scopes: new Set([scope]) });
+    }
+    keys.agent_without_scope = narrowKeys[0].key;
+    keys.facility = (await createFacility(app.deps, 'Access matrix facility')).key;
+    const revoked = await insertMemberKey(app.deps.db, member.member_id, { name: 'revoked', environment: 'prod' });
+    await revokeKey(app.deps, revoked.key);
+    keys.revoked = revoked.key;
+    const expired = await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES], expires_in_days: 1 });
+    await app.deps.db.query(`UPDATE agent_credentials SET expires_at = now() - interval '1 minute' WHERE id = $1`, [expired.id]);
+    keys.expired = expired.key;
+  });
+  afterAll(async () => { await app?.close(); });
+
+  it('has an access row for every mounted route', () => {
+    const missing = allRoutes.filter((r) => !ENDPOINT_ACCESS[accessKey(r.method, r.path)]).map((r) => accessKey(r.method, r.path));
+    expect(missing).toEqual([]);
+  });
+
+  it('answers every route and key kind as the access table documents, and never with 5xx', async () => {
+    const cases = allRoutes.flatMap((route) => KINDS.map((kind) => ({ route, kind })));
+    const problems = (await pool(cases, 6, async ({ route, kind }) => {
+      const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
+      let key: string | undefined = kind === 'none' ? undefined : keys[kind];
+      let scopes: ReadonlySet<string> = allScopes;
+      if (kind === 'agent_without_scope') {
+        // A key whose only scope is not among the ones this route names.
+        const needed = new Set<string>([...(access.scopes ?? []), ...(access.anyScope ?? [])]);
+        const narrow = narrowKeys.find((n) => ![...n.scopes].some((s) => needed.has(s)))!;
+        key = narrow.key;
+        scopes = narrow.scopes;
+      }
+      const expected = expectedFor(access, route.path, kind, scopes);
+      const path = dummyPath(route.path);
+      const res = await api(route.method.toUpperCase(), path, { key, headers: MD, ...dummyBody(route) });
+      const label = `${accessKey(route.method, route.path)} as ${kind}: got ${describeResponse(res)}`;
+      if (res.status >= 500) return `${label}; expected no 5xx`;
+      if ('allowed' in expected) {
+        if (access.callers === 'public') {
+          if (res.status === 403 || (res.status === 401 && KEY_REASONS.has(res.body?.reason))) return `${label}; a public route must not refuse for the key`;
+        } else if (res.status === 401 || res.status === 403) {
+          return `${label}; expected the caller to be allowed`;
+        }
+        return null;
+      }
+      if (res.status !== expected.status || res.body?.reason !== expected.reason || typeof res.body?.error !== 'string') {
+        return `${label}; expected ${expected.status} ${expected.reason}`;
+      }
+      return null;
+    })).filter((p): p is string => p !== null);
+    expect(problems).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Another member's key on an object route.
+
+/** Object routes with no object in this test, and why they are covered elsewhere or not reachable. */
+const NOT_COVERED: Record<string, string> = {
+  '/v1/facility/': 'facility keys act on the pieces of their facility; there is one facility per deployment in tests',
+};
+
+/** Valid bodies, so that the request reaches the ownership check instead of stopping at validation. */
+const SAMPLE_BODIES: Record<string, unknown> = {
+  'PATCH /v1/agents/:id': { display_name: 'Changed by another member' },
+  'PUT /v1/agents/:id/instructions': { text: 'Overwritten by another member', expected_version: 1 },
+  'POST /v1/agents/:id/instructions/proposals': { suggested_content: 'Proposed by another member' },
+  'POST /v1/agents/:id/instructions/proposals/:proposalId/decision': { decision: 'reject' },
+  'POST /v1/agents/:id/credentials': { scopes: ['mail.send'] },
+  'PATCH /v1/webhook-endpoints/:id': { name: 'Changed by another member' },
+  'POST /v1/webhook-endpoints/:id/test-sample': { event_type: SAMPLE_EVENT_TYPES[0] },
+  'POST /v1/webhook-endpoints/:id/rules': { name: 'Foreign rule', terms: ['invoice'] },
+  'PATCH /v1/webhook-endpoints/:id/rules/:ruleId': { name: 'Changed by another member' },
+  'PATCH /v1/inbound-forwarding-addresses/:id': { label: 'Changed by another member' },
+  'POST /v1/support/conversations/:id/messages': { body: 'Written by another member' },
+  'PATCH /v1/postal-threads/:id': { title: 'Changed by another member' },
+  'POST /v1/packages/:id/actions': { action: 'scan' },
+  'PATCH /v1/packages/:id/actions/:actionId': { agent_notes: 'Changed by another member' },
+  'POST /v1/packages/:id/forward': { to_name: 'Thief', to_line1: '1 Elsewhere Rd', to_city: 'Reno', to_state: 'NV', to_zip: '89501' },
+  'POST /v1/packages/:id/scan': { scan_type: 'document' },
+  'POST /v1/packages/:id/tags': { tag: 'stolen' },
+  'POST /v1/packages/:id/notes': { note: 'Written by another member' },
+  'POST /v1/inbound-items/:id/actions': { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 0, currency: 'usd' } },
+  'POST /v1/handling/:id/approve': { expected_version: 1 },
+  'POST /v1/handling/:id/reject': { expected_version: 1 },
+  'POST /v1/agent-inbox/:id/acknowledgments': { outcome: 'processed', context_version: '0'.repeat(64), run_id: 'run-1' },
+  'POST /v1/agent-inbox/:id/handling': { action_type: 'open_and_scan', expected_version: 1 },
+};
+
+/** Query strings a route needs before it looks at the object. */
+const SAMPLE_QUERIES: Record<string, string> = {
+  'DELETE /v1/packages/:id/tags': '?tag=stolen',
+};
+
+/** Routes whose object differs from the one their path prefix names (a sandbox-only action on a sandbox object). */
+const ROUTE_OBJECTS: Record<string, string> = {
+  'POST /v1/inbound-items/:id/reset-sample': '/v1/inbound-items/:id (sample)',
+  'GET /v1/agent-inbox/:id/scans': '/v1/agent-inbox/:id (sample)',
+  'GET /v1/agent-inbox/:id/scans/:operationId': '/v1/agent-inbox/:id (sample)',
+};
+
+describe('another member\'s key on object routes', () => {
+  let app: TestApp;
+  let api: ReturnType<typeof client>;
+  /** Path parameter values of the victim's objects, keyed by the route path prefix up to the parameter. */
+  const objects: Record<string, string> = {};
+  /** Which objects live in the sandbox (reached with the attacker's test keys). */
+  const testObjects = new Set<string>();
+  const attacker: Partial<Record<KeyKind, string>> = {};
+  /** The owner's keys of each object, by prefix: reads with them must succeed (the objects are real). */
+  const owners: Record<string, Partial<Record<KeyKind, string>>> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
+    api = client(app.baseUrl);
+
+    const thief = await newMember(app.deps, { creditsCents: 10000 });
+    const thiefAgent = await newAgent(app.baseUrl, thief.key);
+    attacker.member = thief.key;
+    attacker.member_test = (await insertMemberKey(app.deps.db, thief.member_id, { name: 'sandbox', environment: 'test' })).key;
+    attacker.agent = (await newCredential(app.baseUrl, thief.key, thiefAgent.id, { scopes: [...SCOPES] })).key;
+    attacker.agent_test = (await newCredential(app.baseUrl, thief.key, thiefAgent.id, { scopes: [...SCOPES], environment: 'test' })).key;
+
+    const victim = await newMember(app.deps, { creditsCents: 10000 });
+    await app.deps.db.query(`UPDATE members SET packages_enabled = true WHERE id = ANY($1)`, [[victim.member_id, thief.member_id]]);
+    const victimTestKey = (await insertMemberKey(app.deps.db, victim.member_id, { name: 'sandbox', environment: 'test' })).key;
+    const agent = await newAgent(app.baseUrl, victim.key);
+    objects['/v1/agents/:id'] = agent.id;
+    const credential = await newCredential(app.baseUrl, victim.key, agent.id, { scopes: [...SCOPES] });
+    const victimAgentTest = await newCredential(app.baseUrl, victim.key, agent.id, { scopes: [...SCOPES], environment: 'test' });
+    const victimKeys = { member: victim.key, agent: credential.key, member_test: victimTestKey, agent_test: victimAgentTest.key };
+    objects['/v1/agents/:id/credentials/:credentialId'] = credential.id;
+    const proposal = await api('POST', `/v1/agents/${agent.id}/instructions/proposals`, { key: credential.key, headers: MD, json: { suggested_content: 'Be brief.' } });
+    expect(proposal.status).toBe(201);
+    objects['/v1/agents/:id/instructions/proposals/:proposalId'] = proposal.body.proposal.id;
+    const apiKey = await api('POST', '/v1/api-keys', { key: victim.key, json: { name: 'victim key' } });
+    objects['/v1/api-keys/:id'] = apiKey.body.id;
+
+    const mail = await api('POST', '/v1/test/mail', {
+      key: victimTestKey,
+      json: { recipient_name: 'Jane Doe', recipient_line1: '1 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' },
+    });
+    expect(mail.status).toBe(201);
+    objects['/v1/mail/:id'] = mail.body.id;
+    objects['/v1/test/mail/:id'] = mail.body.id;
+    testObjects.add('/v1/mail/:id').add('/v1/test/mail/:id');
+
+    const batch = await api('POST', '/v1/batch-mail', { key: victimTestKey, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    expect(batch.status).toBe(201);
+    objects['/v1/batch-mail/:id'] = batch.body.batch.id;
+    testObjects.add('/v1/batch-mail/:id');
+
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      key: victim.key, json: { name: 'victim endpoint', url: 'http://127.0.0.1:9/hook', event_types: ['mail.submitted'], rules: [{ name: 'r', terms: ['invoice'] }] },
+    });
+    expect(endpoint.status).toBe(201);
+    objects['/v1/webhook-endpoints/:id'] = endpoint.body.endpoint.id;
+    objects['/v1/webhook-endpoints/:id/rules/:ruleId'] = endpoint.body.endpoint.rules[0].id;
+    const test = await api('POST', `/v1/webhook-endpoints/${endpoint.body.endpoint.id}/test`, { key: victim.key });
+    expect(test.status).toBeLessThan(500);
+    const [delivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    objects['/v1/webhook-deliveries/:id'] = delivery.id;
+    // The legacy event log lists events sent to the agent's webhook: give the agent one and send a test event.
+    const hook = await api('PUT', '/v1/webhooks/settings', { key: credential.key, headers: MD, json: { webhook_url: 'http://127.0.0.1:9/hook', enabled: true, event_types: ['*'] } });
+    expect(hook.status).toBe(200);
+    expect((await api('POST', '/v1/test/webhook', { key: credential.key, json: {} })).status).toBeLessThan(500);
+    const [event] = await app.deps.db.query(
+      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' LIMIT 1`, [victim.member_id]);
+    objects['/v1/webhooks/events/:eventId'] = event.id;
+
+    const ticket = await api('POST', '/v1/support/messages', { key: victim.key, json: { category: 'support', body: 'Help, please.' } });
+    expect(ticket.status).toBe(201);
+    objects['/v1/support/conversations/:id'] = ticket.body.message.conversation_id;
+
+    const alias = await api('POST', '/v1/inbound-forwarding-addresses', { key: victim.key, json: { label: 'victim alias', agent_id: agent.id } });
+    expect(alias.status).toBe(201);
+    const aliasBody = alias.body.forwarding_address;
+    objects['/v1/inbound-forwarding-addresses/:id'] = aliasBody.id;
+    const raw = [
+      `From: Billing <billing@example.com>`, `To: ${aliasBody.email}`, `Subject: Invoice 42 due`, `Message-ID: <${randomUUID()}@example.com>`,
+      `Date: ${new Date().toUTCString()}`, '', 'Your invoice 42 of $10.00 is due on 2030-01-01.', '',
+    ].join('\r\n');
+    const intake = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(aliasBody.email)}`, {
+      raw, headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
+    });
+    expect(intake.status).toBe(202);
+    const [item] = await app.deps.db.query(`SELECT id FROM inbound_mail_items WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    objects['/v1/inbound/:id'] = item.id;
+    const [file] = await app.deps.db.query(`SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`, [item.id]);
+    objects['/v1/inbound/:id/files/:fileId'] = file.id;
+    const thread = await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    objects['/v1/postal-threads/:id'] = thread.id;
+
+    // Physical inbound: a live letter through facility intake, a handling proposal on it,
+    // a sandbox inbox seed with its scan, the member sample, and an open Business mail run.
+    const world = await newWorld(app, { creditsCents: 100000 });
+    const letter = await receivePiece(app, world);
+    objects['/v1/inbound-items/:id'] = letter;
+    objects['/v1/inbound-items/:id (sample)'] = memberSampleId(world.memberId);
+    testObjects.add('/v1/inbound-items/:id (sample)');
+    const version = (await api('GET', `/v1/agent-inbox/${letter}/handling`, { key: world.agentKey })).body.version;
+    const proposal2 = await api('POST', `/v1/agent-inbox/${letter}/handling`, {
+      key: world.agentKey, headers: { ...MD, 'idempotency-key': randomUUID() }, json: { action_type: 'open_and_scan', expected_version: version },
+    });
+    expect(proposal2.status).toBe(201);
+    objects['/v1/handling/:id'] = proposal2.body.operation.id;
+    const seeded = await api('POST', '/v1/agent-inbox/sandbox/seed', { key: world.agentTestKey, headers: { 'idempotency-key': randomUUID() }, json: { scenario: 'two_page_letter' } });
+    if (seeded.status >= 300) throw new Error(`seed: ${seeded.status} ${JSON.stringify(seeded.body)}`);
+    objects['/v1/agent-inbox/:id'] = seeded.body.item.id;
+    // Scan history is shown for the member sample only.
+    const sample = memberSampleId(world.memberId);
+    const sampleScans = await api('GET', `/v1/agent-inbox/${sample}/scans`, { key: world.agentTestKey });
+    expect(sampleScans.status).toBe(200);
+    objects['/v1/agent-inbox/:id (sample)'] = sample;
+    objects['/v1/agent-inbox/:id (sample)/scans/:operationId'] = sampleScans.body.scans[0].request_id;
+    testObjects.add('/v1/agent-inbox/:id (sample)');
+    testObjects.add('/v1/agent-inbox/:id');
+    await setMemberRunSettings(app.deps, world.memberId, { business: true, agentAutoFill: true });
+    await setMemberRunSettings(app.deps, thief.member_id, { business: true, agentAutoFill: true });
+    const runId = `run-${randomUUID()}`;
+    const sender = await newCredential(app.baseUrl, world.memberKey, world.agentId, { scopes: ['mail.send'] });
+    const run = await api('POST', '/v1/mail-runs', { key: sender.key, headers: MD, json: { mail_run_id: runId } });
+    if (run.status >= 300) throw new Error(`mail run: ${run.status} ${JSON.stringify(run.body)}`);
+    objects['/v1/mail-runs/:id'] = runId;
+
+    const worldKeys = { member: world.memberKey, agent: world.agentKey, member_test: world.memberTestKey, agent_test: world.agentTestKey };
+    for (const prefix of ['/v1/inbound-items/:id', '/v1/inbound-items/:id (sample)', '/v1/handling/:id', '/v1/agent-inbox/:id', '/v1/agent-inbox/:id (sample)']) {
+      owners[prefix] = worldKeys;
+    }
+    owners['/v1/mail-runs/:id'] = { agent: sender.key };
+
+    const facilityMessage = await api('POST', '/v1/facility-messages', { key: victim.key, json: { body: 'Is my letter printed?', subject: 'Printing' } });
+    expect(facilityMessage.status).toBe(201);
+    objects['/v1/facility-messages/conversations/:id'] = facilityMessage.body.message.conversation_id;
+
+    // Packages arrive through the facility; a received parcel and one action request stand in for that.
+    const [parcel] = await app.deps.db.query(
+      `INSERT INTO physical_inbound_items (reference_code, member_id, agent_id, kind, environment, source_domain)
+       VALUES ('SEC-1', $1, $2, 'parcel', 'live', 'internal_team') RETURNING id`, [victim.member_id, agent.id]);
+    objects['/v1/packages/:id'] = parcel.id;
+    const [action] = await app.deps.db.query(
+      `INSERT INTO package_actions (item_id, member_id, agent_id, action, requested_by) VALUES ($1, $2, $3, 'scan', 'member') RETURNING id`,
+      [parcel.id, victim.member_id, agent.id]);
+    objects['/v1/packages/:id/actions/:actionId'] = action.id;
+    // Objects the member key made account-wide are the member's; the agent key does not see them.
+    const memberOnly = ['/v1/api-keys/:id', '/v1/batch-mail/:id', '/v1/webhook-endpoints/:id', '/v1/webhook-endpoints/:id/rules/:ruleId',
+      '/v1/webhook-deliveries/:id', '/v1/support/conversations/:id', '/v1/facility-messages/conversations/:id'];
+    for (const prefix of memberOnly) owners[prefix] = { member: victim.key, member_test: victimTestKey };
+    for (const prefix of Object.keys(objects)) owners[prefix] ??= victimKeys;
+  });
+  afterAll(async () => { await app?.close(); });
+
+  /** Fills the route's parameters with the victim's objects; null when a parameter has none. */
+  function victimPath(path: string): { path: string; test: boolean; owner: string } | null {
+    let test = false;
+    let missing = false;
+    let owner = '';
+    const filled = path.replace(/:[A-Za-z]+/g, (param, offset: number) => {
+      const prefix = path.slice(0, offset + param.length);
+      const value = objects[prefix];
+      if (!value) missing = true;
+      if (testObjects.has(prefix)) test = true;
+      owner ||= prefix;
+      return value ?? '';
+    });
+    return missing ? null : { path: filled, test, owner };
+  }
+
+  it('answers 404 (403 for packages) on every object route', async () => {
+    const objectRoutes = allRoutes.filter((r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public');
+    const problems: string[] = [];
+    const uncovered: string[] = [];
+    const cases: Array<{ route: RouteDef; kind: KeyKind; path: string; owner: string }> = [];
+    for (const route of objectRoutes) {
+      if (Object.keys(NOT_COVERED).some((prefix) => route.path.startsWith(prefix))) continue;
+      const override = ROUTE_OBJECTS[accessKey(route.method, route.path)];
+      const target = override
+        ? {
+          path: route.path.replace(/:id\b/, objects[override]).replace(/:operationId\b/, objects[`${override}/scans/:operationId`] ?? ''),
+          test: testObjects.has(override), owner: override,
+        }
+        : victimPath(route.path);
+      if (!target) { uncovered.push(accessKey(route.method, route.path)); continue; }
+      const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
+      const kinds = (target.test ? ['member_test', 'agent_test'] : ['member', 'agent']) as KeyKind[];
+      for (const kind of kinds) {
+        // Only callers the route lets through get as far as the ownership check.
+        if (!('allowed' in expectedFor(access, route.path, kind, new Set(SCOPES)))) continue;
+        cases.push({ route, kind, path: target.path, owner: target.owner });
+      }
+    }
+    let controls = 0;
+    await pool(cases, 4, async ({ route, kind, path, owner }) => {
+      const key = accessKey(route.method, route.path);
+      if (route.body && !route.multipart && SAMPLE_BODIES[key] === undefined) {
+        problems.push(`${key}: add a valid sample body so the request reaches the ownership check`);
+        return;
+      }
+      const body = route.multipart ? dummyBody(route) : route.body ? { json: SAMPLE_BODIES[key] } : {};
+      const res = await api(route.method.toUpperCase(), `${path}${SAMPLE_QUERIES[key] ?? ''}`, { key: attacker[kind], headers: { ...MD, 'idempotency-key': randomUUID() }, ...body });
+      const allowed = route.path.startsWith('/v1/packages/') ? [403, 404] : [404];
+      if (!allowed.includes(res.status)) problems.push(`${key} as the other member's ${kind}: got ${describeResponse(res)}; expected ${allowed.join(' or ')}`);
+      // Control: the owner reads the same object (so the 404 above is about ownership, not a dead id).
+      const ownerKey = owners[owner]?.[kind];
+      if (route.method === 'get' && ownerKey) {
+        const mine = await api('GET', `${path}${SAMPLE_QUERIES[key] ?? ''}`, { key: ownerKey, headers: MD });
+        controls++;
+        if (mine.status >= 400) problems.push(`${key} as the owner's ${kind}: got ${describeResponse(mine)}; the object should be readable`);
+      }
+    });
+    expect(controls).toBeGreaterThan(20);
+    expect(uncovered).toEqual([]);
+    expect(problems).toEqual([]);
+    expect(cases.length).toBeGreaterThan(40);
+  });
+});
+
+async function waitForRow(app: TestApp, sql: string, params: unknown[], timeoutMs = 30000): Promise<any> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const [row] = await app.deps.db.query(sql, params);
+    if (row) return row;
+    if (Date.now() > end) throw new Error(`no row for ${sql}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
