@@ -91,6 +91,16 @@ export function pidAlive(pid: number | undefined): boolean {
   try { process.kill(pid, 0); return true; } catch { return false; }
 }
 
+/** The process is alive and was started on this file (on Linux; elsewhere, alive is enough). */
+function runsOn(pid: number | undefined, file: string): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(file);
+  } catch {
+    return true;
+  }
+}
+
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60000): Promise<void> {
   const start = Date.now();
   while (Date.now() - start < timeoutMs) {
@@ -203,8 +213,15 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   let temporal: StackState['temporal'];
   if (opts.temporalAddress) {
     temporal = { address: opts.temporalAddress, uiUrl: '', external: true };
-  } else if (previous.temporal && !previous.temporal.external && pidAlive(previous.temporal.pid) && (await temporalHealthy(previous.temporal.address))) {
+  } else if (previous.temporal && !previous.temporal.external && runsOn(previous.temporal.pid, path.join(dataDir, 'temporal.sqlite'))) {
+    // Still running: a busy server can be slow to answer, but a second server on the same
+    // SQLite file would fight it for the database, so wait for this one instead.
     temporal = previous.temporal;
+    try {
+      await waitFor(`Temporal at ${temporal.address} (pid ${temporal.pid})`, () => temporalHealthy(temporal.address), 120000);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; it still runs on ${path.join(dataDir, 'temporal.sqlite')}: stop it (npm run stack:stop) and retry`);
+    }
     log(`reusing Temporal at ${temporal.address}`);
   } else {
     const port = opts.ports?.temporal ?? (await freePort());
