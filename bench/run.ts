@@ -2,7 +2,12 @@
 // ports under .data/test, detached and reused like `npm test`), a fresh Postgres database
 // with migrations and one workflow bundle, then runs every bench below in turn, prints a
 // table and writes bench/results/<timestamp>.json. A bench is an async function
-// returning metrics; add new ones to BENCHES.
+// returning metrics; add new ones to BENCHES. The HTTP benches share an API process and
+// a worker process (bench/services.ts) whose peak RSS is the last bench; the batch bench
+// runs API and worker inside this process. BENCH_ONLY=mail,e2e runs a subset;
+// BENCH_WEBHOOK_EVENTS sets the fan-out size (default 10,000); BENCH_MAIL_CONCURRENCY=16
+// and BENCH_MAIL_DRY_RUN=skip|only narrow the load bench;
+// BENCH_CPU_PROF=1 writes CPU profiles of the API and worker to bench/results/profiles/.
 import 'reflect-metadata';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +17,10 @@ import { Client } from 'pg';
 import { loadConfig } from '../config';
 import { ensureStack, ROOT } from '../scripts/stack';
 import { runBatchBench } from './batch';
+import { BenchServices, metric, startBenchServices } from './services';
+import { runMailBench } from './mail';
+import { runEndToEndBench } from './e2e';
+import { runWebhookFanOutBench } from './webhooks';
 
 export interface BenchMetric {
   bench: string;
@@ -24,8 +33,33 @@ export interface BenchMetric {
 
 const log = (m: string) => console.log(`[bench] ${m}`);
 
+/** The API and worker processes, started by the first bench that needs them. */
+let services: BenchServices | undefined;
+const withServices = async () => (services ??= await startBenchServices(log));
+
+// Order matters: the fan-out and end-to-end benches run on a quiet worker, before the load
+// bench leaves thousands of sandbox pieces behind.
 const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
+  { name: 'e2e', run: async () => runEndToEndBench(await withServices(), { log }) },
+  { name: 'webhooks', run: async () => runWebhookFanOutBench(await withServices(), { log, events: Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10000) }) },
+  {
+    name: 'mail',
+    run: async () => runMailBench(await withServices(), {
+      log, concurrency: process.env.BENCH_MAIL_CONCURRENCY?.split(',').map(Number), dryRun: process.env.BENCH_MAIL_DRY_RUN as 'only' | 'skip' | undefined,
+    }),
+  },
   { name: 'batch', run: () => runBatchBench({ log }) },
+  {
+    name: 'processes',
+    run: async () => {
+      if (!services) return [];
+      const mb = (kb: number | null) => (kb ?? NaN) / 1024;
+      return [
+        metric('processes', 'API process peak RSS (VmHWM)', mb(services.api.proc.peakRssKb()), 'MB'),
+        metric('processes', 'worker process peak RSS (VmHWM)', mb(services.worker.peakRssKb()), 'MB'),
+      ];
+    },
+  },
 ];
 
 async function dropDatabase(url: string): Promise<void> {
@@ -55,6 +89,8 @@ async function main() {
 
   const { state } = await ensureStack({
     profile: 'test', databaseUrl, s3Bucket: 'postal-mail-test', detached: true,
+    // As for `npm test`: an external Temporal or object store instead of the local ones.
+    temporalAddress: process.env.TEST_TEMPORAL_ADDRESS, s3Endpoint: process.env.TEST_S3_ENDPOINT,
     s3AccessKeyId: base.s3AccessKeyId, s3SecretAccessKey: base.s3SecretAccessKey, s3Region: base.s3Region,
   });
 
@@ -81,8 +117,10 @@ async function main() {
 
   const metrics: BenchMetric[] = [];
   let failed = false;
+  const only = process.env.BENCH_ONLY?.split(',').map((n) => n.trim()).filter(Boolean);
   try {
     for (const b of BENCHES) {
+      if (only && !only.includes(b.name) && b.name !== 'processes') continue;
       log(`running ${b.name} ...`);
       try {
         metrics.push(...(await b.run()));
@@ -92,6 +130,7 @@ async function main() {
       }
     }
   } finally {
+    await services?.stop().catch((err) => console.error('[bench] stopping the API and worker failed:', err));
     rmSync(bundlePath, { force: true });
     await dropDatabase(databaseUrl);
   }

@@ -1,0 +1,169 @@
+// The API and the worker as separate child processes for the HTTP benches (so their peak
+// memory can be read from /proc/<pid>/status VmHWM), a member with a high rate limit and
+// an agent with live and test keys, a local webhook receiver, and the helpers the benches
+// share: a fixed multipart letter, percentiles, and a metric builder.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { loadConfig } from '../config';
+import { closeDeps, createDeps, Deps } from '../services/deps';
+import { createMember, insertMemberKey } from '../services/accounts';
+import { ApiProcess, deleteSchedulesOf, ROOT, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../test/faults/children';
+import type { BenchMetric } from './run';
+
+export interface BenchServices {
+  api: ApiProcess;
+  worker: ServiceProcess;
+  /** A client-side view of the stack (Postgres, Temporal) on the services' task queue. */
+  deps: Deps;
+  taskQueue: string;
+  memberId: string;
+  agentId: string;
+  memberKey: string;
+  agentKey: string;
+  agentTestKey: string;
+  /** A test key of a second agent without a webhook, for load that should not fan out. */
+  quietTestKey: string;
+  receiver: Receiver;
+  stop(): Promise<void>;
+}
+
+export interface ReceivedWebhook {
+  at: number;
+  eventId: string | undefined;
+  body: Record<string, any>;
+}
+
+export interface Receiver {
+  url: string;
+  received: ReceivedWebhook[];
+  /** Called on every request, after it is recorded. */
+  onRequest: ((r: ReceivedWebhook) => void) | null;
+  close(): Promise<void>;
+}
+
+/** A webhook receiver on 127.0.0.1 answering 200 at once, with keep-alive. */
+export async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = { url: '', received: [], onRequest: null, close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: Record<string, any> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
+      const r = { at: Date.now(), eventId: req.headers['x-service-event-id'] as string | undefined ?? (req.headers['webhook-id'] as string | undefined), body };
+      receiver.received.push(r);
+      receiver.onRequest?.(r);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+  });
+  server.keepAliveTimeout = 65000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  receiver.close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return receiver;
+}
+
+async function call(baseUrl: string, method: string, p: string, key: string, json?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${baseUrl}${p}`, {
+    method, headers: { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: json ? JSON.stringify(json) : undefined,
+  });
+  const body = await res.json().catch(() => undefined);
+  if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(body)}`);
+  return body as any;
+}
+
+/**
+ * Starts the worker and the API as child processes against the stack described by this
+ * process's environment (bench/run.ts sets it), as in production: NODE_ENV=production, an
+ * encryption key of its own, LOG_LEVEL=info (BENCH_LOG_LEVEL overrides).
+ * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/.
+ */
+export async function startBenchServices(log: (m: string) => void): Promise<BenchServices> {
+  const taskQueue = `bench-services-${randomBytes(3).toString('hex')}`;
+  const env = stackEnv({
+    NODE_ENV: 'production', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+  });
+  const profileDir = path.join(ROOT, 'bench', 'results', 'profiles');
+  const nodeArgs = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (nodeArgs.length) mkdirSync(profileDir, { recursive: true });
+
+  const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 16, name: 'bench' });
+  log('starting the worker process (bundles the workflows) and the API process ...');
+  const [worker, api] = await Promise.all([
+    startWorkerProcess(deps.temporal, { env, taskQueue, nodeArgs }),
+    startApiProcess({ env, nodeArgs }),
+  ]);
+  log(`API pid ${api.proc.pid} at ${api.baseUrl}, worker pid ${worker.pid} on ${taskQueue}`);
+
+  const member = await createMember(deps, {
+    email: `bench-${randomBytes(4).toString('hex')}@example.test`, fullName: 'Bench Member', creditsCents: 100_000_000,
+    rateLimitPerMinute: 10_000_000, returnAddress: { name: 'Bench Member', line1: '1 Return Way', city: 'Austin', state: 'TX', zip: '78701' },
+  });
+  await insertMemberKey(deps.db, member.member_id, { name: 'bench sandbox', environment: 'test' });
+  const agent = await call(api.baseUrl, 'POST', '/v1/agents', member.key, { name: `bench-${randomBytes(3).toString('hex')}` });
+  const scopes = ['mail.send', 'agent.read', 'webhook.manage', 'webhook.read', 'billing.read'];
+  const live = await call(api.baseUrl, 'POST', `/v1/agents/${agent.id}/credentials`, member.key, { scopes });
+  const test = await call(api.baseUrl, 'POST', `/v1/agents/${agent.id}/credentials`, member.key, { scopes, environment: 'test' });
+  const quiet = await call(api.baseUrl, 'POST', '/v1/agents', member.key, { name: `bench-quiet-${randomBytes(3).toString('hex')}` });
+  const quietTest = await call(api.baseUrl, 'POST', `/v1/agents/${quiet.id}/credentials`, member.key, { scopes, environment: 'test' });
+  const receiver = await startReceiver();
+  // Every event of the agent (live and sandbox) goes to the receiver.
+  await call(api.baseUrl, 'PUT', '/v1/webhooks/settings', live.key, { webhook_url: receiver.url, enabled: true, event_types: ['*'] }, { 'x-service-md-version': '1' });
+
+  return {
+    api, worker, deps, taskQueue, receiver,
+    memberId: member.member_id, agentId: agent.id, memberKey: member.key, agentKey: live.key, agentTestKey: test.key, quietTestKey: quietTest.key,
+    async stop() {
+      await Promise.all([api.proc.stop(), worker.stop()]);
+      await receiver.close();
+      await deleteSchedulesOf(deps.temporal, taskQueue);
+      await closeDeps(deps);
+    },
+  };
+}
+
+/** A real one-page PDF letter. */
+export async function onePageLetter(): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  doc.addPage([612, 792]).drawText('Benchmark letter: one page.', { x: 72, y: 700, size: 12, font });
+  return Buffer.from(await doc.save());
+}
+
+export const RECIPIENT = {
+  recipient_name: 'Jane Doe', recipient_line1: '123 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701',
+};
+
+/** A multipart/form-data body with a fixed boundary (autocannon sends the same bytes every time). */
+export function multipartLetter(pdf: Buffer, fields: Record<string, string>): { body: Buffer; contentType: string } {
+  const boundary = `----bench${randomBytes(8).toString('hex')}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="letter.pdf"\r\nContent-Type: application/pdf\r\n\r\n`));
+  parts.push(pdf, Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export const round1 = (n: number) => Math.round(n * 10) / 10;
+
+export function metric(bench: string, name: string, value: number, unit: string, target?: { text: string; ok: boolean }): BenchMetric {
+  return { bench, metric: name, value: round1(value), unit, ...(target ? { target: target.text, ok: target.ok } : {}) };
+}
