@@ -110,7 +110,10 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   }), {
     validator: () => {
       if (!input.testMode) throw refuse(BatchFailureType.advanceInvalid, 'Only sandbox batches can be advanced.');
-      if (status !== 'submitted' && status !== 'in_progress') {
+      // 'generating' too: the row says submitted as soon as the last generation step commits,
+      // a moment before this workflow records it; the API only sends an advance once the row
+      // says submitted, and the handler waits in the queue behind that last step.
+      if (status !== 'submitted' && status !== 'in_progress' && status !== 'generating') {
         throw refuse(BatchFailureType.advanceInvalid, status === 'draft' || status === 'paid' || status === 'generating'
           ? `The batch is ${status}; wait until it is submitted.`
           : `The batch is ${status}; it cannot advance further.`);
