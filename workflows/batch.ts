@@ -114,7 +114,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
       // a moment before this workflow records it; the API only sends an advance once the row
       // says submitted, and the handler waits in the queue behind that last step.
       if (status !== 'submitted' && status !== 'in_progress' && status !== 'generating') {
-        throw refuse(BatchFailureType.advanceInvalid, status === 'draft' || status === 'paid' || status === 'generating'
+        throw refuse(BatchFailureType.advanceInvalid, status === 'draft' || status === 'paid'
           ? `The batch is ${status}; wait until it is submitted.`
           : `The batch is ${status}; it cannot advance further.`);
       }
