@@ -275,7 +275,11 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   if (ran.length) log(`migrations applied: ${ran.join(', ')}`);
 
   const state: StackState = { temporal, s3, databaseUrl: opts.databaseUrl };
-  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+  // A run against an external service (TEST_TEMPORAL_ADDRESS, ...) keeps the record of this
+  // profile's own server: forgetting it would make the next run start a second server on
+  // the same data while the first still runs.
+  const keep = <T extends { external: boolean }>(used: T, before: T | undefined) => (used.external && before && !before.external ? before : used);
+  writeFileSync(stateFile, JSON.stringify({ ...state, temporal: keep(temporal, previous.temporal), s3: keep(s3, previous.s3) }, null, 2));
   return { state, children };
 }
 
