@@ -6,6 +6,7 @@ import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { createFacility } from '../../services/accounts';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
 import { answerSupportConversation } from '../../services/support';
 
 describe('support tickets and facility messages', () => {
@@ -174,15 +175,21 @@ describe('support tickets and facility messages', () => {
 
   describe('facility messages', () => {
     it('carries a conversation between a member\'s agent and the facility that fulfils its mail', async () => {
-      const facility = await createFacility(app.deps, 'Messages Facility');
-      // Make it the facility that fulfils (the oldest active one).
-      await app.deps.db.query(`UPDATE facilities SET created_at = '2000-01-01' WHERE id = $1`, [facility.facility_id]);
+      // The conversation goes to the facility that fulfils the member's mail (services/facilities
+      // assignFacility). Other test files create and reorder facilities in the same database at
+      // the same time, so the test follows the addressee and gives that facility a key of its own.
+      await createFacility(app.deps, 'Messages Facility');
       const member = await newMember(app.deps);
       const { credential } = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['message.send'] });
 
       const sent = await api('POST', '/v1/facility-messages', { key: credential.key, headers: V1, json: { body: 'Please fold in thirds.', subject: 'Folding' } });
       expect(sent.status).toBe(201);
-      expect(sent.body.conversation).toMatchObject({ subject: 'Folding', facility_id: facility.facility_id, message_count: 1, test_mode: false });
+      expect(sent.body.conversation).toMatchObject({ subject: 'Folding', facility_id: expect.any(String), message_count: 1, test_mode: false });
+      const facility = { facility_id: sent.body.conversation.facility_id as string, key: generateKey('facility') };
+      const [active] = await app.deps.db.query(`SELECT status FROM facilities WHERE id = $1`, [facility.facility_id]);
+      expect(active.status).toBe('active');
+      await app.deps.db.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`,
+        [facility.facility_id, hashKey(facility.key), keyPrefixOf(facility.key)]);
       const conversationId = sent.body.conversation.id;
 
       const inbox = await api('GET', '/v1/facility/conversations', { key: facility.key });
