@@ -38,6 +38,10 @@ export class ServiceProcess {
       this.child.stderr!.on('data', (c: Buffer) => this.output.push(c.toString('utf8')));
     }
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => { this.done = true; resolve({ code, signal }); }));
+    // A test that times out (Jest's forceExit) or a bench that throws must not leave it behind.
+    const reap = () => { if (!this.done) this.child.kill('SIGKILL'); };
+    process.once('exit', reap);
+    void this.exited.then(() => process.removeListener('exit', reap));
   }
 
   get pid(): number {
