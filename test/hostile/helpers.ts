@@ -43,7 +43,8 @@ export async function startHostileApp(env: Record<string, string> = {}): Promise
 
 /**
  * Row counts of everything a request of this member could have written, plus stored
- * objects. (Events are left out: workflows of earlier accepted requests publish them later.)
+ * objects. Counts are scoped to the member: other test files write to the same database
+ * at the same time. (Events are left out: workflows of earlier accepted requests publish them later.)
  */
 export async function snapshot(app: HostileApp, memberId: string) {
   const [rows] = await app.deps.db.query(
@@ -52,7 +53,7 @@ export async function snapshot(app: HostileApp, memberId: string) {
             (SELECT count(*) FROM credits_ledger WHERE member_id = $1)::int AS ledger,
             (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance,
             (SELECT count(*) FROM agents WHERE member_id = $1)::int AS agents,
-            (SELECT count(*) FROM members)::int AS members`, [memberId]);
+            (SELECT count(*) FROM members WHERE id = $1)::int AS members`, [memberId]);
   return { ...rows, objects: (await app.objectKeys()).length };
 }
 
