@@ -78,9 +78,12 @@ describe('worker killed with SIGKILL mid-flow', () => {
       `SELECT count(*)::int AS n, count(DISTINCT batch_sequence)::int AS distinct_n, min(batch_sequence) AS lo, max(batch_sequence) AS hi
          FROM batch_pieces WHERE batch_id = $1`, [id]);
     expect(pieces).toEqual({ n: rows, distinct_n: rows, lo: 1, hi: rows });
-    const [{ n: submittedEvents }] = await app.deps.db.query(
-      `SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.submitted'`, [id]);
-    expect(submittedEvents).toBe(1);
+    // batch.submitted is published by the activity after the status commit: wait for it, then
+    // check it exists once.
+    const submittedEvents = async () => (await app.deps.db.query(
+      `SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.submitted'`, [id]))[0].n;
+    await until('batch.submitted to be published', async () => (await submittedEvents()) > 0, 60000);
+    expect(await submittedEvents()).toBe(1);
     const [batch] = await app.deps.db.query(`SELECT pieces_created, credits_charged_cents, total_cents FROM batches WHERE id = $1`, [id]);
     expect(batch.pieces_created).toBe(rows);
     expect(batch.credits_charged_cents).toBe(batch.total_cents);
