@@ -1,12 +1,24 @@
-// The webhook delivery attempt: sign with a fresh timestamp, send, record (worker only).
+// Webhook sending (worker only): a dispatcher pass over a receiver's due deliveries, and
+// the single attempt of a synthetic delivery; each attempt signs with a fresh timestamp,
+// sends and records.
 import type { Deps } from '../services/deps';
+import { heartbeat } from '@temporalio/activity';
 import { attemptDelivery, failDelivery } from '../services/webhook-deliveries';
+import { dispatchDueDeliveries, wakeOverdueDispatchers } from '../services/webhook-dispatch';
+import type { DispatchPassResult, ReconcileWebhookDispatchInput } from '../workflows/contracts/webhook-dispatch';
 import type { AttemptInput, AttemptOutcome } from '../workflows/contracts/webhook-delivery';
 
 export function createWebhookDeliveryActivities(deps: Deps) {
   return {
     async attemptWebhookDelivery(input: AttemptInput): Promise<AttemptOutcome> {
       return attemptDelivery(deps, input);
+    },
+    /** One pass of a receiver's dispatcher: every due delivery, one attempt each. */
+    async dispatchWebhookDeliveries(input: { dispatchKey: string }): Promise<DispatchPassResult> {
+      return dispatchDueDeliveries(deps, input.dispatchKey, () => heartbeat());
+    },
+    async wakeOverdueWebhookDispatchers(input: ReconcileWebhookDispatchInput): Promise<number> {
+      return wakeOverdueDispatchers(deps, input.overdueSeconds);
     },
     async failWebhookDelivery(input: { deliveryId: string; series: number; error: string }): Promise<void> {
       await failDelivery(deps, input);

@@ -1,5 +1,7 @@
-// Webhook deliveries: one row per (event, receiver), created by fanOut, each driven by a
-// `webhook-delivery-<id>` workflow whose attempts run attemptDelivery in the worker.
+// Webhook deliveries: one row per (event, receiver), created by fanOut and sent by the
+// receiver's dispatcher workflow (services/webhook-dispatch.ts), whose passes run
+// attemptDelivery in the worker. Synthetic one-attempt deliveries (tests, endpoint
+// verifications), which a caller waits for, run in a `webhook-delivery-<id>` workflow.
 // Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature)
 // or a custom endpoint (Standard Webhooks signatures, verification, pausing).
 import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
@@ -11,7 +13,8 @@ import {
   renderEnvelope, renderLegacyBody, RULE_MATCHED_EVENT_TYPE,
 } from '../domain/webhook-events';
 import { legacySignatureHeader, standardWebhookHeaders } from '../domain/webhook-signatures';
-import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS } from '../domain/webhook-retry';
+import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../domain/webhook-retry';
+import { wakeDispatchers } from './webhook-dispatch';
 import {
   AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
   WebhookDeliveryResult,
@@ -61,7 +64,7 @@ export function returnedRows<T>(result: unknown): T[] {
   return (Array.isArray(r) && r.length === 2 && Array.isArray(r[0]) && typeof r[1] === 'number' ? r[0] : r) as T[];
 }
 
-/** Starts (or finds) the workflow of a delivery's current attempt series. */
+/** Starts (or finds) the workflow of a synthetic delivery (test or verification). */
 export async function startDeliveryWorkflow(deps: Deps, d: Pick<DeliveryRow, 'id' | 'series' | 'max_attempts' | 'member_id' | 'agent_id' | 'environment'>): Promise<WorkflowHandle> {
   const workflowId = webhookDeliveryWorkflowId(d.id, d.series);
   const input: WebhookDeliveryInput = { deliveryId: d.id, series: d.series, maxAttempts: d.max_attempts, baseDelayMs: deps.config.webhookRetryBaseMs };
@@ -99,8 +102,8 @@ interface EventRow {
 
 /**
  * fanOut: one delivery per subscribed receiver of the event (unique per event and
- * receiver), then the delivery workflows. Safe to run again: existing deliveries are
- * kept and their workflows are found, not started twice.
+ * receiver), then a wake-up for the receivers' dispatchers. Safe to run again: existing
+ * deliveries are kept, and a wake-up for a receiver with nothing due does nothing.
  */
 export async function createEventDeliveries(deps: Deps, eventId: string): Promise<DeliveryRow[]> {
   const [event]: EventRow[] = await deps.db.query(
@@ -140,7 +143,7 @@ export async function createEventDeliveries(deps: Deps, eventId: string): Promis
   }
   const pending: DeliveryRow[] = await deps.db.query(
     `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`, [event.id]);
-  for (const d of pending) await startDeliveryWorkflow(deps, d);
+  await wakeDispatchers(deps, pending.map((d) => ({ environment: d.environment, target: d.target, memberId: d.member_id, agentId: d.agent_id })));
   return pending;
 }
 
@@ -323,12 +326,16 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     }
 
     const status: DeliveryStatus = ok ? 'delivered' : input.final || endpointPaused ? 'failed' : 'queued';
+    // A queued delivery is due again after the backoff (its dispatcher sleeps until then).
+    const retryInMs = status === 'queued' ? retryDelayMs(input.attemptNumber + 1, deps.config.webhookRetryBaseMs, Math.random()) : 0;
     await tx.query(
       `UPDATE webhook_deliveries
-          SET status = $2, attempts_count = attempts_count + 1, last_status_code = $3, last_error = $4,
+          SET status = $2, attempts_count = attempts_count + 1, series_attempts = $5, last_status_code = $3, last_error = $4,
+              next_attempt_at = now() + make_interval(secs => $6::double precision / 1000),
               delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
         WHERE id = $1`,
-      [d.id, status, sent.statusCode, ok ? null : endpointPaused ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts` : error]);
+      [d.id, status, sent.statusCode, ok ? null : endpointPaused ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts` : error,
+        input.attemptNumber, retryInMs]);
     return outcomeOf(inserted[0], status);
   });
 }

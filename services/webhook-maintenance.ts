@@ -1,9 +1,10 @@
 // Webhook housekeeping, run by the webhookHistoryCleanupWorkflow on a daily Temporal
 // Schedule that the worker creates (or updates) when it starts: delivery history older
-// than 30 days is deleted, and deliveries whose workflow never started are started.
+// than 30 days is deleted. (Deliveries left waiting by a lost wake-up are the dispatch
+// reconciler's job: services/webhook-dispatch.ts.)
 import type { Deps } from './deps';
 import { ensureIntervalSchedule } from './schedules';
-import { DeliveryRow, returnedRows, startDeliveryWorkflow } from './webhook-deliveries';
+import { returnedRows } from './webhook-deliveries';
 import {
   WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
 } from '../workflows/contracts/maintenance';
@@ -43,21 +44,10 @@ export async function deleteOldWebhookHistory(deps: Deps, retentionDays: number,
   return { deletedDeliveries, deletedSyntheticEvents };
 }
 
-/** Queued deliveries with no attempt in their current series for a while get their workflow started. */
-export async function restartStalledWebhookDeliveries(deps: Deps, stalledAfterSeconds: number): Promise<number> {
-  const stalled: DeliveryRow[] = await deps.db.query(
-    `SELECT d.* FROM webhook_deliveries d
-      WHERE d.status = 'queued' AND d.updated_at < now() - make_interval(secs => $1)
-        AND NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id AND a.series = d.series)
-      ORDER BY d.updated_at LIMIT 500`, [stalledAfterSeconds]);
-  for (const d of stalled) await startDeliveryWorkflow(deps, d);
-  return stalled.length;
-}
-
 /** Creates or updates the daily clean-up schedule on this deployment's task queue. */
 export async function ensureWebhookCleanupSchedule(deps: Deps): Promise<string> {
   const scheduleId = webhookHistoryCleanupScheduleId(deps.config.taskQueue);
-  const input: WebhookHistoryCleanupInput = { retentionDays: DELIVERY_RETENTION_DAYS, stalledAfterSeconds: 300 };
+  const input: WebhookHistoryCleanupInput = { retentionDays: DELIVERY_RETENTION_DAYS };
   return ensureIntervalSchedule(deps, {
     scheduleId,
     workflowType: WEBHOOK_HISTORY_CLEANUP_WORKFLOW,

@@ -12,6 +12,7 @@ import {
   attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
 } from './webhook-deliveries';
 import { checkWebhookTarget, Resolver } from './webhook-http';
+import { wakeDispatchers } from './webhook-dispatch';
 import { errors } from '../domain/errors';
 import { encryptSecret } from '../domain/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../domain/webhook-signatures';
@@ -265,8 +266,9 @@ export async function getDelivery(deps: Deps, auth: AuthContext, id: string) {
 }
 
 /**
- * Replays a failed delivery: a new attempt series (fresh timestamps and signatures) in a
- * new workflow `webhook-delivery-<id>-replay-<n>`. Endpoint deliveries need the endpoint
+ * Replays a failed delivery: a new attempt series (fresh timestamps and signatures), sent
+ * by the receiver's dispatcher (a test delivery: in a new workflow
+ * `webhook-delivery-<id>-replay-<n>`). Endpoint deliveries need the endpoint
  * active again (verified); verifications are never replayed (verify again instead).
  */
 export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) {
@@ -285,9 +287,14 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
     });
   }
   const [queued] = returnedRows<DeliveryRow>(await deps.db.query(
-    `UPDATE webhook_deliveries SET status = 'queued', series = series + 1, last_error = NULL, updated_at = now()
+    `UPDATE webhook_deliveries
+        SET status = 'queued', series = series + 1, series_attempts = 0, internal_errors = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
       WHERE id = $1 AND status = 'failed' RETURNING *`, [d.id]));
   if (!queued) throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.');
-  await startDeliveryWorkflow(deps, queued);
+  if (queued.kind === 'event') {
+    await wakeDispatchers(deps, [{ environment: queued.environment, target: queued.target, memberId: queued.member_id, agentId: queued.agent_id }]);
+  } else {
+    await startDeliveryWorkflow(deps, queued);
+  }
   return deliveryView(queued);
 }

@@ -4,6 +4,7 @@ import { config } from '../config';
 import { closeDeps, createDeps } from '../services/deps';
 import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
+import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhook-dispatch';
 import { ensureMailReconcilerSchedule } from '../services/mail-workflow';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/handling';
 
@@ -12,6 +13,7 @@ async function main() {
   const { worker, connection } = await createWorker(deps);
   // Schedules are created (or updated) idempotently on every start.
   await ensureWebhookCleanupSchedule(deps);
+  await ensureWebhookDispatchReconcilerSchedule(deps);
   await ensureMailReconcilerSchedule(deps);
   await ensurePhysicalInboundReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');

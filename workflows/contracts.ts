@@ -2,6 +2,7 @@
 export * from './contracts/mail';
 export * from './contracts/batch';
 export * from './contracts/webhook-delivery';
+export * from './contracts/webhook-dispatch';
 export * from './contracts/inbound-extraction';
 export * from './contracts/handling';
 export * from './contracts/mail-run';

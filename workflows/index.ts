@@ -2,6 +2,7 @@
 export * from './mail';
 export * from './batch';
 export * from './webhook-delivery';
+export * from './webhook-dispatch';
 export * from './inbound-extraction';
 export * from './handling';
 export * from './mail-run';

@@ -9,7 +9,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
-import { webhookDeliveryWorkflowId } from '../../workflows/contracts/webhook-delivery';
+import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { startReceiver } from '../integration/webhook-helpers';
 import { deleteSchedulesOf, ServiceProcess, stackEnv, startWorkerProcess } from './children';
 import { ledgerProblems, until } from './ledger';
@@ -133,18 +133,20 @@ describe('worker killed with SIGKILL mid-flow', () => {
       await startWorker();
 
       const deliveries = await until('every delivery to be delivered', async () => {
-        const rows: Array<{ id: string; status: string; event_id: string; series: number }> = await app.deps.db.query(
-          `SELECT d.id, d.status, d.event_id, d.series FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+        const rows: Array<{ id: string; status: string; event_id: string; environment: string; target: string }> = await app.deps.db.query(
+          `SELECT d.id, d.status, d.event_id, d.environment, d.target FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
             WHERE e.object_id = ANY($1) AND d.target_type = 'agent_webhook'`, [ids]);
         return rows.length >= pieces && rows.every((r) => r.status === 'delivered') ? rows : null;
       }, 180000, 500);
       // Every event reached the receiver (at least once: a retried attempt may repeat one).
       const receivedIds = new Set(receiver.received.map((r) => r.headers['x-service-event-id']));
       for (const d of deliveries) expect(receivedIds.has(d.event_id)).toBe(true);
-      // Every delivery workflow finished, delivered.
-      for (const d of deliveries) {
-        const result = await app.deps.temporal.workflow.getHandle(webhookDeliveryWorkflowId(d.id, d.series)).result();
-        expect(result.status).toBe('delivered');
+      // The receiver's dispatcher workflow finished once nothing was left to send.
+      const dispatchKeys = new Set(deliveries.map((d) => `${d.environment}:${d.target}`));
+      expect(dispatchKeys.size).toBe(1);
+      for (const key of dispatchKeys) {
+        const attempted = await app.deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(taskQueue, key)).result();
+        expect(typeof attempted).toBe('number');
       }
       expect(await ledgerProblems(app.deps.db, memberIds)).toEqual([]);
     } finally {

@@ -10,6 +10,7 @@ import { updateWebhookSettings } from '../../services/webhooks';
 import { authenticate } from '../../services/auth';
 import { ApiError } from '../../domain/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
+import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW } from '../../workflows/contracts/webhook-dispatch';
 import { ensureWebhookCleanupSchedule } from '../../services/webhook-maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';
 
@@ -319,22 +320,22 @@ describe('delivery history clean-up', () => {
     }
   });
 
-  it('starts deliveries whose workflow never started (a crash between insert and start)', async () => {
+  it('wakes the dispatcher of deliveries left waiting by a lost wake-up (a crash between insert and signal)', async () => {
     const receiver = await startReceiver();
     try {
       const { member, agentId } = await setup();
       await configure(member.key, agentId, receiver.url);
-      // The event and its delivery row exist, but the process died before the workflow start.
+      // The event and its delivery row exist, but the process died before waking the dispatcher.
       const recorded = await recordEvent(app.deps.db, mailEvent(member.member_id, agentId));
       const [d] = await app.deps.db.query(
-        `INSERT INTO webhook_deliveries (event_id, target, target_type, member_id, agent_id, event_type, environment, max_attempts, updated_at)
+        `INSERT INTO webhook_deliveries (event_id, target, target_type, member_id, agent_id, event_type, environment, max_attempts, next_attempt_at)
          VALUES ($1, $2, 'agent_webhook', $3, $4, 'mail.submitted', 'live', 5, now() - interval '10 minutes') RETURNING id`,
         [recorded.id, `agent:${agentId}`, member.member_id, agentId]);
-      const result = await app.deps.temporal.workflow.execute(WEBHOOK_HISTORY_CLEANUP_WORKFLOW, {
-        taskQueue: app.deps.config.taskQueue, workflowId: `webhook-history-cleanup-stalled-${Date.now()}`,
-        args: [{ retentionDays: 30, stalledAfterSeconds: 300 }],
+      const woken = await app.deps.temporal.workflow.execute(RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, {
+        taskQueue: app.deps.config.taskQueue, workflowId: `webhook-dispatch-reconcile-${Date.now()}`,
+        args: [{ overdueSeconds: 300 }],
       });
-      expect(result.restartedDeliveries).toBeGreaterThanOrEqual(1);
+      expect(woken).toBeGreaterThanOrEqual(1);
       await receiver.waitFor(1);
       await until(() => app.deps.db.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [d.id]), (rows) => rows[0].status === 'delivered');
       expect(JSON.parse(receiver.received[0].body).event_type).toBe('mail.submitted');
@@ -358,7 +359,7 @@ describe('delivery history clean-up', () => {
 
       const result = await app.deps.temporal.workflow.execute(WEBHOOK_HISTORY_CLEANUP_WORKFLOW, {
         taskQueue: app.deps.config.taskQueue, workflowId: `webhook-history-cleanup-test-${Date.now()}`,
-        args: [{ retentionDays: 30, stalledAfterSeconds: 300 }],
+        args: [{ retentionDays: 30 }],
       });
       expect(result.deletedDeliveries).toBeGreaterThanOrEqual(2);
       expect(result.deletedSyntheticEvents).toBeGreaterThanOrEqual(1);

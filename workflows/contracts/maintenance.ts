@@ -10,12 +10,9 @@ export function webhookHistoryCleanupScheduleId(taskQueue: string): string {
 export interface WebhookHistoryCleanupInput {
   /** Deliveries (with their attempts) older than this are deleted; the spec says 30. */
   retentionDays: number;
-  /** Queued deliveries untouched for this long get their workflow started again. */
-  stalledAfterSeconds: number;
 }
 
 export interface WebhookHistoryCleanupResult {
   deletedDeliveries: number;
   deletedSyntheticEvents: number;
-  restartedDeliveries: number;
 }

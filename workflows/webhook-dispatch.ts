@@ -1,0 +1,46 @@
+// One dispatcher per receiver and environment (`webhook-dispatch-<environment>-<target>`):
+// each pass is one activity that sends every due delivery of that receiver (bounded
+// concurrency, one recorded attempt each) and says when the next retry is due. Between
+// passes the workflow sleeps until that moment or until a publisher's wake-up signal.
+// With nothing queued it ends; the next event starts it again (signal-with-start). The
+// history stays short: continue-as-new after a fixed number of passes.
+import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './contracts/webhook-dispatch';
+
+const { dispatchWebhookDeliveries } = proxyActivities<Activities>({
+  // A pass stops starting new attempts after its budget (60 s); the last ones take <= 10 s.
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+const { wakeOverdueWebhookDispatchers } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
+
+const PASSES_PER_RUN = 200;
+
+export async function webhookDispatchWorkflow(input: WebhookDispatchInput): Promise<number> {
+  let woken = false;
+  let attempted = 0;
+  setHandler(wakeDispatcherSignal, () => { woken = true; });
+  for (let pass = 0; pass < PASSES_PER_RUN; pass++) {
+    woken = false;
+    const result = await dispatchWebhookDeliveries({ dispatchKey: input.dispatchKey });
+    attempted += result.attempted;
+    if (result.more) continue;
+    if (result.nextDueInMs === null) {
+      // Nothing queued: end unless a publisher woke us meanwhile.
+      if (!woken) return attempted;
+      continue;
+    }
+    if (result.nextDueInMs > 0) await condition(() => woken, result.nextDueInMs);
+  }
+  return continueAsNew<typeof webhookDispatchWorkflow>(input);
+}
+
+/** Started by a Temporal Schedule: wakes dispatchers whose due deliveries wait too long. */
+export async function reconcileWebhookDispatchWorkflow(input: ReconcileWebhookDispatchInput): Promise<number> {
+  return wakeOverdueWebhookDispatchers(input);
+}
