@@ -6,7 +6,7 @@
 // only from the expected status and publishes the mail.* event; handlers run one at a
 // time so that, for example, a cancel and a start-of-printing cannot both succeed.
 import {
-  ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes, uuid4,
+  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../activities/mail';
 import type { createMailRunActivities } from '../activities/mail-run';
@@ -23,6 +23,13 @@ import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../do
 type MailActivities = ReturnType<typeof createMailActivities>;
 
 const acts = proxyActivities<MailActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+// The announcement runs inside the first workflow task (a short database write and a
+// wake-up of the webhook dispatchers): no activity task round trip through the server
+// for every new piece, which is most of what a submission costs Temporal.
+const localActs = proxyLocalActivities<MailActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
@@ -162,7 +169,11 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
 
   // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
   const created = input.status;
-  if (created !== 'funding_pending') await exclusive(() => call(acts.announceMail({ outboundMailId: id, status: created })));
+  if (created !== 'funding_pending') {
+    // Histories begun before the announcement became a local activity replay the activity.
+    const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
+    await exclusive(() => call(announce({ outboundMailId: id, status: created })));
+  }
 
   while (status === 'funding_pending') {
     await condition(() => runSettled || status !== 'funding_pending');
