@@ -16,7 +16,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { insertMemberKey } from '../../services/accounts';
 import { Client } from 'pg';
-import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN } from '../../scripts/stack';
+import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN, TEMPORAL_SQLITE_PRAGMAS } from '../../scripts/stack';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/search-attributes';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
@@ -38,7 +38,7 @@ class DevServer {
 
   async start(): Promise<void> {
     const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(this.port), '--http-port', String(this.httpPort),
-      '--db-filename', this.dbFile, '--log-level', 'error'];
+      '--db-filename', this.dbFile, '--log-level', 'error', ...TEMPORAL_SQLITE_PRAGMAS];
     for (const sa of SEARCH_ATTRIBUTE_REGISTRATIONS) args.push('--search-attribute', sa);
     this.child = spawn(TEMPORAL_BIN, args, { stdio: 'ignore' });
     await until('the Temporal dev server', () => portOpen(this.port), 90000, 200);
