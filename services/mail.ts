@@ -163,6 +163,14 @@ function refuse(r: { code: string; message: string; details: Record<string, unkn
   });
 }
 
+/** How long a submission waits for its workflow start before leaving it to the reconciler. */
+const WORKFLOW_START_DEADLINE_MS = 5_000;
+
+/** A transaction-scoped lock on a name (a hash collision only makes two submissions wait for each other). */
+async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
+}
+
 /** POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks. */
 export async function submitMail(deps: Deps, auth: AuthContext, req: SubmitMailRequest): Promise<ServiceResult> {
   const doc = 'data' in req.document ? req.document : null;
@@ -294,8 +302,13 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
   let row: MailRow;
   try {
     row = await deps.db.transaction(async (tx) => {
-      // One piece at a time per member: the re-checks below and the debit see every earlier piece.
-      await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+      // Serialise only what the re-checks below need, always in this order: the member's
+      // ledger for a debit and spend caps, the key's daily count when it has a limit, and
+      // this very letter for duplicate protection. Unrelated submissions of one member
+      // (other letters, other recipients, sandbox pieces) then commit side by side.
+      if (charge) await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+      if (auth.maxDailyPieces !== null) await lockName(tx, `mail-daily-pieces:${auth.ownerKey}`);
+      if (!f.allow_duplicate) await lockName(tx, `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`);
       if (run) await lockMailRunForChild(tx, run);
       const again = dailyPiecesRefusal({ limit: auth.maxDailyPieces, used: await piecesLast24h(tx, auth.ownerKey) });
       if (again) throw refuse(again);
@@ -348,7 +361,9 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
 
   mailFaults.afterCommit?.(row.id);
   try {
-    await startMailWorkflow(deps, row);
+    // Bounded: when Temporal is unreachable the caller gets its 201 after a few seconds,
+    // not after the client's own retries give up.
+    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () => startMailWorkflow(deps, row));
   } catch (err) {
     // The piece is committed (and paid): the reconciler starts its workflow shortly.
     deps.log.error({ err, outbound_mail_id: row.id }, 'starting the outbound mail workflow failed; the reconciler will start it');

@@ -226,6 +226,21 @@ describe('POST /v1/mail', () => {
     expect(other.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
+  it('keeps duplicate protection and max_daily_pieces exact when sandbox letters arrive at once', async () => {
+    // No debit, so no member lock: the named locks on the letter and on the key decide.
+    const s = await newSender(app, { creditsCents: 0, environment: 'test', credential: { max_daily_pieces: 3 } });
+    const doc = await letterPdf(1, 'Sent eight times at once');
+    const same = await Promise.all(Array.from({ length: 8 }, () => sendLetter(app, s, letterForm(doc))));
+    expect(same.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(same.filter((r) => r.status === 409)).toHaveLength(7);
+    // Eight different letters: the key's limit of 3 a day admits exactly two more.
+    const docs = await Promise.all(Array.from({ length: 8 }, (_, i) => letterPdf(1, `Different letter ${i}`)));
+    const many = await Promise.all(docs.map((d) => sendLetter(app, s, letterForm(d))));
+    expect(many.filter((r) => r.status === 201)).toHaveLength(2);
+    expect(many.filter((r) => r.status === 422).map((r) => r.body.code)).toEqual(Array(6).fill('MAX_DAILY_PIECES_EXCEEDED'));
+    expect(await mailCount(app, s.memberId)).toBe(3);
+  });
+
   it('debits exactly 5 of 20 concurrent submissions funded for 5 and never overdraws', async () => {
     const price = (await expectedPrice(app, 'first_class', 1)).total_cents;
     const s = await newSender(app, { creditsCents: price * 5 });
