@@ -115,7 +115,9 @@ describe('hostile strings in every text field', () => {
       const email = `hostile-${randomBytes(5).toString('hex')}@example.test`;
       const body: Record<string, string> = { email, password: 'long enough password', full_name: 'Hostile Tester', [field]: value };
       // Scoped to the email sent: other test files create members in the same database meanwhile.
-      const countSent = async () => (await app.deps.db.query(`SELECT count(*)::int AS n FROM members WHERE email = $1`, [body.email]))[0].n;
+      // An email with NUL cannot be stored (nor looked up) at all: nothing to count.
+      const countSent = async () => (body.email.includes('\u0000') ? 0
+        : (await app.deps.db.query(`SELECT count(*)::int AS n FROM members WHERE email = $1`, [body.email]))[0].n);
       const before = await countSent();
       const res = await api('POST', '/v1/signup', { json: body });
       const label = `${field}=${JSON.stringify(value).slice(0, 60)}`;
