@@ -5,6 +5,7 @@ import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
+import { JsonBodyError, readJsonBody } from './json-body';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
 import { ApiError, errors, FieldError } from '../domain/errors';
@@ -92,7 +93,7 @@ export function nulPath(value: unknown, prefix?: string): string | null {
   return null;
 }
 
-function refuseNul(...parts: Array<[unknown, string | undefined]>): void {
+export function refuseNul(...parts: Array<[unknown, string | undefined]>): void {
   for (const [value, prefix] of parts) {
     const path = nulPath(value, prefix);
     if (path) throw errors.validation([{ path, message: 'must not contain NUL (\\u0000) characters' }]);
@@ -109,38 +110,42 @@ function collectFiles(ctx: Context): Record<string, UploadedFile> {
   return out;
 }
 
-const jsonParser = koaBody({ json: true, jsonLimit: JSON_BODY_LIMIT, multipart: false, urlencoded: false, text: false, jsonStrict: true });
-
-function bodyParserFor(route: RouteDef) {
-  if (route.multipart) {
-    const maxFileSize = Math.max(...Object.values(route.multipart.maxFileBytes));
-    return koaBody({
-      multipart: true,
-      json: false,
-      urlencoded: true,
-      formidable: { maxFileSize, maxFiles: Object.keys(route.multipart.maxFileBytes).length, maxFields: 100, maxFieldsSize: 2 * 1024 * 1024, allowEmptyFiles: true, minFileSize: 0 },
-    });
-  }
-  return jsonParser;
+function multipartParserFor(route: RouteDef & { multipart: NonNullable<RouteDef['multipart']> }) {
+  const maxFileSize = Math.max(...Object.values(route.multipart.maxFileBytes));
+  return koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: true,
+    formidable: { maxFileSize, maxFiles: Object.keys(route.multipart.maxFileBytes).length, maxFields: 100, maxFieldsSize: 2 * 1024 * 1024, allowEmptyFiles: true, minFileSize: 0 },
+  });
 }
 
 async function parseBody(route: RouteDef, ctx: Context): Promise<void> {
   if (!route.body && !route.multipart) return;
   const hasBody = ctx.request.length || ctx.get('transfer-encoding');
-  if (!hasBody && !route.multipart) return;
+  if (!route.multipart) {
+    if (!hasBody) return;
+    try {
+      (ctx.request as unknown as { body: unknown }).body = await readJsonBody(ctx, JSON_BODY_LIMIT);
+    } catch (err) {
+      if (!(err instanceof JsonBodyError)) throw err;
+      throw errors.validation([{ path: 'body', message: err.tooLarge ? err.message : `Malformed JSON body: ${err.message}` }]);
+    }
+    return;
+  }
   try {
-    await bodyParserFor(route)(ctx, async () => undefined);
+    await multipartParserFor(route as RouteDef & { multipart: NonNullable<RouteDef['multipart']> })(ctx, async () => undefined);
   } catch (err) {
     const e = err as { status?: number; httpCode?: number; message?: string; code?: number };
     const message = e.message ?? 'Unreadable request body';
     if (/maxFileSize|too large|exceeded/i.test(message) || e.status === 413 || e.httpCode === 413) {
-      const limits = route.multipart?.maxFileBytes ?? {};
+      const limits = route.multipart.maxFileBytes;
       const field = Object.keys(limits)[0] ?? 'body';
       throw new ApiError(400, `Upload too large: ${field} may be at most ${Math.round((limits[field] ?? 0) / 1048576)} MB`, {
         fields: [{ path: field, message: 'file exceeds the size limit' }], retryable: false,
       });
     }
-    throw errors.validation([{ path: 'body', message: route.multipart ? `Malformed multipart body: ${message}` : `Malformed JSON body: ${message}` }]);
+    throw errors.validation([{ path: 'body', message: `Malformed multipart body: ${message}` }]);
   }
 }
 
