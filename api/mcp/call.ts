@@ -9,7 +9,7 @@ import type { AuthContext } from '../../services/auth';
 import type { Deps } from '../../services/deps';
 import { requestFingerprint, runIdempotent } from '../../services/idempotency';
 import { assertInstructionsVersion } from '../../services/instructions';
-import { authorize, parseOrThrow } from '../router';
+import { authorize, parseOrThrow, refuseNul } from '../router';
 import type { RegisteredTool } from './registry';
 import { RestOutcome } from './tool';
 
@@ -46,6 +46,7 @@ export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTo
   try {
     authorize(tool.access, auth, tool.accessPath);
     // The framework's own fields never reach the handler, so handlers see the REST input.
+    refuseNul([args, undefined]);
     const { idempotency_key: key, service_md_version: version, ...input } = parseOrThrow(tool.input, args ?? {}) as Body;
     if (tool.versionGuard) await assertInstructionsVersion(deps, auth, version as number | undefined);
     const call = { idempotencyKey: key as string | undefined, operation: `mcp:${tool.name}` };

@@ -157,6 +157,11 @@ describe('MCP server at {base_url}/mcp', () => {
     expect(r.structuredContent!.error.fields[0].path).toBe('body');
     const long = await call(client, 'send_facility_message', { body: 'x'.repeat(5001), service_md_version: 1 });
     expect(long.isError).toBe(true);
+    // NUL cannot be stored: refused with its path like on REST, nothing written.
+    const nul = await call(client, 'send_facility_message', { body: 'Hello\u0000there', service_md_version: 1 });
+    expect(nul.isError).toBe(true);
+    expect(text(nul)).toMatch(/^validation_error: .*NUL/);
+    expect(nul.structuredContent!.error.fields[0].path).toBe('body');
   });
 
   it('refuses with isError what the REST access row refuses: missing scope, wrong key kind', async () => {
