@@ -54,7 +54,8 @@ export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, s
       suggestedAction: 'GET /v1/agents/{id}/instructions, read it, and send its version in X-Service-MD-Version.',
     });
   }
-  const version = Number(sent);
+  // Digits only: Number() would also read "0x1", "1e0" and " 1.0" as 1.
+  const version = typeof sent === 'number' ? sent : /^\s*[0-9]+\s*$/.test(sent) ? Number(sent) : NaN;
   if (!Number.isInteger(version) || version < 1) {
     throw errors.badRequest('SERVICE_MD_VERSION_REQUIRED', 'X-Service-MD-Version must be a positive integer.', {
       fields: [{ path: 'headers.x-service-md-version', message: 'must be a positive integer' }],

@@ -160,7 +160,9 @@ describe('authentication, scopes and key environments', () => {
       const missing = await patch({});
       expect(missing.status).toBe(400);
       expect(missing.body.code).toBe('SERVICE_MD_VERSION_REQUIRED');
-      expect((await patch({ 'x-service-md-version': 'abc' })).body.code).toBe('SERVICE_MD_VERSION_REQUIRED');
+      for (const notDigits of ['abc', '0x1', '1e0', '1.0', '-1', '0']) {
+        expect((await patch({ 'x-service-md-version': notDigits })).body.code).toBe('SERVICE_MD_VERSION_REQUIRED');
+      }
 
       const saved = await api('PUT', `/v1/agents/${agent.id}/instructions`, { key: member.key, json: { text: 'Be brief.', expected_version: 1 } });
       expect(saved.body.version).toBe(2);
