@@ -110,15 +110,18 @@ export function mailFailureToApiError(deps: Deps, failure: ApplicationFailure): 
 export class MailWorkflowClosed extends Error {}
 
 /**
- * Sends an update to the piece's workflow and waits for its answer. A workflow that was
+ * Sends an update to the piece's workflow and waits for its answer (once per `updateId`). A workflow that was
  * never started (lost start) is started first; one that has finished raises
  * MailWorkflowClosed so the caller can answer from the stored record.
  */
-export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName: string, args: [] | [unknown]): Promise<R> {
+export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName: string, args: [] | [unknown], opts: { updateId?: string } = {}): Promise<R> {
   const handle = deps.temporal.workflow.getHandle(outboundMailWorkflowId(row.id));
   for (let attempt = 0; ; attempt++) {
     try {
-      return (args.length ? await handle.executeUpdate<R, [unknown]>(updateName, { args }) : await handle.executeUpdate<R, []>(updateName));
+      // With an updateId, Temporal applies a repeated update once and answers it with the first result.
+      return (args.length
+        ? await handle.executeUpdate<R, [unknown]>(updateName, { args, updateId: opts.updateId })
+        : await handle.executeUpdate<R, []>(updateName, { updateId: opts.updateId }));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
         throw mailFailureToApiError(deps, err.cause);

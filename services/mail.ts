@@ -517,11 +517,16 @@ export async function rejectMail(deps: Deps, approver: Approver, id: string) {
 }
 
 /** POST /v1/test/mail/{id}/advance: one sandbox step through the workflow's own handlers. */
-export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string): Promise<MailRecord> {
+/**
+ * One sandbox step. With an idempotency key, the step is also one Temporal update id, so a
+ * retry whose first answer was lost between the workflow and the API moves the piece once.
+ */
+export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string, opts: { idempotencyKey?: string } = {}): Promise<MailRecord> {
   const row = await visibleMailRow(deps, auth, id, { sameEnvironment: true });
   if (!row.test_mode) throw errors.notFound('Outbound mail');
+  const updateId = opts.idempotencyKey ? `test-advance-${sha256Hex(`${auth.keyId}:${opts.idempotencyKey}`).slice(0, 40)}` : undefined;
   try {
-    await runMailUpdate<{ status: string }>(deps, row, 'testAdvance', []);
+    await runMailUpdate<{ status: string }>(deps, row, 'testAdvance', [], { updateId });
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;

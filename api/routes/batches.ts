@@ -120,13 +120,19 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/batch-mail/:id/advance',
     summary: 'Sandbox: move a submitted batch to in_progress, then to completed',
-    description: 'Completion marks every piece mailed and fires batch.completed.',
+    description: 'Completion marks every piece mailed and fires batch.completed. Each call is one more step: send an Idempotency-Key so a retried call replays the first answer.',
     tags: TAGS,
     params: BatchIdParams,
+    requestHeaders: { 'Idempotency-Key': 'Retries with the same key replay the first answer (the batch moves once)' },
     responses: {
       200: { description: 'Advanced', schema: AdvanceResponse },
       409: { description: 'BATCH_ADVANCE_INVALID (not yet submitted, or already completed)', schema: ErrorBody },
     },
-    handler: async ({ deps, auth, params }) => ({ body: await advanceTestBatch(deps, auth, params.id) }),
+    handler: async ({ deps, auth, params, headers }) => {
+      const result = await runIdempotent(deps, auth,
+        { operation: 'batch.test_advance', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
+        async () => ({ status: 200, body: await advanceTestBatch(deps, auth, params.id) }));
+      return { status: result.status, body: result.body, headers: result.headers };
+    },
   }),
 ];

@@ -14,6 +14,7 @@ import {
 } from '../../services/mail';
 import { getUsage } from '../../services/mail-usage';
 import { SIGNED_URL_SECONDS } from '../../services/storage';
+import { requestFingerprint, runIdempotent } from '../../services/idempotency';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
@@ -217,15 +218,22 @@ export const routes: RouteDef[] = [
     description:
       'Test keys only. submitted -> ready (simulated page and envelope photos) -> mailed (carrier, dispatch method, receipt photo, tracking number ' +
       'for tracked classes) -> delivered (delivery photo), through the same workflow steps a facility uses, emitting the matching mail.* event. ' +
-      '409 MAIL_STATE_CONFLICT for a piece awaiting approval or already final.',
+      '409 MAIL_STATE_CONFLICT for a piece awaiting approval or already final. Each call is one more step, so a client that retries ' +
+      'an advance whose answer it lost should send an Idempotency-Key: the retry then replays the first answer instead of moving again.',
     tags: ['Sandbox'],
     params: IdParams,
+    requestHeaders: { 'Idempotency-Key': 'Retries with the same key replay the first answer (the piece moves once)' },
     responses: {
       200: { description: 'The record after the step', schema: MailRecordSchema },
       ...errorResponses,
       409: { description: 'MAIL_STATE_CONFLICT', schema: ErrorBody },
     },
-    handler: async ({ deps, auth, params }) => ({ body: await advanceTestMail(deps, auth, params.id) }),
+    handler: async ({ deps, auth, params, headers }) => {
+      const result = await runIdempotent(deps, auth,
+        { operation: 'mail.test_advance', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
+        async () => ({ status: 200, body: await advanceTestMail(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
+      return { status: result.status, body: result.body, headers: result.headers };
+    },
   }),
 
   defineRoute({

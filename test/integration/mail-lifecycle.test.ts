@@ -9,6 +9,8 @@ import { sandboxPhotoPng } from '../../services/mail-sandbox';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
 import { MailStatus } from '../../workflows/search-attributes';
 import { commands } from '../../scripts/admin';
+import { authenticate } from '../../services/auth';
+import { advanceTestMail } from '../../services/mail';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
 
 async function fetchPng(url: string): Promise<PNG> {
@@ -109,6 +111,26 @@ describe('outbound mail lifecycle', () => {
     expect(refused.status).toBe(403);
     const tooLong = await api(app)('POST', '/v1/test/mail', { key: s.key, headers: s.headers, json: { recipient_name: 'X', recipient_line1: '1 Test St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701', page_count: 101 } });
     expect(tooLong.status).toBe(400);
+  });
+
+  it('moves a sandbox piece once per Idempotency-Key, also when the first answer was lost after the workflow applied it', async () => {
+    const s = await newSender(app, { environment: 'test' });
+    const created = await sendLetter(app, s, letterForm(await letterPdf()));
+    const id = created.body.id;
+    const advanceWith = (key: string) => api(app)('POST', `/v1/test/mail/${id}/advance`, { key: s.key, headers: { 'idempotency-key': key } });
+    const first = await advanceWith('step-1');
+    const retried = await advanceWith('step-1');
+    expect([first.status, retried.status]).toEqual([200, 200]);
+    expect([first.body.status, retried.body.status]).toEqual(['ready', 'ready']);
+    expect(await mailStatus(app, id)).toBe('ready');
+    // The API never stored an answer (lost between workflow and API): the Temporal update id
+    // still makes the repeat a replay of the first step.
+    const auth = await authenticate(app.deps, `Bearer ${s.key}`);
+    const viaWorkflow = await advanceTestMail(app.deps, auth, id, { idempotencyKey: 'step-2' });
+    const again = await advanceTestMail(app.deps, auth, id, { idempotencyKey: 'step-2' });
+    expect([viaWorkflow.status, again.status]).toEqual(['mailed', 'mailed']);
+    expect((await advanceWith('step-3')).body.status).toBe('delivered');
+    expect((await mailEvents(app, id)).map((e) => e.event_type)).toEqual(['mail.submitted', 'mail.ready', 'mail.mailed', 'mail.delivered']);
   });
 
   it('lets a facility key drive a live piece through printing, dispatch and delivery', async () => {

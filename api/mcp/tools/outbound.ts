@@ -92,6 +92,6 @@ export const outboundTools = [
     input: z.object(MailId),
     access: 'POST /v1/test/mail/:id/advance',
     mutation: true,
-    handler: (deps, auth, input) => advanceTestMail(deps, auth, input.outbound_mail_id),
+    handler: (deps, auth, input, call) => advanceTestMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
   }),
 ];
