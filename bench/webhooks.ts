@@ -1,6 +1,6 @@
 // Webhook fan-out: 10,000 events published through services/events.ts publishEvent (which
-// records each event and fans it out as one webhook-delivery workflow per receiver) for the
-// bench agent, whose webhook is a local receiver; the worker process signs and sends them.
+// records each event, inserts its deliveries and wakes the receiver's dispatcher workflow)
+// for the bench agent, whose webhook is a local receiver; the worker process signs and sends them.
 // Measures publishing (events/s) and delivery (from the first publish until the receiver
 // holds all 10,000 events: deliveries/s), and checks every event arrived.
 import { randomUUID } from 'node:crypto';
@@ -64,7 +64,7 @@ export async function runWebhookFanOutBench(s: BenchServices, opts: WebhookBench
   log(`received ${ids.size} of ${total} in ${deliveredSeconds.toFixed(1)} s (${(ids.size / deliveredSeconds).toFixed(0)} deliveries/s), ${failed} failed`);
   const bench = `webhook fan-out of ${total} events`;
   return [
-    metric(bench, 'publish (record + start delivery workflow)', total / publishedSeconds, 'events/s'),
+    metric(bench, 'publish (record + deliveries + dispatcher wake-up)', total / publishedSeconds, 'events/s'),
     metric(bench, 'all delivered after', deliveredSeconds, 's', { text: '< 60', ok: ids.size === total && deliveredSeconds < 60 }),
     metric(bench, 'deliveries/s', ids.size / deliveredSeconds, 'deliveries/s'),
     metric(bench, `not received within ${timeoutMs / 60000} min of publishing`, total - ids.size, 'events', { text: '0', ok: ids.size === total }),
