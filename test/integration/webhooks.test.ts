@@ -10,7 +10,7 @@ import { updateWebhookSettings } from '../../services/webhooks';
 import { authenticate } from '../../services/auth';
 import { ApiError } from '../../domain/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
-import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW } from '../../workflows/contracts/webhook-dispatch';
+import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { ensureWebhookCleanupSchedule } from '../../services/webhook-maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';
 
@@ -239,6 +239,43 @@ describe('legacy deliveries', () => {
       expect(big).toMatchObject({ outcome: 'delivered', status_code: 200 });
       expect(big.response_body.length).toBeLessThanOrEqual(4096);
       expect(big.response_body.startsWith('nulx')).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('dispatcher', () => {
+  it('sends a burst of 150 events with a handful of wake-up signals, keeps sandbox and live apart, and ends when idle', async () => {
+    // The receiver holds its answers until every event is published, so the dispatcher is
+    // busy in one pass while the events keep coming.
+    let publishedAll: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => { publishedAll = resolve; });
+    const receiver = await startReceiver(async () => {
+      await gate;
+      return { status: 200, body: 'ok' };
+    });
+    try {
+      const { member, agentId } = await setup();
+      await configure(member.key, agentId, receiver.url);
+      const live = Array.from({ length: 150 }, () => mailEvent(member.member_id, agentId));
+      const sandbox = mailEvent(member.member_id, agentId, { testMode: true });
+      for (let i = 0; i < live.length; i += 10) await Promise.all(live.slice(i, i + 10).map((e) => publishEvent(app.deps, e)));
+      await publishEvent(app.deps, sandbox);
+      publishedAll();
+      await receiver.waitFor(151);
+      await until(() => app.deps.db.query(`SELECT status FROM webhook_deliveries WHERE agent_id = $1 AND status <> 'delivered'`, [agentId]), (rows) => rows.length === 0);
+      expect(new Set(receiver.received.map((r) => r.headers['x-service-event-id'])).size).toBe(151);
+
+      const liveHandle = app.deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(app.deps.config.taskQueue, `live:agent:${agentId}`));
+      const sandboxHandle = app.deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(app.deps.config.taskQueue, `test:agent:${agentId}`));
+      // Nothing queued: both dispatchers end by themselves; the live one attempted all 150.
+      expect(await liveHandle.result()).toBe(150);
+      expect(await sandboxHandle.result()).toBe(1);
+      const history = await liveHandle.fetchHistory();
+      const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+      expect(signals).toBeGreaterThanOrEqual(1);
+      expect(signals).toBeLessThan(15);
     } finally {
       await receiver.close();
     }
