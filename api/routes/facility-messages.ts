@@ -9,6 +9,8 @@ import {
   answerAsFacility, getFacilityMessages, listFacilityConversations, sendFacilityMessage,
 } from '../../services/facility-messages';
 import { idempotentPost, MessageText } from './support';
+import type { Deps } from '../../services/deps';
+import type { AuthContext } from '../../services/auth';
 
 export const FacilityMessageBody = z.strictObject({
   body: MessageText,
@@ -52,6 +54,18 @@ const Sent = z.object({ message: FacilityMessageRecord, conversation: FacilityCo
 const ConversationList = z.object({ conversations: z.array(FacilityConversationRecord), pagination: Pagination, test_mode: z.boolean() });
 const MessageList = z.object({ conversation: FacilityConversationRecord, messages: z.array(FacilityMessageRecord), pagination: Pagination, test_mode: z.boolean() });
 
+// The member's and the facility's sides read conversations the same way; the services
+// scope what each caller sees.
+async function conversationsPage(deps: Deps, auth: AuthContext, query: { limit: number; offset: number }) {
+  const { conversations, total } = await listFacilityConversations(deps, auth, query);
+  return { body: { conversations, pagination: pagination(total, query.limit, query.offset) } };
+}
+
+async function messagesPage(deps: Deps, auth: AuthContext, id: string, query: z.infer<typeof FacilityMessagesQuery>) {
+  const { conversation, messages, total } = await getFacilityMessages(deps, auth, id, query);
+  return { body: { conversation, messages, pagination: pagination(total, query.limit, query.offset) } };
+}
+
 export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
@@ -75,10 +89,7 @@ export const routes: RouteDef[] = [
     tags: ['Facility messages'],
     query: FacilityConversationsQuery,
     responses: { 200: { description: 'Conversations', schema: ConversationList } },
-    handler: async ({ deps, auth, query }) => {
-      const { conversations, total } = await listFacilityConversations(deps, auth, query);
-      return { body: { conversations, pagination: pagination(total, query.limit, query.offset) } };
-    },
+    handler: ({ deps, auth, query }) => conversationsPage(deps, auth, query),
   }),
   defineRoute({
     method: 'get',
@@ -88,10 +99,7 @@ export const routes: RouteDef[] = [
     params: IdParams,
     query: FacilityMessagesQuery,
     responses: { 200: { description: 'Messages', schema: MessageList }, 404: { description: 'Not found' } },
-    handler: async ({ deps, auth, params, query }) => {
-      const { conversation, messages, total } = await getFacilityMessages(deps, auth, params.id, query);
-      return { body: { conversation, messages, pagination: pagination(total, query.limit, query.offset) } };
-    },
+    handler: ({ deps, auth, params, query }) => messagesPage(deps, auth, params.id, query),
   }),
 
   // The facility's side.
@@ -102,10 +110,7 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     query: z.object({ ...page() }),
     responses: { 200: { description: 'Conversations', schema: ConversationList } },
-    handler: async ({ deps, auth, query }) => {
-      const { conversations, total } = await listFacilityConversations(deps, auth, query);
-      return { body: { conversations, pagination: pagination(total, query.limit, query.offset) } };
-    },
+    handler: ({ deps, auth, query }) => conversationsPage(deps, auth, query),
   }),
   defineRoute({
     method: 'get',
@@ -115,10 +120,7 @@ export const routes: RouteDef[] = [
     params: IdParams,
     query: FacilityMessagesQuery,
     responses: { 200: { description: 'Messages', schema: MessageList }, 404: { description: 'Not found' } },
-    handler: async ({ deps, auth, params, query }) => {
-      const { conversation, messages, total } = await getFacilityMessages(deps, auth, params.id, query);
-      return { body: { conversation, messages, pagination: pagination(total, query.limit, query.offset) } };
-    },
+    handler: ({ deps, auth, params, query }) => messagesPage(deps, auth, params.id, query),
   }),
   defineRoute({
     method: 'post',
