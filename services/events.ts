@@ -1,8 +1,8 @@
 // Business events (mail.*, batch.*, inbound.*). Producers call publishEvent from an
 // activity after the state change it reports is committed; the event key makes a retried
 // activity publish once. Publishing records the event and fans it out to every
-// subscribed receiver (legacy agent webhook, custom webhook endpoints) as durable
-// delivery workflows.
+// subscribed receiver (legacy agent webhook, custom webhook endpoints) as delivery rows
+// that the receivers' dispatcher workflows send.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import { createEventDeliveries } from './webhook-deliveries';
@@ -42,7 +42,8 @@ export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEve
  * same event key (deliveries not yet started are started; nothing is sent twice).
  */
 export async function publishEvent(deps: Deps, e: DomainEvent): Promise<PublishedEvent> {
-  const published = await deps.db.transaction((tx) => recordEvent(tx, e));
+  // One INSERT ... ON CONFLICT is atomic on its own: no transaction round trips needed.
+  const published = await recordEvent(deps.db, e);
   await fanOut(deps, published.id);
   return published;
 }
