@@ -3,6 +3,7 @@
 // and seeded fixtures), their saved OCR and its duties as one versioned context, reports
 // outcomes against that exact context, and sees its receipts and outcomes. Handling
 // proposals live in services/handling.ts.
+import { pagination, paginationWithNext } from '../domain/pagination';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { ApiError, errors } from '../domain/errors';
@@ -14,7 +15,7 @@ import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS }
 import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
-  literalTermsSql, loadBundles, loadFixture, ocrRecord, pageInfo, receivedRangeSql, recordActivity, runSearch, scanSummary,
+  literalTermsSql, loadBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
   startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, sourcePageView,
 } from './inbound-items';
 
@@ -119,7 +120,7 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
         }),
       };
     }),
-    pagination: pageInfo(total, query.limit, query.offset),
+    pagination: paginationWithNext(total, query.limit, query.offset),
     search: { query: literal?.query ?? null, mode: SEARCH_MODE },
     filters: {
       received_after: query.received_after?.toISOString() ?? null,
@@ -187,7 +188,7 @@ export async function getAgentInboxSources(deps: Deps, auth: AuthContext, itemId
     item: inboxItemView(item),
     assignment: assignmentView(assignment),
     pages: pages.slice(page.offset, page.offset + page.limit),
-    pagination: { total: pages.length, limit: page.limit, offset: page.offset, has_more: page.offset + page.limit < pages.length },
+    pagination: pagination(pages.length, page.limit, page.offset),
   };
 }
 
@@ -236,7 +237,7 @@ export async function getAgentInboxActivity(deps: Deps, auth: AuthContext, page:
       type: r.type, id: r.id, item_id: r.item_id, assignment_id: r.assignment_id, context_version: r.context_version,
       outcome: r.outcome, run_id: r.run_id, note: r.note, created_at: (r.created_at as Date).toISOString(),
     })),
-    pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset),
+    pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset),
   };
 }
 

@@ -2,6 +2,7 @@
 // template PDF and a recipients CSV, reads, confirm, cancel, sandbox advance and the
 // facility's fulfilment calls. Status changes belong to the batch workflow: this module
 // stores drafts, reads Postgres and asks the workflow (Updates) for everything else.
+import { pagination } from '../domain/pagination';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import {
@@ -445,7 +446,7 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
   );
   return {
     batches: rows.map(toBatchObject),
-    pagination: { total, limit: input.limit, offset: input.offset, has_more: input.offset + rows.length < total },
+    pagination: pagination(total, input.limit, input.offset),
   };
 }
 
@@ -659,7 +660,7 @@ export async function listFacilityBatches(deps: Deps, auth: AuthContext, input: 
       ORDER BY submitted_at NULLS LAST, created_at, id LIMIT $3 OFFSET $4`, [...params, input.limit, input.offset]);
   return {
     batches: rows.map(toBatchObject),
-    pagination: { total, limit: input.limit, offset: input.offset, has_more: input.offset + rows.length < total },
+    pagination: pagination(total, input.limit, input.offset),
   };
 }
 

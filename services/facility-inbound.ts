@@ -3,6 +3,7 @@
 // sealed-exterior photos, match it to a member's mailbox and agent, commit it into
 // custody); scan requests and their fulfilment with page images, OCR (Tesseract when
 // installed) and the inbound.* events; and the facility's work on package actions.
+import { paginationWithNext } from '../domain/pagination';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile, rm, mkdtemp, writeFile } from 'node:fs/promises';
@@ -19,7 +20,7 @@ import { assignFacility } from './facilities';
 import { publishEvent } from './events';
 import { emitRuleMatches } from './webhook-rules';
 import {
-  bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, pageInfo, recordActivity, refreshSearchFields,
+  bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, recordActivity, refreshSearchFields,
   startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
 } from './inbound-items';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../workflows/contracts/handling';
@@ -181,7 +182,7 @@ export async function listDrafts(deps: Deps, auth: AuthContext, query: { status?
       LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
   return {
     drafts: await Promise.all(rows.map((r: Record<string, unknown>) => draftView(deps, r))),
-    pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
+    pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }
 
@@ -346,7 +347,7 @@ export async function listScanRequests(deps: Deps, auth: AuthContext, query: { s
     [auth.facilityId, query.status ?? 'requested', query.limit, query.offset]);
   return {
     scan_requests: rows.map(scanRequestView),
-    pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
+    pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }
 
@@ -464,7 +465,7 @@ export async function listFacilityPackageActions(deps: Deps, auth: AuthContext, 
       } : null,
       created_at: (r.created_at as Date).toISOString(),
     })),
-    pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
+    pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }
 

@@ -3,6 +3,7 @@
 // approves or rejects, the facility accepts and completes (or rejects). The API side
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
+import { pagination } from '../domain/pagination';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, UpdateDefinition, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
@@ -357,7 +358,7 @@ export async function listMemberHandling(deps: Deps, auth: AuthContext, query: {
   const total = rows.length ? Number(rows[0].total) : 0;
   return {
     operations: rows.map(operationView),
-    pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + query.limit < total },
+    pagination: pagination(total, query.limit, query.offset),
   };
 }
 
@@ -401,7 +402,7 @@ export async function listFacilityHandling(deps: Deps, auth: AuthContext, query:
       ...operationView(r),
       item: { id: r.item_id, reference_code: r.reference_code, kind: r.kind, mailbox_id: r.mailbox_id, status: r.item_status },
     })),
-    pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + query.limit < total },
+    pagination: pagination(total, query.limit, query.offset),
   };
 }
 

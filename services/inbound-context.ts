@@ -2,6 +2,7 @@
 // with their files, OCR, lineage and drafting context, and postal threads. Used by the
 // REST routes and the MCP tools alike. Callers see only their member's records in their
 // key's environment; agent keys see only records of aliases assigned to their agent.
+import { pagination } from '../domain/pagination';
 import { randomBytes } from 'node:crypto';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
@@ -41,9 +42,6 @@ function iso(d: Date | string | null | undefined): string | null {
   return (d instanceof Date ? d : new Date(d)).toISOString();
 }
 
-function page(total: number, limit: number, offset: number) {
-  return { total, limit, offset, has_more: offset + limit < total };
-}
 
 /** SQL filter on (member_id, test_mode, agent_id) for the caller; `$1..$n` starting at `from`. */
 async function ownerFilter(deps: Deps, auth: AuthContext, alias: string, requestedAgentId: string | null | undefined, params: unknown[]): Promise<string> {
@@ -70,7 +68,7 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
   const rows = await deps.db.query(
     `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
   );
-  return { forwarding_addresses: rows.map(shapeAlias), pagination: page(total, input.limit, input.offset) };
+  return { forwarding_addresses: rows.map(shapeAlias), pagination: pagination(total, input.limit, input.offset) };
 }
 
 async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
@@ -200,7 +198,7 @@ export async function listInboundMail(deps: Deps, auth: AuthContext, input: List
   const rows = await deps.db.query(
     `SELECT i.* FROM inbound_mail_items i WHERE ${where} ORDER BY i.received_at DESC, i.id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
   );
-  return { items: await shapeItems(deps, auth, rows, new Set(input.include), false), pagination: page(total, input.limit, input.offset) };
+  return { items: await shapeItems(deps, auth, rows, new Set(input.include), false), pagination: pagination(total, input.limit, input.offset) };
 }
 
 async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
@@ -406,7 +404,7 @@ export async function listPostalThreads(deps: Deps, auth: AuthContext, input: Li
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`, params);
   const rows = await deps.db.query(`${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`, params);
-  return { threads: await shapeThreads(deps, auth, rows, input.include.includes('events')), pagination: page(total, input.limit, input.offset) };
+  return { threads: await shapeThreads(deps, auth, rows, input.include.includes('events')), pagination: pagination(total, input.limit, input.offset) };
 }
 
 async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<Row> {

@@ -3,6 +3,7 @@
 // the record's shared reads (scans, saved OCR, the literal search index, the activity
 // timeline), the sandbox fixtures (the member sample and seeded items), and the
 // managed-mailbox endpoints: list/search, detail, scans, sample reset and activity.
+import { paginationWithNext } from '../domain/pagination';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -605,11 +606,6 @@ export async function managedItemViews(db: Db, items: ItemRow[]) {
   return items.map((i) => managedItemView(i, bundles.get(i.id) ?? [], open.get(i.id) ?? null));
 }
 
-export function pageInfo(total: number, limit: number, offset: number) {
-  const hasMore = offset + limit < total;
-  return { total, limit, offset, has_more: hasMore, next_offset: hasMore ? offset + limit : null };
-}
-
 /** GET /v1/inbound-items: literal AND search over the caller's items (search_inbound_items). */
 export async function listInboundItems(deps: Deps, auth: AuthContext, query: ItemListQuery) {
   const literal = literalQueryOrThrow(query.q);
@@ -646,7 +642,7 @@ export async function listInboundItems(deps: Deps, auth: AuthContext, query: Ite
   const items = rows.map(toItemRow);
   return {
     items: await managedItemViews(deps.db, items),
-    pagination: pageInfo(total, query.limit, query.offset),
+    pagination: paginationWithNext(total, query.limit, query.offset),
     search: literal ? { query: literal.query, mode: SEARCH_MODE, terms: literal.terms } : null,
     filters: {
       received_after: query.received_after?.toISOString() ?? null,
@@ -682,7 +678,7 @@ export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: str
     item_id: item.id,
     content_trust: CONTENT_TRUST,
     pages: pages.slice(page.offset, page.offset + page.limit),
-    pagination: pageInfo(pages.length, page.limit, page.offset),
+    pagination: paginationWithNext(pages.length, page.limit, page.offset),
   };
 }
 
@@ -708,6 +704,6 @@ export async function listInboundActivity(deps: Deps, auth: AuthContext, query: 
     activity: rows.map((r: { id: string; item_id: string; agent_id: string | null; kind: string; detail: unknown; created_at: Date }) => ({
       id: r.id, item_id: r.item_id, agent_id: r.agent_id, kind: r.kind, detail: r.detail, created_at: r.created_at.toISOString(),
     })),
-    pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
+    pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }

@@ -4,6 +4,7 @@
 // facility learns at once when a step is refused (for example a piece the caller has
 // just cancelled). A facility sees pieces assigned to it and pieces submitted while no
 // facility was active (it takes those on its first step).
+import { pagination } from '../domain/pagination';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
@@ -106,7 +107,7 @@ export async function listFacilityMail(deps: Deps, auth: AuthContext, q: { statu
     `SELECT * FROM outbound_mail WHERE ${where} ORDER BY submitted_at NULLS LAST, created_at, id LIMIT ${q.limit} OFFSET ${q.offset}`, params);
   const photos = await loadPhotos(deps.db, rows.map((r) => r.id));
   const items = await Promise.all(rows.map((r) => toFacilityItem(deps, r, photos.get(r.id) ?? [])));
-  return { items, pagination: { total, limit: q.limit, offset: q.offset, has_more: q.offset + rows.length < total } };
+  return { items, pagination: pagination(total, q.limit, q.offset) };
 }
 
 export async function getFacilityMail(deps: Deps, auth: AuthContext, id: string) {

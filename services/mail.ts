@@ -6,6 +6,7 @@
 // Everything after the commit belongs to the workflow. A child of a Business mail run
 // is stored funding_pending and debited by its run's funding, unless its class commits
 // immediately (then it is debited and submitted like any piece).
+import { pagination } from '../domain/pagination';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
@@ -443,7 +444,7 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
     `SELECT m.* FROM outbound_mail m WHERE ${whereSql} ORDER BY m.created_at DESC, m.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`, params);
   const photos = await loadPhotos(deps.db, rows.map((r) => r.id));
   const mail = await Promise.all(rows.map((r) => toMailRecord(deps, r, photos.get(r.id) ?? [])));
-  return { mail, pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + rows.length < total } };
+  return { mail, pagination: pagination(total, query.limit, query.offset) };
 }
 
 /** DELETE /v1/mail/{id}: cancels while submitted and not yet printing (or still pending approval); refunds once. */

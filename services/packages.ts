@@ -2,6 +2,7 @@
 // mailbox), account-enabled and live-only. A package is a physical inbound item seen
 // through the custody API: list, detail, photos, actions the facility carries out,
 // forwarding, scans, tags and notes. Another agent's package is refused with 403.
+import { pagination, paginationWithNext } from '../domain/pagination';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
@@ -14,7 +15,7 @@ import {
 } from '../domain/handling';
 import { sourcesKind } from '../domain/agent-inbox';
 import {
-  bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, ocrPageView, pageInfo, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
+  bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
 import { requestFingerprint, runIdempotent } from './idempotency';
@@ -118,7 +119,7 @@ export async function listPackages(deps: Deps, auth: AuthContext, query: Package
   const counts = await photoCounts(deps.db, items.map((i: ItemRow) => i.id));
   return {
     packages: items.map((i: ItemRow) => packageSummary(i, counts.get(i.id) ?? 0)),
-    pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + query.limit < total },
+    pagination: pagination(total, query.limit, query.offset),
   };
 }
 
@@ -443,7 +444,7 @@ export async function listPackageNotes(deps: Deps, auth: AuthContext, id: string
   const rows = await deps.db.query(
     `SELECT *, count(*) OVER () AS total FROM package_notes WHERE item_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
     [item.id, page.limit, page.offset]);
-  return { package_id: item.id, notes: rows.map(noteView), pagination: pageInfo(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset) };
+  return { package_id: item.id, notes: rows.map(noteView), pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset) };
 }
 
 export async function addPackageNote(deps: Deps, auth: AuthContext, id: string, note: string, metadata?: Record<string, unknown>) {

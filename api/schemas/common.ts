@@ -19,9 +19,7 @@ export const Pagination = z.object({
   has_more: z.boolean(),
 });
 
-export function pagination(total: number, limit: number, offset: number) {
-  return { total, limit, offset, has_more: offset + limit < total };
-}
+export { pagination } from '../../domain/pagination';
 
 /** Multipart fields arrive as strings: "true"/"false", "1"/"0". */
 export const formBoolean = z.preprocess((v) => {
