@@ -14,14 +14,14 @@ import {
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
 import { ObjectStatus } from './search-attributes';
-import { call } from './activity-failures';
+import { call, UNLIMITED_RETRY } from './activity-failures';
 import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 
 const ocr = proxyActivities<Activities>({

@@ -13,7 +13,7 @@ import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
 } from './contracts/mail-run';
 import { ObjectStatus } from './search-attributes';
-import { call } from './activity-failures';
+import { call, UNLIMITED_RETRY } from './activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
@@ -21,12 +21,12 @@ type MailRunActivities = ReturnType<typeof createMailRunActivities>;
 // A funded run must reach its children whatever Postgres or Temporal do: retry without limit.
 const acts = proxyActivities<MailRunActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 const notify = proxyActivities<MailRunActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 
 

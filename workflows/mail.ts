@@ -17,25 +17,25 @@ import {
 } from './contracts/mail';
 import { mailRunSettledSignal } from './contracts/mail-run';
 import { MailStatus } from './search-attributes';
-import { call } from './activity-failures';
+import { call, UNLIMITED_RETRY } from './activity-failures';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 
 const acts = proxyActivities<MailActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 // The announcement runs inside the first workflow task (a short database write and a
 // wake-up of the webhook dispatchers): no activity task round trip through the server
 // for every new piece, which is most of what a submission costs Temporal.
 const localActs = proxyLocalActivities<MailActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  retry: UNLIMITED_RETRY,
 });
 
 
