@@ -13,9 +13,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { loadConfig } from '../config';
-import { ensureStack, ROOT } from '../scripts/stack';
+import { dropDatabase, ensureStack, ROOT } from '../scripts/stack';
 import { runBatchBench } from './batch';
 import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
@@ -61,16 +60,6 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
     },
   },
 ];
-
-async function dropDatabase(url: string): Promise<void> {
-  const u = new URL(url);
-  const name = u.pathname.slice(1);
-  u.pathname = '/postgres';
-  const c = new Client({ connectionString: u.toString() });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-  await c.end();
-}
 
 function table(metrics: BenchMetric[]): string {
   const rows = metrics.map((m) => [m.bench, m.metric, `${m.value} ${m.unit}`, m.target ? `${m.target} ${m.unit}` : '', m.ok === undefined ? '' : m.ok ? 'ok' : 'MISSED']);

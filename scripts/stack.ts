@@ -158,6 +158,20 @@ async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
   }
 }
 
+/** Drops a throwaway database (a test or bench run's), closing its connections first. */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName.replace(/"/g, '""')}" WITH (FORCE)`).catch(() => undefined);
+  } finally {
+    await admin.end();
+  }
+}
+
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));

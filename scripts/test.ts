@@ -6,19 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { loadConfig } from '../config';
-import { ensureStack, ROOT, stopStack } from './stack';
-
-async function dropDatabase(url: string) {
-  const u = new URL(url);
-  const name = u.pathname.slice(1);
-  u.pathname = '/postgres';
-  const c = new Client({ connectionString: u.toString() });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-  await c.end();
-}
+import { dropDatabase, ensureStack, ROOT, stopStack } from './stack';
 
 async function main() {
   const jestArgs = process.argv.slice(2);
