@@ -61,7 +61,8 @@ export function newBatchId(): string {
 // ---------------------------------------------------------------------------------------
 // Records
 
-export interface BatchRow {
+/** A batches row; its price columns are the BatchPrice stored at draft time. */
+export interface BatchRow extends BatchPrice {
   id: string;
   member_id: string;
   agent_id: string | null;
@@ -81,13 +82,6 @@ export interface BatchRow {
   valid: number;
   skipped: number;
   skipped_rows: SkippedRow[];
-  per_piece_cents: number;
-  color_surcharge_cents: number;
-  effective_per_piece_cents: number;
-  volume_discount_pct: number;
-  subtotal_cents: number;
-  discount_cents: number;
-  total_cents: number;
   credits_charged_cents: number;
   refunded_cents: number;
   pieces_created: number;
