@@ -606,20 +606,28 @@ export async function managedItemViews(db: Db, items: ItemRow[]) {
   return items.map((i) => managedItemView(i, bundles.get(i.id) ?? [], open.get(i.id) ?? null));
 }
 
+/**
+ * The managed-mailbox agent scope on item `i`: agent keys see their own agent's items
+ * and the member sample; member keys may narrow to one of their agents with agent_id.
+ */
+async function pushAgentScope(deps: Deps, auth: AuthContext, agentId: string | undefined, params: unknown[], where: string[]): Promise<void> {
+  if (isAgentKey(auth)) {
+    params.push(auth.agentId);
+    where.push(`(i.agent_id = $${params.length} OR i.source_domain = 'member_sample')`);
+  } else if (agentId) {
+    await assertAgentOfMember(deps, auth, agentId);
+    params.push(agentId);
+    where.push(`i.agent_id = $${params.length}`);
+  }
+}
+
 /** GET /v1/inbound-items: literal AND search over the caller's items (search_inbound_items). */
 export async function listInboundItems(deps: Deps, auth: AuthContext, query: ItemListQuery) {
   const literal = literalQueryOrThrow(query.q);
   if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
   const params: unknown[] = [auth.memberId, environmentOf(auth)];
   const where = ['i.member_id = $1', 'i.environment = $2'];
-  if (isAgentKey(auth)) {
-    params.push(auth.agentId);
-    where.push(`(i.agent_id = $${params.length} OR i.source_domain = 'member_sample')`);
-  } else if (query.agent_id) {
-    await assertAgentOfMember(deps, auth, query.agent_id);
-    params.push(query.agent_id);
-    where.push(`i.agent_id = $${params.length}`);
-  }
+  await pushAgentScope(deps, auth, query.agent_id, params, where);
   where.push(...receivedRangeSql({ after: query.received_after, before: query.received_before }, params));
   if (query.status) { params.push(query.status); where.push(`i.status = $${params.length}`); }
   if (query.kind) { params.push(query.kind); where.push(`i.kind = $${params.length}`); }
@@ -686,14 +694,7 @@ export async function listInboundActivity(deps: Deps, auth: AuthContext, query: 
   if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
   const params: unknown[] = [auth.memberId, environmentOf(auth)];
   const where = ['a.member_id = $1', 'a.environment = $2'];
-  if (isAgentKey(auth)) {
-    params.push(auth.agentId);
-    where.push(`(i.agent_id = $${params.length} OR i.source_domain = 'member_sample')`);
-  } else if (query.agent_id) {
-    await assertAgentOfMember(deps, auth, query.agent_id);
-    params.push(query.agent_id);
-    where.push(`i.agent_id = $${params.length}`);
-  }
+  await pushAgentScope(deps, auth, query.agent_id, params, where);
   if (query.item_id) { params.push(query.item_id); where.push(`a.item_id = $${params.length}`); }
   params.push(query.limit, query.offset);
   const rows = await deps.db.query(
