@@ -15,7 +15,7 @@ import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS }
 import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
-  literalTermsSql, loadBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
+  literalTermsSql, loadItemBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
   startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, sourcePageView,
 } from './inbound-items';
 
@@ -133,7 +133,7 @@ async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assign
   const [agent] = await deps.db.query(`SELECT id, name FROM agents WHERE id = $1`, [assignment.agent_id]);
   const doc = await currentInstructions(deps, assignment.agent_id);
   const text = doc?.text ?? PLATFORM_FALLBACK_INSTRUCTIONS;
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const latest = bundles[bundles.length - 1];
   const context: Record<string, unknown> = {
     schema_version: AGENT_INBOX_SCHEMA_VERSION,
@@ -178,7 +178,7 @@ export async function getAgentInboxContext(deps: Deps, auth: AuthContext, itemId
 /** GET /v1/agent-inbox/{id}/sources: every stored page of the item with its saved OCR. */
 export async function getAgentInboxSources(deps: Deps, auth: AuthContext, itemId: string, page: { limit: number; offset: number }) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const pages = bundles.flatMap((b) => b.pages.map((p) => sourcePageView(b, p)));
   return {
     schema_version: AGENT_INBOX_SCHEMA_VERSION,
@@ -197,7 +197,7 @@ async function sampleBundles(deps: Deps, auth: AuthContext, itemId: string) {
   if (item.id !== memberSampleId(item.member_id)) {
     throw new ApiError(404, 'Scan history is available to test keys on the member sample only', { code: 'NOT_FOUND' });
   }
-  return { item, bundles: (await loadBundles(deps.db, [item.id])).get(item.id) ?? [] };
+  return { item, bundles: await loadItemBundles(deps.db, item.id) };
 }
 
 /** GET /v1/agent-inbox/{id}/scans (test keys, member sample). */
@@ -304,7 +304,7 @@ export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body:
     });
     // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
     await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));
-    const bundles = (await loadBundles(deps.db, [created.item.id])).get(created.item.id) ?? [];
+    const bundles = await loadItemBundles(deps.db, created.item.id);
     return {
       status: 201,
       body: {

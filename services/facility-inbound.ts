@@ -20,7 +20,7 @@ import { assignFacility } from './facilities';
 import { publishEvent } from './events';
 import { emitRuleMatches } from './webhook-rules';
 import {
-  bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, recordActivity, refreshSearchFields,
+  bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, recordActivity, refreshSearchFields,
   startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
 } from './inbound-items';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../workflows/contracts/handling';
@@ -522,7 +522,7 @@ function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
 export async function publishInboundReceived(deps: Deps, itemId: string): Promise<void> {
   const item = await findItem(deps.db, itemId);
   if (!item || item.source_domain === 'member_sample') return;
-  const bundles = ((await loadBundles(deps.db, [item.id])).get(item.id) ?? []).filter((b) => b.created_at.getTime() <= item.created_at.getTime());
+  const bundles = (await loadItemBundles(deps.db, item.id)).filter((b) => b.created_at.getTime() <= item.created_at.getTime());
   await publishEvent(deps, {
     eventKey: `inbound:${item.id}:inbound.received`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.received',
     testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id,
@@ -534,7 +534,7 @@ async function bundleWithItem(deps: Deps, bundleId: string) {
   const [row] = await deps.db.query(`SELECT item_id FROM scan_bundles WHERE id = $1`, [bundleId]);
   if (!row) return null;
   const item = await findItem(deps.db, row.item_id);
-  const bundle = ((await loadBundles(deps.db, [row.item_id])).get(row.item_id) ?? []).find((b) => b.id === bundleId);
+  const bundle = (await loadItemBundles(deps.db, row.item_id)).find((b) => b.id === bundleId);
   return item && bundle ? { item, bundle } : null;
 }
 

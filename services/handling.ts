@@ -21,7 +21,7 @@ import {
 import { debit, insufficientCredits, refund } from './credits';
 import { requestFingerprint, runIdempotent } from './idempotency';
 import {
-  addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadBundles, loadFixture, loadManagedItem, managedItemViews,
+  addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
   ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
@@ -612,7 +612,7 @@ export async function publishHandlingOutcome(deps: Deps, operationId: string): P
   if (!op || isOpenHandlingStatus(op.status)) return;
   const item = await findItem(deps.db, op.item_id);
   if (!item) return; // the sandbox sample was reset
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const eventType = op.status === 'completed' ? 'inbound.action_completed' : 'inbound.action_failed';
   await publishEvent(deps, {
     eventKey: `handling:${op.id}:${eventType}`,

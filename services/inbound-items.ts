@@ -159,6 +159,11 @@ export async function loadBundles(db: Db, itemIds: string[]): Promise<Map<string
   return out;
 }
 
+/** One item's scan bundles, oldest first, with their pages in order. */
+export async function loadItemBundles(db: Db, itemId: string): Promise<BundleRow[]> {
+  return (await loadBundles(db, [itemId])).get(itemId) ?? [];
+}
+
 export function bundleOcrStatus(bundle: BundleRow): OcrPageStatus | null {
   return aggregateOcrStatus(bundle.pages.map((p) => p.ocr_status));
 }
@@ -247,7 +252,7 @@ export async function refreshSearchFields(db: Db, itemId: string): Promise<void>
   const item = await findItem(db, itemId);
   if (!item) return;
   const requests: Array<{ id: string }> = await db.query(`SELECT id FROM scan_requests WHERE item_id = $1`, [itemId]);
-  const bundles = (await loadBundles(db, [itemId])).get(itemId) ?? [];
+  const bundles = await loadItemBundles(db, itemId);
   const pages = bundles.flatMap((b) => b.pages);
   const fields = searchFields({
     itemId: item.id,
@@ -670,7 +675,7 @@ export async function getInboundItem(deps: Deps, auth: AuthContext, id: string) 
 /** GET /v1/inbound-items/{id}/scans: per-scan saved OCR; never queues extraction. */
 export async function listInboundItemScans(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadManagedItem(deps, auth, id);
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   return {
     item_id: item.id,
     scans: bundles.map((b) => ({ ...scanSummary(b), ocr: savedOcr(b) })),
@@ -680,7 +685,7 @@ export async function listInboundItemScans(deps: Deps, auth: AuthContext, id: st
 /** GET /v1/inbound-items/{id}/pages: every stored page with its saved OCR (get_inbound_pages). */
 export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: string, page: { limit: number; offset: number }) {
   const item = await loadManagedItem(deps, auth, id);
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const pages = bundles.flatMap((b) => b.pages.map((p) => sourcePageView(b, p)));
   return {
     item_id: item.id,

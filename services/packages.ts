@@ -15,7 +15,7 @@ import {
 } from '../domain/handling';
 import { sourcesKind } from '../domain/agent-inbox';
 import {
-  bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
+  bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
 import { requestFingerprint, runIdempotent } from './idempotency';
@@ -132,7 +132,7 @@ async function packagePhotos(deps: Deps, item: ItemRow, photoType?: string) {
   const expiresAt = new Date(Date.now() + 3600_000).toISOString();
   const intake: Array<Record<string, unknown>> = await deps.db.query(
     `SELECT * FROM inbound_photos WHERE item_id = $1 ORDER BY created_at, id`, [item.id]);
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const photos = [
     ...await Promise.all(intake.map(async (p) => ({
       id: p.id as string, photo_type: p.photo_type as string, content_type: p.content_type as string, size_bytes: p.size_bytes as number,
@@ -382,7 +382,7 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
 export async function listPackageScans(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
   const requests = await deps.db.query(`SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`, [item.id]);
-  const bundles = (await loadBundles(deps.db, [item.id])).get(item.id) ?? [];
+  const bundles = await loadItemBundles(deps.db, item.id);
   const byRequest = new Map(bundles.map((b) => [b.request_id, b]));
   return {
     package_id: item.id,
