@@ -6,6 +6,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import { createEventDeliveries } from './webhook-deliveries';
+import { wakeDispatchers } from './webhook-dispatch';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
@@ -51,9 +52,9 @@ export async function publishEvent(deps: Deps, e: DomainEvent): Promise<Publishe
 /**
  * Creates one delivery per subscribed receiver of the event (the agent's legacy webhook;
  * every active custom endpoint of the member in the event's environment and scope) and
- * starts their `webhook-delivery-<id>` workflows. Idempotent: deliveries are unique per
- * (event, receiver) and workflow ids derive from delivery ids.
+ * wakes the receivers' dispatchers. Idempotent: deliveries are unique per (event,
+ * receiver), and waking a dispatcher with nothing due does nothing.
  */
 export async function fanOut(deps: Deps, eventId: string): Promise<void> {
-  await createEventDeliveries(deps, eventId);
+  await wakeDispatchers(deps, await createEventDeliveries(deps, eventId));
 }

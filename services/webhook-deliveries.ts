@@ -14,7 +14,6 @@ import {
 } from '../domain/webhook-events';
 import { legacySignatureHeader, standardWebhookHeaders } from '../domain/webhook-signatures';
 import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../domain/webhook-retry';
-import { wakeDispatchers } from './webhook-dispatch';
 import {
   AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
   WebhookDeliveryResult,
@@ -101,9 +100,8 @@ interface EventRow {
 }
 
 /**
- * fanOut: one delivery per subscribed receiver of the event (unique per event and
- * receiver), then a wake-up for the receivers' dispatchers. Safe to run again: existing
- * deliveries are kept, and a wake-up for a receiver with nothing due does nothing.
+ * One delivery per subscribed receiver of the event (unique per event and receiver);
+ * returns the ones still to send. Safe to run again: existing deliveries are kept.
  */
 export async function createEventDeliveries(deps: Deps, eventId: string): Promise<DeliveryRow[]> {
   const [event]: EventRow[] = await deps.db.query(
@@ -143,7 +141,6 @@ export async function createEventDeliveries(deps: Deps, eventId: string): Promis
   }
   const pending: DeliveryRow[] = await deps.db.query(
     `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`, [event.id]);
-  await wakeDispatchers(deps, pending.map((d) => ({ environment: d.environment, target: d.target, memberId: d.member_id, agentId: d.agent_id })));
   return pending;
 }
 

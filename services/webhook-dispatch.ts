@@ -12,7 +12,7 @@
 // WAKE_REFRESH_SECONDS or by the reconciler schedule (wakeOverdueDispatchers).
 import type { Deps } from './deps';
 import { ensureIntervalSchedule } from './schedules';
-import { attemptDelivery, returnedRows } from './webhook-deliveries';
+import { attemptDelivery, DeliveryRow, returnedRows } from './webhook-deliveries';
 import { retryDelayMs } from '../domain/webhook-retry';
 import {
   DispatchPassResult, RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, ReconcileWebhookDispatchInput, wakeDispatcherSignal,
@@ -36,12 +36,8 @@ const LEASE_SECONDS = 45;
 /** Attempts that could not even be recorded (not receiver failures) before a delivery fails. */
 const MAX_INTERNAL_ERRORS = 3;
 
-export interface DispatchTarget {
-  environment: 'live' | 'test';
-  target: string;
-  memberId: string;
-  agentId: string | null;
-}
+/** What names a dispatcher and tags its workflow: a delivery row has it. */
+export type DispatchTarget = Pick<DeliveryRow, 'environment' | 'target' | 'member_id' | 'agent_id'>;
 
 export function dispatchKeyOf(t: Pick<DispatchTarget, 'environment' | 'target'>): string {
   return `${t.environment}:${t.target}`;
@@ -66,14 +62,14 @@ async function signalDispatcher(deps: Deps, t: DispatchTarget): Promise<void> {
     signalArgs: [],
     typedSearchAttributes: [
       { key: ObjectId, value: t.target },
-      { key: MemberId, value: t.memberId },
+      { key: MemberId, value: t.member_id },
       { key: TestMode, value: t.environment === 'test' },
-      ...(t.agentId ? [{ key: AgentId, value: t.agentId }] : []),
+      ...(t.agent_id ? [{ key: AgentId, value: t.agent_id }] : []),
     ],
   });
 }
 
-/** Wakes the dispatchers of these receivers unless a wake-up is already on its way. */
+/** Wakes the dispatchers of these deliveries' receivers unless a wake-up is already on its way. */
 export async function wakeDispatchers(deps: Deps, targets: DispatchTarget[]): Promise<void> {
   const seen = new Set<string>();
   for (const t of targets) {
@@ -170,13 +166,11 @@ async function recordInternalError(deps: Deps, d: DueRow, err: unknown): Promise
 
 /** Wakes (unconditionally) every dispatcher with a delivery overdue by `overdueSeconds`. */
 export async function wakeOverdueDispatchers(deps: Deps, overdueSeconds: number): Promise<number> {
-  const overdue: Array<{ environment: 'live' | 'test'; target: string; member_id: string; agent_id: string | null }> = await deps.db.query(
+  const overdue: DispatchTarget[] = await deps.db.query(
     `SELECT DISTINCT ON (target, environment) target, environment, member_id, agent_id FROM webhook_deliveries
       WHERE kind = 'event' AND status IN ('queued','processing') AND next_attempt_at < now() - make_interval(secs => $1)
       ORDER BY target, environment LIMIT 1000`, [overdueSeconds]);
-  for (const o of overdue) {
-    await signalDispatcher(deps, { environment: o.environment, target: o.target, memberId: o.member_id, agentId: o.agent_id });
-  }
+  for (const o of overdue) await signalDispatcher(deps, o);
   return overdue.length;
 }
 

@@ -292,7 +292,7 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
       WHERE id = $1 AND status = 'failed' RETURNING *`, [d.id]));
   if (!queued) throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.');
   if (queued.kind === 'event') {
-    await wakeDispatchers(deps, [{ environment: queued.environment, target: queued.target, memberId: queued.member_id, agentId: queued.agent_id }]);
+    await wakeDispatchers(deps, [queued]);
   } else {
     await startDeliveryWorkflow(deps, queued);
   }
