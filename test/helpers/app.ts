@@ -9,6 +9,7 @@ import { startServer } from '../../api/server';
 import { closeDeps, createDeps, Deps } from '../../services/deps';
 import { createWorker } from '../../worker/worker';
 import type { Worker } from '@temporalio/worker';
+import { client, http, RequestOptions } from './http';
 
 export interface TestApp {
   deps: Deps;
@@ -54,4 +55,28 @@ export async function startTestApp(opts: { worker?: boolean; env?: Record<string
       await closeDeps(deps);
     },
   };
+}
+
+/**
+ * The usual suite setup: starts the app before the suite's tests and closes it after.
+ * `app` reads through to the started app, and `api` is http() bound to its base URL, so
+ * both can be destructured at describe time and used once beforeAll has run.
+ */
+export function useTestApp(opts: Parameters<typeof startTestApp>[0] = {}): { app: TestApp; api: ReturnType<typeof client> } {
+  let current: TestApp | undefined;
+  const started = (): TestApp => {
+    if (!current) throw new Error('the test app is not started yet (use it inside a test or a hook)');
+    return current;
+  };
+  beforeAll(async () => { current = await startTestApp(opts); });
+  afterAll(async () => { await started().close(); });
+  const app: TestApp = {
+    get deps() { return started().deps; },
+    get baseUrl() { return started().baseUrl; },
+    get siteUrl() { return started().siteUrl; },
+    get worker() { return started().worker; },
+    close: () => started().close(),
+  };
+  const api = <T = any>(method: string, path: string, requestOpts: RequestOptions = {}) => http<T>(app.baseUrl, method, path, requestOpts);
+  return { app, api };
 }

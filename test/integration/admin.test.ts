@@ -3,8 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { uniqueEmail } from '../helpers/factories';
 
 const run = promisify(execFile);
@@ -21,13 +20,7 @@ async function cli(script: string, args: string[], databaseUrl: string) {
 const admin = async (args: string[]) => JSON.parse(await cli('admin.ts', [...args, '--json'], process.env.DATABASE_URL!));
 
 describe('operator CLI and migrations', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
 
   it('member:create prints a working live key with the starting credits; credits:add tops up; key:revoke revokes', async () => {
     const email = uniqueEmail('admin');

@@ -1,5 +1,4 @@
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
@@ -9,13 +8,7 @@ import { authenticate } from '../../services/auth';
 import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
 
 describe('agents, credentials, mailboxes and discovery', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
   const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   describe('POST /v1/agents', () => {

@@ -1,18 +1,11 @@
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts';
 import { generateKey, hashKey } from '../../domain/keys';
 
 describe('authentication, scopes and key environments', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
 
   describe('every 401 reason', () => {
     const expect401 = async (headers: Record<string, string>, reason: string) => {

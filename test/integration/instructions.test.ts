@@ -1,18 +1,11 @@
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { sha256Hex } from '../../domain/keys';
 import { PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
 
 describe('instructions document', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
   const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   it('starts at the platform fallback, saves renter versions and lists them newest first', async () => {

@@ -1,15 +1,8 @@
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 
 describe('member API keys', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
   const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   it('creates prod keys (sk_live_) by default and test keys (sk_test_), raw key once', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startTestApp, TestApp } from '../helpers/app';
+import { TestApp, useTestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { uniqueEmail } from '../helpers/factories';
 import { verifyPassword } from '../../domain/passwords';
@@ -16,9 +16,7 @@ async function freshWindow(app: TestApp) {
 }
 
 describe('signup, waitlist and lead status', () => {
-  let app: TestApp;
-  beforeAll(async () => { app = await startTestApp({ worker: false }); });
-  afterAll(async () => { await app.close(); });
+  const { app } = useTestApp({ worker: false });
 
   const post = (path: string, json: unknown, ip = newIp()) =>
     client(app.baseUrl)('POST', path, { json, headers: { 'x-forwarded-for': ip } });

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startTestApp, TestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { createFacility } from '../../services/accounts';
@@ -10,13 +9,7 @@ import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
 import { answerSupportConversation } from '../../services/support';
 
 describe('support tickets and facility messages', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    app = await startTestApp({ worker: false });
-    api = client(app.baseUrl);
-  });
-  afterAll(async () => { await app.close(); });
+  const { app, api } = useTestApp({ worker: false });
 
   const V1 = { 'x-service-md-version': '1' };
   const open = (key: string, json: Record<string, unknown>, headers: Record<string, string> = {}) =>
