@@ -5,10 +5,21 @@ import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, TestApp } from '../helpers/app';
 import type { HttpResponse } from '../helpers/http';
+import { newMember } from '../helpers/factories';
+import { newAgent } from '../helpers/agents';
+import { insertMemberKey } from '../../services/accounts';
 
 export interface HostileApp extends TestApp {
   bucket: string;
   objectKeys(): Promise<string[]>;
+}
+
+/** A funded member (100,000 cents) with one agent and a sandbox member key. */
+export async function hostileMember(app: HostileApp) {
+  const member = await newMember(app.deps, { creditsCents: 100000 });
+  const agent = await newAgent(app.baseUrl, member.key);
+  const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+  return { memberId: member.member_id, key: member.key, agentId: agent.id as string, testKey };
 }
 
 export async function startHostileApp(env: Record<string, string> = {}): Promise<HostileApp> {

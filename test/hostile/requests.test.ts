@@ -9,11 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 import { client, HttpResponse } from '../helpers/http';
-import { newMember } from '../helpers/factories';
-import { newAgent, newCredential } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { newCredential } from '../helpers/agents';
 import { letterForm } from '../integration/mail-helpers';
-import { HostileApp, refusalProblem, snapshot, startHostileApp } from './helpers';
+import { HostileApp, hostileMember, refusalProblem, snapshot, startHostileApp } from './helpers';
 
 /** A raw HTTP/1.1 request, so that header sizes are not limited by the client. */
 function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<HttpResponse> {
@@ -46,12 +44,9 @@ describe('hostile requests', () => {
   beforeAll(async () => {
     app = await startHostileApp();
     api = client(app.baseUrl);
-    const member = await newMember(app.deps, { creditsCents: 100000 });
-    memberId = member.member_id;
-    key = member.key;
-    const agent = await newAgent(app.baseUrl, key);
-    agentKey = (await newCredential(app.baseUrl, key, agent.id)).key;
-    testKey = (await insertMemberKey(app.deps.db, memberId, { name: 'sandbox', environment: 'test' })).key;
+    let agentId: string;
+    ({ memberId, key, testKey, agentId } = await hostileMember(app));
+    agentKey = (await newCredential(app.baseUrl, key, agentId)).key;
     const doc = await PDFDocument.create();
     doc.addPage([612, 792]);
     pdf = Buffer.from(await doc.save());

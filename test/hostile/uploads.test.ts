@@ -7,13 +7,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { client } from '../helpers/http';
-import { newMember } from '../helpers/factories';
-import { newAgent } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
 import { HOSTILE_EXPECTATIONS } from '../fixtures/hostile/generate';
 import { letterForm } from '../integration/mail-helpers';
 import { batchForm, recipientsCsv } from '../integration/batch-helpers';
-import { HostileApp, refusalProblem, snapshot, startHostileApp } from './helpers';
+import { HostileApp, hostileMember, refusalProblem, snapshot, startHostileApp } from './helpers';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hostile');
 const TEN_MB = 10 * 1024 * 1024;
@@ -42,11 +39,7 @@ describe('hostile uploads', () => {
   beforeAll(async () => {
     app = await startHostileApp();
     api = client(app.baseUrl);
-    const member = await newMember(app.deps, { creditsCents: 100000 });
-    memberId = member.member_id;
-    key = member.key;
-    await newAgent(app.baseUrl, key);
-    testKey = (await insertMemberKey(app.deps.db, memberId, { name: 'sandbox', environment: 'test' })).key;
+    ({ memberId, key, testKey } = await hostileMember(app));
     template = await onePagePdf();
   });
   afterAll(async () => { await app?.close(); });
