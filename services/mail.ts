@@ -369,8 +369,9 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
     // The piece is committed (and paid): the reconciler starts its workflow shortly.
     deps.log.error({ err, outbound_mail_id: row.id }, 'starting the outbound mail workflow failed; the reconciler will start it');
   }
-  const fresh = (await loadMailRow(deps.db, row.id))!;
-  return { status: 201, body: await creationBody(deps, fresh) };
+  // The inserted row is the answer: the workflow start sets only workflow_started_at,
+  // which the record does not show.
+  return { status: 201, body: await creationBody(deps, row) };
 }
 
 /** The piece if the caller may see it; 404 otherwise (other members' and agents' pieces). */
