@@ -451,8 +451,9 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
 /** DELETE /v1/mail/{id}: cancels while submitted and not yet printing (or still pending approval); refunds once. */
 export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
   const row = await visibleMailRow(deps, auth, id, { sameEnvironment: true });
-  const answer = async (result: CancelResult) => ({
-    outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!),
+  /** `current` is the row as it stands now when the caller has just read it. */
+  const answer = async (result: CancelResult, current?: MailRow) => ({
+    outbound_mail: await recordOf(deps, current ?? (await loadMailRow(deps.db, id))!),
     refunded_credits_cents: result.refundedCents,
     credit_balance_cents: result.balanceCents,
     already_cancelled: result.alreadyCancelled,
@@ -460,13 +461,13 @@ export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
   const alreadyCancelled = async (): Promise<CancelResult> => ({
     refundedCents: 0, alreadyCancelled: true, balanceCents: row.test_mode ? null : await balanceCents(deps.db, row.member_id),
   });
-  if (row.status === 'cancelled') return answer(await alreadyCancelled());
+  if (row.status === 'cancelled') return answer(await alreadyCancelled(), row);
   try {
     return answer(await runMailUpdate<CancelResult>(deps, row, 'cancel', []));
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;
-    if (now.status === 'cancelled') return answer(await alreadyCancelled());
+    if (now.status === 'cancelled') return answer(await alreadyCancelled(), now);
     throw errors.conflict('MAIL_NOT_CANCELLABLE', `The piece is ${now.status} and can no longer be cancelled.`, { details: { status: now.status } });
   }
 }
