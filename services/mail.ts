@@ -92,14 +92,9 @@ export interface ServiceResult {
  */
 export const mailFaults: { afterCommit?: (outboundMailId: string) => void } = {};
 
-interface MemberSettings {
-  return_name: string | null;
-  return_company: string | null;
-  return_line1: string | null;
-  return_line2: string | null;
-  return_city: string | null;
-  return_state: string | null;
-  return_zip: string | null;
+/** The member's default return address (the piece's return_* columns) and spending settings. */
+interface MemberSettings extends Pick<MailRow,
+  'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'> {
   per_transaction_limit_cents: number | null;
   daily_spend_limit_cents: number | null;
   pricing_overrides: PricingOverrides | null;
