@@ -514,10 +514,10 @@ export async function rejectMail(deps: Deps, approver: Approver, id: string) {
   return { outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!) };
 }
 
-/** POST /v1/test/mail/{id}/advance: one sandbox step through the workflow's own handlers. */
 /**
- * One sandbox step. With an idempotency key, the step is also one Temporal update id, so a
- * retry whose first answer was lost between the workflow and the API moves the piece once.
+ * POST /v1/test/mail/{id}/advance: one sandbox step through the workflow's own handlers.
+ * With an idempotency key, the step is also one Temporal update id, so a retry whose
+ * first answer was lost between the workflow and the API moves the piece once.
  */
 export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string, opts: { idempotencyKey?: string } = {}): Promise<MailRecord> {
   const row = await visibleMailRow(deps, auth, id, { sameEnvironment: true });
