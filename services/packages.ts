@@ -21,8 +21,7 @@ import { scanRequestView } from './facility-inbound';
 import { requestFingerprint, runIdempotent } from './idempotency';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {
-  const rows = await updateReturning(deps.db,`UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`, [memberId, enabled]);
-  const updated = Array.isArray(rows[0]) ? rows[0] : rows;
+  const updated = await updateReturning(deps.db, `UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`, [memberId, enabled]);
   if (!updated.length) throw new Error(`no member ${memberId}`);
   return { member_id: updated[0].id, packages_enabled: updated[0].packages_enabled };
 }
@@ -411,26 +410,28 @@ export async function createPackageScan(deps: Deps, auth: AuthContext, id: strin
 // ---------------------------------------------------------------------------------------
 // Tags and notes
 
-export async function listPackageTags(deps: Deps, auth: AuthContext, id: string) {
-  const item = await loadPackage(deps, auth, id);
-  const rows = await deps.db.query(`SELECT tag, created_at FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [item.id]);
+async function packageTags(db: Db, item: ItemRow) {
+  const rows = await db.query(`SELECT tag, created_at FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [item.id]);
   return { package_id: item.id, tags: rows.map((r: { tag: string; created_at: Date }) => ({ tag: r.tag, created_at: r.created_at.toISOString() })) };
+}
+
+export async function listPackageTags(deps: Deps, auth: AuthContext, id: string) {
+  return packageTags(deps.db, await loadPackage(deps, auth, id));
 }
 
 export async function addPackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
   const inserted = await deps.db.query(`INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`, [item.id, tag]);
   if (inserted.length) await recordActivity(deps.db, item, 'tag_added', { tag });
-  return { tag, created: inserted.length > 0, ...(await listPackageTags(deps, auth, id)) };
+  return { tag, created: inserted.length > 0, ...(await packageTags(deps.db, item)) };
 }
 
 export async function removePackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
-  const removed = await updateReturning(deps.db,`DELETE FROM package_tags WHERE item_id = $1 AND tag = $2 RETURNING tag`, [item.id, tag]);
-  const rows = Array.isArray(removed[0]) ? removed[0] : removed;
-  if (!rows.length) throw errors.notFound('Tag');
+  const removed = await updateReturning(deps.db, `DELETE FROM package_tags WHERE item_id = $1 AND tag = $2 RETURNING tag`, [item.id, tag]);
+  if (!removed.length) throw errors.notFound('Tag');
   await recordActivity(deps.db, item, 'tag_removed', { tag });
-  return { removed: tag, ...(await listPackageTags(deps, auth, id)) };
+  return { removed: tag, ...(await packageTags(deps.db, item)) };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
