@@ -248,14 +248,15 @@ export interface AcknowledgmentBody {
   note?: string;
 }
 
-function requireKey(key: string | undefined): string {
+/** The Idempotency-Key of a request that requires one, or 400. */
+export function requireIdempotencyKey(key: string | undefined): string {
   if (!key) throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }], 'Idempotency-Key header is required');
   return key;
 }
 
 /** POST /v1/agent-inbox/{id}/acknowledgments: an outcome for the exact context the agent read. */
 export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, itemId: string, body: AcknowledgmentBody, idempotencyKey: string | undefined) {
-  const key = requireKey(idempotencyKey);
+  const key = requireIdempotencyKey(idempotencyKey);
   return runIdempotent(deps, auth, { operation: `agent-inbox.ack:${itemId}`, key, fingerprint: requestFingerprint(body) }, async () => {
     const { item, assignment } = await loadAssignment(deps, auth, itemId);
     const context = await buildContext(deps, auth, item, assignment);
@@ -286,7 +287,7 @@ export const SEED_SCENARIOS = ['two_page_letter', 'needs_review'] as const;
 
 /** POST /v1/agent-inbox/sandbox/seed: a test item from a fixture, assigned to the caller. */
 export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body: { scenario: (typeof SEED_SCENARIOS)[number] }, idempotencyKey: string | undefined) {
-  const key = requireKey(idempotencyKey);
+  const key = requireIdempotencyKey(idempotencyKey);
   return runIdempotent(deps, auth, { operation: 'agent-inbox.seed', key, fingerprint: requestFingerprint(body) }, async () => {
     const fixture = loadFixture(body.scenario);
     await uploadFixture(deps, fixture);

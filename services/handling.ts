@@ -25,7 +25,7 @@ import {
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
   ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
-import { assignmentView, loadAssignment } from './agent-inbox';
+import { assignmentView, loadAssignment, requireIdempotencyKey } from './agent-inbox';
 import { publishEvent } from './events';
 import { signalScanOutcome } from './facility-inbound';
 import {
@@ -178,14 +178,6 @@ async function sendUpdate<A>(deps: Deps, op: OperationRow, update: UpdateDefinit
     throw err;
   }
   return (await findOperation(deps.db, op.id))!;
-}
-
-function requireIdempotencyKey(key: string | undefined): string {
-  if (!key) {
-    throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }],
-      'Idempotency-Key header is required');
-  }
-  return key;
 }
 
 function assertVersion(current: number, expected: number, what: string): void {
