@@ -91,10 +91,9 @@ async function toFacilityItem(deps: Deps, row: MailRow, photos: PhotoRow[]) {
   };
 }
 
-async function itemOf(deps: Deps, id: string) {
-  const row = (await loadMailRow(deps.db, id))!;
-  const photos = await loadPhotos(deps.db, [id]);
-  return toFacilityItem(deps, row, photos.get(id) ?? []);
+async function itemOf(deps: Deps, row: MailRow) {
+  const photos = await loadPhotos(deps.db, [row.id]);
+  return toFacilityItem(deps, row, photos.get(row.id) ?? []);
 }
 
 /** The queue, oldest submission first. Without ?status= it is the open work: submitted, ready and mailed. */
@@ -111,8 +110,7 @@ export async function listFacilityMail(deps: Deps, auth: AuthContext, q: { statu
 }
 
 export async function getFacilityMail(deps: Deps, auth: AuthContext, id: string) {
-  await facilityMailRow(deps, auth, id);
-  return itemOf(deps, id);
+  return itemOf(deps, await facilityMailRow(deps, auth, id));
 }
 
 export async function facilityDocument(deps: Deps, auth: AuthContext, id: string) {
@@ -138,7 +136,7 @@ async function step(deps: Deps, row: MailRow, update: string, arg: unknown, uplo
     const now = (await loadMailRow(deps.db, row.id))!;
     throw errors.conflict('MAIL_STATE_CONFLICT', `The piece is ${now.status}; this step is not possible now.`, { details: { status: now.status } });
   }
-  return itemOf(deps, row.id);
+  return itemOf(deps, (await loadMailRow(deps.db, row.id))!);
 }
 
 /** The facility starts printing: from now on the caller can no longer cancel the piece. */
