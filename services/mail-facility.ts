@@ -10,10 +10,9 @@ import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { errors } from '../domain/errors';
 import { TRACKED_CLASSES } from '../domain/pricing';
-import { formatAddressLines } from '../domain/mail-address';
 import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
 import { SIGNED_URL_SECONDS } from './storage';
-import { loadMailRow, loadPhotos, MailRow, PhotoRow, signedPhotos } from './mail-record';
+import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedPhotos } from './mail-record';
 import { MailWorkflowClosed, runMailUpdate } from './mail-workflow';
 import type { PhotoRef } from '../workflows/contracts/mail';
 
@@ -60,17 +59,13 @@ async function facilityMailRow(deps: Deps, auth: AuthContext, id: string): Promi
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 async function toFacilityItem(deps: Deps, row: MailRow, photos: PhotoRow[]) {
-  const recipient = { name: row.recipient_name, company: row.recipient_company, line1: row.recipient_line1, line2: row.recipient_line2, city: row.recipient_city, state: row.recipient_state, zip: row.recipient_zip, country: row.recipient_country };
-  const ret = row.return_line1 && row.return_city && row.return_state && row.return_zip
-    ? { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip, country: 'US' }
-    : null;
   return {
     id: row.id,
     status: row.status,
     mail_class: row.mail_class,
     tracked: isTracked(row.mail_class),
-    recipient: { ...recipient, formatted: formatAddressLines(recipient).join('\n') },
-    return_address: ret ? { ...ret, formatted: formatAddressLines(ret).join('\n') } : null,
+    recipient: mailAddress(row, 'recipient'),
+    return_address: mailAddress(row, 'return'),
     page_count: row.page_count,
     color: row.color,
     duplex: row.duplex,

@@ -146,7 +146,8 @@ export function costDisplay(row: Pick<MailRow, 'test_mode' | 'cost_cents' | 'pri
   return row.test_mode ? `${formatCents(0)} (test mode; live cost ${formatCents(row.price_cents)})` : formatCents(row.cost_cents);
 }
 
-function address(row: MailRow, side: 'recipient' | 'return') {
+/** The recipient or return address with its printed lines (null for an incomplete return address). */
+export function mailAddress(row: MailRow, side: 'recipient' | 'return') {
   if (side === 'recipient') {
     const a = { name: row.recipient_name, company: row.recipient_company, line1: row.recipient_line1, line2: row.recipient_line2, city: row.recipient_city, state: row.recipient_state, zip: row.recipient_zip, country: row.recipient_country };
     return { ...a, formatted: formatAddressLines(a).join('\n') };
@@ -189,8 +190,8 @@ export function humanReview(deps: Deps, row: MailRow) {
   // Live pieces are debited at submission, on approval when they needed one, or by their mail run's funding.
   const charged = !row.test_mode && (row.submitted_at !== null || row.run_funded_at !== null);
   return {
-    send_to: address(row, 'recipient'),
-    return_address: address(row, 'return'),
+    send_to: mailAddress(row, 'recipient'),
+    return_address: mailAddress(row, 'return'),
     mail_class: row.mail_class,
     cost: {
       cost_cents: row.cost_cents,
