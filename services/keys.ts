@@ -9,7 +9,7 @@ import type { AuthContext } from './auth';
 import { errors } from '../domain/errors';
 import { generateKey, hashKey, keyPrefixOf } from '../domain/keys';
 import type { Scope } from '../domain/access';
-import { insertMemberKey } from './accounts';
+import { insertMemberKey, MEMBER_KEY_COLUMNS } from './accounts';
 import { assertAgentOfMember } from './scoping';
 
 const DAY_MS = 86_400_000;
@@ -129,8 +129,6 @@ export interface MemberKeyRecord {
   rotated_to_id: string | null;
 }
 
-const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function toMemberKey(row: any): MemberKeyRecord {
   return {
@@ -157,8 +155,7 @@ export async function createMemberKey(deps: Deps, auth: AuthContext, input: Memb
   const created = await insertMemberKey(deps.db, auth.memberId!, {
     name: input.name, environment: input.environment, expiresAt: expiryFrom(input.expires_in_days),
   });
-  const [row] = await deps.db.query(`SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1`, [created.id]);
-  return { ...toMemberKey(row), key: created.key };
+  return { ...toMemberKey(created.row), key: created.key };
 }
 
 async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext, keyId: string, lock = false) {
@@ -182,8 +179,7 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
     const [rotated] = await tx.query(
       `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
        SELECT * FROM changed`, [keyId, created.id]);
-    const [fresh] = await tx.query(`SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1`, [created.id]);
-    return { api_key: { ...toMemberKey(fresh), key: created.key }, rotated_key: toMemberKey(rotated) };
+    return { api_key: { ...toMemberKey(created.row), key: created.key }, rotated_key: toMemberKey(rotated) };
   });
 }
 
