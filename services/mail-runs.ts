@@ -355,13 +355,14 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   const run = await visibleRun(deps, auth, mailRunId);
   let alreadyCommitted = run.status === 'funded';
   let chargedCents = 0;
+  let now = run;
   if (run.status === 'open' || run.status === 'funding_pending') {
     const result = await runUpdate(deps, run, commitMailRunUpdate, 'Committing the mail run');
     // No answer means the workflow had already finished: another call settled the run.
     alreadyCommitted = result ? result.alreadyFunded : true;
     chargedCents = result ? result.chargedCents : 0;
+    now = (await loadMailRunById(deps.db, run.id))!;
   }
-  const now = (await loadMailRunById(deps.db, run.id))!;
   const children = await loadMailRunChildren(deps.db, now);
   const balance = await balanceCents(deps.db, now.member_id);
   const mailRun = toMailRun(now, children);
@@ -392,12 +393,13 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
 export async function cancelMailRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<{ mail_run: MailRun; already_cancelled: boolean }> {
   const run = await visibleRun(deps, auth, mailRunId);
   let alreadyCancelled = run.status === 'cancelled';
+  let now = run;
   if (!alreadyCancelled) {
     if (run.status === 'funded' || run.status === 'closed') throw notCancellable(run);
     const result = await runUpdate(deps, run, cancelMailRunUpdate, 'Cancelling the mail run');
     alreadyCancelled = result ? result.alreadyCancelled : true;
+    now = (await loadMailRunById(deps.db, run.id))!;
   }
-  const now = (await loadMailRunById(deps.db, run.id))!;
   if (now.status !== 'cancelled') throw notCancellable(now);
   return { mail_run: await present(deps, now), already_cancelled: alreadyCancelled };
 }
