@@ -5,7 +5,7 @@
 // the workflow's activities run, each one guarded by the operation's version.
 import { pagination } from '../domain/pagination';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, UpdateDefinition, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ApplicationFailure, UpdateDefinition } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import { ensureIntervalSchedule } from './schedules';
@@ -23,7 +23,7 @@ import { requestFingerprint, runIdempotent } from './idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
-  ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow,
+  ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
 import { assignmentView, loadAssignment, requireIdempotencyKey } from './agent-inbox';
 import { publishEvent } from './events';
@@ -32,7 +32,6 @@ import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, HandlingSnapshot, handlingWorkflowId,
   HandlingWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate,
 } from '../workflows/contracts/handling';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
 
 /**
  * HANDLING_APPROVAL_TIMEOUT_SECONDS: how long a proposal waits for the owner before it is
@@ -123,23 +122,10 @@ export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promi
     actionType: op.action_type, status: op.status, version: op.version,
     approvalTimeoutMs: handlingSettings().approvalTimeoutSeconds * 1000,
   };
-  try {
-    await deps.temporal.workflow.start('handlingWorkflow', {
-      taskQueue: deps.config.taskQueue,
-      workflowId: handlingWorkflowId(op.id),
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: ObjectStatus, value: op.status }, { key: ObjectId, value: op.id }, { key: MemberId, value: op.member_id },
-        { key: AgentId, value: op.agent_id ?? '' }, { key: TestMode, value: op.environment === 'test' },
-      ],
-    });
-  } catch (err) {
-    // A closed workflow of this id means the operation already reached its outcome.
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  await deps.db.query(`UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`, [op.id]);
+  // A closed workflow of this id means the operation already reached its outcome.
+  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [input],
+    { objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: input.testMode },
+    `UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`);
 }
 
 function failureOf(err: unknown): ApplicationFailure | null {

@@ -321,7 +321,11 @@ export function receivedRangeSql(range: { after?: Date; before?: Date }, params:
 // ---------------------------------------------------------------------------------------
 // Workflows that publish what happened to an item (events come from activities)
 
-async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[],
+/**
+ * Starts a workflow (an existing one of that id is fine: its record already reached or is
+ * on its way to an outcome) and marks the record started with `markStarted` ($1 = objectId).
+ */
+export async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[],
   attrs: { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }, markStarted: string) {
   try {
     await deps.temporal.workflow.start(workflowType, {
