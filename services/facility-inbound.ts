@@ -116,8 +116,21 @@ export interface DraftFields {
 }
 
 async function draftView(deps: Deps, draft: Record<string, unknown>) {
-  const photos: Array<Record<string, unknown>> = await deps.db.query(
-    `SELECT id, photo_type, storage_key, content_type, size_bytes, sha256, created_at FROM inbound_photos WHERE draft_id = $1 ORDER BY created_at, id`, [draft.id]);
+  const [view] = await draftViews(deps, [draft]);
+  return view;
+}
+
+/** The drafts as the facility sees them, with their photos (one query for all drafts). */
+async function draftViews(deps: Deps, drafts: Array<Record<string, unknown>>) {
+  const rows: Array<Record<string, unknown>> = drafts.length ? await deps.db.query(
+    `SELECT id, draft_id, photo_type, storage_key, content_type, size_bytes, sha256, created_at FROM inbound_photos
+      WHERE draft_id = ANY($1::uuid[]) ORDER BY created_at, id`, [drafts.map((d) => d.id)]) : [];
+  const byDraft = new Map<unknown, Array<Record<string, unknown>>>();
+  for (const p of rows) (byDraft.get(p.draft_id) ?? byDraft.set(p.draft_id, []).get(p.draft_id)!).push(p);
+  return Promise.all(drafts.map((draft) => draftViewWith(deps, draft, byDraft.get(draft.id) ?? [])));
+}
+
+async function draftViewWith(deps: Deps, draft: Record<string, unknown>, photos: Array<Record<string, unknown>>) {
   return {
     object: 'inbound_draft' as const,
     id: draft.id as string,
@@ -181,7 +194,7 @@ export async function listDrafts(deps: Deps, auth: AuthContext, query: { status?
     `SELECT *, count(*) OVER () AS total FROM inbound_drafts WHERE ${where} ORDER BY created_at DESC, id DESC
       LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
   return {
-    drafts: await Promise.all(rows.map((r: Record<string, unknown>) => draftView(deps, r))),
+    drafts: await draftViews(deps, rows),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }
