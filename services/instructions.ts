@@ -43,6 +43,12 @@ export async function currentInstructions(deps: Deps | { db: { query: EntityMana
   return { agent_id: row.agent_id, text: row.text, version: row.version, hash: row.hash, updated_at: row.created_at.toISOString(), source: row.source };
 }
 
+/** The latest version number, or 0 when the agent has none (reads no document text). */
+async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string): Promise<number> {
+  const [row] = await db.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  return Number(row.version ?? 0);
+}
+
 /**
  * Agent keys must send the current instructions version on mutating calls: 400 when
  * missing or not an integer, 409 when stale. Member and facility keys are not checked.
@@ -61,8 +67,7 @@ export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, s
       fields: [{ path: 'headers.x-service-md-version', message: 'must be a positive integer' }],
     });
   }
-  const current = await currentInstructions(deps, auth.agentId);
-  const currentVersion = current?.version ?? 1;
+  const currentVersion = (await latestVersion(deps.db, auth.agentId)) || 1;
   if (version !== currentVersion) {
     throw errors.conflict('SERVICE_MD_VERSION_MISMATCH', `Instructions version ${version} is stale; the current version is ${currentVersion}.`, {
       details: { current_version: currentVersion, sent_version: version },
@@ -98,8 +103,7 @@ export async function getInstructions(deps: Deps, auth: AuthContext, agentId: st
  * concurrent saves: exactly one wins, the other gets 409 like any stale version.
  */
 async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: string, expected: number, text: string, reason: string | null): Promise<void> {
-  const [row] = await tx.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
-  const current = Number(row.version ?? 0);
+  const current = await latestVersion(tx, agentId);
   if (current !== expected) throw staleVersion(expected, current);
   try {
     await tx.query(
@@ -176,11 +180,11 @@ function toProposal(row: any): InstructionsProposal {
  */
 export async function proposeInstructionsEdit(deps: Deps, auth: AuthContext, agentId: string, input: { suggested_content: string; reason?: string | null }): Promise<InstructionsProposal> {
   await assertAgentOfMember(deps, auth, agentId);
-  const current = await currentInstructions(deps, agentId);
+  const baseVersion = (await latestVersion(deps.db, agentId)) || 1;
   const [row] = await deps.db.query(
     `INSERT INTO instructions_proposals (agent_id, member_id, credential_id, base_version, suggested_content, reason)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROPOSAL_COLUMNS}`,
-    [agentId, auth.memberId, isAgentKey(auth) ? auth.keyId : null, current?.version ?? 1, input.suggested_content, input.reason ?? null],
+    [agentId, auth.memberId, isAgentKey(auth) ? auth.keyId : null, baseVersion, input.suggested_content, input.reason ?? null],
   );
   return toProposal(row);
 }
