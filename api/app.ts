@@ -20,7 +20,10 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   app.proxy = process.env.TRUST_PROXY === 'true';
 
   const site = new Router();
+  // Built on first request (config.siteUrl may be set after start-up), then served as is.
   let openapi: Record<string, unknown> | undefined;
+  let openapiJson: string | undefined;
+  let openapiYamlText: string | undefined;
   const doc = () => (openapi ??= buildOpenApi(deps.config, routes));
   site.get('/healthz', async (ctx) => {
     const health = await checkHealth(deps);
@@ -28,8 +31,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
     ctx.body = health;
   });
   // A string body, so the test_mode marker does not add a field the OpenAPI schema forbids.
-  site.get('/openapi.json', (ctx) => { ctx.body = JSON.stringify(doc()); ctx.type = 'application/json'; });
-  site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = openApiYaml(doc()); });
+  site.get('/openapi.json', (ctx) => { ctx.body = (openapiJson ??= JSON.stringify(doc())); ctx.type = 'application/json'; });
+  site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = (openapiYamlText ??= openApiYaml(doc())); });
 
   const api = buildRouter(deps, routes);
   const prefixed = new Router({ prefix: deps.config.apiPrefix });
