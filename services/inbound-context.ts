@@ -11,6 +11,7 @@ import { assertAgentOfMember, canSee, resolveAgentFilter } from './scoping';
 import { errors } from '../domain/errors';
 import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../domain/inbound-aliases';
 import { inboundExtractionWorkflowId } from '../workflows/contracts/inbound-extraction';
+import { updateReturning } from './inbound-items';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
@@ -126,12 +127,12 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
       `INSERT INTO inbound_forwarding_aliases (member_id, agent_id, test_mode, label, alias_local_part, domain, alias_type, requested_alias_local_part,
                                               source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT (lower(alias_local_part), lower(domain)) DO NOTHING RETURNING id`,
+       ON CONFLICT (lower(alias_local_part), lower(domain)) DO NOTHING RETURNING ${ALIAS_COLUMNS}`,
       [auth.memberId, agentId, auth.testMode, input.label ?? 'Forwarded mail', localPart, deps.config.inboundEmailDomain, input.alias_type, requested,
         input.source_type ?? 'email_forward', input.provider ?? null, handledBy, input.capture_method ?? 'any', input.automation_level ?? 'medium',
         input.approval_mode ?? 'always_require', JSON.stringify(input.metadata ?? {})],
     );
-    if (rows.length) return getForwardingAddress(deps, auth, rows[0].id);
+    if (rows.length) return { forwarding_address: shapeAlias(rows[0]) };
   }
   if (requested) {
     throw errors.conflict('ALIAS_TAKEN', `${requested.toLowerCase()}@${deps.config.inboundEmailDomain} is already taken.`, {
@@ -163,15 +164,15 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (handledBy === 'agent' && !agentId) {
     throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
   }
-  await deps.db.query(
+  const [updated] = await updateReturning(deps.db,
     `UPDATE inbound_forwarding_aliases SET label = $2, agent_id = $3, source_type = $4, provider = $5, handled_by = $6, capture_method = $7,
             automation_level = $8, approval_mode = $9, status = $10, metadata = $11, updated_at = now()
-      WHERE id = $1`,
+      WHERE id = $1 RETURNING ${ALIAS_COLUMNS}`,
     [id, input.label ?? current.label, agentId, input.source_type ?? current.source_type, input.provider !== undefined ? input.provider : current.provider,
       handledBy, input.capture_method ?? current.capture_method, input.automation_level ?? current.automation_level,
       input.approval_mode ?? current.approval_mode, input.status ?? current.status, JSON.stringify(input.metadata ?? current.metadata ?? {})],
   );
-  return getForwardingAddress(deps, auth, id);
+  return { forwarding_address: shapeAlias(updated) };
 }
 
 // ---------------------------------------------------------------- items
