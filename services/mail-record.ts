@@ -284,13 +284,6 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
 
 export type MailRecord = Awaited<ReturnType<typeof toMailRecord>>;
 
-export async function mailRecordById(deps: Deps, id: string): Promise<MailRecord | null> {
-  const row = await loadMailRow(deps.db, id);
-  if (!row) return null;
-  const photos = await loadPhotos(deps.db, [id]);
-  return toMailRecord(deps, row, photos.get(id) ?? []);
-}
-
 /**
  * The mail.* webhook payload (Events / Outbound mail events). `status` is the status the
  * event reports, so a late retry of an earlier event still says what happened then.
