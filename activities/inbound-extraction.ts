@@ -32,13 +32,14 @@ async function replaceExtractions(tx: Tx, itemId: string, scope: { fileId?: stri
   } else {
     await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = ANY($2)`, [itemId, scope.sources]);
   }
-  for (const [position, r] of rows.entries()) {
-    await tx.query(
-      `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [itemId, r.fileId, r.source, r.field, r.value.slice(0, TEXT_ROW_MAX), Math.max(0, Math.min(1, r.confidence)), JSON.stringify(r.metadata ?? {}), position],
-    );
-  }
+  if (!rows.length) return;
+  await tx.query(
+    `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
+     SELECT $1, f, s, fld, v, c, m::jsonb, p - 1
+       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[]) WITH ORDINALITY AS x(f, s, fld, v, c, m, p)`,
+    [itemId, rows.map((r) => r.fileId), rows.map((r) => r.source), rows.map((r) => r.field), rows.map((r) => r.value.slice(0, TEXT_ROW_MAX)),
+      rows.map((r) => Math.max(0, Math.min(1, r.confidence))), rows.map((r) => JSON.stringify(r.metadata ?? {}))],
+  );
 }
 
 interface FileRow {
