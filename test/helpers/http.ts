@@ -36,3 +36,8 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
 export function client(baseUrl: string) {
   return <T = any>(method: string, path: string, opts: RequestOptions = {}) => http<T>(baseUrl, method, path, opts);
 }
+
+/** The sorted `fields[].path` of a 400 validation body. */
+export function fieldPaths(body: { fields?: Array<{ path: string }> }): string[] {
+  return (body.fields ?? []).map((f) => f.path).sort();
+}

@@ -1,4 +1,5 @@
 import { useTestApp } from '../helpers/app';
+import { fieldPaths as paths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
@@ -9,7 +10,6 @@ import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services
 
 describe('agents, credentials, mailboxes and discovery', () => {
   const { app, api } = useTestApp({ worker: false });
-  const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   describe('POST /v1/agents', () => {
     it('creates the agent and its instructions version 1 in one go, with a webhook signing key shown once', async () => {

@@ -1,4 +1,5 @@
 import { useTestApp } from '../helpers/app';
+import { fieldPaths as paths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { sha256Hex } from '../../domain/keys';
@@ -6,7 +7,6 @@ import { PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
 
 describe('instructions document', () => {
   const { app, api } = useTestApp({ worker: false });
-  const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   it('starts at the platform fallback, saves renter versions and lists them newest first', async () => {
     const member = await newMember(app.deps);

@@ -1,9 +1,9 @@
 import { useTestApp } from '../helpers/app';
+import { fieldPaths as paths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 
 describe('member API keys', () => {
   const { app, api } = useTestApp({ worker: false });
-  const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   it('creates prod keys (sk_live_) by default and test keys (sk_test_), raw key once', async () => {
     const member = await newMember(app.deps);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TestApp, useTestApp } from '../helpers/app';
-import { client } from '../helpers/http';
+import { client, fieldPaths as paths } from '../helpers/http';
 import { uniqueEmail } from '../helpers/factories';
 import { verifyPassword } from '../../domain/passwords';
 
@@ -22,7 +22,6 @@ describe('signup, waitlist and lead status', () => {
     client(app.baseUrl)('POST', path, { json, headers: { 'x-forwarded-for': ip } });
   const get = (path: string) => client(app.baseUrl)('GET', path, { headers: { 'x-forwarded-for': newIp() } });
   const valid = () => ({ email: uniqueEmail('signup'), password: 'a-long-password', full_name: 'Ada Lovelace' });
-  const paths = (body: { fields?: Array<{ path: string }> }) => (body.fields ?? []).map((f) => f.path).sort();
 
   describe('POST /v1/signup validation (400 with fields[] paths)', () => {
     it.each([
