@@ -92,15 +92,20 @@ async function findConversation(db: Queryable, auth: AuthContext, id: string, fo
   return row;
 }
 
-async function appendMessage(tx: Queryable, conversation: Row, sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>, body: string): Promise<FacilityMessage> {
+/** Appends a message and answers it with the conversation as updated by it. */
+async function appendMessage(
+  tx: Queryable, conversation: Row, sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>, body: string,
+): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   const sequence = conversation.message_count + 1;
   const [row] = await tx.query(
     `INSERT INTO facility_messages (id, conversation_id, sequence, sender_type, agent_id, facility_id, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
     [randomUUID(), conversation.id, sequence, sender.sender_type, sender.agent_id, sender.facility_id, body]);
-  await tx.query(`UPDATE facility_conversations SET message_count = $2, last_message_at = $3 WHERE id = $1`,
+  const [updated] = await tx.query(
+    `WITH changed AS (UPDATE facility_conversations c SET message_count = $2, last_message_at = $3 WHERE c.id = $1
+                       RETURNING ${CONVERSATION_COLUMNS}) SELECT * FROM changed`,
     [conversation.id, sequence, row.created_at]);
-  return toMessage(row);
+  return { message: toMessage(row), conversation: toConversation(updated) };
 }
 
 /** A member or agent writes to the facility: a new conversation, or a reply in one (`conversation_id`). */
@@ -116,10 +121,8 @@ export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: 
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
         [auth.memberId, auth.agentId, facility.id, input.subject ?? null, auth.testMode ? 'test' : 'live']);
     }
-    const message = await appendMessage(tx, conversation,
+    return appendMessage(tx, conversation,
       { sender_type: isAgentKey(auth) ? 'agent' : 'member', agent_id: auth.agentId, facility_id: null }, input.body);
-    const [updated] = await tx.query(`SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE c.id = $1`, [conversation.id]);
-    return { message, conversation: toConversation(updated) };
   });
 }
 
@@ -161,8 +164,6 @@ export async function answerAsFacility(deps: Deps, auth: AuthContext, conversati
     if (!conversation.facility_id) {
       await tx.query(`UPDATE facility_conversations SET facility_id = $2 WHERE id = $1`, [conversation.id, auth.facilityId]);
     }
-    const message = await appendMessage(tx, conversation, { sender_type: 'facility', agent_id: null, facility_id: auth.facilityId }, input.body);
-    const [updated] = await tx.query(`SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE c.id = $1`, [conversation.id]);
-    return { message, conversation: toConversation(updated) };
+    return appendMessage(tx, conversation, { sender_type: 'facility', agent_id: null, facility_id: auth.facilityId }, input.body);
   });
 }
