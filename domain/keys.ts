@@ -34,7 +34,7 @@ export function generateKey(kind: KeyKind): string {
 }
 
 export function hashKey(rawKey: string): string {
-  return createHash('sha256').update(rawKey, 'utf8').digest('hex');
+  return sha256Hex(rawKey);
 }
 
 export function keyPrefixOf(rawKey: string): string {
