@@ -9,6 +9,7 @@ import { isAgentKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import { mailboxIdFor } from '../domain/agents';
 import { createInitialInstructions } from './instructions';
+import { assertAgentOfMember } from './scoping';
 import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from './webhooks';
 
 export interface AgentInput {
@@ -146,7 +147,7 @@ export async function getAgent(deps: Deps, auth: AuthContext, agentId: string): 
 
 /** Setting a webhook URL on an agent without a signing key issues one (shown once). */
 export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string, patch: Partial<AgentInput>): Promise<AgentDetail> {
-  await findAgentRow(deps, auth, agentId);
+  await assertAgentOfMember(deps, auth, agentId);
   if (patch.webhook_url) await assertWebhookTarget(deps, patch.webhook_url, 'agent_webhook', 'webhook_url');
   const columns = (['name', 'display_name', 'description', 'webhook_url'] as const).filter((c) => patch[c] !== undefined);
   const signingKey = await deps.db.transaction(async (tx) => {
@@ -170,7 +171,7 @@ export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string
  * stay (they keep pointing at the archived agent).
  */
 export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string) {
-  await findAgentRow(deps, auth, agentId);
+  await assertAgentOfMember(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
     const [agent] = await tx.query(
       `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`, [agentId]);
