@@ -631,12 +631,11 @@ export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number)
     `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.received_workflow_started_at IS NULL AND i.created_at <= ${age}
       ORDER BY i.created_at LIMIT 200`, [String(graceSeconds)]);
   for (const row of items) await startInboundReceivedWorkflow(deps, toItemRow(row));
-  const bundles: Array<{ id: string; item_id: string }> = await deps.db.query(
-    `SELECT id, item_id FROM scan_bundles WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`, [String(graceSeconds)]);
-  for (const b of bundles) {
-    const item = await findItem(deps.db, b.item_id);
-    if (item) await startScanBundleWorkflow(deps, b.id, item);
-  }
+  // Each bundle with its item (a bundle's item always exists: the bundle is deleted with it).
+  const bundles: Array<Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'> & { bundle_id: string }> = await deps.db.query(
+    `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
+      WHERE b.workflow_started_at IS NULL AND b.created_at <= ${age} ORDER BY b.created_at LIMIT 200`, [String(graceSeconds)]);
+  for (const b of bundles) await startScanBundleWorkflow(deps, b.bundle_id, b);
   // Open & Scan operations whose scan was fulfilled or refused but whose signal was lost.
   const waiting = await deps.db.query(
     `SELECT o.id, r.id AS request_id, r.status, r.rejection_reason, b.id AS bundle_id
