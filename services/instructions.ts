@@ -35,12 +35,18 @@ export async function createInitialInstructions(tx: EntityManager, agentId: stri
   );
 }
 
+const DOCUMENT_COLUMNS = `agent_id, text, version, hash, created_at, source`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toDocument(row: any): InstructionsDocument {
+  return { agent_id: row.agent_id, text: row.text, version: row.version, hash: row.hash, updated_at: row.created_at.toISOString(), source: row.source };
+}
+
 export async function currentInstructions(deps: Deps | { db: { query: EntityManager['query'] } }, agentId: string): Promise<InstructionsDocument | null> {
   const [row] = await deps.db.query(
-    `SELECT agent_id, text, version, hash, created_at, source FROM instructions_versions
+    `SELECT ${DOCUMENT_COLUMNS} FROM instructions_versions
       WHERE agent_id = $1 ORDER BY version DESC LIMIT 1`, [agentId]);
-  if (!row) return null;
-  return { agent_id: row.agent_id, text: row.text, version: row.version, hash: row.hash, updated_at: row.created_at.toISOString(), source: row.source };
+  return row ? toDocument(row) : null;
 }
 
 /** The latest version number, or 0 when the agent has none (reads no document text). */
@@ -102,14 +108,16 @@ export async function getInstructions(deps: Deps, auth: AuthContext, agentId: st
  * Saves `text` as version expected+1. The (agent_id, version) primary key decides between
  * concurrent saves: exactly one wins, the other gets 409 like any stale version.
  */
-async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: string, expected: number, text: string, reason: string | null): Promise<void> {
+async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: string, expected: number, text: string, reason: string | null): Promise<InstructionsDocument> {
   const current = await latestVersion(tx, agentId);
   if (current !== expected) throw staleVersion(expected, current);
   try {
-    await tx.query(
-      `INSERT INTO instructions_versions (agent_id, version, text, hash, source, reason) VALUES ($1, $2, $3, $4, 'renter', $5)`,
+    const [row] = await tx.query(
+      `INSERT INTO instructions_versions (agent_id, version, text, hash, source, reason) VALUES ($1, $2, $3, $4, 'renter', $5)
+       RETURNING ${DOCUMENT_COLUMNS}`,
       [agentId, expected + 1, text, instructionsHash(text), reason],
     );
+    return toDocument(row);
   } catch (err) {
     if (isPrimaryKeyRace(err)) throw staleVersion(expected, expected + 1);
     throw err;
@@ -118,8 +126,7 @@ async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: stri
 
 export async function saveInstructions(deps: Deps, auth: AuthContext, agentId: string, input: { text: string; expected_version: number }): Promise<InstructionsDocument> {
   await assertAgentOfMember(deps, auth, agentId);
-  await insertNextVersion(deps.db, agentId, input.expected_version, input.text, null);
-  return (await currentInstructions(deps, agentId))!;
+  return insertNextVersion(deps.db, agentId, input.expected_version, input.text, null);
 }
 
 export interface InstructionsVersionRecord {
