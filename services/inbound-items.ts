@@ -100,7 +100,7 @@ export function visibleToManagedMailbox(auth: AuthContext, item: ItemRow): boole
 }
 
 export async function loadManagedItem(deps: Deps, auth: AuthContext, id: string): Promise<ItemRow> {
-  if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
+  await ensureSampleForTestKey(deps, auth);
   const item = await findItem(deps.db, id);
   if (!item || !visibleToManagedMailbox(auth, item)) throw errors.notFound('Inbound item');
   return item;
@@ -553,6 +553,11 @@ export async function ensureMemberSample(deps: Deps, memberId: string): Promise<
   return id;
 }
 
+/** Test keys always have their member's sample to read. */
+async function ensureSampleForTestKey(deps: Deps, auth: AuthContext): Promise<void> {
+  if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
+}
+
 // ---------------------------------------------------------------------------------------
 // Managed mailbox endpoints
 
@@ -633,7 +638,7 @@ async function pushAgentScope(deps: Deps, auth: AuthContext, agentId: string | u
 /** GET /v1/inbound-items: literal AND search over the caller's items (search_inbound_items). */
 export async function listInboundItems(deps: Deps, auth: AuthContext, query: ItemListQuery) {
   const literal = literalQueryOrThrow(query.q);
-  if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
+  await ensureSampleForTestKey(deps, auth);
   const params: unknown[] = [auth.memberId, environmentOf(auth)];
   const where = ['i.member_id = $1', 'i.environment = $2'];
   await pushAgentScope(deps, auth, query.agent_id, params, where);
@@ -700,7 +705,7 @@ export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: str
 }
 
 export async function listInboundActivity(deps: Deps, auth: AuthContext, query: { item_id?: string; agent_id?: string; limit: number; offset: number }) {
-  if (auth.testMode && auth.memberId) await ensureMemberSample(deps, auth.memberId);
+  await ensureSampleForTestKey(deps, auth);
   const params: unknown[] = [auth.memberId, environmentOf(auth)];
   const where = ['a.member_id = $1', 'a.environment = $2'];
   await pushAgentScope(deps, auth, query.agent_id, params, where);
