@@ -12,7 +12,7 @@ import {
 } from '../domain/agent-inbox';
 import { SEARCH_MODE } from '../domain/inbound-search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from './instructions';
-import { requestFingerprint, runIdempotent } from './idempotency';
+import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
   literalTermsSql, loadItemBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
@@ -249,11 +249,6 @@ export interface AcknowledgmentBody {
 }
 
 /** The Idempotency-Key of a request that requires one, or 400. */
-export function requireIdempotencyKey(key: string | undefined): string {
-  if (!key) throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }], 'Idempotency-Key header is required');
-  return key;
-}
-
 /** POST /v1/agent-inbox/{id}/acknowledgments: an outcome for the exact context the agent read. */
 export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, itemId: string, body: AcknowledgmentBody, idempotencyKey: string | undefined) {
   const key = requireIdempotencyKey(idempotencyKey);

@@ -19,13 +19,13 @@ import {
   ProposalInput, quoteHandling, unavailableReason,
 } from '../domain/handling';
 import { debit, insufficientCredits, refund } from './credits';
-import { requestFingerprint, runIdempotent } from './idempotency';
+import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
   ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
-import { assignmentView, loadAssignment, requireIdempotencyKey } from './agent-inbox';
+import { assignmentView, loadAssignment } from './agent-inbox';
 import { publishEvent } from './events';
 import { signalScanOutcome } from './facility-inbound';
 import {

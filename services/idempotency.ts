@@ -28,6 +28,12 @@ export function requestFingerprint(parts: unknown): string {
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+/** For routes whose Idempotency-Key is mandatory. */
+export function requireIdempotencyKey(key: string | undefined): string {
+  if (!key) throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }], 'Idempotency-Key header is required');
+  return key;
+}
+
 /**
  * Runs `fn` once per (caller, operation, key). Without a key, runs it directly.
  * Results with status >= 500 are not stored, so a retry runs again.
