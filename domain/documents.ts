@@ -5,14 +5,14 @@
 // Every refusal is a 400 validation error on `document` (or `page_count` for the
 // page_count field). Hostile files are bounded: 10 MB in; PDF object and cross-reference
 // streams may expand to 20 MB in total and parsing gets 5 seconds; a DOCX may hold
-// 1,000 ZIP entries and the parts read may expand to 50 MB; a PNG may have 50 million
-// pixels and its image data is inflated as a stream, never held whole; page trees are
-// walked once, node by node, and stop past MAX_OUTBOUND_PAGES.
+// 1,000 ZIP entries and the parts read may expand to 50 MB; images pass the shared image
+// check (domain/images.ts: whole decode, 50 megapixels at most); page trees are walked
+// once, node by node, and stop past MAX_OUTBOUND_PAGES.
 import { createHash } from 'node:crypto';
-import zlib from 'node:zlib';
 import JSZip from 'jszip';
 import { decodePDFRawStream, ParseSpeeds, PDFArray, PDFContext, PDFDict, PDFName, PDFObject, PDFPageLeaf, PDFPageTree, PDFParser, PDFRawStream } from 'pdf-lib';
 import { ApiError, errors } from './errors';
+import { checkImage, sniffImage } from './images';
 import { MAX_OUTBOUND_PAGES } from './pricing';
 
 export type DocumentType = 'pdf' | 'docx' | 'jpg' | 'png' | 'txt' | 'csv';
@@ -34,7 +34,6 @@ export const MAX_PDF_DECODED_BYTES = 20 * 1024 * 1024;
 export const PDF_PARSE_TIME_LIMIT_MS = 5000;
 export const MAX_DOCX_ENTRIES = 1000;
 export const MAX_DOCX_PART_BYTES = 50 * 1024 * 1024;
-export const MAX_IMAGE_PIXELS = 50_000_000;
 
 /** Plain-text layout: 80 columns, 66 lines per page, tab stops every 8 columns. */
 export const TEXT_COLUMNS = 80;
@@ -57,7 +56,6 @@ const refusePageCount = (message: string): ApiError => errors.validation([{ path
 const tooManyPages = (what: string, pages: number | string): ApiError =>
   refuse(`${what} has ${pages} pages; the most an outbound piece may have is ${MAX_OUTBOUND_PAGES}`);
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 export async function inspectDocument(data: Buffer, filename: string | null, opts: { pageCountOverride?: number } = {}): Promise<InspectedDocument> {
@@ -88,12 +86,10 @@ async function countPages(data: Buffer, filename: string | null, override: numbe
     if (pageCount > MAX_OUTBOUND_PAGES) throw tooManyPages('the PDF', `more than ${MAX_OUTBOUND_PAGES}`);
     return { type: 'pdf', pageCount, source: 'pdf' };
   }
-  if (data.subarray(0, 8).equals(PNG_SIGNATURE) || data.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))) {
+  if (sniffImage(data)) {
     if (override !== undefined) throw refusePageCount('page_count applies only to DOCX, TXT and CSV documents; an image is always 1 page');
-    const type = data[0] === 0x89 ? 'png' : 'jpg';
-    if (type === 'png') await checkPng(data);
-    else checkJpeg(data);
-    return { type, pageCount: 1, source: 'image' };
+    const image = await checkImage(data, 'document');
+    return { type: image.type, pageCount: 1, source: 'image' };
   }
   if (data.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) {
     const pages = await countDocxPages(data, override);
@@ -207,134 +203,6 @@ function walkPageTree(context: PDFContext, limit: number): number {
     for (let i = kids.size() - 1; i >= 0; i--) pending.push(kids.get(i));
   }
   return pages;
-}
-
-// -------------------------------------------------------------------------- images
-
-const PNG_BITS_PER_PIXEL: Record<number, Record<number, number>> = {
-  0: { 1: 1, 2: 2, 4: 4, 8: 8, 16: 16 }, // greyscale
-  2: { 8: 24, 16: 48 }, // RGB
-  3: { 1: 1, 2: 2, 4: 4, 8: 8 }, // palette
-  4: { 8: 16, 16: 32 }, // greyscale + alpha
-  6: { 8: 32, 16: 64 }, // RGBA
-};
-
-/** Bytes of filtered image data: one filter byte per row, per interlace pass when interlaced. */
-function pngDataBytes(width: number, height: number, bitsPerPixel: number, interlaced: boolean): number {
-  const rowBytes = (w: number) => 1 + Math.ceil((w * bitsPerPixel) / 8);
-  if (!interlaced) return height * rowBytes(width);
-  // Adam7 passes: [x start, x step, y start, y step].
-  const passes = [[0, 8, 0, 8], [4, 8, 0, 8], [0, 4, 4, 8], [2, 4, 0, 4], [0, 2, 2, 4], [1, 2, 0, 2], [0, 1, 1, 2]];
-  let total = 0;
-  for (const [x0, dx, y0, dy] of passes) {
-    const w = Math.ceil((width - x0) / dx);
-    const h = Math.ceil((height - y0) / dy);
-    if (w > 0 && h > 0) total += h * rowBytes(w);
-  }
-  return total;
-}
-
-/** Every chunk intact (CRC), a valid header, and image data that inflates to exactly the size the header implies. */
-async function checkPng(data: Buffer): Promise<void> {
-  const corrupt = (why: string) => refuse(`the PNG image is corrupt: ${why}`);
-  let offset = 8;
-  let header: { width: number; height: number; bitsPerPixel: number; colorType: number; interlaced: boolean } | null = null;
-  let palette = false;
-  let ended = false;
-  const imageData: Buffer[] = [];
-  while (!ended) {
-    if (offset + 12 > data.length) throw corrupt('the file is truncated');
-    const length = data.readUInt32BE(offset);
-    const type = data.toString('latin1', offset + 4, offset + 8);
-    if (length > 0x7fffffff || offset + 12 + length > data.length) throw corrupt('the file is truncated');
-    const body = data.subarray(offset + 8, offset + 8 + length);
-    if (zlib.crc32(data.subarray(offset + 4, offset + 8 + length)) !== data.readUInt32BE(offset + 8 + length)) throw corrupt(`${/^[A-Za-z]{4}$/.test(type) ? `chunk ${type}` : 'a chunk'} fails its checksum`);
-    offset += 12 + length;
-    if (!header) {
-      if (type !== 'IHDR' || length !== 13) throw corrupt('the header chunk is missing');
-      const width = body.readUInt32BE(0);
-      const height = body.readUInt32BE(4);
-      const [bitDepth, colorType, compression, filter, interlace] = [body[8], body[9], body[10], body[11], body[12]];
-      const bitsPerPixel = PNG_BITS_PER_PIXEL[colorType]?.[bitDepth];
-      if (!width || !height || !bitsPerPixel || compression !== 0 || filter !== 0 || interlace > 1) throw corrupt('the header is invalid');
-      if (width * height > MAX_IMAGE_PIXELS) throw refuse(`the PNG image is ${width}x${height} pixels; the maximum is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels`);
-      header = { width, height, bitsPerPixel, colorType, interlaced: interlace === 1 };
-    } else if (type === 'PLTE') {
-      palette = true;
-    } else if (type === 'IDAT') {
-      imageData.push(body);
-    } else if (type === 'IEND') {
-      ended = true;
-    }
-  }
-  if (!header) throw corrupt('the header chunk is missing');
-  if (header.colorType === 3 && !palette) throw corrupt('the palette is missing');
-  if (imageData.length === 0) throw corrupt('there is no image data');
-  const expected = pngDataBytes(header.width, header.height, header.bitsPerPixel, header.interlaced);
-  const inflated = await inflatedSize(Buffer.concat(imageData), expected);
-  if (inflated !== expected) throw corrupt('the image data does not match the image size');
-}
-
-/** Bytes that zlib data inflates to, counted as a stream and abandoned past `limit`. */
-function inflatedSize(compressed: Buffer, limit: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const inflate = zlib.createInflate();
-    let total = 0;
-    inflate.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        inflate.destroy();
-        resolve(total);
-      }
-    });
-    inflate.on('error', () => reject(refuse('the PNG image is corrupt: the image data cannot be decompressed')));
-    inflate.on('end', () => resolve(total));
-    inflate.end(compressed);
-  });
-}
-
-const JPEG_FRAME_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
-
-/** Marker structure: SOI, a frame header with a size, a scan, and an EOI after the scan data. */
-function checkJpeg(data: Buffer): void {
-  const corrupt = (why: string) => refuse(`the JPEG image is corrupt: ${why}`);
-  let offset = 2;
-  let frame = false;
-  for (;;) {
-    if (offset + 2 > data.length) throw corrupt('the file is truncated');
-    if (data[offset] !== 0xff) throw corrupt('a marker is missing');
-    while (data[offset + 1] === 0xff && offset + 2 < data.length) offset += 1; // fill bytes
-    const marker = data[offset + 1];
-    offset += 2;
-    if (marker === 0x01) continue;
-    if (marker === 0xd9) throw corrupt('there is no image scan');
-    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x00) throw corrupt('a marker is out of place');
-    if (offset + 2 > data.length) throw corrupt('the file is truncated');
-    const length = data.readUInt16BE(offset);
-    if (length < 2 || offset + length > data.length) throw corrupt('the file is truncated');
-    const segment = data.subarray(offset + 2, offset + length);
-    offset += length;
-    if (JPEG_FRAME_MARKERS.has(marker)) {
-      const components = segment[5];
-      if (segment.length < 6 || !segment.readUInt16BE(1) || !segment.readUInt16BE(3) || components < 1 || components > 4 || segment.length !== 6 + 3 * components) {
-        throw corrupt('the frame header is invalid');
-      }
-      frame = true;
-    } else if (marker === 0xda) {
-      if (!frame) throw corrupt('the scan comes before the frame header');
-      // Entropy-coded data runs to the next marker that is not a stuffed 0xFF00 or a restart marker.
-      for (;;) {
-        const next = data.indexOf(0xff, offset);
-        if (next < 0 || next + 1 >= data.length) throw corrupt('the file is truncated');
-        const byte = data[next + 1];
-        offset = next + 1;
-        if (byte === 0x00 || byte === 0xff || (byte >= 0xd0 && byte <= 0xd7)) continue;
-        offset = next;
-        break;
-      }
-      if (data[offset + 1] === 0xd9) return;
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------- DOCX

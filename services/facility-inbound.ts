@@ -14,6 +14,7 @@ import type { AuthContext } from './auth';
 import type { UploadedFile } from '../api/route';
 import { errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
+import { checkImage } from '../domain/images';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/handling';
 import { assignFacility } from './facilities';
@@ -220,17 +221,11 @@ export async function updateDraft(deps: Deps, auth: AuthContext, id: string, bod
   return { draft: await draftView(deps, draft) };
 }
 
-function imageType(data: Buffer): { contentType: string; ext: string } | null {
-  if (data.length > 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return { contentType: 'image/png', ext: 'png' };
-  if (data.length > 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return { contentType: 'image/jpeg', ext: 'jpg' };
-  return null;
-}
-
+/** A photo or page image, decoded in full before anything is stored (400 on `field` otherwise). */
 async function readImage(file: UploadedFile, field: string) {
   const data = await readFile(file.filepath);
-  const type = imageType(data);
-  if (!type || data.length === 0) throw errors.validation([{ path: field, message: 'must be a PNG or JPEG image' }]);
-  return { data, ...type };
+  const image = await checkImage(data, field);
+  return { data, contentType: image.contentType, ext: image.extension };
 }
 
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;

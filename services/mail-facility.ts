@@ -8,7 +8,8 @@ import { pagination } from '../domain/pagination';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
-import { errors } from '../domain/errors';
+import { ApiError, errors, FieldError } from '../domain/errors';
+import { checkImage, CheckedImage } from '../domain/images';
 import { TRACKED_CLASSES } from '../domain/pricing';
 import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
 import { SIGNED_URL_SECONDS } from './storage';
@@ -23,26 +24,28 @@ export interface UploadedPhoto {
 
 const isTracked = (mailClass: string) => (TRACKED_CLASSES as readonly string[]).includes(mailClass);
 
-function photoContentType(data: Buffer): 'image/png' | 'image/jpeg' | null {
-  if (data.length > 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
-  if (data.length > 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
-  return null;
-}
-
-/** Photos must be PNG or JPEG images; checked before anything is stored. */
-function checkPhotos(photos: UploadedPhoto[]): void {
-  const bad = photos.filter((p) => !photoContentType(p.data));
-  if (bad.length) throw errors.validation(bad.map((p) => ({ path: p.category, message: 'must be a PNG or JPEG image' })));
+/** Photos must be whole PNG or JPEG images (decoded in full); checked before anything is stored. */
+async function checkPhotos(photos: UploadedPhoto[]): Promise<Array<CheckedImage & UploadedPhoto>> {
+  const checked: Array<CheckedImage & UploadedPhoto> = [];
+  const refused: FieldError[] = [];
+  for (const p of photos) {
+    try {
+      checked.push({ ...p, ...(await checkImage(p.data, p.category)) });
+    } catch (err) {
+      if (!(err instanceof ApiError) || !err.options.fields) throw err;
+      refused.push(...err.options.fields);
+    }
+  }
+  if (refused.length) throw errors.validation(refused);
+  return checked;
 }
 
 async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[]): Promise<PhotoRef[]> {
-  checkPhotos(photos);
   const refs: PhotoRef[] = [];
-  for (const p of photos) {
-    const contentType = photoContentType(p.data)!;
-    const storageKey = `mail/${id}/photos/${p.category}-${randomUUID()}.${contentType === 'image/png' ? 'png' : 'jpg'}`;
-    await deps.storage.put(storageKey, p.data, contentType);
-    refs.push({ category: p.category, storageKey, contentType });
+  for (const p of await checkPhotos(photos)) {
+    const storageKey = `mail/${id}/photos/${p.category}-${randomUUID()}.${p.extension}`;
+    await deps.storage.put(storageKey, p.data, p.contentType);
+    refs.push({ category: p.category, storageKey, contentType: p.contentType });
   }
   return refs;
 }

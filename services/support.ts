@@ -10,6 +10,7 @@ import { isAgentKey } from './auth';
 import { resolveAgentFilter } from './scoping';
 import { ApiError, errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
+import { checkImage } from '../domain/images';
 import {
   attachmentTotalProblem, decodeBase64, MAX_ACTIVE_TICKETS, MAX_NEW_TICKETS_PER_DAY, SupportCategory, supportCaseId,
   supportMessageId, SupportStatus, ticketLimitRefusal,
@@ -133,7 +134,8 @@ async function assertTicketAllowed(tx: Queryable, memberId: string, opts: { newT
   });
 }
 
-function decodeAttachments(inputs: SupportAttachmentInput[]): Array<SupportAttachmentInput & { bytes: Buffer }> {
+/** Base64-decoded attachments; an image (by its declared type) must decode in full as that type. */
+async function decodeAttachments(inputs: SupportAttachmentInput[]): Promise<Array<SupportAttachmentInput & { bytes: Buffer }>> {
   const decoded = inputs.map((a, i) => {
     const bytes = decodeBase64(a.content_base64);
     if (!bytes) throw errors.validation([{ path: `attachments.${i}.content_base64`, message: 'must be base64' }]);
@@ -141,6 +143,12 @@ function decodeAttachments(inputs: SupportAttachmentInput[]): Array<SupportAttac
   });
   const problem = attachmentTotalProblem(decoded.map((d) => d.bytes.length));
   if (problem) throw errors.validation([problem]);
+  for (const [i, a] of decoded.entries()) {
+    if (!a.content_type.startsWith('image/')) continue;
+    const path = `attachments.${i}.content_base64`;
+    const image = await checkImage(a.bytes, path);
+    if (image.contentType !== a.content_type) throw errors.validation([{ path, message: `is a ${image.contentType} image, not ${a.content_type}` }]);
+  }
   return decoded;
 }
 
@@ -211,7 +219,7 @@ export async function sendSupportMessage(deps: Deps, auth: AuthContext, input: S
   if (!input.conversation_id && !input.category) {
     throw errors.validation([{ path: 'category', message: 'required when opening a new ticket (no conversation_id)' }]);
   }
-  const attachments = decodeAttachments(input.attachments ?? []);
+  const attachments = await decodeAttachments(input.attachments ?? []);
   const author = { type: isAgentKey(auth) ? 'agent' as const : 'member' as const, agentId: auth.agentId };
   return deps.db.transaction(async (tx) => {
     let conversation: Row;

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { useTestApp } from '../helpers/app';
@@ -62,7 +63,7 @@ describe('support tickets and facility messages', () => {
 
     it('keeps a conversation: replies, attachments in the object store, support answers, resolve', async () => {
       const member = await newMember(app.deps);
-      const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+      const png = readFileSync(path.join(__dirname, '..', 'fixtures', 'documents', 'image.png'));
       const first = await open(member.key, {
         category: 'account', body: 'Screenshot attached.',
         attachments: [{ filename: 'screen.png', content_type: 'image/png', content_base64: png.toString('base64') }],
