@@ -7,7 +7,7 @@ import type { EntityManager } from 'typeorm';
 import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } from '../domain/inbound-analysis';
 import { extensionOf, familyOfContentType } from '../domain/inbound-message';
 import { ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
-import { pickThread, ThreadKeys } from '../domain/inbound-thread';
+import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../domain/inbound-thread';
 import type { Deps } from '../services/deps';
 import { publishEvent } from '../services/events';
 import { docxText, OCR_DPI, ocrImage, ocrPdf, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
@@ -285,19 +285,29 @@ export function createInboundExtractionActivities(deps: Deps) {
     async matchInboundThread(input: { itemId: string; threadKeys: ThreadKeys; threadTitle: string }): Promise<{ threadId: string; created: boolean }> {
       return deps.db.transaction(async (tx) => {
         const [item] = await tx.query(
-          `SELECT id, member_id, agent_id, test_mode, thread_id, category, summary, received_at FROM inbound_mail_items WHERE id = $1 FOR UPDATE`, [input.itemId],
+          `SELECT id, member_id, agent_id, test_mode, thread_id, category, summary, received_at, headers FROM inbound_mail_items WHERE id = $1 FOR UPDATE`, [input.itemId],
         );
         if (item.thread_id) return { threadId: item.thread_id, created: false };
         // One matcher at a time per member, so two letters from one sender cannot open two threads.
         await tx.query(`SELECT pg_advisory_xact_lock(hashtext('postal-thread:' || $1::text))`, [item.member_id]);
-        const candidates = await tx.query(
-          `SELECT id, sender_keys, subject_keys, reference_keys, last_event_at FROM postal_threads
-            WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND test_mode = $3 AND status <> 'archived'`,
-          [item.member_id, item.agent_id, item.test_mode],
-        );
-        const match = pickThread(input.threadKeys, candidates.map((c: { id: string; sender_keys: string[]; subject_keys: string[]; reference_keys: string[]; last_event_at: Date }) => ({
-          id: c.id, senderKeys: c.sender_keys, subjectKeys: c.subject_keys, referenceKeys: c.reference_keys, lastEventAt: c.last_event_at,
-        })));
+        // A reply names its parent by Message-ID: that beats every heuristic below.
+        const references = replyReferences(item.headers ?? {});
+        const threaded: Array<{ message_id: string; thread_id: string }> = references.length ? await tx.query(
+          `SELECT i.message_id, i.thread_id FROM inbound_mail_items i JOIN postal_threads t ON t.id = i.thread_id
+            WHERE i.member_id = $1 AND i.agent_id IS NOT DISTINCT FROM $2 AND i.test_mode = $3 AND i.message_id = ANY($4) AND t.status <> 'archived'`,
+          [item.member_id, item.agent_id, item.test_mode, references],
+        ) : [];
+        let match = threadByReplyHeaders(references, threaded.map((r) => ({ messageId: r.message_id, threadId: r.thread_id })));
+        if (!match) {
+          const candidates = await tx.query(
+            `SELECT id, sender_keys, subject_keys, reference_keys, last_event_at FROM postal_threads
+              WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND test_mode = $3 AND status <> 'archived'`,
+            [item.member_id, item.agent_id, item.test_mode],
+          );
+          match = pickThread(input.threadKeys, candidates.map((c: { id: string; sender_keys: string[]; subject_keys: string[]; reference_keys: string[]; last_event_at: Date }) => ({
+            id: c.id, senderKeys: c.sender_keys, subjectKeys: c.subject_keys, referenceKeys: c.reference_keys, lastEventAt: c.last_event_at,
+          })));
+        }
         const k = input.threadKeys;
         let threadId: string;
         if (match) {
@@ -323,7 +333,7 @@ export function createInboundExtractionActivities(deps: Deps) {
         await tx.query(`UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [input.itemId, threadId]);
         await replaceExtractions(tx, input.itemId, { sources: ['thread_matcher'] }, [{
           fileId: null, source: 'thread_matcher', field: 'postal_mail_thread_id', value: threadId, confidence: match ? match.score : 1,
-          metadata: { matched_existing: Boolean(match), reasons: match?.reasons ?? [], keys: k },
+          metadata: { matched_existing: Boolean(match), reasons: match?.reasons ?? [], keys: k, reply_references: references },
         }]);
         return { threadId, created: !match };
       });

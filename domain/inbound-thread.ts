@@ -1,11 +1,14 @@
-// Postal thread matching keys: who sent a letter (normalised organisation or person name,
-// else an email address), what it is about (subject without Re:/Fwd: and generic scanner
-// subjects), and which account or reference numbers it carries. An item joins the
-// member's thread that shares the strongest key; otherwise it opens a new thread.
+// Postal thread matching. The strongest signal comes first: an email whose In-Reply-To or
+// References header names the Message-ID of mail already in a thread joins that thread
+// (score 1), whatever its subject or sender. Otherwise the keys decide: who sent a letter
+// (normalised organisation or person name, else an email address), what it is about
+// (subject without Re:/Fwd: and generic scanner subjects), and which account or
+// reference numbers it carries. An item joins the member's thread that shares the
+// strongest key; otherwise it opens a new thread.
 //
-// Scores: shared reference number 0.95; same sender and same subject 0.9; same sender
-// 0.75; same subject 0.6. The best thread at or above MATCH_THRESHOLD wins (latest
-// activity breaks ties).
+// Scores: named by a reply header 1; shared reference number 0.95; same sender and same
+// subject 0.9; same sender 0.75; same subject 0.6. The best thread at or above
+// MATCH_THRESHOLD wins (latest activity breaks ties).
 
 export const MATCH_THRESHOLD = 0.6;
 
@@ -23,7 +26,39 @@ export interface ThreadCandidate extends ThreadKeys {
 export interface ThreadMatch {
   id: string;
   score: number;
-  reasons: Array<'reference_number' | 'sender' | 'subject'>;
+  reasons: Array<'message_reference' | 'reference_number' | 'sender' | 'subject'>;
+}
+
+/** The Message-IDs in a header value, each as `<id>`: "<a@x> <b@y>" -> ["<a@x>", "<b@y>"]; a bare id is bracketed. */
+export function messageIds(value: string | null | undefined): string[] {
+  const text = (value ?? '').trim();
+  if (!text) return [];
+  const bracketed = [...text.matchAll(/<([^<>\s]+)>/g)].map((m) => `<${m[1]}>`);
+  if (bracketed.length) return bracketed;
+  return text.split(/[\s,]+/).filter((t) => /^[^\s@]+@[^\s@]+$/.test(t)).map((t) => `<${t}>`);
+}
+
+/**
+ * The messages a reply names, strongest first: its In-Reply-To (the parent), then its
+ * References from the newest (last) to the oldest (the thread's root). Without duplicates.
+ */
+export function replyReferences(headers: { in_reply_to?: string | null; references?: string[] | string | null }): string[] {
+  const refs = Array.isArray(headers.references) ? headers.references.flatMap(messageIds) : messageIds(headers.references);
+  return [...new Set([...messageIds(headers.in_reply_to), ...refs.reverse()])];
+}
+
+export interface ThreadedMessage {
+  messageId: string;
+  threadId: string;
+}
+
+/** The thread of the first referenced message (in `replyReferences` order) that is already in a thread. */
+export function threadByReplyHeaders(references: string[], known: ThreadedMessage[]): ThreadMatch | null {
+  for (const ref of references) {
+    const hit = known.find((k) => k.messageId === ref);
+    if (hit) return { id: hit.threadId, score: 1, reasons: ['message_reference'] };
+  }
+  return null;
 }
 
 const ORG_SUFFIXES = new Set(['inc', 'llc', 'llp', 'ltd', 'co', 'corp', 'corporation', 'company', 'the', 'pc', 'pllc', 'na']);

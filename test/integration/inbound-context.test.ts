@@ -220,6 +220,23 @@ describe('forwarded inbound context', () => {
     expect(refused.body.reason).toBe('insufficient_scope');
   });
 
+  it('threads a reply by its In-Reply-To and References headers before any subject or sender heuristics', async () => {
+    const reply = [
+      'From: Uncle Bob <bob@example.test>', 'To: intake@in.postal.localhost', 'Subject: Wedding travel plans',
+      'Message-ID: <reply-1@example.test>', 'In-Reply-To: <plain-note@example.test>', 'References: <unknown-root@example.test> <plain-note@example.test>',
+      'Date: Tue, 25 Feb 2025 09:00:00 +0000', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '',
+      'We land on Friday at noon; can someone pick us up from the station?', '',
+    ].join('\r\n');
+    const res = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(memberAlias)}`, {
+      raw: reply, headers: { 'x-intake-secret': app.deps.config.intakeSecret },
+    });
+    expect(res.status).toBe(202);
+    const item = await settled(res.body.item_id);
+    expect(item.thread.id).toBe(items.note.thread.id);
+    const matcher = item.extractions.find((e: any) => e.source === 'thread_matcher');
+    expect(matcher).toMatchObject({ confidence: 1, metadata: { matched_existing: true, reasons: ['message_reference'], reply_references: ['<plain-note@example.test>', '<unknown-root@example.test>'] } });
+  });
+
   it('lets the owner close a thread, and new mail from the same sender reopens it', async () => {
     const threadId = items.photo.thread.id;
     const closed = await api('PATCH', `/v1/postal-threads/${threadId}`, { key: member.key, json: { status: 'closed' } });

@@ -1,4 +1,4 @@
-import { normaliseName, pickThread, referenceKey, senderKey, subjectKey } from '../../domain/inbound-thread';
+import { messageIds, normaliseName, pickThread, referenceKey, replyReferences, senderKey, subjectKey, threadByReplyHeaders } from '../../domain/inbound-thread';
 
 describe('postal thread keys', () => {
   it('normalises organisation names', () => {
@@ -37,5 +37,20 @@ describe('postal thread keys', () => {
     const withRef = [...candidates, { id: 'ref', senderKeys: [], subjectKeys: [], referenceKeys: ['12345'], lastEventAt: old }];
     expect(pickThread(item, withRef)?.id).toBe('ref');
     expect(pickThread({ senderKeys: ['name:other'], subjectKeys: [], referenceKeys: [] }, candidates)).toBeNull();
+  });
+
+  it('reads Message-IDs from reply headers, parent first, then References newest to oldest', () => {
+    expect(messageIds(' <a@x.test>  <b@y.test>')).toEqual(['<a@x.test>', '<b@y.test>']);
+    expect(messageIds('bare@x.test')).toEqual(['<bare@x.test>']);
+    expect(messageIds('')).toEqual([]);
+    expect(replyReferences({ in_reply_to: '<p@x>', references: ['<root@x>', '<mid@x>', '<p@x>'] })).toEqual(['<p@x>', '<mid@x>', '<root@x>']);
+    expect(replyReferences({ references: '<root@x> <mid@x>' })).toEqual(['<mid@x>', '<root@x>']);
+    expect(replyReferences({})).toEqual([]);
+  });
+
+  it('joins the thread of the closest referenced message that is already threaded', () => {
+    const known = [{ messageId: '<root@x>', threadId: 't-root' }, { messageId: '<mid@x>', threadId: 't-mid' }];
+    expect(threadByReplyHeaders(['<p@x>', '<mid@x>', '<root@x>'], known)).toEqual({ id: 't-mid', score: 1, reasons: ['message_reference'] });
+    expect(threadByReplyHeaders(['<unknown@x>'], known)).toBeNull();
   });
 });
