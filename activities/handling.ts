@@ -5,7 +5,7 @@ import type { Deps } from '../services/deps';
 import {
   acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
 } from '../services/handling';
-import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable } from '../services/facility-inbound';
+import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../services/facility-inbound';
 
 export function createHandlingActivities(deps: Deps) {
   return {
@@ -19,6 +19,7 @@ export function createHandlingActivities(deps: Deps) {
     publishPhysicalScanAvailable: (input: { bundleId: string }) => publishScanAvailable(deps, input.bundleId),
     ocrPhysicalScanPage: (input: { pageId: string }) => ocrScanPage(deps, input.pageId),
     finishPhysicalScanBundle: (input: { bundleId: string }) => finishScanBundle(deps, input.bundleId),
+    reportScanBundleOutcome: (input: { bundleId: string }) => reportScanBundleOutcome(deps, input.bundleId),
     reconcilePhysicalInbound: (input: { graceSeconds: number }) => reconcilePhysicalInbound(deps, input.graceSeconds),
   };
 }

@@ -24,6 +24,7 @@ import {
   bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, recordActivity, refreshSearchFields,
   startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
 } from './inbound-items';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../workflows/contracts/handling';
 
 // ---------------------------------------------------------------------------------------
@@ -379,8 +380,8 @@ export const SCAN_PAGE_FIELDS = Array.from({ length: 20 }, (_, n) => `page_${n +
 
 /**
  * POST /v1/facility/scan-requests/{id}/fulfil: page images (page_1..page_20) become a
- * scan bundle; OCR runs in the bundle's workflow, which publishes inbound.scan_available
- * and then inbound.context_ready.
+ * scan bundle; OCR runs in the bundle's workflow, which publishes inbound.scan_available,
+ * then inbound.context_ready, and then completes the Open & Scan operation that asked.
  */
 export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: string, files: Record<string, UploadedFile>, body: { source_kinds?: string }) {
   const request = await loadScanRequest(deps.db, auth, id);
@@ -423,8 +424,9 @@ export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: strin
     await refreshSearchFields(tx, target.id);
     return target;
   });
+  // An Open & Scan operation learns of the scan from the bundle's workflow once its OCR is
+  // saved (reportScanBundleOutcome), so inbound.action_completed follows inbound.context_ready.
   await startAfterCommit(deps, `bundle ${bundleId}`, () => startScanBundleWorkflow(deps, bundleId, item));
-  if (request.handling_id) await signalScanOutcome(deps, request.handling_id, { scanRequestId: id, outcome: 'fulfilled', bundleId, reason: null });
   return {
     scan_request: scanRequestView(await loadScanRequest(deps.db, auth, id)),
     bundle: { id: bundleId, item_id: item.id, pages: pages.map((p) => ({ page_id: p.id, page_number: p.n, source_kind: p.role, source_sha256: p.sha })) },
@@ -651,4 +653,26 @@ export async function finishScanBundle(deps: Deps, bundleId: string): Promise<st
     testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id, payload: itemEventPayload(item, status),
   });
   return status;
+}
+
+/**
+ * Once a bundle's context is saved (inbound.context_ready published): tells the live Open
+ * & Scan operation that asked for the scan, so it completes only now. Returns whether an
+ * operation was told; a closed or finished operation needs nothing.
+ */
+export async function reportScanBundleOutcome(deps: Deps, bundleId: string): Promise<boolean> {
+  const [row] = await deps.db.query(
+    `SELECT r.id AS request_id, r.handling_id FROM scan_bundles b JOIN scan_requests r ON r.id = b.request_id
+       JOIN handling_operations o ON o.id = r.handling_id
+      WHERE b.id = $1 AND o.environment = 'live' AND o.status = 'accepted'`, [bundleId]);
+  if (!row) return false;
+  try {
+    await deps.temporal.workflow.getHandle(handlingWorkflowId(row.handling_id)).signal(handlingScanOutcomeSignal, {
+      scanRequestId: row.request_id, outcome: 'fulfilled', bundleId, reason: null,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+  return true;
 }

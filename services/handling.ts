@@ -636,11 +636,14 @@ export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number)
     `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
       WHERE b.workflow_started_at IS NULL AND b.created_at <= ${age} ORDER BY b.created_at LIMIT 200`, [String(graceSeconds)]);
   for (const b of bundles) await startScanBundleWorkflow(deps, b.bundle_id, b);
-  // Open & Scan operations whose scan was fulfilled or refused but whose signal was lost.
+  // Open & Scan operations whose scan was refused, or fulfilled with its context saved
+  // (inbound.context_ready recorded: the outcome never goes before it), but whose signal was lost.
   const waiting = await deps.db.query(
     `SELECT o.id, r.id AS request_id, r.status, r.rejection_reason, b.id AS bundle_id
        FROM handling_operations o JOIN scan_requests r ON r.id = o.scan_request_id LEFT JOIN scan_bundles b ON b.request_id = r.id
-      WHERE o.status = 'accepted' AND o.environment = 'live' AND r.status IN ('fulfilled','rejected')
+      WHERE o.status = 'accepted' AND o.environment = 'live'
+        AND (r.status = 'rejected' OR (r.status = 'fulfilled' AND EXISTS (
+              SELECT 1 FROM events e WHERE e.event_key = 'inbound:' || b.id || ':inbound.context_ready')))
         AND COALESCE(r.fulfilled_at, r.requested_at) <= ${age} LIMIT 200`, [String(graceSeconds)]);
   for (const w of waiting) {
     await signalScanOutcome(deps, w.id, { scanRequestId: w.request_id, outcome: w.status, bundleId: w.bundle_id, reason: w.rejection_reason });

@@ -3,10 +3,11 @@
 // rejection), each step an Update whose validator checks the state and expected
 // version; test operations are carried out by the sandbox facility at once.
 // `inbound-item-<id>` announces a received item; `inbound-scan-<id>` announces a scan
-// bundle, OCRs its pages and announces the saved context. A scheduled reconciler starts
+// bundle, OCRs its pages, announces the saved context and then tells the Open & Scan
+// operation that asked for it (so its outcome follows the context). A scheduled reconciler starts
 // any of them whose start was lost after its record was committed.
 import {
-  ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createHandlingActivities } from '../activities/handling';
 import {
@@ -157,6 +158,9 @@ export async function scanBundleWorkflow(input: ScanBundleWorkflowInput): Promis
   }
   const status = await acts.finishPhysicalScanBundle({ bundleId: input.bundleId });
   upsertSearchAttributes([{ key: ObjectStatus, value: status ?? 'missing' }]);
+  // The Open & Scan operation behind the scan completes after inbound.context_ready
+  // (earlier bundles were reported by the fulfilment itself, before their OCR).
+  if (patched('scan-outcome-after-context')) await acts.reportScanBundleOutcome({ bundleId: input.bundleId });
   return status;
 }
 

@@ -91,7 +91,7 @@ export const routes: RouteDef[] = [
     method: 'post', path: '/v1/facility/scan-requests/:id/fulfil', tags,
     summary: 'Fulfil a scan request with page images',
     description: 'multipart/form-data: page_1 .. page_20 (PNG or JPEG, 10 MB each), optional source_kinds (envelope|letter per page, comma-separated). '
-      + 'Creates the scan bundle; OCR runs (Tesseract) and inbound.scan_available then inbound.context_ready follow. Completes a linked package action or Open & Scan operation.',
+      + 'Creates the scan bundle (every image is decoded first; a truncated one is a 400 naming its field); OCR runs (Tesseract) and inbound.scan_available then inbound.context_ready follow. Completes a linked package action at once, and a linked Open & Scan operation once the OCR is saved (after inbound.context_ready).',
     params: IdParam, body: FulfilForm, multipart: { maxFileBytes: Object.fromEntries(SCAN_PAGE_FIELDS.map((f) => [f, MAX_PHOTO_BYTES])) },
     responses: { 201: { description: 'Fulfilled', schema: FulfilResult }, 400: { description: 'no pages or not images' }, 404: { description: 'not found' }, 409: { description: 'SCAN_REQUEST_NOT_OPEN' } },
     handler: async ({ deps, auth, params, body, files }) => ({ status: 201, body: await fulfilScanRequest(deps, auth, params.id, files, body) }),

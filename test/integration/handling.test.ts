@@ -10,6 +10,7 @@ import { attachExterior, commitDraft, matchDraft } from '../../services/facility
 import { authenticate } from '../../services/auth';
 import type { Deps } from '../../services/deps';
 import { handlingWorkflowId } from '../../workflows/contracts/handling';
+import { startReceiver } from './webhook-helpers';
 
 describe('handling operations', () => {
   let app: TestApp;
@@ -141,7 +142,22 @@ describe('handling operations', () => {
     expect((await api('GET', `/v1/packages/${item}`, { key: w.agentKey })).body.package.status).toBe('disposed');
   });
 
-  it('completes Open & Scan when the facility fulfils its scan request', async () => {
+  it('completes Open & Scan when the facility fulfils its scan request, after the scan\'s context is ready', async () => {
+    // A live endpoint of the member: when inbound.action_completed arrives, the saved OCR must be there to read.
+    const ocrAtCompletion: string[][] = [];
+    const receiver = await startReceiver(async (r) => {
+      const body = JSON.parse(r.body || '{}');
+      if (body.event_type === 'webhook.endpoint_verification') return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
+      if (body.event_type === 'inbound.action_completed') {
+        const pages = await app.deps.db.query(`SELECT ocr_status FROM scan_pages WHERE item_id = $1 ORDER BY page_number`, [body.data.item_id]);
+        ocrAtCompletion.push(pages.map((p: { ocr_status: string }) => p.ocr_status));
+      }
+      return { status: 200, body: '{}' };
+    });
+    const endpoint = await api('POST', '/v1/webhook-endpoints', { key: w.memberKey, json: { name: 'Inbound', url: receiver.url, event_types: ['inbound.*'] } });
+    expect(endpoint.status).toBe(201);
+    expect((await api('POST', `/v1/webhook-endpoints/${endpoint.body.endpoint.id}/verify`, { key: w.memberKey })).body).toMatchObject({ verified: true });
+
     const item = await receivePiece(app, w);
     const op = (await propose(item, { action_type: 'open_and_scan' })).body.operation;
     await api('POST', `/v1/handling/${op.id}/approve`, { key: w.memberKey, json: { expected_version: 1 } });
@@ -164,6 +180,18 @@ describe('handling operations', () => {
       return rows.length ? rows : null;
     }, 'inbound.action_completed');
     expect(events.map((e) => e.event_type)).toEqual(['inbound.action_completed']);
+    // Published in order: the scan's context is ready before the operation completes.
+    expect((await eventsOf(app, [item, op.id])).map((e) => e.event_type).filter((t) => t !== 'inbound.received'))
+      .toEqual(['inbound.scan_available', 'inbound.context_ready', 'inbound.action_completed']);
+    const delivered = await waitFor(async () => {
+      const types = receiver.received.map((r) => JSON.parse(r.body).event_type);
+      return types.includes('inbound.action_completed') ? types : null;
+    }, 'inbound.action_completed delivered');
+    expect(delivered).toContain('inbound.context_ready');
+    expect(ocrAtCompletion).toHaveLength(1);
+    expect(ocrAtCompletion[0]).toHaveLength(2);
+    expect(ocrAtCompletion[0].every((s) => ['ready', 'needs_review', 'failed'].includes(s))).toBe(true);
+    await receiver.close();
     const desc = await app.deps.temporal.workflow.getHandle(handlingWorkflowId(op.id)).describe();
     expect(desc.searchAttributes.ObjectStatus).toEqual(['completed']);
     expect(desc.searchAttributes.ObjectId).toEqual([op.id]);
