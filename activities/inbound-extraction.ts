@@ -6,11 +6,12 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } from '../domain/inbound-analysis';
 import { extensionOf, familyOfContentType } from '../domain/inbound-message';
-import { ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
+import { ocrPageStatus, ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
 import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../domain/inbound-thread';
 import type { Deps } from '../services/deps';
 import { publishEvent } from '../services/events';
-import { docxText, OCR_DPI, ocrImage, ocrPdf, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
+import { docxText, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
+import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../services/ocr';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -57,7 +58,7 @@ interface FileRow {
 }
 
 const FILE_SOURCES = ['pdf_metadata', 'pdf_text', 'docx_text', 'plain_text', 'content_sniffer', 'extraction_error'];
-const ANALYSIS_SOURCES = ['heuristic_classifier', 'address_parser', 'date_extractor', 'amount_extractor', 'reference_extractor'];
+const ANALYSIS_SOURCES = ['heuristic_classifier', 'address_parser', 'date_extractor', 'amount_extractor', 'reference_extractor', 'field_extractor'];
 
 export function createInboundExtractionActivities(deps: Deps) {
   async function loadFile(fileId: string): Promise<FileRow> {
@@ -158,9 +159,13 @@ export function createInboundExtractionActivities(deps: Deps) {
           }
           const pages = await pdfPageTexts(body);
           const scanned: number[] = [];
-          pages.forEach((text, i) => {
-            if (pageNeedsOcr(text)) scanned.push(i + 1);
-            else rows.push({ fileId, source: 'pdf_text', field: 'page_text', value: text, confidence: 1, metadata: { page: i + 1 } });
+          pages.forEach(({ text, layout }, i) => {
+            if (pageNeedsOcr(text)) {
+              scanned.push(i + 1);
+              return;
+            }
+            rows.push({ fileId, source: 'pdf_text', field: 'page_text', value: text, confidence: 1, metadata: { page: i + 1 } });
+            rows.push({ fileId, source: 'pdf_text', field: 'page_layout', value: layout, confidence: 1, metadata: { page: i + 1 } });
           });
           status = scanned.length ? 'pending_ocr' : 'extracted';
           if (scanned.length) rows.push({ fileId, source: 'pdf_text', field: 'pages_without_text', value: scanned.join(','), confidence: 1, metadata: { pages: scanned } });
@@ -189,42 +194,52 @@ export function createInboundExtractionActivities(deps: Deps) {
       return { extractionStatus: status };
     },
 
-    /** Tesseract OCR of an image, or of the PDF pages that have no text layer. */
+    /**
+     * OCR (services/ocr.ts) of an image, or of the PDF pages that have no text layer: per
+     * page its reading-order text and its layout, confidence, status and uncertain spans.
+     */
     async ocrInboundFile(fileId: string): Promise<{ extractionStatus: string }> {
       const file = await loadFile(fileId);
       if (file.extraction_status !== 'pending_ocr') return { extractionStatus: file.extraction_status };
       const body = await deps.storage.get(file.storage_key);
       const heartbeat = (page: number) => Context.current().heartbeat({ page });
       const rows: ExtractionRow[] = [];
-      let status: string;
-      try {
-        let pages: Array<{ page: number; text: string; confidence: number; words: number }>;
-        if (familyOfContentType(file.content_type) === 'pdf') {
-          const [marker] = await deps.db.query(
-            `SELECT metadata FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'pdf_text' AND field = 'pages_without_text'`, [fileId],
-          );
-          const wanted: number[] = marker?.metadata?.pages ?? [];
-          const ocred = await ocrPdf(body, wanted, heartbeat);
-          pages = ocred.map((p, i) => ({ page: wanted[i], ...p }));
-        } else {
-          const result = await ocrImage(body, file.content_type.split('/')[1] ?? 'img');
-          heartbeat(1);
-          pages = [{ page: 1, ...result }];
-        }
-        for (const p of pages) {
-          rows.push({
-            fileId, source: 'ocr', field: 'page_text', value: p.text, confidence: p.confidence,
-            metadata: { page: p.page, words: p.words, unreadable: ocrUnreadable(p), engine: 'tesseract', language: 'eng', dpi: OCR_DPI },
-          });
-        }
-        status = pages.some((p) => !ocrUnreadable(p)) ? 'extracted' : 'failed';
-      } catch (err) {
-        rows.push({ fileId, source: 'extraction_error', field: 'ocr_error', value: (err as Error).message.slice(0, 500), confidence: 1 });
-        status = 'failed';
+      let pages: Array<{ page: number; run: OcrRun }>;
+      if (familyOfContentType(file.content_type) === 'pdf') {
+        const [marker] = await deps.db.query(
+          `SELECT metadata FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'pdf_text' AND field = 'pages_without_text'`, [fileId],
+        );
+        const wanted: number[] = marker?.metadata?.pages ?? [];
+        pages = (await ocrPdfPages(body, wanted, heartbeat)).map((run, i) => ({ page: wanted[i], run }));
+      } else {
+        pages = [{ page: 1, run: await ocrImage(body, file.content_type.split('/')[1] ?? 'img') }];
+        heartbeat(1);
       }
+      for (const { page, run } of pages) {
+        if (!run.ok) {
+          rows.push({ fileId, source: 'extraction_error', field: 'ocr_error', value: run.message.slice(0, 500), confidence: 1, metadata: { page, error_code: run.errorCode } });
+          continue;
+        }
+        const p = run.page;
+        const metadata = {
+          page, words: p.words, unreadable: ocrUnreadable(p), status: ocrPageStatus(p), uncertain_spans: p.uncertainSpans,
+          engine: 'tesseract', model: run.model, language: OCR_LANGUAGE, dpi: OCR_DPI,
+        };
+        rows.push({ fileId, source: 'ocr', field: 'page_text', value: p.text, confidence: p.confidence, metadata });
+        rows.push({ fileId, source: 'ocr', field: 'page_layout', value: p.layout, confidence: p.confidence, metadata: { page, unreadable: metadata.unreadable } });
+      }
+      const status = pages.some(({ run }) => run.ok && !ocrUnreadable(run.page)) ? 'extracted' : 'failed';
       await deps.db.transaction(async (tx) => {
         await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'extraction_error' AND field = 'ocr_error'`, [fileId]);
-        await replaceExtractions(tx, file.inbound_mail_item_id, { fileId, sources: ['ocr'] }, rows);
+        await replaceExtractions(tx, file.inbound_mail_item_id, { fileId, sources: ['ocr'] }, rows.filter((r) => r.source === 'ocr'));
+        const errors = rows.filter((r) => r.source === 'extraction_error');
+        if (errors.length) {
+          await tx.query(
+            `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
+             SELECT $1, $2, 'extraction_error', 'ocr_error', v, 1, m::jsonb, p - 1 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS x(v, m, p)`,
+            [file.inbound_mail_item_id, fileId, errors.map((e) => e.value), errors.map((e) => JSON.stringify(e.metadata))],
+          );
+        }
         await setFileStatus(tx, fileId, status);
       });
       return { extractionStatus: status };
@@ -239,22 +254,26 @@ export function createInboundExtractionActivities(deps: Deps) {
       const rows = await deps.db.query(
         `SELECT e.inbound_mail_file_id AS file_id, e.source, e.value, e.confidence::float AS confidence, e.metadata
            FROM inbound_extractions e JOIN inbound_mail_files f ON f.id = e.inbound_mail_file_id
-          WHERE e.inbound_mail_item_id = $1 AND e.field IN ('page_text', 'text') AND e.source IN ('pdf_text', 'ocr', 'docx_text', 'plain_text')
+          WHERE e.inbound_mail_item_id = $1 AND e.field IN ('page_text', 'page_layout', 'text') AND e.source IN ('pdf_text', 'ocr', 'docx_text', 'plain_text')
           ORDER BY f.position, COALESCE((e.metadata->>'page')::int, 0), e.position`, [itemId],
       );
       const [{ attachments }] = await deps.db.query(
         `SELECT count(*)::int AS attachments FROM inbound_mail_files WHERE inbound_mail_item_id = $1 AND kind = 'attachment'`, [itemId],
       );
-      // One text per file: its pages in order; OCR confidence is the mean of readable pages.
+      // One text (and layout) per file: its pages in order; OCR confidence is the lowest of its readable pages.
       const documents: TextSource[] = [];
       for (const r of rows) {
         if (r.source === 'ocr' && r.metadata?.unreadable) continue;
-        const last = documents[documents.length - 1];
-        if (last && last.fileId === r.file_id && last.source === r.source) {
-          last.text += `\n\n${r.value}`;
-          last.confidence = Math.min(last.confidence, r.confidence);
+        let doc = documents[documents.length - 1];
+        if (!doc || doc.fileId !== r.file_id || doc.source !== r.source) {
+          doc = { source: r.source as TextSourceName, fileId: r.file_id, text: '', confidence: r.confidence };
+          documents.push(doc);
+        }
+        if (r.field === 'page_layout') {
+          doc.layout = doc.layout === undefined ? r.value : `${doc.layout}\n\n${r.value}`;
         } else {
-          documents.push({ source: r.source as TextSourceName, fileId: r.file_id, text: r.value, confidence: r.confidence });
+          doc.text = doc.text ? `${doc.text}\n\n${r.value}` : r.value;
+          doc.confidence = Math.min(doc.confidence, r.confidence);
         }
       }
       const a = analyseInbound({
@@ -343,8 +362,10 @@ export function createInboundExtractionActivities(deps: Deps) {
     async finishInboundItem(itemId: string): Promise<{ status: 'extracted' | 'needs_review' }> {
       const files = await deps.db.query(`SELECT kind, extraction_status, content_type_mismatch FROM inbound_mail_files WHERE inbound_mail_item_id = $1`, [itemId]);
       const [ocr] = await deps.db.query(
-        `SELECT count(*) FILTER (WHERE (metadata->>'unreadable')::boolean)::int AS unreadable, count(*)::int AS pages
-           FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'ocr'`, [itemId],
+        `SELECT count(*) FILTER (WHERE (metadata->>'unreadable')::boolean)::int AS unreadable,
+                count(*) FILTER (WHERE NOT (metadata->>'unreadable')::boolean AND metadata->>'status' = 'needs_review')::int AS low_confidence,
+                count(*)::int AS pages
+           FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'ocr' AND field = 'page_text'`, [itemId],
       );
       const [category] = await deps.db.query(
         `SELECT confidence::float AS confidence FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'heuristic_classifier' AND field = 'category'`, [itemId],
@@ -352,6 +373,7 @@ export function createInboundExtractionActivities(deps: Deps) {
       const reasons: string[] = [];
       if (files.some((f: { extraction_status: string }) => f.extraction_status === 'failed')) reasons.push('file_extraction_failed');
       if (ocr.unreadable > 0) reasons.push('ocr_unreadable');
+      if (ocr.low_confidence > 0) reasons.push('ocr_low_confidence');
       if (files.some((f: { extraction_status: string }) => f.extraction_status === 'unsupported')) reasons.push('unsupported_attachment');
       if (files.some((f: { content_type_mismatch: boolean }) => f.content_type_mismatch)) reasons.push('attachment_content_type_mismatch');
       if (!category || category.confidence < LOW_CATEGORY_CONFIDENCE) reasons.push('low_confidence_category');
@@ -361,7 +383,7 @@ export function createInboundExtractionActivities(deps: Deps) {
           WHERE id = $1 AND status IN ('stored', 'extracted', 'needs_review')`,
         [itemId, status, JSON.stringify(reasons)],
       );
-      const ocrStatus = ocr.pages === 0 ? null : ocr.unreadable > 0 ? 'needs_review' : 'ready';
+      const ocrStatus = ocr.pages === 0 ? null : ocr.unreadable + ocr.low_confidence > 0 ? 'needs_review' : 'ready';
       await itemEvent(itemId, 'inbound.context_ready', ocrStatus);
       return { status };
     },

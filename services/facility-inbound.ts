@@ -1,20 +1,19 @@
 // The facility side of physical inbound (sk_facility_ keys) and the scan pipeline:
 // private mailboxes; intake drafts (identify the mailbox, draft the piece, attach
 // sealed-exterior photos, match it to a member's mailbox and agent, commit it into
-// custody); scan requests and their fulfilment with page images, OCR (Tesseract when
-// installed) and the inbound.* events; and the facility's work on package actions.
+// custody); scan requests and their fulfilment with page images, OCR (services/ocr.ts,
+// Tesseract when installed) and the inbound.* events; and the facility's work on package actions.
 import { paginationWithNext } from '../domain/pagination';
-import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFile, rm, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import type { UploadedFile } from '../api/route';
 import { errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
 import { checkImage } from '../domain/images';
+import { ocrPageStatus } from '../domain/inbound-ocr';
+import { ocrImage } from './ocr';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/handling';
 import { assignFacility } from './facilities';
@@ -564,49 +563,15 @@ export async function publishScanAvailable(deps: Deps, bundleId: string): Promis
   return bundle.pages.map((p) => p.id);
 }
 
-export type OcrRun = { ok: true; text: string; model: string } | { ok: false; errorCode: 'provider_unavailable' | 'timeout' | 'invalid_output' | 'source_invalid' | 'worker_failed'; retryable: boolean };
-
-const TESSERACT = process.env.TESSERACT_PATH ?? 'tesseract';
-const OCR_TIMEOUT_MS = 120_000;
-let tesseractVersion: string | null = null;
-
-function run(cmd: string, args: string[], timeout: number): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve({ stdout, stderr })));
-  });
-}
-
-/** Runs `tesseract <image> -` on a page image; a missing binary is provider_unavailable. */
-export async function runTesseract(image: Buffer, ext: string): Promise<OcrRun> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'ocr-'));
-  try {
-    const file = path.join(dir, `page.${ext}`);
-    await writeFile(file, image);
-    if (!tesseractVersion) {
-      const v = await run(TESSERACT, ['--version'], 10_000).catch((err) => err as NodeJS.ErrnoException & { stdout?: string });
-      if ((v as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, errorCode: 'provider_unavailable', retryable: false };
-      const out = `${(v as { stdout?: string }).stdout ?? ''}${(v as { stderr?: string }).stderr ?? ''}`;
-      tesseractVersion = /tesseract\s+v?([\d.]+)/i.exec(out)?.[1] ?? 'unknown';
-    }
-    const { stdout } = await run(TESSERACT, [file, '-'], OCR_TIMEOUT_MS);
-    return { ok: true, text: stdout, model: `tesseract-${tesseractVersion}` };
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string };
-    if (e.code === 'ENOENT') return { ok: false, errorCode: 'provider_unavailable', retryable: false };
-    if (e.killed || e.signal === 'SIGTERM') return { ok: false, errorCode: 'timeout', retryable: true };
-    return { ok: false, errorCode: 'source_invalid', retryable: false };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
 export const MAX_OCR_ATTEMPTS = 3;
 
 /**
- * OCRs one page and saves the result. Pages already finished (template OCR of fixtures,
- * or a previous attempt) are left as they are. Returns whether another attempt may help.
+ * OCRs one page (services/ocr.ts) and saves the result: its text (at most 32,000
+ * characters), confidence, uncertain spans and status (ready, or needs_review when the
+ * confidence is low). Pages already finished (template OCR of fixtures, or a previous
+ * attempt) are left as they are. Returns whether another attempt may help.
  */
-export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof runTesseract = runTesseract): Promise<{ status: string; retry: boolean }> {
+export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof ocrImage = ocrImage): Promise<{ status: string; retry: boolean }> {
   const [page] = await updateReturning(deps.db,
     `UPDATE scan_pages SET ocr_status = 'processing', ocr_attempts = ocr_attempts + 1
       WHERE id = $1 AND ocr_status IN ('queued','processing') AND ocr_attempts < $2 RETURNING *`, [pageId, MAX_OCR_ATTEMPTS]);
@@ -615,14 +580,15 @@ export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof run
     return { status: current?.ocr_status ?? 'failed', retry: false };
   }
   const image = await deps.storage.get(page.storage_key);
-  const ext = page.content_type === 'image/jpeg' ? 'jpg' : 'png';
-  const result = await runner(image, ext);
+  const result = await runner(image, page.content_type === 'image/jpeg' ? 'jpg' : 'png');
   if (result.ok) {
-    const text = result.text.replace(/\f/g, '').replace(/[ \t]+\n/g, '\n').trim().slice(0, MAX_OCR_PAGE_CHARS);
+    const text = result.page.text.slice(0, MAX_OCR_PAGE_CHARS);
+    const status = ocrPageStatus(result.page);
     await deps.db.query(
-      `UPDATE scan_pages SET ocr_status = 'ready', ocr_text = $2, ocr_is_blank = $3, ocr_provider = 'tesseract', ocr_model = $4,
-         ocr_completed_at = now(), ocr_error_code = NULL WHERE id = $1`, [pageId, text, text === '', result.model]);
-    return { status: 'ready', retry: false };
+      `UPDATE scan_pages SET ocr_status = $2, ocr_text = $3, ocr_is_blank = $4, ocr_confidence = $5, ocr_uncertain_spans = $6, ocr_provider = 'tesseract',
+         ocr_model = $7, ocr_completed_at = now(), ocr_error_code = NULL WHERE id = $1`,
+      [pageId, status, text, text.trim() === '', result.page.words ? result.page.confidence : null, JSON.stringify(result.page.uncertainSpans), result.model]);
+    return { status, retry: false };
   }
   const retry = result.retryable && page.ocr_attempts < MAX_OCR_ATTEMPTS;
   await deps.db.query(

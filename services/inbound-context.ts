@@ -293,7 +293,7 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: S
     const thread = r.thread_id ? threadById.get(r.thread_id) : null;
     const alias = aliasById.get(r.alias_id)!;
     const itemExtractions = extractionsByItem.get(r.id) ?? [];
-    const ocrRows = itemExtractions.filter((e) => e.source === 'ocr');
+    const ocrRows = itemExtractions.filter((e) => e.source === 'ocr' && e.field === 'page_text');
     const preview = r.body_text.replace(/\s+/g, ' ').trim();
 
     const shapedFiles = await Promise.all(itemFiles.map(async (f) => ({
@@ -366,7 +366,8 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: S
     if (include.has('ocr')) {
       item.ocr = ocrRows.map((e) => ({
         inbound_mail_file_id: e.inbound_mail_file_id, page_number: e.metadata?.page ?? 1, text: e.value, confidence: e.confidence,
-        unreadable: Boolean(e.metadata?.unreadable), engine: e.metadata?.engine ?? 'tesseract',
+        unreadable: Boolean(e.metadata?.unreadable), status: e.metadata?.status ?? (e.metadata?.unreadable ? 'needs_review' : 'ready'),
+        uncertain_spans: e.metadata?.uncertain_spans ?? [], engine: e.metadata?.engine ?? 'tesseract',
       }));
     }
     if (include.has('lineage')) {

@@ -124,6 +124,8 @@ export interface PageRow {
   ocr_status: OcrPageStatus;
   ocr_text: string | null;
   ocr_is_blank: boolean | null;
+  /** Mean word confidence of engine OCR (0-1); null for template OCR and unfinished pages. */
+  ocr_confidence: string | null;
   ocr_uncertain_spans: Array<{ text: string; reason: string }>;
   ocr_provider: string | null;
   ocr_model: string | null;
@@ -186,6 +188,7 @@ export function ocrPageView(p: PageRow) {
     status: p.ocr_status,
     text: p.ocr_text,
     is_blank: p.ocr_is_blank ?? false,
+    confidence: p.ocr_confidence === null || p.ocr_confidence === undefined ? null : Number(p.ocr_confidence),
     uncertain_spans: p.ocr_uncertain_spans,
     provider: p.ocr_provider,
     model: p.ocr_model,

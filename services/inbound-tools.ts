@@ -1,21 +1,19 @@
-// The document tools behind inbound extraction: poppler's pdftotext (PDF text layer) and
-// pdftoppm (rasterising scanned pages), Tesseract OCR (Debian packages tesseract-ocr,
-// tesseract-ocr-eng, poppler-utils; scripts/stack.ts installs them), pdf-lib for PDF
-// metadata and jszip for DOCX text. Everything runs locally; nothing is downloaded.
+// The document tools behind inbound extraction: poppler's pdftotext (PDF text layer;
+// Debian package poppler-utils, installed by scripts/stack.ts), pdf-lib for PDF metadata
+// and jszip for DOCX text. OCR is services/ocr.ts. Everything runs locally; nothing is
+// downloaded.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import JSZip from 'jszip';
 import { PDFDocument } from 'pdf-lib';
-import { OcrPage, parseTesseractTsv } from '../domain/inbound-ocr';
 
 const TOOL_TIMEOUT_MS = 120_000;
-export const OCR_DPI = 300;
 
-function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout: TOOL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: opts.env ?? process.env }, (err, stdout, stderr) => {
+    execFile(cmd, args, { timeout: TOOL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${cmd} failed: ${stderr?.toString().trim() || err.message}`));
       else resolve(stdout);
     });
@@ -31,15 +29,25 @@ async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-/** The text layer of each page (pdftotext separates pages with form feeds). */
-export async function pdfPageTexts(pdf: Buffer): Promise<string[]> {
+/**
+ * The text layer of each page, twice: in reading order (pdftotext's default: columns
+ * become separate blocks) and laid out (`-layout`: each line keeps its columns, so a
+ * label and the value printed to its right or under it keep their positions).
+ * pdftotext separates pages with form feeds.
+ */
+export async function pdfPageTexts(pdf: Buffer): Promise<Array<{ text: string; layout: string }>> {
   return withTempDir(async (dir) => {
     const file = path.join(dir, 'in.pdf');
     await writeFile(file, pdf);
-    const out = await run('pdftotext', ['-enc', 'UTF-8', file, '-']);
-    const pages = out.split('\f');
-    if (pages.length > 1 && pages[pages.length - 1].trim() === '') pages.pop();
-    return pages.map((p) => p.replace(/[ \t]+\n/g, '\n').trim());
+    const pages = (out: string) => {
+      const split = out.split('\f');
+      if (split.length > 1 && split[split.length - 1].trim() === '') split.pop();
+      return split.map((p) => p.replace(/[ \t]+\n/g, '\n'));
+    };
+    const reading = pages(await run('pdftotext', ['-enc', 'UTF-8', file, '-']));
+    const layout = pages(await run('pdftotext', ['-layout', '-enc', 'UTF-8', file, '-']));
+    // Leading spaces of a laid-out page are its columns; only blank lines are trimmed.
+    return reading.map((text, i) => ({ text: text.trim(), layout: (layout[i] ?? '').replace(/^\n+|\s+$/g, '') }));
   });
 }
 
@@ -65,37 +73,6 @@ export async function pdfMetadata(pdf: Buffer): Promise<PdfMetadata> {
     producer: clean(doc.getProducer()),
     creation_date: doc.getCreationDate()?.toISOString() ?? null,
   };
-}
-
-/** OCR of one image file (PNG, JPEG, TIFF, GIF, WebP) with Tesseract's English model. */
-export async function ocrImageFile(file: string): Promise<OcrPage> {
-  // One OCR thread per process: the machine's cores are shared with the API and worker.
-  const tsv = await run('tesseract', [file, 'stdout', '-l', 'eng', '--psm', '3', 'tsv'], { env: { ...process.env, OMP_THREAD_LIMIT: '1' } });
-  return parseTesseractTsv(tsv);
-}
-
-export async function ocrImage(image: Buffer, extension: string): Promise<OcrPage> {
-  return withTempDir(async (dir) => {
-    const file = path.join(dir, `in.${extension || 'img'}`);
-    await writeFile(file, image);
-    return ocrImageFile(file);
-  });
-}
-
-/** Rasterises the given pages (1-based) of a PDF at OCR resolution and OCRs each; `onPage` runs after each page. */
-export async function ocrPdf(pdf: Buffer, pages: number[], onPage: (page: number) => void = () => undefined): Promise<OcrPage[]> {
-  return withTempDir(async (dir) => {
-    const file = path.join(dir, 'in.pdf');
-    await writeFile(file, pdf);
-    const out: OcrPage[] = [];
-    for (const page of pages) {
-      const base = path.join(dir, `page-${page}`);
-      await run('pdftoppm', ['-r', String(OCR_DPI), '-gray', '-png', '-singlefile', '-f', String(page), '-l', String(page), file, base]);
-      out.push(await ocrImageFile(`${base}.png`));
-      onPage(page);
-    }
-    return out;
-  });
 }
 
 function decodeXmlEntities(s: string): string {

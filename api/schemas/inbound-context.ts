@@ -204,7 +204,10 @@ export const InboundMailItem = z.object({
   draft_context: DraftContext.optional().describe('with include=drafting (the default)'),
   extractions: z.array(Extraction).optional().describe('with include=lineage'),
   ocr: z.array(z.object({
-    inbound_mail_file_id: z.string(), page_number: z.number().int(), text: z.string(), confidence: z.number(), unreadable: z.boolean(), engine: z.string(),
+    inbound_mail_file_id: z.string(), page_number: z.number().int(), text: z.string(), confidence: z.number(), unreadable: z.boolean(),
+    status: z.enum(['ready', 'needs_review']).describe('needs_review below 0.85 confidence'),
+    uncertain_spans: z.array(z.object({ text: z.string(), reason: z.string() })).describe('runs of words read with under 0.6 confidence; at most 100 of 500 characters'),
+    engine: z.string(),
   })).optional().describe('with include=ocr'),
 });
 

@@ -38,6 +38,7 @@ export const PageInfo = z.object({
 export const OcrPage = z.object({
   page_id: z.string(), page_number: z.number().int(), source_sha256: z.string(),
   status: z.enum(['queued', 'processing', 'ready', 'needs_review', 'failed']), text: z.string().nullable(), is_blank: z.boolean(),
+  confidence: z.number().min(0).max(1).nullable().describe('mean word confidence of the OCR engine (0-1); below 0.85 the page is needs_review; null for template OCR and unfinished pages'),
   uncertain_spans: z.array(z.object({ text: z.string(), reason: z.string() })), provider: z.string().nullable(), model: z.string().nullable(),
   completed_at: Instant.nullable(), attempts: z.number().int(),
   error_code: z.enum(['provider_unavailable', 'invalid_output', 'source_invalid', 'timeout', 'access_revoked', 'worker_failed']).nullable(),

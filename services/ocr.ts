@@ -1,0 +1,104 @@
+// The one OCR engine of the service, used by forwarded email (images and scanned PDF
+// pages) and by physical scans alike: Tesseract 5 with the English model (Debian
+// packages tesseract-ocr, tesseract-ocr-eng; `TESSERACT_PATH`, default `tesseract`),
+// always with OMP_THREAD_LIMIT=1 (Tesseract's own threads only fight the API and the
+// worker for the machine's cores and make a page several times slower), TSV output read
+// by domain/inbound-ocr.ts into layout text, a page confidence and uncertain spans.
+// PDF pages are rasterised by poppler's pdftoppm first. Nothing is downloaded.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { OcrPage, parseTesseractTsv } from '../domain/inbound-ocr';
+
+export const OCR_DPI = 300;
+export const OCR_LANGUAGE = 'eng';
+const OCR_TIMEOUT_MS = 120_000;
+
+export type OcrErrorCode = 'provider_unavailable' | 'timeout' | 'source_invalid';
+export type OcrRun =
+  | { ok: true; page: OcrPage; model: string; elapsedMs: number }
+  | { ok: false; errorCode: OcrErrorCode; retryable: boolean; message: string };
+
+const tesseractPath = () => process.env.TESSERACT_PATH ?? 'tesseract';
+let tesseractVersion: string | null = null;
+
+type RunError = NodeJS.ErrnoException & { killed?: boolean; signal?: string; stderr?: string; stdout?: string };
+
+function run(cmd: string, args: string[], timeout: number): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...process.env, OMP_THREAD_LIMIT: '1' } },
+      (err, stdout, stderr) => (err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr })));
+  });
+}
+
+async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'ocr-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function failure(tool: string, err: RunError): OcrRun {
+  if (err.code === 'ENOENT') return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: `${tool} is not installed` };
+  if (err.killed || err.signal === 'SIGTERM') return { ok: false, errorCode: 'timeout', retryable: true, message: `${tool} took longer than ${OCR_TIMEOUT_MS / 1000} s` };
+  return { ok: false, errorCode: 'source_invalid', retryable: false, message: `${tool} could not read the source: ${(err.stderr || err.message).trim().slice(0, 300)}` };
+}
+
+/** The engine's name and version, e.g. `tesseract-5.3.0`; null when it is not installed. */
+async function model(): Promise<string | null> {
+  if (!tesseractVersion) {
+    try {
+      const { stdout, stderr } = await run(tesseractPath(), ['--version'], 10_000);
+      tesseractVersion = /tesseract\s+v?([\d.]+)/i.exec(`${stdout}${stderr}`)?.[1] ?? 'unknown';
+    } catch (err) {
+      if ((err as RunError).code === 'ENOENT') return null;
+      tesseractVersion = 'unknown';
+    }
+  }
+  return `tesseract-${tesseractVersion}`;
+}
+
+/** OCR of one image file (PNG, JPEG, TIFF, GIF, WebP). */
+export async function ocrImageFile(file: string): Promise<OcrRun> {
+  const name = await model();
+  if (!name) return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: 'tesseract is not installed' };
+  const started = Date.now();
+  try {
+    const { stdout } = await run(tesseractPath(), [file, 'stdout', '-l', OCR_LANGUAGE, '--psm', '3', 'tsv'], OCR_TIMEOUT_MS);
+    return { ok: true, page: parseTesseractTsv(stdout), model: name, elapsedMs: Date.now() - started };
+  } catch (err) {
+    return failure('tesseract', err as RunError);
+  }
+}
+
+export async function ocrImage(image: Buffer, extension: string): Promise<OcrRun> {
+  return withTempDir(async (dir) => {
+    const file = path.join(dir, `page.${extension || 'img'}`);
+    await writeFile(file, image);
+    return ocrImageFile(file);
+  });
+}
+
+/** Rasterises the given pages (1-based) of a PDF at OCR_DPI and OCRs each; `onPage` runs after each page. */
+export async function ocrPdfPages(pdf: Buffer, pages: number[], onPage: (page: number) => void = () => undefined): Promise<OcrRun[]> {
+  return withTempDir(async (dir) => {
+    const file = path.join(dir, 'in.pdf');
+    await writeFile(file, pdf);
+    const out: OcrRun[] = [];
+    for (const page of pages) {
+      const base = path.join(dir, `page-${page}`);
+      try {
+        await run('pdftoppm', ['-r', String(OCR_DPI), '-gray', '-png', '-singlefile', '-f', String(page), '-l', String(page), file, base], OCR_TIMEOUT_MS);
+      } catch (err) {
+        out.push(failure('pdftoppm', err as RunError));
+        continue;
+      }
+      out.push(await ocrImageFile(`${base}.png`));
+      onPage(page);
+    }
+    return out;
+  });
+}
