@@ -33,7 +33,7 @@ describe('drafting context analysis', () => {
     expect(a.summary).toBe('Bill from Springfield Power & Light: $123.45 due, by 2025-03-15, account number 4410-2231-07.');
     expect(a.threadKeys).toEqual({ senderKeys: ['name:springfield power and light'], subjectKeys: [], referenceKeys: ['4410223107'] });
     const sources = new Set(a.extractions.map((e) => e.source));
-    expect([...sources].sort()).toEqual(['address_parser', 'amount_extractor', 'date_extractor', 'heuristic_classifier', 'reference_extractor']);
+    expect([...sources].sort()).toEqual(['address_parser', 'amount_extractor', 'date_extractor', 'field_extractor', 'heuristic_classifier', 'reference_extractor']);
     expect(a.extractions.find((e) => e.source === 'address_parser')?.fileId).toBe('file-1');
   });
 
