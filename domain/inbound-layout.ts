@@ -67,7 +67,7 @@ export function labelledValues<T>(rows: Row[], labels: LabelRule[], parse: (text
       for (const { pattern, rank } of labels) {
         const m = pattern.exec(cell.text);
         if (!m) continue;
-        const label = m[0].replace(/[\s:#]+$/, '');
+        const label = m[0].replace(/[\s:]+$/, '');
         const push = (value: T | null, rule: PairingRule, line: number) => {
           if (value !== null) out.push({ value, label, rule, rank, line });
           return value !== null;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
@@ -235,6 +236,45 @@ describe('forwarded inbound context', () => {
     expect(item.thread.id).toBe(items.note.thread.id);
     const matcher = item.extractions.find((e: any) => e.source === 'thread_matcher');
     expect(matcher).toMatchObject({ confidence: 1, metadata: { matched_existing: true, reasons: ['message_reference'], reply_references: ['<plain-note@example.test>', '<unknown-root@example.test>'] } });
+  });
+
+  it('drafts from a real invoice layout and from a scan: key facts, due date, sender; a degraded scan needs review', async () => {
+    const invoices = path.join(__dirname, '..', 'fixtures', 'invoices');
+    const send = async (filename: string, content: Buffer, contentType: string, messageId: string) => {
+      const raw = await new MailComposer({
+        from: 'Jordan Example <jordan@example.test>', to: 'intake@in.postal.localhost', subject: 'Fwd: bill', messageId, text: 'Forwarding this bill.',
+        attachments: [{ filename, content, contentType }],
+      }).compile().build();
+      const res = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(memberAlias)}`, { raw, headers: { 'x-intake-secret': app.deps.config.intakeSecret } });
+      expect(res.status).toBe(202);
+      return settled(res.body.item_id);
+    };
+    const grid = await send('invoice-10234.pdf', readFileSync(path.join(invoices, 'invoice-header-grid.pdf')), 'application/pdf', '<grid-invoice@example.test>');
+    expect(grid.draft_context).toMatchObject({
+      category: 'invoice', suggested_action: 'pay', deadlines: ['2026-03-03'],
+      sender: { name: 'Brightline Office Supply Co.', address: { line1: '88 Commerce Park Drive', city: 'Columbus', state: 'OH', postal_code: '43215' } },
+    });
+    expect(grid.draft_context.key_facts).toEqual(expect.arrayContaining([
+      { kind: 'amount_due', label: 'balance due', value: '$1,259.05', amount_cents: 125905 },
+      { kind: 'due_date', label: 'due date', value: '2026-03-03' },
+      { kind: 'invoice_number', label: 'Invoice #', value: '10234' },
+    ]));
+    expect(grid.extractions).toContainEqual(expect.objectContaining({ source: 'field_extractor', field: 'invoice_number', value: '10234', metadata: expect.objectContaining({ rule: 'column_below' }) }));
+
+    const scan = await send('scan.png', readFileSync(path.join(invoices, 'scans', 'utility-bill.png')), 'image/png', '<utility-scan@example.test>');
+    expect(scan.ocr[0]).toMatchObject({ status: 'ready', uncertain_spans: expect.any(Array) });
+    expect(scan.draft_context.sender.name).toBe('Metro Water & Sewer Authority');
+    expect(scan.draft_context.key_facts).toEqual(expect.arrayContaining([
+      expect.objectContaining({ kind: 'amount_due', amount_cents: 8745 }), { kind: 'due_date', label: 'due date', value: '2026-03-20' },
+      expect.objectContaining({ kind: 'invoice_number', value: '7781203' }),
+    ]));
+
+    const degraded = await send('scan.png', readFileSync(path.join(invoices, 'scans', 'utility-bill-degraded.png')), 'image/png', '<utility-degraded@example.test>');
+    expect(degraded.status).toBe('needs_review');
+    expect(degraded.context.review_reasons).toContain('ocr_low_confidence');
+    expect(degraded.ocr[0].status).toBe('needs_review');
+    expect(degraded.ocr[0].confidence).toBeLessThan(0.85);
+    expect(degraded.ocr[0].uncertain_spans.length).toBeGreaterThan(5);
   });
 
   it('lets the owner close a thread, and new mail from the same sender reopens it', async () => {
