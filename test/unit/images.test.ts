@@ -2,6 +2,8 @@
 // oversized ones are refused on the named field before their pixels are allocated.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import jpeg from 'jpeg-js';
 import { ApiError } from '../../domain/errors';
 import { checkImage } from '../../domain/images';
 
@@ -43,5 +45,31 @@ describe('checkImage', () => {
     jpg.writeUInt16BE(30000, sof + 5);
     jpg.writeUInt16BE(30000, sof + 7);
     expect((await refusal(checkImage(jpg, 'photo'))).message).toMatch(/30000x30000 pixels; the maximum is 50 megapixels/);
+  });
+
+  it('decodes off the event loop: timers keep firing while a large photo is checked', async () => {
+    // A noisy 2-megapixel JPEG (no run of flat colour) takes the pure-JS decoder a good
+    // fraction of a second; the same decode on the calling thread is the yardstick.
+    const width = 1600;
+    const height = 1200;
+    const pixels = Buffer.alloc(width * height * 4);
+    let seed = 1;
+    for (let i = 0; i < pixels.length; i++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      pixels[i] = seed >> 16;
+    }
+    const photo = jpeg.encode({ data: pixels, width, height }, 90).data;
+    const started = process.hrtime.bigint();
+    jpeg.decode(photo, { useTArray: true });
+    const inlineDecodeMs = Number(process.hrtime.bigint() - started) / 1e6;
+
+    await checkImage(photo, 'photo'); // starts the decoding thread
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    await checkImage(photo, 'photo');
+    delay.disable();
+    const longestStallMs = delay.max / 1e6;
+    console.log(`inline decode ${inlineDecodeMs.toFixed(0)} ms; longest event-loop stall while checking ${longestStallMs.toFixed(0)} ms`);
+    expect(longestStallMs).toBeLessThan(inlineDecodeMs / 2);
   });
 });
