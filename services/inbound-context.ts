@@ -15,6 +15,9 @@ import { updateReturning } from './inbound-items';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
+/** One item's read also takes include=signed_urls, the same as signed_urls=true. */
+export const ITEM_INCLUDE_VALUES = [...INCLUDE_VALUES, 'signed_urls'] as const;
+export type InboundItemInclude = (typeof ITEM_INCLUDE_VALUES)[number];
 
 const NOTE_PREVIEW_CHARS = 280;
 
@@ -210,9 +213,10 @@ async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<Row>
   return row;
 }
 
-export async function getInboundMail(deps: Deps, auth: AuthContext, input: { id: string; include: InboundInclude[]; signed_urls: boolean }) {
+export async function getInboundMail(deps: Deps, auth: AuthContext, input: { id: string; include: InboundItemInclude[]; signed_urls: boolean }) {
   const row = await loadItem(deps, auth, input.id);
-  const [item] = await shapeItems(deps, auth, [row], new Set(input.include), input.signed_urls);
+  const include = new Set(input.include.filter((v): v is InboundInclude => v !== 'signed_urls'));
+  const [item] = await shapeItems(deps, auth, [row], include, input.signed_urls || input.include.includes('signed_urls'));
   return item;
 }
 

@@ -5,7 +5,7 @@ import {
   ALIAS_STATUSES, ALIAS_TYPES, APPROVAL_MODES, AUTOMATION_LEVELS, CAPTURE_METHODS, HANDLED_BY, SOURCE_TYPES,
 } from '../../domain/inbound-aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../domain/inbound-classifier';
-import { INCLUDE_VALUES } from '../../services/inbound-context';
+import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../services/inbound-context';
 import { Pagination, paginationQuery } from './common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
@@ -103,7 +103,7 @@ export const InboundListQuery = z.object({
 });
 
 export const InboundGetQuery = z.object({
-  include: includeParam(INCLUDE_VALUES, ['drafting']).describe('drafting, files, ocr, lineage; default drafting'),
+  include: includeParam(ITEM_INCLUDE_VALUES, ['drafting']).describe('drafting, files, ocr, lineage, signed_urls (comma-separated or repeated); default drafting. signed_urls is the same as signed_urls=true'),
   signed_urls: QueryBoolean.describe('adds a signed object-store URL (1 hour) and download_url to every file'),
 });
 

@@ -26,7 +26,7 @@ export const inboundContextTools = [
   }),
   defineTool({
     name: 'get_inbound_mail',
-    description: 'One forwarded inbound mail item (include: drafting, files, ocr, lineage; signed_urls adds 1-hour file URLs).',
+    description: 'One forwarded inbound mail item (include: drafting, files, ocr, lineage, signed_urls; include signed_urls or signed_urls true adds 1-hour file URLs).',
     input: InboundGetQuery.extend({ inbound_mail_id: Uuid.describe('the inbound mail item id') }),
     access: 'GET /v1/inbound/:id',
     handler: (deps, auth, { inbound_mail_id: id, ...query }) => getInboundMail(deps, auth, { id, ...query }),
