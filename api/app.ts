@@ -1,6 +1,6 @@
 // Composes the Koa application: middleware in the order security headers, request id and
 // log, X-Test-Mode marker (outside the error mapper so error bodies carry test_mode too),
-// error mapper, then the site-root documents and the REST router
+// error mapper, then the site-root documents, the API reference page and the REST router
 // under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -13,6 +13,7 @@ import { requestContext, securityHeaders, testModeMarker } from './middleware/re
 import { buildOpenApi, openApiYaml } from './discovery/openapi';
 import { checkHealth } from '../services/health';
 import { discoveryRoutes } from './discovery';
+import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
@@ -47,6 +48,9 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const discovery = discoveryRoutes(deps, routes);
   app.use(discovery.routes());
   app.use(discovery.allowedMethods());
+  const apiReference = apiReferenceRoutes(deps.config);
+  app.use(apiReference.routes());
+  app.use(apiReference.allowedMethods());
   const mcp = mcpRoutes(deps);
   app.use(mcp.routes());
   app.use(prefixed.routes());

@@ -33,7 +33,7 @@ export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: Registere
   const router = new Router();
   for (const doc of DISCOVERY_DOCUMENTS) {
     const build = builders[doc.key];
-    // The OpenAPI documents are served next to /healthz in app.ts.
+    // The OpenAPI documents are served next to /healthz in app.ts, the API reference by api-reference.ts.
     if (!build) continue;
     let cached: string | undefined;
     router.get(doc.path, (ctx) => {
