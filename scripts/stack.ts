@@ -201,18 +201,21 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
   }
 }
 
-/** Debian packages the worker shells out to: Tesseract OCR and poppler's pdftotext/pdftoppm. */
-const SYSTEM_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-eng', 'poppler-utils'];
-const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext'];
+/**
+ * Debian packages the worker shells out to (Tesseract OCR and poppler's pdftotext/pdftoppm)
+ * and the headless Chromium that the page tests drive.
+ */
+const SYSTEM_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-eng', 'poppler-utils', 'chromium'];
+const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext', 'chromium'];
 
-/** Installs the OCR and PDF tools with apt-get when any is missing (root only). */
+/** Installs the OCR and PDF tools and Chromium with apt-get when any is missing (root only). */
 export function ensureSystemPackages(log: (m: string) => void): void {
   const missing = SYSTEM_COMMANDS.filter((cmd) => {
     try { execFileSync('which', [cmd], { stdio: 'pipe' }); return false; } catch { return true; }
   });
   if (!missing.length) return;
   if (process.getuid?.() !== 0) {
-    log(`missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them`);
+    log(`missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them, the page tests need Chromium`);
     return;
   }
   log(`installing ${SYSTEM_PACKAGES.join(' ')} (missing ${missing.join(', ')}) ...`);
