@@ -138,6 +138,17 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'DELETE /v1/packages/:id/tags': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
   'GET /v1/packages/:id/notes': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
   'POST /v1/packages/:id/notes': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  // Agent-specific arrangements for arriving pieces (member keys pass ?agent_id=): the packages' scopes.
+  'GET /v1/expected-shipments': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/expected-shipments': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/expected-shipments/:id': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'PATCH /v1/expected-shipments/:id': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'DELETE /v1/expected-shipments/:id': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/rules': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'POST /v1/rules': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'GET /v1/rules/:id': { callers: KEYS, scopes: ['package.read'], sandboxUnsupported: true },
+  'PATCH /v1/rules/:id': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
+  'DELETE /v1/rules/:id': { callers: KEYS, scopes: ['package.write'], sandboxUnsupported: true, versionGuard: true },
 
   // Managed mailbox items
   'GET /v1/inbound-items': { callers: KEYS, scopes: ['inbound.item.read'] },

@@ -19,6 +19,8 @@ import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, Pack
 import { assignFacility } from './facilities';
 import { publishEvent } from './events';
 import { emitRuleMatches } from './webhook-rules';
+import { expectingAgent } from './expected-shipments';
+import { applyArrival } from './package-arrival';
 import {
   bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, recordActivity, refreshSearchFields,
   startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
@@ -261,7 +263,8 @@ export async function matchDraft(deps: Deps, auth: AuthContext, id: string, body
     const [mailbox] = await tx.query(
       `SELECT * FROM private_mailboxes WHERE mailbox_id = $1 AND status = 'active' AND (facility_id = $2 OR facility_id IS NULL)`, [mailboxId, auth.facilityId]);
     if (!mailbox) throw errors.notFound('Mailbox');
-    const agentId = body.agent_id ?? mailbox.agent_id;
+    // Unnamed, the piece goes to the agent expecting its tracking number, else the mailbox's default agent.
+    const agentId = body.agent_id ?? (await expectingAgent(tx, mailbox.member_id, mailboxId, current.tracking_number)) ?? mailbox.agent_id;
     if (!agentId) {
       throw errors.validation([{ path: 'agent_id', message: `mailbox ${mailboxId} has no default agent; name the agent the piece is for` }]);
     }
@@ -281,7 +284,8 @@ function referenceCode(kind: 'letter' | 'parcel', at: Date): string {
 
 /**
  * POST .../drafts/{id}/commit: the piece enters custody (status received), is assigned
- * to the matched agent's inbox, and inbound.received follows.
+ * to the matched agent's inbox, satisfies the agent's expected shipment and gets what its
+ * mailbox rules ask for (services/package-arrival.ts), and inbound.received follows.
  */
 export async function commitDraft(deps: Deps, auth: AuthContext, id: string, body: { expected_version: number }) {
   const result = await deps.db.transaction(async (tx) => {
@@ -310,8 +314,9 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       `UPDATE inbound_drafts SET status = 'committed', item_id = $2, version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`, [id, item.id]);
     await recordActivity(tx, item, 'received', { facility_id: auth.facilityId, mailbox_id: item.mailbox_id, draft_id: id });
     await recordActivity(tx, item, 'assigned', { agent_id: item.agent_id, assignment_id: assignment.id });
+    const arrival = await applyArrival(tx, item);
     await refreshSearchFields(tx, item.id);
-    return { item, assignment, draft: committed };
+    return { item: (await findItem(tx, item.id))!, assignment, draft: committed, arrival };
   });
   await startAfterCommit(deps, `item ${result.item.id}`, () => startInboundReceivedWorkflow(deps, result.item));
   return {
@@ -322,6 +327,7 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       received_at: result.item.received_at.toISOString(), version: result.item.version,
     },
     assignment: { id: result.assignment.id as string, agent_id: result.assignment.agent_id as string, revision: result.assignment.revision as number },
+    arrival: result.arrival,
   };
 }
 

@@ -19,6 +19,7 @@ import {
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
 import { requestFingerprint, runIdempotent } from './idempotency';
+import { shipmentOfPackage } from './expected-shipments';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {
   const updated = await updateReturning(deps.db, `UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`, [memberId, enabled]);
@@ -26,7 +27,7 @@ export async function enablePackages(deps: Deps, memberId: string, enabled = tru
   return { member_id: updated[0].id, packages_enabled: updated[0].packages_enabled };
 }
 
-async function assertPackagesEnabled(deps: Deps, auth: AuthContext): Promise<void> {
+export async function assertPackagesEnabled(deps: Deps, auth: AuthContext): Promise<void> {
   const [member] = await deps.db.query(`SELECT packages_enabled FROM members WHERE id = $1`, [auth.memberId]);
   if (!member?.packages_enabled) {
     throw new ApiError(403, 'Physical inbound custody is not enabled for this account.', {
@@ -194,8 +195,20 @@ export interface ActionRequestBody {
 
 const SCAN_TYPES = ['label', 'envelope', 'document', 'content'];
 
+/** Who asks for an action: a caller, or an agent's standing instruction applied on arrival (with a note saying which). */
+export interface ActionRequester {
+  by: 'agent' | 'member';
+  agentId: string | null;
+  agentNotes?: string;
+  agentData?: Record<string, unknown>;
+}
+
+function requesterOf(auth: AuthContext, item: ItemRow): ActionRequester {
+  return isAgentKey(auth) ? { by: 'agent', agentId: auth.agentId } : { by: 'member', agentId: item.agent_id };
+}
+
 /** Records an action (inside `tx`): forwarding record, package state and scan request as the action needs. */
-async function insertAction(tx: EntityManager, auth: AuthContext, item: ItemRow, body: ActionRequestBody, forward: ForwardAddress & {
+export async function insertAction(tx: EntityManager, requester: ActionRequester, item: ItemRow, body: ActionRequestBody, forward: ForwardAddress & {
   carrier_preference?: string | null; service_level?: string; insurance?: boolean; signature_required?: boolean;
 } | null) {
   const reason = packageActionUnavailable(body.action, item.status);
@@ -206,10 +219,10 @@ async function insertAction(tx: EntityManager, auth: AuthContext, item: ItemRow,
   }
   const parameters = body.parameters ?? {};
   const [action] = await tx.query(
-    `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [item.id, item.member_id, isAgentKey(auth) ? auth.agentId : item.agent_id, body.action, body.priority ?? 'normal', JSON.stringify(parameters),
-      isAgentKey(auth) ? 'agent' : 'member', item.status],
+    `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before, agent_notes, agent_data)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [item.id, item.member_id, requester.agentId, body.action, body.priority ?? 'normal', JSON.stringify(parameters),
+      requester.by, item.status, requester.agentNotes ?? null, requester.agentData ? JSON.stringify(requester.agentData) : null],
   );
   if (forward) {
     await tx.query(
@@ -254,17 +267,24 @@ export async function requestPackageAction(deps: Deps, auth: AuthContext, id: st
   return once(deps, auth, `packages.actions:${id}`, idempotencyKey, body, () => createPackageAction(deps, auth, id, body));
 }
 
-export async function createPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody) {
+/**
+ * The caller may ask for this action (forward needs forward.create, anything else
+ * package.write) and a forward names a valid address, which is returned. `prefix` is the
+ * field path of the ActionRequest in the body.
+ */
+export function checkActionRequest(auth: AuthContext, body: ActionRequestBody, prefix = ''): ForwardAddress | null {
   requireScope(auth, body.action === 'forward' ? 'forward.create' : 'package.write');
-  let forward: ForwardAddress | null = null;
-  if (body.action === 'forward') {
-    const checked = checkForwardAddress(body.parameters ?? {}, 'parameters.');
-    if (!checked.ok) throw errors.validation(checked.fields);
-    forward = checked.address;
-  }
+  if (body.action !== 'forward') return null;
+  const checked = checkForwardAddress(body.parameters ?? {}, `${prefix}parameters.`);
+  if (!checked.ok) throw errors.validation(checked.fields);
+  return checked.address;
+}
+
+export async function createPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody) {
+  const forward = checkActionRequest(auth, body);
   const action = await deps.db.transaction(async (tx) => {
     const item = await loadPackage(deps, auth, id, tx, true);
-    return insertAction(tx, auth, item, body, forward);
+    return insertAction(tx, requesterOf(auth, item), item, body, forward);
   });
   return { action: actionView(action) };
 }
@@ -366,7 +386,7 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
     insurance: body.insurance ?? false, signature_required: body.signature_required ?? false };
   const { action, item } = await deps.db.transaction(async (tx) => {
     const locked = await loadPackage(deps, auth, id, tx, true);
-    const created = await insertAction(tx, auth, locked, { action: 'forward', parameters: { ...checked.address, ...extras } }, { ...checked.address, ...extras });
+    const created = await insertAction(tx, requesterOf(auth, locked), locked, { action: 'forward', parameters: { ...checked.address, ...extras } }, { ...checked.address, ...extras });
     return { action: created, item: locked };
   });
   const [forward] = await deps.db.query(`${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
@@ -401,7 +421,7 @@ export async function createPackageScan(deps: Deps, auth: AuthContext, id: strin
   const scanType = body.scan_type ?? 'document';
   const action = await deps.db.transaction(async (tx) => {
     const item = await loadPackage(deps, auth, id, tx, true);
-    return insertAction(tx, auth, item, { action: 'scan', parameters: { scan_type: scanType, options: body.options ?? {}, origin: 'package_scan' } }, null);
+    return insertAction(tx, requesterOf(auth, item), item, { action: 'scan', parameters: { scan_type: scanType, options: body.options ?? {}, origin: 'package_scan' } }, null);
   });
   const [request] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [action.scan_request_id]);
   return { scan_request: scanRequestView(request), action: actionView(action) };
@@ -462,13 +482,14 @@ export async function addPackageNote(deps: Deps, auth: AuthContext, id: string, 
 
 export async function getPackage(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const [photos, actions, forwards, tags, notes, events] = await Promise.all([
+  const [photos, actions, forwards, tags, notes, events, expectedShipment] = await Promise.all([
     packagePhotos(deps, item),
     deps.db.query(`${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [item.id]),
     deps.db.query(`${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [item.id]),
     deps.db.query(`SELECT tag FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [item.id]),
     deps.db.query(`SELECT count(*)::int AS n FROM package_notes WHERE item_id = $1`, [item.id]),
     deps.db.query(`SELECT id, kind, detail, created_at FROM inbound_item_activity WHERE item_id = $1 ORDER BY created_at, id`, [item.id]),
+    shipmentOfPackage(deps.db, item.id),
   ]);
   return {
     package: {
@@ -484,6 +505,7 @@ export async function getPackage(deps: Deps, auth: AuthContext, id: string) {
       forwarding_requests: forwards.map(forwardView),
       tags: tags.map((t: { tag: string }) => t.tag),
       notes_count: notes[0].n as number,
+      expected_shipment: expectedShipment,
     },
   };
 }

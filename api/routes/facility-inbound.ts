@@ -66,7 +66,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post', path: '/v1/facility/inbound/drafts/:id/match', tags,
     summary: 'Match a draft to a member mailbox and agent',
-    description: 'agent_id defaults to the mailbox\'s default agent; it must be an agent of the mailbox holder.',
+    description: 'agent_id defaults to the agent with an open expected shipment of this tracking number at the mailbox, else the mailbox\'s default agent; it must be an agent of the mailbox holder.',
     params: IdParam, body: MatchBody,
     responses: { 200: { description: 'Draft (status matched)', schema: DraftBody }, 400: { description: 'validation' }, 404: { description: 'draft or mailbox not found' }, ...conflicts },
     handler: async ({ deps, auth, params, body }) => ({ body: await matchDraft(deps, auth, params.id, body) }),
@@ -75,7 +75,8 @@ export const routes: RouteDef[] = [
     method: 'post', path: '/v1/facility/inbound/drafts/:id/commit', tags,
     summary: 'Commit a matched draft into custody',
     description: 'Needs at least one sealed-exterior photo. Creates the physical item (a package when the account has packages enabled, a managed mailbox item, '
-      + 'and an agent-inbox assignment), status received; inbound.received follows.',
+      + 'and an agent-inbox assignment), status received; inbound.received follows. The agent\'s open expected shipment with the same normalised tracking number '
+      + 'is marked received and linked; its mailbox rules add tags; at most one action is requested (arrival).',
     params: IdParam, body: CommitBody,
     responses: { 201: { description: 'Committed', schema: CommitResult }, 404: { description: 'not found' }, 409: { description: 'VERSION_STALE, DRAFT_NOT_MATCHED, EXTERIOR_PHOTO_REQUIRED, DRAFT_COMMITTED' } },
     handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await commitDraft(deps, auth, params.id, body) }),

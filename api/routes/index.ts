@@ -9,6 +9,8 @@ import { routes as webhooks } from './webhooks';
 import { routes as webhookEndpoints } from './webhook-endpoints';
 import { routes as inboundContext } from './inbound-context';
 import { routes as packages } from './packages';
+import { routes as expectedShipments } from './expected-shipments';
+import { routes as mailboxRules } from './mailbox-rules';
 import { routes as inboundItems } from './inbound-items';
 import { routes as agentInbox } from './agent-inbox';
 import { routes as facilityMail } from './facility-mail';
@@ -21,5 +23,5 @@ import { routes as facilityMessages } from './facility-messages';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,
-  ...inboundContext, ...packages, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing, ...facilityMessages,
+  ...inboundContext, ...packages, ...expectedShipments, ...mailboxRules, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing, ...facilityMessages,
 ];

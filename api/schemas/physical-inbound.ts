@@ -122,6 +122,10 @@ export const PackageDetail = z.object({
     forwarding_requests: z.array(ForwardingRequest),
     tags: z.array(z.string()),
     notes_count: z.number().int(),
+    expected_shipment: z.object({
+      id: z.string(), agent_id: z.string(), tracking_number: z.string(), carrier: z.string().nullable(), sender_name: z.string().nullable(),
+      description: z.string().nullable(), expected_date: z.string().nullable(), arrival_action_id: z.string().nullable(),
+    }).nullable().describe('the agent\'s expected shipment this package satisfied (GET /v1/expected-shipments/{id} for the record)'),
   }),
 });
 export const ActionRequest = z.strictObject({
@@ -340,6 +344,12 @@ export const CommitResult = z.object({
   item: z.object({ id: z.string(), reference_code: z.string(), kind: z.string(), status: z.string(), mailbox_id: z.string().nullable(), member_id: z.string(),
     agent_id: z.string().nullable(), received_at: Instant, version: z.number().int() }),
   assignment: z.object({ id: z.string(), agent_id: z.string(), revision: z.number().int() }),
+  arrival: z.object({
+    expected_shipment_id: z.string().nullable().describe('the agent\'s expected shipment this piece satisfied (same mailbox, agent and normalised tracking number)'),
+    matched_rule_ids: z.array(z.string()).describe('the agent\'s mailbox rules that matched the label'),
+    tags: z.array(z.string()).describe('tags the rules added'),
+    action_id: z.string().nullable().describe('the package action requested on arrival (in the facility\'s package-action queue)'),
+  }),
 });
 export const ScanRequestListQuery = z.strictObject({ status: qEnum(['requested', 'fulfilled', 'rejected']).optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const FulfilForm = z.object({ source_kinds: z.string().max(200).optional().describe('comma-separated envelope|letter per page; default from scan_type') });

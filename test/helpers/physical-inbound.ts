@@ -68,11 +68,16 @@ export function photoForm(file = 'sample-envelope.png', photoType = 'sealed_exte
 }
 
 /** Facility intake: draft -> sealed-exterior photo -> match -> commit. Returns the committed item id. */
-export async function receivePiece(app: TestApp, w: World, opts: { kind?: 'letter' | 'parcel'; agentId?: string; carrier?: string; weightOz?: number; tracking?: string } = {}) {
+export async function receivePiece(app: TestApp, w: World, opts: { kind?: 'letter' | 'parcel'; agentId?: string; carrier?: string; weightOz?: number; tracking?: string; sender?: string } = {}) {
+  return (await commitPiece(app, w, opts)).item.id as string;
+}
+
+/** Facility intake like receivePiece; returns the commit answer (item, assignment, arrival). */
+export async function commitPiece(app: TestApp, w: World, opts: Parameters<typeof receivePiece>[2] = {}) {
   const api = client(app.baseUrl);
   const key = w.facilityKey;
   const draft = await api('POST', '/v1/facility/inbound/drafts', {
-    key, json: { kind: opts.kind ?? 'letter', carrier: opts.carrier ?? 'usps', tracking_number: opts.tracking ?? null, weight_oz: opts.weightOz ?? 1.2, sender_name: 'Acme Insurance', recipient_name: 'Test Member' },
+    key, json: { kind: opts.kind ?? 'letter', carrier: opts.carrier ?? 'usps', tracking_number: opts.tracking ?? null, weight_oz: opts.weightOz ?? 1.2, sender_name: opts.sender ?? 'Acme Insurance', recipient_name: 'Test Member' },
   });
   if (draft.status !== 201) throw new Error(`draft: ${draft.status} ${JSON.stringify(draft.body)}`);
   const id = draft.body.draft.id;
@@ -84,7 +89,7 @@ export async function receivePiece(app: TestApp, w: World, opts: { kind?: 'lette
   if (match.status !== 200) throw new Error(`match: ${match.status} ${JSON.stringify(match.body)}`);
   const commit = await api('POST', `/v1/facility/inbound/drafts/${id}/commit`, { key, json: { expected_version: match.body.draft.version } });
   if (commit.status !== 201) throw new Error(`commit: ${commit.status} ${JSON.stringify(commit.body)}`);
-  return commit.body.item.id as string;
+  return commit.body;
 }
 
 export async function eventsOf(app: TestApp, objectIds: string[]): Promise<Array<{ event_type: string; payload: Record<string, unknown>; environment: string; object_id: string }>> {

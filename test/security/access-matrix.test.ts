@@ -200,6 +200,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'POST /v1/packages/:id/scan': { scan_type: 'document' },
   'POST /v1/packages/:id/tags': { tag: 'stolen' },
   'POST /v1/packages/:id/notes': { note: 'Written by another member' },
+  'PATCH /v1/expected-shipments/:id': { description: 'Changed by another member' },
+  'PATCH /v1/rules/:id': { name: 'Changed by another member' },
   'POST /v1/inbound-items/:id/actions': { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 0, currency: 'usd' } },
   'POST /v1/handling/:id/approve': { expected_version: 1 },
   'POST /v1/handling/:id/reject': { expected_version: 1 },
@@ -362,6 +364,15 @@ describe('another member\'s key on object routes', () => {
       `INSERT INTO package_actions (item_id, member_id, agent_id, action, requested_by) VALUES ($1, $2, $3, 'scan', 'member') RETURNING id`,
       [parcel.id, victim.member_id, agent.id]);
     objects['/v1/packages/:id/actions/:actionId'] = action.id;
+    // An expected shipment and a mailbox rule of the victim's agent.
+    const [shipment] = await app.deps.db.query(
+      `INSERT INTO expected_shipments (member_id, agent_id, mailbox_id, tracking_number, tracking_number_normalized, created_by)
+       VALUES ($1, $2, 'PMB-0', 'SEC-1', 'SEC1', 'member') RETURNING id`, [victim.member_id, agent.id]);
+    objects['/v1/expected-shipments/:id'] = shipment.id;
+    const [mailboxRule] = await app.deps.db.query(
+      `INSERT INTO mailbox_rules (member_id, agent_id, name, match, apply, created_by)
+       VALUES ($1, $2, 'victim rule', '{"kinds":["parcel"]}', '{"add_tags":["x"]}', 'member') RETURNING id`, [victim.member_id, agent.id]);
+    objects['/v1/rules/:id'] = mailboxRule.id;
     // Objects the member key made account-wide are the member's; the agent key does not see them.
     const memberOnly = ['/v1/api-keys/:id', '/v1/batch-mail/:id', '/v1/webhook-endpoints/:id', '/v1/webhook-endpoints/:id/rules/:ruleId',
       '/v1/webhook-deliveries/:id', '/v1/support/conversations/:id', '/v1/facility-messages/conversations/:id'];
