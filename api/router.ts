@@ -8,7 +8,7 @@ import { koaBody } from 'koa-body';
 import { JsonBodyError, readJsonBody } from './json-body';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
-import { ApiError, errors, FieldError } from '../domain/errors';
+import { ApiError, codedError, errors, FieldError } from '../domain/errors';
 import type { KeyKind } from '../domain/keys';
 import { authenticate, AuthContext, isAgentKey } from '../services/auth';
 import type { Deps } from '../services/deps';
@@ -54,8 +54,8 @@ export function authorize(access: Access, auth: AuthContext, path: string): void
     throw errors.forbidden('live_key_required', 'Test keys cannot use this endpoint; use a live key.');
   }
   if (access.sandboxUnsupported && auth.testMode) {
-    throw new ApiError(403, 'Physical inbound custody is live-only; test keys are not supported here.', {
-      reason: 'sandbox_not_supported', code: 'sandbox_not_supported', retryable: false,
+    throw codedError(403, 'sandbox_not_supported', 'Physical inbound custody is live-only; test keys are not supported here.', {
+      reason: 'sandbox_not_supported', suggestedAction: 'Use a live key (sk_live_ or sk_agent_); physical inbound custody has no sandbox.',
     });
   }
   if (isAgentKey(auth)) {
@@ -212,8 +212,8 @@ export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, l
   ctx.set('X-RateLimit-Remaining', String(r.remaining));
   ctx.set('X-RateLimit-Reset', String(r.resetSeconds));
   if (!r.allowed) {
-    throw new ApiError(429, `Rate limit of ${r.limit} requests per minute exceeded`, {
-      code: 'RATE_LIMITED', retryable: true, suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
+    throw codedError(429, 'RATE_LIMITED', `Rate limit of ${r.limit} requests per minute exceeded`, {
+      retryable: true, suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
       headers: { 'Retry-After': String(r.resetSeconds) },
     });
   }

@@ -1,30 +1,48 @@
 // The one error type. Every refusal the API gives is an ApiError, rendered in the spec's
 // shapes: {error, fields[]} on validation, {error, reason} on 401/403, and
-// {error, code, retryable, suggested_action} for coded mail/batch errors.
+// {error, code, retryable, suggested_action} for coded errors. Every error with a code
+// carries all three: the options type will not accept a code without retryable and
+// suggestedAction, and the constructor refuses one at run time as well.
 
 export interface FieldError {
   path: string;
   message: string;
 }
 
-export interface ApiErrorOptions {
-  code?: string;
+interface CommonErrorOptions {
   reason?: string;
   fields?: FieldError[];
-  retryable?: boolean;
-  suggestedAction?: string;
   details?: Record<string, unknown>;
   /** Extra top-level body fields (for example billing_url on 402). */
   extra?: Record<string, unknown>;
   headers?: Record<string, string>;
-  /** Render as the nested shape {error: {type, message, code}}. */
+  /** Render as the nested shape {error: {type, message, code}} (retryable and suggested_action beside it). */
   nested?: { type: string };
 }
+
+/** An error without a code (validation, 401/403 reasons): retryable and suggestedAction are optional. */
+export interface UncodedErrorOptions extends CommonErrorOptions {
+  code?: never;
+  retryable?: boolean;
+  suggestedAction?: string;
+}
+
+/** A coded error: the spec's {code, retryable, suggested_action}, all three. */
+export interface CodedErrorOptions extends CommonErrorOptions {
+  code: string;
+  retryable: boolean;
+  suggestedAction: string;
+}
+
+export type ApiErrorOptions = UncodedErrorOptions | CodedErrorOptions;
 
 export class ApiError extends Error {
   constructor(public readonly status: number, message: string, public readonly options: ApiErrorOptions = {}) {
     super(message);
     this.name = 'ApiError';
+    if (options.code !== undefined && (typeof options.retryable !== 'boolean' || !options.suggestedAction)) {
+      throw new Error(`ApiError ${options.code} needs retryable and suggestedAction`);
+    }
   }
 
   get code(): string | undefined {
@@ -33,19 +51,29 @@ export class ApiError extends Error {
 
   toBody(): Record<string, unknown> {
     const o = this.options;
+    const coded = {
+      ...(o.retryable !== undefined ? { retryable: o.retryable } : {}),
+      ...(o.suggestedAction ? { suggested_action: o.suggestedAction } : {}),
+    };
     if (o.nested) {
-      return { error: { type: o.nested.type, message: this.message, code: o.code }, ...o.extra };
+      return { error: { type: o.nested.type, message: this.message, code: o.code }, ...coded, ...o.extra };
     }
     const body: Record<string, unknown> = { error: this.message };
     if (o.code) body.code = o.code;
     if (o.reason) body.reason = o.reason;
     if (o.fields) body.fields = o.fields;
-    const retryable = o.retryable ?? (o.code ? this.status >= 500 : undefined);
-    if (retryable !== undefined) body.retryable = retryable;
-    if (o.suggestedAction) body.suggested_action = o.suggestedAction;
+    Object.assign(body, coded);
     if (o.details) body.details = o.details;
     return { ...body, ...o.extra };
   }
+}
+
+/** What a coded helper needs besides its code: suggestedAction always; retryable where the status does not decide it. */
+export type CodedExtras = Omit<CodedErrorOptions, 'code' | 'retryable'> & { retryable?: boolean };
+
+/** The one way to build a coded error: a status, a code, a message and the coded fields. */
+export function codedError(status: number, code: string, message: string, opts: CodedExtras): ApiError {
+  return new ApiError(status, message, { ...opts, code, retryable: opts.retryable ?? status >= 500 });
 }
 
 export const errors = {
@@ -56,8 +84,8 @@ export const errors = {
       suggestedAction: 'Fix the listed fields and send the request again.',
     });
   },
-  badRequest(code: string, message: string, opts: Omit<ApiErrorOptions, 'code'> = {}): ApiError {
-    return new ApiError(400, message, { code, retryable: false, ...opts });
+  badRequest(code: string, message: string, opts: CodedExtras): ApiError {
+    return codedError(400, code, message, opts);
   },
   unauthorized(reason: string, message = 'Authentication failed'): ApiError {
     return new ApiError(401, message, { reason });
@@ -66,15 +94,17 @@ export const errors = {
     return new ApiError(403, message, { reason });
   },
   notFound(what: string): ApiError {
-    return new ApiError(404, `${what} not found`, { code: 'NOT_FOUND' });
+    return codedError(404, 'NOT_FOUND', `${what} not found`, {
+      suggestedAction: 'Check the id. Objects of another account, another agent or the other environment (live or sandbox) are not visible to this key.',
+    });
   },
-  conflict(code: string, message: string, opts: Omit<ApiErrorOptions, 'code'> = {}): ApiError {
-    return new ApiError(409, message, { code, retryable: false, ...opts });
+  conflict(code: string, message: string, opts: CodedExtras): ApiError {
+    return codedError(409, code, message, opts);
   },
-  unprocessable(code: string, message: string, opts: Omit<ApiErrorOptions, 'code'> = {}): ApiError {
-    return new ApiError(422, message, { code, retryable: false, ...opts });
+  unprocessable(code: string, message: string, opts: CodedExtras): ApiError {
+    return codedError(422, code, message, opts);
   },
-  unavailable(code: string, message: string, opts: Omit<ApiErrorOptions, 'code'> = {}): ApiError {
-    return new ApiError(503, message, { code, retryable: true, suggestedAction: 'Retry the same request in a few seconds.', ...opts });
+  unavailable(code: string, message: string, opts: Partial<CodedExtras> = {}): ApiError {
+    return codedError(503, code, message, { suggestedAction: 'Retry the same request in a few seconds.', ...opts });
   },
 };

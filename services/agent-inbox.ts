@@ -6,7 +6,7 @@
 import { pagination, paginationWithNext } from '../domain/pagination';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import {
   AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS,
 } from '../domain/agent-inbox';
@@ -195,7 +195,9 @@ export async function getAgentInboxSources(deps: Deps, auth: AuthContext, itemId
 async function sampleBundles(deps: Deps, auth: AuthContext, itemId: string) {
   const { item } = await loadAssignment(deps, auth, itemId);
   if (item.id !== memberSampleId(item.member_id)) {
-    throw new ApiError(404, 'Scan history is available to test keys on the member sample only', { code: 'NOT_FOUND' });
+    throw codedError(404, 'NOT_FOUND', 'Scan history is available to test keys on the member sample only', {
+      suggestedAction: 'Read the scan history of the member sample (GET /v1/agent-inbox lists it); other items show their pages in their context.',
+    });
   }
   return { item, bundles: await loadItemBundles(deps.db, item.id) };
 }
@@ -258,6 +260,7 @@ export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, i
     if (context.context_version !== body.context_version) {
       throw errors.conflict('CONTEXT_VERSION_MISMATCH', 'The context changed since it was read; fetch it again and report against the new context_version.', {
         details: { current_context_version: context.context_version },
+        suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
       });
     }
     const [ack] = await deps.db.query(

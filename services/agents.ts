@@ -6,7 +6,7 @@
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import { mailboxIdFor } from '../domain/agents';
 import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from './scoping';
@@ -68,8 +68,8 @@ function toRecord(row: any): AgentRecord {
 }
 
 function nameTaken(name: string): ApiError {
-  return new ApiError(409, `An agent named "${name}" already exists on this account.`, {
-    code: 'agent_name_taken', nested: { type: 'invalid_request' },
+  return codedError(409, 'agent_name_taken', `An agent named "${name}" already exists on this account.`, {
+    nested: { type: 'invalid_request' }, suggestedAction: 'Choose another name, or use the existing agent (GET /v1/agents).',
   });
 }
 
@@ -233,7 +233,7 @@ export async function getOutboundMailbox(deps: Deps, auth: AuthContext, agentId:
 }
 
 function noActiveMailbox(): ApiError {
-  return new ApiError(404, 'No active mailbox for this agent', {
-    code: 'MAILBOX_NOT_FOUND', suggestedAction: 'Use an existing agent (GET /v1/mailboxes lists the active ones).',
+  return codedError(404, 'MAILBOX_NOT_FOUND', 'No active mailbox for this agent', {
+    suggestedAction: 'Use an existing agent (GET /v1/mailboxes lists the active ones).',
   });
 }

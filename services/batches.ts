@@ -357,6 +357,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   if (pageCount > TEMPLATE_MAX_PAGES) {
     throw errors.badRequest('BATCH_TEMPLATE_PAGES_INVALID', `The template has ${pageCount} pages; at most ${TEMPLATE_MAX_PAGES} are accepted.`, {
       fields: [{ path: 'template', message: `at most ${TEMPLATE_MAX_PAGES} pages` }],
+      suggestedAction: `Upload a template of at most ${TEMPLATE_MAX_PAGES} pages that fits the mail type (${describeAllowance(input.mail_type, input.duplex)}).`,
     });
   }
   assertPagesFit(input.mail_type, input.duplex, pageCount, 'template');
@@ -474,6 +475,13 @@ type UpdateOutcome<T> =
   | { ok: false; kind: 'gone' }
   | { ok: false; kind: 'unreachable'; cause: unknown };
 
+/** BATCH_STATE_CONFLICT: the step does not apply to the batch in its current status. */
+function batchStateConflict(message: string, details: Record<string, unknown>): ApiError {
+  return errors.conflict(BatchFailureType.stateConflict, message, {
+    details, suggestedAction: 'Read the batch again for its current status; this step does not apply to it now.',
+  });
+}
+
 function failureToApiError(deps: Deps, failure: ApplicationFailure): ApiError {
   const details = (failure.details?.[0] ?? {}) as Record<string, unknown>;
   switch (failure.type) {
@@ -492,7 +500,7 @@ function failureToApiError(deps: Deps, failure: ApplicationFailure): ApiError {
         suggestedAction: 'Poll GET /v1/batch-mail/{id} until status is submitted, then advance; completed batches cannot move further.', details,
       });
     default:
-      return errors.conflict(BatchFailureType.stateConflict, failure.message, { details });
+      return batchStateConflict(failure.message, details);
   }
 }
 
@@ -682,7 +690,7 @@ async function facilityUpdate<Ret, Args extends any[]>(deps: Deps, row: BatchRow
 }
 
 function facilityStateConflict(r: BatchRow, needed: string): ApiError {
-  return errors.conflict(BatchFailureType.stateConflict, `The batch is ${r.status}; ${needed}.`, { details: { status: r.status } });
+  return batchStateConflict(`The batch is ${r.status}; ${needed}.`, { status: r.status });
 }
 
 export async function startFacilityBatch(deps: Deps, auth: AuthContext, id: string) {

@@ -3,7 +3,7 @@
 // the caller's transaction, so concurrent debits never overdraw and retries never repeat.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
-import { ApiError } from '../domain/errors';
+import { ApiError, codedError } from '../domain/errors';
 import { formatCents } from '../domain/money';
 
 export interface Balance {
@@ -30,9 +30,7 @@ export async function getBalance(deps: Deps, memberId: string): Promise<Balance>
 }
 
 export function insufficientCredits(deps: Deps, required: number, balance: number): ApiError {
-  return new ApiError(402, `Insufficient credits: ${formatCents(required)} required, ${formatCents(balance)} available.`, {
-    code: 'INSUFFICIENT_CREDITS',
-    retryable: false,
+  return codedError(402, 'INSUFFICIENT_CREDITS', `Insufficient credits: ${formatCents(required)} required, ${formatCents(balance)} available.`, {
     suggestedAction: 'Ask your human to add credits at billing_url, then retry.',
     extra: {
       billing_url: billingUrl(deps),

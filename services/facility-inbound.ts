@@ -170,12 +170,15 @@ function assertDraftVersion(draft: { version: number }, expected: number) {
   if (draft.version !== expected) {
     throw errors.conflict('VERSION_STALE', `The draft is at version ${draft.version}; expected_version ${expected} is stale.`, {
       details: { current_version: draft.version, expected_version: expected },
+      suggestedAction: 'GET the draft again and retry with its current version.',
     });
   }
 }
 
 function assertDraftOpen(draft: { status: string }) {
-  if (draft.status === 'committed') throw errors.conflict('DRAFT_COMMITTED', 'The draft is committed; it can no longer change.');
+  if (draft.status === 'committed') throw errors.conflict('DRAFT_COMMITTED', 'The draft is committed; it can no longer change.', {
+    suggestedAction: 'Start a new draft for another piece; the committed one is an inbound item now.',
+  });
 }
 
 export async function createDraft(deps: Deps, auth: AuthContext, body: DraftFields) {
@@ -292,9 +295,13 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
     const draft = await loadDraft(tx, auth, id, true);
     assertDraftOpen(draft);
     assertDraftVersion(draft, body.expected_version);
-    if (draft.status !== 'matched') throw errors.conflict('DRAFT_NOT_MATCHED', 'Match the draft to a mailbox before committing it.');
+    if (draft.status !== 'matched') throw errors.conflict('DRAFT_NOT_MATCHED', 'Match the draft to a mailbox before committing it.', {
+      suggestedAction: 'POST /v1/facility/inbound/drafts/{id}/match, then commit.',
+    });
     const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM inbound_photos WHERE draft_id = $1 AND photo_type = 'sealed_exterior'`, [id]);
-    if (n === 0) throw errors.conflict('EXTERIOR_PHOTO_REQUIRED', 'Attach at least one sealed-exterior photo before committing.');
+    if (n === 0) throw errors.conflict('EXTERIOR_PHOTO_REQUIRED', 'Attach at least one sealed-exterior photo before committing.', {
+      suggestedAction: 'POST /v1/facility/inbound/drafts/{id}/exterior with a photo of the sealed piece, then commit.',
+    });
     const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [draft.member_id]);
     const now = new Date();
     const [row] = await tx.query(
@@ -372,7 +379,9 @@ async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate 
 }
 
 function assertRequested(r: { status: string }) {
-  if (r.status !== 'requested') throw errors.conflict('SCAN_REQUEST_NOT_OPEN', `The scan request is already ${r.status}.`);
+  if (r.status !== 'requested') throw errors.conflict('SCAN_REQUEST_NOT_OPEN', `The scan request is already ${r.status}.`, {
+    suggestedAction: 'Nothing to do: GET /v1/facility/scan-requests lists the open requests.',
+  });
 }
 
 /** Tells an Open & Scan operation its scan's outcome; a lost signal is sent again by the reconciler. */
@@ -502,10 +511,13 @@ export async function updateFacilityPackageAction(deps: Deps, auth: AuthContext,
     if (!action) throw errors.notFound('Action');
     const refusal = checkPackageActionUpdate(action.action as PackageActionType, action.status as PackageActionStatus, body);
     if (refusal?.kind === 'invalid') throw errors.validation(refusal.fields);
-    if (refusal?.kind === 'state') throw errors.conflict('ACTION_NOT_ACTIVE', refusal.message);
+    if (refusal?.kind === 'state') {
+      throw errors.conflict('ACTION_NOT_ACTIVE', refusal.message, { suggestedAction: 'GET /v1/facility/package-actions lists the actions still open.' });
+    }
     if (action.version !== body.expected_version) {
       throw errors.conflict('VERSION_STALE', `The action is at version ${action.version}; expected_version ${body.expected_version} is stale.`, {
         details: { current_version: action.version },
+        suggestedAction: 'GET /v1/facility/package-actions again and retry with the action\'s current version.',
       });
     }
     const item = (await findItem(tx, action.item_id, { forUpdate: true }))!;

@@ -76,6 +76,8 @@ export interface OperationRow {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+const HANDLING_CAPABILITIES_HINT = 'GET /v1/agent-inbox/{id}/handling lists the actions available for this item now.';
+
 export function operationView(op: OperationRow) {
   return {
     object: 'handling_operation' as const,
@@ -137,6 +139,13 @@ function failureOf(err: unknown): ApplicationFailure | null {
   return null;
 }
 
+/** HANDLING_STATE_INVALID: the operation's status does not allow the step. */
+function handlingStateInvalid(message: string, details?: Record<string, unknown>): ApiError {
+  return errors.conflict('HANDLING_STATE_INVALID', message, {
+    details, suggestedAction: 'Read the operation again for its current status; this step does not apply to it now.',
+  });
+}
+
 /** Turns an Update's failure into the API's answer. */
 function mapHandlingFailure(deps: Deps, err: unknown): never {
   const failure = failureOf(err);
@@ -145,13 +154,13 @@ function mapHandlingFailure(deps: Deps, err: unknown): never {
     case HANDLING_FAILURES.staleVersion:
       throw errors.conflict('HANDLING_VERSION_STALE', failure.message, { details: detail, suggestedAction: 'Re-read the operation and retry with its current version.' });
     case HANDLING_FAILURES.invalidState:
-      throw errors.conflict('HANDLING_STATE_INVALID', failure.message, { details: detail });
+      throw handlingStateInvalid(failure.message, detail);
     case HANDLING_FAILURES.invalid:
       throw errors.validation((detail.fields as Array<{ path: string; message: string }>) ?? [{ path: 'body', message: failure.message }]);
     case HANDLING_FAILURES.insufficientCredits:
       throw insufficientCredits(deps, Number(detail.required), Number(detail.balance));
   }
-  if (err instanceof WorkflowNotFoundError) throw errors.conflict('HANDLING_STATE_INVALID', 'The operation has already reached its outcome.');
+  if (err instanceof WorkflowNotFoundError) throw handlingStateInvalid('The operation has already reached its outcome.');
   throw err;
 }
 
@@ -184,6 +193,7 @@ async function insertOperation(tx: Db, item: ItemRow, o: {
   if (open) {
     throw errors.conflict('HANDLING_OPERATION_OPEN', `Operation ${open.id} on this item is still ${open.status}; wait for its outcome.`, {
       details: { operation_id: open.id, status: open.status },
+      suggestedAction: 'Wait for that operation\'s outcome (GET /v1/agent-inbox/{id}/handling), then propose again.',
     });
   }
   const [op] = await tx.query(
@@ -229,8 +239,12 @@ export async function proposeHandling(deps: Deps, auth: AuthContext, itemId: str
     const check = checkProposal(body, item);
     if (!check.ok) {
       if (check.kind === 'invalid') throw errors.validation(check.fields);
-      if (check.kind === 'inactive') throw errors.badRequest('HANDLING_ACTION_INACTIVE', check.message, { fields: [{ path: 'action_type', message: check.message }] });
-      throw errors.conflict('HANDLING_NOT_AVAILABLE', check.message);
+      if (check.kind === 'inactive') {
+        throw errors.badRequest('HANDLING_ACTION_INACTIVE', check.message, {
+          fields: [{ path: 'action_type', message: check.message }], suggestedAction: HANDLING_CAPABILITIES_HINT,
+        });
+      }
+      throw errors.conflict('HANDLING_NOT_AVAILABLE', check.message, { suggestedAction: HANDLING_CAPABILITIES_HINT });
     }
     const p = check.proposal;
     const quote = quoteHandling({ kind: item.kind, actionType: p.action_type, mailClass: p.mail_class, weightOz: item.weight_oz });
@@ -270,10 +284,11 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
     if (body.expected_quote && body.expected_quote.amount_cents !== quote.amount_cents) {
       throw errors.conflict('QUOTE_CHANGED', `The Open & Scan price is now ${quote.display}; confirm the new quote.`, {
         details: { quote },
+        suggestedAction: 'Show the new quote (details.quote) to the owner and send it as expected_quote.',
       });
     }
     const reason = unavailableReason(item);
-    if (reason) throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`);
+    if (reason) throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`, { suggestedAction: HANDLING_CAPABILITIES_HINT });
     const op = await deps.db.transaction(async (tx) => {
       const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
       assertVersion(locked.version, body.expected_version, 'The item');
@@ -349,7 +364,7 @@ export async function approveHandling(deps: Deps, auth: AuthContext, id: string,
   if (op.action_type === 'discard' && body.destructive_confirmed !== true) {
     throw errors.validation([{ path: 'destructive_confirmed', message: 'discard destroys the item: the owner must send destructive_confirmed true' }]);
   }
-  if (op.status !== 'awaiting_member_approval') throw errors.conflict('HANDLING_STATE_INVALID', `The operation is ${op.status}; only awaiting_member_approval can be approved.`);
+  if (op.status !== 'awaiting_member_approval') throw handlingStateInvalid(`The operation is ${op.status}; only awaiting_member_approval can be approved.`);
   assertVersion(op.version, body.expected_version, 'The operation');
   const updated = await sendUpdate(deps, op, approveHandlingUpdate, { expectedVersion: body.expected_version, destructiveConfirmed: body.destructive_confirmed === true });
   return { operation: operationView(updated) };
@@ -357,7 +372,7 @@ export async function approveHandling(deps: Deps, auth: AuthContext, id: string,
 
 export async function rejectHandling(deps: Deps, auth: AuthContext, id: string, body: { expected_version: number; reason?: string }) {
   const op = await loadMemberOperation(deps, auth, id);
-  if (op.status !== 'awaiting_member_approval') throw errors.conflict('HANDLING_STATE_INVALID', `The operation is ${op.status}; the owner can reject only while approval is pending.`);
+  if (op.status !== 'awaiting_member_approval') throw handlingStateInvalid(`The operation is ${op.status}; the owner can reject only while approval is pending.`);
   assertVersion(op.version, body.expected_version, 'The operation');
   const updated = await sendUpdate(deps, op, rejectHandlingUpdate, { expectedVersion: body.expected_version, actor: 'member', reason: body.reason?.trim() || 'rejected_by_owner' });
   return { operation: operationView(updated) };
@@ -391,7 +406,7 @@ export async function decideFacilityHandling(deps: Deps, auth: AuthContext, id: 
   if (fields.length) throw errors.validation(fields);
   const event: HandlingEvent = body.decision;
   if (!nextHandlingStatus(op.status, event, 'facility')) {
-    throw errors.conflict('HANDLING_STATE_INVALID', `The operation is ${op.status}; ${body.decision} is not possible now.`);
+    throw handlingStateInvalid(`The operation is ${op.status}; ${body.decision} is not possible now.`);
   }
   assertVersion(op.version, body.expected_version, 'The operation');
   const attestation = body.attestation?.trim() || null;
@@ -410,7 +425,9 @@ export async function decideFacilityHandling(deps: Deps, auth: AuthContext, id: 
 export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: string) {
   const item = await loadManagedItem(deps, auth, itemId);
   if (item.source_domain !== 'member_sample') {
-    throw errors.badRequest('NOT_MEMBER_SAMPLE', 'Only the member sample can be reset.', { fields: [{ path: 'params.id', message: 'is not the member sample' }] });
+    throw errors.badRequest('NOT_MEMBER_SAMPLE', 'Only the member sample can be reset.', {
+      fields: [{ path: 'params.id', message: 'is not the member sample' }], suggestedAction: 'Reset the member sample (its id is listed by GET /v1/inbound-items with a test key).',
+    });
   }
   const open: OperationRow[] = await deps.db.query(
     `SELECT * FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`, [item.id]);

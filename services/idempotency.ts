@@ -117,7 +117,9 @@ async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; 
       [auth.ownerKey, opts.operation, opts.key],
     );
     if (!row) {
-      throw errors.conflict('IDEMPOTENCY_REQUEST_RETRY', 'The first request with this Idempotency-Key failed; send it again.', { retryable: true });
+      throw errors.conflict('IDEMPOTENCY_REQUEST_RETRY', 'The first request with this Idempotency-Key failed; send it again.', {
+        retryable: true, suggestedAction: 'Send the same request again with the same Idempotency-Key.',
+      });
     }
     if (row.request_hash !== opts.fingerprint) {
       throw errors.unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.', {
@@ -128,7 +130,9 @@ async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; 
       return { status: row.response_status as number, body: row.response_body, replayed: true, headers: { 'Idempotent-Replayed': 'true' } };
     }
     if (Date.now() - start > WAIT_MS) {
-      throw errors.conflict('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress.', { retryable: true });
+      throw errors.conflict('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress.', {
+        retryable: true, suggestedAction: 'Retry the same request in a few seconds; it answers with the first request\'s result once that finishes.',
+      });
     }
     await sleep(100);
   }

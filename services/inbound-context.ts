@@ -105,6 +105,7 @@ export interface CreateAliasInput extends AliasSettings {
 }
 
 const RANDOM_ATTEMPTS = 5;
+const ALIAS_ARCHIVED_HINT = 'Archived aliases stay archived; create a new alias with POST /v1/inbound-forwarding-addresses.';
 
 export async function createForwardingAddress(deps: Deps, auth: AuthContext, input: CreateAliasInput) {
   // Agent keys always create aliases for their own agent (an agent_id they pass is ignored).
@@ -158,9 +159,9 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (input.agent_id && !isAgentKey(auth)) await assertAgentOfMember(deps, auth, input.agent_id);
   if (input.status) {
     const problem = aliasStatusMoveProblem(current.status, input.status);
-    if (problem) throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`);
+    if (problem) throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`, { suggestedAction: ALIAS_ARCHIVED_HINT });
   } else if (current.status === 'archived' && Object.keys(input).length) {
-    throw errors.conflict('ALIAS_ARCHIVED', 'This alias is archived and can no longer be changed.');
+    throw errors.conflict('ALIAS_ARCHIVED', 'This alias is archived and can no longer be changed.', { suggestedAction: ALIAS_ARCHIVED_HINT });
   }
   const agentId = input.agent_id !== undefined ? input.agent_id : current.agent_id;
   const handledBy = input.handled_by ?? (input.agent_id === null && current.handled_by === 'agent' ? 'member' : current.handled_by);

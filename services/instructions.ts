@@ -71,6 +71,7 @@ export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, s
   if (!Number.isInteger(version) || version < 1) {
     throw errors.badRequest('SERVICE_MD_VERSION_REQUIRED', 'X-Service-MD-Version must be a positive integer.', {
       fields: [{ path: 'headers.x-service-md-version', message: 'must be a positive integer' }],
+      suggestedAction: 'Read GET /v1/agents/{id}/instructions and send its version in X-Service-MD-Version.',
     });
   }
   const currentVersion = (await latestVersion(deps.db, auth.agentId)) || 1;
@@ -222,7 +223,9 @@ export async function decideInstructionsProposal(
       `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`, [proposalId, agentId]);
     if (!row) throw errors.notFound('Proposal');
     if (row.status !== 'pending') {
-      throw errors.conflict('PROPOSAL_ALREADY_DECIDED', `This proposal was already ${row.status}.`);
+      throw errors.conflict('PROPOSAL_ALREADY_DECIDED', `This proposal was already ${row.status}.`, {
+        suggestedAction: 'Nothing to do: GET /v1/agents/{id}/instructions/proposals shows the pending ones.',
+      });
     }
     let resulting: number | null = null;
     if (input.decision === 'accept') {

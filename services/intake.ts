@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import { safeEqual } from '../domain/keys';
 import { deliveryRefusal, type AliasStatus } from '../domain/inbound-aliases';
 import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../domain/inbound-message';
@@ -36,8 +36,8 @@ export interface DeliverableAlias {
 }
 
 export function messageTooLarge(limit: number): ApiError {
-  return new ApiError(413, `The message is larger than the ${Math.round(limit / 1048576)} MB intake limit.`, {
-    code: 'MESSAGE_TOO_LARGE', retryable: false, suggestedAction: 'Send large documents as several smaller emails.',
+  return codedError(413, 'MESSAGE_TOO_LARGE', `The message is larger than the ${Math.round(limit / 1048576)} MB intake limit.`, {
+    suggestedAction: 'Send large documents as several smaller emails.',
   });
 }
 
@@ -52,8 +52,8 @@ export function assertIntakeSecret(deps: Deps, presented: string | undefined): v
 /** The active alias an address delivers to; 404 unknown, 409 paused, 410 archived. */
 export async function aliasForDelivery(deps: Deps, address: string): Promise<DeliverableAlias> {
   const parsed = parseAliasAddress(address);
-  const notFound = new ApiError(404, `No intake alias ${address || '(none)'} exists.`, {
-    code: 'ALIAS_NOT_FOUND', retryable: false, suggestedAction: `Send to an alias listed by GET /v1/inbound-forwarding-addresses (domain ${deps.config.inboundEmailDomain}).`,
+  const notFound = codedError(404, 'ALIAS_NOT_FOUND', `No intake alias ${address || '(none)'} exists.`, {
+    suggestedAction: `Send to an alias listed by GET /v1/inbound-forwarding-addresses (domain ${deps.config.inboundEmailDomain}).`,
   });
   if (!parsed || parsed.domain !== deps.config.inboundEmailDomain) throw notFound;
   const [alias] = await deps.db.query(
@@ -64,8 +64,8 @@ export async function aliasForDelivery(deps: Deps, address: string): Promise<Del
   if (!alias) throw notFound;
   const refusal = deliveryRefusal(alias.status);
   if (refusal) {
-    throw new ApiError(refusal.permanent ? 410 : 409, refusal.message, {
-      code: refusal.code, retryable: !refusal.permanent,
+    throw codedError(refusal.permanent ? 410 : 409, refusal.code, refusal.message, {
+      retryable: !refusal.permanent,
       suggestedAction: refusal.permanent ? 'Use another intake alias.' : 'Resume the alias with PATCH /v1/inbound-forwarding-addresses/{id}, or retry later.',
     });
   }

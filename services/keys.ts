@@ -173,7 +173,9 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
   return deps.db.transaction(async (tx) => {
     const old = await findMemberKey(tx, auth, keyId, true);
     if (old.status !== 'active') {
-      throw errors.conflict('KEY_NOT_ACTIVE', `Only active keys can be rotated; this key is ${old.status}.`);
+      throw errors.conflict('KEY_NOT_ACTIVE', `Only active keys can be rotated; this key is ${old.status}.`, {
+        suggestedAction: 'Rotate an active key, or create a new one with POST /v1/api-keys.',
+      });
     }
     const created = await insertMemberKey(tx, auth.memberId!, { name: old.name, environment: old.environment, expiresAt: old.expires_at });
     const [rotated] = await tx.query(

@@ -14,7 +14,7 @@ import { TRACKED_CLASSES } from '../domain/pricing';
 import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
 import { SIGNED_URL_SECONDS } from './storage';
 import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedPhotos } from './mail-record';
-import { MailWorkflowClosed, runMailUpdate } from './mail-workflow';
+import { MailWorkflowClosed, mailStateConflict, runMailUpdate } from './mail-workflow';
 import type { PhotoRef } from '../workflows/contracts/mail';
 
 export interface UploadedPhoto {
@@ -132,7 +132,7 @@ async function step(deps: Deps, row: MailRow, update: string, arg: unknown, uplo
     await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, row.id))!;
-    throw errors.conflict('MAIL_STATE_CONFLICT', `The piece is ${now.status}; this step is not possible now.`, { details: { status: now.status } });
+    throw mailStateConflict(`The piece is ${now.status}; this step is not possible now.`, { status: now.status });
   }
   return itemOf(deps, (await loadMailRow(deps.db, row.id))!);
 }

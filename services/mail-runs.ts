@@ -18,7 +18,7 @@ import { isAgentKey } from './auth';
 import { canSee } from './scoping';
 import { balanceCents, billingUrl } from './credits';
 import { positiveInt } from './mail-workflow';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import {
   commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MAIL_RUN_WINDOW_SECONDS, MailRunCancellationReason, MailRunPendingReason,
   MailRunStatusName, pendingReasonAction, settingsBlock,
@@ -173,12 +173,12 @@ function assertRunKey(auth: AuthContext, what: string): void {
 
 function settingsRefusal(block: 'business_required' | 'agent_auto_fill_not_authorised'): ApiError {
   return block === 'business_required'
-    ? new ApiError(403, 'Business mail runs need a Business account.', {
-      reason: 'business_required', code: 'BUSINESS_REQUIRED', retryable: false,
+    ? codedError(403, 'BUSINESS_REQUIRED', 'Business mail runs need a Business account.', {
+      reason: 'business_required',
       suggestedAction: 'Ask your human to upgrade the account to Business, then open the run again.',
     })
-    : new ApiError(403, 'The account\'s human has not authorised Agent Auto-Fill, which Business mail runs need.', {
-      reason: 'agent_auto_fill_not_authorised', code: 'AUTO_FILL_NOT_AUTHORISED', retryable: false,
+    : codedError(403, 'AUTO_FILL_NOT_AUTHORISED', 'The account\'s human has not authorised Agent Auto-Fill, which Business mail runs need.', {
+      reason: 'agent_auto_fill_not_authorised',
       suggestedAction: 'Ask your human to authorise Agent Auto-Fill for the account, then open the run again.',
     });
 }
@@ -193,7 +193,7 @@ async function assertMemberSettings(db: Queryable, memberId: string): Promise<vo
 async function visibleRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<MailRunRow> {
   const run = MAIL_RUN_ID_PATTERN.test(mailRunId) ? await loadMailRun(deps.db, auth.memberId!, mailRunId) : null;
   if (!run || !canSee(auth, { memberId: run.member_id, agentId: run.agent_id })) {
-    throw new ApiError(404, 'Mail run not found', { code: 'MAIL_RUN_NOT_FOUND', retryable: false, suggestedAction: 'Open it first with POST /v1/mail-runs {mail_run_id}.' });
+    throw codedError(404, 'MAIL_RUN_NOT_FOUND', 'Mail run not found', { suggestedAction: 'Open it first with POST /v1/mail-runs {mail_run_id}.' });
   }
   return run;
 }
@@ -297,7 +297,7 @@ async function runUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R
       const now = (await loadMailRunById(deps.db, run.id))!;
       if (failure.type === MAIL_RUN_FAILURE.notCancellable) throw notCancellable(now);
       if (failure.type === MAIL_RUN_FAILURE.notCommittable) throw notCommittable(now);
-      throw new ApiError(500, failure.message, { code: 'MAIL_RUN_WORKFLOW_ERROR', retryable: true });
+      throw codedError(500, 'MAIL_RUN_WORKFLOW_ERROR', failure.message, { suggestedAction: 'Repeat the same call; quote the request_id if it persists.' });
     }
     if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return null;
     deps.log.warn({ err, mail_run: run.id, update: def.name }, 'mail run workflow update did not answer');

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Deps } from './deps';
 import { ensureIntervalSchedule } from './schedules';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import { insufficientCredits } from './credits';
 import {
   MAIL_FAILURE, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
@@ -83,26 +83,40 @@ export async function startMailWorkflow(deps: Deps, row: StartableRow, approvalT
   await deps.db.query(`UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [row.id]);
 }
 
+const SPEND_LIMIT_HINT = 'Ask your human to raise the limit, or approve again when the last 24 hours\' spend allows it.';
+
+/** MAIL_STATE_CONFLICT: the piece's status does not allow the step. */
+export function mailStateConflict(message: string, details: Record<string, unknown>): ApiError {
+  return errors.conflict('MAIL_STATE_CONFLICT', message, {
+    details, suggestedAction: 'GET /v1/mail/{id} for the piece\'s current status; this step does not apply to it now.',
+  });
+}
+
+/** MAIL_NOT_CANCELLABLE: printing has started, or the piece is final. */
+export function mailNotCancellable(message: string, details: Record<string, unknown>): ApiError {
+  return errors.conflict('MAIL_NOT_CANCELLABLE', message, {
+    details, suggestedAction: 'Only pieces that are submitted and not yet printing (or awaiting approval) can be cancelled.',
+  });
+}
+
 /** Maps a failure the piece workflow reported to the spec's error. */
 export function mailFailureToApiError(deps: Deps, failure: ApplicationFailure): ApiError {
   const detail = (failure.details?.[0] ?? {}) as Record<string, unknown>;
   switch (failure.type) {
     case MAIL_FAILURE.stateConflict:
-      return errors.conflict('MAIL_STATE_CONFLICT', failure.message, { details: detail });
+      return mailStateConflict(failure.message, detail);
     case MAIL_FAILURE.notCancellable:
-      return errors.conflict('MAIL_NOT_CANCELLABLE', failure.message, {
-        details: detail, suggestedAction: 'Only pieces that are submitted and not yet printing (or awaiting approval) can be cancelled.',
-      });
+      return mailNotCancellable(failure.message, detail);
     case MAIL_FAILURE.insufficientCredits:
       return insufficientCredits(deps, Number(detail.credits_required_cents), Number(detail.credit_balance_cents));
     case MAIL_FAILURE.spendLimit: {
       const refusal = detail as unknown as Refusal;
-      return errors.unprocessable(refusal.code, refusal.message, { details: refusal.details });
+      return errors.unprocessable(refusal.code, refusal.message, { details: refusal.details, suggestedAction: SPEND_LIMIT_HINT });
     }
     case MAIL_FAILURE.notFound:
       return errors.notFound('Outbound mail');
     default:
-      return new ApiError(500, failure.message, { code: 'MAIL_WORKFLOW_ERROR', retryable: true });
+      return codedError(500, 'MAIL_WORKFLOW_ERROR', failure.message, { suggestedAction: 'Retry the same request; quote the request_id if it persists.' });
   }
 }
 

@@ -12,7 +12,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
 import { formatCents } from '../domain/money';
 import { inspectDocument } from '../domain/documents';
@@ -28,7 +28,7 @@ import { canSee, resolveAgentFilter } from './scoping';
 import { getOutboundMailbox, listMailboxes } from './agents';
 import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './mail-safeguards';
 import { loadMailRow, loadPhotos, MailRecord, MailRow, toMailRecord } from './mail-record';
-import { MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './mail-workflow';
+import { MailWorkflowClosed, mailNotCancellable, mailStateConflict, runMailUpdate, startMailWorkflow } from './mail-workflow';
 import { simulatedLetterPdf } from './mail-sandbox';
 import { lockMailRunForChild, mailRunForChild } from './mail-runs';
 import { commitsImmediately } from '../domain/mail-runs';
@@ -101,8 +101,7 @@ interface MemberSettings extends Pick<MailRow,
 }
 
 function noActiveMailbox(message: string): ApiError {
-  return new ApiError(404, message, {
-    code: 'MAILBOX_NOT_FOUND', retryable: false,
+  return codedError(404, 'MAILBOX_NOT_FOUND', message, {
     suggestedAction: 'Create an agent (POST /v1/agents) or pass ?agent_id= naming one of your active agents (GET /v1/mailboxes).',
   });
 }
@@ -463,7 +462,7 @@ export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;
     if (now.status === 'cancelled') return answer(await alreadyCancelled(), now);
-    throw errors.conflict('MAIL_NOT_CANCELLABLE', `The piece is ${now.status} and can no longer be cancelled.`, { details: { status: now.status } });
+    throw mailNotCancellable(`The piece is ${now.status} and can no longer be cancelled.`, { status: now.status });
   }
 }
 
@@ -472,13 +471,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Who approves: a member key of the piece's member, or the operator CLI. */
 export type Approver = AuthContext | 'operator';
 
+function notPendingApproval(status: string): ApiError {
+  return errors.conflict('MAIL_NOT_PENDING_APPROVAL', `The piece is ${status}; only pieces awaiting approval can be approved or rejected.`, {
+    details: { status }, suggestedAction: 'Nothing to decide: GET /v1/mail?status=pending_approval lists the pieces awaiting approval.',
+  });
+}
+
 async function pendingRow(deps: Deps, approver: Approver, id: string): Promise<MailRow> {
   const row = approver === 'operator'
     ? (UUID.test(id) ? await loadMailRow(deps.db, id) : null)
     : await visibleMailRow(deps, approver, id);
   if (!row) throw errors.notFound('Outbound mail');
   if (row.status !== 'pending_approval') {
-    throw errors.conflict('MAIL_NOT_PENDING_APPROVAL', `The piece is ${row.status}; only pieces awaiting approval can be approved or rejected.`, { details: { status: row.status } });
+    throw notPendingApproval(row.status);
   }
   return row;
 }
@@ -489,7 +494,7 @@ async function decided<T>(deps: Deps, row: MailRow, update: string): Promise<T> 
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, row.id))!;
-    throw errors.conflict('MAIL_NOT_PENDING_APPROVAL', `The piece is ${now.status}; only pieces awaiting approval can be approved or rejected.`, { details: { status: now.status } });
+    throw notPendingApproval(now.status);
   }
 }
 
@@ -528,7 +533,7 @@ export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string,
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;
-    throw errors.conflict('MAIL_STATE_CONFLICT', `A ${now.status} piece cannot be advanced.`, { details: { status: now.status } });
+    throw mailStateConflict(`A ${now.status} piece cannot be advanced.`, { status: now.status });
   }
   return recordOf(deps, (await loadMailRow(deps.db, id))!);
 }

@@ -214,8 +214,9 @@ export async function insertAction(tx: EntityManager, requester: ActionRequester
   const reason = packageActionUnavailable(body.action, item.status);
   if (reason) {
     const message = `${body.action} is not possible: ${reason}.`;
-    if (body.action === 'forward') throw errors.badRequest('PACKAGE_NOT_FORWARDABLE', message);
-    throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message);
+    const suggestedAction = 'GET /v1/packages/{id} for its current status; only the actions its status allows can be requested.';
+    if (body.action === 'forward') throw errors.badRequest('PACKAGE_NOT_FORWARDABLE', message, { suggestedAction });
+    throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message, { suggestedAction });
   }
   const parameters = body.parameters ?? {};
   const [action] = await tx.query(
@@ -317,10 +318,14 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
     const updated = await deps.db.transaction(async (tx) => {
       const action = await loadAction(tx, item.id, actionId, true);
       if (ifMatch !== undefined && ifMatch.replace(/"/g, '').trim() !== String(action.version)) {
-        throw errors.conflict('VERSION_STALE', `The action is at version ${action.version}; If-Match ${ifMatch} is stale.`, { details: { current_version: action.version } });
+        throw errors.conflict('VERSION_STALE', `The action is at version ${action.version}; If-Match ${ifMatch} is stale.`, {
+          details: { current_version: action.version }, suggestedAction: 'GET the action again and retry with its current version in If-Match.',
+        });
       }
       if (!ACTIVE_PACKAGE_ACTION_STATUSES.includes(action.status)) {
-        throw errors.badRequest('ACTION_NOT_ACTIVE', `The action is ${action.status} and can no longer be changed.`);
+        throw errors.badRequest('ACTION_NOT_ACTIVE', `The action is ${action.status} and can no longer be changed.`, {
+          suggestedAction: 'Request a new action with POST /v1/packages/{id}/actions if one is still needed.',
+        });
       }
       if (body.respond_to_clarification !== undefined && action.status !== 'clarification_needed') {
         throw errors.validation([{ path: 'respond_to_clarification', message: 'the action is not waiting for a clarification' }]);
@@ -340,7 +345,9 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
     return { action: actionView(updated) };
   } catch (err) {
     if ((err as { code?: string }).code === '55P03' || (err as { driverError?: { code?: string } }).driverError?.code === '55P03') {
-      throw errors.conflict('CONCURRENT_MODIFICATION', 'Another change to this action is in progress; re-read it and retry.', { retryable: true });
+      throw errors.conflict('CONCURRENT_MODIFICATION', 'Another change to this action is in progress; re-read it and retry.', {
+        retryable: true, suggestedAction: 'GET the action again and retry the change.',
+      });
     }
     throw err;
   }

@@ -93,7 +93,11 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     if (input.lead_id) {
       const [lead] = await tx.query(`SELECT id, member_id FROM waitlist_leads WHERE id = $1 FOR UPDATE`, [input.lead_id]);
       if (!lead) throw errors.validation([{ path: 'lead_id', message: 'no waitlist lead has this id' }]);
-      if (lead.member_id) throw errors.conflict('LEAD_ALREADY_STITCHED', 'This waitlist lead already belongs to an account.');
+      if (lead.member_id) {
+        throw errors.conflict('LEAD_ALREADY_STITCHED', 'This waitlist lead already belongs to an account.', {
+          suggestedAction: 'Sign up without lead_id, or sign in to the account the lead already belongs to.',
+        });
+      }
     }
     let memberId: string;
     try {

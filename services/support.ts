@@ -8,7 +8,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { resolveAgentFilter } from './scoping';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
 import { checkImage } from '../domain/images';
 import {
@@ -125,8 +125,7 @@ async function assertTicketAllowed(tx: Queryable, memberId: string, opts: { newT
   const refusal = ticketLimitRefusal(active, recent.map((r) => r.created_at), new Date());
   if (!refusal) return;
   if (refusal.kind === 'active') throw activeLimitError(refusal.active);
-  throw new ApiError(429, `${refusal.opened} support tickets were opened in the last 24 hours (limit ${MAX_NEW_TICKETS_PER_DAY}).`, {
-    code: 'SUPPORT_TICKET_RATE_LIMITED',
+  throw codedError(429, 'SUPPORT_TICKET_RATE_LIMITED', `${refusal.opened} support tickets were opened in the last 24 hours (limit ${MAX_NEW_TICKETS_PER_DAY}).`, {
     retryable: true,
     suggestedAction: `Reply in an existing conversation, or open a new ticket after ${refusal.retryAfterSeconds} seconds.`,
     details: { opened_last_24h: refusal.opened, limit: MAX_NEW_TICKETS_PER_DAY, retry_after_seconds: refusal.retryAfterSeconds },

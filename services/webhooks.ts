@@ -279,7 +279,9 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
     });
   }
   if (d.status !== 'failed') {
-    throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', `Only failed deliveries can be replayed; this one is ${d.status}.`);
+    throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', `Only failed deliveries can be replayed; this one is ${d.status}.`, {
+      suggestedAction: 'Nothing to replay: the delivery has not failed.',
+    });
   }
   if (d.target_type === 'endpoint' && d.endpoint_status !== 'active') {
     throw errors.conflict('WEBHOOK_ENDPOINT_NOT_ACTIVE', `The endpoint is ${d.endpoint_status}; verify it before replaying.`, {
@@ -290,7 +292,11 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
     `UPDATE webhook_deliveries
         SET status = 'queued', series = series + 1, series_attempts = 0, internal_errors = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
       WHERE id = $1 AND status = 'failed' RETURNING *`, [d.id]));
-  if (!queued) throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.');
+  if (!queued) {
+    throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.', {
+      suggestedAction: 'Wait for the replay to finish; GET /v1/webhook-deliveries/{id} shows its attempts.',
+    });
+  }
   if (queued.kind === 'event') {
     await wakeDispatchers(deps, [queued]);
   } else {

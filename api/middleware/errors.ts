@@ -1,7 +1,7 @@
 // Maps every thrown error to the spec's error shapes; unexpected errors become a 500
 // with the request id and are logged, never leaked.
 import type { Context, Next } from 'koa';
-import { ApiError } from '../../domain/errors';
+import { ApiError, codedError } from '../../domain/errors';
 import type { Logger } from '../../services/logger';
 
 export function errorMapper(log: Logger) {
@@ -10,7 +10,9 @@ export function errorMapper(log: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = { error: `No route for ${ctx.method} ${ctx.path}`, code: 'ROUTE_NOT_FOUND' };
+        ctx.body = codedError(404, 'ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`, {
+          suggestedAction: 'Check the method and path against GET /openapi.json.',
+        }).toBody();
       }
     } catch (err) {
       if (err instanceof ApiError) {
@@ -27,7 +29,10 @@ export function errorMapper(log: Logger) {
       }
       log.error({ err, request_id: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
-      ctx.body = { error: 'Internal error', code: 'INTERNAL', retryable: true, suggested_action: 'Retry later; quote the request_id if it persists.', request_id: ctx.state.requestId };
+      ctx.body = {
+        ...codedError(500, 'INTERNAL', 'Internal error', { suggestedAction: 'Retry later; quote the request_id if it persists.' }).toBody(),
+        request_id: ctx.state.requestId,
+      };
     }
   };
 }

@@ -5,7 +5,8 @@
 // list 401/403 with the router's reason, test keys on live-only rows 403 live_key_required,
 // on custody rows 403 sandbox_not_supported, agent keys without the scope 403
 // insufficient_scope; every allowed kind gets past authorization (ids and bodies are
-// dummies, so 400/404 are expected). Nothing may answer 5xx. A second table calls every
+// dummies, so 400/404 are expected). Nothing may answer 5xx, and every coded refusal carries
+// retryable and suggested_action. A second table calls every
 // object route with another member's key on that member's real objects: 404.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
@@ -85,6 +86,13 @@ function describeResponse(res: HttpResponse): string {
   return `${res.status} ${JSON.stringify(res.body)?.slice(0, 300)}`;
 }
 
+/** A body with a code (top-level or nested) also has retryable and suggested_action. */
+function carriesCodedFields(res: HttpResponse): boolean {
+  const code = res.body?.code ?? res.body?.error?.code;
+  if (code === undefined) return true;
+  return typeof res.body.retryable === 'boolean' && typeof res.body.suggested_action === 'string';
+}
+
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -155,6 +163,7 @@ describe('access matrix: every route x every kind of key', () => {
       const res = await api(route.method.toUpperCase(), path, { key, headers: MD, ...dummyBody(route) });
       const label = `${accessKey(route.method, route.path)} as ${kind}: got ${describeResponse(res)}`;
       if (res.status >= 500) return `${label}; expected no 5xx`;
+      if (!carriesCodedFields(res)) return `${label}; a coded error must carry retryable and suggested_action`;
       if ('allowed' in expected) {
         if (access.callers === 'public') {
           if (res.status === 403 || (res.status === 401 && KEY_REASONS.has(res.body?.reason))) return `${label}; a public route must not refuse for the key`;
