@@ -179,7 +179,7 @@ export function batchEvent(r: BatchRow, eventType: BatchEventType): DomainEvent 
 /** The caller's batch or 404 (other members, other agents and the other environment alike). */
 async function visibleBatch(deps: Deps, auth: AuthContext, id: string): Promise<BatchRow> {
   const row = BATCH_ID_PATTERN.test(id) ? await loadBatchRow(deps.db, id) : undefined;
-  if (!row || row.test_mode !== auth.testMode || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id })) {
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Batch');
   }
   return row;

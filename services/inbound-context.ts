@@ -77,7 +77,7 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
 
 async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
   const [row] = await deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`, [id]);
-  if (!row || row.test_mode !== auth.testMode || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id })) {
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound forwarding address');
   }
   return row;
@@ -208,7 +208,7 @@ export async function listInboundMail(deps: Deps, auth: AuthContext, input: List
 
 async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
   const [row] = await deps.db.query(`SELECT * FROM inbound_mail_items WHERE id = $1`, [id]);
-  if (!row || row.test_mode !== auth.testMode || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id })) {
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound mail item');
   }
   return row;
@@ -416,7 +416,7 @@ export async function listPostalThreads(deps: Deps, auth: AuthContext, input: Li
 
 async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
   const [row] = await deps.db.query(`${THREAD_SELECT} WHERE t.id = $1`, [id]);
-  if (!row || row.test_mode !== auth.testMode || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id })) {
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Postal thread');
   }
   return row;

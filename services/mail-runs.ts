@@ -192,7 +192,8 @@ async function assertMemberSettings(db: Queryable, memberId: string): Promise<vo
 /** The caller's run; another member's or agent's run is 404, as is an id that cannot name a run. */
 async function visibleRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<MailRunRow> {
   const run = MAIL_RUN_ID_PATTERN.test(mailRunId) ? await loadMailRun(deps.db, auth.memberId!, mailRunId) : null;
-  if (!run || !canSee(auth, { memberId: run.member_id, agentId: run.agent_id })) {
+  // Business mail runs exist in the live environment only.
+  if (!run || !canSee(auth, { memberId: run.member_id, agentId: run.agent_id, testMode: false })) {
     throw codedError(404, 'MAIL_RUN_NOT_FOUND', 'Mail run not found', { suggestedAction: 'Open it first with POST /v1/mail-runs {mail_run_id}.' });
   }
   return run;

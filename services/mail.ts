@@ -368,12 +368,10 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
   return { status: 201, body: await creationBody(deps, row) };
 }
 
-/** The piece if the caller may see it; 404 otherwise (other members' and agents' pieces). */
-export async function visibleMailRow(deps: Deps, auth: AuthContext, id: string, opts: { sameEnvironment?: boolean } = {}): Promise<MailRow> {
+/** The piece if the caller may see it; 404 otherwise (other members', other agents' and the other environment's pieces). */
+export async function visibleMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
   const row = await loadMailRow(deps.db, id);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id })) throw errors.notFound('Outbound mail');
-  // Keys act only on pieces of their own environment: a test key cannot cancel live mail.
-  if (opts.sameEnvironment && row.test_mode !== auth.testMode) throw errors.notFound('Outbound mail');
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) throw errors.notFound('Outbound mail');
   return row;
 }
 
@@ -444,7 +442,7 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
 
 /** DELETE /v1/mail/{id}: cancels while submitted and not yet printing (or still pending approval); refunds once. */
 export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
-  const row = await visibleMailRow(deps, auth, id, { sameEnvironment: true });
+  const row = await visibleMailRow(deps, auth, id);
   /** `current` is the row as it stands now when the caller has just read it. */
   const answer = async (result: CancelResult, current?: MailRow) => ({
     outbound_mail: await recordOf(deps, current ?? (await loadMailRow(deps.db, id))!),
@@ -525,8 +523,7 @@ export async function rejectMail(deps: Deps, approver: Approver, id: string) {
  * first answer was lost between the workflow and the API moves the piece once.
  */
 export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string, opts: { idempotencyKey?: string } = {}): Promise<MailRecord> {
-  const row = await visibleMailRow(deps, auth, id, { sameEnvironment: true });
-  if (!row.test_mode) throw errors.notFound('Outbound mail');
+  const row = await visibleMailRow(deps, auth, id);
   const updateId = opts.idempotencyKey ? `test-advance-${sha256Hex(`${auth.keyId}:${opts.idempotencyKey}`).slice(0, 40)}` : undefined;
   try {
     await runMailUpdate<{ status: string }>(deps, row, 'testAdvance', [], { updateId });

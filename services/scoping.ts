@@ -1,5 +1,7 @@
-// Which agent's records a caller may see. Member keys span all their agents (optionally
-// narrowed with ?agent_id=); agent keys see only their own agent, whatever they pass.
+// Which records a caller may see. Member keys span all their agents (optionally narrowed
+// with ?agent_id=); agent keys see only their own agent, whatever they pass. Test keys
+// see only sandbox records and live keys only live ones, for every read and write by id:
+// an id from the other environment is as unknown as another member's.
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey, isMemberKey } from './auth';
@@ -22,11 +24,28 @@ export async function assertAgentOfMember(deps: Deps, auth: AuthContext, agentId
   if (!rows.length) throw errors.notFound('Agent');
 }
 
+export interface RecordOwner {
+  memberId: string;
+  agentId: string | null;
+  /** The record's environment: true for sandbox records. */
+  testMode: boolean;
+}
+
 /**
- * Whether the caller may see a record owned by (memberId, agentId). Used to answer 404 for
- * another member's or another agent's objects, so their existence is not revealed.
+ * Whether the caller may see a record owned by (memberId, agentId) in its environment.
+ * Used to answer 404 for another member's, another agent's and the other environment's
+ * objects, so their existence is not revealed.
  */
-export function canSee(auth: AuthContext, owner: { memberId: string; agentId: string | null }): boolean {
+export function canSee(auth: AuthContext, owner: RecordOwner): boolean {
+  return ownsAcrossEnvironments(auth, owner) && owner.testMode === auth.testMode;
+}
+
+/**
+ * Member and agent ownership without the environment check: only for the records the
+ * spec shows to both environments (the legacy agent-webhook event log, which "includes
+ * sandbox and live"). Everything else goes through canSee.
+ */
+export function ownsAcrossEnvironments(auth: AuthContext, owner: Pick<RecordOwner, 'memberId' | 'agentId'>): boolean {
   if (auth.memberId !== owner.memberId) return false;
   if (isAgentKey(auth)) return owner.agentId === auth.agentId;
   return true;

@@ -2,7 +2,8 @@
 // one agent, with subscriptions, up to 10 literal rules, a `whsec_` signing secret (shown
 // once, stored encrypted), ownership verification by challenge, secret rotation with a
 // 24-hour window in which both signatures are sent, and their own delivery log.
-// Test keys manage sandbox endpoints only; live keys manage both environments.
+// An endpoint's environment is its key's: test keys create and manage sandbox endpoints,
+// live keys live ones (the other environment's endpoints are 404, as everywhere).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
@@ -125,11 +126,11 @@ async function view(db: Queryable, e: EndpointRow): Promise<EndpointView> {
   return endpointView(e, (await rulesOf(db, [e.id])).get(e.id) ?? []);
 }
 
-/** The caller's endpoint or 404 (other members, other agents, and live endpoints for test keys). */
+/** The caller's endpoint or 404 (other members, other agents, and the other environment). */
 async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock = false): Promise<EndpointRow> {
   const [row]: EndpointRow[] = await db.query(
     `SELECT * FROM webhook_endpoints WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [id, auth.memberId]);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id }) || (auth.testMode && row.environment !== 'sandbox')) {
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.environment === 'sandbox' })) {
     throw errors.notFound('Webhook endpoint');
   }
   return row;
@@ -161,9 +162,11 @@ export async function getWebhookEndpoint(deps: Deps, auth: AuthContext, id: stri
 
 /** Creates a pending endpoint and returns its signing secret once. */
 export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input: EndpointInput, resolve?: Resolver) {
-  const environment: EndpointEnvironment = input.environment ?? (auth.testMode ? 'sandbox' : 'live');
-  if (auth.testMode && environment !== 'sandbox') {
-    throw errors.forbidden('live_key_required', 'Test keys create sandbox endpoints only; use a live key for a live endpoint.');
+  const environment: EndpointEnvironment = auth.testMode ? 'sandbox' : 'live';
+  if (input.environment !== undefined && input.environment !== environment) {
+    throw auth.testMode
+      ? errors.forbidden('live_key_required', 'Test keys create sandbox endpoints only; use a live key for a live endpoint.')
+      : errors.forbidden('test_key_required', 'Live keys create live endpoints only; use a test key (sk_test_ or sk_agent_test_) for a sandbox endpoint.');
   }
   let agentId: string | null = null;
   if (isAgentKey(auth)) agentId = auth.agentId;
@@ -353,3 +356,4 @@ export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: stri
   if (!deleted) throw errors.notFound('Webhook rule');
   return { id: ruleId, deleted: true };
 }
+

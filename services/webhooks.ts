@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { assertAgentOfMember, canSee, resolveAgentFilter } from './scoping';
+import { assertAgentOfMember, canSee, ownsAcrossEnvironments, resolveAgentFilter } from './scoping';
 import { recordEvent } from './events';
 import {
   attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
@@ -174,7 +174,8 @@ export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: st
     `SELECT d.*, e.created_at AS event_created_at, e.payload
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
       WHERE d.event_id = $1 AND d.member_id = $2 AND d.target_type = 'agent_webhook'`, [eventId, auth.memberId]);
-  const row = rows.find((r) => canSee(auth, { memberId: r.member_id, agentId: r.agent_id }));
+  // The spec's legacy event log "includes sandbox and live": read by id like the list.
+  const row = rows.find((r) => ownsAcrossEnvironments(auth, { memberId: r.member_id, agentId: r.agent_id }));
   if (!row) throw errors.notFound('Webhook event');
   const attempts = await loadAttempts(deps, row.id);
   return { ...logEntry(row), payload: row.payload, attempts: attempts.map(attemptView) };
@@ -244,19 +245,24 @@ interface VisibleDelivery extends DeliveryRow {
   endpoint_status: string | null;
 }
 
-/** A delivery the caller may see, or 404. Agent-webhook deliveries need a live key. */
+/**
+ * A delivery the caller may see, or 404. A custom endpoint's delivery belongs to the
+ * endpoint's environment. Agent-webhook deliveries are the legacy event log, which the
+ * spec shows to live keys for both environments ("includes sandbox and live") and to
+ * test keys not at all.
+ */
 export async function findVisibleDelivery(deps: Deps, auth: AuthContext, id: string): Promise<VisibleDelivery> {
   const [d]: VisibleDelivery[] = await deps.db.query(
     `SELECT d.*, ep.agent_id AS endpoint_agent_id, ep.status AS endpoint_status
        FROM webhook_deliveries d LEFT JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
       WHERE d.id = $1 AND d.member_id = $2`, [id, auth.memberId]);
   if (!d) throw errors.notFound('Webhook delivery');
-  const owner = d.target_type === 'endpoint' ? d.endpoint_agent_id : d.agent_id;
-  if (!canSee(auth, { memberId: d.member_id, agentId: owner })) throw errors.notFound('Webhook delivery');
-  if (auth.testMode) {
-    if (d.target_type === 'agent_webhook') throw errors.forbidden('live_key_required', 'Agent webhook deliveries need a live key.');
-    if (d.environment !== 'test') throw errors.notFound('Webhook delivery');
+  if (d.target_type === 'endpoint') {
+    if (!canSee(auth, { memberId: d.member_id, agentId: d.endpoint_agent_id, testMode: d.environment === 'test' })) throw errors.notFound('Webhook delivery');
+    return d;
   }
+  if (!ownsAcrossEnvironments(auth, { memberId: d.member_id, agentId: d.agent_id })) throw errors.notFound('Webhook delivery');
+  if (auth.testMode) throw errors.forbidden('live_key_required', 'Agent webhook deliveries need a live key.');
   return d;
 }
 

@@ -87,22 +87,28 @@ describe('creating endpoints', () => {
 
   it('allows 3 endpoints per environment, keeps environment and scope fixed, and scopes agent keys to their agent', async () => {
     const member = await newMember(app.deps);
+    const testKey = await newMemberTestKey(app.deps, member.member_id);
     for (let i = 0; i < 3; i++) await createEndpoint(member.key, 'http://127.0.0.1:9/h');
     const fourth = await api('POST', '/v1/webhook-endpoints', { key: member.key, json: { name: 'x', url: 'http://127.0.0.1:9/h', event_types: ['*'] } });
     expect(fourth.status).toBe(422);
     expect(fourth.body.code).toBe('WEBHOOK_ENDPOINT_LIMIT');
-    const sandbox = await createEndpoint(member.key, 'http://127.0.0.1:9/h', { environment: 'sandbox' });
+    // An endpoint's environment is its key's: sandbox endpoints are created (and managed) with test keys.
+    const sandbox = await createEndpoint(testKey, 'http://127.0.0.1:9/h', { environment: 'sandbox' });
     expect(sandbox.endpoint.environment).toBe('sandbox');
+    const fromLive = await api('POST', '/v1/webhook-endpoints', { key: member.key, json: { name: 'x', url: 'http://127.0.0.1:9/h', event_types: ['*'], environment: 'sandbox' } });
+    expect(fromLive.status).toBe(403);
+    expect(fromLive.body.reason).toBe('test_key_required');
+    expect((await api('GET', `/v1/webhook-endpoints/${sandbox.endpoint.id}`, { key: member.key })).status).toBe(404);
 
-    const patch = await api('PATCH', `/v1/webhook-endpoints/${sandbox.endpoint.id}`, { key: member.key, json: { environment: 'live' } });
+    const patch = await api('PATCH', `/v1/webhook-endpoints/${sandbox.endpoint.id}`, { key: testKey, json: { environment: 'live' } });
     expect(patch.status).toBe(400);
     expect(patch.body.fields[0]).toMatchObject({ path: 'environment', message: 'environment is fixed at creation' });
-    const badType = await api('POST', '/v1/webhook-endpoints', { key: member.key, json: { name: 'x', url: 'http://127.0.0.1:9/h', event_types: ['mail.ready', 'mail.lost'], environment: 'sandbox' } });
+    const badType = await api('POST', '/v1/webhook-endpoints', { key: testKey, json: { name: 'x', url: 'http://127.0.0.1:9/h', event_types: ['mail.ready', 'mail.lost'], environment: 'sandbox' } });
     expect(badType.status).toBe(400);
     expect(badType.body.fields[0].path).toBe('event_types.1');
 
     const agentId = await newAgentRow(app.deps, member.member_id);
-    const agentKey = await newAgentKey(app.deps, member.member_id, agentId, 'live', ['webhook.manage', 'webhook.read']);
+    const agentKey = await newAgentKey(app.deps, member.member_id, agentId, 'test', ['webhook.manage', 'webhook.read']);
     const noVersion = await api('POST', '/v1/webhook-endpoints', { key: agentKey, json: { name: 'a', url: 'http://127.0.0.1:9/h', event_types: ['*'], environment: 'sandbox' } });
     expect(noVersion.status).toBe(400);
     const mine = await createEndpoint(agentKey, 'http://127.0.0.1:9/h', { environment: 'sandbox' }, MD);
@@ -111,7 +117,6 @@ describe('creating endpoints', () => {
     expect(listed.body.endpoints.map((e: { id: string }) => e.id)).toEqual([mine.endpoint.id]);
     expect((await api('GET', `/v1/webhook-endpoints/${sandbox.endpoint.id}`, { key: agentKey })).status).toBe(404);
 
-    const testKey = await newMemberTestKey(app.deps, member.member_id);
     const live = await api('POST', '/v1/webhook-endpoints', { key: testKey, json: { name: 'x', url: 'http://127.0.0.1:9/h', event_types: ['*'], environment: 'live' } });
     expect(live.status).toBe(403);
     expect(live.body.reason).toBe('live_key_required');
@@ -173,7 +178,7 @@ describe('event routing and signatures', () => {
       const agentB = await newAgentRow(app.deps, member.member_id);
       const live = await activeEndpoint(member.key, receiver.url + '?ep=live', { event_types: ['mail.*'] });
       const scoped = await activeEndpoint(member.key, receiver.url + '?ep=scoped', { agent_id: agentA, event_types: ['batch.completed'] });
-      const sandbox = await activeEndpoint(member.key, receiver.url + '?ep=sandbox', { environment: 'sandbox', event_types: ['*'] });
+      const sandbox = await activeEndpoint(await newMemberTestKey(app.deps, member.member_id), receiver.url + '?ep=sandbox', { environment: 'sandbox', event_types: ['*'] });
       const before = receiver.received.length;
 
       const mail = await publishEvent(app.deps, event(member.member_id, agentB, { eventType: 'mail.mailed' }));

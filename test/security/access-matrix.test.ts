@@ -23,6 +23,10 @@ import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { newWorld, receivePiece } from '../helpers/physical-inbound';
 import { memberSampleId } from '../../services/inbound-items';
 import { setMemberRunSettings } from '../../services/mail-runs';
+import { registeredTools } from '../../api/mcp/tools';
+import { letterForm, letterPdf } from '../integration/mail-helpers';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 type Kind = 'none' | 'revoked' | 'expired' | KeyKind | 'agent_without_scope';
 const KINDS: Kind[] = ['none', 'revoked', 'expired', 'member', 'member_test', 'agent', 'agent_test', 'facility', 'agent_without_scope'];
@@ -230,6 +234,42 @@ const ROUTE_OBJECTS: Record<string, string> = {
   'GET /v1/agent-inbox/:id/scans/:operationId': '/v1/agent-inbox/:id (sample)',
 };
 
+/**
+ * Object routes whose objects are not kept apart by environment, and why. Every other
+ * object route answers the owner's key of the other environment as it answers a stranger.
+ */
+const SPANS_ENVIRONMENTS: Record<string, string> = {
+  '/v1/agents/': 'an agent, its credentials, instructions and proposals belong to no environment: test keys read their agent profile and instructions (spec)',
+  '/v1/api-keys/': 'member keys are account administration: live keys manage test keys, test keys get 403 live_key_required on production keys',
+  '/v1/webhooks/events/': 'the legacy agent-webhook event log "includes sandbox and live" (spec): live keys read sandbox events by id too (test keys: 403 live_key_required)',
+};
+
+const OTHER_ENVIRONMENT: Partial<Record<KeyKind, KeyKind>> = { member: 'member_test', member_test: 'member', agent: 'agent_test', agent_test: 'agent' };
+
+/** One MCP client per key, connected on first use. */
+function mcpClients(baseUrl: () => string) {
+  const clients = new Map<string, Promise<McpClient>>();
+  return {
+    async call(key: string, name: string, args: Record<string, unknown>) {
+      if (!clients.has(key)) {
+        clients.set(key, (async () => {
+          const c = new McpClient({ name: 'access-matrix', version: '1.0.0' });
+          await c.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+          return c;
+        })());
+      }
+      const c = await clients.get(key)!;
+      return (await c.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: { error?: Record<string, unknown>; status?: number } };
+    },
+    async close() { await Promise.all([...clients.values()].map(async (c) => (await c).close())); },
+  };
+}
+
+function shapeKeys(schema: unknown): string[] {
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
 describe('another member\'s key on object routes', () => {
   let app: TestApp;
   let api: ReturnType<typeof client>;
@@ -237,6 +277,10 @@ describe('another member\'s key on object routes', () => {
   const objects: Record<string, string> = {};
   /** Which objects live in the sandbox (reached with the attacker's test keys). */
   const testObjects = new Set<string>();
+  /** The same kinds of objects in the other environment (live where `objects` has a sandbox one, and the reverse). */
+  const otherObjects: Record<string, string> = {};
+  let livePendingMail: string;
+  const mcp = mcpClients(() => app.baseUrl);
   const attacker: Partial<Record<KeyKind, string>> = {};
   /** The owner's keys of each object, by prefix: reads with them must succeed (the objects are real). */
   const owners: Record<string, Partial<Record<KeyKind, string>>> = {};
@@ -354,11 +398,64 @@ describe('another member\'s key on object routes', () => {
     if (run.status >= 300) throw new Error(`mail run: ${run.status} ${JSON.stringify(run.body)}`);
     objects['/v1/mail-runs/:id'] = runId;
 
+    // The other environment: a live piece awaiting approval and a live draft batch beside the sandbox ones, a sandbox
+    // endpoint (with a rule and a delivery), sandbox tickets, conversations, alias, inbound mail and thread beside the
+    // live ones, a live agent-inbox item and a sandbox handling operation, and a sandbox event in the legacy log.
+    const liveMail = await api('POST', '/v1/mail', { key: victim.key, form: letterForm(await letterPdf(), { requires_approval: true }) });
+    expect(liveMail.body.status).toBe('pending_approval');
+    livePendingMail = liveMail.body.id;
+    otherObjects['/v1/mail/:id'] = liveMail.body.id;
+    otherObjects['/v1/test/mail/:id'] = liveMail.body.id;
+    const liveBatch = await api('POST', '/v1/batch-mail', { key: victim.key, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    expect(liveBatch.status).toBe(201);
+    otherObjects['/v1/batch-mail/:id'] = liveBatch.body.batch.id;
+    const sandboxEndpoint = await api('POST', '/v1/webhook-endpoints', {
+      key: victimTestKey, json: { name: 'sandbox endpoint', url: 'http://127.0.0.1:9/hook', event_types: ['mail.submitted'], rules: [{ name: 'r', terms: ['invoice'] }] },
+    });
+    expect(sandboxEndpoint.body.endpoint.environment).toBe('sandbox');
+    otherObjects['/v1/webhook-endpoints/:id'] = sandboxEndpoint.body.endpoint.id;
+    otherObjects['/v1/webhook-endpoints/:id/rules/:ruleId'] = sandboxEndpoint.body.endpoint.rules[0].id;
+    expect((await api('POST', `/v1/webhook-endpoints/${sandboxEndpoint.body.endpoint.id}/test`, { key: victimTestKey })).status).toBeLessThan(500);
+    const [sandboxDelivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`, [sandboxEndpoint.body.endpoint.id]);
+    otherObjects['/v1/webhook-deliveries/:id'] = sandboxDelivery.id;
+    expect((await api('POST', '/v1/test/webhook', { key: victimAgentTest.key, json: {} })).status).toBeLessThan(500);
+    const [sandboxEvent] = await app.deps.db.query(
+      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' AND environment = 'test' LIMIT 1`, [victim.member_id]);
+    otherObjects['/v1/webhooks/events/:eventId'] = sandboxEvent.id;
+    const testTicket = await api('POST', '/v1/support/messages', { key: victimTestKey, json: { category: 'support', body: 'Sandbox help, please.' } });
+    expect(testTicket.status).toBe(201);
+    otherObjects['/v1/support/conversations/:id'] = testTicket.body.message.conversation_id;
+    const testFacilityMessage = await api('POST', '/v1/facility-messages', { key: victimTestKey, json: { body: 'Sandbox question', subject: 'Sandbox' } });
+    expect(testFacilityMessage.status).toBe(201);
+    otherObjects['/v1/facility-messages/conversations/:id'] = testFacilityMessage.body.message.conversation_id;
+    const testAlias = await api('POST', '/v1/inbound-forwarding-addresses', { key: victimTestKey, json: { label: 'sandbox alias', agent_id: agent.id } });
+    expect(testAlias.status).toBe(201);
+    otherObjects['/v1/inbound-forwarding-addresses/:id'] = testAlias.body.forwarding_address.id;
+    const testIntake = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(testAlias.body.forwarding_address.email)}`, {
+      raw: raw.replace(aliasBody.email, testAlias.body.forwarding_address.email).replace(/Message-ID: <[^>]+>/, `Message-ID: <${randomUUID()}@example.com>`),
+      headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
+    });
+    expect(testIntake.status).toBe(202);
+    const [testItem] = await app.deps.db.query(`SELECT id FROM inbound_mail_items WHERE member_id = $1 AND test_mode LIMIT 1`, [victim.member_id]);
+    otherObjects['/v1/inbound/:id'] = testItem.id;
+    const [testFile] = await app.deps.db.query(`SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`, [testItem.id]);
+    otherObjects['/v1/inbound/:id/files/:fileId'] = testFile.id;
+    otherObjects['/v1/postal-threads/:id'] = (await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 AND test_mode LIMIT 1`, [victim.member_id])).id;
+    otherObjects['/v1/agent-inbox/:id'] = letter;
+    otherObjects['/v1/inbound-items/:id'] = memberSampleId(world.memberId);
+    const sampleVersion = (await api('GET', `/v1/agent-inbox/${sample}/handling`, { key: world.agentTestKey })).body.version;
+    const sandboxOperation = await api('POST', `/v1/agent-inbox/${sample}/handling`, {
+      key: world.agentTestKey, headers: { ...MD, 'idempotency-key': randomUUID() }, json: { action_type: 'open_and_scan', expected_version: sampleVersion },
+    });
+    expect(sandboxOperation.status).toBe(201);
+    otherObjects['/v1/handling/:id'] = sandboxOperation.body.operation.id;
+    const senderTest = await newCredential(app.baseUrl, world.memberKey, world.agentId, { scopes: ['mail.send'], environment: 'test' });
+
     const worldKeys = { member: world.memberKey, agent: world.agentKey, member_test: world.memberTestKey, agent_test: world.agentTestKey };
     for (const prefix of ['/v1/inbound-items/:id', '/v1/inbound-items/:id (sample)', '/v1/handling/:id', '/v1/agent-inbox/:id', '/v1/agent-inbox/:id (sample)']) {
       owners[prefix] = worldKeys;
     }
-    owners['/v1/mail-runs/:id'] = { agent: sender.key };
+    owners['/v1/mail-runs/:id'] = { agent: sender.key, agent_test: senderTest.key };
 
     const facilityMessage = await api('POST', '/v1/facility-messages', { key: victim.key, json: { body: 'Is my letter printed?', subject: 'Printing' } });
     expect(facilityMessage.status).toBe(201);
@@ -388,22 +485,40 @@ describe('another member\'s key on object routes', () => {
     for (const prefix of memberOnly) owners[prefix] = { member: victim.key, member_test: victimTestKey };
     for (const prefix of Object.keys(objects)) owners[prefix] ??= victimKeys;
   });
-  afterAll(async () => { await app?.close(); });
+  afterAll(async () => {
+    await mcp.close();
+    await app?.close();
+  });
 
-  /** Fills the route's parameters with the victim's objects; null when a parameter has none. */
-  function victimPath(path: string): { path: string; test: boolean; owner: string } | null {
+  /**
+   * Fills the route's parameters with the victim's objects (`other`: those of the other
+   * environment); null when a parameter has none.
+   */
+  function victimPath(path: string, other = false): { path: string; test: boolean; owner: string; values: string[] } | null {
     let test = false;
     let missing = false;
     let owner = '';
+    const values: string[] = [];
     const filled = path.replace(/:[A-Za-z]+/g, (param, offset: number) => {
       const prefix = path.slice(0, offset + param.length);
-      const value = objects[prefix];
+      const value = (other ? otherObjects : objects)[prefix];
       if (!value) missing = true;
-      if (testObjects.has(prefix)) test = true;
+      if (testObjects.has(prefix) !== other) test = true;
       owner ||= prefix;
+      values.push(value ?? '');
       return value ?? '';
     });
-    return missing ? null : { path: filled, test, owner };
+    return missing ? null : { path: filled, test, owner, values };
+  }
+
+  /** The victim's objects a route can be tried on, in either environment. */
+  function targetsOf(route: RouteDef): Array<{ path: string; test: boolean; owner: string; values: string[] }> {
+    const override = ROUTE_OBJECTS[accessKey(route.method, route.path)];
+    if (override) {
+      const values = [objects[override], objects[`${override}/scans/:operationId`]].slice(0, (route.path.match(/:/g) ?? []).length);
+      return [{ path: route.path.replace(/:id\b/, values[0]).replace(/:operationId\b/, values[1] ?? ''), test: testObjects.has(override), owner: override, values }];
+    }
+    return [victimPath(route.path), victimPath(route.path, true)].filter((t): t is NonNullable<typeof t> => t !== null);
   }
 
   it('answers 404 (403 for packages) on every object route', async () => {
@@ -452,6 +567,97 @@ describe('another member\'s key on object routes', () => {
     expect(uncovered).toEqual([]);
     expect(problems).toEqual([]);
     expect(cases.length).toBeGreaterThan(40);
+  });
+
+  it('answers the owner\'s key of the other environment as a stranger on every object route, REST and MCP', async () => {
+    const objectRoutes = allRoutes.filter((r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public');
+    const skipped = (path: string) => [...Object.keys(NOT_COVERED), ...Object.keys(SPANS_ENVIRONMENTS)].some((prefix) => path.startsWith(prefix));
+    type Case = { route: RouteDef; kind: KeyKind; target: ReturnType<typeof targetsOf>[number] };
+    const cases: Case[] = [];
+    const untried: string[] = [];
+    for (const route of objectRoutes) {
+      if (skipped(route.path)) continue;
+      const before = cases.length;
+      for (const target of targetsOf(route)) {
+        const kinds: KeyKind[] = target.test ? ['member', 'agent'] : ['member_test', 'agent_test'];
+        for (const kind of kinds) if (owners[target.owner]?.[kind]) cases.push({ route, kind, target });
+      }
+      if (cases.length === before) untried.push(accessKey(route.method, route.path));
+    }
+    /** What the other environment's key must get: the route's own refusal for that key, otherwise 404. */
+    const expectation = (access: Access, path: string, kind: KeyKind) => {
+      const e = expectedFor(access, path, kind, new Set(SCOPES));
+      return 'allowed' in e ? { status: 404 } : e;
+    };
+
+    const problems: string[] = [];
+    let controls = 0;
+    await pool(cases, 4, async ({ route, kind, target }) => {
+      const key = accessKey(route.method, route.path);
+      const body = route.multipart ? dummyBody(route) : route.body ? { json: SAMPLE_BODIES[key] } : {};
+      const res = await api(route.method.toUpperCase(), `${target.path}${SAMPLE_QUERIES[key] ?? ''}`, {
+        key: owners[target.owner][kind], headers: { ...MD, 'idempotency-key': randomUUID() }, ...body,
+      });
+      const want = expectation(ENDPOINT_ACCESS[key], route.path, kind);
+      const env = target.test ? 'sandbox' : 'live';
+      if (res.status !== want.status || ('reason' in want && res.body?.reason !== want.reason)) {
+        problems.push(`${key} on a ${env} object as the owner's ${kind}: got ${describeResponse(res)}; expected ${JSON.stringify(want)}`);
+      }
+      // Control: the owner's key of the object's own environment reads it.
+      const sameKind = OTHER_ENVIRONMENT[kind]!;
+      const sameKey = owners[target.owner][sameKind];
+      if (route.method === 'get' && sameKey && 'allowed' in expectedFor(ENDPOINT_ACCESS[key], route.path, sameKind, new Set(SCOPES))) {
+        const mine = await api('GET', `${target.path}${SAMPLE_QUERIES[key] ?? ''}`, { key: sameKey, headers: MD });
+        controls++;
+        if (mine.status >= 400) problems.push(`${key} on a ${env} object as the owner's ${sameKind}: got ${describeResponse(mine)}; the object should be readable`);
+      }
+    });
+
+    // The MCP tools that take ids call the same services: the same answers.
+    let toolCases = 0;
+    for (const tool of registeredTools) {
+      const route = allRoutes.find((r) => accessKey(r.method, r.path) === tool.declaration.access)!;
+      const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]);
+      if (!params.length || skipped(route.path)) continue;
+      const restFields = new Set([...shapeKeys(route.query), ...shapeKeys(route.body)]);
+      const idFields = Object.keys(tool.input.shape).filter((k) => k.endsWith('_id') && !restFields.has(k));
+      if (idFields.length !== params.length) {
+        problems.push(`${tool.name}: cannot tell which inputs are the ids of ${tool.declaration.access} (${idFields.join(', ')})`);
+        continue;
+      }
+      for (const target of targetsOf(route)) {
+        const kinds: KeyKind[] = target.test ? ['member', 'agent'] : ['member_test', 'agent_test'];
+        for (const kind of kinds) {
+          const key = owners[target.owner]?.[kind];
+          if (!key) continue;
+          const args: Record<string, unknown> = { ...(SAMPLE_BODIES[tool.declaration.access] as object | undefined) };
+          idFields.forEach((field, i) => { args[field] = target.values[i]; });
+          if ('idempotency_key' in tool.input.shape) args.idempotency_key = randomUUID();
+          if (tool.versionGuard) args.service_md_version = 1;
+          const result = await mcp.call(key, tool.name, args);
+          toolCases++;
+          const want = expectation(tool.access, tool.accessPath, kind);
+          const got = { status: result.structuredContent?.status, reason: result.structuredContent?.error?.reason };
+          if (!result.isError || got.status !== want.status || ('reason' in want && got.reason !== want.reason)) {
+            problems.push(`MCP ${tool.name} on a ${target.test ? 'sandbox' : 'live'} object as the owner's ${kind}: got ${JSON.stringify(result.structuredContent)?.slice(0, 300)}; expected ${JSON.stringify(want)}`);
+          }
+        }
+      }
+    }
+
+    expect(untried).toEqual([]);
+    expect(problems).toEqual([]);
+    // The spec's exception: the legacy event log shows a sandbox event to the live keys.
+    const sandboxEvent = await api('GET', `/v1/webhooks/events/${otherObjects['/v1/webhooks/events/:eventId']}`, { key: owners['/v1/webhooks/events/:eventId'].member });
+    expect(sandboxEvent.status).toBe(200);
+    // Nothing the other environment's keys sent changed anything: the live piece still waits, undebited.
+    const [piece] = await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [livePendingMail]);
+    expect(piece.status).toBe('pending_approval');
+    expect(await app.deps.db.query(`SELECT 1 FROM credits_ledger WHERE reference_id = $1`, [livePendingMail])).toEqual([]);
+
+    expect(cases.length).toBeGreaterThan(100);
+    expect(controls).toBeGreaterThan(30);
+    expect(toolCases).toBeGreaterThan(40);
   });
 });
 
