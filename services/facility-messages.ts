@@ -10,6 +10,7 @@ import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { assignFacility } from './facilities';
 import { resolveAgentFilter } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { errors } from '../domain/errors';
 
 export interface FacilityMessageInput {
@@ -110,6 +111,7 @@ async function appendMessage(
 
 /** A member or agent writes to the facility: a new conversation, or a reply in one (`conversation_id`). */
 export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: FacilityMessageInput): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
+  await assertLinkedObjects(deps.db, auth, { conversation_id: ['facility_conversation', input.conversation_id] });
   return deps.db.transaction(async (tx) => {
     let conversation: Row;
     if (input.conversation_id) {

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import type { Deps } from './deps';
-import { assertAgentOfMember, canSee, resolveAgentFilter } from './scoping';
+import { canSee, resolveAgentFilter } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { errors } from '../domain/errors';
 import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../domain/inbound-aliases';
 import { inboundExtractionWorkflowId } from '../workflows/contracts/inbound-extraction';
@@ -110,7 +111,7 @@ const ALIAS_ARCHIVED_HINT = 'Archived aliases stay archived; create a new alias 
 export async function createForwardingAddress(deps: Deps, auth: AuthContext, input: CreateAliasInput) {
   // Agent keys always create aliases for their own agent (an agent_id they pass is ignored).
   const agentId = isAgentKey(auth) ? auth.agentId : input.agent_id ?? null;
-  if (agentId && !isAgentKey(auth)) await assertAgentOfMember(deps, auth, agentId);
+  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
   const handledBy = input.handled_by ?? (agentId ? 'agent' : 'member');
   if (handledBy === 'agent' && !agentId) {
     throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
@@ -156,7 +157,7 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (input.agent_id !== undefined && isAgentKey(auth) && input.agent_id !== current.agent_id) {
     throw errors.forbidden('member_key_required', 'Only a member key can reassign an alias to another agent.');
   }
-  if (input.agent_id && !isAgentKey(auth)) await assertAgentOfMember(deps, auth, input.agent_id);
+  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', input.agent_id] });
   if (input.status) {
     const problem = aliasStatusMoveProblem(current.status, input.status);
     if (problem) throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`, { suggestedAction: ALIAS_ARCHIVED_HINT });

@@ -16,6 +16,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { canSee } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { balanceCents, billingUrl } from './credits';
 import { positiveInt } from './mail-workflow';
 import { ApiError, codedError, errors } from '../domain/errors';
@@ -415,6 +416,7 @@ export async function cancelMailRun(deps: Deps, auth: AuthContext, mailRunId: st
  */
 export async function mailRunForChild(deps: Deps, auth: AuthContext, mailRunId: string): Promise<MailRunRow> {
   assertRunKey(auth, 'Sending a piece in a Business mail run');
+  await assertLinkedObjects(deps.db, auth, { mail_run_id: ['mail_run', mailRunId] });
   const run = await visibleRun(deps, auth, mailRunId);
   await assertMemberSettings(deps.db, run.member_id);
   if (run.status !== 'open' || run.closes_at.getTime() <= Date.now()) throw runClosed(run, run.status === 'open' ? 'past its window' : run.status);

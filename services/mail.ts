@@ -25,6 +25,7 @@ import { balanceCents, debit, insufficientCredits } from './credits';
 import { requestFingerprint, runIdempotent } from './idempotency';
 import { assignFacility } from './facilities';
 import { canSee, resolveAgentFilter } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { getOutboundMailbox, listMailboxes } from './agents';
 import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './mail-safeguards';
 import { loadMailRow, loadPhotos, MailRecord, MailRow, toMailRecord } from './mail-record';
@@ -200,6 +201,12 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
     const existing = await existingForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
     if (existing) return existing;
   }
+  // Linked objects must be the caller's (and in its environment) before anything is priced or stored.
+  await assertLinkedObjects(deps.db, auth, {
+    package_id: ['package', f.package_id],
+    inbound_capture_id: ['inbound_mail_item', f.inbound_capture_id],
+    postal_mail_thread_id: ['postal_thread', f.postal_mail_thread_id],
+  });
   const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
   const agentId = await sendingAgent(deps, auth, req.agentId);
   const id = randomUUID();

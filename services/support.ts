@@ -8,6 +8,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import { resolveAgentFilter } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { ApiError, codedError, errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
 import { checkImage } from '../domain/images';
@@ -211,10 +212,21 @@ async function insertMessage(
 }
 
 /**
- * Opens a ticket, or adds a message to an existing conversation (`conversation_id`).
- * Replying to a resolved ticket reopens it, which counts against the unresolved limit.
+ * POST /v1/support/messages: opens a ticket, or adds a message to the existing
+ * conversation the body names (`conversation_id`, 400 when it is not the caller's).
  */
 export async function sendSupportMessage(deps: Deps, auth: AuthContext, input: SupportMessageInput): Promise<SupportMessage> {
+  await assertLinkedObjects(deps.db, auth, { conversation_id: ['support_conversation', input.conversation_id] });
+  return postSupportMessage(deps, auth, input);
+}
+
+/** POST /v1/support/conversations/{id}/messages: a reply to the conversation in the path (404 when it is not the caller's). */
+export async function replyToSupportConversation(deps: Deps, auth: AuthContext, conversationId: string, input: Omit<SupportMessageInput, 'conversation_id'>): Promise<SupportMessage> {
+  return postSupportMessage(deps, auth, { ...input, conversation_id: conversationId });
+}
+
+/** Replying to a resolved ticket reopens it, which counts against the unresolved limit. */
+async function postSupportMessage(deps: Deps, auth: AuthContext, input: SupportMessageInput): Promise<SupportMessage> {
   if (!input.conversation_id && !input.category) {
     throw errors.validation([{ path: 'category', message: 'required when opening a new ticket (no conversation_id)' }]);
   }

@@ -8,9 +8,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { assertAgentOfMember, canSee } from './scoping';
+import { canSee } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import {
-  assertWebhookTarget, loadDelivery, recordSyntheticEvent, testResult,
+  assertWebhookTarget, loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult,
 } from './webhooks';
 import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './webhook-deliveries';
 import type { Resolver } from './webhook-http';
@@ -171,7 +172,7 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
   let agentId: string | null = null;
   if (isAgentKey(auth)) agentId = auth.agentId;
   else if (input.agent_id) {
-    await assertAgentOfMember(deps, auth, input.agent_id);
+    await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', input.agent_id] });
     agentId = input.agent_id;
   }
   await assertWebhookTarget(deps, input.url, 'endpoint', 'url', resolve);
@@ -357,3 +358,16 @@ export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: stri
   return { id: ruleId, deleted: true };
 }
 
+/**
+ * POST /v1/test/webhook: without endpoint_id, one attempt to the agent webhook; with it, a
+ * test of that custom endpoint (a sample when event_type names another type). endpoint_id
+ * must be one of the caller's endpoints in its environment (400 otherwise).
+ */
+export async function sendTestWebhook(deps: Deps, auth: AuthContext, input: { agent_id?: string; endpoint_id?: string; event_type?: string }) {
+  if (!input.endpoint_id) return sendAgentTestWebhook(deps, auth, input);
+  await assertLinkedObjects(deps.db, auth, { endpoint_id: ['webhook_endpoint', input.endpoint_id] });
+  if (input.event_type && input.event_type !== TEST_EVENT_TYPE) {
+    return { verification: false, ...(await testWebhookEndpointWithSample(deps, auth, input.endpoint_id, input.event_type)) };
+  }
+  return testWebhookEndpoint(deps, auth, input.endpoint_id);
+}

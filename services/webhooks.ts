@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { assertAgentOfMember, canSee, ownsAcrossEnvironments, resolveAgentFilter } from './scoping';
+import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from './scoping';
+import { assertLinkedObjects } from './linked-objects';
 import { recordEvent } from './events';
 import {
   attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
@@ -94,7 +95,7 @@ export async function updateWebhookSettings(deps: Deps, auth: AuthContext, input
   assertLiveKey(auth);
   const agentId = isAgentKey(auth) ? (auth.agentId as string) : input.agent_id;
   if (!agentId) throw errors.validation([{ path: 'agent_id', message: 'Required for member keys' }]);
-  await assertAgentOfMember(deps, auth, agentId);
+  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
   if (input.webhook_url) await assertWebhookTarget(deps, input.webhook_url, 'agent_webhook', 'webhook_url', resolve);
   const key = deps.config.appEncryptionKey;
 
@@ -213,7 +214,7 @@ export async function loadDelivery(deps: Deps, id: string): Promise<DeliveryRow>
 export async function sendAgentTestWebhook(deps: Deps, auth: AuthContext, input: { agent_id?: string; event_type?: string }) {
   const agentId = isAgentKey(auth) ? (auth.agentId as string) : input.agent_id;
   if (!agentId) throw errors.validation([{ path: 'agent_id', message: 'Required for member keys (or pass endpoint_id)' }]);
-  await assertAgentOfMember(deps, auth, agentId);
+  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
   const eventType = input.event_type ?? TEST_EVENT_TYPE;
   if (eventType !== TEST_EVENT_TYPE && !LEGACY_EVENT_TYPES.includes(eventType)) {
     throw errors.validation([{ path: 'event_type', message: `Agent webhooks carry ${TEST_EVENT_TYPE}, mail.* and batch.* events` }]);

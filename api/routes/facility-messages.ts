@@ -76,8 +76,7 @@ export const routes: RouteDef[] = [
     requestHeaders: { 'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message' },
     responses: {
       201: { description: 'Message recorded', schema: Sent },
-      400: { description: 'Validation' },
-      404: { description: 'conversation_id not found' },
+      400: { description: 'Validation, or a conversation_id that is not one of the caller\'s conversations (fields[].path conversation_id)' },
     },
     handler: async (args) => idempotentPost(args, 'POST /v1/facility-messages', async () => (
       { status: 201, body: await sendFacilityMessage(args.deps, args.auth, args.body) })),

@@ -9,7 +9,7 @@ import {
 } from '../../domain/support';
 import { requestFingerprint, runIdempotent } from '../../services/idempotency';
 import {
-  getSupportMessages, listSupportConversations, resolveSupportConversation, sendSupportMessage,
+  getSupportMessages, listSupportConversations, replyToSupportConversation, resolveSupportConversation, sendSupportMessage,
 } from '../../services/support';
 
 export const MessageText = z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true })
@@ -101,8 +101,7 @@ export const routes: RouteDef[] = [
     requestHeaders: IDEMPOTENCY_HEADER,
     responses: {
       201: { description: 'Message recorded', schema: MessageResponse },
-      400: { description: 'Validation' },
-      404: { description: 'conversation_id not found' },
+      400: { description: 'Validation, or a conversation_id that is not one of the caller\'s conversations (fields[].path conversation_id)' },
       422: { description: 'SUPPORT_ACTIVE_TICKET_LIMIT' },
       429: { description: 'SUPPORT_TICKET_RATE_LIMITED or the API rate limit' },
     },
@@ -152,7 +151,7 @@ export const routes: RouteDef[] = [
       422: { description: 'SUPPORT_ACTIVE_TICKET_LIMIT (reopening)' },
     },
     handler: async (args) => idempotentPost(args, 'POST /v1/support/conversations/:id/messages', async () => (
-      { status: 201, body: { message: await sendSupportMessage(args.deps, args.auth, { ...args.body, conversation_id: args.params.id }) } })),
+      { status: 201, body: { message: await replyToSupportConversation(args.deps, args.auth, args.params.id, args.body) } })),
   }),
   defineRoute({
     method: 'post',

@@ -6,9 +6,8 @@ import {
   TestDeliveryResult, TestWebhookRequest, WebhookEventDetail, WebhookEventList, WebhookEventParams, WebhookEventsQuery,
   WebhookSettings, WebhookSettingsRequest, EndpointTestResult,
 } from '../schemas/webhooks';
-import { getWebhookEvent, listWebhookEvents, sendAgentTestWebhook, updateWebhookSettings } from '../../services/webhooks';
-import { testWebhookEndpoint, testWebhookEndpointWithSample } from '../../services/webhook-endpoints';
-import { TEST_EVENT_TYPE } from '../../domain/webhook-events';
+import { getWebhookEvent, listWebhookEvents, updateWebhookSettings } from '../../services/webhooks';
+import { sendTestWebhook } from '../../services/webhook-endpoints';
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -52,16 +51,6 @@ export const routes: RouteDef[] = [
     tags: ['Webhooks'],
     body: TestWebhookRequest,
     responses: { 200: { description: 'The delivery result', schema: z.union([TestDeliveryResult, EndpointTestResult]) } },
-    handler: async ({ deps, auth, body }) => {
-      if (body.endpoint_id) {
-        const sample = body.event_type && body.event_type !== TEST_EVENT_TYPE;
-        return {
-          body: sample
-            ? { verification: false, ...(await testWebhookEndpointWithSample(deps, auth, body.endpoint_id, body.event_type as string)) }
-            : await testWebhookEndpoint(deps, auth, body.endpoint_id),
-        };
-      }
-      return { body: await sendAgentTestWebhook(deps, auth, body) };
-    },
+    handler: async ({ deps, auth, body }) => ({ body: await sendTestWebhook(deps, auth, body) }),
   }),
 ];

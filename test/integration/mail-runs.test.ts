@@ -109,8 +109,8 @@ describe('Business mail runs', () => {
     expect(approval.status).toBe(400);
     expect(approval.body.fields).toEqual([{ path: 'mail_run_id', message: 'cannot be combined with requires_approval' }]);
     const unknown = await child(s, newRunId());
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('MAIL_RUN_NOT_FOUND');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.fields).toEqual([{ path: 'mail_run_id', message: 'no mail run with this id is visible to this key' }]);
 
     const testKey = await newCredential(app.baseUrl, s.memberKey, s.agentId, { environment: 'test' });
     const fromTest = await sendLetter(app, { ...s, key: testKey.key }, letterForm(await letterPdf(), { mail_run_id: id }));

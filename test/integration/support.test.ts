@@ -95,14 +95,17 @@ describe('support tickets and facility messages', () => {
       expect(list.body.conversations.map((c: { id: string }) => c.id)).toEqual([conversationId]);
     });
 
-    it('hides other members\' and other agents\' conversations (404)', async () => {
+    it('hides other members\' and other agents\' conversations (404; 400 when the body names one)', async () => {
       const member = await newMember(app.deps);
       const a = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['message.send'] });
       const b = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['message.send'] });
       const opened = await open(a.credential.key, { category: 'other', body: 'from agent a' }, V1);
       const id = opened.body.message.conversation_id;
       expect((await api('GET', `/v1/support/conversations/${id}/messages`, { key: b.credential.key })).status).toBe(404);
-      expect((await open(b.credential.key, { conversation_id: id, body: 'hijack' }, V1)).status).toBe(404);
+      const hijack = await open(b.credential.key, { conversation_id: id, body: 'hijack' }, V1);
+      expect(hijack.status).toBe(400);
+      expect(hijack.body.fields).toEqual([{ path: 'conversation_id', message: 'no support conversation with this id is visible to this key' }]);
+      expect((await api('POST', `/v1/support/conversations/${id}/messages`, { key: b.credential.key, headers: V1, json: { body: 'hijack' } })).status).toBe(404);
       const stranger = await newMember(app.deps);
       expect((await api('GET', `/v1/support/conversations/${id}/messages`, { key: stranger.key })).status).toBe(404);
       // The member sees its agents' conversations.
