@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AuthContext } from '../../services/auth';
 import type { Deps } from '../../services/deps';
 import type { McpToolName } from './tools';
+import { PG_INT_MAX } from '../schemas/common';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ToolInputSchema = z.ZodObject<any, any>;
@@ -54,5 +55,5 @@ export const IDEMPOTENCY_KEY_FIELD = z.string().min(1).max(255)
 /** For tools whose service demands a key (REST: Idempotency-Key required). */
 export const REQUIRED_IDEMPOTENCY_KEY = { idempotency_key: IDEMPOTENCY_KEY_FIELD };
 
-export const SERVICE_MD_VERSION_FIELD = z.coerce.number().int().positive()
+export const SERVICE_MD_VERSION_FIELD = z.coerce.number().int().positive().max(PG_INT_MAX)
   .describe('Agent keys: the current version of your instructions document (GET it with get_service_md); stale versions are refused.');

@@ -3,7 +3,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams } from '../schemas/common';
+import { ErrorBody, IdParams, PG_INT_MAX } from '../schemas/common';
 import {
   ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
@@ -27,13 +27,11 @@ export async function readUpload(file: UploadedFile): Promise<Buffer> {
   }
 }
 
-/** The largest cap the record can hold (a Postgres integer); larger values were a 500 on insert. */
-const MAX_COST_CAP_CENTS = 2_147_483_647;
-
+/** The cap is stored with the piece (a Postgres integer); larger values were a 500 on insert. */
 function maxCostHeader(value: string | undefined): number | null {
   if (value === undefined || value.trim() === '') return null;
-  if (!/^\d+$/.test(value.trim()) || Number(value.trim()) > MAX_COST_CAP_CENTS) {
-    throw errors.validation([{ path: 'headers.x-max-cost-cents', message: `must be an integer number of cents from 0 to ${MAX_COST_CAP_CENTS}` }]);
+  if (!/^\d+$/.test(value.trim()) || Number(value.trim()) > PG_INT_MAX) {
+    throw errors.validation([{ path: 'headers.x-max-cost-cents', message: `must be an integer number of cents from 0 to ${PG_INT_MAX}` }]);
   }
   return Number(value.trim());
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../domain/agents';
 import { MAX_INSTRUCTIONS_CHARS } from '../../services/instructions';
-import { Pagination } from './common';
+import { ExpectedVersion, Pagination, PG_INT_MAX } from './common';
 
 const AgentName = z.string().trim()
   .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })
@@ -67,7 +67,7 @@ export const InstructionsDocument = z.object({
 
 export const InstructionsSaveRequest = z.strictObject({
   text: z.string().max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` }),
-  expected_version: z.number().int().min(1),
+  expected_version: ExpectedVersion,
 });
 
 export const InstructionsVersions = z.object({
@@ -99,14 +99,14 @@ export const Proposal = z.object({
 export const ProposalQuery = z.object({
   status: z.enum(['pending', 'accepted', 'rejected']).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(PG_INT_MAX).default(0),
 });
 
 export const ProposalParams = AgentIdParams.extend({ proposalId: z.uuid({ message: 'must be a UUID' }) });
 
 export const ProposalDecisionRequest = z.strictObject({
   decision: z.enum(['accept', 'reject']),
-  expected_version: z.number().int().min(1).optional().describe('required to accept: the current instructions version'),
+  expected_version: ExpectedVersion.optional().describe('required to accept: the current instructions version'),
 });
 
 export const Mailbox = z.object({

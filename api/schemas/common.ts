@@ -1,6 +1,15 @@
 // Shared zod pieces: pagination, multipart coercions, ids, errors.
 import { z } from 'zod';
 
+/**
+ * The largest value a Postgres integer column holds. Every integer a request carries is
+ * bounded by it or less, so none can overflow its column (a 500) instead of being refused.
+ */
+export const PG_INT_MAX = 2_147_483_647;
+
+/** An object's version as the client last read it (versions are Postgres integers). */
+export const ExpectedVersion = z.number().int().min(1).max(PG_INT_MAX);
+
 export const Uuid = z.string().uuid();
 export const IdParams = z.object({ id: z.string().uuid({ message: 'must be a UUID' }) });
 
@@ -8,7 +17,7 @@ export const IdParams = z.object({ id: z.string().uuid({ message: 'must be a UUI
 export function paginationQuery(defaults: { limit?: number; max?: number; maxOffset?: number } = {}) {
   return {
     limit: z.coerce.number().int().min(1).max(defaults.max ?? 100).default(defaults.limit ?? 20),
-    offset: z.coerce.number().int().min(0).max(defaults.maxOffset ?? Number.MAX_SAFE_INTEGER).default(0),
+    offset: z.coerce.number().int().min(0).max(defaults.maxOffset ?? PG_INT_MAX).default(0),
   };
 }
 

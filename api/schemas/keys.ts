@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/access';
 import { AgentIdParams } from './agents';
+import { PG_INT_MAX } from './common';
 
 const ExpiresInDays = z.number().int().min(1, { message: 'must be an integer >= 1' }).max(36500)
   .describe('days until the key expires; omit for no expiry');
@@ -11,7 +12,7 @@ export const CredentialRequest = z.strictObject({
   expires_in_days: ExpiresInDays.optional(),
   environment: z.enum(['live', 'test'], { message: 'must be exactly "live" or "test"' }).default('live'),
   force_approval: z.boolean().default(false).describe('routes every outbound piece from the key to pending_approval'),
-  max_daily_pieces: z.number().int().min(1, { message: 'must be an integer >= 1' }).nullable().optional()
+  max_daily_pieces: z.number().int().min(1, { message: 'must be an integer >= 1' }).max(PG_INT_MAX, { message: `must be at most ${PG_INT_MAX}` }).nullable().optional()
     .describe('max pieces per 24-hour window; null or omitted = unlimited'),
 });
 

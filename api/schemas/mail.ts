@@ -2,7 +2,7 @@
 // fields arrive as strings, so flags and numbers go through the form coercions; an
 // empty form field counts as not sent.
 import { z } from 'zod';
-import { formBoolean, formInt, formJsonObject, Pagination } from './common';
+import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX } from './common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
 import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
 import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
@@ -134,7 +134,7 @@ export const ListMailQuery = z.strictObject({
   test_mode: optional(BooleanQuery),
   agent_id: optional(z.string().uuid({ message: 'must be a UUID' })),
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(PG_INT_MAX).default(0),
 });
 
 export const UsageQuery = z.strictObject({
@@ -288,7 +288,7 @@ export const RejectResultSchema = z.object({ outbound_mail: MailRecordSchema, te
 export const FacilityMailQuery = z.strictObject({
   status: optional(z.enum(['submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'])),
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(PG_INT_MAX).default(0),
 });
 
 export const DispatchedForm = z.strictObject({

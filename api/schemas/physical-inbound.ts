@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { FORWARD_MAIL_CLASSES, HANDLING_ACTION_TYPES, HANDLING_STATUSES, PACKAGE_ACTION_STATUSES, PACKAGE_ACTIONS } from '../../domain/handling';
 import { PACKAGE_PHOTO_TYPES } from '../../services/packages';
 import { SEED_SCENARIOS } from '../../services/agent-inbox';
+import { ExpectedVersion, PG_INT_MAX } from './common';
 
 export const PACKAGE_STATUSES = ['received', 'stored', 'held', 'forwarding_requested', 'forwarding_shipped', 'forwarded', 'returning',
   'shredded', 'disposed', 'returned', 'expired'] as const;
@@ -79,7 +80,7 @@ export const PackageListQuery = z.strictObject({
   since: qInstant().optional().describe('received at or after'),
   before: qInstant().optional().describe('received at or before'),
   limit: qInt(1, 100, 20),
-  offset: qInt(0, Number.MAX_SAFE_INTEGER, 0),
+  offset: qInt(0, PG_INT_MAX, 0),
 });
 export const PackageSummary = z.object({
   id: z.string(), mailbox_id: z.string().nullable(), agent_id: z.string().nullable(), tracking_number: z.string().nullable(),
@@ -197,8 +198,8 @@ export const ManagedItemList = z.object({
 });
 export const InboundActionBody = z.strictObject({
   action_type: z.literal('open_and_scan', { error: 'only open_and_scan can be requested' }),
-  expected_version: z.number().int().min(1),
-  expected_quote: z.strictObject({ amount_cents: z.number().int().min(0), currency: z.literal('usd'), display: z.string().optional() }).optional()
+  expected_version: ExpectedVersion,
+  expected_quote: z.strictObject({ amount_cents: z.number().int().min(0).max(PG_INT_MAX), currency: z.literal('usd'), display: z.string().optional() }).optional()
     .describe('required for member keys: the quote shown to the member (item.quotes.open_and_scan)'),
 });
 export const InboundScans = z.object({ item_id: z.string(), scans: z.array(ScanSummary.extend({ ocr: OcrRecord.nullable() })) });
@@ -281,7 +282,7 @@ export const HandlingState = z.object({
 });
 export const ProposalBody = z.strictObject({
   action_type: z.enum(HANDLING_ACTION_TYPES),
-  expected_version: z.number().int().min(1).describe('the version from GET .../handling'),
+  expected_version: ExpectedVersion.describe('the version from GET .../handling'),
   confirmed: z.boolean().default(false).describe('agents may only propose: false'),
   destructive_confirmed: z.boolean().default(false).describe('only the owner confirms a discard: false'),
   mail_class: z.enum(FORWARD_MAIL_CLASSES).nullable().optional(),
@@ -298,10 +299,10 @@ export const ProposalBody = z.strictObject({
 export const HandlingListQuery = z.strictObject({ status: qEnum(HANDLING_STATUSES).optional(), item_id: qUuid().optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const HandlingList = z.object({ operations: z.array(HandlingOperation), pagination: PageInfo });
 export const ApproveBody = z.strictObject({
-  expected_version: z.number().int().min(1),
+  expected_version: ExpectedVersion,
   destructive_confirmed: z.boolean().default(false).describe('must be true to approve a discard'),
 });
-export const RejectBody = z.strictObject({ expected_version: z.number().int().min(1), reason: z.string().max(1000).optional() });
+export const RejectBody = z.strictObject({ expected_version: ExpectedVersion, reason: z.string().max(1000).optional() });
 
 // ---------------------------------------------------------------------------------------
 // Facility
@@ -325,7 +326,7 @@ const DraftFieldsShape = {
   mailbox_id: z.string().trim().max(40).nullable().optional(),
 };
 export const DraftCreateBody = z.strictObject(DraftFieldsShape);
-export const DraftPutBody = z.strictObject({ ...DraftFieldsShape, expected_version: z.number().int().min(1) });
+export const DraftPutBody = z.strictObject({ ...DraftFieldsShape, expected_version: ExpectedVersion });
 export const Draft = z.object({
   object: z.literal('inbound_draft'), id: z.string(), facility_id: z.string(), kind: z.enum(['letter', 'parcel']), carrier: z.string().nullable(),
   tracking_number: z.string().nullable(), weight_oz: z.number().nullable(), sender_name: z.string().nullable(), recipient_name: z.string().nullable(),
@@ -337,8 +338,8 @@ export const Draft = z.object({
 });
 export const DraftListQuery = z.strictObject({ status: qEnum(['open', 'matched', 'committed']).optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const ExteriorForm = z.object({ photo_type: z.enum(['sealed_exterior', 'label']).default('sealed_exterior') });
-export const MatchBody = z.strictObject({ mailbox_id: z.string().trim().min(1).max(40), agent_id: z.uuid().optional(), expected_version: z.number().int().min(1) });
-export const CommitBody = z.strictObject({ expected_version: z.number().int().min(1) });
+export const MatchBody = z.strictObject({ mailbox_id: z.string().trim().min(1).max(40), agent_id: z.uuid().optional(), expected_version: ExpectedVersion });
+export const CommitBody = z.strictObject({ expected_version: ExpectedVersion });
 export const CommitResult = z.object({
   draft: Draft,
   item: z.object({ id: z.string(), reference_code: z.string(), kind: z.string(), status: z.string(), mailbox_id: z.string().nullable(), member_id: z.string(),
@@ -362,7 +363,7 @@ export const ScanRejectBody = z.strictObject({ reason: z.string().trim().min(1).
 export const FacilityHandlingQuery = z.strictObject({ status: qEnum(HANDLING_STATUSES).optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const DecisionBody = z.strictObject({
   decision: z.enum(['accept', 'complete', 'reject']),
-  expected_version: z.number().int().min(1),
+  expected_version: ExpectedVersion,
   attestation: z.string().trim().max(2000).nullable().optional().describe('staff attestation; required to complete a discard'),
   tracking_number: z.string().trim().max(80).nullable().optional().describe('required to complete a priority forward; none for first_class'),
   reason: z.string().trim().max(1000).nullable().optional().describe('required to reject'),
@@ -370,7 +371,7 @@ export const DecisionBody = z.strictObject({
 export const FacilityActionsQuery = z.strictObject({ status: qEnum(PACKAGE_ACTION_STATUSES).optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const FacilityActionStatusBody = z.strictObject({
   status: z.enum(['in_progress', 'clarification_needed', 'completed', 'failed']),
-  expected_version: z.number().int().min(1),
+  expected_version: ExpectedVersion,
   clarification_question: z.string().trim().max(2000).optional(),
   tracking_number: z.string().trim().max(80).optional(),
   carrier: z.string().trim().max(60).optional(),

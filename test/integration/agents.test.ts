@@ -181,6 +181,7 @@ describe('agents, credentials, mailboxes and discovery', () => {
       ['force_approval "true"', { scopes: ['mail.send'], force_approval: 'true' }, ['force_approval']],
       ['max_daily_pieces 0', { scopes: ['mail.send'], max_daily_pieces: 0 }, ['max_daily_pieces']],
       ['max_daily_pieces 2.5', { scopes: ['mail.send'], max_daily_pieces: 2.5 }, ['max_daily_pieces']],
+      ['max_daily_pieces 2147483648 (over a Postgres integer)', { scopes: ['mail.send'], max_daily_pieces: 2147483648 }, ['max_daily_pieces']],
       ['an unknown field', { scopes: ['mail.send'], admin: true }, ['body']],
     ])('refuses %s with 400 and fields[]', async (_label, json, expected) => {
       const [{ before }] = await app.deps.db.query(`SELECT count(*)::int AS before FROM agent_credentials WHERE agent_id = $1`, [agentId]);
@@ -189,6 +190,12 @@ describe('agents, credentials, mailboxes and discovery', () => {
       expect(paths(res.body)).toEqual(expected);
       const [{ after }] = await app.deps.db.query(`SELECT count(*)::int AS after FROM agent_credentials WHERE agent_id = $1`, [agentId]);
       expect(after).toBe(before);
+    });
+
+    it('accepts max_daily_pieces 2147483647, the largest a Postgres integer holds', async () => {
+      const res = await create({ scopes: ['mail.send'], max_daily_pieces: 2147483647 });
+      expect(res.status).toBe(201);
+      expect(res.body.max_daily_pieces).toBe(2147483647);
     });
 
     it('accepts max_daily_pieces null and expires_in_days 1', async () => {

@@ -7,7 +7,7 @@ import { decodeBase64 } from '../../../domain/support';
 import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/mail';
 import { MAX_DOCUMENT_BYTES } from '../../routes/mail';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../schemas/mail';
-import { Uuid } from '../../schemas/common';
+import { PG_INT_MAX, Uuid } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
 
 const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
@@ -15,7 +15,7 @@ const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
 /** What REST takes as query and header, MCP takes in the input. */
 const submitExtras = {
   ...SubmitMailQuery.shape,
-  max_cost_cents: z.number().int().min(0).max(2_147_483_647).optional()
+  max_cost_cents: z.number().int().min(0).max(PG_INT_MAX).optional()
     .describe('cost cap in cents (X-Max-Cost-Cents): a piece that costs more is refused with MAX_COST_EXCEEDED before anything is spent'),
 };
 
