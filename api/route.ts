@@ -50,8 +50,11 @@ export interface RouteDef<P = any, Q = any, B = any> {
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
   multipart?: MultipartSpec;
-  /** Request headers documented in OpenAPI (name -> description). */
-  requestHeaders?: Record<string, string>;
+  /**
+   * Request headers documented in OpenAPI: name -> description, or the description and
+   * the zod schema the handler reads the header with (so its bounds are advertised).
+   */
+  requestHeaders?: Record<string, string | { description: string; schema: z.ZodType }>;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handler: (args: HandlerArgs<P, Q, B>) => Promise<RouteResult>;
 }

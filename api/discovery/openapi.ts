@@ -1,21 +1,13 @@
 // The OpenAPI 3.1 document, generated from the same RouteDefs and zod schemas that
 // validate requests, and from the access table, so it cannot drift from the code.
-import { z } from 'zod';
 import YAML from 'yaml';
 import type { Config } from '../../config';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
 import type { RouteDef } from '../route';
+import { JsonSchema, toJsonSchema } from '../schemas/json-schema';
 import { agentSurfacePaths } from './surfaces';
 
-type JsonSchema = Record<string, unknown>;
-
 export const API_VERSION = '1.0.0';
-
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-  delete json.$schema;
-  return json;
-}
 
 const ErrorSchema: JsonSchema = {
   type: 'object',
@@ -40,27 +32,28 @@ function openApiPath(path: string): string {
 function parameters(route: RouteDef): JsonSchema[] {
   const out: JsonSchema[] = [];
   const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-  const paramSchema = route.params ? toSchema(route.params, 'input') : undefined;
+  const paramSchema = route.params ? toJsonSchema(route.params, 'input') : undefined;
   for (const name of pathParams) {
     const props = (paramSchema?.properties ?? {}) as Record<string, JsonSchema>;
     out.push({ name, in: 'path', required: true, schema: props[name] ?? { type: 'string' } });
   }
   if (route.query) {
-    const q = toSchema(route.query, 'input');
+    const q = toJsonSchema(route.query, 'input');
     const required = new Set((q.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonSchema>)) {
       out.push({ name, in: 'query', required: required.has(name), schema, ...(schema.description ? { description: schema.description } : {}) });
     }
   }
-  for (const [name, description] of Object.entries(route.requestHeaders ?? {})) {
-    out.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+  for (const [name, header] of Object.entries(route.requestHeaders ?? {})) {
+    const described = typeof header === 'string' ? { description: header, schema: { type: 'string' } } : { description: header.description, schema: toJsonSchema(header.schema, 'input') };
+    out.push({ name, in: 'header', required: false, ...described });
   }
   return out;
 }
 
 function requestBody(route: RouteDef): JsonSchema | undefined {
   if (route.multipart) {
-    const base = route.body ? toSchema(route.body, 'input') : { type: 'object', properties: {} };
+    const base = route.body ? toJsonSchema(route.body, 'input') : { type: 'object', properties: {} };
     const properties = { ...((base.properties ?? {}) as Record<string, JsonSchema>) };
     for (const field of Object.keys(route.multipart.maxFileBytes)) {
       properties[field] = { type: 'string', format: 'binary', description: `File, at most ${route.multipart.maxFileBytes[field]} bytes` };
@@ -68,7 +61,7 @@ function requestBody(route: RouteDef): JsonSchema | undefined {
     return { required: true, content: { 'multipart/form-data': { schema: { ...base, properties } } } };
   }
   if (!route.body) return undefined;
-  return { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
+  return { required: true, content: { 'application/json': { schema: toJsonSchema(route.body, 'input') } } };
 }
 
 export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
@@ -79,7 +72,7 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
     const responses: Record<string, JsonSchema> = {};
     for (const [status, r] of Object.entries(route.responses)) {
       responses[status] = r.schema
-        ? { description: r.description, content: { 'application/json': { schema: toSchema(r.schema, 'output') } } }
+        ? { description: r.description, content: { 'application/json': { schema: toJsonSchema(r.schema, 'output') } } }
         : { description: r.description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     const op: JsonSchema = {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Access, ENDPOINT_ACCESS } from '../../domain/access';
 import { IDEMPOTENCY_KEY_FIELD, SERVICE_MD_VERSION_FIELD, ToolDeclaration, ToolInputSchema } from './tool';
+import { toJsonSchema } from '../schemas/json-schema';
 
 export interface CatalogEntry {
   group: string;
@@ -43,9 +44,7 @@ function titleOf(name: string): string {
 }
 
 export function toolInputJsonSchema(input: ToolInputSchema): ToolListing['inputSchema'] {
-  const json = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
-  delete json.$schema;
-  return { ...json, type: 'object' };
+  return { ...toJsonSchema(input, 'input'), type: 'object' };
 }
 
 export function buildRegistry(catalog: Record<string, CatalogEntry>, declarations: ToolDeclaration[]): RegisteredTool[] {

@@ -3,7 +3,8 @@
 import { readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams, PG_INT_MAX } from '../schemas/common';
+import { ErrorBody, IdParams, PG_INT_MAX, textInt } from '../schemas/common';
+import { parseOrThrow } from '../router';
 import {
   ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
@@ -27,13 +28,12 @@ export async function readUpload(file: UploadedFile): Promise<Buffer> {
   }
 }
 
-/** The cap is stored with the piece (a Postgres integer); larger values were a 500 on insert. */
+/** X-Max-Cost-Cents: the cap is stored with the piece (a Postgres integer); larger values were a 500 on insert. */
+const MaxCostCents = textInt(0, PG_INT_MAX);
+
 function maxCostHeader(value: string | undefined): number | null {
   if (value === undefined || value.trim() === '') return null;
-  if (!/^\d+$/.test(value.trim()) || Number(value.trim()) > PG_INT_MAX) {
-    throw errors.validation([{ path: 'headers.x-max-cost-cents', message: `must be an integer number of cents from 0 to ${PG_INT_MAX}` }]);
-  }
-  return Number(value.trim());
+  return parseOrThrow(MaxCostCents, value, 'headers.x-max-cost-cents');
 }
 
 const errorResponses = {
@@ -43,7 +43,10 @@ const errorResponses = {
 
 const SUBMIT_HEADERS = {
   'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale).',
-  'X-Max-Cost-Cents': 'Optional cost cap in cents: a piece that costs more is refused with 422 before anything is spent.',
+  'X-Max-Cost-Cents': {
+    description: 'Optional cost cap in cents: a piece that costs more is refused with 422 before anything is spent.',
+    schema: MaxCostCents,
+  },
   'Idempotency-Key': 'Optional: a retry with the same key and body returns the first answer; the same key with another body is refused (422).',
 };
 

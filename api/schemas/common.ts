@@ -42,6 +42,13 @@ export const formBoolean = z.preprocess((v) => {
 
 export const formInt = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.number().int());
 
+/** An integer sent as text (a header): digits only, from min to max; advertised as an integer with those bounds. */
+export function textInt(min: number, max: number) {
+  const message = `must be an integer from ${min} to ${max}`;
+  return z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
+    z.number({ error: message }).int({ message }).min(min, { message }).max(max, { message }));
+}
+
 /** A JSON object sent as a multipart text field (or already parsed). */
 export const formJsonObject = z.preprocess((v) => {
   if (typeof v === 'string') {

@@ -1,6 +1,6 @@
 // Every request field the API advertises, beside the zod schema that validates it: each
-// route's path parameters, query parameters and body properties as the OpenAPI document
-// shows them, and each MCP tool's input properties as tools/list shows them. Nested
+// route's path parameters, query parameters, parsed headers and body properties as the
+// OpenAPI document shows them, and each MCP tool's input properties as tools/list shows them. Nested
 // objects and array items are walked too (paths like `ranges.items.from`).
 import type { z } from 'zod';
 import { loadConfig } from '../../config';
@@ -91,6 +91,9 @@ export function requestFields(): RequestField[] {
       const properties = Object.fromEntries((op.parameters as JsonSchema[]).filter((p) => p.in === part).map((p) => [p.name, p.schema]));
       walk(`${label} ${part}`, '', schema.shape, properties, out);
     }
+    const headerSchemas = Object.fromEntries(Object.entries(route.requestHeaders ?? {}).flatMap(([name, h]) => (typeof h === 'string' ? [] : [[name, h.schema]])));
+    const headers = Object.fromEntries((op.parameters as JsonSchema[]).filter((p) => p.in === 'header').map((p) => [p.name, p.schema]));
+    walk(`${label} header`, '', headerSchemas, headers, out);
     const body = shapeOf(route.body);
     const content = op.requestBody?.content as Record<string, { schema: JsonSchema }> | undefined;
     if (body?.kind === 'object' && content) {
