@@ -41,7 +41,9 @@ const country = optional(z.string()).transform((v, ctx) => {
   }
   return code;
 });
-const uuid = optional(z.string().uuid({ message: 'must be a UUID' }));
+/** A link to another object of the caller's, in the key's environment (agent keys: their agent's); 400 otherwise. */
+const link = (what: string) => optional(z.string().uuid({ message: 'must be a UUID' }))
+  .describe(`${what} of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400`);
 const flag = formBoolean.optional().default(false);
 const mailClass = optional(z.enum(MAIL_CLASSES as [MailClass, ...MailClass[]])).transform((v) => v ?? 'first_class');
 const metadata = optional(formJsonObject).refine((v) => v === undefined || JSON.stringify(v).length <= MAX_METADATA_BYTES, {
@@ -71,9 +73,9 @@ const pieceFields = {
   mail_class: mailClass,
   color: flag,
   duplex: flag,
-  package_id: uuid,
-  inbound_capture_id: uuid,
-  postal_mail_thread_id: uuid,
+  package_id: link('an inbound package'),
+  inbound_capture_id: link('a forwarded inbound mail item'),
+  postal_mail_thread_id: link('a postal thread'),
   agent_notes: optionalText(MAX_NOTES),
   requires_approval: flag,
   metadata,
@@ -112,7 +114,7 @@ function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
 export const SubmitMailForm = z.strictObject({
   ...pieceFields,
   page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))),
-  mail_run_id: optionalText(100),
+  mail_run_id: optionalText(100).describe('an open Business mail run of your agent (live agent keys); any other id is refused with 400'),
   dry_run: flag,
 }).superRefine(crossFieldRules);
 

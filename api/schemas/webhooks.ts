@@ -160,7 +160,7 @@ export const EndpointCreateRequest = z.strictObject({
   name: EndpointName,
   url: Url.describe('public HTTPS on port 443'),
   agent_id: Id.nullable().optional().describe('member keys: scope the endpoint to one agent; omit or null for account-wide. Agent keys always scope to their agent'),
-  environment: z.enum(['live', 'sandbox']).optional().describe('fixed at creation; default live for live keys, sandbox for test keys'),
+  environment: z.enum(['live', 'sandbox']).optional().describe('fixed at creation: the key\'s environment (live keys create live endpoints, test keys sandbox ones; the other value is 403)'),
   event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)),
   rules: z.array(RuleRequest).max(RULE_LIMITS.rulesPerEndpoint).optional(),
 });

@@ -7,7 +7,10 @@
 // insufficient_scope; every allowed kind gets past authorization (ids and bodies are
 // dummies, so 400/404 are expected). Nothing may answer 5xx, and every coded refusal carries
 // retryable and suggested_action. A second table calls every
-// object route with another member's key on that member's real objects: 404.
+// object route with another member's key on that member's real objects: 404. A third calls
+// every object route, and every MCP tool that takes ids, with the owner's key of the other
+// environment (test keys on live objects and the reverse): 404 too, or the route's own
+// refusal of that key; only the objects listed in SPANS_ENVIRONMENTS are shared.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client, HttpResponse } from '../helpers/http';
