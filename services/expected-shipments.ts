@@ -174,6 +174,7 @@ function assertOpen(row: ShipmentRow) {
   if (row.status !== 'expected') {
     throw errors.conflict('EXPECTED_SHIPMENT_NOT_OPEN', `The expected shipment is ${row.status}; only an open (expected) one can change.`, {
       details: { status: row.status, package_id: row.package_id },
+      suggestedAction: row.status === 'received' ? 'The package has arrived: act on it through /v1/packages/{package_id}.' : 'Create a new expected shipment instead.',
     });
   }
 }
