@@ -1,6 +1,7 @@
 // Schemas of expected shipments (agent-specific, physical inbound custody). Query objects
 // are strict like the packages' (unknown or repeated parameters are a 400).
 import { z } from 'zod';
+import { PG_INT_MAX } from './common';
 import { EXPECTED_SHIPMENT_STATUSES, PIECE_KINDS } from '../../domain/package-arrival';
 import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical-inbound';
 
@@ -36,7 +37,7 @@ export const ExpectedShipmentListQuery = z.strictObject({
   carrier: qString().max(60).optional().describe('any case'),
   tracking_number: qString().max(100).optional().describe('normalised like the stored ones'),
   limit: qInt(1, 100, 20),
-  offset: qInt(0, Number.MAX_SAFE_INTEGER, 0),
+  offset: qInt(0, PG_INT_MAX, 0),
 });
 
 export const ExpectedShipment = z.object({

@@ -1,5 +1,6 @@
 // Schemas of mailbox rules (agent-specific standing instructions for arriving pieces).
 import { z } from 'zod';
+import { PG_INT_MAX } from './common';
 import { ARRIVAL_LIMITS, PIECE_KINDS } from '../../domain/package-arrival';
 import { AgentIdQuery, ArrivalActionRequest } from './expected-shipments';
 import { PageInfo, qEnum, qInt } from './physical-inbound';
@@ -36,7 +37,7 @@ export const RuleListQuery = z.strictObject({
   ...AgentIdQuery,
   enabled: qEnum(['true', 'false'] as const).transform((v) => v === 'true').optional(),
   limit: qInt(1, 100, 20),
-  offset: qInt(0, Number.MAX_SAFE_INTEGER, 0),
+  offset: qInt(0, PG_INT_MAX, 0),
 });
 
 export const MailboxRule = z.object({
