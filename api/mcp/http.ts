@@ -12,16 +12,27 @@ import type { Deps } from '../../services/deps';
 import { applyRateLimit } from '../router';
 import type { RegisteredTool } from './registry';
 import { createMcpServer } from './server';
-import { registeredTools } from './tools';
+import { MCP_PROTOCOL_VERSIONS, registeredTools } from './tools';
 
 /** send_outbound_mail carries a document of up to 10 MB as base64. */
 export const MCP_BODY_LIMIT = '15mb';
 
 const parseJson = koaBody({ json: true, jsonLimit: MCP_BODY_LIMIT, multipart: false, urlencoded: false, text: false, jsonStrict: true });
 
-function jsonRpcError(ctx: Context, status: number, code: number, message: string): void {
+function jsonRpcError(ctx: Context, status: number, code: number, message: string, data?: Record<string, unknown>): void {
   ctx.status = status;
-  ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
+  ctx.body = { jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null };
+}
+
+/**
+ * Requests after `initialize` carry the negotiated revision in MCP-Protocol-Version; an
+ * unsupported one is a 400 that lists the revisions this server speaks. `initialize`
+ * itself is never refused for its version: negotiation answers it (see server.ts).
+ */
+function unsupportedProtocolVersion(ctx: Context, message: unknown): string | null {
+  const version = ctx.get('mcp-protocol-version');
+  const initialize = (message as { method?: unknown } | null)?.method === 'initialize';
+  return version && !initialize && !MCP_PROTOCOL_VERSIONS.includes(version) ? version : null;
 }
 
 /** 401s point MCP clients at the protected-resource metadata (RFC 9728). */
@@ -54,6 +65,11 @@ export function mcpRoutes(deps: Deps, tools: RegisteredTool[] = registeredTools)
       return jsonRpcError(ctx, tooLarge ? 413 : 400, -32700, tooLarge ? `Request body larger than ${MCP_BODY_LIMIT}` : 'Parse error: the body is not JSON');
     }
     const body = (ctx.request as unknown as { body?: unknown }).body;
+    const unsupported = unsupportedProtocolVersion(ctx, body);
+    if (unsupported) {
+      return jsonRpcError(ctx, 400, -32000, `Bad Request: Unsupported protocol version: ${unsupported} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
+        { supported: MCP_PROTOCOL_VERSIONS, requested: unsupported });
+    }
 
     const server = createMcpServer(deps, auth, tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

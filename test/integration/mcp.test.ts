@@ -106,6 +106,53 @@ describe('MCP server at {base_url}/mcp', () => {
     expect(Object.keys(read.inputSchema.properties ?? {})).not.toContain('idempotency_key');
   });
 
+  describe('protocol version negotiation', () => {
+    const REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+    const post = (key: string, message: unknown, version?: string) => fetch(`${app.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+        ...(version ? { 'mcp-protocol-version': version } : {}),
+      },
+      body: JSON.stringify(message),
+    });
+    const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
+    const initialize = (protocolVersion: string) => ({
+      jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'newer-client', version: '2.0.0' } },
+    });
+
+    it('a client that first tries a newer revision gets 400 listing only real revisions, then follows the answer', async () => {
+      const member = await newMember(app.deps);
+      // A client of a newer, initialize-less revision sends its version on its first request.
+      const refused = await post(member.key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, '2026-06-01');
+      expect(refused.status).toBe(400);
+      const body = await json(refused);
+      expect(body.error.message).toMatch(/Unsupported protocol version: 2026-06-01/);
+      expect(body.error.data).toEqual({ supported: REVISIONS, requested: '2026-06-01' });
+      expect(body.error.message).not.toContain('2024-10-07');
+
+      // It falls back to initialize with the version it wanted, and is answered with ours.
+      const init = await post(member.key, initialize('2026-06-01'), '2026-06-01');
+      expect(init.status).toBe(200);
+      const negotiated = (await json(init)).result.protocolVersion;
+      expect(negotiated).toBe('2025-11-25');
+
+      const listed = await post(member.key, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, negotiated);
+      expect(listed.status).toBe(200);
+      expect((await json(listed)).result.tools).toHaveLength(registeredTools.length);
+    });
+
+    it('echoes every real revision on initialize and answers the latest for 2024-10-07, which is none', async () => {
+      const member = await newMember(app.deps);
+      for (const version of REVISIONS) {
+        expect((await json(post(member.key, initialize(version)))).result.protocolVersion).toBe(version);
+        expect((await post(member.key, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, version)).status).toBe(200);
+      }
+      expect((await json(post(member.key, initialize('2024-10-07')))).result.protocolVersion).toBe('2025-11-25');
+      expect((await post(member.key, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, '2024-10-07')).status).toBe(400);
+    });
+  });
+
   it('calls a read tool and returns the REST JSON in structuredContent.result', async () => {
     const { key, agent } = await agentSetup();
     const { client } = await connect(key);

@@ -14,6 +14,11 @@ import { webhookTools } from './webhooks';
 export const MCP_SERVER_NAME = 'postal-mail-api';
 export const MCP_SERVER_VERSION = '1.0.1';
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
+/**
+ * The MCP revisions this server speaks, newest first. The SDK's own list also names
+ * 2024-10-07, a draft that never became a revision, so the server negotiates from this one.
+ */
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = [MCP_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
 
 export const MCP_TOOL_GROUPS = {
   assigned_inbound: 'Assigned inbound (agent inbox): mail explicitly assigned to the agent, OCR text, duties, outcomes, handling proposals',
