@@ -55,6 +55,15 @@ function encryptionKey(env: NodeJS.ProcessEnv): string {
   return value;
 }
 
+/** Webhooks to this machine over plain http are for tests and local receivers, never production. */
+function insecureLocalWebhooks(env: NodeJS.ProcessEnv): boolean {
+  const allowed = bool(env.WEBHOOKS_ALLOW_INSECURE_LOCAL, false);
+  if (allowed && env.NODE_ENV === 'production') {
+    throw new Error('WEBHOOKS_ALLOW_INSECURE_LOCAL=true is refused when NODE_ENV=production: it lets webhooks reach this machine over plain http');
+  }
+  return allowed;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
   const host = env.HOST ?? '127.0.0.1';
@@ -76,7 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3Region: env.S3_REGION ?? 'us-east-1',
     s3AccessKeyId: env.S3_ACCESS_KEY_ID ?? 'postal-local',
     s3SecretAccessKey: env.S3_SECRET_ACCESS_KEY ?? 'postal-local-secret',
-    webhooksAllowInsecureLocal: bool(env.WEBHOOKS_ALLOW_INSECURE_LOCAL, false),
+    webhooksAllowInsecureLocal: insecureLocalWebhooks(env),
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 100),
     signupRateLimitPerMinute: Number(env.SIGNUP_RATE_LIMIT_PER_MINUTE ?? 5),
     logLevel: env.LOG_LEVEL ?? 'info',

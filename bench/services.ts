@@ -83,14 +83,16 @@ async function call(baseUrl: string, method: string, p: string, key: string, jso
 
 /**
  * Starts the worker and the API as child processes against the stack described by this
- * process's environment (bench/run.ts sets it), as in production: NODE_ENV=production, an
- * encryption key of its own, LOG_LEVEL=info (BENCH_LOG_LEVEL overrides).
+ * process's environment (bench/run.ts sets it), as in production (an encryption key of its
+ * own, LOG_LEVEL=info, BENCH_LOG_LEVEL overrides) except NODE_ENV=benchmark: the bench's
+ * webhook receivers listen on 127.0.0.1, which needs WEBHOOKS_ALLOW_INSECURE_LOCAL, and
+ * production refuses that flag.
  * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/.
  */
 export async function startBenchServices(log: (m: string) => void): Promise<BenchServices> {
   const taskQueue = `bench-services-${randomBytes(3).toString('hex')}`;
   const env = stackEnv({
-    NODE_ENV: 'production', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    NODE_ENV: 'benchmark', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     TEMPORAL_TASK_QUEUE: taskQueue,
   });
   const profileDir = path.join(ROOT, 'bench', 'results', 'profiles');

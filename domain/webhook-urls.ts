@@ -3,8 +3,10 @@
 // port. Both refuse private, loopback, link-local, metadata and other non-public
 // addresses, at configuration time (here, for literal addresses and reserved names) and
 // again at delivery time for every address a host name resolves to. With
-// WEBHOOKS_ALLOW_INSECURE_LOCAL=true (tests, local receivers) these rules are off.
-// Pure: no I/O (DNS resolution happens in services/webhook-http.ts).
+// WEBHOOKS_ALLOW_INSECURE_LOCAL=true (tests, local receivers) URLs that name this
+// machine's loopback (localhost, 127.0.0.0/8, ::1) may also use http and any port;
+// every other URL keeps every rule. Pure: no I/O (DNS resolution happens in
+// services/webhook-http.ts).
 
 export type WebhookUrlKind = 'endpoint' | 'agent_webhook';
 
@@ -21,18 +23,33 @@ export function webhookUrlProblem(raw: string, kind: WebhookUrlKind, allowInsecu
     return 'must be an absolute URL';
   }
   if (url.username || url.password) return 'must not contain credentials';
-  if (allowInsecureLocal) {
+  const host = url.hostname.toLowerCase();
+  const literal = host.startsWith('[') ? host.slice(1, -1) : host;
+  if (allowInsecureLocal && isLoopbackHost(literal)) {
     return url.protocol === 'https:' || url.protocol === 'http:' ? null : 'must use http or https';
   }
   if (url.protocol !== 'https:') return 'must use https';
   // WHATWG URL drops the default port, so '' means 443.
   if (kind === 'endpoint' && url.port !== '') return 'must use port 443';
-  const host = url.hostname.toLowerCase();
-  const literal = host.startsWith('[') ? host.slice(1, -1) : host;
   const bytes = parseIp(literal);
   if (bytes) return isPublicAddress(literal) ? null : 'must not point at a private, loopback, link-local or metadata address';
   if (!host.includes('.') || RESERVED_NAMES.some((r) => r.test(host.replace(/\.$/, '')))) return 'must be a public host name';
   return null;
+}
+
+/** `localhost` or a loopback address literal (brackets already removed from IPv6). */
+export function isLoopbackHost(host: string): boolean {
+  return host.replace(/\.$/, '') === 'localhost' || isLoopbackAddress(host);
+}
+
+/** 127.0.0.0/8, ::1, and 127.0.0.0/8 written as an IPv4-mapped IPv6 address. */
+export function isLoopbackAddress(ip: string): boolean {
+  const b = parseIp(ip);
+  if (!b) return false;
+  if (b.length === 4) return b[0] === 127;
+  const zeroPrefix = (n: number) => b.slice(0, n).every((x) => x === 0);
+  if (zeroPrefix(15) && b[15] === 1) return true;
+  return zeroPrefix(10) && b[10] === 0xff && b[11] === 0xff && b[12] === 127;
 }
 
 /** 4 or 16 bytes, or null when `text` is not an IP address literal. */

@@ -7,7 +7,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../domain/webhook-urls';
+import { isLoopbackAddress, isLoopbackHost, isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../domain/webhook-urls';
 
 export const ATTEMPT_DEADLINE_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 4096;
@@ -26,7 +26,10 @@ export interface AddressCheck {
   error?: string;
 }
 
-/** The URL rules plus DNS: every address the host resolves to must be public. */
+/**
+ * The URL rules plus DNS: every address the host resolves to must be public, or, for a
+ * loopback URL allowed by WEBHOOKS_ALLOW_INSECURE_LOCAL, a loopback address.
+ */
 export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allowInsecureLocal: boolean, resolve: Resolver = systemResolver): Promise<AddressCheck> {
   const problem = webhookUrlProblem(url, kind, allowInsecureLocal);
   if (problem) return { ok: false, addresses: [], error: `url_refused: URL ${problem}` };
@@ -44,7 +47,11 @@ export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allo
     }
     if (!addresses.length) return { ok: false, addresses, error: `dns_error: ${host} has no address` };
   }
-  if (!allowInsecureLocal && addresses.some((a) => !isPublicAddress(a.address))) {
+  if (allowInsecureLocal && isLoopbackHost(host)) {
+    if (addresses.some((a) => !isLoopbackAddress(a.address))) {
+      return { ok: false, addresses, error: `address_refused: ${host} resolves to an address that is not loopback` };
+    }
+  } else if (addresses.some((a) => !isPublicAddress(a.address))) {
     return { ok: false, addresses, error: `address_refused: ${host} resolves to a private, loopback, link-local or metadata address` };
   }
   return { ok: true, addresses };
