@@ -5,6 +5,7 @@
 import type { FieldError } from './errors';
 import type { ItemKind } from './inbound-search';
 import { isStateCode, toStateCode, ZIP_PATTERN } from './us-states';
+import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 
 export const HANDLING_STATUSES = ['awaiting_member_approval', 'awaiting_facility', 'accepted', 'completed', 'rejected'] as const;
 export type HandlingStatus = (typeof HANDLING_STATUSES)[number];
@@ -163,7 +164,7 @@ export function checkProposal(input: ProposalInput, item: { kind: ItemKind; stat
       const zip = d.postal_code.trim();
       if (!ZIP_PATTERN.test(zip)) fields.push({ path: 'destination.postal_code', message: 'must be a 5-digit or ZIP+4 code' });
       for (const key of ['name', 'address_line1', 'city'] as const) {
-        if (!d[key].trim()) fields.push({ path: `destination.${key}`, message: 'must not be blank' });
+        if (!hasVisibleCharacter(d[key])) fields.push({ path: `destination.${key}`, message: VISIBLE_CHARACTER_MESSAGE });
       }
       destination = {
         name: d.name.trim(), address_line1: d.address_line1.trim(), address_line2: d.address_line2?.trim() || null,
@@ -233,17 +234,17 @@ export function checkFacilityDecision(op: { action_type: HandlingActionType; mai
     if (op.action_type === 'open_and_scan') {
       fields.push({ path: 'decision', message: 'open_and_scan completes when its scan request is fulfilled (POST /v1/facility/scan-requests/{id}/fulfil)' });
     }
-    if (op.action_type === 'forward_original' && op.mail_class === 'priority' && !d.tracking_number?.trim()) {
+    if (op.action_type === 'forward_original' && op.mail_class === 'priority' && !hasVisibleCharacter(d.tracking_number ?? '')) {
       fields.push({ path: 'tracking_number', message: 'priority forwarding needs the tracking number on completion' });
     }
     if (op.action_type === 'forward_original' && op.mail_class === 'first_class' && d.tracking_number) {
       fields.push({ path: 'tracking_number', message: 'first_class forwarding is untracked; send no tracking number' });
     }
-    if (op.action_type === 'discard' && !d.attestation?.trim()) {
+    if (op.action_type === 'discard' && !hasVisibleCharacter(d.attestation ?? '')) {
       fields.push({ path: 'attestation', message: 'discard needs a staff attestation on completion' });
     }
   }
-  if (d.decision === 'reject' && !d.reason?.trim()) fields.push({ path: 'reason', message: 'a reason is required to reject' });
+  if (d.decision === 'reject' && !hasVisibleCharacter(d.reason ?? '')) fields.push({ path: 'reason', message: 'a reason is required to reject' });
   return fields;
 }
 
@@ -344,7 +345,7 @@ export function checkForwardAddress(input: Record<string, unknown>, prefix = '')
   const fields: FieldError[] = [];
   const str = (key: string, required: boolean): string | null => {
     const v = input[key];
-    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) {
+    if (v === undefined || v === null || (typeof v === 'string' && !hasVisibleCharacter(v))) {
       if (required) fields.push({ path: `${prefix}${key}`, message: `${key} is required` });
       return null;
     }

@@ -1,6 +1,7 @@
 // Custom-endpoint rules: literal matching of saved OCR text against a rule's terms.
 // Text and terms are NFKC-normalised, lowercased and whitespace-collapsed, then compared
 // as substrings of the combined text of the selected pages. Pure: no I/O.
+import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 
 export type RuleSource = 'envelope' | 'letter' | 'any';
 export type RuleMatch = 'any' | 'all';
@@ -88,7 +89,7 @@ export function evaluateRule(rule: Pick<WebhookRule, 'source' | 'match' | 'terms
 
 /** Why a term list is unusable, or null when it is fine (used by request validation). */
 export function termProblem(term: string): string | null {
-  if (normalizeRuleText(term) === '') return 'must contain a visible character';
+  if (!hasVisibleCharacter(term)) return VISIBLE_CHARACTER_MESSAGE;
   if (codePointLength(term) > RULE_LIMITS.termLength) return `must be at most ${RULE_LIMITS.termLength} characters`;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(term)) return 'must not contain control characters';

@@ -13,6 +13,7 @@ import type { AuthContext } from './auth';
 import { isAgentKey, isMemberKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
 import { formatCents } from '../domain/money';
+import { hasVisibleCharacter } from '../domain/visible-text';
 import {
   checkFacilityDecision, checkProposal, FacilityDecisionInput, ForwardMailClass, HandlingActionType, handlingCapabilities,
   HandlingEvent, HandlingStatus, isOpenHandlingStatus, itemStatusOnApproval, itemStatusOnCompletion, nextHandlingStatus,
@@ -374,7 +375,7 @@ export async function rejectHandling(deps: Deps, auth: AuthContext, id: string, 
   const op = await loadMemberOperation(deps, auth, id);
   if (op.status !== 'awaiting_member_approval') throw handlingStateInvalid(`The operation is ${op.status}; the owner can reject only while approval is pending.`);
   assertVersion(op.version, body.expected_version, 'The operation');
-  const updated = await sendUpdate(deps, op, rejectHandlingUpdate, { expectedVersion: body.expected_version, actor: 'member', reason: body.reason?.trim() || 'rejected_by_owner' });
+  const updated = await sendUpdate(deps, op, rejectHandlingUpdate, { expectedVersion: body.expected_version, actor: 'member', reason: hasVisibleCharacter(body.reason ?? '') ? body.reason!.trim() : 'rejected_by_owner' });
   return { operation: operationView(updated) };
 }
 

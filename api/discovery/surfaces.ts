@@ -4,10 +4,11 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
+import { visible } from '../schemas/common';
 
 export const AgentAuthRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
-  agent_name: z.string().min(1).max(100).optional(),
+  agent_name: visible(z.string().min(1).max(100)).optional(),
   purpose: z.string().max(1000).optional().describe('what the agent wants to do, shown to the human'),
 });
 

@@ -2,7 +2,7 @@
 // (with signed attachment URLs), resolve. Scope message.send for every call.
 import { z } from 'zod';
 import { defineRoute, HandlerArgs, RouteDef, RouteResult } from '../route';
-import { IdParams, Pagination, pagination, paginationQuery, Uuid } from '../schemas/common';
+import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../schemas/common';
 import {
   ATTACHMENT_CONTENT_TYPES, ATTACHMENT_FILENAME_MAX, decodeBase64, MAX_ACTIVE_TICKETS, MAX_ATTACHMENT_TOTAL_BYTES, MAX_ATTACHMENTS,
   MAX_NEW_TICKETS_PER_DAY, MESSAGE_BODY_MAX, SUPPORT_CATEGORIES, SUPPORT_STATUSES,
@@ -12,12 +12,11 @@ import {
   getSupportMessages, listSupportConversations, replyToSupportConversation, resolveSupportConversation, sendSupportMessage,
 } from '../../services/support';
 
-export const MessageText = z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true })
-  .refine((s) => s.trim().length > 0, 'must not be blank')
+export const MessageText = visible(z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true }))
   .describe(`1-${MESSAGE_BODY_MAX} characters`);
 
 export const SupportAttachmentBody = z.strictObject({
-  filename: z.string().min(1).max(ATTACHMENT_FILENAME_MAX),
+  filename: visible(z.string().min(1).max(ATTACHMENT_FILENAME_MAX)),
   content_type: z.enum(ATTACHMENT_CONTENT_TYPES),
   content_base64: z.string().min(1).refine((v) => decodeBase64(v) !== null, 'must be base64').describe('file content, base64'),
 });

@@ -2,11 +2,11 @@
 import { z } from 'zod';
 import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../domain/agents';
 import { MAX_INSTRUCTIONS_CHARS } from '../../services/instructions';
-import { ExpectedVersion, Pagination, PG_INT_MAX } from './common';
+import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from './common';
 
-const AgentName = z.string().trim()
+const AgentName = visible(z.string().trim()
   .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })
-  .max(AGENT_NAME_MAX, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` });
+  .max(AGENT_NAME_MAX, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` }));
 const WebhookUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048);
 
 export const AgentCreateRequest = z.strictObject({
@@ -80,7 +80,7 @@ export const InstructionsVersions = z.object({
 });
 
 export const ProposalRequest = z.strictObject({
-  suggested_content: z.string().min(1).max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` }),
+  suggested_content: visible(z.string().min(1).max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` })),
   reason: z.string().max(2000).optional(),
 });
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BATCH_MAILING_CLASSES, BATCH_MAIL_TYPES, BATCH_MAX_PIECES } from '../../domain/batch-pricing';
 import { BATCH_STATUSES } from '../../workflows/contracts/batch';
 import { BATCH_ID_PATTERN, TEMPLATE_MAX_PAGES } from '../../services/batches';
-import { formBoolean, formJsonObject, Pagination, paginationQuery } from './common';
+import { formBoolean, formJsonObject, Pagination, paginationQuery, visible } from './common';
 
 export const MailType = z.enum(BATCH_MAIL_TYPES);
 export const MailingClass = z.enum(BATCH_MAILING_CLASSES);
@@ -58,7 +58,7 @@ export const ColumnMapSchema = z.strictObject({
 }).describe('Maps a recipient field to the header text of a CSV column');
 
 export const CreateBatchForm = z.strictObject({
-  job_name: z.string().trim().min(1).max(200),
+  job_name: visible(z.string().trim().min(1).max(200)),
   mail_type: MailType,
   mailing_class: MailingClass,
   duplex: formBoolean.default(false),
@@ -178,7 +178,7 @@ export const MarkPiecesBody = z.strictObject({
 }).refine((b) => (b.ranges?.length ?? 0) + (b.sequences?.length ?? 0) > 0, { message: 'send ranges or sequences', path: ['ranges'] });
 
 export const FinishBody = z.strictObject({ facility_notes: z.string().max(5000).optional() });
-export const FailBody = z.strictObject({ error_message: z.string().trim().min(1).max(1000), facility_notes: z.string().max(5000).optional() });
+export const FailBody = z.strictObject({ error_message: visible(z.string().trim().min(1).max(1000)), facility_notes: z.string().max(5000).optional() });
 
 export const FacilityStateResponse = z.object({ batch: BatchObject, test_mode: z.boolean() });
 export const MarkPiecesResponse = z.object({ batch: BatchObject, updated: z.number().int(), test_mode: z.boolean() });

@@ -1,5 +1,6 @@
-// Shared zod pieces: pagination, multipart coercions, ids, errors.
+// Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
 import { z } from 'zod';
+import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/visible-text';
 
 /**
  * The largest value a Postgres integer column holds. Every integer a request carries is
@@ -19,6 +20,15 @@ export function paginationQuery(defaults: { limit?: number; max?: number; maxOff
     limit: z.coerce.number().int().min(1).max(defaults.max ?? 100).default(defaults.limit ?? 20),
     offset: z.coerce.number().int().min(0).max(defaults.maxOffset ?? PG_INT_MAX).default(0),
   };
+}
+
+/**
+ * Text that must show something (domain/visible-text.ts): refuses values made only of
+ * whitespace, zero-width or other invisible characters. The empty string is left to the
+ * schema's own length rule, so it gets one message, not two.
+ */
+export function visible<T extends z.ZodString>(schema: T): T {
+  return schema.refine((v) => v === '' || hasVisibleCharacter(v), { message: VISIBLE_CHARACTER_MESSAGE });
 }
 
 export const Pagination = z.object({

@@ -6,7 +6,7 @@ import {
 } from '../../domain/inbound-aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../domain/inbound-classifier';
 import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../services/inbound-context';
-import { Pagination, paginationQuery } from './common';
+import { Pagination, paginationQuery, visible } from './common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'waiting', 'closed', 'archived'] as const;
@@ -32,13 +32,13 @@ const QueryBoolean = z.preprocess((v) => {
 
 // ---------------------------------------------------------------- aliases
 
-const Label = z.string().trim().min(1).max(100);
+const Label = visible(z.string().trim().min(1).max(100));
 const Metadata = z.record(z.string(), z.unknown()).refine((m) => JSON.stringify(m).length <= 16_384, { message: 'must be at most 16 KB as JSON' });
 
 const AliasSettings = {
   label: Label.optional(),
   source_type: z.enum(SOURCE_TYPES).optional(),
-  provider: z.string().trim().min(1).max(100).nullable().optional(),
+  provider: visible(z.string().trim().min(1).max(100)).nullable().optional(),
   handled_by: z.enum(HANDLED_BY).optional(),
   capture_method: z.enum(CAPTURE_METHODS).optional(),
   automation_level: z.enum(AUTOMATION_LEVELS).optional(),
@@ -227,7 +227,7 @@ export const ThreadGetQuery = z.object({ include: includeParam(['events'] as con
 
 export const ThreadUpdateRequest = z.strictObject({
   status: z.enum(THREAD_STATUSES).optional(),
-  title: z.string().trim().min(1).max(120).optional(),
+  title: visible(z.string().trim().min(1).max(120)).optional(),
 });
 
 export const PostalThread = z.object({

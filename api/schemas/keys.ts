@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/access';
 import { AgentIdParams } from './agents';
-import { PG_INT_MAX } from './common';
+import { PG_INT_MAX, visible } from './common';
 
 const ExpiresInDays = z.number().int().min(1, { message: 'must be an integer >= 1' }).max(36500)
   .describe('days until the key expires; omit for no expiry');
@@ -35,7 +35,7 @@ export const Credential = z.object({
 });
 
 export const MemberKeyRequest = z.strictObject({
-  name: z.string().min(1, { message: 'must be 1-64 characters' }).max(64, { message: 'must be 1-64 characters' }),
+  name: visible(z.string().min(1, { message: 'must be 1-64 characters' }).max(64, { message: 'must be 1-64 characters' })),
   environment: z.enum(['prod', 'test'], { message: 'must be "prod" or "test"' }).default('prod')
     .describe('prod keys carry sk_live_, test keys sk_test_'),
   expires_in_days: ExpiresInDays.optional(),

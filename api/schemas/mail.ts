@@ -2,7 +2,7 @@
 // fields arrive as strings, so flags and numbers go through the form coercions; an
 // empty form field counts as not sent.
 import { z } from 'zod';
-import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX } from './common';
+import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from './common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
 import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
 import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
@@ -15,8 +15,8 @@ const MAX_NOTES = 2000;
 /** metadata is echoed in every response and webhook, so it is kept small. */
 export const MAX_METADATA_BYTES = 16 * 1024;
 
-const requiredText = (max: number) => z.string({ error: 'required' }).trim().min(1, 'required').max(max);
-const optionalText = (max: number) => optional(z.string().trim().min(1).max(max));
+const requiredText = (max: number) => visible(z.string({ error: 'required' }).trim().min(1, 'required').max(max));
+const optionalText = (max: number) => optional(visible(z.string().trim().min(1).max(max)));
 
 const stateCode = z.string({ error: 'required' }).transform((v, ctx) => {
   const code = normaliseStateCode(v);
@@ -299,8 +299,8 @@ export const DispatchedForm = z.strictObject({
   dispatch_method: z.enum(DISPATCH_METHODS),
 });
 
-export const FailedBody = z.strictObject({ message: z.string().trim().min(1).max(1000) });
-export const CarrierDeliveryFailedBody = z.strictObject({ message: optional(z.string().trim().min(1).max(1000)) });
+export const FailedBody = z.strictObject({ message: visible(z.string().trim().min(1).max(1000)) });
+export const CarrierDeliveryFailedBody = z.strictObject({ message: optional(visible(z.string().trim().min(1).max(1000))) });
 
 export const FacilityMailItemSchema = z.object({
   id: z.string().uuid(),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { FORWARD_MAIL_CLASSES, HANDLING_ACTION_TYPES, HANDLING_STATUSES, PACKAGE_ACTION_STATUSES, PACKAGE_ACTIONS } from '../../domain/handling';
 import { PACKAGE_PHOTO_TYPES } from '../../services/packages';
 import { SEED_SCENARIOS } from '../../services/agent-inbox';
-import { ExpectedVersion, PG_INT_MAX } from './common';
+import { ExpectedVersion, PG_INT_MAX, visible } from './common';
 
 export const PACKAGE_STATUSES = ['received', 'stored', 'held', 'forwarding_requested', 'forwarding_shipped', 'forwarded', 'returning',
   'shredded', 'disposed', 'returned', 'expired'] as const;
@@ -137,10 +137,10 @@ export const ActionRequest = z.strictObject({
 export const ActionPatchRequest = z.strictObject({
   agent_notes: z.string().max(10000).optional(),
   agent_data: z.record(z.string(), z.unknown()).optional(),
-  respond_to_clarification: z.string().min(1).max(10000).optional(),
+  respond_to_clarification: visible(z.string().min(1).max(10000)).optional(),
   decision_context: z.strictObject({ mailbox_md_section: z.string().max(10000).optional(), reasoning: z.string().max(10000).optional() }).optional(),
 });
-const RequiredText = (max: number) => z.string({ error: 'is required' }).trim().min(1, { message: 'is required' }).max(max);
+const RequiredText = (max: number) => visible(z.string({ error: 'is required' }).trim().min(1, { message: 'is required' }).max(max));
 export const ForwardRequest = z.strictObject({
   to_name: RequiredText(100), to_line1: RequiredText(200), to_line2: z.string().max(200).optional(), to_city: RequiredText(100),
   to_state: RequiredText(50), to_zip: RequiredText(10), to_country: z.string().length(2).default('US'),
@@ -157,12 +157,13 @@ export const ScanRequestView = z.object({
   status: z.enum(['requested', 'fulfilled', 'rejected']), rejection_reason: z.string().nullable(), requested_at: Instant, fulfilled_at: Instant.nullable(),
   item: z.object({ reference_code: z.string(), kind: z.string(), mailbox_id: z.string().nullable() }).optional(),
 });
-export const TagBody = z.strictObject({ tag: z.string().trim().min(1).max(50).optional(), label: z.string().trim().min(1).max(50).optional(), name: z.string().trim().min(1).max(50).optional() });
+const TagText = visible(z.string().trim().min(1).max(50));
+export const TagBody = z.strictObject({ tag: TagText.optional(), label: TagText.optional(), name: TagText.optional() });
 export const TagDeleteQuery = z.strictObject({ tag: qString().min(1).max(50).optional() });
 export const TagList = z.object({ package_id: z.string(), tags: z.array(z.object({ tag: z.string(), created_at: Instant })) });
+const NoteText = visible(z.string().trim().min(1).max(10000));
 export const NoteBody = z.strictObject({
-  note: z.string().trim().min(1).max(10000).optional(), text: z.string().trim().min(1).max(10000).optional(),
-  message: z.string().trim().min(1).max(10000).optional(), metadata: z.record(z.string(), z.unknown()).optional(),
+  note: NoteText.optional(), text: NoteText.optional(), message: NoteText.optional(), metadata: z.record(z.string(), z.unknown()).optional(),
 });
 export const Note = z.object({ id: z.string(), package_id: z.string(), note: z.string(), metadata: z.record(z.string(), z.unknown()).nullable(),
   author: z.enum(['agent', 'member']), agent_id: z.string().nullable(), created_at: Instant });
@@ -262,7 +263,7 @@ export const AgentInboxActivity = z.object({
 export const AcknowledgmentBody = z.strictObject({
   outcome: z.enum(['processed', 'needs_review', 'failed']),
   context_version: z.string().regex(/^[0-9a-f]{64}$/, { message: 'must be the 64-hex context_version of the context you read' }),
-  run_id: z.string().trim().min(1).max(200).describe('your run or job id'),
+  run_id: visible(z.string().trim().min(1).max(200)).describe('your run or job id'),
   note: z.string().max(2000).optional(),
 });
 export const Acknowledgment = z.object({ acknowledgment: z.object({
@@ -308,8 +309,8 @@ export const RejectBody = z.strictObject({ expected_version: ExpectedVersion, re
 // Facility
 
 export const IdentifyBody = z.strictObject({
-  mailbox_id: z.string().trim().min(1).max(40).optional().describe('PMB-1001, "PMB 1001", "#1001" or "1001"'),
-  recipient_name: z.string().trim().min(1).max(200).optional().describe('exact member or agent name on the label'),
+  mailbox_id: visible(z.string().trim().min(1).max(40)).optional().describe('PMB-1001, "PMB 1001", "#1001" or "1001"'),
+  recipient_name: visible(z.string().trim().min(1).max(200)).optional().describe('exact member or agent name on the label'),
 }).refine((b) => b.mailbox_id || b.recipient_name, { message: 'send mailbox_id or recipient_name', path: ['mailbox_id'] });
 export const IdentifyResult = z.object({ matches: z.array(z.object({
   mailbox_id: z.string(), member_id: z.string(), member_name: z.string(), default_agent_id: z.string().nullable(),
@@ -359,7 +360,7 @@ export const FulfilResult = z.object({
   bundle: z.object({ id: z.string(), item_id: z.string(), pages: z.array(z.object({ page_id: z.string(), page_number: z.number().int(),
     source_kind: z.enum(['envelope', 'letter']), source_sha256: z.string() })) }),
 });
-export const ScanRejectBody = z.strictObject({ reason: z.string().trim().min(1).max(1000) });
+export const ScanRejectBody = z.strictObject({ reason: visible(z.string().trim().min(1).max(1000)) });
 export const FacilityHandlingQuery = z.strictObject({ status: qEnum(HANDLING_STATUSES).optional(), limit: qInt(1, 100, 20), offset: qInt(0, 10000, 0) });
 export const DecisionBody = z.strictObject({
   decision: z.enum(['accept', 'complete', 'reject']),

@@ -2,13 +2,14 @@
 // status and the discovery directory.
 import { z } from 'zod';
 import { LEAD_ID_PATTERN, LEAD_SOURCES, LEAD_STAGES } from '../../domain/onboarding';
+import { visible } from './common';
 
 const LeadId = z.string().regex(LEAD_ID_PATTERN, { message: 'must match ^wl_[a-f0-9]{16}$' });
 
 export const SignupRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
   password: z.string().min(8, { message: 'must be at least 8 characters' }).max(256),
-  full_name: z.string().trim().min(2, { message: 'must be 2-100 characters' }).max(100, { message: 'must be 2-100 characters' }),
+  full_name: visible(z.string().trim().min(2, { message: 'must be 2-100 characters' }).max(100, { message: 'must be 2-100 characters' })),
   needs: z.string().max(2000).optional(),
   lead_id: LeadId.optional(),
 });

@@ -1,6 +1,6 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery } from './common';
+import { Pagination, paginationQuery, visible } from './common';
 import { ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, subscriptionProblem, TEST_EVENT_TYPE } from '../../domain/webhook-events';
 import { RULE_LIMITS, termProblem } from '../../domain/webhook-rules';
 import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';
@@ -129,7 +129,7 @@ const Term = z.string().superRefine((t, ctx) => {
   const problem = termProblem(t);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-const RuleName = z.string().trim().min(1).max(RULE_LIMITS.nameLength);
+const RuleName = visible(z.string().trim().min(1).max(RULE_LIMITS.nameLength));
 const RuleSource = z.enum(['envelope', 'letter', 'any']);
 const RuleMatch = z.enum(['any', 'all']);
 
@@ -154,7 +154,7 @@ export const Rule = z.object({
   created_at: z.string(), updated_at: z.string(),
 });
 
-const EndpointName = z.string().trim().min(1).max(100);
+const EndpointName = visible(z.string().trim().min(1).max(100));
 
 export const EndpointCreateRequest = z.strictObject({
   name: EndpointName,

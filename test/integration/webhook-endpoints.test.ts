@@ -340,6 +340,10 @@ describe('rules', () => {
       const bad = await api('POST', `/v1/webhook-endpoints/${owner.endpoint.id}/rules`, { key: member.key, json: { name: 'x', terms: ['ok', '  '] } });
       expect(bad.status).toBe(400);
       expect(bad.body.fields[0].path).toBe('terms.1');
+      // A term of a zero-width space (or name of one) shows nothing and can never be matched.
+      const invisible = await api('POST', `/v1/webhook-endpoints/${owner.endpoint.id}/rules`, { key: member.key, json: { name: '\u2060', terms: ['\u200B'], exclude_terms: ['\uFEFF\u200D'] } });
+      expect(invisible.status).toBe(400);
+      expect(invisible.body.fields).toEqual(['name', 'terms.0', 'exclude_terms.0'].map((path) => ({ path, message: 'must contain a visible character' })));
       for (let i = 0; i < 9; i++) {
         const created = await api('POST', `/v1/webhook-endpoints/${owner.endpoint.id}/rules`, { key: member.key, json: { name: `r${i}`, source: 'letter', terms: [`zz-never-${i}`] } });
         expect(created.status).toBe(201);

@@ -7,7 +7,7 @@ import { decodeBase64 } from '../../../domain/support';
 import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/mail';
 import { MAX_DOCUMENT_BYTES } from '../../routes/mail';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../schemas/mail';
-import { PG_INT_MAX, Uuid } from '../../schemas/common';
+import { PG_INT_MAX, Uuid, visible } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
 
 const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
@@ -30,7 +30,7 @@ export const outboundTools = [
       + 'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
     input: SubmitMailForm.extend({
       document_base64: z.string().min(1).describe('the document bytes, base64'),
-      document_filename: z.string().min(1).max(255).describe('file name with extension, e.g. letter.pdf'),
+      document_filename: visible(z.string().min(1).max(255)).describe('file name with extension, e.g. letter.pdf'),
       ...submitExtras,
     }),
     access: 'POST /v1/mail',
