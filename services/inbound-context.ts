@@ -10,6 +10,7 @@ import type { Deps } from './deps';
 import { canSee, resolveAgentFilter } from './scoping';
 import { assertLinkedObjects } from './linked-objects';
 import { errors } from '../domain/errors';
+import { contentDisposition } from '../domain/downloads';
 import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../domain/inbound-aliases';
 import { inboundExtractionWorkflowId } from '../workflows/contracts/inbound-extraction';
 import { updateReturning } from './inbound-items';
@@ -306,7 +307,7 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: S
       id: f.id, kind: f.kind, filename: f.filename, content_type: f.content_type, size_bytes: Number(f.size_bytes), sha256: f.sha256,
       extraction_status: f.extraction_status,
       ...(withDownload ? { download_url: `${deps.config.baseUrl}/v1/inbound/${r.id}/files/${f.id}` } : {}),
-      ...(signedUrls ? { signed_url: await deps.storage.signedUrl(f.storage_key) } : {}),
+      ...(signedUrls ? { signed_url: await deps.storage.signedUrl(f.storage_key, { contentDisposition: contentDisposition(f.filename, { fallbackName: 'attachment' }) }) } : {}),
       created_at: iso(f.created_at),
     })));
 

@@ -13,8 +13,8 @@ import { checkImage, CheckedImage } from '../domain/images';
 import { TRACKED_CLASSES } from '../domain/pricing';
 import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
 import { SIGNED_URL_SECONDS } from './storage';
-import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedPhotos } from './mail-record';
-import { MailWorkflowClosed, mailStateConflict, runMailUpdate } from './mail-workflow';
+import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocumentUrl, signedPhotos } from './mail-record';
+import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './mail-workflow';
 import type { PhotoRef } from '../workflows/contracts/mail';
 
 export interface UploadedPhoto {
@@ -114,7 +114,7 @@ export async function getFacilityMail(deps: Deps, auth: AuthContext, id: string)
 export async function facilityDocument(deps: Deps, auth: AuthContext, id: string) {
   const row = await facilityMailRow(deps, auth, id);
   return {
-    url: await deps.storage.signedUrl(row.document_key),
+    url: await signedDocumentUrl(deps, row),
     expires_at: new Date(Date.now() + SIGNED_URL_SECONDS * 1000).toISOString(),
     content_type: row.document_content_type,
     filename: row.document_filename,

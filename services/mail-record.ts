@@ -8,6 +8,7 @@ import { currentInstructions } from './instructions';
 import { formatCents } from '../domain/money';
 import { formatAddressLines } from '../domain/mail-address';
 import { mailboxIdFor } from '../domain/agents';
+import { contentDisposition } from '../domain/downloads';
 import type { MailStatusName, PhotoCategory } from '../domain/mail-rules';
 
 type Queryable = Pick<EntityManager, 'query'>;
@@ -127,6 +128,12 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function isPdf(row: Pick<MailRow, 'document_content_type'>): boolean {
   return row.document_content_type === 'application/pdf';
+}
+
+/** A fresh signed URL of the stored document, shown inline and saved under the sender's file name. */
+export function signedDocumentUrl(deps: Deps, row: Pick<MailRow, 'document_key' | 'document_filename'>): Promise<string> {
+  const disposition = contentDisposition(row.document_filename, { type: 'inline', fallbackName: row.document_key.split('/').pop()! });
+  return deps.storage.signedUrl(row.document_key, { contentDisposition: disposition });
 }
 
 export async function signedPhotos(deps: Deps, photos: PhotoRow[]): Promise<FulfillmentPhoto[]> {
@@ -269,7 +276,7 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
     cancelled_at: iso(row.cancelled_at),
     created_at: row.created_at.toISOString(),
     document_preview_url: documentPreviewUrl(deps, row.id),
-    pdf_url: isPdf(row) ? await deps.storage.signedUrl(row.document_key) : null,
+    pdf_url: isPdf(row) ? await signedDocumentUrl(deps, row) : null,
     fulfillment_photos: await signedPhotos(deps, photos),
     human_review: humanReview(deps, row),
     package_id: row.package_id,
@@ -320,7 +327,7 @@ export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType:
     ...(status === 'failed' ? { carrier_delivery_failed: row.carrier_delivery_failed, failure_stage: row.failure_stage, failure_source: row.failure_source } : {}),
     agent_notes: row.agent_notes,
     metadata: row.metadata,
-    pdf_url: isPdf(row) ? await deps.storage.signedUrl(row.document_key) : null,
+    pdf_url: isPdf(row) ? await signedDocumentUrl(deps, row) : null,
     fulfillment_photos: withPhotos ? await signedPhotos(deps, photos) : [],
     callback_url: `${deps.config.baseUrl}/v1/mail/${row.id}`,
     test_mode: row.test_mode,

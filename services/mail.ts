@@ -28,8 +28,8 @@ import { canSee, resolveAgentFilter } from './scoping';
 import { assertLinkedObjects } from './linked-objects';
 import { getOutboundMailbox, listMailboxes } from './agents';
 import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './mail-safeguards';
-import { loadMailRow, loadPhotos, MailRecord, MailRow, toMailRecord } from './mail-record';
-import { MailWorkflowClosed, mailNotCancellable, mailStateConflict, runMailUpdate, startMailWorkflow } from './mail-workflow';
+import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMailRecord } from './mail-record';
+import { mailNotCancellable, mailStateConflict, MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './mail-workflow';
 import { simulatedLetterPdf } from './mail-sandbox';
 import { lockMailRunForChild, mailRunForChild } from './mail-runs';
 import { commitsImmediately } from '../domain/mail-runs';
@@ -393,8 +393,7 @@ export async function getMail(deps: Deps, auth: AuthContext, id: string): Promis
 
 /** A fresh signed URL of the stored document (the record's document_preview_url redirects here). */
 export async function mailDocumentUrl(deps: Deps, auth: AuthContext, id: string): Promise<string> {
-  const row = await visibleMailRow(deps, auth, id);
-  return deps.storage.signedUrl(row.document_key);
+  return signedDocumentUrl(deps, await visibleMailRow(deps, auth, id));
 }
 
 export interface ListMailQuery {

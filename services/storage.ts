@@ -10,13 +10,19 @@ import { errors } from '../domain/errors';
 
 export const SIGNED_URL_SECONDS = 3600;
 
+export interface SignedUrlOptions {
+  expiresInSeconds?: number;
+  /** Sent back by the store as Content-Disposition (domain/downloads.ts), so the file keeps its sender's name. */
+  contentDisposition?: string;
+}
+
 export interface ObjectStorage {
   client: S3Client;
   bucket: string;
   put(key: string, body: Buffer | string, contentType: string): Promise<void>;
   get(key: string): Promise<Buffer>;
   remove(key: string): Promise<void>;
-  signedUrl(key: string, expiresInSeconds?: number): Promise<string>;
+  signedUrl(key: string, options?: SignedUrlOptions): Promise<string>;
   healthy(): Promise<boolean>;
 }
 
@@ -59,8 +65,9 @@ export function createObjectStorage(config: Config, client: S3Client = createS3C
         throw unavailable(err);
       }
     },
-    async signedUrl(key, expiresInSeconds = SIGNED_URL_SECONDS) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInSeconds });
+    async signedUrl(key, { expiresInSeconds = SIGNED_URL_SECONDS, contentDisposition }: SignedUrlOptions = {}) {
+      const command = new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentDisposition: contentDisposition });
+      return getSignedUrl(client, command, { expiresIn: expiresInSeconds });
     },
     async healthy() {
       try {

@@ -12,6 +12,7 @@ import { assertLinkedObjects } from './linked-objects';
 import { ApiError, codedError, errors } from '../domain/errors';
 import { sha256Hex } from '../domain/keys';
 import { checkImage } from '../domain/images';
+import { contentDisposition } from '../domain/downloads';
 import {
   attachmentTotalProblem, decodeBase64, MAX_ACTIVE_TICKETS, MAX_NEW_TICKETS_PER_DAY, SupportCategory, supportCaseId,
   supportMessageId, SupportStatus, ticketLimitRefusal,
@@ -160,7 +161,7 @@ async function loadAttachments(deps: Deps, messageIds: string[], signed: boolean
       WHERE message_id = ANY($1) ORDER BY created_at, id`, [messageIds]);
   for (const r of rows) {
     const a: SupportAttachment = { id: r.id, filename: r.filename, content_type: r.content_type, size_bytes: r.size_bytes, sha256: r.sha256 };
-    if (signed) a.url = await deps.storage.signedUrl(r.storage_key);
+    if (signed) a.url = await deps.storage.signedUrl(r.storage_key, { contentDisposition: contentDisposition(r.filename, { fallbackName: 'attachment' }) });
     out.set(r.message_id, [...(out.get(r.message_id) ?? []), a]);
   }
   return out;

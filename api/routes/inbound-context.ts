@@ -12,6 +12,7 @@ import {
   listPostalThreads, updateForwardingAddress, updatePostalThread,
 } from '../../services/inbound-context';
 import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../services/intake';
+import { contentDisposition } from '../../domain/downloads';
 
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };
 const READ_ERRORS = { 403: { description: 'insufficient_scope (inbound.read)' }, 404: { description: 'Not found, or another member\'s or agent\'s' } };
@@ -122,7 +123,7 @@ export const routes: RouteDef[] = [
       const file = await getInboundFile(deps, auth, params);
       return {
         body: file.body,
-        headers: { 'Content-Type': file.contentType, 'Content-Disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` },
+        headers: { 'Content-Type': file.contentType, 'Content-Disposition': contentDisposition(file.filename, { fallbackName: 'attachment' }) },
       };
     },
   }),

@@ -24,7 +24,7 @@ describe('signed URLs', () => {
   it('a URL signed for 1 s works at once and is refused after 2 s', async () => {
     const key = `security/${randomUUID()}.txt`;
     await app.deps.storage.put(key, 'short-lived', 'text/plain');
-    const url = await app.deps.storage.signedUrl(key, 1);
+    const url = await app.deps.storage.signedUrl(key, { expiresInSeconds: 1 });
     expect(expiresOf(url)).toBe('1');
     const first = await fetch(url);
     expect(first.status).toBe(200);
