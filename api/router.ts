@@ -5,7 +5,7 @@ import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
-import { JsonBodyError, readJsonBody } from './json-body';
+import { BodyTooLargeError, JsonBodyError, readJsonBody } from './json-body';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
 import { ApiError, codedError, errors, FieldError } from '../domain/errors';
@@ -16,7 +16,8 @@ import { assertInstructionsVersion } from '../services/instructions';
 import { consumeRateLimit } from '../services/rate-limit';
 import type { RouteDef, UploadedFile } from './route';
 
-export const JSON_BODY_LIMIT = '1mb';
+/** REST JSON bodies; the largest (a support message with 512 KiB of attachments as base64) needs about 700 KiB. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
 
 export function zodFields(error: z.ZodError, prefix?: string): FieldError[] {
   return error.issues.map((issue) => ({
@@ -120,6 +121,14 @@ function multipartParserFor(route: RouteDef & { multipart: NonNullable<RouteDef[
   });
 }
 
+/** A whole body over its route's limit: 413, before or instead of reading it. */
+export function bodyTooLarge(err: BodyTooLargeError): ApiError {
+  return new ApiError(413, err.message, {
+    code: 'BODY_TOO_LARGE', retryable: false, fields: [{ path: 'body', message: err.message }],
+    suggestedAction: 'Send a smaller body; the limits are in the API reference.',
+  });
+}
+
 async function parseBody(route: RouteDef, ctx: Context): Promise<void> {
   if (!route.body && !route.multipart) return;
   const hasBody = ctx.request.length || ctx.get('transfer-encoding');
@@ -128,8 +137,9 @@ async function parseBody(route: RouteDef, ctx: Context): Promise<void> {
     try {
       (ctx.request as unknown as { body: unknown }).body = await readJsonBody(ctx, JSON_BODY_LIMIT);
     } catch (err) {
-      if (!(err instanceof JsonBodyError)) throw err;
-      throw errors.validation([{ path: 'body', message: err.tooLarge ? err.message : `Malformed JSON body: ${err.message}` }]);
+      if (err instanceof BodyTooLargeError) throw bodyTooLarge(err);
+      if (err instanceof JsonBodyError) throw errors.validation([{ path: err.path, message: err.message }]);
+      throw err;
     }
     return;
   }
@@ -169,7 +179,9 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       }
 
       await parseBody(route, ctx);
-      refuseNul([ctx.params, 'params'], [ctx.query, 'query'], [(ctx.request as unknown as { body?: unknown }).body, undefined]);
+      refuseNul([ctx.params, 'params'], [ctx.query, 'query']);
+      // JSON bodies were checked for NUL on their bytes (api/json-body.ts); form fields are few and flat.
+      if (route.multipart) refuseNul([(ctx.request as unknown as { body?: unknown }).body, undefined]);
       const params = route.params ? parseOrThrow(route.params, ctx.params, 'params') : ctx.params;
       const query = route.query ? parseOrThrow(route.query, ctx.query, 'query') : ctx.query;
       const rawBody = (ctx.request as unknown as { body?: unknown }).body;

@@ -3,21 +3,22 @@
 // list, the access table and the MCP tool registry.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
 import { errors } from '../../domain/errors';
 import type { Deps } from '../../services/deps';
 import { recordAgentAuthIntent } from '../../services/agent-auth';
 import type { RegisteredTool } from '../mcp/registry';
 import { registeredTools } from '../mcp/tools';
 import type { RouteDef } from '../route';
-import { applyRateLimit, parseOrThrow } from '../router';
+import { BodyTooLargeError, JsonBodyError, readJsonBody } from '../json-body';
+import { applyRateLimit, bodyTooLarge, parseOrThrow } from '../router';
 import { renderAuthMd } from './auth-md';
 import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
 import { authorizationServerMetadata, buildAgentCard, protectedResourceMetadata } from './metadata';
 import { AgentAuthRequest } from './surfaces';
 import { renderAgentsTxt, renderLlmsFullTxt, renderLlmsTxt } from './text-documents';
 
-const parseJson = koaBody({ json: true, jsonLimit: '16kb', multipart: false, urlencoded: false, text: false, jsonStrict: true });
+/** An email, a name and a purpose of at most 1,000 characters. */
+const AGENT_AUTH_BODY_LIMIT = 16 * 1024;
 
 export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: RegisteredTool[] = registeredTools): Router {
   const { config } = deps;
@@ -47,12 +48,15 @@ export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: Registere
 
   router.post(AGENT_AUTH_PATH, async (ctx: Context) => {
     await applyRateLimit(deps, ctx, `ip:agent-auth:${ctx.ip}`, config.signupRateLimitPerMinute);
+    let raw: unknown;
     try {
-      await parseJson(ctx, async () => undefined);
-    } catch {
-      throw errors.validation([{ path: 'body', message: 'Malformed JSON body' }]);
+      raw = await readJsonBody(ctx, AGENT_AUTH_BODY_LIMIT);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) throw bodyTooLarge(err);
+      if (err instanceof JsonBodyError) throw errors.validation([{ path: err.path, message: err.message }]);
+      throw err;
     }
-    const body = parseOrThrow(AgentAuthRequest, (ctx.request as unknown as { body?: unknown }).body ?? {});
+    const body = parseOrThrow(AgentAuthRequest, raw ?? {});
     ctx.status = 202;
     ctx.body = await recordAgentAuthIntent(deps, body, ctx.ip);
   });

@@ -1,6 +1,7 @@
 // Runs one tools/call the way the REST router runs a request: key kind, scope and
 // environment checks from the access row, zod validation, the instructions-version
-// guard, idempotency for mutations, then the handler. Results carry the REST JSON in
+// guard, idempotency for mutations, then the handler. The arguments' bytes were already
+// held to the JSON limits (depth, size, NUL characters) by http.ts. Results carry the REST JSON in
 // structuredContent.result; refusals become isError results whose text starts with the
 // error code or reason (for example `live_key_required: ...`).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,7 +10,7 @@ import type { AuthContext } from '../../services/auth';
 import type { Deps } from '../../services/deps';
 import { requestFingerprint, runIdempotent } from '../../services/idempotency';
 import { assertInstructionsVersion } from '../../services/instructions';
-import { authorize, parseOrThrow, refuseNul } from '../router';
+import { authorize, parseOrThrow } from '../router';
 import type { RegisteredTool } from './registry';
 import { RestOutcome } from './tool';
 
@@ -46,7 +47,6 @@ export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTo
   try {
     authorize(tool.access, auth, tool.accessPath);
     // The framework's own fields never reach the handler, so handlers see the REST input.
-    refuseNul([args, undefined]);
     const { idempotency_key: key, service_md_version: version, ...input } = parseOrThrow(tool.input, args ?? {}) as Body;
     if (tool.versionGuard) await assertInstructionsVersion(deps, auth, version as number | undefined);
     const call = { idempotencyKey: key as string | undefined, operation: `mcp:${tool.name}` };

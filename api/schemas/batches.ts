@@ -63,7 +63,7 @@ export const CreateBatchForm = z.strictObject({
   mailing_class: MailingClass,
   duplex: formBoolean.default(false),
   color: formBoolean.default(false).describe('Color printing, +15 cents per piece'),
-  column_map: formJsonObject.pipe(ColumnMapSchema).optional()
+  column_map: formJsonObject().pipe(ColumnMapSchema).optional()
     .describe('JSON object mapping name, line1, line2, city, state, zip to CSV header text, e.g. {"name":"Customer","zip":"PLZ"}'),
 });
 

@@ -1,6 +1,7 @@
 // Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
 import { z } from 'zod';
 import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/visible-text';
+import { inspectJson, JSON_BODY_LIMITS, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/json-limits';
 
 /**
  * The largest value a Postgres integer column holds. Every integer a request carries is
@@ -59,13 +60,33 @@ export function textInt(min: number, max: number) {
     z.number({ error: message }).int({ message }).min(min, { message }).max(max, { message }));
 }
 
-/** A JSON object sent as a multipart text field (or already parsed). */
-export const formJsonObject = z.preprocess((v) => {
-  if (typeof v === 'string') {
+/**
+ * A free-form JSON object stored and echoed as sent. Its size, depth and NUL characters
+ * are checked on the bytes as sent, before parsing: by the JSON body reader and the MCP
+ * endpoint for the top-level fields named in FREE_FORM_JSON_FIELDS, and by
+ * formJsonObject for a multipart field.
+ */
+export const FreeFormJson = z.record(z.string(), z.unknown())
+  .describe(`a JSON object of at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent, nested at most ${MAX_JSON_DEPTH} levels`);
+
+/**
+ * A JSON object sent as a multipart text field (or already parsed, from JSON and MCP
+ * bodies): the text is held to `maxBytes` and to the JSON body limits before JSON.parse.
+ */
+export function formJsonObject(maxBytes = MAX_FREE_FORM_JSON_BYTES) {
+  return z.preprocess((v, ctx) => {
+    if (typeof v !== 'string') return v;
+    const bytes = Buffer.from(v);
+    const problem = bytes.length > maxBytes
+      ? `must be a JSON object of at most ${maxBytes} bytes as sent`
+      : inspectJson(bytes, JSON_BODY_LIMITS).problem?.message;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
     try { return JSON.parse(v); } catch { return v; }
-  }
-  return v;
-}, z.record(z.string(), z.unknown()));
+  }, FreeFormJson);
+}
 
 export const ErrorBody = z.object({
   error: z.string(),

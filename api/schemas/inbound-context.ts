@@ -6,7 +6,7 @@ import {
 } from '../../domain/inbound-aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../domain/inbound-classifier';
 import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../services/inbound-context';
-import { Pagination, paginationQuery, visible } from './common';
+import { FreeFormJson, Pagination, paginationQuery, visible } from './common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'waiting', 'closed', 'archived'] as const;
@@ -33,7 +33,6 @@ const QueryBoolean = z.preprocess((v) => {
 // ---------------------------------------------------------------- aliases
 
 const Label = visible(z.string().trim().min(1).max(100));
-const Metadata = z.record(z.string(), z.unknown()).refine((m) => JSON.stringify(m).length <= 16_384, { message: 'must be at most 16 KB as JSON' });
 
 const AliasSettings = {
   label: Label.optional(),
@@ -43,7 +42,7 @@ const AliasSettings = {
   capture_method: z.enum(CAPTURE_METHODS).optional(),
   automation_level: z.enum(AUTOMATION_LEVELS).optional(),
   approval_mode: z.enum(APPROVAL_MODES).optional(),
-  metadata: Metadata.optional(),
+  metadata: FreeFormJson.optional(),
 };
 
 export const AliasCreateRequest = z.strictObject({

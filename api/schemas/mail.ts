@@ -12,8 +12,6 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefin
 
 const MAX_LINE = 200;
 const MAX_NOTES = 2000;
-/** metadata is echoed in every response and webhook, so it is kept small. */
-export const MAX_METADATA_BYTES = 16 * 1024;
 
 const requiredText = (max: number) => visible(z.string({ error: 'required' }).trim().min(1, 'required').max(max));
 const optionalText = (max: number) => optional(visible(z.string().trim().min(1).max(max)));
@@ -46,9 +44,8 @@ const link = (what: string) => optional(z.string().uuid({ message: 'must be a UU
   .describe(`${what} of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400`);
 const flag = formBoolean.optional().default(false);
 const mailClass = optional(z.enum(MAIL_CLASSES as [MailClass, ...MailClass[]])).transform((v) => v ?? 'first_class');
-const metadata = optional(formJsonObject).refine((v) => v === undefined || JSON.stringify(v).length <= MAX_METADATA_BYTES, {
-  message: `must be a JSON object of at most ${MAX_METADATA_BYTES} bytes`,
-});
+/** metadata is echoed in every response and webhook, so it is kept small (16 KiB as sent). */
+const metadata = optional(formJsonObject());
 
 const addressFields = {
   recipient_name: optionalText(MAX_LINE),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { FORWARD_MAIL_CLASSES, HANDLING_ACTION_TYPES, HANDLING_STATUSES, PACKAGE_ACTION_STATUSES, PACKAGE_ACTIONS } from '../../domain/handling';
 import { PACKAGE_PHOTO_TYPES } from '../../services/packages';
 import { SEED_SCENARIOS } from '../../services/agent-inbox';
-import { ExpectedVersion, PG_INT_MAX, visible } from './common';
+import { ExpectedVersion, FreeFormJson, PG_INT_MAX, visible } from './common';
 
 export const PACKAGE_STATUSES = ['received', 'stored', 'held', 'forwarding_requested', 'forwarding_shipped', 'forwarded', 'returning',
   'shredded', 'disposed', 'returned', 'expired'] as const;
@@ -132,11 +132,11 @@ export const PackageDetail = z.object({
 export const ActionRequest = z.strictObject({
   action: z.enum(PACKAGE_ACTIONS),
   priority: z.enum(['low', 'normal', 'high', 'urgent']).default('normal'),
-  parameters: z.record(z.string(), z.unknown()).optional().describe('action-specific; forward: to_name, to_line1, to_line2, to_city, to_state, to_zip, to_country; scan: scan_type, options'),
+  parameters: FreeFormJson.optional().describe('action-specific; forward: to_name, to_line1, to_line2, to_city, to_state, to_zip, to_country; scan: scan_type, options'),
 });
 export const ActionPatchRequest = z.strictObject({
   agent_notes: z.string().max(10000).optional(),
-  agent_data: z.record(z.string(), z.unknown()).optional(),
+  agent_data: FreeFormJson.optional(),
   respond_to_clarification: visible(z.string().min(1).max(10000)).optional(),
   decision_context: z.strictObject({ mailbox_md_section: z.string().max(10000).optional(), reasoning: z.string().max(10000).optional() }).optional(),
 });
@@ -149,7 +149,7 @@ export const ForwardRequest = z.strictObject({
 });
 export const ScanRequestBody = z.strictObject({
   scan_type: z.enum(['label', 'envelope', 'document', 'content'], { error: 'must be one of label, envelope, document, content' }).default('document'),
-  options: z.record(z.string(), z.unknown()).optional(),
+  options: FreeFormJson.optional(),
 });
 export const ScanRequestView = z.object({
   id: z.string(), item_id: z.string(), agent_id: z.string().nullable(), scan_type: z.enum(['label', 'envelope', 'document', 'content']),
@@ -163,7 +163,7 @@ export const TagDeleteQuery = z.strictObject({ tag: qString().min(1).max(50).opt
 export const TagList = z.object({ package_id: z.string(), tags: z.array(z.object({ tag: z.string(), created_at: Instant })) });
 const NoteText = visible(z.string().trim().min(1).max(10000));
 export const NoteBody = z.strictObject({
-  note: NoteText.optional(), text: NoteText.optional(), message: NoteText.optional(), metadata: z.record(z.string(), z.unknown()).optional(),
+  note: NoteText.optional(), text: NoteText.optional(), message: NoteText.optional(), metadata: FreeFormJson.optional(),
 });
 export const Note = z.object({ id: z.string(), package_id: z.string(), note: z.string(), metadata: z.record(z.string(), z.unknown()).nullable(),
   author: z.enum(['agent', 'member']), agent_id: z.string().nullable(), created_at: Instant });
