@@ -4,8 +4,8 @@
 import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
 import { BodyTooLargeError, JsonBodyError, readJsonBody } from './json-body';
+import { parseMultipart, uploadedFiles } from './multipart';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
 import { ApiError, codedError, errors, FieldError } from '../domain/errors';
@@ -14,7 +14,7 @@ import { authenticate, AuthContext, isAgentKey } from '../services/auth';
 import type { Deps } from '../services/deps';
 import { assertInstructionsVersion } from '../services/instructions';
 import { consumeRateLimit } from '../services/rate-limit';
-import type { RouteDef, UploadedFile } from './route';
+import type { RouteDef } from './route';
 
 /** REST JSON bodies; the largest (a support message with 512 KiB of attachments as base64) needs about 700 KiB. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -101,26 +101,6 @@ export function refuseNul(...parts: Array<[unknown, string | undefined]>): void 
   }
 }
 
-function collectFiles(ctx: Context): Record<string, UploadedFile> {
-  const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
-  const out: Record<string, UploadedFile> = {};
-  for (const [field, value] of Object.entries(files)) {
-    const file = (Array.isArray(value) ? value[0] : value) as { filepath: string; originalFilename: string | null; mimetype: string | null; size: number };
-    out[field] = { fieldName: field, filepath: file.filepath, originalFilename: file.originalFilename, mimetype: file.mimetype, size: file.size };
-  }
-  return out;
-}
-
-function multipartParserFor(route: RouteDef & { multipart: NonNullable<RouteDef['multipart']> }) {
-  const maxFileSize = Math.max(...Object.values(route.multipart.maxFileBytes));
-  return koaBody({
-    multipart: true,
-    json: false,
-    urlencoded: true,
-    formidable: { maxFileSize, maxFiles: Object.keys(route.multipart.maxFileBytes).length, maxFields: 100, maxFieldsSize: 2 * 1024 * 1024, allowEmptyFiles: true, minFileSize: 0 },
-  });
-}
-
 /** A whole body over its route's limit: 413, before or instead of reading it. */
 export function bodyTooLarge(err: BodyTooLargeError): ApiError {
   return new ApiError(413, err.message, {
@@ -132,30 +112,16 @@ export function bodyTooLarge(err: BodyTooLargeError): ApiError {
 async function parseBody(route: RouteDef, ctx: Context): Promise<void> {
   if (!route.body && !route.multipart) return;
   const hasBody = ctx.request.length || ctx.get('transfer-encoding');
-  if (!route.multipart) {
-    if (!hasBody) return;
-    try {
-      (ctx.request as unknown as { body: unknown }).body = await readJsonBody(ctx, JSON_BODY_LIMIT);
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) throw bodyTooLarge(err);
-      if (err instanceof JsonBodyError) throw errors.validation([{ path: err.path, message: err.message }]);
-      throw err;
-    }
-    return;
-  }
   try {
-    await multipartParserFor(route as RouteDef & { multipart: NonNullable<RouteDef['multipart']> })(ctx, async () => undefined);
-  } catch (err) {
-    const e = err as { status?: number; httpCode?: number; message?: string; code?: number };
-    const message = e.message ?? 'Unreadable request body';
-    if (/maxFileSize|too large|exceeded/i.test(message) || e.status === 413 || e.httpCode === 413) {
-      const limits = route.multipart.maxFileBytes;
-      const field = Object.keys(limits)[0] ?? 'body';
-      throw new ApiError(400, `Upload too large: ${field} may be at most ${Math.round((limits[field] ?? 0) / 1048576)} MB`, {
-        fields: [{ path: field, message: 'file exceeds the size limit' }], retryable: false,
-      });
+    if (route.multipart) {
+      await parseMultipart(ctx, route.multipart);
+    } else if (hasBody) {
+      (ctx.request as unknown as { body: unknown }).body = await readJsonBody(ctx, JSON_BODY_LIMIT);
     }
-    throw errors.validation([{ path: 'body', message: `Malformed multipart body: ${message}` }]);
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) throw bodyTooLarge(err);
+    if (err instanceof JsonBodyError) throw errors.validation([{ path: err.path, message: err.message }]);
+    throw err;
   }
 }
 
@@ -186,7 +152,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       const query = route.query ? parseOrThrow(route.query, ctx.query, 'query') : ctx.query;
       const rawBody = (ctx.request as unknown as { body?: unknown }).body;
       const body = route.body ? parseOrThrow(route.body, rawBody ?? {}) : rawBody;
-      const files = route.multipart ? collectFiles(ctx) : {};
+      const files = route.multipart ? uploadedFiles(ctx) : {};
 
       if (access.versionGuard && auth) {
         await assertInstructionsVersion(deps, auth, ctx.get('x-service-md-version') || undefined);

@@ -1,6 +1,5 @@
 // Forwarded inbound context: intake aliases, forwarded mail items and postal threads, and
 // the HTTP intake through which an email provider's inbound webhook delivers raw mail.
-import type { Context } from 'koa';
 import { defineRoute, RouteDef } from '../route';
 import {
   AliasCreateRequest, AliasListQuery, AliasUpdateRequest, FileParams, ForwardingAddressBody, ForwardingAddressList, InboundGetQuery,
@@ -13,29 +12,11 @@ import {
 } from '../../services/inbound-context';
 import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../services/intake';
 import { contentDisposition } from '../../domain/downloads';
+import { BodyTooLargeError, readBodyBytes } from '../json-body';
 
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };
 const READ_ERRORS = { 403: { description: 'insufficient_scope (inbound.read)' }, 404: { description: 'Not found, or another member\'s or agent\'s' } };
 
-/** Reads the raw request body up to `limit` bytes; a larger body is drained and refused with 413. */
-async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length'));
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let tooLarge = declared > limit;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) tooLarge = true;
-    if (!tooLarge) chunks.push(chunk);
-    // Stop reading a body far beyond the limit; the connection is closed after the answer.
-    if (size > 2 * limit) {
-      ctx.set('Connection', 'close');
-      break;
-    }
-  }
-  if (tooLarge) throw messageTooLarge(limit);
-  return Buffer.concat(chunks);
-}
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -180,7 +161,10 @@ export const routes: RouteDef[] = [
     },
     handler: async ({ deps, query, ctx }) => {
       assertIntakeSecret(deps, ctx.get('x-intake-secret') || undefined);
-      const raw = await readRawBody(ctx, deps.config.inboundMaxMessageBytes);
+      // A larger message is refused before it is buffered; the rest of it is read and dropped.
+      const raw = await readBodyBytes(ctx, deps.config.inboundMaxMessageBytes).catch((err) => {
+        throw err instanceof BodyTooLargeError ? messageTooLarge(err.limit) : err;
+      });
       const result = await receiveEmail(deps, { raw, recipient: query.recipient ?? null, captureMethod: 'http', envelopeFrom: null });
       return { status: result.duplicate ? 200 : 202, body: result };
     },

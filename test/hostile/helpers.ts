@@ -2,6 +2,7 @@
 // own (so "no object was stored" can be counted exactly), row and object snapshots, the
 // refusal shape the spec promises, and hostile strings.
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, TestApp } from '../helpers/app';
 import type { HttpResponse } from '../helpers/http';
@@ -128,3 +129,76 @@ export const HOSTILE_STRINGS = [
 ];
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface RawAnswer {
+  status?: number;
+  body?: any;
+  /** A socket error (a reset) or a close before the whole answer arrived. */
+  error?: string;
+  /** Every byte of the request was written. */
+  sentAll: boolean;
+}
+
+/**
+ * A POST over a plain TCP socket that writes the whole body (64 KiB at a time, chunked if
+ * asked) whatever the server answers meanwhile, as a client on a real network may, and
+ * resolves once the answer has arrived and the body is written (or the socket failed).
+ * (Node's own HTTP client stops writing once an early answer has arrived, which would
+ * hide a server that stops reading.)
+ */
+export function rawPost(url: string, headers: Record<string, string>, body: Buffer, opts: { chunked?: boolean } = {}): Promise<RawAnswer> {
+  const { hostname, port, pathname, search } = new URL(url);
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    let sentAll = false;
+    let answer: Omit<RawAnswer, 'sentAll'> | undefined;
+    let failed: string | undefined;
+    const settle = () => {
+      if (failed !== undefined) resolve({ ...answer, error: failed, sentAll });
+      else if (answer && sentAll) resolve({ ...answer, sentAll });
+      else return;
+      socket.destroy();
+    };
+    const socket = net.connect(Number(port), hostname, () => {
+      const head = Object.entries({ host: `${hostname}:${port}`, ...headers, ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) })
+        .map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.write(`POST ${pathname}${search} HTTP/1.1\r\n${head}\r\n`);
+      let offset = 0;
+      const pump = () => {
+        while (offset < body.length) {
+          const chunk = body.subarray(offset, offset + 64 * 1024);
+          offset += chunk.length;
+          const framed = opts.chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+          if (!socket.write(framed)) return void socket.once('drain', pump);
+        }
+        if (opts.chunked) socket.write('0\r\n\r\n');
+        socket.write('', () => {
+          sentAll = true;
+          settle();
+        });
+      };
+      pump();
+    });
+    socket.on('data', (d: Buffer) => {
+      received = Buffer.concat([received, d]);
+      const headEnd = received.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = received.subarray(0, headEnd).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length < headEnd + 4 + length) return;
+      const text = received.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+      let parsed: unknown = text;
+      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+      answer ??= { status: Number(head.split(' ')[1]), body: parsed };
+      settle();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      failed ??= err.code ?? err.message;
+      settle();
+    });
+    socket.on('close', () => {
+      if (!answer || !sentAll) failed ??= 'closed before the exchange ended';
+      settle();
+    });
+  });
+}

@@ -1,8 +1,10 @@
 // Hostile uploads to POST /v1/mail and POST /v1/batch-mail: the fixtures of
 // test/fixtures/hostile (absurd PDF page trees, truncated and bomb DOCX files, a pixel-bomb
 // PNG, text that is not UTF-8), 10 MB + 1 byte, a CSV of 10,001 rows, and malformed
-// multipart bodies. Each refusal is a 4xx in the spec's shape, and leaves no row, no
-// ledger entry and no stored object behind.
+// multipart bodies. Each refusal is a 4xx in the spec's shape that says what is wrong
+// (too many fields, a file sent twice, a field too large, a file too large), reaches the
+// client even while it is still sending (no reset), and leaves no row, no ledger entry
+// and no stored object behind.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
@@ -10,9 +12,28 @@ import { client } from '../helpers/http';
 import { HOSTILE_EXPECTATIONS } from '../fixtures/hostile/generate';
 import { letterForm } from '../integration/mail-helpers';
 import { batchForm, recipientsCsv } from '../integration/batch-helpers';
-import { HostileApp, hostileMember, refusalProblem, snapshot, startHostileApp } from './helpers';
+import { HostileApp, hostileMember, rawPost, RawAnswer, refusalProblem, snapshot, startHostileApp } from './helpers';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hostile');
+
+/** A multipart body built by hand (so parts may repeat or be huge). */
+function multipart(parts: Array<{ name: string; value: Buffer | string; filename?: string; type?: string }>) {
+  const boundary = '----uploadBoundary4b7e9f';
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.filename ? `Content-Type: ${p.type ?? 'application/pdf'}\r\n` : ''}\r\n`));
+    chunks.push(Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value));
+    chunks.push(Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+const LETTER_FIELDS = [
+  { name: 'recipient_name', value: 'Jane Doe' }, { name: 'recipient_line1', value: '1 Main St' }, { name: 'recipient_city', value: 'Austin' },
+  { name: 'recipient_state', value: 'TX' }, { name: 'recipient_zip', value: '78701' },
+];
 const TEN_MB = 10 * 1024 * 1024;
 
 async function onePagePdf(): Promise<Buffer> {
@@ -100,6 +121,74 @@ describe('hostile uploads', () => {
     const row = 'Recipient,1 Main St,,Austin,TX,78701\n';
     const csv = Buffer.concat([Buffer.from('name,address,address2,city,state,zip\n'), Buffer.alloc(5 * 1024 * 1024 + 1 - 38, row.repeat(1))]);
     await refused(() => api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(template, csv) }));
+  });
+
+  describe('refusals say what is wrong and reach the client', () => {
+    const post = (parts: Parameters<typeof multipart>[0], opts: { chunked?: boolean; path?: string } = {}) => {
+      const { body, contentType } = multipart(parts);
+      return rawPost(`${app.baseUrl}${opts.path ?? '/v1/mail'}`, { authorization: `Bearer ${key}`, 'content-type': contentType }, body, opts);
+    };
+    /** The refusal arrived (no reset), in the spec's shape, with `error` and `fields` that say what is wrong. */
+    const expectRefusal = async (res: RawAnswer, status: number, error: RegExp, fields: Array<{ path: string; message: RegExp }>) => {
+      expect(res.error).toBeUndefined();
+      expect(res.sentAll).toBe(true);
+      expect(refusalProblem({ status: res.status!, body: res.body, headers: new Headers() }, [status])).toBeNull();
+      expect(res.body.error).toMatch(error);
+      expect(res.body.fields).toEqual(fields.map((f) => ({ path: f.path, message: expect.stringMatching(f.message) })));
+    };
+
+    it('1,000 fields: 400 "at most 100 form fields"', async () => {
+      const before = await snapshot(app, memberId);
+      const res = await post([...LETTER_FIELDS, ...Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}`, value: 'v' }))]);
+      await expectRefusal(res, 400, /Too many form fields/, [{ path: 'body', message: /at most 100 form fields/ }]);
+      expect(await snapshot(app, memberId)).toEqual(before);
+    });
+
+    it('two document parts: 400 naming document, "send one file"', async () => {
+      const res = await post([...LETTER_FIELDS, { name: 'document', value: template, filename: 'a.pdf' }, { name: 'document', value: template, filename: 'b.pdf' }]);
+      await expectRefusal(res, 400, /More than one document file/, [{ path: 'document', message: /one file/ }]);
+    });
+
+    it('a file in a field that takes none: 400 naming it', async () => {
+      const res = await post([...LETTER_FIELDS, { name: 'document', value: template, filename: 'a.pdf' }, { name: 'metadata', value: '{}', filename: 'm.json', type: 'application/json' }]);
+      await expectRefusal(res, 400, /Unexpected file/, [{ path: 'metadata', message: /not a file field/ }]);
+    });
+
+    it('70 KiB of agent_notes: 400 naming agent_notes (form fields hold at most 64 KiB)', async () => {
+      const res = await post([...LETTER_FIELDS, { name: 'agent_notes', value: 'n'.repeat(70 * 1024) }, { name: 'document', value: template, filename: 'a.pdf' }]);
+      await expectRefusal(res, 400, /Form fields too large/, [{ path: 'agent_notes', message: /64 KiB/ }]);
+    });
+
+    it('a 12 MB document sent without a length (chunked) is refused naming document, and the answer arrives', async () => {
+      const res = await post([...LETTER_FIELDS, { name: 'document', value: Buffer.alloc(12 * 1024 * 1024, 0x41), filename: 'big.txt', type: 'text/plain' }], { chunked: true });
+      await expectRefusal(res, 400, /document may be at most 10 MB/, [{ path: 'document', message: /at most 10 MB/ }]);
+    });
+
+    it('a 40 MB body whose Content-Length is over the limit: 413 before it is read, and the answer arrives', async () => {
+      const res = await post([...LETTER_FIELDS, { name: 'document', value: Buffer.alloc(40 * 1024 * 1024, 0x41), filename: 'big.pdf' }]);
+      expect([res.error, res.sentAll]).toEqual([undefined, true]);
+      expect(res.status).toBe(413);
+      expect(res.body).toMatchObject({ code: 'BODY_TOO_LARGE', retryable: false, fields: [{ path: 'body', message: expect.stringMatching(/at most/) }] });
+      // The connection was drained, not reset: the server still answers.
+      expect((await api('GET', '/v1/credits', { key })).status).toBe(200);
+    });
+
+    it('oversize JSON (2 MB) and an oversize intake email (40 MB) end with 413, not a reset', async () => {
+      const json = await rawPost(`${app.baseUrl}/v1/agents`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        Buffer.from(JSON.stringify({ name: 'Big', description: 'd'.repeat(2 * 1024 * 1024) })), { chunked: true });
+      expect([json.error, json.sentAll, json.status, json.body?.code]).toEqual([undefined, true, 413, 'BODY_TOO_LARGE']);
+      const email = await rawPost(`${app.baseUrl}/v1/intake/email`, { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
+        Buffer.alloc(40 * 1024 * 1024, 0x41));
+      expect([email.error, email.sentAll, email.status, email.body?.code]).toEqual([undefined, true, 413, 'MESSAGE_TOO_LARGE']);
+    });
+
+    it('a 10 MB template and a 4.9 MB CSV together are accepted (each within its own limit)', async () => {
+      const exactly = await pdfOfSize(TEN_MB);
+      const padding = 'p'.repeat(Math.floor((4.9 * 1024 * 1024) / 3));
+      const csv = Buffer.from(`name,address,city,state,zip,notes\n${[1, 2, 3].map((i) => `Recipient ${i},${i} Main St,Austin,TX,7870${i},${padding}`).join('\n')}\n`);
+      const res = await api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(exactly, csv) });
+      expect([res.status, res.body.batch?.recipients?.valid]).toEqual([201, 3]);
+    });
   });
 
   describe('malformed multipart bodies', () => {
