@@ -32,6 +32,12 @@ export interface Config {
   appEncryptionKey: string;
   /** First retry delay of webhook deliveries (doubles per attempt, capped, jittered). */
   webhookRetryBaseMs: number;
+  /** A request (headers and body) must arrive within this, or the API answers 408 and closes the connection. */
+  httpRequestTimeoutMs: number;
+  /** The request headers must arrive within this (at most httpRequestTimeoutMs). */
+  httpHeadersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (above a load balancer's idle timeout). */
+  httpKeepAliveTimeoutMs: number;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -62,6 +68,18 @@ function insecureLocalWebhooks(env: NodeJS.ProcessEnv): boolean {
     throw new Error('WEBHOOKS_ALLOW_INSECURE_LOCAL=true is refused when NODE_ENV=production: it lets webhooks reach this machine over plain http');
   }
   return allowed;
+}
+
+/** The API's HTTP deadlines; the headers one cannot exceed the whole request's (Node refuses that). */
+function httpTimeouts(env: NodeJS.ProcessEnv) {
+  const httpRequestTimeoutMs = Number(env.HTTP_REQUEST_TIMEOUT_MS ?? 120_000);
+  const httpHeadersTimeoutMs = Number(env.HTTP_HEADERS_TIMEOUT_MS ?? 20_000);
+  const httpKeepAliveTimeoutMs = Number(env.HTTP_KEEP_ALIVE_TIMEOUT_MS ?? 65_000);
+  for (const [name, value] of Object.entries({ httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs })) {
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive number of milliseconds`);
+  }
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -96,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ownerEmail: env.OWNER_EMAIL ?? 'owner@postal-mail.example',
     appEncryptionKey: encryptionKey(env),
     webhookRetryBaseMs: Number(env.WEBHOOK_RETRY_BASE_MS ?? 1000),
+    ...httpTimeouts(env),
   };
 }
 
