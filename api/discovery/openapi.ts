@@ -5,6 +5,8 @@ import type { Config } from '../../config';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
 import type { RouteDef } from '../route';
 import { JsonSchema, toJsonSchema } from '../schemas/json-schema';
+import { multipartBodyLimit } from '../multipart';
+import { JSON_BODY_LIMIT } from '../router';
 import { agentSurfacePaths } from './surfaces';
 
 export const API_VERSION = '1.0.0';
@@ -85,7 +87,11 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
     };
     if (route.description) op.description = route.description;
     const body = requestBody(route);
-    if (body) op.requestBody = body;
+    if (body) {
+      op.requestBody = body;
+      const limit = route.multipart ? multipartBodyLimit(route.multipart) : JSON_BODY_LIMIT;
+      responses['413'] ??= { description: `BODY_TOO_LARGE: the body is larger than ${limit} bytes; nothing was read or stored`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    }
     if (access && access.callers !== 'public') op.security = [{ bearerAuth: [] }];
     else op.security = [];
     (paths[p] ??= {})[route.method] = op;
