@@ -99,11 +99,13 @@ export async function inspectJsonInTurns(raw: Buffer, limits: JsonScanLimits, wa
 
 /**
  * The field a JSON problem is reported on: NUL at its full path (as before), anything
- * else at the top-level field that holds it, so a 5,000-level bomb names `metadata`.
+ * else at the top-level field that holds it, so a 5,000-level bomb names `metadata`
+ * (and a body that is itself a deep array, `body`).
  */
 export function problemField(problem: JsonProblem, root: number = 0): string {
   const path = problem.path.slice(root);
-  return dotPath(problem.kind === 'nul' ? path : path.slice(0, 1));
+  if (problem.kind === 'nul') return dotPath(path);
+  return typeof path[0] === 'string' ? path[0] : 'body';
 }
 
 export function parseJson(text: string): unknown {

@@ -137,6 +137,13 @@ describe('hostile requests', () => {
       await refused(agents(body));
     });
 
+    it('a body that is itself 200,000 nested arrays is refused on body; deep JSON inside a field names the field', async () => {
+      const root = await refused(agents('['.repeat(200000) + ']'.repeat(200000)));
+      expect(root.body.fields).toEqual([{ path: 'body', message: 'nests deeper than 32 levels of objects and arrays' }]);
+      const field = await refused(agents(`{"name":"Deep","description":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}`));
+      expect(field.body.fields).toEqual([{ path: 'description', message: 'nests deeper than 32 levels of objects and arrays' }]);
+    });
+
     it('2 MB of JSON is refused', async () => {
       await refused(agents(JSON.stringify({ name: 'Valid Name', description: 'd'.repeat(2 * 1024 * 1024) })), [400, 413]);
     });
