@@ -103,8 +103,8 @@ export function refuseNul(...parts: Array<[unknown, string | undefined]>): void 
 
 /** A whole body over its route's limit: 413, before or instead of reading it. */
 export function bodyTooLarge(err: BodyTooLargeError): ApiError {
-  return new ApiError(413, err.message, {
-    code: 'BODY_TOO_LARGE', retryable: false, fields: [{ path: 'body', message: err.message }],
+  return codedError(413, 'BODY_TOO_LARGE', err.message, {
+    retryable: false, fields: [{ path: 'body', message: err.message }],
     suggestedAction: 'Send a smaller body; the limits are in the API reference.',
   });
 }

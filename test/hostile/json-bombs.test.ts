@@ -104,9 +104,11 @@ describe('JSON bombs', () => {
       await refusedTool(bomb.result, field, message);
       expect(bomb.healthz.length).toBeGreaterThan(0);
       expect(new Set(bomb.healthz)).toEqual(new Set([200]));
-      // Generous bounds on a shared machine; before these limits the same bodies held the loop for 7-12 s.
-      expect(bomb.maxDelayMs).toBeLessThan(1000);
-      expect(bomb.slowestHealthz).toBeLessThan(1500);
+      // Generous bounds: the client shares this process and the machine runs the rest of the
+      // suite beside it (on a quiet machine the figures are ~100 ms); before these limits the
+      // same bodies held the loop for 7-12 s.
+      expect(bomb.maxDelayMs).toBeLessThan(2000);
+      expect(bomb.slowestHealthz).toBeLessThan(3000);
       expect(await snapshot(app, memberId)).toEqual(before);
     });
 
