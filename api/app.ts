@@ -1,7 +1,7 @@
 // Composes the Koa application: middleware in the order security headers, request id and
 // log, X-Test-Mode marker (outside the error mapper so error bodies carry test_mode too),
-// error mapper, then the site-root documents, the API reference page and the REST router
-// under the API prefix.
+// error mapper, then the site-root documents (with the liveness and readiness probes), the
+// API reference page and the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Deps } from '../services/deps';
@@ -12,11 +12,12 @@ import { errorMapper } from './middleware/errors';
 import { requestContext, securityHeaders, testModeMarker } from './middleware/request-context';
 import { buildOpenApi, openApiYaml } from './discovery/openapi';
 import { checkHealth } from '../services/health';
+import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
 
-export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
+export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle = new Lifecycle()): Koa {
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === 'true';
 
@@ -26,11 +27,17 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   let openapiJson: string | undefined;
   let openapiYamlText: string | undefined;
   const doc = () => (openapi ??= buildOpenApi(deps.config, routes));
-  site.get('/healthz', async (ctx) => {
+  // Liveness: the process answers; no dependency is asked, so an outage elsewhere never gets it restarted.
+  site.get('/livez', (ctx) => { ctx.body = { ok: true }; });
+  // Readiness (and /healthz, its older name): Postgres, Temporal and the object store answer and the process is not draining.
+  const readiness: Koa.Middleware = async (ctx) => {
     const health = await checkHealth(deps);
-    ctx.status = health.ok ? 200 : 503;
-    ctx.body = health;
-  });
+    const ready = health.ok && !lifecycle.draining;
+    ctx.status = ready ? 200 : 503;
+    ctx.body = lifecycle.draining ? { ...health, ok: false, draining: true } : health;
+  };
+  site.get('/readyz', readiness);
+  site.get('/healthz', readiness);
   // A string body, so the test_mode marker does not add a field the OpenAPI schema forbids.
   site.get('/openapi.json', (ctx) => { ctx.body = (openapiJson ??= JSON.stringify(doc())); ctx.type = 'application/json'; });
   site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = (openapiYamlText ??= openApiYaml(doc())); });
@@ -39,6 +46,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const prefixed = new Router({ prefix: deps.config.apiPrefix });
   prefixed.use(api.routes(), api.allowedMethods());
 
+  app.use(closeConnectionsWhileDraining(lifecycle));
   app.use(securityHeaders());
   app.use(requestContext(deps.log));
   app.use(testModeMarker());

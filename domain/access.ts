@@ -242,8 +242,10 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/webhook-deliveries/:id': { callers: KEYS, scopes: ['webhook.read'] },
   'POST /v1/webhook-deliveries/:id/replay': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
 
-  // Health (not under /v1; listed so the table is complete)
+  // Health probes (not under /v1; listed so the table is complete)
   'GET /healthz': { callers: 'public' },
+  'GET /livez': { callers: 'public' },
+  'GET /readyz': { callers: 'public' },
 };
 
 export function accessKey(method: string, path: string): string {

@@ -56,10 +56,13 @@ describe('object store down: closed port', () => {
     // Pricing needs no store: a dry run still answers.
     const dry = await api('POST', '/v1/mail', { key, headers: MD, form: letterForm(await letterPdf(), { dry_run: true }) });
     expect(dry.status).toBe(200);
-    // /healthz says why.
-    const health = await fetch(`${app.siteUrl}/healthz`);
-    expect(health.status).toBe(503);
-    expect(await health.json()).toMatchObject({ object_store: false, postgres: true });
+    // Readiness (/readyz and its older name /healthz) says why; liveness does not depend on the store.
+    for (const probe of ['/healthz', '/readyz']) {
+      const health = await fetch(`${app.siteUrl}${probe}`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ ok: false, object_store: false, postgres: true });
+    }
+    expect((await fetch(`${app.siteUrl}/livez`)).status).toBe(200);
   });
 });
 
