@@ -38,6 +38,28 @@ export interface Config {
   httpHeadersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this (above a load balancer's idle timeout). */
   httpKeepAliveTimeoutMs: number;
+  /** After SIGTERM/SIGINT, how long the API and SMTP intake let in-flight requests finish before closing their connections. */
+  shutdownGraceSeconds: number;
+  worker: WorkerTuning;
+}
+
+/** Worker slots and cache; unset values keep the Temporal SDK's defaults. */
+export interface WorkerTuning {
+  maxConcurrentWorkflowTaskExecutions?: number;
+  maxConcurrentActivityTaskExecutions?: number;
+  maxConcurrentLocalActivityExecutions?: number;
+  maxCachedWorkflows?: number;
+  /** After SIGTERM/SIGINT, how long in-flight activities may run before they are cancelled; the process exits at most 5 s later. */
+  shutdownGraceSeconds: number;
+}
+
+/** A whole number >= min from the environment; unset means `fallback`; anything else refuses to start. */
+function wholeNumber<T extends number | undefined>(env: NodeJS.ProcessEnv, name: string, fallback: T, min = 1): number | T {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(value)})`);
+  return n;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -115,6 +137,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appEncryptionKey: encryptionKey(env),
     webhookRetryBaseMs: Number(env.WEBHOOK_RETRY_BASE_MS ?? 1000),
     ...httpTimeouts(env),
+    shutdownGraceSeconds: wholeNumber(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0),
+    worker: {
+      maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
+      maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),
+      maxConcurrentLocalActivityExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', undefined),
+      maxCachedWorkflows: wholeNumber(env, 'WORKER_MAX_CACHED_WORKFLOWS', undefined, 0),
+      shutdownGraceSeconds: wholeNumber(env, 'WORKER_SHUTDOWN_GRACE_SECONDS', 30, 0),
+    },
   };
 }
 

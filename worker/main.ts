@@ -1,4 +1,6 @@
-// The worker process: runs workflows and activities until SIGINT/SIGTERM.
+// The worker process: runs workflows and activities until SIGINT/SIGTERM, then drains:
+// it stops polling, lets in-flight tasks finish (activities get WORKER_SHUTDOWN_GRACE_SECONDS
+// before they are cancelled) and exits.
 import 'reflect-metadata';
 import { config } from '../config';
 import { closeDeps, createDeps } from '../services/deps';
@@ -17,12 +19,21 @@ async function main() {
   await ensureMailReconcilerSchedule(deps);
   await ensurePhysicalInboundReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
-  const stop = () => worker.shutdown();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // Ctrl-C reaches the process group, and a supervisor may send SIGTERM as well: drain once.
+  let draining = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (draining) return;
+    draining = true;
+    deps.log.info({ signal, graceSeconds: config.worker.shutdownGraceSeconds }, 'worker draining');
+    worker.shutdown();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   await worker.run();
   await connection.close();
   await closeDeps(deps);
+  deps.log.info('worker stopped');
+  process.exit(0);
 }
 
 main().catch((err) => {

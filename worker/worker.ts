@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Deps } from '../services/deps';
+import type { WorkerTuning } from '../config';
 
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.ts');
 
@@ -21,6 +22,26 @@ function installRuntime(level: string): void {
   }
 }
 
+/**
+ * The configured slots, cache and shutdown grace as Worker options. An unset slot or cache
+ * size is left out (not passed as undefined) so the SDK's default applies. After the
+ * grace, in-flight activities are cancelled; 5 s later the worker gives up waiting
+ * (run() rejects) and the process exits, leaving what is left to Temporal's retries.
+ */
+export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
+  const slots: Partial<WorkerOptions> = {
+    maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTaskExecutions,
+    maxConcurrentActivityTaskExecutions: t.maxConcurrentActivityTaskExecutions,
+    maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivityExecutions,
+    maxCachedWorkflows: t.maxCachedWorkflows,
+  };
+  return {
+    ...Object.fromEntries(Object.entries(slots).filter(([, v]) => v !== undefined)),
+    shutdownGraceTime: t.shutdownGraceSeconds * 1000,
+    shutdownForceTime: (t.shutdownGraceSeconds + 5) * 1000,
+  };
+}
+
 export async function createWorker(deps: Deps, opts: { workflowBundlePath?: string; taskQueue?: string; extra?: Partial<WorkerOptions> } = {}) {
   installRuntime(deps.config.logLevel === 'info' ? 'warn' : deps.config.logLevel);
   const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
@@ -29,6 +50,7 @@ export async function createWorker(deps: Deps, opts: { workflowBundlePath?: stri
     namespace: deps.config.temporalNamespace,
     taskQueue: opts.taskQueue ?? deps.config.taskQueue,
     activities: createActivities(deps),
+    ...tuningOptions(deps.config.worker),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     ...opts.extra,
   });

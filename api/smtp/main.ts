@@ -8,9 +8,15 @@ async function main() {
   const deps = await createDeps(config, { name: 'smtp' });
   const smtp = await startSmtpServer(deps);
   deps.log.info({ host: smtp.host, port: smtp.port, domain: config.inboundEmailDomain }, 'smtp intake listening');
-  const stop = () => void smtp.close().then(() => closeDeps(deps)).then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // Sessions in progress get SHUTDOWN_GRACE_SECONDS (the server's closeTimeout); drain once.
+  let draining = false;
+  const stop = () => {
+    if (draining) return;
+    draining = true;
+    void smtp.close().then(() => closeDeps(deps)).then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 main().catch((err) => {

@@ -48,6 +48,8 @@ export function createSmtpServer(deps: Deps): SMTPServer {
     disabledCommands: ['AUTH', 'STARTTLS'],
     size: limit,
     logger: false,
+    // close() waits this long for sessions in progress before it disconnects them.
+    closeTimeout: deps.config.shutdownGraceSeconds * 1000,
     async onRcptTo(address: SMTPServerAddress, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
       try {
         await aliasForDelivery(deps, address.address);

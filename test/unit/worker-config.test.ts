@@ -1,0 +1,34 @@
+// Worker tuning and shutdown settings: read from the environment, refused when malformed,
+// and passed to the Temporal Worker only when set (an unset knob keeps the SDK's default).
+import { loadConfig } from '../../config';
+import { tuningOptions } from '../../worker/worker';
+
+describe('worker tuning and shutdown settings', () => {
+  it('leaves the SDK defaults alone when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config.shutdownGraceSeconds).toBe(20);
+    expect(tuningOptions(config.worker)).toEqual({ shutdownGraceTime: 30000, shutdownForceTime: 35000 });
+  });
+
+  it('passes every knob that is set', () => {
+    const config = loadConfig({
+      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20', WORKER_MAX_CONCURRENT_ACTIVITIES: '50', WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '30',
+      WORKER_MAX_CACHED_WORKFLOWS: '0', WORKER_SHUTDOWN_GRACE_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '5',
+    });
+    expect(config.shutdownGraceSeconds).toBe(5);
+    expect(tuningOptions(config.worker)).toEqual({
+      maxConcurrentWorkflowTaskExecutions: 20, maxConcurrentActivityTaskExecutions: 50, maxConcurrentLocalActivityExecutions: 30,
+      maxCachedWorkflows: 0, shutdownGraceTime: 0, shutdownForceTime: 5000,
+    });
+  });
+
+  it.each([
+    ['WORKER_MAX_CONCURRENT_ACTIVITIES', '0'],
+    ['WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', '1'],
+    ['WORKER_MAX_CACHED_WORKFLOWS', '-1'],
+    ['WORKER_SHUTDOWN_GRACE_SECONDS', '2.5'],
+    ['SHUTDOWN_GRACE_SECONDS', 'soon'],
+  ])('refuses to start with %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});
