@@ -35,8 +35,11 @@ export interface StackState {
   databaseUrl: string;
 }
 
+/** dev: `npm run dev`; test: `npm test` and the bench; cluster: the object store and database of scripts/cluster.ts. */
+export type StackProfile = 'dev' | 'test' | 'cluster';
+
 export interface StackOptions {
-  profile: 'dev' | 'test';
+  profile: StackProfile;
   /** Fixed ports for dev; tests take free ports. */
   ports?: { temporal: number; temporalUi: number; s3: number };
   databaseUrl: string;
@@ -308,12 +311,12 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   return { state, children };
 }
 
-export function readStackState(profile: 'dev' | 'test'): StackState | undefined {
+export function readStackState(profile: StackProfile): StackState | undefined {
   const file = path.join(ROOT, '.data', profile, 'stack.json');
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 }
 
-export function stopStack(profile: 'dev' | 'test'): void {
+export function stopStack(profile: StackProfile): void {
   const state = readStackState(profile);
   if (!state) return;
   for (const svc of [state.temporal, state.s3]) {
