@@ -2,15 +2,28 @@
 // .data/test, creates a throwaway database, bundles the workflows once, and runs every
 // Jest test. Extra arguments go to Jest (`npm test -- test/unit`). With CI=true the test
 // stack is stopped at the end; otherwise it keeps running so the next run starts fast.
+// `npm run test:cluster` (--cluster) runs against the cluster profile (scripts/cluster.ts)
+// instead: the integration, e2e and fault suites, then the cluster's own fault tests
+// (test/faults/cluster.test.ts) alone, since they kill Temporal services under every test.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config';
 import { dropDatabase, ensureStack, ROOT, stopStack } from './stack';
+import { ensureCluster, stopCluster } from './cluster';
+
+/**
+ * The suites that run against the cluster. temporal-restart.test.ts is left out: it
+ * restarts a dev server of its own, which says nothing about the cluster;
+ * cluster.test.ts is its counterpart there.
+ */
+const CLUSTER_SUITES = ['test/integration', 'test/e2e', 'test/faults', '--testPathIgnorePatterns', 'temporal-restart', 'faults/cluster'];
+const CLUSTER_FAULTS = ['test/faults/cluster.test.ts', '--runInBand'];
 
 async function main() {
-  const jestArgs = process.argv.slice(2);
+  const cluster = process.argv.includes('--cluster');
+  const jestArgs = process.argv.slice(2).filter((a) => a !== '--cluster');
   const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
 
   if (process.env.SKIP_TYPECHECK !== '1') {
@@ -25,11 +38,13 @@ async function main() {
   dbUrl.pathname = `/postal_test_${runId}`;
   const databaseUrl = dbUrl.toString();
 
+  // The cluster profile is reused while it runs; only its Temporal and object store serve the tests.
+  const clusterState = cluster ? (await ensureCluster({ detached: true, apps: true })).state : undefined;
   const { state } = await ensureStack({
-    profile: 'test',
+    profile: cluster ? 'cluster' : 'test',
     databaseUrl,
-    temporalAddress: process.env.TEST_TEMPORAL_ADDRESS,
-    s3Endpoint: process.env.TEST_S3_ENDPOINT,
+    temporalAddress: clusterState?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
+    s3Endpoint: clusterState?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
     s3Bucket: 'postal-mail-test',
     s3AccessKeyId: base.s3AccessKeyId,
     s3SecretAccessKey: base.s3SecretAccessKey,
@@ -58,13 +73,29 @@ async function main() {
     WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   };
-  console.log(`[test] Temporal ${state.temporal.address}, object store ${state.s3.endpoint}, database ${dbUrl.pathname.slice(1)}`);
-  const jest = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', path.join(ROOT, 'jest.config.js'), ...jestArgs], { stdio: 'inherit', env });
+  console.log(`[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, database ${dbUrl.pathname.slice(1)}`);
+  const jest = (args: string[], extraEnv: Record<string, string> = {}) => spawnSync(process.execPath,
+    [path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', path.join(ROOT, 'jest.config.js'), ...args], { stdio: 'inherit', env: { ...env, ...extraEnv } }).status ?? 1;
+
+  let status: number;
+  if (!cluster) status = jest(jestArgs);
+  else if (jestArgs.length) status = jest(jestArgs, { TEST_CLUSTER: '1' });
+  else {
+    const suites = jest(CLUSTER_SUITES);
+    console.log('[test] the cluster fault tests (alone: they kill Temporal services) ...');
+    const faults = jest(CLUSTER_FAULTS, { TEST_CLUSTER: '1' });
+    const figures = path.join(ROOT, '.data', 'cluster', 'fault-figures.json');
+    if (existsSync(figures)) console.log(`[test] cluster fault figures (${path.relative(ROOT, figures)}):\n${readFileSync(figures, 'utf8')}`);
+    status = suites || faults;
+  }
 
   rmSync(bundlePath, { force: true });
   if (process.env.KEEP_TEST_DB !== '1') await dropDatabase(databaseUrl);
-  if (process.env.CI === 'true') stopStack('test');
-  process.exit(jest.status ?? 1);
+  if (process.env.CI === 'true') {
+    if (cluster) await stopCluster();
+    else stopStack('test');
+  }
+  process.exit(status);
 }
 
 main().catch((err) => {
