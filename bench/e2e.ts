@@ -1,7 +1,8 @@
 // End to end, as an agent sees it: submit a letter (agent test key), advance it
 // submitted -> ready -> mailed -> delivered through the sandbox, and wait until the
 // agent's webhook receiver has all four events (mail.submitted, mail.ready, mail.mailed,
-// mail.delivered) of that piece. Several pieces run at once; p50/p99 over all of them.
+// mail.delivered) of that piece. Several pieces run at once (spread over the APIs, one
+// API per piece); p50/p99 over all of them.
 import { performance } from 'node:perf_hooks';
 import type { BenchMetric } from './run';
 import { BenchServices, metric, multipartLetter, onePageLetter, percentile, RECIPIENT } from './services';
@@ -41,10 +42,10 @@ export async function runEndToEndBench(s: BenchServices, opts: E2eBenchOptions =
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < pieces) {
-      next++;
+      const base = s.apis[next++ % s.apis.length].baseUrl;
       const t0 = performance.now();
       try {
-        const res = await fetch(`${s.api.baseUrl}/v1/mail`, { method: 'POST', headers: { ...headers, 'content-type': contentType }, body });
+        const res = await fetch(`${base}/v1/mail`, { method: 'POST', headers: { ...headers, 'content-type': contentType }, body });
         const piece = await res.json() as { id: string };
         if (res.status !== 201) throw new Error(`submit: ${res.status} ${JSON.stringify(piece)}`);
         const all = new Promise<void>((resolve, reject) => {
@@ -56,7 +57,7 @@ export async function runEndToEndBench(s: BenchServices, opts: E2eBenchOptions =
           if (EVENTS.every((e) => seen.has(e))) done();
         });
         for (let step = 0; step < 3; step++) {
-          const adv = await fetch(`${s.api.baseUrl}/v1/test/mail/${piece.id}/advance`, { method: 'POST', headers });
+          const adv = await fetch(`${base}/v1/test/mail/${piece.id}/advance`, { method: 'POST', headers });
           if (adv.status !== 200) throw new Error(`advance: ${adv.status} ${await adv.text()}`);
         }
         await all;

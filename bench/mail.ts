@@ -1,4 +1,4 @@
-// POST /v1/mail under load (autocannon) against the API process: a one-page PDF from an
+// POST /v1/mail under load (autocannon) against the API process(es): a one-page PDF from an
 // agent test key (an agent without a webhook, so the load does not fan out), at 1, 16 and 64 concurrent connections, as real submissions (record +
 // workflow start) and as dry runs (no record, no workflow), so the difference shows what
 // storing the piece and starting its workflow cost. Reports requests/s, p50/p95/p99
@@ -25,24 +25,30 @@ interface LoadResult {
   statuses: Record<string, number>;
 }
 
-async function load(url: string, headers: Record<string, string>, body: Buffer, connections: number, durationSeconds: number): Promise<LoadResult> {
+/**
+ * `connections` spread over the URLs (one autocannon per URL, all at once); latencies of
+ * every answer are pooled, so the percentiles are over all requests.
+ */
+async function load(urls: string[], headers: Record<string, string>, body: Buffer, connections: number, durationSeconds: number): Promise<LoadResult> {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ url, method: 'POST', headers, body, connections, duration: durationSeconds, timeout: 30 }, (err, res) => (err ? reject(err) : resolve(res)));
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      latencies.push(responseTime);
-      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-    });
-  });
+  const shares = urls.map((_, i) => Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0));
+  const results = await Promise.all(urls.map((url, i) => ({ url, share: shares[i] })).filter((u) => u.share > 0).map(({ url, share }) =>
+    new Promise<autocannon.Result>((resolve, reject) => {
+      const instance = autocannon({ url, method: 'POST', headers, body, connections: share, duration: durationSeconds, timeout: 30 }, (err, res) => (err ? reject(err) : resolve(res)));
+      instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+        latencies.push(responseTime);
+        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+      });
+    })));
   latencies.sort((a, b) => a - b);
   return {
-    requestsPerSecond: latencies.length / result.duration,
+    requestsPerSecond: latencies.length / Math.max(...results.map((r) => r.duration)),
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     total: latencies.length,
-    errors: result.errors + result.timeouts + result.non2xx,
+    errors: results.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0),
     statuses,
   };
 }
@@ -51,7 +57,7 @@ export async function runMailBench(s: BenchServices, opts: MailBenchOptions = {}
   const duration = opts.durationSeconds ?? 10;
   const levels = opts.concurrency ?? [1, 16, 64];
   const log = opts.log ?? (() => undefined);
-  const url = `${s.api.baseUrl}/v1/mail`;
+  const urls = s.apis.map((a) => `${a.baseUrl}/v1/mail`);
   const pdf = await onePageLetter();
   const metrics: BenchMetric[] = [];
 
@@ -63,9 +69,9 @@ export async function runMailBench(s: BenchServices, opts: MailBenchOptions = {}
     const headers = { authorization: `Bearer ${s.quietTestKey}`, 'x-service-md-version': '1', 'content-type': contentType };
     const name = dryRun ? 'mail dry_run' : 'mail submit';
     // Warm-up: JIT, connection pools, Temporal client channel.
-    await load(url, headers, body, 4, 2);
+    await load(urls, headers, body, 4, 2);
     for (const c of levels) {
-      const r = await load(url, headers, body, c, duration);
+      const r = await load(urls, headers, body, c, duration);
       log(`${name} c=${c}: ${r.requestsPerSecond.toFixed(1)} req/s, p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms, ${r.total} requests, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}`);
       const bench = `${name} c=${c}`;
       metrics.push(

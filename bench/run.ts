@@ -8,6 +8,9 @@
 // BENCH_WEBHOOK_EVENTS sets the fan-out size (default 10,000); BENCH_MAIL_CONCURRENCY=16
 // and BENCH_MAIL_DRY_RUN=skip|only narrow the load bench;
 // BENCH_CPU_PROF=1 writes CPU profiles of the API and worker to bench/results/profiles/.
+// BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
+// Temporal as four services on Postgres, started or reused) with two API and two worker
+// processes; the batch bench still runs its API and worker inside this process.
 import 'reflect-metadata';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +18,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config';
 import { dropDatabase, ensureStack, ROOT } from '../scripts/stack';
+import { ensureCluster } from '../scripts/cluster';
 import { runBatchBench } from './batch';
 import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
@@ -32,9 +36,11 @@ export interface BenchMetric {
 
 const log = (m: string) => console.log(`[bench] ${m}`);
 
-/** The API and worker processes, started by the first bench that needs them. */
+const onCluster = process.env.BENCH_STACK === 'cluster';
+
+/** The API and worker processes (two of each on the cluster), started by the first bench that needs them. */
 let services: BenchServices | undefined;
-const withServices = async () => (services ??= await startBenchServices(log));
+const withServices = async () => (services ??= await startBenchServices(log, onCluster ? 2 : 1));
 
 // Order matters: the fan-out and end-to-end benches run on a quiet worker, before the load
 // bench leaves thousands of sandbox pieces behind.
@@ -52,10 +58,11 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
     name: 'processes',
     run: async () => {
       if (!services) return [];
-      const mb = (kb: number | null) => (kb ?? NaN) / 1024;
+      const mb = (kbs: Array<number | null>) => Math.max(...kbs.map((kb) => kb ?? NaN)) / 1024;
+      const of = (n: number) => (n > 1 ? `, largest of ${n}` : '');
       return [
-        metric('processes', 'API process peak RSS (VmHWM)', mb(services.api.proc.peakRssKb()), 'MB'),
-        metric('processes', 'worker process peak RSS (VmHWM)', mb(services.worker.peakRssKb()), 'MB'),
+        metric('processes', `API process peak RSS (VmHWM${of(services.apis.length)})`, mb(services.apis.map((a) => a.proc.peakRssKb())), 'MB'),
+        metric('processes', `worker process peak RSS (VmHWM${of(services.workers.length)})`, mb(services.workers.map((w) => w.peakRssKb())), 'MB'),
       ];
     },
   },
@@ -76,10 +83,12 @@ async function main() {
   dbUrl.pathname = `/postal_bench_${runId}`;
   const databaseUrl = dbUrl.toString();
 
+  // The cluster profile is reused while it runs (its own API and worker processes are not needed here).
+  const cluster = onCluster ? (await ensureCluster({ detached: true, apps: false, log })).state : undefined;
   const { state } = await ensureStack({
-    profile: 'test', databaseUrl, s3Bucket: 'postal-mail-test', detached: true,
+    profile: cluster ? 'cluster' : 'test', databaseUrl, s3Bucket: 'postal-mail-test', detached: true,
     // As for `npm test`: an external Temporal or object store instead of the local ones.
-    temporalAddress: process.env.TEST_TEMPORAL_ADDRESS, s3Endpoint: process.env.TEST_S3_ENDPOINT,
+    temporalAddress: cluster?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS, s3Endpoint: cluster?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
     s3AccessKeyId: base.s3AccessKeyId, s3SecretAccessKey: base.s3SecretAccessKey, s3Region: base.s3Region,
   });
 
@@ -131,7 +140,7 @@ async function main() {
   writeFileSync(file, JSON.stringify({
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_mb: Math.round(os.totalmem() / 1048576), node: process.version },
-    stack: { temporal: state.temporal.address, object_store: state.s3.endpoint },
+    stack: { profile: cluster ? 'cluster' : 'test', temporal: state.temporal.address, object_store: state.s3.endpoint, api_processes: services?.apis.length, worker_processes: services?.workers.length },
     metrics,
   }, null, 2) + '\n');
   log(`results written to ${path.relative(ROOT, file)}`);

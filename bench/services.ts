@@ -1,7 +1,9 @@
 // The API and the worker as separate child processes for the HTTP benches (so their peak
-// memory can be read from /proc/<pid>/status VmHWM), a member with a high rate limit and
-// an agent with live and test keys, a local webhook receiver, and the helpers the benches
-// share: a fixed multipart letter, percentiles, and a metric builder.
+// memory can be read from /proc/<pid>/status VmHWM), one of each or, on the cluster
+// profile, two of each (the load is spread over both APIs; both workers poll one task
+// queue), a member with a high rate limit and an agent with live and test keys, a local
+// webhook receiver, and the helpers the benches share: a fixed multipart letter,
+// percentiles, and a metric builder.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -15,8 +17,8 @@ import { ApiProcess, deleteSchedulesOf, ROOT, ServiceProcess, stackEnv, startApi
 import type { BenchMetric } from './run';
 
 export interface BenchServices {
-  api: ApiProcess;
-  worker: ServiceProcess;
+  apis: ApiProcess[];
+  workers: ServiceProcess[];
   /** A client-side view of the stack (Postgres, Temporal) on the services' task queue. */
   deps: Deps;
   taskQueue: string;
@@ -89,7 +91,7 @@ async function call(baseUrl: string, method: string, p: string, key: string, jso
  * production refuses that flag.
  * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/.
  */
-export async function startBenchServices(log: (m: string) => void): Promise<BenchServices> {
+export async function startBenchServices(log: (m: string) => void, processes = 1): Promise<BenchServices> {
   const taskQueue = `bench-services-${randomBytes(3).toString('hex')}`;
   const env = stackEnv({
     NODE_ENV: 'benchmark', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -100,12 +102,14 @@ export async function startBenchServices(log: (m: string) => void): Promise<Benc
   if (nodeArgs.length) mkdirSync(profileDir, { recursive: true });
 
   const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 16, name: 'bench' });
-  log('starting the worker process (bundles the workflows) and the API process ...');
-  const [worker, api] = await Promise.all([
-    startWorkerProcess(deps.temporal, { env, taskQueue, nodeArgs }),
-    startApiProcess({ env, nodeArgs }),
+  log(`starting ${processes} worker process(es) (each bundles the workflows) and ${processes} API process(es) ...`);
+  const count = Array.from({ length: processes });
+  const [workers, apis] = await Promise.all([
+    Promise.all(count.map(() => startWorkerProcess(deps.temporal, { env, taskQueue, nodeArgs }))),
+    Promise.all(count.map(() => startApiProcess({ env, nodeArgs }))),
   ]);
-  log(`API pid ${api.proc.pid} at ${api.baseUrl}, worker pid ${worker.pid} on ${taskQueue}`);
+  const api = apis[0];
+  log(`APIs ${apis.map((a) => `pid ${a.proc.pid} at ${a.baseUrl}`).join(', ')}; workers pids ${workers.map((w) => w.pid).join(', ')} on ${taskQueue}`);
 
   const member = await createMember(deps, {
     email: `bench-${randomBytes(4).toString('hex')}@example.test`, fullName: 'Bench Member', creditsCents: 100_000_000,
@@ -123,10 +127,10 @@ export async function startBenchServices(log: (m: string) => void): Promise<Benc
   await call(api.baseUrl, 'PUT', '/v1/webhooks/settings', live.key, { webhook_url: receiver.url, enabled: true, event_types: ['*'] }, { 'x-service-md-version': '1' });
 
   return {
-    api, worker, deps, taskQueue, receiver,
+    apis, workers, deps, taskQueue, receiver,
     memberId: member.member_id, agentId: agent.id, memberKey: member.key, agentKey: live.key, agentTestKey: test.key, quietTestKey: quietTest.key,
     async stop() {
-      await Promise.all([api.proc.stop(), worker.stop()]);
+      await Promise.all([...apis.map((a) => a.proc.stop()), ...workers.map((w) => w.stop())]);
       await receiver.close();
       await deleteSchedulesOf(deps.temporal, taskQueue);
       await closeDeps(deps);
