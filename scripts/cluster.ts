@@ -9,7 +9,7 @@
 // Everything it starts is recorded in .data/cluster/cluster.json (pids, ports), so a later
 // run reuses what still runs, restarts what died, and `npm run stack:stop` stops it.
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
@@ -133,6 +133,7 @@ export async function ensureClusterTools(log: (m: string) => void): Promise<void
       if (code !== 0) return reject(new Error(`go install ${tool.module} failed (${code})`));
       renameSync(path.join(gobin, tool.installedAs), tool.bin);
       rmSync(gobin, { recursive: true, force: true });
+      try { rmdirSync(path.dirname(gobin)); } catch { /* another build still uses it */ }
       resolve();
     });
   });
