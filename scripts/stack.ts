@@ -191,16 +191,31 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Runs TypeORM migrations against the database. */
+/** Key of the Postgres advisory lock that migration runs take (any constant of our own). */
+const MIGRATION_LOCK_KEY = 1733240000;
+
+/**
+ * Runs TypeORM migrations against the database, one run at a time: a second run (another
+ * deploy job, `npm run admin`, a second API started at once) waits for the first, then
+ * finds nothing pending, instead of applying the same migration twice.
+ */
 export async function migrate(databaseUrl: string): Promise<string[]> {
-  const { createDataSource } = await import('../entities/data-source');
-  const ds = createDataSource({ databaseUrl, poolSize: 2 });
-  await ds.initialize();
+  const lock = new Client({ connectionString: databaseUrl });
+  await lock.connect();
   try {
-    const ran = await ds.runMigrations({ transaction: 'each' });
-    return ran.map((m) => m.name);
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const { createDataSource } = await import('../entities/data-source');
+    const ds = createDataSource({ databaseUrl, poolSize: 2 });
+    await ds.initialize();
+    try {
+      const ran = await ds.runMigrations({ transaction: 'each' });
+      return ran.map((m) => m.name);
+    } finally {
+      await ds.destroy();
+    }
   } finally {
-    await ds.destroy();
+    // Ending the session releases the lock.
+    await lock.end();
   }
 }
 
