@@ -231,7 +231,8 @@ export function startTemporalService(name: TemporalServiceName, serviceEnv: Reco
 }
 
 export function temporalServiceRuns(state: Pick<ClusterState, 'services'>, name: TemporalServiceName): boolean {
-  return runsWith(state.services[name]?.pid, TEMPORAL_SERVER_BIN, name);
+  const argv = argvOf(state.services[name]?.pid);
+  return !!argv && argv[0] === TEMPORAL_SERVER_BIN && argv[argv.indexOf('--service') + 1] === name;
 }
 
 const GRPC_NOT_FOUND = 5;
