@@ -23,7 +23,7 @@ import { ROOT } from '../../scripts/stack';
 import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
 import { batchWorkflowId } from '../../workflows/contracts/batch';
-import { client, http, HttpResponse } from '../helpers/http';
+import { client, http, HttpResponse, RequestOptions } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
@@ -70,7 +70,7 @@ describeCluster('the cluster profile', () => {
   let apis: ApiProcess[] = [];
   let workers: ServiceProcess[] = [];
   const bases = () => apis.filter((a) => a.proc.running).map((a) => a.baseUrl);
-  const api = (m: string, p: string, o = {}) => http(bases()[0], m, p, o);
+  const api = (m: string, p: string, o: RequestOptions = {}) => http(bases()[0], m, p, o);
 
   beforeAll(async () => {
     deps = await createDeps(loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: taskQueue }), { poolSize: 4, name: 'cluster-faults' });
