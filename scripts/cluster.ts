@@ -111,14 +111,20 @@ export function runsWith(pid: number | undefined, ...words: string[]): boolean {
   return !!argv && words.every((w) => argv.some((a) => a.includes(w)));
 }
 
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string): Promise<void> {
+function logTail(file: string | undefined): string {
+  return file && existsSync(file) ? `\n--- ${path.relative(ROOT, file)} (last lines) ---\n${readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')}` : '';
+}
+
+/** Polls `check`; gives up at the deadline, or at once when `exited` names a process that died (its log file). */
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string, exited: () => string | undefined = () => undefined): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await check().catch(() => false)) return;
+    const dead = exited();
+    if (dead) throw new Error(`${what}: a process exited while starting${logTail(dead)}`);
     await sleep(250);
   }
-  const tail = logFile && existsSync(logFile) ? `\n--- ${path.relative(ROOT, logFile)} (last lines) ---\n${readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n')}` : '';
-  throw new Error(`${what} was not ready within ${timeoutMs / 1000}s${tail}`);
+  throw new Error(`${what} was not ready within ${timeoutMs / 1000}s${logTail(logFile)}`);
 }
 
 /** Builds the server, its SQL tool and the UI server (plus the CLI and object store) when missing. */
@@ -343,28 +349,38 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
 
   const frontendAddress = `127.0.0.1:${CLUSTER_PORTS.temporal.frontend.grpc}`;
   const serviceEnv = temporalServiceEnv();
-  const services = {} as ClusterState['services'];
   const down = TEMPORAL_SERVICES.filter((name) => !(previous && temporalServiceRuns(previous, name)));
-  if (down.length) await setupTemporalDatabases(log);
-  for (const name of TEMPORAL_SERVICES) {
-    if (!down.includes(name)) {
-      services[name] = previous!.services[name];
-      continue;
-    }
-    const child = startTemporalService(name, serviceEnv, opts.detached);
-    started.push(child);
-    services[name] = { pid: child.pid!, grpcPort: CLUSTER_PORTS.temporal[name].grpc };
-  }
-  log(down.length ? `started Temporal ${down.join(', ')}; reused ${TEMPORAL_SERVICES.filter((s) => !down.includes(s)).join(', ') || 'nothing'}` : 'reusing the Temporal cluster');
-  // Recorded at once, so `npm run stack:stop` finds them even if a later step fails.
+  const services = Object.fromEntries(TEMPORAL_SERVICES.filter((name) => !down.includes(name)).map((name) => [name, previous!.services[name]])) as ClusterState['services'];
+  // Recorded as each starts, so `npm run stack:stop` finds them even if a later step fails.
   const recorded: ClusterState = {
     frontendAddress, namespace: CLUSTER_NAMESPACE, uiUrl: '', serviceEnv, services, s3Endpoint: '', databaseUrl: '', taskQueue: CLUSTER_TASK_QUEUE,
     apis: previous?.apis ?? [], workers: previous?.workers ?? [], smtp: previous?.smtp, ui: previous?.ui,
   };
-  writeClusterState(recorded);
-  await waitUntil(`the Temporal frontend at ${frontendAddress}`, () => frontendAnswers(frontendAddress), 120000, logFile('temporal-frontend'));
+  const serviceChildren = new Map<TemporalServiceName, ChildProcess>();
+  const start = (name: TemporalServiceName) => {
+    const child = startTemporalService(name, serviceEnv, opts.detached);
+    started.push(child);
+    serviceChildren.set(name, child);
+    services[name] = { pid: child.pid!, grpcPort: CLUSTER_PORTS.temporal[name].grpc };
+    writeClusterState(recorded);
+  };
+  const exited = () => {
+    const dead = [...serviceChildren].find(([, child]) => child.exitCode !== null || child.signalCode !== null);
+    return dead && logFile(`temporal-${dead[0]}`);
+  };
+  if (down.length) {
+    await setupTemporalDatabases(log);
+    // On a new database every service's first start writes the cluster metadata record and
+    // those that lose that race exit, so the first service starts alone until it serves.
+    const [first, ...rest] = down;
+    start(first);
+    await waitUntil(`Temporal ${first}`, () => portOpen(CLUSTER_PORTS.temporal[first].grpc), 120000, logFile(`temporal-${first}`), exited);
+    rest.forEach(start);
+  }
+  log(down.length ? `started Temporal ${down.join(', ')}; reused ${TEMPORAL_SERVICES.filter((s) => !down.includes(s)).join(', ') || 'nothing'}` : 'reusing the Temporal cluster');
+  await waitUntil(`the Temporal frontend at ${frontendAddress}`, () => frontendAnswers(frontendAddress), 120000, logFile('temporal-frontend'), exited);
   await ensureNamespace(frontendAddress, log);
-  await waitUntil('the Temporal cluster (history and matching)', () => clusterServes(frontendAddress), 120000, logFile('temporal-history'));
+  await waitUntil('the Temporal cluster (history and matching)', () => clusterServes(frontendAddress), 120000, logFile('temporal-history'), exited);
 
   let ui = previous?.ui && runsWith(previous.ui.pid, TEMPORAL_UI_BIN) ? previous.ui : undefined;
   if (!ui && existsSync(TEMPORAL_UI_BIN)) {
