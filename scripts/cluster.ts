@@ -19,10 +19,10 @@ import { ensureStack, ensureTools, pidAlive, portOpen, ROOT, stopStack, TEMPORAL
 
 const run = promisify(execFile);
 
-export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
-export const TEMPORAL_SERVER_BIN = path.join(TOOLS_BIN, 'temporal-server');
-export const TEMPORAL_SQL_TOOL_BIN = path.join(TOOLS_BIN, 'temporal-sql-tool');
-export const TEMPORAL_UI_BIN = path.join(TOOLS_BIN, 'temporal-ui-server');
+const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+const TEMPORAL_SERVER_BIN = path.join(TOOLS_BIN, 'temporal-server');
+const TEMPORAL_SQL_TOOL_BIN = path.join(TOOLS_BIN, 'temporal-sql-tool');
+const TEMPORAL_UI_BIN = path.join(TOOLS_BIN, 'temporal-ui-server');
 
 /**
  * Each binary comes from `go install <module>`; the server and the UI server are both
@@ -35,11 +35,11 @@ const CLUSTER_TOOLS = [
   { module: 'github.com/temporalio/ui-server/v2/cmd/server@v2.42.1', installedAs: 'server', bin: TEMPORAL_UI_BIN },
 ] as const;
 
-export const TEMPORAL_SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
+const TEMPORAL_SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
 export type TemporalServiceName = (typeof TEMPORAL_SERVICES)[number];
 
 /** Fixed ports, away from the dev profile's (7233, 8233, 9100, 3000, 2525). */
-export const CLUSTER_PORTS = {
+const CLUSTER_PORTS = {
   temporal: {
     frontend: { grpc: 7333, http: 7343, membership: 6333, metrics: 9333 },
     history: { grpc: 7334, membership: 6334, metrics: 9334 },
@@ -52,10 +52,10 @@ export const CLUSTER_PORTS = {
   smtp: 2625,
 };
 
-export const CLUSTER_NAMESPACE = 'default';
+const CLUSTER_NAMESPACE = 'default';
 /** How long Temporal keeps a closed workflow's history (see README, Deploying). */
-export const CLUSTER_RETENTION = '7d';
-export const CLUSTER_TASK_QUEUE = 'postal-mail';
+const CLUSTER_RETENTION = '7d';
+const CLUSTER_TASK_QUEUE = 'postal-mail';
 const DATA_DIR = path.join(ROOT, '.data', 'cluster');
 const STATE_FILE = path.join(DATA_DIR, 'cluster.json');
 
@@ -106,7 +106,7 @@ function argvOf(pid: number | undefined): string[] | null {
 }
 
 /** The pid runs and its command line contains every one of `words` (so a reused pid does not count). */
-export function runsWith(pid: number | undefined, ...words: string[]): boolean {
+function runsWith(pid: number | undefined, ...words: string[]): boolean {
   const argv = argvOf(pid);
   return !!argv && words.every((w) => argv.some((a) => a.includes(w)));
 }
@@ -128,7 +128,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 }
 
 /** Builds the server, its SQL tool and the UI server (plus the CLI and object store) when missing. */
-export async function ensureClusterTools(log: (m: string) => void): Promise<void> {
+async function ensureClusterTools(log: (m: string) => void): Promise<void> {
   const install = (tool: (typeof CLUSTER_TOOLS)[number]) => new Promise<void>((resolve, reject) => {
     if (existsSync(tool.bin)) return resolve();
     const gobin = path.join(ROOT, '.tools', 'gobin', path.basename(tool.bin));
@@ -178,7 +178,7 @@ function clusterDatabases() {
  * Creates Temporal's persistence and visibility databases and brings their schemas to the
  * server's version (`setup-schema -v 0.0` then `update-schema`; both are no-ops when done).
  */
-export async function setupTemporalDatabases(log: (m: string) => void): Promise<void> {
+async function setupTemporalDatabases(log: (m: string) => void): Promise<void> {
   const db = clusterDatabases();
   const schema = await temporalSchemaDir();
   const sql = (database: string, ...args: string[]) => run(TEMPORAL_SQL_TOOL_BIN,
@@ -230,13 +230,13 @@ function startLogged(cmd: string, args: string[], env: NodeJS.ProcessEnv, name: 
 }
 
 /** Starts one Temporal service process (its own ports, a Prometheus endpoint of its own). */
-export function startTemporalService(name: TemporalServiceName, serviceEnv: Record<string, string>, detached: boolean): ChildProcess {
+function startTemporalService(name: TemporalServiceName, serviceEnv: Record<string, string>, detached: boolean): ChildProcess {
   const env = { ...process.env, ...serviceEnv, TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${CLUSTER_PORTS.temporal[name].metrics}` };
   const args = ['--root', ROOT, '--config', path.join('scripts', 'cluster', 'temporal'), '--env', 'cluster', '--allow-no-auth', 'start', '--service', name];
   return startLogged(TEMPORAL_SERVER_BIN, args, env, `temporal-${name}`, detached);
 }
 
-export function temporalServiceRuns(state: Pick<ClusterState, 'services'>, name: TemporalServiceName): boolean {
+function temporalServiceRuns(state: Pick<ClusterState, 'services'>, name: TemporalServiceName): boolean {
   const argv = argvOf(state.services[name]?.pid);
   return !!argv && argv[0] === TEMPORAL_SERVER_BIN && argv[argv.indexOf('--service') + 1] === name;
 }
