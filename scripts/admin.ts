@@ -12,35 +12,7 @@ import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';
 import { setMemberRunSettings } from '../services/mail-runs';
 import { ensureDatabase, migrate } from './stack';
-
-type Options = Record<string, string | boolean | undefined>;
-
-interface Command {
-  usage: string;
-  description: string;
-  options: Record<string, { type: 'string' | 'boolean' }>;
-  run(deps: Deps, opts: Options): Promise<unknown>;
-}
-
-function required(opts: Options, name: string): string {
-  const v = opts[name];
-  if (typeof v !== 'string' || v === '') throw new Error(`--${name} is required`);
-  return v;
-}
-
-function cents(opts: Options, name: string): number {
-  const n = Number(required(opts, name));
-  if (!Number.isInteger(n)) throw new Error(`--${name} must be an integer number of cents`);
-  return n;
-}
-
-/** An optional true/false option. */
-function flag(opts: Options, name: string): boolean | undefined {
-  const v = opts[name];
-  if (v === undefined) return undefined;
-  if (v !== 'true' && v !== 'false') throw new Error(`--${name} must be true or false`);
-  return v === 'true';
-}
+import { cents, Command, flag, required } from './admin/cli';
 
 export const commands: Record<string, Command> = {
   'member:create': {
