@@ -39,7 +39,7 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
-export interface RouteDef<P = any, Q = any, B = any> {
+export interface RouteDef<P = unknown, Q = unknown, B = unknown> {
   method: HttpMethod;
   /** Koa-router path under the API prefix, for example `/v1/mail/:id`. */
   path: string;
@@ -56,7 +56,9 @@ export interface RouteDef<P = any, Q = any, B = any> {
    */
   requestHeaders?: Record<string, string | { description: string; schema: z.ZodType }>;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
-  handler: (args: HandlerArgs<P, Q, B>) => Promise<RouteResult>;
+  // A method, not a property: a list of routes with different P/Q/B is a RouteDef[] (methods
+  // are checked bivariantly), and the router calls each with what its own schemas parsed.
+  handler(args: HandlerArgs<P, Q, B>): Promise<RouteResult>;
 }
 
 export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {

@@ -91,7 +91,6 @@ export function evaluateRule(rule: Pick<WebhookRule, 'source' | 'match' | 'terms
 export function termProblem(term: string): string | null {
   if (!hasVisibleCharacter(term)) return VISIBLE_CHARACTER_MESSAGE;
   if (codePointLength(term) > RULE_LIMITS.termLength) return `must be at most ${RULE_LIMITS.termLength} characters`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(term)) return 'must not contain control characters';
   return null;
 }

@@ -1,4 +1,4 @@
-// `npm test`: type-checks, starts (or reuses) a test stack on free ports under
+// `npm test`: type-checks, lints, starts (or reuses) a test stack on free ports under
 // .data/test, creates a throwaway database, bundles the workflows once, and runs every
 // Jest test. Extra arguments go to Jest (`npm test -- test/unit`). With CI=true the test
 // stack is stopped at the end; otherwise it keeps running so the next run starts fast.
@@ -30,6 +30,11 @@ async function main() {
     console.log('[test] type-checking ...');
     const tsc = spawnSync(bin('tsc'), ['--noEmit', '-p', path.join(ROOT, 'tsconfig.json')], { stdio: 'inherit' });
     if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  }
+  if (process.env.SKIP_LINT !== '1') {
+    console.log('[test] linting (eslint.config.mjs) ...');
+    const lint = spawnSync(bin('eslint'), ['--max-warnings', '0', ROOT], { stdio: 'inherit', cwd: ROOT });
+    if (lint.status !== 0) process.exit(lint.status ?? 1);
   }
 
   const base = loadConfig({ ...process.env, PORT: '0' });

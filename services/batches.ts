@@ -510,7 +510,7 @@ function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
   return cause instanceof ApplicationFailure ? cause : undefined;
 }
 
-async function runUpdate<Ret, Args extends any[]>(
+async function runUpdate<Ret, Args extends unknown[]>(
   deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args,
   opts: BatchServiceOptions & { startIfMissing?: boolean },
 ): Promise<UpdateOutcome<Ret>> {
@@ -681,7 +681,7 @@ export async function getFacilityBatch(deps: Deps, auth: AuthContext, id: string
   };
 }
 
-async function facilityUpdate<Ret, Args extends any[]>(deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args, what: string): Promise<Ret | undefined> {
+async function facilityUpdate<Ret, Args extends unknown[]>(deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args, what: string): Promise<Ret | undefined> {
   const outcome = await runUpdate(deps, row, def, args, {});
   if (outcome.ok) return outcome.value;
   if (outcome.kind === 'failed') throw outcome.error;

@@ -1,0 +1,40 @@
+// The lint's workflow guard (eslint.config.mjs) refuses what would break the workflow
+// sandbox, and lets through what workflow code legitimately imports.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** The import-rule messages ESLint gives `code` as if it were `file` (an existing file, so the type-aware parser finds it in the project). ESLint runs as its CLI: its config is an ES module, which Jest's module sandbox cannot load. */
+async function importErrors(file: string, code: string): Promise<string[]> {
+  const run = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'eslint'), ['--stdin', '--stdin-filename', path.join(ROOT, file), '-f', 'json'], { cwd: ROOT, input: code, encoding: 'utf8' });
+  const [result] = JSON.parse(run.stdout) as { messages: { ruleId: string | null; message: string }[] }[];
+  return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+}
+
+describe('workflow import guard', () => {
+  jest.setTimeout(60_000);
+
+  it('refuses Node built-ins, config, activities and other domain modules in workflow code, and admits the rest', async () => {
+    const errors = await importErrors('workflows/maintenance.ts', [
+      "import { createHash } from 'node:crypto';",
+      "import { loadConfig } from '../config';",
+      "import { createMailActivities } from '../activities/mail';",
+      "import { encryptSecret } from '../domain/secrets';",
+      // Allowed: the workflow API, contracts, type-only imports, workflow-safe domain rules.
+      "import { proxyActivities } from '@temporalio/workflow';",
+      "import type { createMailRunActivities } from '../activities/mail-run';",
+      "import { outboundMailWorkflowId } from './contracts/mail';",
+      "import { moveAllowed } from '../domain/mail-rules';",
+      'export const probe = [createHash, loadConfig, createMailActivities, encryptSecret, proxyActivities, outboundMailWorkflowId, moveAllowed] as unknown as ReturnType<typeof createMailRunActivities>;',
+    ].join('\n'));
+    const refused = errors.map((m) => /^'([^']+)'/.exec(m)?.[1]);
+    expect(refused).toEqual(['node:crypto', '../config', '../activities/mail', '../domain/secrets']);
+    expect(errors[0]).toMatch(/Workflow code may import only/);
+  });
+
+  it('keeps workflow-safe domain modules from importing anything else', async () => {
+    const errors = await importErrors('domain/mail-rules.ts', "import { randomUUID } from 'node:crypto';\nexport const probe = randomUUID;\n");
+    expect(errors).toHaveLength(1);
+  });
+});
