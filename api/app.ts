@@ -16,6 +16,7 @@ import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
+import { consoleRoutes } from './console';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle = new Lifecycle()): Koa {
   const app = new Koa();
@@ -59,6 +60,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   const apiReference = apiReferenceRoutes(deps.config);
   app.use(apiReference.routes());
   app.use(apiReference.allowedMethods());
+  app.use(consoleRoutes(deps).routes());
   const mcp = mcpRoutes(deps);
   app.use(mcp.routes());
   app.use(prefixed.routes());

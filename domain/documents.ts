@@ -378,3 +378,32 @@ export function textPageCount(text: string): number {
   }
   return pages;
 }
+
+/**
+ * The lines of each printed page in the layout textPageCount counts (tabs expanded, long
+ * lines wrapped at 80 columns, 66 lines a page, form feeds), for page previews. Counting
+ * stays a separate pass that holds no text, since it runs on every upload before the page
+ * limit; a property test holds the two to the same answer.
+ */
+export function textPages(text: string): string[][] {
+  const sheets = text.replace(/\r\n?/g, '\n').split('\f');
+  if (sheets.length > 1 && sheets[sheets.length - 1].replace(/\n/g, '') === '') sheets.pop();
+  const pages: string[][] = [];
+  for (const sheet of sheets) {
+    const lines = sheet.split('\n');
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+    const rows: string[] = [];
+    for (const line of lines) {
+      const chars: string[] = [];
+      for (const ch of line) {
+        if (ch === '\t') chars.push(...' '.repeat(8 - (chars.length % 8)));
+        else chars.push(ch);
+      }
+      if (chars.length === 0) rows.push('');
+      for (let i = 0; i < chars.length; i += TEXT_COLUMNS) rows.push(chars.slice(i, i + TEXT_COLUMNS).join(''));
+    }
+    if (rows.length === 0) rows.push('');
+    for (let i = 0; i < rows.length; i += TEXT_LINES_PER_PAGE) pages.push(rows.slice(i, i + TEXT_LINES_PER_PAGE));
+  }
+  return pages;
+}

@@ -13,6 +13,7 @@ import { enablePackages } from '../services/packages';
 import { setMemberRunSettings } from '../services/mail-runs';
 import { ensureDatabase, migrate } from './stack';
 import { cents, Command, flag, required } from './admin/cli';
+import { consoleCommands } from './admin/console';
 
 export const commands: Record<string, Command> = {
   'member:create': {
@@ -116,6 +117,7 @@ export const commands: Record<string, Command> = {
       return enablePackages(deps, required(opts, 'member'), !opts.disable);
     },
   },
+  ...consoleCommands,
 };
 
 function help(): string {

@@ -1,0 +1,131 @@
+// The owner console: server-rendered pages under /console on the same Koa app, for the
+// account's human owner (approve, fund, review). Every page reads and changes things only
+// through the REST route definitions (api/console/rest.ts), as the signed-in member's live
+// member key would, so an object of another member is a 404 here exactly as over REST.
+// /billing (the billing_url of every 402 and usage read) and the site root land here.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { ApiError } from '../../domain/errors';
+import type { Deps } from '../../services/deps';
+import { revokeConsoleSession } from '../../services/console-sessions';
+import { applyRateLimit } from '../router';
+import {
+  checkCsrf, ConsolePage, cookieOptions, csrfFor, describeError, FormRefused, loadSession, pageFor, preSessionSecret,
+  readForm, renderView, safeNext, SESSION_COOKIE,
+} from './framework';
+import { signInRoutes } from './pages/sign-in';
+import { mailPages } from './pages/mail';
+import { accountPages } from './pages/account';
+import { inboundPages } from './pages/inbound';
+import { webhookPages } from './pages/webhooks';
+import { supportPages } from './pages/support';
+
+export const CONSOLE_PATH = '/console';
+const CSS = readFileSync(path.join(__dirname, 'assets', 'console.css'));
+
+export type PageHandler = (page: ConsolePage) => Promise<void>;
+export type AddPage = (method: 'get' | 'post', path: string, handler: PageHandler) => void;
+
+/** Only this origin; images also from the object store, whose signed URLs show facility photos and scans. */
+function consolePolicy(deps: Deps): string {
+  const store = new URL(deps.config.s3Endpoint).origin;
+  return [
+    "default-src 'none'", "style-src 'self'", `img-src 'self' data: ${store}`, "form-action 'self'",
+    "base-uri 'none'", "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function renderFailure(deps: Deps, ctx: Context, err: unknown, signedIn: boolean, extra: Record<string, unknown> = {}): void {
+  if (err instanceof FormRefused) {
+    renderView(ctx, 'error', { error: { status: 403, title: 'Form refused', message: err.message, fields: [], action: null, code: 'csrf' }, signedIn, ...extra }, 403);
+    return;
+  }
+  if (err instanceof ApiError) {
+    renderView(ctx, 'error', { error: describeError(err), signedIn, ...extra }, err.status);
+    return;
+  }
+  deps.log.error({ err, path: ctx.path }, 'console page failed');
+  renderView(ctx, 'error', {
+    error: { status: 500, title: 'Something went wrong', message: `The page could not be built. Reference: ${ctx.state.requestId}.`, fields: [], action: 'Try again in a moment.', code: null },
+    signedIn, ...extra,
+  }, 500);
+}
+
+export function consoleRoutes(deps: Deps): Router {
+  const router = new Router();
+  const policy = consolePolicy(deps);
+
+  router.use(async (ctx: Context, next: Next) => {
+    if (ctx.path === '/' || ctx.path === '/billing' || ctx.path === CONSOLE_PATH || ctx.path.startsWith(`${CONSOLE_PATH}/`)) {
+      ctx.set('Content-Security-Policy', policy);
+    }
+    await next();
+  });
+
+  router.get('/', (ctx) => ctx.redirect(CONSOLE_PATH));
+  // billing_url is {site}/billing#credits; the browser keeps the fragment across the redirect.
+  router.get('/billing', (ctx) => ctx.redirect(`${CONSOLE_PATH}/billing`));
+  router.get(`${CONSOLE_PATH}/assets/console.css`, (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = CSS;
+  });
+
+  signInRoutes(deps, router, { renderFailure: (ctx, err, extra) => renderFailure(deps, ctx, err, false, extra) });
+
+  router.post(`${CONSOLE_PATH}/sign-out`, async (ctx) => {
+    const session = await loadSession(deps, ctx);
+    const form = await readForm(ctx);
+    if (session) {
+      try {
+        checkCsrf(session.csrfSecret, form);
+      } catch (err) {
+        renderFailure(deps, ctx, err, true);
+        return;
+      }
+      await revokeConsoleSession(deps, session.memberId, session.id);
+    }
+    ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx));
+    ctx.redirect(`${CONSOLE_PATH}/sign-in?signed_out=1`);
+  });
+
+  const add: AddPage = (method, pagePath, handler) => {
+    router[method](pagePath, async (ctx: Context) => {
+      const session = await loadSession(deps, ctx);
+      if (!session) {
+        if (method === 'get') {
+          ctx.redirect(`${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(safeNext(ctx.url))}`);
+        } else {
+          renderView(ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: CONSOLE_PATH, error: 'Your session has ended. Sign in again, then repeat what you were doing.' }, 401);
+        }
+        return;
+      }
+      try {
+        await applyRateLimit(deps, ctx, `console:${session.memberId}`, session.auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+        const form = method === 'post' ? await readForm(ctx) : new URLSearchParams();
+        if (method === 'post') checkCsrf(session.csrfSecret, form);
+        await handler(pageFor(deps, ctx, session, form));
+      } catch (err) {
+        renderFailure(deps, ctx, err, true, { session, csrf: csrfFor(session.csrfSecret) });
+      }
+    });
+  };
+
+  mailPages(add);
+  accountPages(add);
+  inboundPages(add);
+  webhookPages(add);
+  supportPages(add);
+
+  // Any other console path: a page in words, not the API's JSON.
+  router.all(`${CONSOLE_PATH}/{*rest}`, async (ctx) => {
+    const session = await loadSession(deps, ctx);
+    renderView(ctx, 'error', {
+      error: { status: 404, title: 'Not found', message: 'There is no such page.', fields: [], action: null, code: null },
+      signedIn: Boolean(session), ...(session ? { session, csrf: csrfFor(session.csrfSecret) } : {}),
+    }, 404);
+  });
+  return router;
+}

@@ -1,0 +1,134 @@
+// Account pages: billing (balance, the ledger with each entry's reason, how credits are
+// added here), agents (create; issue and revoke credentials; instructions saved with the
+// version guard; proposed edits), member keys (create, rotate, revoke) and the open
+// console sessions. A new raw key is shown once, in the answer to the form that made it.
+import { SCOPES } from '../../../domain/access';
+import { listConsoleSessions, revokeConsoleSession } from '../../../services/console-sessions';
+import type { AddPage } from '../index';
+import { formFields, formNumber } from '../framework';
+
+/** The month a billing page shows: ?month=YYYY-MM, default the current one (UTC). */
+function monthPeriod(month: unknown): { month: string; start: string; end: string | undefined } {
+  const now = new Date();
+  const m = typeof month === 'string' && /^\d{4}-(0[1-9]|1[0-2])$/.test(month) ? month : now.toISOString().slice(0, 7);
+  const [y, mo] = m.split('-').map(Number);
+  const start = new Date(Date.UTC(y, mo - 1, 1));
+  const end = new Date(Date.UTC(y, mo, 1));
+  return { month: m, start: start.toISOString(), end: end < now ? end.toISOString() : undefined };
+}
+
+const DONE: Record<string, string> = {
+  revoked: 'The key was revoked: it is refused from now on.',
+  saved: 'Saved a new version of the instructions.',
+  accepted: 'Accepted the proposed edit: it is the new version of the instructions.',
+  rejected: 'Rejected the proposed edit.',
+  session_revoked: 'The session was signed out.',
+};
+const done = (v: unknown) => (typeof v === 'string' ? DONE[v] : undefined);
+
+export function accountPages(add: AddPage): void {
+  add('get', '/console/billing', async (page) => {
+    const period = monthPeriod(page.ctx.query.month);
+    const [credits, usage] = await Promise.all([
+      page.call('GET /v1/credits'),
+      page.call('GET /v1/usage', { query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) } }),
+    ]);
+    const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1)).toISOString().slice(0, 7);
+    const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1)).toISOString().slice(0, 7);
+    page.render('billing', {
+      title: 'Billing', credits, usage, period, previous, nextMonth: nextMonth <= new Date().toISOString().slice(0, 7) ? nextMonth : null,
+    });
+  });
+
+  add('get', '/console/agents', async (page) => {
+    const list = await page.call('GET /v1/agents', { query: { limit: '100' } });
+    page.render('agents', { title: 'Agents', list });
+  });
+
+  add('post', '/console/agents', async (page) => {
+    const agent = await page.call('POST /v1/agents', { body: formFields(page.form, ['name', 'display_name', 'description']) });
+    page.ctx.redirect(`/console/agents/${agent.id}`);
+  });
+
+  add('get', '/console/agents/:id', async (page) => {
+    const params = { id: page.ctx.params.id };
+    const agent = await page.call('GET /v1/agents/:id', { params });
+    const [credentials, instructions, proposals] = await Promise.all([
+      page.call('GET /v1/agents/:id/credentials', { params }),
+      page.call('GET /v1/agents/:id/instructions', { params }),
+      page.call('GET /v1/agents/:id/instructions/proposals', { params, query: { status: 'pending' } }),
+    ]);
+    page.render('agent', { title: `Agent ${agent.name}`, agent, credentials, instructions, proposals, scopes: SCOPES, done: done(page.ctx.query.done) });
+  });
+
+  add('post', '/console/agents/:id/credentials', async (page) => {
+    const f = page.form;
+    const body: Record<string, unknown> = {
+      scopes: f.getAll('scopes'),
+      environment: f.get('environment') || 'live',
+      force_approval: f.get('force_approval') === 'on',
+    };
+    const days = formNumber(f.get('expires_in_days'));
+    if (days !== undefined) body.expires_in_days = days;
+    const max = formNumber(f.get('max_daily_pieces'));
+    if (max !== undefined) body.max_daily_pieces = max;
+    const credential = await page.call('POST /v1/agents/:id/credentials', { params: { id: page.ctx.params.id }, body });
+    page.render('key-created', {
+      title: 'New agent key', key: credential.key, what: `agent credential ${credential.key_prefix}…`, back: `/console/agents/${page.ctx.params.id}`,
+    });
+  });
+
+  add('post', '/console/agents/:id/credentials/:credentialId/revoke', async (page) => {
+    await page.call('DELETE /v1/agents/:id/credentials/:credentialId', { params: { id: page.ctx.params.id, credentialId: page.ctx.params.credentialId } });
+    page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=revoked`);
+  });
+
+  add('post', '/console/agents/:id/instructions', async (page) => {
+    await page.call('PUT /v1/agents/:id/instructions', {
+      params: { id: page.ctx.params.id },
+      body: { text: (page.form.get('text') ?? '').replace(/\r\n/g, '\n'), expected_version: formNumber(page.form.get('expected_version')) },
+    });
+    page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=saved`);
+  });
+
+  add('post', '/console/agents/:id/proposals/:proposalId', async (page) => {
+    const decision = page.form.get('decision');
+    const body: Record<string, unknown> = { decision };
+    if (decision === 'accept') body.expected_version = formNumber(page.form.get('expected_version'));
+    await page.call('POST /v1/agents/:id/instructions/proposals/:proposalId/decision', {
+      params: { id: page.ctx.params.id, proposalId: page.ctx.params.proposalId }, body,
+    });
+    page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=${decision === 'accept' ? 'accepted' : 'rejected'}`);
+  });
+
+  add('get', '/console/keys', async (page) => {
+    const [keys, sessions] = await Promise.all([page.call('GET /v1/api-keys'), listConsoleSessions(page.deps, page.session.memberId)]);
+    page.render('keys', { title: 'Member keys', keys, sessions, done: done(page.ctx.query.done) });
+  });
+
+  add('post', '/console/keys', async (page) => {
+    const body: Record<string, unknown> = { ...formFields(page.form, ['name', 'environment']) };
+    const days = formNumber(page.form.get('expires_in_days'));
+    if (days !== undefined) body.expires_in_days = days;
+    const key = await page.call('POST /v1/api-keys', { body });
+    page.render('key-created', { title: 'New member key', key: key.key, what: `member key “${key.name}”`, back: '/console/keys' });
+  });
+
+  add('post', '/console/keys/:id/rotate', async (page) => {
+    const rotated = await page.call('POST /v1/api-keys/:id/rotate', { params: { id: page.ctx.params.id } });
+    page.render('key-created', {
+      title: 'Rotated member key', key: rotated.api_key.key, what: `member key “${rotated.api_key.name}” (it replaces ${rotated.rotated_key.key_prefix}…, which is refused from now on)`,
+      back: '/console/keys',
+    });
+  });
+
+  add('post', '/console/keys/:id/revoke', async (page) => {
+    await page.call('DELETE /v1/api-keys/:id', { params: { id: page.ctx.params.id } });
+    page.ctx.redirect('/console/keys?done=revoked');
+  });
+
+  add('post', '/console/sessions/:id/revoke', async (page) => {
+    await revokeConsoleSession(page.deps, page.session.memberId, page.ctx.params.id);
+    page.ctx.redirect('/console/keys?done=session_revoked');
+  });
+}

@@ -1,0 +1,91 @@
+// Page images of an outbound piece's document, for the owner's review before approval.
+// PDFs are rendered by poppler's pdftoppm in a child process (never on the event loop);
+// TXT and CSV are laid out in the very lines that were counted and charged
+// (domain/documents.ts textPages), typeset in Courier with pdf-lib and rendered the same
+// way; an image document is its own single page. Rendered pages are cached on disk by
+// the document's SHA-256 and page number, so a page is rendered once per process host.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../domain/documents';
+import { errors } from '../domain/errors';
+import type { AuthContext } from './auth';
+import type { Deps } from './deps';
+import { visibleMailRow } from './mail';
+
+const run = promisify(execFile);
+/** 60 dpi: a US Letter page is 510 x 660 pixels, enough to read a letter on a phone. */
+const PREVIEW_DPI = 60;
+const RENDER_TIMEOUT_MS = 20_000;
+export const PREVIEW_CACHE_DIR = process.env.PREVIEW_CACHE_DIR ?? path.join(tmpdir(), 'postal-mail-previews');
+
+export interface PagePreview {
+  contentType: string;
+  body: Buffer;
+}
+
+/** Which documents have page images: all but DOCX (it would need a word processor to lay out). */
+export function hasPageImages(documentType: string): boolean {
+  return ['pdf', 'txt', 'csv', 'jpg', 'png'].includes(documentType);
+}
+
+/** A plain-text document as a PDF of exactly its counted pages (80 columns of Courier, 66 lines a page). */
+async function textAsPdf(text: string): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Courier);
+  const [width, height] = [612, 792];
+  const size = Math.min(10, (width - 72) / (TEXT_COLUMNS * 0.6));
+  const leading = (height - 72) / TEXT_LINES_PER_PAGE;
+  for (const lines of textPages(text)) {
+    const page = doc.addPage([width, height]);
+    lines.forEach((line, i) => {
+      // Courier covers WinAnsi; anything else shows as '?' rather than failing the preview.
+      const printable = [...line].map((ch) => (/[\x20-\x7e\xa0-\xff]/.test(ch) ? ch : '?')).join('');
+      if (printable.trim()) page.drawText(printable, { x: 36, y: height - 36 - leading * (i + 1), size, font });
+    });
+  }
+  return Buffer.from(await doc.save());
+}
+
+async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<void> {
+  const work = await mkdtemp(path.join(tmpdir(), 'preview-'));
+  try {
+    const input = path.join(work, 'in.pdf');
+    await writeFile(input, pdf);
+    await run('pdftoppm', ['-png', '-r', String(PREVIEW_DPI), '-f', String(page), '-l', String(page), '-singlefile', input, path.join(work, 'page')],
+      { timeout: RENDER_TIMEOUT_MS });
+    // rename within the cache directory's file system is atomic: readers see a whole file or none.
+    const tmpOut = `${out}.${process.pid}.${Date.now()}`;
+    await writeFile(tmpOut, await readFile(path.join(work, 'page.png')));
+    await rename(tmpOut, out);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Page `page` (1-based) of a piece the caller may see (404 otherwise, as GET /v1/mail/{id}). */
+export async function mailDocumentPage(deps: Deps, auth: AuthContext, mailId: string, page: number): Promise<PagePreview> {
+  const row = await visibleMailRow(deps, auth, mailId);
+  if (!Number.isInteger(page) || page < 1 || page > row.page_count) throw errors.notFound('Page');
+  const type = row.document_type as string;
+  if (!hasPageImages(type)) throw errors.notFound('Page image');
+  if (type === 'jpg' || type === 'png') {
+    return { contentType: type === 'jpg' ? 'image/jpeg' : 'image/png', body: await deps.storage.get(row.document_key) };
+  }
+  await mkdir(PREVIEW_CACHE_DIR, { recursive: true });
+  const cached = path.join(PREVIEW_CACHE_DIR, `${row.document_sha256}-${PREVIEW_DPI}-${page}.png`);
+  const hit = await readFile(cached).catch(() => null);
+  if (hit) return { contentType: 'image/png', body: hit };
+  const data = await deps.storage.get(row.document_key);
+  const pdf = type === 'pdf' ? data : await textAsPdf(data.toString('utf8'));
+  try {
+    await renderPdfPage(pdf, page, cached);
+  } catch (err) {
+    deps.log.warn({ err, outbound_mail_id: row.id, page }, 'rendering a page preview failed');
+    throw errors.unavailable('PREVIEW_UNAVAILABLE', 'The page image could not be rendered.', { suggestedAction: 'Open the document itself instead.' });
+  }
+  return { contentType: 'image/png', body: await readFile(cached) };
+}
