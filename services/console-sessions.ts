@@ -76,11 +76,14 @@ export async function createSignInLink(deps: Deps, memberId: string): Promise<{ 
 
 /** Uses a sign-in link (once: the update that marks it used is the check) and starts a session. */
 export async function redeemSignInLink(deps: Deps, rawToken: string): Promise<{ token: string; expiresAt: Date }> {
+  // WITH ... SELECT: TypeORM answers a bare UPDATE ... RETURNING with [rows, count].
   const [link] = await deps.db.query(
-    `UPDATE console_sign_in_links l SET used_at = now()
-       FROM members m
-      WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now() AND m.id = l.member_id AND m.status = 'active'
-      RETURNING l.member_id`, [hashKey(rawToken)]);
+    `WITH used AS (
+       UPDATE console_sign_in_links l SET used_at = now()
+         FROM members m
+        WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now() AND m.id = l.member_id AND m.status = 'active'
+        RETURNING l.member_id)
+     SELECT member_id FROM used`, [hashKey(rawToken)]);
   if (!link) {
     throw errors.unauthorized('sign_in_link_invalid',
       'This sign-in link is not valid: it was used already, it expired, or it was mistyped. Ask for a new one, or sign in with your member key.');
@@ -133,7 +136,8 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
 /** Signs a session out; a member may end any of their own sessions (404 for any other). */
 export async function revokeConsoleSession(deps: Deps, memberId: string, sessionId: string): Promise<void> {
   const rows = await deps.db.query(
-    `UPDATE console_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 AND member_id = $2 RETURNING id`, [sessionId, memberId]);
+    `WITH ended AS (UPDATE console_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 AND member_id = $2 RETURNING id)
+     SELECT id FROM ended`, [sessionId, memberId]);
   if (!rows.length) throw errors.notFound('Session');
 }
 

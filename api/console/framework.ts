@@ -140,5 +140,5 @@ export function formNumber(value: string | null): number | string | undefined {
 
 /** Paths the sign-in may return to: this console's own pages only. */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/console(\/[A-Za-z0-9/_\-.?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/console';
+  return typeof next === 'string' && /^\/console(\/[A-Za-z0-9/_\-.?=&%]*)?(#[a-z-]+)?$/.test(next) ? next : '/console';
 }

@@ -65,8 +65,12 @@ export function consoleRoutes(deps: Deps): Router {
   });
 
   router.get('/', (ctx) => ctx.redirect(CONSOLE_PATH));
-  // billing_url is {site}/billing#credits; the browser keeps the fragment across the redirect.
-  router.get('/billing', (ctx) => ctx.redirect(`${CONSOLE_PATH}/billing`));
+  // billing_url is {site}/billing#credits: to the credits section, through sign-in when needed
+  // (a form's POST and its redirect would drop the fragment, so it is written out here).
+  router.get('/billing', async (ctx) => {
+    const target = `${CONSOLE_PATH}/billing#credits`;
+    ctx.redirect((await loadSession(deps, ctx)) ? target : `${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(target)}`);
+  });
   router.get(`${CONSOLE_PATH}/assets/console.css`, (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.set('Cache-Control', 'public, max-age=300');
