@@ -100,7 +100,7 @@ describe('owner console', () => {
     await expect(ada.locator('table.cost').textContent()).resolves.toContain('Total');
     const images = ada.locator('.pages img');
     await expect(images.count()).resolves.toBe(2);
-    await page.waitForFunction(() => [...document.querySelectorAll('.pages img')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 100));
+    await page.waitForFunction("[...document.querySelectorAll('.pages img')].every((i) => i.complete && i.naturalWidth > 100)");
     const textPage = page.locator('article.approval', { hasText: 'Charles Babbage' }).locator('.pages img');
     await expect(textPage.count()).resolves.toBe(1); // the TXT letter is one counted page, rendered too
     await browser.screenshot(page, 'console-approvals', { fullPage: true });
@@ -209,6 +209,30 @@ describe('owner console', () => {
     await Promise.all([fresh.waitForNavigation(), fresh.click('button:has-text("Sign in")')]);
     await expect(fresh.textContent('[role=alert]')).resolves.toContain('not valid');
     await other.close();
+    await page.close();
+  });
+
+  it('renders every page of the console for its owner, also at phone width', async () => {
+    const conversation = (await api('POST', '/v1/support/messages', { key: owner.key, json: { category: 'support', body: 'Is the console working?' } })).body.message.conversation_id;
+    const { page, errors } = await browser.open(`${app.siteUrl}/console/sign-in`, PHONE);
+    await signIn(page, owner.key);
+    const pages = ['/console', '/console/approvals', '/console/mail', '/console/batches', '/console/billing', '/console/agents',
+      `/console/agents/${agentId}`, '/console/keys', '/console/inbound', '/console/webhooks', '/console/support', `/console/support/${conversation}`];
+    for (const path of pages) {
+      const res = await page.goto(`${app.siteUrl}${path}`);
+      expect({ path, status: res!.status() }).toEqual({ path, status: 200 });
+      // Nothing is wider than the phone's screen.
+      expect({ path, overflow: await page.evaluate('document.documentElement.scrollWidth > window.innerWidth') }).toEqual({ path, overflow: false });
+    }
+    await browser.screenshot(page, 'console-support-thread-phone', { fullPage: true });
+    // Keyboard alone: the skip link is the first stop, then the navigation.
+    await page.goto(`${app.siteUrl}/console/approvals`);
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate('document.activeElement.textContent')).resolves.toBe('Skip to content');
+    const res = await page.goto(`${app.siteUrl}/console/no-such-page`);
+    expect(res!.status()).toBe(404);
+    await expect(page.textContent('h1')).resolves.toBe('Not found');
+    expect(errors.filter((e) => !/status of 404 /.test(e))).toEqual([]);
     await page.close();
   });
 

@@ -348,3 +348,26 @@ describe('hostile input', () => {
     );
   });
 });
+
+describe('textPages (page previews)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fc = require('fast-check') as typeof import('fast-check');
+  const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } = require('../../domain/documents') as typeof import('../../domain/documents');
+
+  it('lays out exactly the pages textPageCount counts, lines no wider than the page', () => {
+    const piece = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom('\n', '\t', '\f', '\r\n', 'x'.repeat(170), '😀'));
+    fc.assert(fc.property(fc.array(piece, { maxLength: 80 }), (parts) => {
+      const text = parts.join('');
+      const pages = textPages(text);
+      expect(pages.length).toBe(textPageCount(text));
+      for (const lines of pages) {
+        expect(lines.length).toBeLessThanOrEqual(TEXT_LINES_PER_PAGE);
+        for (const line of lines) expect([...line].length).toBeLessThanOrEqual(TEXT_COLUMNS);
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('expands tabs to 8-column stops and starts a page at a form feed', () => {
+    expect(textPages('a\tb\fsecond')).toEqual([['a       b'], ['second']]);
+  });
+});
