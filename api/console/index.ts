@@ -25,6 +25,12 @@ import { supportPages } from './pages/support';
 export const CONSOLE_PATH = '/console';
 const CSS = readFileSync(path.join(__dirname, 'assets', 'console.css'));
 
+/**
+ * A console page pulls its page images and stylesheet as requests of their own, so the
+ * console's budget per member is a multiple of the API's per-key rate.
+ */
+const CONSOLE_RATE_MULTIPLE = 5;
+
 export type PageHandler = (page: ConsolePage) => Promise<void>;
 export type AddPage = (method: 'get' | 'post', path: string, handler: PageHandler) => void;
 
@@ -107,7 +113,7 @@ export function consoleRoutes(deps: Deps): Router {
         return;
       }
       try {
-        await applyRateLimit(deps, ctx, `console:${session.memberId}`, session.auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+        await applyRateLimit(deps, ctx, `console:${session.memberId}`, CONSOLE_RATE_MULTIPLE * (session.auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
         const form = method === 'post' ? await readForm(ctx) : new URLSearchParams();
         if (method === 'post') checkCsrf(session.csrfSecret, form);
         await handler(pageFor(deps, ctx, session, form));

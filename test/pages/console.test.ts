@@ -179,6 +179,18 @@ describe('owner console', () => {
     await browser.screenshot(page, 'console-keys', { fullPage: true });
     await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Revoke ops laptop' }).click()]);
     expect((await api('GET', '/v1/credits', { key: memberKey })).status).toBe(401);
+
+    // A session ends with the key it was started with.
+    const laptop = (await api('POST', '/v1/api-keys', { key: owner.key, json: { name: 'borrowed laptop' } })).body;
+    const borrowed = await browser.browser.newContext();
+    const elsewhere = await borrowed.newPage();
+    await elsewhere.goto(`${app.siteUrl}/console/keys`);
+    await signIn(elsewhere, laptop.key);
+    expect(new URL(elsewhere.url()).pathname).toBe('/console/keys');
+    expect((await api('DELETE', `/v1/api-keys/${laptop.id}`, { key: owner.key })).status).toBe(200);
+    await elsewhere.goto(`${app.siteUrl}/console/keys`);
+    expect(new URL(elsewhere.url()).pathname).toBe('/console/sign-in');
+    await borrowed.close();
     expect(errors).toEqual([]);
     await page.close();
   });
