@@ -31,7 +31,7 @@ export async function mailHistory(deps: Deps, auth: AuthContext, mailId: string)
     id: e.id,
     event_type: e.event_type,
     created_at: e.created_at.toISOString(),
-    deliveries: deliveries.filter((d: { event_id: string }) => d.event_id === e.id).map((d: Record<string, any>) => ({
+    deliveries: deliveries.filter((d: { event_id: string }) => d.event_id === e.id).map((d: { id: string; target_type: string; target: string; status: string; attempts_count: number; last_status_code: number | null; last_error: string | null; delivered_at: Date | null }) => ({
       id: d.id, target_type: d.target_type, target: d.target, status: d.status, attempts_count: d.attempts_count,
       last_status_code: d.last_status_code, last_error: d.last_error, delivered_at: iso(d.delivered_at),
     })),

@@ -31,7 +31,7 @@ export interface ConsolePage {
   ctx: Context;
   session: ConsoleSession;
   /** Runs a REST route as the signed-in member (api/console/rest.ts) and answers its body. */
-  call<T = any>(operation: string, call?: RestCall): Promise<T>;
+  call<T = Record<string, unknown>>(operation: string, call?: RestCall): Promise<T>;
   form: URLSearchParams;
   render(view: string, data?: Record<string, unknown>, status?: number): void;
 }
@@ -113,8 +113,8 @@ export function describeError(err: ApiError): { status: number; title: string; m
 export function pageFor(deps: Deps, ctx: Context, session: ConsoleSession, form: URLSearchParams): ConsolePage {
   return {
     deps, ctx, session, form,
-    async call(operation, call = {}) {
-      return (await rest(deps, session.auth, ctx, operation, call)).body;
+    async call<T = Record<string, unknown>>(operation: string, call: RestCall = {}): Promise<T> {
+      return (await rest<T>(deps, session.auth, ctx, operation, call)).body;
     },
     render(view, data = {}, status = 200) {
       renderView(ctx, view, { ...data, session, csrf: csrfFor(session.csrfSecret) }, status);

@@ -350,7 +350,6 @@ describe('hostile input', () => {
 });
 
 describe('textPages (page previews)', () => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const fc = require('fast-check') as typeof import('fast-check');
   const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } = require('../../domain/documents') as typeof import('../../domain/documents');
 

@@ -115,7 +115,7 @@ export function accountPages(add: AddPage): void {
   });
 
   add('post', '/console/keys/:id/rotate', async (page) => {
-    const rotated = await page.call('POST /v1/api-keys/:id/rotate', { params: { id: page.ctx.params.id } });
+    const rotated = await page.call<{ api_key: { key: string; name: string }; rotated_key: { key_prefix: string } }>('POST /v1/api-keys/:id/rotate', { params: { id: page.ctx.params.id } });
     page.render('key-created', {
       title: 'Rotated member key', key: rotated.api_key.key, what: `member key “${rotated.api_key.name}” (it replaces ${rotated.rotated_key.key_prefix}…, which is refused from now on)`,
       back: '/console/keys',

@@ -41,7 +41,7 @@ export function inboundPages(add: AddPage): void {
 
   add('get', '/console/inbound/:id', async (page) => {
     const params = { id: page.ctx.params.id };
-    const item = await page.call('GET /v1/inbound-items/:id', { params });
+    const item = await page.call<{ item?: { reference_code?: string }; reference_code?: string }>('GET /v1/inbound-items/:id', { params });
     const [scans, pages] = await Promise.all([
       page.call('GET /v1/inbound-items/:id/scans', { params }),
       page.call('GET /v1/inbound-items/:id/pages', { params, query: { limit: '50' } }),

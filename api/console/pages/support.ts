@@ -11,7 +11,7 @@ export function supportPages(add: AddPage): void {
   });
 
   add('post', '/console/support', async (page) => {
-    const { message } = await page.call('POST /v1/support/messages', {
+    const { message } = await page.call<{ message: { conversation_id: string } }>('POST /v1/support/messages', {
       body: { category: page.form.get('category') || undefined, body: page.form.get('body') ?? '' },
       headers: { 'idempotency-key': page.form.get('idem') || undefined },
     });
@@ -19,7 +19,7 @@ export function supportPages(add: AddPage): void {
   });
 
   add('get', '/console/support/:id', async (page) => {
-    const thread = await page.call('GET /v1/support/conversations/:id/messages', { params: { id: page.ctx.params.id }, query: { limit: '100' } });
+    const thread = await page.call<{ conversation: { support_case_id: string } }>('GET /v1/support/conversations/:id/messages', { params: { id: page.ctx.params.id }, query: { limit: '100' } });
     page.render('support-thread', { title: `Ticket ${thread.conversation.support_case_id}`, thread, idem: randomUUID() });
   });
 

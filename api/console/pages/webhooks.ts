@@ -15,7 +15,7 @@ export function webhookPages(add: AddPage): void {
     const params = { id: page.ctx.params.id };
     const status = typeof page.ctx.query.status === 'string' && page.ctx.query.status ? { status: page.ctx.query.status } : {};
     const [{ endpoint }, deliveries] = await Promise.all([
-      page.call('GET /v1/webhook-endpoints/:id', { params }),
+      page.call<{ endpoint: { name: string | null; url: string } }>('GET /v1/webhook-endpoints/:id', { params }),
       page.call('GET /v1/webhook-endpoints/:id/deliveries', { params, query: { limit: '50', ...status } }),
     ]);
     const done = page.ctx.query.done === 'replayed' ? 'Replay queued: the delivery is sent again with a fresh timestamp and signature.' : undefined;
@@ -23,7 +23,7 @@ export function webhookPages(add: AddPage): void {
   });
 
   add('post', '/console/webhook-deliveries/:id/replay', async (page) => {
-    const { delivery } = await page.call('POST /v1/webhook-deliveries/:id/replay', { params: { id: page.ctx.params.id } });
+    const { delivery } = await page.call<{ delivery: { endpoint_id: string | null } }>('POST /v1/webhook-deliveries/:id/replay', { params: { id: page.ctx.params.id } });
     page.ctx.redirect(delivery.endpoint_id ? `/console/webhooks/${delivery.endpoint_id}?done=replayed` : '/console/webhooks');
   });
 }
