@@ -84,7 +84,7 @@ export function createBatchActivities(deps: Deps) {
             throw err;
           }
         }
-        const facility = await assignFacility(tx, b.test_mode);
+        const facility = await assignFacility(tx, b.test_mode, b.member_id);
         await tx.query(
           `UPDATE batches SET status = 'paid', confirmed_at = now(), credits_charged_cents = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
           [b.id, charged, facility.id]);
@@ -139,7 +139,7 @@ export function createBatchActivities(deps: Deps) {
         if (counts.created !== b.valid) {
           throw ApplicationFailure.retryable(`generated ${counts.created} of ${b.valid} pieces`, 'BATCH_GENERATION_INCOMPLETE');
         }
-        const facilityId = b.facility_id ?? (await assignFacility(tx, b.test_mode)).id;
+        const facilityId = b.facility_id ?? (await assignFacility(tx, b.test_mode, b.member_id)).id;
         await tx.query(
           `UPDATE batches SET status = 'submitted', submitted_at = now(), manifest_key = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
           [b.id, manifestKey, facilityId]);

@@ -28,6 +28,16 @@ async function lockRow(tx: EntityManager, id: string): Promise<MailRow> {
   return row;
 }
 
+/**
+ * A facility's step applies only to a piece still assigned to it (or to none yet), checked
+ * under the row lock: an operator may have moved the piece after the facility looked it up.
+ */
+function assertFacilityOwns(row: MailRow, facilityId: string | null): void {
+  if (facilityId && row.facility_id && row.facility_id !== facilityId) {
+    throw fail(MAIL_FAILURE.notFound, `Outbound mail ${row.id} is assigned to another facility`);
+  }
+}
+
 /** What was actually debited for the piece (0 in the sandbox or before approval). */
 async function debitedCents(db: Pick<EntityManager, 'query'>, id: string): Promise<number> {
   const [row] = await db.query(`SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`, [`debit:mail:${id}`]);
@@ -61,6 +71,7 @@ const NOW = Symbol('now');
 async function transition(deps: Deps, t: Transition): Promise<void> {
   const row = await deps.db.transaction(async (tx) => {
     const current = await lockRow(tx, t.outboundMailId);
+    assertFacilityOwns(current, t.facilityId);
     if (current.status === t.to) return current;
     if (!moveAllowed(t.move, current.status)) {
       throw fail(MAIL_FAILURE.stateConflict, `The piece is ${current.status}; ${t.move} is not possible now.`, { status: current.status });
@@ -174,6 +185,7 @@ export function createMailActivities(deps: Deps) {
     async startPrinting(input: { outboundMailId: string; facilityId: string }): Promise<void> {
       await deps.db.transaction(async (tx) => {
         const row = await lockRow(tx, input.outboundMailId);
+        assertFacilityOwns(row, input.facilityId);
         if (row.status === 'submitted' && row.printing_started_at) return;
         if (row.status !== 'submitted') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; printing cannot start.`, { status: row.status });
         await tx.query(

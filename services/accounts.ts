@@ -56,6 +56,10 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
 export async function createFacility(deps: Deps, name: string): Promise<{ facility_id: string; key: string }> {
   return deps.db.transaction(async (tx) => {
     const [facility] = await tx.query(`INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [name]);
+    // The first active facility becomes the default; after that the operator chooses (facility:set-default).
+    await tx.query(
+      `UPDATE facilities SET is_default = true
+        WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM facilities WHERE (is_default OR status = 'active') AND id <> $1)`, [facility.id]);
     const key = generateKey('facility');
     await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [facility.id, hashKey(key), keyPrefixOf(key)]);
     return { facility_id: facility.id, key };

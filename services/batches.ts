@@ -11,6 +11,7 @@ import {
 } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
+import { claimFacilityBatch } from './facilities';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { balanceCents, insufficientCredits } from './credits';
@@ -696,6 +697,7 @@ function facilityStateConflict(r: BatchRow, needed: string): ApiError {
 export async function startFacilityBatch(deps: Deps, auth: AuthContext, id: string) {
   const before = await facilityBatch(deps, auth, id);
   if (before.status !== 'submitted' && before.status !== 'in_progress') throw facilityStateConflict(before, 'only submitted batches can be started');
+  if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
   if (before.status === 'submitted') {
     const result = await facilityUpdate(deps, before, startBatchFulfilmentUpdate, [], 'Starting the batch');
     if (!result) throw facilityStateConflict(await reload(deps, id), 'only submitted batches can be started');
@@ -747,6 +749,7 @@ export async function failFacilityBatch(deps: Deps, auth: AuthContext, id: strin
     if (!FAILABLE_BATCH_STATUSES.includes(before.status)) {
       throw facilityStateConflict(before, 'only paid, generating, submitted or in_progress batches can be failed');
     }
+    if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
     await facilityUpdate(deps, before, failBatchUpdate, [{ errorMessage: input.error_message, facilityNotes: input.facility_notes ?? null }], 'Failing the batch');
   }
   const row = await reload(deps, id);

@@ -57,7 +57,7 @@ export async function assignMailbox(deps: Deps, input: { memberId: string; agent
       const [agent] = await tx.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [input.agentId, input.memberId]);
       if (!agent) throw new Error(`agent ${input.agentId} does not belong to member ${input.memberId}`);
     }
-    const facilityId = input.facilityId ?? (await assignFacility(tx, false)).id;
+    const facilityId = input.facilityId ?? (await assignFacility(tx, false, input.memberId)).id;
     const [existing] = await tx.query(`SELECT * FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`, [input.memberId]);
     if (existing) {
       const [updated] = await updateReturning(tx,

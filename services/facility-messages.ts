@@ -117,7 +117,7 @@ export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: 
     if (input.conversation_id) {
       conversation = await findConversation(tx, auth, input.conversation_id, true);
     } else {
-      const facility = await assignFacility(tx, auth.testMode);
+      const facility = await assignFacility(tx, auth.testMode, auth.memberId);
       [conversation] = await tx.query(
         `INSERT INTO facility_conversations (member_id, agent_id, facility_id, subject, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,

@@ -218,7 +218,7 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
   const [member]: MemberSettings[] = await deps.db.query(
     `SELECT return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip,
             per_transaction_limit_cents, daily_spend_limit_cents, pricing_overrides FROM members WHERE id = $1`, [auth.memberId]);
-  const facility = await assignFacility(deps.db, testMode);
+  const facility = await assignFacility(deps.db, testMode, auth.memberId);
   const breakdown = priceOutboundMail({
     pageCount: document.pageCount, color: f.color, duplex: f.duplex, mailClass: f.mail_class,
     destinationZip: f.recipient_zip, destinationCountry: f.recipient_country, originZip: facility.originZip,
@@ -323,6 +323,8 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
         if (spendAgain) throw refuse(spendAgain);
       }
       const ret = returnAddress(f, member);
+      // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
+      const facilityId = (await assignFacility(tx, testMode, auth.memberId)).id;
       const [inserted] = await tx.query(
         `INSERT INTO outbound_mail (
            id, member_id, agent_id, owner_key, idempotency_key, request_fingerprint, status, test_mode, mail_class,
@@ -339,7 +341,7 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
           f.recipient_name ?? null, f.recipient_company ?? null, f.recipient_line1, f.recipient_line2 ?? null, f.recipient_city, f.recipient_state, f.recipient_zip, f.recipient_country,
           probe.recipientFingerprint, ret.return_name, ret.return_company, ret.return_line1, ret.return_line2, ret.return_city, ret.return_state, ret.return_zip,
           f.color, f.duplex, document.pageCount, document.pageCountSource, documentKey, filename, document.type, document.contentType,
-          document.sha256, document.sizeBytes, !('data' in req.document), price, testMode ? 0 : price, JSON.stringify(breakdown), facility.originZip, facility.id,
+          document.sha256, document.sizeBytes, !('data' in req.document), price, testMode ? 0 : price, JSON.stringify(breakdown), facility.originZip, facilityId,
           safeguards.approval_source, maxCostCents, JSON.stringify(safeguards), f.allow_duplicate, f.package_id ?? null, f.inbound_capture_id ?? null, f.postal_mail_thread_id ?? null,
           f.mail_run_id ?? null, f.agent_notes ?? null, f.metadata === undefined ? null : JSON.stringify(f.metadata), status === 'submitted' ? new Date() : null],
       );
