@@ -12,8 +12,10 @@ import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';
 import { setMemberRunSettings } from '../services/mail-runs';
 import { ensureDatabase, migrate } from './stack';
-import { cents, Command, flag, required } from './admin/cli';
+import { cents, Command, flag, friendlyError, isUniqueViolation, required } from './admin/cli';
 import { consoleCommands } from './admin/console';
+import { memberCommands } from './admin/members';
+import { facilityCommands } from './admin/facilities';
 
 export const commands: Record<string, Command> = {
   'member:create': {
@@ -21,14 +23,21 @@ export const commands: Record<string, Command> = {
     description: 'Create a member with a live member key (sk_live_) and optional starting credits.',
     options: { email: { type: 'string' }, name: { type: 'string' }, 'credits-cents': { type: 'string' }, business: { type: 'boolean' }, 'rate-limit': { type: 'string' }, json: { type: 'boolean' } },
     async run(deps, opts) {
-      const created = await createMember(deps, {
-        email: required(opts, 'email'),
-        fullName: required(opts, 'name'),
-        business: Boolean(opts.business),
-        creditsCents: opts['credits-cents'] ? cents(opts, 'credits-cents') : 0,
-        rateLimitPerMinute: opts['rate-limit'] ? Number(opts['rate-limit']) : null,
-      });
-      return { member_id: created.member_id, key: created.key };
+      const email = required(opts, 'email');
+      try {
+        const created = await createMember(deps, {
+          email,
+          fullName: required(opts, 'name'),
+          business: Boolean(opts.business),
+          creditsCents: opts['credits-cents'] ? cents(opts, 'credits-cents') : 0,
+          rateLimitPerMinute: opts['rate-limit'] ? Number(opts['rate-limit']) : null,
+        });
+        return { member_id: created.member_id, key: created.key };
+      } catch (err) {
+        if (!isUniqueViolation(err, 'members_email_lower')) throw err;
+        const [existing] = await deps.db.query(`SELECT id, email FROM members WHERE lower(email) = lower($1)`, [email]);
+        throw new Error(`a member with email ${existing?.email ?? email} already exists (id ${existing?.id ?? 'unknown'})`);
+      }
     },
   },
   'member:set': {
@@ -118,6 +127,8 @@ export const commands: Record<string, Command> = {
     },
   },
   ...consoleCommands,
+  ...memberCommands,
+  ...facilityCommands,
 };
 
 function help(): string {
@@ -139,7 +150,7 @@ async function main() {
   const deps = await createDeps({ ...config, logLevel: 'silent' }, { poolSize: 2, name: 'admin' });
   try {
     const result = await command.run(deps, values);
-    console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+    console.log(values.json ? JSON.stringify(result) : command.format ? command.format(result) : JSON.stringify(result, null, 2));
   } finally {
     await closeDeps(deps);
   }
@@ -147,7 +158,7 @@ async function main() {
 
 if (require.main === module) {
   main().catch((err) => {
-    console.error(`error: ${(err as Error).message}`);
+    console.error(`error: ${friendlyError(err)}`);
     process.exit(1);
   });
 }

@@ -56,10 +56,6 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
 export async function createFacility(deps: Deps, name: string): Promise<{ facility_id: string; key: string }> {
   return deps.db.transaction(async (tx) => {
     const [facility] = await tx.query(`INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [name]);
-    // The first active facility becomes the default; after that the operator chooses (facility:set-default).
-    await tx.query(
-      `UPDATE facilities SET is_default = true
-        WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM facilities WHERE (is_default OR status = 'active') AND id <> $1)`, [facility.id]);
     const key = generateKey('facility');
     await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [facility.id, hashKey(key), keyPrefixOf(key)]);
     return { facility_id: facility.id, key };
@@ -79,4 +75,50 @@ export async function revokeKey(deps: Deps, keyOrId: string): Promise<{ table: s
     if (updated.length) return { table, id: updated[0].id };
   }
   return null;
+}
+
+export interface MemberSummary {
+  id: string;
+  email: string;
+  full_name: string;
+  status: 'active' | 'suspended';
+  status_reason: string | null;
+  status_changed_at: string | null;
+  business: boolean;
+  balance_cents: number;
+  facility_id: string | null;
+  active_keys: number;
+  agents: number;
+  created_at: string;
+}
+
+/** Members whose email contains `text` (case-insensitive), the exact match first. */
+export async function findMembers(db: Pick<EntityManager, 'query'>, text: string, limit = 20): Promise<MemberSummary[]> {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await db.query(`
+    SELECT m.id, m.email, m.full_name, m.status, m.status_reason, m.status_changed_at, m.business, m.created_at,
+           (SELECT COALESCE(SUM(amount_cents), 0)::bigint FROM credits_ledger l WHERE l.member_id = m.id) AS balance_cents,
+           (SELECT facility_id FROM facility_assignments a WHERE a.member_id = m.id) AS facility_id,
+           (SELECT count(*)::int FROM member_api_keys k WHERE k.member_id = m.id AND k.status = 'active') AS active_keys,
+           (SELECT count(*)::int FROM agents g WHERE g.member_id = m.id AND g.deleted_at IS NULL) AS agents
+      FROM members m WHERE m.email ILIKE $1
+     ORDER BY lower(m.email) = lower($2) DESC, m.created_at, m.id LIMIT $3`, [pattern, text, limit]);
+  return rows.map((r: any) => ({
+    ...r, balance_cents: Number(r.balance_cents),
+    status_changed_at: r.status_changed_at ? r.status_changed_at.toISOString() : null, created_at: r.created_at.toISOString(),
+  }));
+}
+
+/**
+ * Suspends or reinstates a member, with the operator's reason. A suspended member's keys
+ * (member and agent keys alike) are refused with 401 member_suspended on their next request.
+ */
+export async function setMemberStatus(db: Pick<EntityManager, 'query'>, memberId: string, status: 'active' | 'suspended', reason: string) {
+  const [before] = /^[0-9a-f-]{36}$/i.test(memberId) ? await db.query(`SELECT status FROM members WHERE id = $1`, [memberId]) : [];
+  if (!before) return null;
+  const result = await db.query(
+    `UPDATE members SET status = $2, status_reason = $3, status_changed_at = now() WHERE id = $1 AND status <> $2 RETURNING id`,
+    [memberId, status, reason]);
+  const changed = (Array.isArray(result[0]) ? result[0] : result).length > 0;
+  return { member_id: memberId, status, previous_status: changed ? before.status : status, changed, reason };
 }

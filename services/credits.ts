@@ -91,3 +91,36 @@ export async function topUp(db: Queryable, m: LedgerMovement): Promise<void> {
     [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
   );
 }
+
+/**
+ * An operator's correction: one 'adjustment' ledger entry with the reason (entries are never
+ * edited). Refuses to take the balance below zero. The same reference applies once; reusing it
+ * for a different amount is refused.
+ */
+export async function adjustCredits(deps: Deps, m: { memberId: string; amountCents: number; reason: string; reference: string }) {
+  return deps.db.transaction(async (tx) => {
+    const [member] = await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [m.memberId]);
+    if (!member) return null;
+    const entryKey = `adjustment:admin:${m.memberId}:${m.reference}`;
+    const [existing] = await tx.query(`SELECT amount_cents, description FROM credits_ledger WHERE entry_key = $1`, [entryKey]);
+    const balance = await balanceCents(tx, m.memberId);
+    if (existing) {
+      if (Number(existing.amount_cents) !== m.amountCents) {
+        throw codedError(409, 'ADJUSTMENT_REFERENCE_USED', `reference ${m.reference} was already used for an adjustment of ${existing.amount_cents} cents`, {
+          suggestedAction: 'Use a new --reference for a different adjustment.',
+        });
+      }
+      return { member_id: m.memberId, adjusted_cents: m.amountCents, already_applied: true, balance_cents: balance };
+    }
+    if (balance + m.amountCents < 0) {
+      throw codedError(409, 'ADJUSTMENT_WOULD_GO_NEGATIVE',
+        `the balance is ${formatCents(balance)}; adjusting by ${m.amountCents} cents would make it negative`, {
+          suggestedAction: `Adjust by at most -${balance} cents.`, details: { balance_cents: balance },
+        });
+    }
+    await tx.query(
+      `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
+       VALUES ($1, $2, 'adjustment', $3, 'operator', $4, $5)`, [m.memberId, m.amountCents, entryKey, m.reference, m.reason]);
+    return { member_id: m.memberId, adjusted_cents: m.amountCents, already_applied: false, balance_cents: balance + m.amountCents };
+  });
+}

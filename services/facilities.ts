@@ -8,7 +8,7 @@
 // claimFacilityBatch), so a move and a concurrent step never both win.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
-import { codedError, errors, ApiError } from '../domain/errors';
+import { codedError, ApiError } from '../domain/errors';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -51,13 +51,18 @@ async function returning<T>(db: Queryable, sql: string, params: unknown[]): Prom
   return (Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
+/** The operator named something that does not exist. */
+export function noSuch(what: string, id: string): ApiError {
+  return codedError(404, 'NOT_FOUND', `no ${what} ${id}`, { suggestedAction: `Check the ${what} id.` });
+}
+
 function refused(code: string, message: string, suggestedAction: string, details?: Record<string, unknown>): ApiError {
   return codedError(409, code, message, { suggestedAction, details });
 }
 
 async function activeFacility(db: Queryable, id: string): Promise<{ id: string; name: string }> {
   const [f] = /^[0-9a-f-]{36}$/i.test(id) ? await db.query(`SELECT id, name, status FROM facilities WHERE id = $1 FOR KEY SHARE`, [id]) : [];
-  if (!f) throw errors.notFound(`Facility ${id}`);
+  if (!f) throw noSuch('facility', id);
   if (f.status !== 'active') {
     throw refused('FACILITY_INACTIVE', `facility ${id} (${f.name}) is inactive`, 'Pick an active facility (facility:list).');
   }
@@ -125,7 +130,7 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
 export async function assignMemberFacility(deps: Deps, memberId: string, facilityId: string | null) {
   return deps.db.transaction(async (tx) => {
     const [member] = /^[0-9a-f-]{36}$/i.test(memberId) ? await tx.query(`SELECT id FROM members WHERE id = $1`, [memberId]) : [];
-    if (!member) throw errors.notFound(`Member ${memberId}`);
+    if (!member) throw noSuch('member', memberId);
     if (facilityId === null) {
       const [removed] = await returning<{ facility_id: string }>(tx, `DELETE FROM facility_assignments WHERE member_id = $1 RETURNING facility_id`, [memberId]);
       return { member_id: memberId, facility_id: null, previous_facility_id: removed?.facility_id ?? null };
@@ -151,7 +156,7 @@ export async function deactivateFacility(deps: Deps, facilityId: string, opts: {
   return deps.db.transaction(async (tx) => {
     const all = await lockFacilities(tx);
     const f = all.find((x) => x.id === facilityId);
-    if (!f) throw errors.notFound(`Facility ${facilityId}`);
+    if (!f) throw noSuch('facility', facilityId);
     if (f.status === 'inactive') return { facility_id: f.id, status: 'inactive', already_inactive: true };
     if (opts.newDefaultId === f.id) throw refused('FACILITY_DEFAULT_INVALID', 'the new default cannot be the facility being deactivated', 'Name another active facility.');
     if (opts.newDefaultId) await activeFacility(tx, opts.newDefaultId);
@@ -222,7 +227,7 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
   return deps.db.transaction(async (tx) => {
     const [m] = /^[0-9a-f-]{36}$/i.test(mailId)
       ? await tx.query(`SELECT id, status, test_mode, facility_id, printing_started_at FROM outbound_mail WHERE id = $1 FOR UPDATE`, [mailId]) : [];
-    if (!m) throw errors.notFound(`Outbound mail ${mailId}`);
+    if (!m) throw noSuch('outbound mail', mailId);
     if (m.test_mode) throw refused('MAIL_NOT_REASSIGNABLE', `outbound mail ${m.id} is a sandbox piece; no facility fulfils it`, 'Only live pieces have a facility.');
     if (!['pending_approval', 'funding_pending', 'submitted'].includes(m.status) || m.printing_started_at) {
       const why = m.status === 'submitted' ? 'printing has started' : `it is ${m.status}`;
@@ -240,7 +245,7 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
 export async function reassignBatch(deps: Deps, batchId: string, facilityId: string) {
   return deps.db.transaction(async (tx) => {
     const [b] = await tx.query(`SELECT id, status, test_mode, facility_id, facility_claimed_at FROM batches WHERE id = $1 FOR UPDATE`, [batchId]);
-    if (!b) throw errors.notFound(`Batch ${batchId}`);
+    if (!b) throw noSuch('batch', batchId);
     if (b.test_mode) throw refused('BATCH_NOT_REASSIGNABLE', `batch ${b.id} is a sandbox batch; no facility fulfils it`, 'Only live batches have a facility.');
     if (b.status === 'draft') {
       throw refused('BATCH_NOT_REASSIGNABLE', `batch ${b.id} is a draft; it gets a facility when it is confirmed`,

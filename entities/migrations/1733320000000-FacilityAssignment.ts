@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Operator-controlled facility assignment: one default facility (at most one row has
  * is_default), per-member assignments, a claim mark on batches a facility has begun
- * working (so a batch can no longer be reassigned), and why and when a member was suspended.
+ * working (so a batch can no longer be reassigned), and why and when a member was last suspended or reinstated.
  * The oldest active facility becomes the default, which is what assignment did before.
  */
 export class FacilityAssignment1733320000000 implements MigrationInterface {
@@ -23,11 +23,11 @@ export class FacilityAssignment1733320000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX facility_assignments_facility ON facility_assignments (facility_id)`);
     await q.query(`ALTER TABLE batches ADD COLUMN facility_claimed_at timestamptz`);
-    await q.query(`ALTER TABLE members ADD COLUMN suspended_at timestamptz, ADD COLUMN suspension_reason text`);
+    await q.query(`ALTER TABLE members ADD COLUMN status_changed_at timestamptz, ADD COLUMN status_reason text`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE members DROP COLUMN suspended_at, DROP COLUMN suspension_reason`);
+    await q.query(`ALTER TABLE members DROP COLUMN status_changed_at, DROP COLUMN status_reason`);
     await q.query(`ALTER TABLE batches DROP COLUMN facility_claimed_at`);
     await q.query(`DROP TABLE facility_assignments`);
     await q.query(`DROP INDEX facilities_one_default`);
