@@ -40,6 +40,8 @@ export interface Config {
   httpKeepAliveTimeoutMs: number;
   /** After SIGTERM/SIGINT, how long the API and SMTP intake let in-flight requests finish before closing their connections. */
   shutdownGraceSeconds: number;
+  /** Bearer token that GET /metrics (Prometheus) requires; unset: /metrics is not served. */
+  metricsToken: string | null;
   worker: WorkerTuning;
 }
 
@@ -51,6 +53,8 @@ export interface WorkerTuning {
   maxCachedWorkflows?: number;
   /** After SIGTERM/SIGINT, how long in-flight activities may run before they are cancelled; the process exits at most 5 s later. */
   shutdownGraceSeconds: number;
+  /** host:port where the worker serves the Temporal SDK's Prometheus metrics (/metrics); unset: not served. */
+  metricsAddress: string | null;
 }
 
 /** A whole number >= min from the environment; unset means `fallback`; anything else refuses to start. */
@@ -104,6 +108,22 @@ function httpTimeouts(env: NodeJS.ProcessEnv) {
   return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs };
 }
 
+/** METRICS_TOKEN: long enough that guessing it is hopeless. */
+function metricsToken(env: NodeJS.ProcessEnv): string | null {
+  const value = env.METRICS_TOKEN;
+  if (!value) return null;
+  if (value.length < 24) throw new Error('METRICS_TOKEN must be at least 24 characters (or unset to not serve /metrics)');
+  return value;
+}
+
+/** WORKER_METRICS_ADDRESS: host:port (or [ipv6]:port) for the worker's Prometheus exporter. */
+function metricsAddress(env: NodeJS.ProcessEnv): string | null {
+  const value = env.WORKER_METRICS_ADDRESS;
+  if (!value) return null;
+  if (!/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/.test(value)) throw new Error(`WORKER_METRICS_ADDRESS must be host:port (got ${JSON.stringify(value)})`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
   const host = env.HOST ?? '127.0.0.1';
@@ -138,12 +158,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryBaseMs: Number(env.WEBHOOK_RETRY_BASE_MS ?? 1000),
     ...httpTimeouts(env),
     shutdownGraceSeconds: wholeNumber(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0),
+    metricsToken: metricsToken(env),
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),
       maxConcurrentLocalActivityExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', undefined),
       maxCachedWorkflows: wholeNumber(env, 'WORKER_MAX_CACHED_WORKFLOWS', undefined, 0),
       shutdownGraceSeconds: wholeNumber(env, 'WORKER_SHUTDOWN_GRACE_SECONDS', 30, 0),
+      metricsAddress: metricsAddress(env),
     },
   };
 }

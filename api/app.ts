@@ -1,7 +1,8 @@
-// Composes the Koa application: middleware in the order security headers, request id and
-// log, X-Test-Mode marker (outside the error mapper so error bodies carry test_mode too),
-// error mapper, then the site-root documents (with the liveness and readiness probes), the
-// API reference page and the REST router under the API prefix.
+// Composes the Koa application: middleware in the order request metrics, security headers,
+// request id and log, X-Test-Mode marker (outside the error mapper so error bodies carry
+// test_mode too), error mapper, then the site-root documents (with the liveness and
+// readiness probes, and /metrics when METRICS_TOKEN is set), the API reference page and
+// the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Deps } from '../services/deps';
@@ -17,6 +18,7 @@ import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
 import { consoleRoutes } from './console';
+import { httpMetrics, metricsEndpoint } from './metrics';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle = new Lifecycle()): Koa {
   const app = new Koa();
@@ -41,6 +43,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   site.get('/healthz', readiness);
   // A string body, so the test_mode marker does not add a field the OpenAPI schema forbids.
   site.get('/openapi.json', (ctx) => { ctx.body = (openapiJson ??= JSON.stringify(doc())); ctx.type = 'application/json'; });
+  if (deps.config.metricsToken) site.get('/metrics', metricsEndpoint(deps.config.metricsToken));
   site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = (openapiYamlText ??= openApiYaml(doc())); });
 
   const api = buildRouter(deps, routes);
@@ -48,6 +51,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   prefixed.use(api.routes(), api.allowedMethods());
 
   app.use(closeConnectionsWhileDraining(lifecycle));
+  app.use(httpMetrics());
   app.use(securityHeaders());
   app.use(requestContext(deps.log));
   app.use(testModeMarker());

@@ -3,6 +3,8 @@
 import path from 'node:path';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { IllegalStateError } from '@temporalio/common';
+import { activityFailureMetrics } from './metrics';
 import type { Deps } from '../services/deps';
 import type { WorkerTuning } from '../config';
 
@@ -10,15 +12,24 @@ export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.ts'
 
 let runtimeInstalled = false;
 
-/** The SDK's runtime logs at INFO by default; keep it to warnings unless LOG_LEVEL says more. */
-function installRuntime(level: string): void {
+/**
+ * The SDK's runtime logs at INFO by default; keep it to warnings unless LOG_LEVEL says more.
+ * With a metrics address its Prometheus exporter serves /metrics there. The runtime is
+ * installed once per process, before the first worker; later workers (tests create several
+ * in one process) use it as it is, so only the first one's metrics address counts.
+ */
+function installRuntime(level: string, metricsAddress: string | null): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'ERROR' };
   try {
-    Runtime.install({ logger: new DefaultLogger(map[level] ?? 'WARN') });
-  } catch {
-    // Already installed by an earlier worker in this process.
+    Runtime.install({
+      logger: new DefaultLogger(map[level] ?? 'WARN'),
+      ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } } : {}),
+    });
+  } catch (err) {
+    // Already installed by an earlier worker in this process; anything else (say, the metrics port is taken) stops the start.
+    if (!(err instanceof IllegalStateError)) throw err;
   }
 }
 
@@ -43,13 +54,14 @@ export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
 }
 
 export async function createWorker(deps: Deps, opts: { workflowBundlePath?: string; taskQueue?: string; extra?: Partial<WorkerOptions> } = {}) {
-  installRuntime(deps.config.logLevel === 'info' ? 'warn' : deps.config.logLevel);
+  installRuntime(deps.config.logLevel === 'info' ? 'warn' : deps.config.logLevel, deps.config.worker.metricsAddress);
   const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
   const worker = await Worker.create({
     connection,
     namespace: deps.config.temporalNamespace,
     taskQueue: opts.taskQueue ?? deps.config.taskQueue,
     activities: createActivities(deps),
+    interceptors: { activity: [activityFailureMetrics] },
     ...tuningOptions(deps.config.worker),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     ...opts.extra,

@@ -32,3 +32,24 @@ describe('worker tuning and shutdown settings', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 });
+
+describe('metrics settings', () => {
+  it('serves no metrics unless asked', () => {
+    const config = loadConfig({});
+    expect([config.metricsToken, config.worker.metricsAddress]).toEqual([null, null]);
+  });
+
+  it('reads a long enough token and a host:port', () => {
+    const config = loadConfig({ METRICS_TOKEN: 't'.repeat(24), WORKER_METRICS_ADDRESS: '0.0.0.0:9464' });
+    expect([config.metricsToken, config.worker.metricsAddress]).toEqual(['t'.repeat(24), '0.0.0.0:9464']);
+    expect(loadConfig({ WORKER_METRICS_ADDRESS: '[::1]:9464' }).worker.metricsAddress).toBe('[::1]:9464');
+  });
+
+  it.each([
+    ['METRICS_TOKEN', 'short'],
+    ['WORKER_METRICS_ADDRESS', '9464'],
+    ['WORKER_METRICS_ADDRESS', 'http://0.0.0.0:9464'],
+  ])('refuses %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});
