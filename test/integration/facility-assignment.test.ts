@@ -190,6 +190,56 @@ describe('facility assignment', () => {
     expect(await batchFacility()).toBe(second.facility_id);
   });
 
+  it('batch reassignment racing the old facility\'s start: exactly one wins', async () => {
+    const member = await newMember(app.deps, { creditsCents: 100000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const draft = await api(app)('POST', '/v1/batch-mail', { key: member.key, form: batchForm(await pdf(1), recipientsCsv(3)) });
+      expect((await api(app)('POST', `/v1/batch-mail/${draft.body.batch.id}/confirm`, { key: member.key })).status).toBe(200);
+      ids.push(draft.body.batch.id);
+    }
+    for (const id of ids) {
+      await waitForStatus(app.baseUrl, member.key, id, ['submitted']);
+      const [step, move] = await Promise.allSettled([
+        api(app)('POST', `/v1/facility/batches/${id}/start`, { key: later.key }),
+        run('batch:reassign', { batch: id, facility: first.facility_id }),
+      ]);
+      const started = step.status === 'fulfilled' && step.value.status === 200;
+      const moved = move.status === 'fulfilled';
+      expect(started !== moved).toBe(true);
+      if (!started) expect(step.status === 'fulfilled' && step.value.status).toBe(404);
+      if (!moved) expect((move as PromiseRejectedResult).reason.code).toBe('BATCH_NOT_REASSIGNABLE');
+      const [row] = await app.deps.db.query(`SELECT facility_id, status FROM batches WHERE id = $1`, [id]);
+      expect(row).toEqual(started ? { facility_id: later.facility_id, status: 'in_progress' } : { facility_id: first.facility_id, status: 'submitted' });
+    }
+  });
+
+  it('a batch start that looked the batch up before a move commits is refused: the claim checks ownership', async () => {
+    const member = await newMember(app.deps, { creditsCents: 100000 });
+    const draft = await api(app)('POST', '/v1/batch-mail', { key: member.key, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    const id = draft.body.batch.id;
+    await api(app)('POST', `/v1/batch-mail/${id}/confirm`, { key: member.key });
+    await waitForStatus(app.baseUrl, member.key, id, ['submitted']);
+    const runner = app.deps.db.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      await runner.query(`SELECT id FROM batches WHERE id = $1 FOR UPDATE`, [id]);
+      const step = api(app)('POST', `/v1/facility/batches/${id}/start`, { key: later.key });
+      await waitFor(async () => (await app.deps.db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET facility_claimed_at%' AND datname = current_database()`)).length > 0,
+      'the facility start to wait on the row');
+      await runner.query(`UPDATE batches SET facility_id = $2 WHERE id = $1`, [id, first.facility_id]);
+      await runner.commitTransaction();
+      expect((await step).status).toBe(404);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+    const [row] = await app.deps.db.query(`SELECT facility_id, status, facility_claimed_at FROM batches WHERE id = $1`, [id]);
+    expect(row).toEqual({ facility_id: first.facility_id, status: 'submitted', facility_claimed_at: null });
+  });
+
   it('deactivation moves queued work to each member\'s new facility in one step and leaves begun work', async () => {
     const doomed = await createFacility(app.deps, 'Doomed');
     const a = await newSender(app, { creditsCents: 100000 });
