@@ -103,7 +103,8 @@ export async function findMembers(db: Pick<EntityManager, 'query'>, text: string
            (SELECT count(*)::int FROM agents g WHERE g.member_id = m.id AND g.deleted_at IS NULL) AS agents
       FROM members m WHERE m.email ILIKE $1
      ORDER BY lower(m.email) = lower($2) DESC, m.created_at, m.id LIMIT $3`, [pattern, text, limit]);
-  return rows.map((r: any) => ({
+  type Row = Omit<MemberSummary, 'balance_cents' | 'status_changed_at' | 'created_at'> & { balance_cents: string; status_changed_at: Date | null; created_at: Date };
+  return (rows as Row[]).map((r) => ({
     ...r, balance_cents: Number(r.balance_cents),
     status_changed_at: r.status_changed_at ? r.status_changed_at.toISOString() : null, created_at: r.created_at.toISOString(),
   }));

@@ -96,7 +96,8 @@ export async function listFacilities(db: Queryable) {
            (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${STARTED_BATCH}) AS started_batches
       FROM facilities f ORDER BY f.created_at, f.id`);
   const [unassigned] = await db.query(`SELECT count(*)::int AS mail FROM outbound_mail m WHERE m.facility_id IS NULL AND ${QUEUED_MAIL}`);
-  const facilities: FacilitySummary[] = rows.map((r: any) => ({
+  type Row = Omit<FacilitySummary, 'queued' | 'in_progress' | 'created_at'> & { queued_mail: number; queued_batches: number; started_mail: number; started_batches: number; created_at: Date };
+  const facilities: FacilitySummary[] = (rows as Row[]).map((r) => ({
     id: r.id, name: r.name, status: r.status, is_default: r.is_default, origin_zip: r.origin_zip,
     assigned_members: r.assigned_members,
     queued: { mail: r.queued_mail, batches: r.queued_batches },

@@ -10,7 +10,7 @@ export interface Command {
   options: Record<string, { type: 'string' | 'boolean' }>;
   run(deps: Deps, opts: Options): Promise<unknown>;
   /** Human output; without it (and always with --json) the result prints as JSON. */
-  format?(result: any): string;
+  format?(result: unknown): string;
 }
 
 export function required(opts: Options, name: string): string {
