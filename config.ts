@@ -42,6 +42,11 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** Bearer token that GET /metrics (Prometheus) requires; unset: /metrics is not served. */
   metricsToken: string | null;
+  /**
+   * How long a call from the API into a workflow (an Update, with the start a lost start
+   * needs) waits for its answer; past it the API answers 503 WORKFLOW_UNAVAILABLE.
+   */
+  workflowUpdateDeadlineMs: number;
   worker: WorkerTuning;
 }
 
@@ -159,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...httpTimeouts(env),
     shutdownGraceSeconds: wholeNumber(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0),
     metricsToken: metricsToken(env),
+    workflowUpdateDeadlineMs: wholeNumber(env, 'WORKFLOW_UPDATE_DEADLINE_MS', 10_000, 100),
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

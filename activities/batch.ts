@@ -10,9 +10,10 @@ import { assignFacility } from '../services/facilities';
 import { publishEvent } from '../services/events';
 import { batchEvent, BatchRow, loadBatchRow } from '../services/batches';
 import { ApiError } from '../domain/errors';
+import { insufficientCreditsDetails } from '../domain/workflow-failures';
 import { priceBatch, unmailedRefundCents } from '../domain/batch-pricing';
 import {
-  BatchEventType, BatchFailureType, BatchInsufficientCreditsDetails, BatchStatusName, BatchStatusResult, CANCELLABLE_BATCH_STATUSES,
+  BatchEventType, BatchFailureType, BatchStatusName, BatchStatusResult, CANCELLABLE_BATCH_STATUSES,
   CancelBatchResult, ConfirmBatchResult, FailBatchInput, FAILABLE_BATCH_STATUSES, FinishBatchInput, FinishBatchResult,
   MarkBatchPiecesInput, MarkBatchPiecesResult,
 } from '../workflows/contracts/batch';
@@ -77,9 +78,7 @@ export function createBatchActivities(deps: Deps) {
             charged = price.total_cents;
           } catch (err) {
             if (err instanceof ApiError && err.code === 'INSUFFICIENT_CREDITS') {
-              const extra = err.options.extra as { credits_required_cents: number; credit_balance_cents: number };
-              const details: BatchInsufficientCreditsDetails = { requiredCents: extra.credits_required_cents, balanceCents: extra.credit_balance_cents };
-              throw ApplicationFailure.create({ type: BatchFailureType.insufficientCredits, message: err.message, nonRetryable: true, details: [details] });
+              throw ApplicationFailure.create({ type: BatchFailureType.insufficientCredits, message: err.message, nonRetryable: true, details: [insufficientCreditsDetails(err)] });
             }
             throw err;
           }

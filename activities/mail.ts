@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../services/deps';
 import { ApiError } from '../domain/errors';
+import { insufficientCreditsDetails } from '../domain/workflow-failures';
 import { balanceCents, debit, refund } from '../services/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
 import { spentLast24h } from '../services/mail-safeguards';
@@ -131,8 +132,7 @@ export function createMailActivities(deps: Deps) {
             balance = debited.balanceCents;
           } catch (err) {
             if (err instanceof ApiError && err.code === 'INSUFFICIENT_CREDITS') {
-              const extra = err.options.extra ?? {};
-              throw fail(MAIL_FAILURE.insufficientCredits, err.message, { credits_required_cents: extra.credits_required_cents, credit_balance_cents: extra.credit_balance_cents });
+              throw fail(MAIL_FAILURE.insufficientCredits, err.message, { ...insufficientCreditsDetails(err) });
             }
             throw err;
           }

@@ -5,10 +5,6 @@
 import { pagination } from '../domain/pagination';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import {
-  ActivityFailure, ApplicationFailure, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError, WorkflowUpdateFailedError,
-} from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import { claimFacilityBatch } from './facilities';
@@ -20,6 +16,8 @@ import type { DomainEvent } from './events';
 import { requestFingerprint } from './idempotency';
 import { sha256Hex } from '../domain/keys';
 import { ApiError, errors } from '../domain/errors';
+import { batchStateConflict } from '../domain/workflow-failures';
+import { isWorkflowUnavailable, updateIdFor, updateWorkflow } from './workflow-gateway';
 import { formatCents } from '../domain/money';
 import {
   BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, pagesFit, priceBatch,
@@ -27,7 +25,7 @@ import {
 import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES, SkippedRow } from '../domain/recipients-csv';
 import { countPdfPages } from '../domain/documents';
 import {
-  advanceTestBatchUpdate, BATCH_DRAFT_EXPIRY_SECONDS, BatchEventType, BatchFailureType, BatchInsufficientCreditsDetails,
+  advanceTestBatchUpdate, BATCH_DRAFT_EXPIRY_SECONDS, BatchEventType,
   BatchPieceRange, BatchStatusName, BatchWorkflowInput, batchWorkflowId, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, FAILABLE_BATCH_STATUSES, confirmBatchUpdate,
   failBatchUpdate, finishBatchUpdate, markBatchPiecesUpdate, startBatchFulfilmentUpdate,
 } from '../workflows/contracts/batch';
@@ -43,17 +41,19 @@ export const BATCH_ID_PATTERN = /^bat_[a-f0-9]{24}$/;
 export interface BatchServiceOptions {
   /** Draft lifetime; BATCH_DRAFT_EXPIRY_SECONDS overrides the 7-day default. */
   draftExpirySeconds?: number;
-  /** How long an API call waits for the workflow's answer; BATCH_UPDATE_WAIT_MS overrides 20 s. */
-  updateWaitMs?: number;
+  /** The caller's Idempotency-Key: the workflow Update's id is derived from it. */
+  idempotencyKey?: string;
+}
+
+/** A facility step's Idempotency-Key (the Update id is derived from it, so a retried step is applied once). */
+export interface FacilityStepOptions {
+  idempotencyKey?: string;
 }
 
 function draftExpirySeconds(opts: BatchServiceOptions): number {
   return opts.draftExpirySeconds ?? Number(process.env.BATCH_DRAFT_EXPIRY_SECONDS ?? BATCH_DRAFT_EXPIRY_SECONDS);
 }
 
-function updateWaitMs(opts: BatchServiceOptions): number {
-  return opts.updateWaitMs ?? Number(process.env.BATCH_UPDATE_WAIT_MS ?? 20000);
-}
 
 export function newBatchId(): string {
   return `bat_${randomBytes(12).toString('hex')}`;
@@ -472,75 +472,27 @@ export async function getBatch(deps: Deps, auth: AuthContext, id: string) {
 
 type UpdateOutcome<T> =
   | { ok: true; value: T }
-  | { ok: false; kind: 'failed'; error: ApiError }
-  | { ok: false; kind: 'gone' }
-  | { ok: false; kind: 'unreachable'; cause: unknown };
+  | { ok: false; kind: 'gone' };
 
-/** BATCH_STATE_CONFLICT: the step does not apply to the batch in its current status. */
-function batchStateConflict(message: string, details: Record<string, unknown>): ApiError {
-  return errors.conflict(BatchFailureType.stateConflict, message, {
-    details, suggestedAction: 'Read the batch again for its current status; this step does not apply to it now.',
-  });
-}
-
-function failureToApiError(deps: Deps, failure: ApplicationFailure): ApiError {
-  const details = (failure.details?.[0] ?? {}) as Record<string, unknown>;
-  switch (failure.type) {
-    case BatchFailureType.insufficientCredits: {
-      const d = details as unknown as BatchInsufficientCreditsDetails;
-      return insufficientCredits(deps, d.requiredCents, d.balanceCents);
-    }
-    case BatchFailureType.notCancellable:
-      return errors.conflict('BATCH_MAIL_NOT_CANCELLABLE', failure.message, {
-        suggestedAction: 'The facility has started or the batch is finished; it can no longer be cancelled.', details,
-      });
-    case BatchFailureType.notConfirmable:
-      return errors.conflict('BATCH_MAIL_NOT_CONFIRMABLE', failure.message, { suggestedAction: 'Create a new batch.', details });
-    case BatchFailureType.advanceInvalid:
-      return errors.conflict('BATCH_ADVANCE_INVALID', failure.message, {
-        suggestedAction: 'Poll GET /v1/batch-mail/{id} until status is submitted, then advance; completed batches cannot move further.', details,
-      });
-    default:
-      return batchStateConflict(failure.message, details);
-  }
-}
-
-function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
-  let cause: unknown = err instanceof WorkflowUpdateFailedError ? err.cause : err;
-  if (cause instanceof ActivityFailure) cause = cause.cause;
-  return cause instanceof ApplicationFailure ? cause : undefined;
-}
-
+/**
+ * Sends an Update to the batch workflow through the gateway. A draft's workflow may be
+ * started here (its start was lost); any other batch whose workflow is gone has finished,
+ * and Postgres has the answer. Refusals and 503 WORKFLOW_UNAVAILABLE are thrown.
+ */
 async function runUpdate<Ret, Args extends unknown[]>(
   deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args,
-  opts: BatchServiceOptions & { startIfMissing?: boolean },
+  opts: BatchServiceOptions & { updateId?: string } = {},
 ): Promise<UpdateOutcome<Ret>> {
-  try {
-    const value = await deps.temporal.withDeadline(Date.now() + updateWaitMs(opts), async () => {
-      if (opts.startIfMissing) {
-        const start = new WithStartWorkflowOperation(BATCH_MAIL_WORKFLOW, {
-          ...workflowStartOptions(deps, workflowInput(row, draftExpirySeconds(opts))),
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        });
-        return deps.temporal.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start } as never) as Promise<Ret>;
-      }
-      // The handle's overloads need a tuple type; the definition already ties args to it.
-      const handle = deps.temporal.workflow.getHandle(batchWorkflowId(row.id));
-      return handle.executeUpdate(def as unknown as UpdateDefinition<Ret, [unknown]>, { args: args as unknown as [unknown] });
-    });
-    return { ok: true, value };
-  } catch (err) {
-    const failure = applicationFailureOf(err);
-    if (failure) return { ok: false, kind: 'failed', error: failureToApiError(deps, failure) };
-    // The workflow has closed (terminal batch) or a closed run blocks a new start: Postgres has the answer.
-    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return { ok: false, kind: 'gone' };
-    deps.log.warn({ err, batch_id: row.id, update: def.name }, 'batch workflow update did not answer');
-    return { ok: false, kind: 'unreachable', cause: err };
-  }
-}
-
-function workflowUnavailable(what: string): ApiError {
-  return errors.unavailable('BATCH_WORKFLOW_UNAVAILABLE', `${what} could not be completed right now; nothing changed. Retry the same request.`);
+  const answer = await updateWorkflow(deps, {
+    workflowId: batchWorkflowId(row.id),
+    update: def,
+    args,
+    updateId: opts.updateId,
+    startFromRow: () => (row.status === 'draft'
+      ? { workflowType: BATCH_MAIL_WORKFLOW, options: workflowStartOptions(deps, workflowInput(row, draftExpirySeconds(opts))) as never }
+      : null),
+  });
+  return answer.closed ? { ok: false, kind: 'gone' } : { ok: true, value: answer.value };
 }
 
 async function reload(deps: Deps, id: string): Promise<BatchRow> {
@@ -573,10 +525,12 @@ export async function confirmBatch(deps: Deps, auth: AuthContext, id: string, op
     });
   }
   if (before.status === 'draft') {
-    const outcome = await runUpdate(deps, before, confirmBatchUpdate, [], { ...opts, startIfMissing: true });
-    if (outcome.ok) alreadyConfirmed = outcome.value.alreadyConfirmed;
-    else if (outcome.kind === 'failed') throw outcome.error;
-    else if (outcome.kind === 'unreachable') {
+    let outcome: UpdateOutcome<{ alreadyConfirmed: boolean }>;
+    try {
+      outcome = await runUpdate(deps, before, confirmBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.confirm', opts.idempotencyKey) });
+    } catch (err) {
+      if (!isWorkflowUnavailable(err)) throw err;
+      // The spec's answer for a confirm the workflow has not taken yet: it is carried out by itself.
       const now = await reload(deps, id);
       const charged = now.status !== 'draft';
       throw errors.unavailable('BATCH_GENERATION_DISPATCH_PENDING',
@@ -585,6 +539,7 @@ export async function confirmBatch(deps: Deps, auth: AuthContext, id: string, op
           : 'The confirmation is queued for the batch workflow and is retried automatically; nothing has been charged yet. Poll GET /v1/batch-mail/{id}, or repeat confirm: it never charges twice.',
         { details: { status: now.status, credits_charged: now.credits_charged_cents > 0 } });
     }
+    if (outcome.ok) alreadyConfirmed = outcome.value.alreadyConfirmed;
   }
   const row = await reload(deps, id);
   return {
@@ -609,10 +564,8 @@ export async function cancelBatch(deps: Deps, auth: AuthContext, id: string, opt
   let alreadyCancelled = before.status === 'cancelled';
   if (!alreadyCancelled) {
     if (!CANCELLABLE_BATCH_STATUSES.includes(before.status)) throw notCancellable(before);
-    const outcome = await runUpdate(deps, before, cancelBatchUpdate, [], { ...opts, startIfMissing: before.status === 'draft' });
+    const outcome = await runUpdate(deps, before, cancelBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.cancel', opts.idempotencyKey) });
     if (outcome.ok) alreadyCancelled = outcome.value.alreadyCancelled;
-    else if (outcome.kind === 'failed') throw outcome.error;
-    else if (outcome.kind === 'unreachable') throw workflowUnavailable('Cancelling the batch');
   }
   const row = await reload(deps, id);
   if (row.status !== 'cancelled') throw notCancellable(row);
@@ -634,12 +587,8 @@ export async function advanceTestBatch(deps: Deps, auth: AuthContext, id: string
       : `The batch is ${status}; it cannot advance further.`,
     { suggestedAction: 'Poll GET /v1/batch-mail/{id} until status is submitted, then advance.', details: { status } });
   if (before.status !== 'submitted' && before.status !== 'in_progress') throw invalid(before.status);
-  const outcome = await runUpdate(deps, before, advanceTestBatchUpdate, [], opts);
-  if (!outcome.ok) {
-    if (outcome.kind === 'failed') throw outcome.error;
-    if (outcome.kind === 'gone') throw invalid((await reload(deps, id)).status);
-    throw workflowUnavailable('Advancing the batch');
-  }
+  const outcome = await runUpdate(deps, before, advanceTestBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.test_advance', opts.idempotencyKey) });
+  if (!outcome.ok) throw invalid((await reload(deps, id)).status);
   const row = await reload(deps, id);
   return { batch: toBatchObject(row), previous_status: outcome.value.previousStatus, sandbox: true };
 }
@@ -682,24 +631,24 @@ export async function getFacilityBatch(deps: Deps, auth: AuthContext, id: string
   };
 }
 
-async function facilityUpdate<Ret, Args extends unknown[]>(deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args, what: string): Promise<Ret | undefined> {
-  const outcome = await runUpdate(deps, row, def, args, {});
-  if (outcome.ok) return outcome.value;
-  if (outcome.kind === 'failed') throw outcome.error;
-  if (outcome.kind === 'gone') return undefined;
-  throw workflowUnavailable(what);
+/** A facility step as an Update (once per Idempotency-Key); undefined when the workflow has finished. */
+async function facilityUpdate<Ret, Args extends unknown[]>(
+  deps: Deps, auth: AuthContext, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args, step: FacilityStepOptions & { operation: string },
+): Promise<Ret | undefined> {
+  const outcome = await runUpdate(deps, row, def, args, { updateId: updateIdFor(auth, step.operation, step.idempotencyKey) });
+  return outcome.ok ? outcome.value : undefined;
 }
 
 function facilityStateConflict(r: BatchRow, needed: string): ApiError {
   return batchStateConflict(`The batch is ${r.status}; ${needed}.`, { status: r.status });
 }
 
-export async function startFacilityBatch(deps: Deps, auth: AuthContext, id: string) {
+export async function startFacilityBatch(deps: Deps, auth: AuthContext, id: string, step: FacilityStepOptions = {}) {
   const before = await facilityBatch(deps, auth, id);
   if (before.status !== 'submitted' && before.status !== 'in_progress') throw facilityStateConflict(before, 'only submitted batches can be started');
   if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
   if (before.status === 'submitted') {
-    const result = await facilityUpdate(deps, before, startBatchFulfilmentUpdate, [], 'Starting the batch');
+    const result = await facilityUpdate(deps, auth, before, startBatchFulfilmentUpdate, [], { ...step, operation: 'facility.batch.start' });
     if (!result) throw facilityStateConflict(await reload(deps, id), 'only submitted batches can be started');
   }
   return { batch: toBatchObject(await reload(deps, id)) };
@@ -724,33 +673,35 @@ export function pieceRanges(valid: number, ranges: BatchPieceRange[] = [], seque
 
 export async function markFacilityBatchPieces(
   deps: Deps, auth: AuthContext, id: string,
-  input: { status: 'mailed' | 'failed'; ranges?: BatchPieceRange[]; sequences?: number[]; reason?: string },
+  input: { status: 'mailed' | 'failed'; ranges?: BatchPieceRange[]; sequences?: number[]; reason?: string }, step: FacilityStepOptions = {},
 ) {
   const before = await facilityBatch(deps, auth, id);
   if (before.status !== 'in_progress') throw facilityStateConflict(before, 'pieces can be marked only while the batch is in_progress');
   const ranges = pieceRanges(before.valid, input.ranges, input.sequences);
-  const result = await facilityUpdate(deps, before, markBatchPiecesUpdate, [{ status: input.status, ranges, reason: input.reason ?? null }], 'Marking pieces');
+  const result = await facilityUpdate(deps, auth, before, markBatchPiecesUpdate, [{ status: input.status, ranges, reason: input.reason ?? null }],
+    { ...step, operation: 'facility.batch.pieces' });
   if (!result) throw facilityStateConflict(await reload(deps, id), 'pieces can be marked only while the batch is in_progress');
   return { batch: toBatchObject(await reload(deps, id)), updated: result.updated };
 }
 
-export async function finishFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { facility_notes?: string }) {
+export async function finishFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { facility_notes?: string }, step: FacilityStepOptions = {}) {
   const before = await facilityBatch(deps, auth, id);
   const finished = ['completed', 'partially_completed', 'failed'].includes(before.status);
   if (!finished && before.status !== 'in_progress') throw facilityStateConflict(before, 'only in_progress batches can be finished');
-  if (!finished) await facilityUpdate(deps, before, finishBatchUpdate, [{ facilityNotes: input.facility_notes ?? null }], 'Finishing the batch');
+  if (!finished) await facilityUpdate(deps, auth, before, finishBatchUpdate, [{ facilityNotes: input.facility_notes ?? null }], { ...step, operation: 'facility.batch.finish' });
   const row = await reload(deps, id);
   return { batch: toBatchObject(row), refunded_credits_cents: row.refunded_cents, already_finished: finished };
 }
 
-export async function failFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { error_message: string; facility_notes?: string }) {
+export async function failFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { error_message: string; facility_notes?: string }, step: FacilityStepOptions = {}) {
   const before = await facilityBatch(deps, auth, id);
   if (before.status !== 'failed') {
     if (!FAILABLE_BATCH_STATUSES.includes(before.status)) {
       throw facilityStateConflict(before, 'only paid, generating, submitted or in_progress batches can be failed');
     }
     if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
-    await facilityUpdate(deps, before, failBatchUpdate, [{ errorMessage: input.error_message, facilityNotes: input.facility_notes ?? null }], 'Failing the batch');
+    await facilityUpdate(deps, auth, before, failBatchUpdate, [{ errorMessage: input.error_message, facilityNotes: input.facility_notes ?? null }],
+      { ...step, operation: 'facility.batch.fail' });
   }
   const row = await reload(deps, id);
   if (row.status !== 'failed') throw facilityStateConflict(row, 'it could not be failed');

@@ -3,7 +3,8 @@
 // the caller's transaction, so concurrent debits never overdraw and retries never repeat.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
-import { ApiError, codedError } from '../domain/errors';
+import type { ApiError } from '../domain/errors';
+import { insufficientCreditsError } from '../domain/workflow-failures';
 import { formatCents } from '../domain/money';
 
 export interface Balance {
@@ -30,15 +31,7 @@ export async function getBalance(deps: Deps, memberId: string): Promise<Balance>
 }
 
 export function insufficientCredits(deps: Deps, required: number, balance: number): ApiError {
-  return codedError(402, 'INSUFFICIENT_CREDITS', `Insufficient credits: ${formatCents(required)} required, ${formatCents(balance)} available.`, {
-    suggestedAction: 'Ask your human to add credits at billing_url, then retry.',
-    extra: {
-      billing_url: billingUrl(deps),
-      credits_required_cents: required,
-      credit_balance_cents: balance,
-      credit_shortfall_cents: required - balance,
-    },
-  });
+  return insufficientCreditsError(billingUrl(deps), required, balance);
 }
 
 export interface LedgerMovement {

@@ -4,7 +4,6 @@
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
 import { pagination } from '../domain/pagination';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, UpdateDefinition } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
@@ -12,6 +11,8 @@ import { ensureIntervalSchedule } from './schedules';
 import type { AuthContext } from './auth';
 import { isAgentKey, isMemberKey } from './auth';
 import { ApiError, errors } from '../domain/errors';
+import { handlingStateInvalid, insufficientCreditsDetails } from '../domain/workflow-failures';
+import { updateIdFor, updateWorkflow, WorkflowStart } from './workflow-gateway';
 import { formatCents } from '../domain/money';
 import { hasVisibleCharacter } from '../domain/visible-text';
 import {
@@ -24,7 +25,7 @@ import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './idem
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
-  ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
+  inboundStartOptions, ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import { publishEvent } from './events';
@@ -119,60 +120,40 @@ export async function findOperation(db: Db, id: string, opts: { forUpdate?: bool
 // ---------------------------------------------------------------------------------------
 // Workflow plumbing
 
-export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promise<void> {
-  const input: HandlingWorkflowInput = {
+function handlingWorkflowInput(op: OperationRow): HandlingWorkflowInput {
+  return {
     operationId: op.id, itemId: op.item_id, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test',
     actionType: op.action_type, status: op.status, version: op.version,
     approvalTimeoutMs: handlingSettings().approvalTimeoutSeconds * 1000,
   };
+}
+
+const MARK_HANDLING_STARTED = `UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`;
+
+const handlingAttributes = (op: OperationRow) =>
+  ({ objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test' });
+
+export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promise<void> {
   // A closed workflow of this id means the operation already reached its outcome.
-  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [input],
-    { objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: input.testMode },
-    `UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`);
+  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [handlingWorkflowInput(op)], handlingAttributes(op), MARK_HANDLING_STARTED);
 }
 
-function failureOf(err: unknown): ApplicationFailure | null {
-  let cause: unknown = err;
-  for (let depth = 0; cause && depth < 5; depth++) {
-    if (cause instanceof ApplicationFailure && cause.type) return cause;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return null;
+/** How `handling-<id>` starts from the row, when its start was lost; only an open operation has a running workflow. */
+function handlingWorkflowStart(deps: Deps, op: OperationRow): WorkflowStart | null {
+  if (!isOpenHandlingStatus(op.status)) return null;
+  return {
+    workflowType: 'handlingWorkflow',
+    options: inboundStartOptions(deps, handlingWorkflowId(op.id), [handlingWorkflowInput(op)], handlingAttributes(op)),
+    markStarted: () => deps.db.query(MARK_HANDLING_STARTED, [op.id]),
+  };
 }
 
-/** HANDLING_STATE_INVALID: the operation's status does not allow the step. */
-function handlingStateInvalid(message: string, details?: Record<string, unknown>): ApiError {
-  return errors.conflict('HANDLING_STATE_INVALID', message, {
-    details, suggestedAction: 'Read the operation again for its current status; this step does not apply to it now.',
+/** Sends an Update to the operation's workflow through the gateway; answers the operation as it is now. */
+async function sendUpdate<A>(deps: Deps, op: OperationRow, update: UpdateDefinition<HandlingSnapshot, [A]>, args: A, updateId?: string): Promise<OperationRow> {
+  const answer = await updateWorkflow(deps, {
+    workflowId: handlingWorkflowId(op.id), update, args: [args], updateId, startFromRow: () => handlingWorkflowStart(deps, op),
   });
-}
-
-/** Turns an Update's failure into the API's answer. */
-function mapHandlingFailure(deps: Deps, err: unknown): never {
-  const failure = failureOf(err);
-  const detail = (failure?.details?.[0] ?? {}) as Record<string, unknown>;
-  switch (failure?.type) {
-    case HANDLING_FAILURES.staleVersion:
-      throw errors.conflict('HANDLING_VERSION_STALE', failure.message, { details: detail, suggestedAction: 'Re-read the operation and retry with its current version.' });
-    case HANDLING_FAILURES.invalidState:
-      throw handlingStateInvalid(failure.message, detail);
-    case HANDLING_FAILURES.invalid:
-      throw errors.validation((detail.fields as Array<{ path: string; message: string }>) ?? [{ path: 'body', message: failure.message }]);
-    case HANDLING_FAILURES.insufficientCredits:
-      throw insufficientCredits(deps, Number(detail.required), Number(detail.balance));
-  }
-  if (err instanceof WorkflowNotFoundError) throw handlingStateInvalid('The operation has already reached its outcome.');
-  throw err;
-}
-
-async function sendUpdate<A>(deps: Deps, op: OperationRow, update: UpdateDefinition<HandlingSnapshot, [A]>, args: A): Promise<OperationRow> {
-  await startHandlingWorkflow(deps, op);
-  try {
-    await deps.temporal.workflow.getHandle(handlingWorkflowId(op.id)).executeUpdate(update, { args: [args] });
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError || failureOf(err)) mapHandlingFailure(deps, err);
-    throw err;
-  }
+  if (answer.closed) throw handlingStateInvalid('The operation has already reached its outcome.');
   return (await findOperation(deps.db, op.id))!;
 }
 
@@ -505,8 +486,7 @@ export async function approveOperation(deps: Deps, input: { operationId: string;
       } catch (err) {
         const e = err as ApiError;
         if (e instanceof ApiError && e.status === 402) {
-          const extra = e.options.extra as { credits_required_cents: number; credit_balance_cents: number };
-          throw fail(HANDLING_FAILURES.insufficientCredits, e.message, { required: extra.credits_required_cents, balance: extra.credit_balance_cents });
+          throw fail(HANDLING_FAILURES.insufficientCredits, e.message, { ...insufficientCreditsDetails(e) });
         }
         throw err;
       }

@@ -328,20 +328,25 @@ export function receivedRangeSql(range: { after?: Date; before?: Date }, params:
  * Starts a workflow (an existing one of that id is fine: its record already reached or is
  * on its way to an outcome) and marks the record started with `markStarted` ($1 = objectId).
  */
-export async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[],
-  attrs: { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }, markStarted: string) {
+export interface InboundWorkflowAttributes { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }
+
+/** Start options of a physical-inbound workflow (never a second run of a closed one). */
+export function inboundStartOptions(deps: Deps, workflowId: string, args: unknown[], attrs: InboundWorkflowAttributes) {
+  return {
+    taskQueue: deps.config.taskQueue,
+    workflowId,
+    args,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    typedSearchAttributes: [
+      { key: ObjectStatus, value: attrs.status }, { key: ObjectId, value: attrs.objectId }, { key: MemberId, value: attrs.memberId },
+      { key: AgentId, value: attrs.agentId ?? '' }, { key: TestMode, value: attrs.testMode },
+    ],
+  };
+}
+
+export async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[], attrs: InboundWorkflowAttributes, markStarted: string) {
   try {
-    await deps.temporal.workflow.start(workflowType, {
-      taskQueue: deps.config.taskQueue,
-      workflowId,
-      args,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: ObjectStatus, value: attrs.status }, { key: ObjectId, value: attrs.objectId }, { key: MemberId, value: attrs.memberId },
-        { key: AgentId, value: attrs.agentId ?? '' }, { key: TestMode, value: attrs.testMode },
-      ],
-    });
+    await deps.temporal.workflow.start(workflowType, { ...inboundStartOptions(deps, workflowId, args, attrs), workflowIdConflictPolicy: 'USE_EXISTING' });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }

@@ -15,6 +15,8 @@ import type { DispatchMethod, PhotoCategory } from '../domain/mail-rules';
 import { SIGNED_URL_SECONDS } from './storage';
 import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocumentUrl, signedPhotos } from './mail-record';
 import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './mail-workflow';
+import { isWorkflowUnavailable, updateIdFor } from './workflow-gateway';
+import { sha256Hex } from '../domain/keys';
 import type { PhotoRef } from '../workflows/contracts/mail';
 
 export interface UploadedPhoto {
@@ -40,10 +42,15 @@ async function checkPhotos(photos: UploadedPhoto[]): Promise<Array<CheckedImage 
   return checked;
 }
 
-async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[]): Promise<PhotoRef[]> {
+/**
+ * Stores a step's photos. With an Update id (a step sent with an Idempotency-Key) the
+ * object names derive from it, so a retried step writes the same objects, not new ones.
+ */
+async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[], updateId?: string): Promise<PhotoRef[]> {
   const refs: PhotoRef[] = [];
+  const suffix = updateId ? sha256Hex(updateId).slice(0, 32) : randomUUID();
   for (const p of await checkPhotos(photos)) {
-    const storageKey = `mail/${id}/photos/${p.category}-${randomUUID()}.${p.extension}`;
+    const storageKey = `mail/${id}/photos/${p.category}-${suffix}.${p.extension}`;
     await deps.storage.put(storageKey, p.data, p.contentType);
     refs.push({ category: p.category, storageKey, contentType: p.contentType });
   }
@@ -124,12 +131,23 @@ export async function facilityDocument(deps: Deps, auth: AuthContext, id: string
   };
 }
 
-/** Runs one step; photos uploaded for a refused step are removed again. */
-async function step(deps: Deps, row: MailRow, update: string, arg: unknown, uploaded: PhotoRef[] = []) {
+/** A facility step's Idempotency-Key: the workflow Update's id derives from it, so a retried step is applied once. */
+export interface FacilityStepOptions {
+  idempotencyKey?: string;
+}
+
+/** The Update id of one facility step of this caller. */
+const stepUpdateId = (auth: AuthContext, update: string, opts: FacilityStepOptions) => updateIdFor(auth, `facility.mail.${update}`, opts.idempotencyKey);
+
+/**
+ * Runs one step. Photos uploaded for a refused step are removed again; those of a step
+ * that is not confirmed (503) stay, since the workflow may still apply it.
+ */
+async function step(deps: Deps, auth: AuthContext, row: MailRow, update: string, arg: unknown, opts: FacilityStepOptions, uploaded: PhotoRef[] = []) {
   try {
-    await runMailUpdate<void>(deps, row, update, [arg]);
+    await runMailUpdate<void>(deps, row, update, [arg], { updateId: stepUpdateId(auth, update, opts) });
   } catch (err) {
-    await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
+    if (!isWorkflowUnavailable(err)) await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, row.id))!;
     throw mailStateConflict(`The piece is ${now.status}; this step is not possible now.`, { status: now.status });
@@ -138,15 +156,15 @@ async function step(deps: Deps, row: MailRow, update: string, arg: unknown, uplo
 }
 
 /** The facility starts printing: from now on the caller can no longer cancel the piece. */
-export async function facilityStartPrinting(deps: Deps, auth: AuthContext, id: string) {
+export async function facilityStartPrinting(deps: Deps, auth: AuthContext, id: string, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, row, 'startPrinting', { facilityId: auth.facilityId });
+  return step(deps, auth, row, 'startPrinting', { facilityId: auth.facilityId }, opts);
 }
 
-export async function facilityPrinted(deps: Deps, auth: AuthContext, id: string, photos: { pages: Buffer; envelope: Buffer }) {
+export async function facilityPrinted(deps: Deps, auth: AuthContext, id: string, photos: { pages: Buffer; envelope: Buffer }, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  const refs = await storePhotos(deps, id, [{ category: 'pages', data: photos.pages }, { category: 'envelope', data: photos.envelope }]);
-  return step(deps, row, 'printed', { facilityId: auth.facilityId, photos: refs }, refs);
+  const refs = await storePhotos(deps, id, [{ category: 'pages', data: photos.pages }, { category: 'envelope', data: photos.envelope }], stepUpdateId(auth, 'printed', opts));
+  return step(deps, auth, row, 'printed', { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
 export interface DispatchReport {
@@ -157,31 +175,31 @@ export interface DispatchReport {
 }
 
 /** Tracking numbers are required for every tracked class (all but first_class). */
-export async function facilityDispatched(deps: Deps, auth: AuthContext, id: string, d: DispatchReport) {
+export async function facilityDispatched(deps: Deps, auth: AuthContext, id: string, d: DispatchReport, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
   if (isTracked(row.mail_class) && !d.tracking_number) {
     throw errors.validation([{ path: 'tracking_number', message: `required for ${row.mail_class}` }]);
   }
-  const refs = await storePhotos(deps, id, [{ category: 'receipt', data: d.receipt }]);
-  return step(deps, row, 'dispatched', {
+  const refs = await storePhotos(deps, id, [{ category: 'receipt', data: d.receipt }], stepUpdateId(auth, 'dispatched', opts));
+  return step(deps, auth, row, 'dispatched', {
     facilityId: auth.facilityId, carrier: d.carrier, trackingNumber: d.tracking_number ?? null, dispatchMethod: d.dispatch_method, photos: refs,
-  }, refs);
+  }, opts, refs);
 }
 
-export async function facilityDelivered(deps: Deps, auth: AuthContext, id: string, proof: Buffer | null) {
+export async function facilityDelivered(deps: Deps, auth: AuthContext, id: string, proof: Buffer | null, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  const refs = proof ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }]) : [];
-  return step(deps, row, 'delivered', { facilityId: auth.facilityId, photos: refs }, refs);
+  const refs = proof ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }], stepUpdateId(auth, 'delivered', opts)) : [];
+  return step(deps, auth, row, 'delivered', { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
 /** The facility could not print or dispatch the piece; its debit is refunded. */
-export async function facilityFailed(deps: Deps, auth: AuthContext, id: string, message: string) {
+export async function facilityFailed(deps: Deps, auth: AuthContext, id: string, message: string, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, row, 'failed', { facilityId: auth.facilityId, message });
+  return step(deps, auth, row, 'failed', { facilityId: auth.facilityId, message }, opts);
 }
 
 /** The carrier reports that a mailed piece could not be delivered. */
-export async function facilityCarrierDeliveryFailed(deps: Deps, auth: AuthContext, id: string, message: string | null) {
+export async function facilityCarrierDeliveryFailed(deps: Deps, auth: AuthContext, id: string, message: string | null, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, row, 'carrierDeliveryFailed', { facilityId: auth.facilityId, message });
+  return step(deps, auth, row, 'carrierDeliveryFailed', { facilityId: auth.facilityId, message }, opts);
 }

@@ -2,7 +2,8 @@
 // document, and the fulfillment steps that move a live piece through its workflow.
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams, Pagination } from '../schemas/common';
+import { ErrorBody, IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import {
   CarrierDeliveryFailedBody, DispatchedForm, FacilityDocumentSchema, FacilityMailItemSchema, FacilityMailQuery, FailedBody,
 } from '../schemas/mail';
@@ -20,7 +21,12 @@ const stepResponses = {
   400: { description: 'Validation failed (fields[])', schema: ErrorBody },
   404: { description: 'Not a live piece of this facility', schema: ErrorBody },
   409: { description: 'MAIL_STATE_CONFLICT: the piece is not in a status this step follows (for example cancelled)', schema: ErrorBody },
+  422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request', schema: ErrorBody },
+  ...WORKFLOW_UNAVAILABLE_RESPONSE,
 };
+
+/** Every step: the optional Idempotency-Key (the step is applied once, a retry answers the first answer). */
+const STEP_HEADERS = IDEMPOTENCY_KEY_HEADER;
 
 async function requiredPhoto(files: Record<string, UploadedFile>, field: string): Promise<Buffer> {
   const file = files[field];
@@ -68,8 +74,10 @@ export const routes: RouteDef[] = [
     description: 'Claims the piece for printing. From this moment the sender can no longer cancel it; a piece cancelled a moment earlier answers 409.',
     tags: ['Facility'],
     params: IdParams,
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params }) => ({ body: await facilityStartPrinting(deps, auth, params.id) }),
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/printing', async (key) => (
+      { body: await facilityStartPrinting(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -81,12 +89,13 @@ export const routes: RouteDef[] = [
     params: IdParams,
     body: z.strictObject({}),
     multipart: { maxFileBytes: { pages: MAX_PHOTO_BYTES, envelope: MAX_PHOTO_BYTES } },
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params, files }) => {
-      const pages = await requiredPhoto(files, 'pages');
-      const envelope = await requiredPhoto(files, 'envelope');
-      return { body: await facilityPrinted(deps, auth, params.id, { pages, envelope }) };
-    },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/printed', async (key) => {
+      const pages = await requiredPhoto(args.files, 'pages');
+      const envelope = await requiredPhoto(args.files, 'envelope');
+      return { body: await facilityPrinted(args.deps, args.auth, args.params.id, { pages, envelope }, { idempotencyKey: key }) };
+    }),
   }),
 
   defineRoute({
@@ -100,11 +109,12 @@ export const routes: RouteDef[] = [
     params: IdParams,
     body: DispatchedForm,
     multipart: { maxFileBytes: { receipt: MAX_PHOTO_BYTES } },
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params, body, files }) => {
-      const receipt = await requiredPhoto(files, 'receipt');
-      return { body: await facilityDispatched(deps, auth, params.id, { ...body, receipt }) };
-    },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/dispatched', async (key) => {
+      const receipt = await requiredPhoto(args.files, 'receipt');
+      return { body: await facilityDispatched(args.deps, args.auth, args.params.id, { ...args.body, receipt }, { idempotencyKey: key }) };
+    }),
   }),
 
   defineRoute({
@@ -116,11 +126,12 @@ export const routes: RouteDef[] = [
     params: IdParams,
     body: z.strictObject({}),
     multipart: { maxFileBytes: { delivery: MAX_PHOTO_BYTES } },
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params, files }) => {
-      const proof = files.delivery ? await readUpload(files.delivery) : null;
-      return { body: await facilityDelivered(deps, auth, params.id, proof) };
-    },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/delivered', async (key) => {
+      const proof = args.files.delivery ? await readUpload(args.files.delivery) : null;
+      return { body: await facilityDelivered(args.deps, args.auth, args.params.id, proof, { idempotencyKey: key }) };
+    }),
   }),
 
   defineRoute({
@@ -131,8 +142,10 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     params: IdParams,
     body: FailedBody,
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params, body }) => ({ body: await facilityFailed(deps, auth, params.id, body.message) }),
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/failed', async (key) => (
+      { body: await facilityFailed(args.deps, args.auth, args.params.id, args.body.message, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -145,7 +158,9 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     params: IdParams,
     body: CarrierDeliveryFailedBody,
+    requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: async ({ deps, auth, params, body }) => ({ body: await facilityCarrierDeliveryFailed(deps, auth, params.id, body.message ?? null) }),
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/carrier-delivery-failed', async (key) => (
+      { body: await facilityCarrierDeliveryFailed(args.deps, args.auth, args.params.id, args.body.message ?? null, { idempotencyKey: key }) })),
   }),
 ];

@@ -7,7 +7,7 @@ import {
   ATTACHMENT_CONTENT_TYPES, ATTACHMENT_FILENAME_MAX, decodeBase64, MAX_ACTIVE_TICKETS, MAX_ATTACHMENT_TOTAL_BYTES, MAX_ATTACHMENTS,
   MAX_NEW_TICKETS_PER_DAY, MESSAGE_BODY_MAX, SUPPORT_CATEGORIES, SUPPORT_STATUSES,
 } from '../../domain/support';
-import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import { idempotentRoute } from '../idempotent';
 import {
   getSupportMessages, listSupportConversations, replyToSupportConversation, resolveSupportConversation, sendSupportMessage,
 } from '../../services/support';
@@ -77,14 +77,8 @@ const MessageResponse = z.object({ message: SupportMessageRecord, test_mode: z.b
 const IDEMPOTENCY_HEADER = { 'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message' };
 
 /** Runs a POST once per Idempotency-Key (when sent) and returns the stored answer to retries. */
-export async function idempotentPost(args: HandlerArgs<unknown, unknown, unknown>, operation: string, fn: () => Promise<RouteResult>): Promise<RouteResult> {
-  const r = await runIdempotent(args.deps, args.auth, {
-    operation, key: args.headers['idempotency-key'], fingerprint: requestFingerprint({ params: args.params, body: args.body }),
-  }, async () => {
-    const out = await fn();
-    return { status: out.status ?? 200, body: out.body };
-  });
-  return { status: r.status, body: r.body, headers: r.headers };
+export function idempotentPost(args: HandlerArgs<unknown, unknown, unknown>, operation: string, fn: () => Promise<RouteResult>): Promise<RouteResult> {
+  return idempotentRoute(args, operation, () => fn());
 }
 
 const LIMITS = `At most ${MAX_ACTIVE_TICKETS} unresolved tickets per member (422 SUPPORT_ACTIVE_TICKET_LIMIT) and ${MAX_NEW_TICKETS_PER_DAY} new tickets per rolling 24 hours (429 SUPPORT_TICKET_RATE_LIMITED with Retry-After); replies do not count, except that replying to a resolved ticket reopens it.`;

@@ -46,11 +46,6 @@ export const BatchFailureType = {
   stateConflict: 'BATCH_STATE_CONFLICT',
 } as const;
 
-export interface BatchInsufficientCreditsDetails {
-  requiredCents: number;
-  balanceCents: number;
-}
-
 export interface BatchStatusResult {
   status: BatchStatusName;
 }

@@ -1,0 +1,38 @@
+// Idempotency-Key on routes: the first answer to a key is stored and replayed to retries
+// (services/idempotency.ts); the key is handed to the service so that a workflow step it
+// sends is the same Temporal Update on every retry (services/workflow-gateway.ts), which
+// covers an answer lost after the workflow applied the step but before it was stored.
+import { readFile } from 'node:fs/promises';
+import type { HandlerArgs, RouteResult } from './route';
+import { requestFingerprint, runIdempotent } from '../services/idempotency';
+import { sha256Hex } from '../domain/keys';
+
+/** OpenAPI text of the optional header on routes that use idempotentRoute. */
+export const IDEMPOTENCY_KEY_HEADER = {
+  'Idempotency-Key': 'Optional (1-255 visible ASCII characters). A retry with the same key and body returns the first answer and applies nothing twice, '
+    + 'also when the first answer was lost; the same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED).',
+};
+
+/** What a request is, for "same key, same request": its path parameters, body and uploaded files' bytes. */
+async function fingerprint(args: HandlerArgs<unknown, unknown, unknown>): Promise<string> {
+  const files: Record<string, string> = {};
+  for (const [field, file] of Object.entries(args.files ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+    files[field] = sha256Hex(await readFile(file.filepath));
+  }
+  return requestFingerprint({ params: args.params, body: args.body ?? null, files });
+}
+
+/**
+ * Runs a mutating route once per (caller, operation, Idempotency-Key) when the header is
+ * sent; `fn` gets the key so the service can derive its workflow Update id from it.
+ */
+export async function idempotentRoute(
+  args: HandlerArgs<unknown, unknown, unknown>, operation: string, fn: (idempotencyKey: string | undefined) => Promise<RouteResult>,
+): Promise<RouteResult> {
+  const key = args.headers['idempotency-key'];
+  const r = await runIdempotent(args.deps, args.auth, { operation, key, fingerprint: await fingerprint(args) }, async () => {
+    const out = await fn(key);
+    return { status: out.status ?? 200, body: out.body };
+  });
+  return { status: r.status, body: r.body, headers: r.headers };
+}
