@@ -381,23 +381,40 @@ export async function listFacilityHandling(deps: Deps, auth: AuthContext, query:
   };
 }
 
-export async function decideFacilityHandling(deps: Deps, auth: AuthContext, id: string, body: FacilityDecisionInput & { expected_version: number }) {
+/**
+ * The facility's decision, as an Update (once per Idempotency-Key). A decision the row
+ * refuses is still sent when a key is given: a retry whose answer was lost is the same
+ * Update and gets the first answer; a new one is refused as before.
+ */
+export async function decideFacilityHandling(
+  deps: Deps, auth: AuthContext, id: string, body: FacilityDecisionInput & { expected_version: number }, opts: { idempotencyKey?: string } = {},
+) {
   const op = await findOperation(deps.db, id);
   if (!op || op.facility_id !== auth.facilityId || op.environment !== 'live') throw errors.notFound('Handling operation');
   const fields = checkFacilityDecision(op, body);
   if (fields.length) throw errors.validation(fields);
-  const event: HandlingEvent = body.decision;
-  if (!nextHandlingStatus(op.status, event, 'facility')) {
-    throw handlingStateInvalid(`The operation is ${op.status}; ${body.decision} is not possible now.`);
+  let refusal: ApiError | null = null;
+  try {
+    if (!nextHandlingStatus(op.status, body.decision, 'facility')) {
+      throw handlingStateInvalid(`The operation is ${op.status}; ${body.decision} is not possible now.`);
+    }
+    assertVersion(op.version, body.expected_version, 'The operation');
+  } catch (err) {
+    if (!(err instanceof ApiError) || !opts.idempotencyKey) throw err;
+    refusal = err;
   }
-  assertVersion(op.version, body.expected_version, 'The operation');
   const attestation = body.attestation?.trim() || null;
-  const updated = body.decision === 'accept'
-    ? await sendUpdate(deps, op, acceptHandlingUpdate, { expectedVersion: body.expected_version, attestation })
-    : body.decision === 'complete'
-      ? await sendUpdate(deps, op, completeHandlingUpdate, { expectedVersion: body.expected_version, trackingNumber: body.tracking_number?.trim() || null, attestation })
-      : await sendUpdate(deps, op, rejectHandlingUpdate, { expectedVersion: body.expected_version, actor: 'facility', reason: body.reason!.trim() });
-  return { operation: operationView(updated) };
+  const updateId = updateIdFor(auth, `facility.handling.${body.decision}`, opts.idempotencyKey);
+  try {
+    const updated = body.decision === 'accept'
+      ? await sendUpdate(deps, op, acceptHandlingUpdate, { expectedVersion: body.expected_version, attestation }, updateId)
+      : body.decision === 'complete'
+        ? await sendUpdate(deps, op, completeHandlingUpdate, { expectedVersion: body.expected_version, trackingNumber: body.tracking_number?.trim() || null, attestation }, updateId)
+        : await sendUpdate(deps, op, rejectHandlingUpdate, { expectedVersion: body.expected_version, actor: 'facility', reason: body.reason!.trim() }, updateId);
+    return { operation: operationView(updated) };
+  } catch (err) {
+    throw refusal && err instanceof ApiError && err.status === 409 ? refusal : err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,10 +6,7 @@
 // and the funding, so this module only reads runs, inserts new ones and sends the
 // workflow its updates.
 import { randomUUID } from 'node:crypto';
-import {
-  ActivityFailure, ApplicationFailure, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
@@ -20,13 +17,15 @@ import { assertLinkedObjects } from './linked-objects';
 import { balanceCents, billingUrl } from './credits';
 import { positiveInt } from './mail-workflow';
 import { ApiError, codedError, errors } from '../domain/errors';
+import { mailRunNotCancellable, mailRunNotCommittable } from '../domain/workflow-failures';
+import { updateWorkflow } from './workflow-gateway';
 import {
   commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MAIL_RUN_WINDOW_SECONDS, MailRunCancellationReason, MailRunPendingReason,
   MailRunStatusName, pendingReasonAction, settingsBlock,
 } from '../domain/mail-runs';
 import type { MailStatusName } from '../domain/mail-rules';
 import {
-  cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MAIL_RUN_WORKFLOW, MailRunWorkflowInput, mailRunWorkflowId,
+  cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_WORKFLOW, MailRunWorkflowInput, mailRunWorkflowId,
 } from '../workflows/contracts/mail-run';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
 
@@ -34,13 +33,12 @@ type Queryable = Pick<EntityManager, 'query'>;
 
 /**
  * From the environment, read at use: MAIL_RUN_WINDOW_SECONDS (the window of runs opened
- * from now on; the spec's 300 unless a test shortens it) and MAIL_RUN_UPDATE_WAIT_MS (how
- * long commit and DELETE wait for the run workflow's answer; 20 s).
+ * from now on; the spec's 300 unless a test shortens it). Commit and DELETE wait for the
+ * run workflow's answer as long as every workflow call (WORKFLOW_UPDATE_DEADLINE_MS).
  */
 export function mailRunSettings(env: NodeJS.ProcessEnv = process.env) {
   return {
     windowSeconds: positiveInt(env.MAIL_RUN_WINDOW_SECONDS, MAIL_RUN_WINDOW_SECONDS),
-    updateWaitMs: positiveInt(env.MAIL_RUN_UPDATE_WAIT_MS, 20000),
   };
 }
 
@@ -243,6 +241,7 @@ async function markStarted(deps: Deps, run: MailRunRow): Promise<void> {
   await deps.db.query(`UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [run.id]);
 }
 
+/** The run's workflow could not be started (Temporal unreachable). */
 function workflowUnavailable(what: string): ApiError {
   return errors.unavailable('MAIL_RUN_WORKFLOW_UNAVAILABLE',
     `${what} could not be confirmed right now. Repeat the same call: it never charges twice, and the run's close time stays as it is.`);
@@ -262,48 +261,35 @@ async function ensureRunWorkflow(deps: Deps, run: MailRunRow): Promise<void> {
   await markStarted(deps, run);
 }
 
-function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
-  let cause: unknown = err instanceof WorkflowUpdateFailedError ? err.cause : err;
-  if (cause instanceof ActivityFailure) cause = cause.cause;
-  return cause instanceof ApplicationFailure ? cause : undefined;
-}
-
 function notCommittable(run: MailRunRow): ApiError {
-  return errors.conflict('MAIL_RUN_NOT_COMMITTABLE', `The mail run is ${run.status}; it can no longer be committed.`, {
-    details: { status: run.status, cancellation_reason: run.cancellation_reason },
-    suggestedAction: 'Open a new run (POST /v1/mail-runs) and send the pieces again.',
-  });
+  return mailRunNotCommittable(`The mail run is ${run.status}; it can no longer be committed.`, { status: run.status, cancellation_reason: run.cancellation_reason });
 }
 
 function notCancellable(run: MailRunRow): ApiError {
-  return errors.conflict('MAIL_RUN_NOT_CANCELLABLE', `The mail run is ${run.status}; only a run that is not funded yet can be cancelled.`, {
-    details: { status: run.status },
-    suggestedAction: 'Cancel single pieces with DELETE /v1/mail/{id} while they are submitted and not printing.',
-  });
+  return mailRunNotCancellable(`The mail run is ${run.status}; only a run that is not funded yet can be cancelled.`, { status: run.status });
 }
 
 /**
- * Sends an update to the run's workflow (starting it first if its start was lost) and
- * waits for the answer. Null when the workflow has finished: Postgres has the answer.
+ * Sends an update to the run's workflow through the gateway (starting it first if its
+ * start was lost) and waits for the answer. Null when the workflow has finished: Postgres
+ * has the answer. A refusal is answered from the run as it is now.
  */
-async function runUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R, []>, what: string): Promise<R | null> {
+async function runUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R, []>, updateId?: string): Promise<R | null> {
   try {
-    const startWorkflowOperation = new WithStartWorkflowOperation(MAIL_RUN_WORKFLOW, { ...startOptions(deps, run), workflowIdConflictPolicy: 'USE_EXISTING' });
-    const value = await deps.temporal.withDeadline(Date.now() + mailRunSettings().updateWaitMs,
-      () => deps.temporal.workflow.executeUpdateWithStart(def, { startWorkflowOperation }));
-    await markStarted(deps, run);
-    return value;
+    const answer = await updateWorkflow(deps, {
+      workflowId: mailRunWorkflowId(run.id),
+      update: def,
+      args: [],
+      updateId,
+      startFromRow: () => ({
+        workflowType: MAIL_RUN_WORKFLOW, options: startOptions(deps, run), markStarted: () => markStarted(deps, run),
+      }),
+    });
+    return answer.closed ? null : answer.value;
   } catch (err) {
-    const failure = applicationFailureOf(err);
-    if (failure) {
-      const now = (await loadMailRunById(deps.db, run.id))!;
-      if (failure.type === MAIL_RUN_FAILURE.notCancellable) throw notCancellable(now);
-      if (failure.type === MAIL_RUN_FAILURE.notCommittable) throw notCommittable(now);
-      throw codedError(500, 'MAIL_RUN_WORKFLOW_ERROR', failure.message, { suggestedAction: 'Repeat the same call; quote the request_id if it persists.' });
-    }
-    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return null;
-    deps.log.warn({ err, mail_run: run.id, update: def.name }, 'mail run workflow update did not answer');
-    throw workflowUnavailable(what);
+    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_CANCELLABLE') throw notCancellable((await loadMailRunById(deps.db, run.id))!);
+    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_COMMITTABLE') throw notCommittable((await loadMailRunById(deps.db, run.id))!);
+    throw err;
   }
 }
 
@@ -359,7 +345,8 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   let chargedCents = 0;
   let now = run;
   if (run.status === 'open' || run.status === 'funding_pending') {
-    const result = await runUpdate(deps, run, commitMailRunUpdate, 'Committing the mail run');
+    // No Update id from a key: a commit answered "funding pending" must run again when retried.
+    const result = await runUpdate(deps, run, commitMailRunUpdate);
     // No answer means the workflow had already finished: another call settled the run.
     alreadyCommitted = result ? result.alreadyFunded : true;
     chargedCents = result ? result.chargedCents : 0;
@@ -398,7 +385,7 @@ export async function cancelMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   let now = run;
   if (!alreadyCancelled) {
     if (run.status === 'funded' || run.status === 'closed') throw notCancellable(run);
-    const result = await runUpdate(deps, run, cancelMailRunUpdate, 'Cancelling the mail run');
+    const result = await runUpdate(deps, run, cancelMailRunUpdate);
     alreadyCancelled = result ? result.alreadyCancelled : true;
     now = (await loadMailRunById(deps.db, run.id))!;
   }

@@ -30,6 +30,7 @@ import { getOutboundMailbox, listMailboxes } from './agents';
 import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './mail-safeguards';
 import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMailRecord } from './mail-record';
 import { mailNotCancellable, mailStateConflict, MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './mail-workflow';
+import { updateIdFor } from './workflow-gateway';
 import { simulatedLetterPdf } from './mail-sandbox';
 import { lockMailRunForChild, mailRunForChild } from './mail-runs';
 import { commitsImmediately } from '../domain/mail-runs';
@@ -448,8 +449,17 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
   return { mail, pagination: pagination(total, query.limit, query.offset) };
 }
 
-/** DELETE /v1/mail/{id}: cancels while submitted and not yet printing (or still pending approval); refunds once. */
-export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
+/** A call's Idempotency-Key: the workflow Update's id derives from it, so a retry is the same Update. */
+export interface MailCallOptions {
+  idempotencyKey?: string;
+}
+
+/**
+ * DELETE /v1/mail/{id}: cancels while submitted and not yet printing (or still pending
+ * approval); refunds once. With an Idempotency-Key the workflow is asked even for a
+ * cancelled piece, so a retry whose answer was lost gets the first answer (with its refund).
+ */
+export async function cancelMail(deps: Deps, auth: AuthContext, id: string, opts: MailCallOptions = {}) {
   const row = await visibleMailRow(deps, auth, id);
   /** `current` is the row as it stands now when the caller has just read it. */
   const answer = async (result: CancelResult, current?: MailRow) => ({
@@ -461,9 +471,9 @@ export async function cancelMail(deps: Deps, auth: AuthContext, id: string) {
   const alreadyCancelled = async (): Promise<CancelResult> => ({
     refundedCents: 0, alreadyCancelled: true, balanceCents: row.test_mode ? null : await balanceCents(deps.db, row.member_id),
   });
-  if (row.status === 'cancelled') return answer(await alreadyCancelled(), row);
+  if (row.status === 'cancelled' && !opts.idempotencyKey) return answer(await alreadyCancelled(), row);
   try {
-    return answer(await runMailUpdate<CancelResult>(deps, row, 'cancel', []));
+    return answer(await runMailUpdate<CancelResult>(deps, row, 'cancel', [], { updateId: updateIdFor(auth, 'mail.cancel', opts.idempotencyKey) }));
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;
@@ -483,22 +493,27 @@ function notPendingApproval(status: string): ApiError {
   });
 }
 
-async function pendingRow(deps: Deps, approver: Approver, id: string): Promise<MailRow> {
+async function approverRow(deps: Deps, approver: Approver, id: string): Promise<MailRow> {
   const row = approver === 'operator'
     ? (UUID.test(id) ? await loadMailRow(deps.db, id) : null)
     : await visibleMailRow(deps, approver, id);
   if (!row) throw errors.notFound('Outbound mail');
-  if (row.status !== 'pending_approval') {
-    throw notPendingApproval(row.status);
-  }
   return row;
 }
 
-async function decided<T>(deps: Deps, row: MailRow, update: string): Promise<T> {
+/**
+ * Sends the owner's decision. Without an Idempotency-Key only a pending piece is asked;
+ * with one the workflow is asked anyway, so a retry whose answer was lost gets the first
+ * answer, and a decision the piece no longer allows is MAIL_NOT_PENDING_APPROVAL.
+ */
+async function decided<T>(deps: Deps, approver: Approver, row: MailRow, update: string, opts: MailCallOptions): Promise<T> {
+  if (row.status !== 'pending_approval' && !opts.idempotencyKey) throw notPendingApproval(row.status);
+  const caller = approver === 'operator' ? { ownerKey: 'operator' } : approver;
   try {
-    return await runMailUpdate<T>(deps, row, update, []);
+    return await runMailUpdate<T>(deps, row, update, [], { updateId: updateIdFor(caller, `mail.${update}`, opts.idempotencyKey) });
   } catch (err) {
-    if (!(err instanceof MailWorkflowClosed)) throw err;
+    const refused = err instanceof ApiError && err.code === 'MAIL_STATE_CONFLICT';
+    if (!(err instanceof MailWorkflowClosed) && !refused) throw err;
     const now = (await loadMailRow(deps.db, row.id))!;
     throw notPendingApproval(now.status);
   }
@@ -508,9 +523,9 @@ async function decided<T>(deps: Deps, row: MailRow, update: string): Promise<T> 
  * The owner's approval of a pending piece: debits it now (402 when short; the piece
  * stays pending so the owner can add credits and approve again) and submits it.
  */
-export async function approveMail(deps: Deps, approver: Approver, id: string) {
-  const row = await pendingRow(deps, approver, id);
-  const result = await decided<ApproveResult>(deps, row, 'approve');
+export async function approveMail(deps: Deps, approver: Approver, id: string, opts: MailCallOptions = {}) {
+  const row = await approverRow(deps, approver, id);
+  const result = await decided<ApproveResult>(deps, approver, row, 'approve', opts);
   return {
     outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!),
     credits_charged_cents: result.creditsChargedCents,
@@ -519,9 +534,9 @@ export async function approveMail(deps: Deps, approver: Approver, id: string) {
 }
 
 /** The owner's rejection: the piece is cancelled and nothing is charged. */
-export async function rejectMail(deps: Deps, approver: Approver, id: string) {
-  const row = await pendingRow(deps, approver, id);
-  await decided<void>(deps, row, 'reject');
+export async function rejectMail(deps: Deps, approver: Approver, id: string, opts: MailCallOptions = {}) {
+  const row = await approverRow(deps, approver, id);
+  await decided<void>(deps, approver, row, 'reject', opts);
   return { outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!) };
 }
 
@@ -532,7 +547,7 @@ export async function rejectMail(deps: Deps, approver: Approver, id: string) {
  */
 export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string, opts: { idempotencyKey?: string } = {}): Promise<MailRecord> {
   const row = await visibleMailRow(deps, auth, id);
-  const updateId = opts.idempotencyKey ? `test-advance-${sha256Hex(`${auth.keyId}:${opts.idempotencyKey}`).slice(0, 40)}` : undefined;
+  const updateId = updateIdFor(auth, 'mail.test_advance', opts.idempotencyKey);
   try {
     await runMailUpdate<{ status: string }>(deps, row, 'testAdvance', [], { updateId });
   } catch (err) {

@@ -1,7 +1,7 @@
 // Batch mail: estimate, draft creation (template PDF + recipients CSV), reads, confirm,
 // cancel and the sandbox advance.
 import { defineRoute, RouteDef } from '../route';
-import { ErrorBody } from '../schemas/common';
+import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
 import {
   AdvanceResponse, BatchDetailResponse, BatchIdParams, BatchListResponse, CancelResponse, ConfirmResponse, CreateBatchForm,
   CreateBatchResponse, EstimateBody, EstimateResponse, ListBatchesQuery,
@@ -12,6 +12,7 @@ import {
 } from '../../services/batches';
 import { RECIPIENTS_CSV_MAX_BYTES } from '../../domain/recipients-csv';
 import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 
 const TAGS = ['Batch mail'];
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version' };
@@ -91,12 +92,12 @@ export const routes: RouteDef[] = [
       200: { description: 'Confirmed', schema: ConfirmResponse },
       402: { description: 'INSUFFICIENT_CREDITS with billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents', schema: ErrorBody },
       409: { description: 'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)', schema: ErrorBody },
-      503: { description: 'BATCH_GENERATION_DISPATCH_PENDING: retried automatically; repeating confirm never charges twice', schema: ErrorBody },
+      503: { description: 'BATCH_GENERATION_DISPATCH_PENDING: the workflow did not take the confirmation within the deadline (WORKFLOW_UPDATE_DEADLINE_MS); retried automatically; repeating confirm never charges twice', schema: ErrorBody },
     },
     handler: async ({ deps, auth, params, headers }) => {
       const result = await runIdempotent(deps, auth,
         { operation: 'batch.confirm', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
-        async () => ({ status: 200, body: await confirmBatch(deps, auth, params.id) }));
+        async () => ({ status: 200, body: await confirmBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),
@@ -108,12 +109,14 @@ export const routes: RouteDef[] = [
     description: 'Allowed while draft, paid, generating or submitted. Idempotent: a repeat returns the same result and refunds nothing more.',
     tags: TAGS,
     params: BatchIdParams,
-    requestHeaders: VERSION_HEADER,
+    requestHeaders: { ...VERSION_HEADER, ...IDEMPOTENCY_KEY_HEADER },
     responses: {
       200: { description: 'Cancelled', schema: CancelResponse },
       409: { description: 'BATCH_MAIL_NOT_CANCELLABLE (in_progress or finished)', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: async ({ deps, auth, params }) => ({ body: await cancelBatch(deps, auth, params.id) }),
+    handler: (args) => idempotentRoute(args, 'DELETE /v1/batch-mail/:id', async (key) => (
+      { body: await cancelBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -127,11 +130,12 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Advanced', schema: AdvanceResponse },
       409: { description: 'BATCH_ADVANCE_INVALID (not yet submitted, or already completed)', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {
       const result = await runIdempotent(deps, auth,
         { operation: 'batch.test_advance', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
-        async () => ({ status: 200, body: await advanceTestBatch(deps, auth, params.id) }));
+        async () => ({ status: 200, body: await advanceTestBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),

@@ -2,7 +2,8 @@
 // files, and the fulfilment steps start -> mark pieces -> finish (or fail). A facility
 // sees only live batches assigned to it.
 import { defineRoute, RouteDef } from '../route';
-import { ErrorBody } from '../schemas/common';
+import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import {
   BatchIdParams, BatchListResponse, FacilityBatchResponse, FacilityListQuery, FacilityStateResponse, FailBody, FailResponse,
   FinishBody, FinishResponse, MarkPiecesBody, MarkPiecesResponse,
@@ -14,6 +15,9 @@ import {
 const TAGS = ['Facility: batch mail'];
 const CONFLICT = { description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step', schema: ErrorBody };
 const NOT_FOUND = { description: 'Not a batch of this facility', schema: ErrorBody };
+const REUSED = { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request', schema: ErrorBody };
+/** Every step takes an optional Idempotency-Key: a retry answers the first answer, the step is applied once. */
+const STEP = { requestHeaders: IDEMPOTENCY_KEY_HEADER };
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -42,8 +46,10 @@ export const routes: RouteDef[] = [
     summary: 'Start printing: submitted -> in_progress (the member can no longer cancel)',
     tags: TAGS,
     params: BatchIdParams,
-    responses: { 200: { description: 'Started', schema: FacilityStateResponse }, 404: NOT_FOUND, 409: CONFLICT },
-    handler: async ({ deps, auth, params }) => ({ body: await startFacilityBatch(deps, auth, params.id) }),
+    ...STEP,
+    responses: { 200: { description: 'Started', schema: FacilityStateResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/start', async (key) => (
+      { body: await startFacilityBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -54,8 +60,13 @@ export const routes: RouteDef[] = [
     tags: TAGS,
     params: BatchIdParams,
     body: MarkPiecesBody,
-    responses: { 200: { description: 'Marked', schema: MarkPiecesResponse }, 400: { description: 'Validation', schema: ErrorBody }, 404: NOT_FOUND, 409: CONFLICT },
-    handler: async ({ deps, auth, params, body }) => ({ body: await markFacilityBatchPieces(deps, auth, params.id, body) }),
+    ...STEP,
+    responses: {
+      200: { description: 'Marked', schema: MarkPiecesResponse }, 400: { description: 'Validation', schema: ErrorBody }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED,
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
+    },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/pieces', async (key) => (
+      { body: await markFacilityBatchPieces(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -66,8 +77,10 @@ export const routes: RouteDef[] = [
     tags: TAGS,
     params: BatchIdParams,
     body: FinishBody,
-    responses: { 200: { description: 'Finished', schema: FinishResponse }, 404: NOT_FOUND, 409: CONFLICT },
-    handler: async ({ deps, auth, params, body }) => ({ body: await finishFacilityBatch(deps, auth, params.id, body) }),
+    ...STEP,
+    responses: { 200: { description: 'Finished', schema: FinishResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/finish', async (key) => (
+      { body: await finishFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -77,7 +90,9 @@ export const routes: RouteDef[] = [
     tags: TAGS,
     params: BatchIdParams,
     body: FailBody,
-    responses: { 200: { description: 'Failed', schema: FailResponse }, 404: NOT_FOUND, 409: CONFLICT },
-    handler: async ({ deps, auth, params, body }) => ({ body: await failFacilityBatch(deps, auth, params.id, body) }),
+    ...STEP,
+    responses: { 200: { description: 'Failed', schema: FailResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/fail', async (key) => (
+      { body: await failFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
   }),
 ];

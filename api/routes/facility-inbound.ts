@@ -3,6 +3,8 @@
 // fulfilment, package actions and decisions on handling operations.
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../route';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
 import {
   attachExterior, commitDraft, createDraft, fulfilScanRequest, getDraft, identifyMailbox, listDrafts, listFacilityPackageActions,
   listScanRequests, matchDraft, MAX_PHOTO_BYTES, rejectScanRequest, SCAN_PAGE_FIELDS, updateDraft, updateFacilityPackageAction,
@@ -17,6 +19,9 @@ import {
 const tags = ['Facility: physical inbound'];
 const DraftBody = z.object({ draft: Draft });
 const conflicts = { 409: { description: 'VERSION_STALE (expected_version is not the current one) or the draft/request is no longer open' } };
+/** Every mutating facility call takes an optional Idempotency-Key: a retry answers the first answer and applies nothing twice. */
+const headers = IDEMPOTENCY_KEY_HEADER;
+const reused = { 422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request' } };
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -24,8 +29,9 @@ export const routes: RouteDef[] = [
     summary: 'Identify the private mailbox a piece is addressed to',
     description: 'By mailbox number (PMB-1001, "PMB 1001", "#1001", "1001") and/or the exact recipient name (member or agent) on the label. Only mailboxes of this facility.',
     body: IdentifyBody,
-    responses: { 200: { description: 'Matches', schema: IdentifyResult }, 400: { description: 'validation' } },
-    handler: async ({ deps, auth, body }) => ({ body: await identifyMailbox(deps, auth, body) }),
+    requestHeaders: headers,
+    responses: { 200: { description: 'Matches', schema: IdentifyResult }, 400: { description: 'validation' }, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mailboxes/identify', async () => ({ body: await identifyMailbox(args.deps, args.auth, args.body) })),
   }),
   defineRoute({
     method: 'get', path: '/v1/facility/inbound/drafts', tags,
@@ -38,8 +44,9 @@ export const routes: RouteDef[] = [
     method: 'post', path: '/v1/facility/inbound/drafts', tags,
     summary: 'Start an intake draft for a received letter or parcel',
     body: DraftCreateBody,
-    responses: { 201: { description: 'Draft (status open, version 1)', schema: DraftBody }, 400: { description: 'validation' } },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: await createDraft(deps, auth, body) }),
+    requestHeaders: headers,
+    responses: { 201: { description: 'Draft (status open, version 1)', schema: DraftBody }, 400: { description: 'validation' }, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/inbound/drafts', async () => ({ status: 201, body: await createDraft(args.deps, args.auth, args.body) })),
   }),
   defineRoute({
     method: 'get', path: '/v1/facility/inbound/drafts/:id', tags,
@@ -52,24 +59,28 @@ export const routes: RouteDef[] = [
     method: 'put', path: '/v1/facility/inbound/drafts/:id', tags,
     summary: 'Replace a draft\'s label data',
     params: IdParam, body: DraftPutBody,
-    responses: { 200: { description: 'Draft', schema: DraftBody }, 400: { description: 'validation' }, 404: { description: 'not found' }, ...conflicts },
-    handler: async ({ deps, auth, params, body }) => ({ body: await updateDraft(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    responses: { 200: { description: 'Draft', schema: DraftBody }, 400: { description: 'validation' }, 404: { description: 'not found' }, ...conflicts, ...reused },
+    handler: (args) => idempotentRoute(args, 'PUT /v1/facility/inbound/drafts/:id', async () => ({ body: await updateDraft(args.deps, args.auth, args.params.id, args.body) })),
   }),
   defineRoute({
     method: 'post', path: '/v1/facility/inbound/drafts/:id/exterior', tags,
     summary: 'Attach a sealed-exterior (or label) photo',
     description: 'multipart/form-data: photo (PNG or JPEG, at most 10 MB), photo_type sealed_exterior (default) or label. Stored in the object store.',
     params: IdParam, body: ExteriorForm, multipart: { maxFileBytes: { photo: MAX_PHOTO_BYTES } },
-    responses: { 201: { description: 'Photo attached', schema: DraftBody.extend({ photo_id: z.string() }) }, 400: { description: 'not an image' }, 404: { description: 'not found' }, ...conflicts },
-    handler: async ({ deps, auth, params, body, files }) => ({ status: 201, body: await attachExterior(deps, auth, params.id, files.photo, body.photo_type) }),
+    requestHeaders: headers,
+    responses: { 201: { description: 'Photo attached', schema: DraftBody.extend({ photo_id: z.string() }) }, 400: { description: 'not an image' }, 404: { description: 'not found' }, ...conflicts, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/inbound/drafts/:id/exterior', async () => (
+      { status: 201, body: await attachExterior(args.deps, args.auth, args.params.id, args.files.photo, args.body.photo_type) })),
   }),
   defineRoute({
     method: 'post', path: '/v1/facility/inbound/drafts/:id/match', tags,
     summary: 'Match a draft to a member mailbox and agent',
     description: 'agent_id defaults to the agent with an open expected shipment of this tracking number at the mailbox, else the mailbox\'s default agent; it must be an agent of the mailbox holder.',
     params: IdParam, body: MatchBody,
-    responses: { 200: { description: 'Draft (status matched)', schema: DraftBody }, 400: { description: 'validation' }, 404: { description: 'draft or mailbox not found' }, ...conflicts },
-    handler: async ({ deps, auth, params, body }) => ({ body: await matchDraft(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    responses: { 200: { description: 'Draft (status matched)', schema: DraftBody }, 400: { description: 'validation' }, 404: { description: 'draft or mailbox not found' }, ...conflicts, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/inbound/drafts/:id/match', async () => ({ body: await matchDraft(args.deps, args.auth, args.params.id, args.body) })),
   }),
   defineRoute({
     method: 'post', path: '/v1/facility/inbound/drafts/:id/commit', tags,
@@ -78,8 +89,9 @@ export const routes: RouteDef[] = [
       + 'and an agent-inbox assignment), status received; inbound.received follows. The agent\'s open expected shipment with the same normalised tracking number '
       + 'is marked received and linked; its mailbox rules add tags; at most one action is requested (arrival).',
     params: IdParam, body: CommitBody,
-    responses: { 201: { description: 'Committed', schema: CommitResult }, 404: { description: 'not found' }, 409: { description: 'VERSION_STALE, DRAFT_NOT_MATCHED, EXTERIOR_PHOTO_REQUIRED, DRAFT_COMMITTED' } },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await commitDraft(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    responses: { 201: { description: 'Committed', schema: CommitResult }, 404: { description: 'not found' }, 409: { description: 'VERSION_STALE, DRAFT_NOT_MATCHED, EXTERIOR_PHOTO_REQUIRED, DRAFT_COMMITTED' }, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/inbound/drafts/:id/commit', async () => ({ status: 201, body: await commitDraft(args.deps, args.auth, args.params.id, args.body) })),
   }),
   defineRoute({
     method: 'get', path: '/v1/facility/scan-requests', tags,
@@ -94,15 +106,18 @@ export const routes: RouteDef[] = [
     description: 'multipart/form-data: page_1 .. page_20 (PNG or JPEG, 10 MB each), optional source_kinds (envelope|letter per page, comma-separated). '
       + 'Creates the scan bundle (every image is decoded first; a truncated one is a 400 naming its field); OCR runs (Tesseract) and inbound.scan_available then inbound.context_ready follow. Completes a linked package action at once, and a linked Open & Scan operation once the OCR is saved (after inbound.context_ready).',
     params: IdParam, body: FulfilForm, multipart: { maxFileBytes: Object.fromEntries(SCAN_PAGE_FIELDS.map((f) => [f, MAX_PHOTO_BYTES])) },
-    responses: { 201: { description: 'Fulfilled', schema: FulfilResult }, 400: { description: 'no pages or not images' }, 404: { description: 'not found' }, 409: { description: 'SCAN_REQUEST_NOT_OPEN' } },
-    handler: async ({ deps, auth, params, body, files }) => ({ status: 201, body: await fulfilScanRequest(deps, auth, params.id, files, body) }),
+    requestHeaders: headers,
+    responses: { 201: { description: 'Fulfilled', schema: FulfilResult }, 400: { description: 'no pages or not images' }, 404: { description: 'not found' }, 409: { description: 'SCAN_REQUEST_NOT_OPEN' }, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/scan-requests/:id/fulfil', async () => (
+      { status: 201, body: await fulfilScanRequest(args.deps, args.auth, args.params.id, args.files, args.body) })),
   }),
   defineRoute({
     method: 'post', path: '/v1/facility/scan-requests/:id/reject', tags,
     summary: 'Refuse a scan request',
     params: IdParam, body: ScanRejectBody,
-    responses: { 200: { description: 'Rejected', schema: z.object({ scan_request: ScanRequestView }) }, 404: { description: 'not found' }, 409: { description: 'SCAN_REQUEST_NOT_OPEN' } },
-    handler: async ({ deps, auth, params, body }) => ({ body: await rejectScanRequest(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    responses: { 200: { description: 'Rejected', schema: z.object({ scan_request: ScanRequestView }) }, 404: { description: 'not found' }, 409: { description: 'SCAN_REQUEST_NOT_OPEN' }, ...reused },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/scan-requests/:id/reject', async () => ({ body: await rejectScanRequest(args.deps, args.auth, args.params.id, args.body) })),
   }),
   defineRoute({
     method: 'get', path: '/v1/facility/package-actions', tags,
@@ -119,9 +134,10 @@ export const routes: RouteDef[] = [
     params: IdParam, body: FacilityActionStatusBody,
     responses: {
       200: { description: 'Updated', schema: z.object({ action: z.record(z.string(), z.unknown()), package_status: z.string() }) },
-      400: { description: 'validation' }, 404: { description: 'not found' }, 409: { description: 'ACTION_NOT_ACTIVE or VERSION_STALE' },
+      400: { description: 'validation' }, 404: { description: 'not found' }, 409: { description: 'ACTION_NOT_ACTIVE or VERSION_STALE' }, ...reused,
     },
-    handler: async ({ deps, auth, params, body }) => ({ body: await updateFacilityPackageAction(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/package-actions/:id/status', async () => ({ body: await updateFacilityPackageAction(args.deps, args.auth, args.params.id, args.body) })),
   }),
   defineRoute({
     method: 'get', path: '/v1/facility/internal-inbound/handling', tags,
@@ -139,8 +155,10 @@ export const routes: RouteDef[] = [
     params: IdParam, body: DecisionBody,
     responses: {
       200: { description: 'Decided', schema: z.object({ operation: HandlingOperation }) }, 400: { description: 'validation' }, 404: { description: 'not found' },
-      409: { description: 'VERSION_STALE, HANDLING_VERSION_STALE or HANDLING_STATE_INVALID' },
+      409: { description: 'VERSION_STALE, HANDLING_VERSION_STALE or HANDLING_STATE_INVALID' }, ...reused, ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: async ({ deps, auth, params, body }) => ({ body: await decideFacilityHandling(deps, auth, params.id, body) }),
+    requestHeaders: headers,
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/internal-inbound/handling/:id/decision', async (key) => (
+      { body: await decideFacilityHandling(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
   }),
 ];

@@ -9,6 +9,7 @@ import {
   answerAsFacility, getFacilityMessages, listFacilityConversations, sendFacilityMessage,
 } from '../../services/facility-messages';
 import { idempotentPost, MessageText } from './support';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import type { Deps } from '../../services/deps';
 import type { AuthContext } from '../../services/auth';
 
@@ -128,7 +129,9 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     params: IdParams,
     body: FacilityAnswerBody,
-    responses: { 201: { description: 'Answer recorded', schema: Sent }, 404: { description: 'Not found' } },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await answerAsFacility(deps, auth, params.id, body) }),
+    requestHeaders: IDEMPOTENCY_KEY_HEADER,
+    responses: { 201: { description: 'Answer recorded', schema: Sent }, 404: { description: 'Not found' }, 422: { description: 'IDEMPOTENCY_KEY_REUSED' } },
+    handler: (args) => idempotentRoute(args, 'POST /v1/facility/conversations/:id/messages', async () => (
+      { status: 201, body: await answerAsFacility(args.deps, args.auth, args.params.id, args.body) })),
   }),
 ];

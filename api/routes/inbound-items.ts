@@ -1,6 +1,7 @@
 // Managed mailbox items (physical inbound items), the owner's decisions on handling
 // operations, and the inbound activity timeline.
 import { z } from 'zod';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
 import { defineRoute, RouteDef } from '../route';
 import {
   getInboundItem, getInboundItemPages, listInboundActivity, listInboundItems, listInboundItemScans,
@@ -121,6 +122,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Approved', schema: z.object({ operation: HandlingOperation }) }, 400: { description: 'validation' },
       402: { description: 'INSUFFICIENT_CREDITS' }, 404: { description: 'not found' }, 409: { description: 'VERSION_STALE or HANDLING_STATE_INVALID' },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, body }) => ({ body: await approveHandling(deps, auth, params.id, body) }),
   }),
@@ -131,7 +133,7 @@ export const routes: RouteDef[] = [
     params: IdParam, body: RejectBody,
     responses: {
       200: { description: 'Rejected', schema: z.object({ operation: HandlingOperation }) }, 404: { description: 'not found' },
-      409: { description: 'VERSION_STALE or HANDLING_STATE_INVALID' },
+      409: { description: 'VERSION_STALE or HANDLING_STATE_INVALID' }, ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, body }) => ({ body: await rejectHandling(deps, auth, params.id, body) }),
   }),

@@ -15,7 +15,8 @@ const errorResponses = {
   400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing', schema: ErrorBody },
   403: { description: 'live_key_required, agent_key_required, BUSINESS_REQUIRED, AUTO_FILL_NOT_AUTHORISED or a missing scope', schema: ErrorBody },
   404: { description: 'MAIL_RUN_NOT_FOUND', schema: ErrorBody },
-  503: { description: 'MAIL_RUN_WORKFLOW_UNAVAILABLE: repeat the same call (it never charges twice)', schema: ErrorBody },
+  503: { description: 'MAIL_RUN_WORKFLOW_UNAVAILABLE (opening: the run\'s workflow could not be started) or WORKFLOW_UNAVAILABLE (commit, cancel: '
+    + 'no answer within the deadline); repeat the same call: it never charges twice', schema: ErrorBody },
 };
 
 export const routes: RouteDef[] = [

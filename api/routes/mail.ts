@@ -3,7 +3,8 @@
 import { readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams, PG_INT_MAX, textInt } from '../schemas/common';
+import { ErrorBody, IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import { parseOrThrow } from '../router';
 import {
   ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
@@ -148,8 +149,11 @@ export const routes: RouteDef[] = [
       200: { description: 'Cancelled (or already cancelled)', schema: CancelResultSchema },
       ...errorResponses,
       409: { description: 'MAIL_NOT_CANCELLABLE', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: async ({ deps, auth, params }) => ({ body: await cancelMail(deps, auth, params.id) }),
+    requestHeaders: IDEMPOTENCY_KEY_HEADER,
+    handler: (args) => idempotentRoute(args, 'DELETE /v1/mail/:id', async (key) => (
+      { body: await cancelMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -165,8 +169,11 @@ export const routes: RouteDef[] = [
       402: { description: 'INSUFFICIENT_CREDITS; the piece stays pending_approval', schema: ErrorBody },
       409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
       422: { description: 'PER_TRANSACTION_LIMIT_EXCEEDED or DAILY_SPEND_LIMIT_EXCEEDED', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: async ({ deps, auth, params }) => ({ body: await approveMail(deps, auth, params.id) }),
+    requestHeaders: IDEMPOTENCY_KEY_HEADER,
+    handler: (args) => idempotentRoute(args, 'POST /v1/mail/:id/approve', async (key) => (
+      { body: await approveMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -180,8 +187,11 @@ export const routes: RouteDef[] = [
       200: { description: 'Rejected', schema: RejectResultSchema },
       ...errorResponses,
       409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: async ({ deps, auth, params }) => ({ body: await rejectMail(deps, auth, params.id) }),
+    requestHeaders: IDEMPOTENCY_KEY_HEADER,
+    handler: (args) => idempotentRoute(args, 'POST /v1/mail/:id/reject', async (key) => (
+      { body: await rejectMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
   }),
 
   defineRoute({
@@ -228,6 +238,7 @@ export const routes: RouteDef[] = [
       200: { description: 'The record after the step', schema: MailRecordSchema },
       ...errorResponses,
       409: { description: 'MAIL_STATE_CONFLICT', schema: ErrorBody },
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {
       const result = await runIdempotent(deps, auth,

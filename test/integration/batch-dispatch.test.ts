@@ -13,15 +13,11 @@ describe('batch confirm while generation cannot be dispatched', () => {
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   let connection: { close(): Promise<void> } | undefined;
-  const previousWait = process.env.BATCH_UPDATE_WAIT_MS;
 
   beforeAll(async () => {
-    process.env.BATCH_UPDATE_WAIT_MS = '3000';
-    app = await startTestApp({ worker: false });
+    app = await startTestApp({ worker: false, env: { WORKFLOW_UPDATE_DEADLINE_MS: '3000' } });
   });
   afterAll(async () => {
-    if (previousWait === undefined) delete process.env.BATCH_UPDATE_WAIT_MS;
-    else process.env.BATCH_UPDATE_WAIT_MS = previousWait;
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
     await connection?.close();
