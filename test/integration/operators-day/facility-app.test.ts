@@ -1,7 +1,11 @@
 // A facility app's day on a shop-floor network: every facility step is retried with the
 // same Idempotency-Key, also after the first answer was lost between the workflow and the
-// API, and is applied once (one event, one status change, the ledger unchanged).
+// API, and is applied once (one event, one status change, the ledger unchanged). And a
+// night with no worker: calls into workflows answer 503 WORKFLOW_UNAVAILABLE within the
+// deadline, and the same calls retried once a worker runs are applied exactly once.
+import type { Worker } from '@temporalio/worker';
 import { startTestApp, TestApp } from '../../helpers/app';
+import { createWorker } from '../../../worker/worker';
 import { createFacility } from '../../../services/accounts';
 import { authenticate, AuthContext } from '../../../services/auth';
 import { sandboxPhotoPng } from '../../../services/mail-sandbox';
@@ -275,5 +279,76 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
       const thread = await api(app)('GET', `/v1/facility/conversations/${conversationId}/messages`, { key: facility.key });
       expect(thread.body.messages.filter((m: { body: string }) => m.body === 'Yes, it arrived this morning.')).toHaveLength(1);
     });
+  });
+});
+
+describe('with no worker polling the task queue', () => {
+  let app: TestApp;
+  let facility: { facility_id: string; key: string };
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  let connection: { close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    app = await startTestApp({ worker: false, env: { WORKFLOW_UPDATE_DEADLINE_MS: '2000' } });
+    facility = await createFacility(app.deps, 'Night Shift Facility');
+    await app.deps.db.query(`UPDATE facilities SET created_at = '1998-01-01' WHERE id = $1`, [facility.facility_id]);
+  });
+  afterAll(async () => {
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => undefined);
+    await connection?.close();
+    await app.close();
+  });
+
+  it('answers approve, cancel and a facility step 503 WORKFLOW_UNAVAILABLE, then applies each retry once when a worker runs', async () => {
+    const pendingSender = await newSender(app, { creditsCents: 100000, credential: { force_approval: true } });
+    const pending = (await sendLetter(app, pendingSender, letterForm(await letterPdf()))).body;
+    expect(pending.status).toBe('pending_approval');
+    const s = await newSender(app, { creditsCents: 100000 });
+    const toCancel = (await sendLetter(app, s, letterForm(await letterPdf()))).body;
+    const toPrint = (await sendLetter(app, s, letterForm(await letterPdf()))).body;
+    expect([toCancel.status, toPrint.status]).toEqual(['submitted', 'submitted']);
+
+    const approve = () => api(app)('POST', `/v1/mail/${pending.id}/approve`, { key: pendingSender.memberKey, headers: { 'idempotency-key': 'night-1' } });
+    const cancel = () => api(app)('DELETE', `/v1/mail/${toCancel.id}`, { key: s.key, headers: { ...s.headers, 'idempotency-key': 'night-2' } });
+    const printing = () => api(app)('POST', `/v1/facility/mail/${toPrint.id}/printing`, { key: facility.key, headers: { 'idempotency-key': 'night-3' } });
+
+    for (const res of [await approve(), await cancel(), await printing()]) {
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'WORKFLOW_UNAVAILABLE', retryable: true, details: { deadline_ms: 2000 } });
+      expect(res.body.suggested_action).toMatch(/same Idempotency-Key/);
+    }
+    const statuses = async () => (await app.deps.db.query(
+      `SELECT id, status FROM outbound_mail WHERE id = ANY($1) ORDER BY created_at`, [[pending.id, toCancel.id, toPrint.id]])).map((r: { status: string }) => r.status);
+    expect(await statuses()).toEqual(['pending_approval', 'submitted', 'submitted']);
+    expect(await ledger(app, pending.id)).toEqual([]);
+
+    const created = await createWorker(app.deps, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, taskQueue: app.deps.config.taskQueue });
+    worker = created.worker;
+    connection = created.connection;
+    running = worker.run();
+
+    const approved = await approve();
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ outbound_mail: { status: 'submitted' }, credits_charged_cents: pending.credits_required_cents });
+    const cancelled = await cancel();
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ outbound_mail: { status: 'cancelled' }, refunded_credits_cents: toCancel.cost_cents, already_cancelled: false });
+    const printed = await printing();
+    expect(printed.status).toBe(200);
+    expect(printed.body.printing_started_at).not.toBeNull();
+    // Each retry again replays the answer.
+    for (const [retry, first] of [[approve, approved], [cancel, cancelled], [printing, printed]] as const) {
+      expect((await retry()).body).toEqual(first.body);
+    }
+
+    expect(await statuses()).toEqual(['submitted', 'cancelled', 'submitted']);
+    expect((await ledger(app, pending.id)).map((l) => l.kind)).toEqual(['debit']);
+    expect((await ledger(app, toCancel.id)).map((l) => l.kind)).toEqual(['debit', 'refund']);
+    expect((await ledger(app, toPrint.id)).map((l) => l.kind)).toEqual(['debit']);
+    await waitFor(async () => (await mailEvents(app, toCancel.id)).length >= 2, 'the cancelled piece\'s events');
+    expect((await mailEvents(app, toCancel.id)).map((e) => e.event_type)).toEqual(['mail.submitted', 'mail.cancelled']);
+    expect((await mailEvents(app, pending.id)).map((e) => e.event_type)).toEqual(['mail.pending_approval', 'mail.submitted']);
+    expect(await balance(app, s.memberId)).toBe(100000 - toPrint.cost_cents);
   });
 });
