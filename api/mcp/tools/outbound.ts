@@ -68,7 +68,7 @@ export const outboundTools = [
     access: 'DELETE /v1/mail/:id',
     mutation: true,
     destructive: true,
-    handler: (deps, auth, input) => cancelMail(deps, auth, input.outbound_mail_id),
+    handler: (deps, auth, input, call) => cancelMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
   }),
   defineTool({
     name: 'create_test_outbound_mail',
