@@ -19,7 +19,8 @@ async function fingerprint(args: HandlerArgs<unknown, unknown, unknown>): Promis
   for (const [field, file] of Object.entries(args.files ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     files[field] = sha256Hex(await readFile(file.filepath));
   }
-  return requestFingerprint({ params: args.params, body: args.body ?? null, files });
+  // Without files, the shape records kept before uploads were fingerprinted.
+  return requestFingerprint(Object.keys(files).length ? { params: args.params, body: args.body ?? null, files } : { params: args.params, body: args.body });
 }
 
 /**
