@@ -3,7 +3,7 @@
 // the caller's transaction, so concurrent debits never overdraw and retries never repeat.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './deps';
-import type { ApiError } from '../domain/errors';
+import { ApiError, codedError } from '../domain/errors';
 import { insufficientCreditsError } from '../domain/workflow-failures';
 import { formatCents } from '../domain/money';
 
