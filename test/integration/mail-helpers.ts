@@ -6,6 +6,7 @@ import type { TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
+import { assignMemberFacility } from '../../services/facilities';
 
 /** A real PDF of `pages` pages; the text makes each letter's bytes unique unless given. */
 export async function letterPdf(pages = 1, text = `Letter ${randomBytes(6).toString('hex')}`): Promise<Buffer> {
@@ -41,9 +42,14 @@ export interface Sender {
   headers: Record<string, string>;
 }
 
-/** A member with credits, one agent and one agent credential (live or test). */
-export async function newSender(app: TestApp, opts: { creditsCents?: number; environment?: 'live' | 'test'; credential?: Record<string, unknown> } = {}): Promise<Sender> {
+/**
+ * A member with credits, one agent and one agent credential (live or test). With
+ * `facilityId` the member's live work goes to that facility (as `facility:assign` does), so a
+ * suite drives its own facility whatever other suites of the run set up.
+ */
+export async function newSender(app: TestApp, opts: { creditsCents?: number; environment?: 'live' | 'test'; credential?: Record<string, unknown>; facilityId?: string } = {}): Promise<Sender> {
   const member = await newMember(app.deps, { creditsCents: opts.creditsCents ?? 0 });
+  if (opts.facilityId) await assignMemberFacility(app.deps, member.member_id, opts.facilityId);
   const agent = await newAgent(app.baseUrl, member.key);
   const credential = await newCredential(app.baseUrl, member.key, agent.id, { environment: opts.environment ?? 'live', ...opts.credential });
   return { memberId: member.member_id, memberKey: member.key, agentId: agent.id, key: credential.key, headers: { 'x-service-md-version': '1' } };

@@ -37,8 +37,6 @@ describe('outbound mail lifecycle', () => {
   beforeAll(async () => {
     app = await startTestApp();
     facility = await createFacility(app.deps, 'Mail Lifecycle Facility');
-    // Live pieces go to the oldest active facility: make it this one.
-    await app.deps.db.query(`UPDATE facilities SET created_at = '2000-01-01' WHERE id = $1`, [facility.facility_id]);
   });
   afterAll(async () => { await app.close(); });
 
@@ -106,7 +104,7 @@ describe('outbound mail lifecycle', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: 'submitted', page_count: 3, test_mode: true, human_review: { document: { simulated: true, type: 'pdf' } } });
     expect((await advance(s, res.body.id)).body.status).toBe('ready');
-    const live = await newSender(app, { creditsCents: 10000 });
+    const live = await newSender(app, { facilityId: facility.facility_id, creditsCents: 10000 });
     const refused = await api(app)('POST', `/v1/test/mail/${res.body.id}/advance`, { key: live.key });
     expect(refused.status).toBe(403);
     const tooLong = await api(app)('POST', '/v1/test/mail', { key: s.key, headers: s.headers, json: { recipient_name: 'X', recipient_line1: '1 Test St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701', page_count: 101 } });
@@ -134,7 +132,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('lets a facility key drive a live piece through printing, dispatch and delivery', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { mail_class: 'priority' }));
     expect(created.status).toBe(201);
     const id = created.body.id;
@@ -180,7 +178,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('reports a carrier delivery failure of a mailed piece as failed without a refund', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { mail_class: 'carrierx_ground' }));
     const id = created.body.id;
     await fac('POST', `/${id}/printed`, { form: photoForm({ pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) }) });
@@ -199,7 +197,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('refunds a piece the facility could not print', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf()));
     const res = await fac('POST', `/${created.body.id}/failed`, { json: { message: 'Document unreadable' } });
     expect(res.body).toMatchObject({ status: 'failed', error_message: 'Document unreadable' });
@@ -208,7 +206,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('refunds once under five concurrent DELETEs', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf()));
     const id = created.body.id;
     const price = created.body.cost_cents;
@@ -232,7 +230,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('debits a pending piece when its owner approves it, and leaves it pending when credits are short', async () => {
-    const s = await newSender(app, { creditsCents: 100, credential: { force_approval: true } });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100, credential: { force_approval: true } });
     const created = await sendLetter(app, s, letterForm(await letterPdf()));
     expect(created.body.status).toBe('pending_approval');
     const id = created.body.id;
@@ -260,7 +258,7 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('rejects through the API or the operator CLI without charging', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const a = await sendLetter(app, s, letterForm(await letterPdf(), { requires_approval: 'true' }));
     const rejected = await api(app)('POST', `/v1/mail/${a.body.id}/reject`, { key: s.memberKey });
     expect(rejected.body.outbound_mail).toMatchObject({ status: 'cancelled', cancellation_reason: 'rejected_by_owner' });
@@ -278,7 +276,7 @@ describe('outbound mail lifecycle', () => {
   it('cancels a piece whose approval does not come in time', async () => {
     process.env.MAIL_APPROVAL_TIMEOUT_SECONDS = '2';
     try {
-      const s = await newSender(app, { creditsCents: 100000 });
+      const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
       const created = await sendLetter(app, s, letterForm(await letterPdf(), { requires_approval: 'true' }));
       await waitFor(async () => (await mailStatus(app, created.body.id)) === 'cancelled', 'approval timeout', 20000);
       const record = await api(app)('GET', `/v1/mail/${created.body.id}`, { key: s.key });

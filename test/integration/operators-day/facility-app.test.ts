@@ -7,6 +7,7 @@ import type { Worker } from '@temporalio/worker';
 import { startTestApp, TestApp } from '../../helpers/app';
 import { createWorker } from '../../../worker/worker';
 import { createFacility } from '../../../services/accounts';
+import { assignMemberFacility } from '../../../services/facilities';
 import { authenticate, AuthContext } from '../../../services/auth';
 import { sandboxPhotoPng } from '../../../services/mail-sandbox';
 import {
@@ -33,8 +34,6 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
   beforeAll(async () => {
     app = await startTestApp();
     facility = await createFacility(app.deps, 'Operators Day Facility');
-    // Live pieces go to the oldest active facility: make it this one.
-    await app.deps.db.query(`UPDATE facilities SET created_at = '1999-01-01' WHERE id = $1`, [facility.facility_id]);
     facilityAuth = await authenticate(app.deps, `Bearer ${facility.key}`);
   });
   afterAll(async () => { await app.close(); });
@@ -53,7 +52,7 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
   }
 
   it('moves a live piece printing -> ready -> mailed -> delivered once when every step is sent twice', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { mail_class: 'priority' }));
     const id = created.body.id;
     const pieces = { pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) };
@@ -77,7 +76,7 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
   });
 
   it('answers a retried step whose first answer was lost after the workflow applied it (no 409, applied once)', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { mail_class: 'priority' }));
     const id = created.body.id;
     const pieces = { pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) };
@@ -105,7 +104,7 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
   });
 
   it('fails a piece and reports a carrier failure once each: one refund, one mail.failed', async () => {
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const unprintable = (await sendLetter(app, s, letterForm(await letterPdf()))).body;
     await twice(`/${unprintable.id}/failed`, 'f-1', { json: { message: 'Document unreadable' } });
     await facilityFailed(app.deps, facilityAuth, unprintable.id, 'Document unreadable', { idempotencyKey: 'f-1' });
@@ -160,7 +159,11 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
 
   describe('physical inbound', () => {
     let w: World;
-    beforeAll(async () => { w = await newWorld(app); });
+    beforeAll(async () => {
+      w = await newWorld(app);
+      // The member's new conversations go to its assigned facility: this suite's.
+      await assignMemberFacility(app.deps, w.memberId, facility.facility_id);
+    });
     const agentHeaders = { 'x-service-md-version': '1' };
     const call = (method: string, path: string, idem: string, opts: { json?: unknown; form?: () => FormData } = {}) =>
       api(app)(method, path, { key: w.facilityKey, headers: { 'idempotency-key': idem }, ...(opts.json ? { json: opts.json } : {}), ...(opts.form ? { form: opts.form() } : {}) });
@@ -269,7 +272,6 @@ describe('a facility app retrying every step with the same Idempotency-Key', () 
       const opened = await api(app)('POST', '/v1/facility-messages', { key: w.memberKey, json: { body: 'Is my parcel in?', subject: 'Parcel' } });
       expect(opened.status).toBe(201);
       const conversationId = opened.body.message.conversation_id;
-      // New conversations go to the oldest active facility: this suite's.
       const answer = () => api(app)('POST', `/v1/facility/conversations/${conversationId}/messages`, {
         key: facility.key, headers: { 'idempotency-key': 'm-1' }, json: { body: 'Yes, it arrived this morning.' },
       });
@@ -291,7 +293,6 @@ describe('with no worker polling the task queue', () => {
   beforeAll(async () => {
     app = await startTestApp({ worker: false, env: { WORKFLOW_UPDATE_DEADLINE_MS: '2000' } });
     facility = await createFacility(app.deps, 'Night Shift Facility');
-    await app.deps.db.query(`UPDATE facilities SET created_at = '1998-01-01' WHERE id = $1`, [facility.facility_id]);
   });
   afterAll(async () => {
     if (worker?.getState() === 'RUNNING') worker.shutdown();
@@ -301,10 +302,10 @@ describe('with no worker polling the task queue', () => {
   });
 
   it('answers approve, cancel and a facility step 503 WORKFLOW_UNAVAILABLE, then applies each retry once when a worker runs', async () => {
-    const pendingSender = await newSender(app, { creditsCents: 100000, credential: { force_approval: true } });
+    const pendingSender = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000, credential: { force_approval: true } });
     const pending = (await sendLetter(app, pendingSender, letterForm(await letterPdf()))).body;
     expect(pending.status).toBe('pending_approval');
-    const s = await newSender(app, { creditsCents: 100000 });
+    const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
     const toCancel = (await sendLetter(app, s, letterForm(await letterPdf()))).body;
     const toPrint = (await sendLetter(app, s, letterForm(await letterPdf()))).body;
     expect([toCancel.status, toPrint.status]).toEqual(['submitted', 'submitted']);
