@@ -1,25 +1,36 @@
-// Recorded histories of workflow code that has since changed replay against today's
-// workflows without nondeterminism: the changes are behind patched().
+// Every recorded history in test/fixtures/histories replays against today's workflows
+// without nondeterminism, so a workflow change that would break running workflows fails
+// `npm test`. The histories come from `npm run histories:record` (test/histories), plus
+// older ones kept for code that has since changed behind patched():
 //   scan-bundle-workflow-before-context-outcome.json: an Open & Scan bundle of the code
 //   that completed the operation at fulfilment (before 'scan-outcome-after-context').
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
+// The guard itself is tested: a history replayed against a deliberately changed workflow
+// fails with DeterminismViolationError.
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { historyFiles, readHistory, replay, workflowTypeOf } from '../histories/history-files';
 
-jest.setTimeout(120_000);
-
-const HISTORIES = path.join(__dirname, '..', 'fixtures', 'histories');
+jest.setTimeout(180_000);
 
 describe('recorded workflow histories', () => {
-  it.each(['scan-bundle-workflow-before-context-outcome.json'])('%s replays', async (file) => {
-    // Exported with fetchHistory() as proto JSON; fromObject reads it (the SDK's
-    // historyFromJSON fails under Jest's module registry).
-    const history = temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')));
-    const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-    await Worker.runReplayHistory(
-      bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('../../workflows') },
-      history,
-    );
+  const files = historyFiles();
+
+  it('include one of every workflow shape the recorder makes', () => {
+    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction']) {
+      expect(files).toContain(`${name}.json`);
+    }
+  });
+
+  it.each(files)('%s replays against today\'s workflows', async (file) => {
+    const history = readHistory(file);
+    expect(history.events?.length).toBeGreaterThan(2);
+    await replay(history);
+  });
+
+  it('fail to replay against a workflow whose command sequence changed without patched()', async () => {
+    const history = readHistory('scan-bundle.json');
+    expect(workflowTypeOf(history)).toBe('scanBundleWorkflow');
+    const changed = replay(history, { workflowsPath: require.resolve('../histories/changed-workflows') });
+    await expect(changed).rejects.toBeInstanceOf(DeterminismViolationError);
+    await expect(changed).rejects.toThrow(/nondeterminism/i);
   });
 });
