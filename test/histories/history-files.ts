@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 
@@ -38,5 +38,11 @@ export function currentWorkflows(): ReplayWorkerOptions {
 
 /** Replays one history; throws DeterminismViolationError (or ReplayError) when the code no longer fits it. */
 export async function replay(history: History, workflows: ReplayWorkerOptions = currentWorkflows()): Promise<void> {
+  try {
+    // Every replay starts and stops a worker, which the SDK logs at INFO by default.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this process (by an earlier replay or the test app's worker).
+  }
   await Worker.runReplayHistory(workflows, history);
 }
