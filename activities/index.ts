@@ -7,6 +7,7 @@ import { createInboundExtractionActivities } from './inbound-extraction';
 import { createHandlingActivities } from './handling';
 import { createMailRunActivities } from './mail-run';
 import { createMaintenanceActivities } from './maintenance';
+import { createOperationsActivities } from './operations';
 
 export function createActivities(deps: Deps) {
   return {
@@ -17,6 +18,7 @@ export function createActivities(deps: Deps) {
     ...createHandlingActivities(deps),
     ...createMailRunActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createOperationsActivities(deps),
   };
 }
 

@@ -11,7 +11,7 @@ import { insufficientCreditsDetails } from '../domain/workflow-failures';
 import { balanceCents, debit, refund } from '../services/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
 import { spentLast24h } from '../services/mail-safeguards';
-import { startMailWorkflow } from '../services/mail-workflow';
+import { reconcileUnstartedMail } from '../services/workflow-reconciler';
 import { sandboxPhotoPng } from '../services/mail-sandbox';
 import { TRACKED_CLASSES } from '../domain/pricing';
 import {
@@ -161,12 +161,14 @@ export function createMailActivities(deps: Deps) {
           return { row, result: { refundedCents: refunded ? Number(refunded.amount_cents) : 0, alreadyCancelled: !mine, balanceCents: await balance() } };
         }
         // A run child waiting for funding may be cancelled by its sender; if its run's funding already debited it, that debit is refunded below.
-        const allowed = input.reason === 'cancelled_by_caller'
+        // An operator cancels what the sender could (CLI, or Request Cancellation in the Temporal UI).
+        const bySender = input.reason === 'cancelled_by_caller' || input.reason === 'cancelled_by_operator';
+        const allowed = bySender
           ? row.status === 'pending_approval' || row.status === 'funding_pending' || (row.status === 'submitted' && !row.printing_started_at)
           : row.status === 'pending_approval';
         if (!allowed) {
           const why = row.status === 'submitted' ? 'printing has started' : `it is ${row.status}`;
-          throw fail(input.reason === 'cancelled_by_caller' ? MAIL_FAILURE.notCancellable : MAIL_FAILURE.stateConflict, `The piece can no longer be cancelled: ${why}.`, { status: row.status });
+          throw fail(bySender ? MAIL_FAILURE.notCancellable : MAIL_FAILURE.stateConflict, `The piece can no longer be cancelled: ${why}.`, { status: row.status });
         }
         const [updated] = await updateReturning(tx,
           `UPDATE outbound_mail SET status = 'cancelled', cancelled_at = now(), cancellation_reason = $2, cancel_request_id = $3, updated_at = now()
@@ -259,16 +261,7 @@ export function createMailActivities(deps: Deps) {
 
     /** Starts the workflow of every piece committed more than graceSeconds ago without one. */
     async reconcileUnstartedMail(input: ReconcileOutboundMailInput): Promise<number> {
-      const rows: MailRow[] = await deps.db.query(
-        `SELECT id, status, test_mode, member_id, agent_id FROM outbound_mail
-          WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted')
-            AND created_at < now() - ($1 || ' seconds')::interval
-          ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);
-      for (const row of rows) {
-        await startMailWorkflow(deps, row, input.approvalTimeoutSeconds);
-        deps.log.warn({ outbound_mail_id: row.id }, 'reconciler started the workflow of a piece whose start was lost');
-      }
-      return rows.length;
+      return (await reconcileUnstartedMail(deps, input)).length;
     },
   };
 }

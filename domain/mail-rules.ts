@@ -28,7 +28,7 @@ export type PhotoCategory = (typeof PHOTO_CATEGORIES)[number];
 export const DISPATCH_METHODS = ['post_office_counter', 'carrier_pickup', 'drop_box'] as const;
 export type DispatchMethod = (typeof DISPATCH_METHODS)[number];
 
-export const CANCELLATION_REASONS = ['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out', 'mail_run_cancelled'] as const;
+export const CANCELLATION_REASONS = ['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out', 'mail_run_cancelled', 'cancelled_by_operator'] as const;
 export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
 /** Statuses from which each move is allowed. */

@@ -139,6 +139,20 @@ async function temporalHealthy(address: string): Promise<boolean> {
   }
 }
 
+/**
+ * A dev server started before a search attribute was added lacks it, and every workflow
+ * that sets it would fail its task: register what is missing (as scripts/cluster.ts does).
+ */
+function registerMissingSearchAttributes(address: string, log: (m: string) => void): void {
+  const listed = JSON.parse(execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address, '-o', 'json'],
+    { stdio: 'pipe', timeout: 10000 }).toString()).customAttributes ?? {};
+  const missing = SEARCH_ATTRIBUTE_REGISTRATIONS.map((r) => r.split('=') as [string, string]).filter(([name]) => !(name in listed));
+  if (!missing.length) return;
+  execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'create', '--address', address, ...missing.flatMap(([name, type]) => ['--name', name, '--type', type])],
+    { stdio: 'pipe', timeout: 30000 });
+  log(`search attributes registered: ${missing.map(([n]) => n).join(', ')}`);
+}
+
 function s3Client(opts: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string }): S3Client {
   return new S3Client({
     endpoint: opts.endpoint,
@@ -266,6 +280,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
       throw new Error(`${(err as Error).message}; it still runs on ${path.join(dataDir, 'temporal.sqlite')}: stop it (npm run stack:stop) and retry`);
     }
     log(`reusing Temporal at ${temporal.address}`);
+    registerMissingSearchAttributes(temporal.address, log);
   } else {
     const port = opts.ports?.temporal ?? (await freePort());
     const uiPort = opts.ports?.temporalUi ?? (await freePort());
@@ -273,6 +288,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
     if (await temporalHealthy(address)) {
       temporal = { address, uiUrl: `http://127.0.0.1:${uiPort}`, external: true };
       log(`Temporal already answers at ${address}; using it`);
+      registerMissingSearchAttributes(address, log);
     } else {
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
         '--db-filename', path.join(dataDir, 'temporal.sqlite'), '--log-level', 'warn', ...TEMPORAL_SQLITE_PRAGMAS];

@@ -299,7 +299,8 @@ function nextStepAfterDraft(deps: Deps, r: BatchRow) {
   };
 }
 
-function workflowStartOptions(deps: Deps, input: BatchWorkflowInput) {
+/** Also used by the reconciler to start a draft's workflow again. */
+export function batchWorkflowStartOptions(deps: Deps, input: BatchWorkflowInput) {
   const attributes = [
     { key: BatchStatus, value: 'draft' },
     { key: MemberId, value: input.memberId },
@@ -316,7 +317,7 @@ function workflowStartOptions(deps: Deps, input: BatchWorkflowInput) {
   };
 }
 
-function workflowInput(r: BatchRow, expirySeconds: number): BatchWorkflowInput {
+export function batchWorkflowInput(r: BatchRow, expirySeconds: number): BatchWorkflowInput {
   return {
     batchId: r.id,
     memberId: r.member_id,
@@ -404,7 +405,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
 
   try {
     await deps.temporal.workflow.start(BATCH_MAIL_WORKFLOW, {
-      ...workflowStartOptions(deps, workflowInput(row, expirySeconds)),
+      ...batchWorkflowStartOptions(deps, batchWorkflowInput(row, expirySeconds)),
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
   } catch (err) {
@@ -489,7 +490,7 @@ async function runUpdate<Ret, Args extends unknown[]>(
     args,
     updateId: opts.updateId,
     startFromRow: () => (row.status === 'draft'
-      ? { workflowType: BATCH_MAIL_WORKFLOW, options: workflowStartOptions(deps, workflowInput(row, draftExpirySeconds(opts))) as never }
+      ? { workflowType: BATCH_MAIL_WORKFLOW, options: batchWorkflowStartOptions(deps, batchWorkflowInput(row, draftExpirySeconds(opts))) as never }
       : null),
   });
   return answer.closed ? { ok: false, kind: 'gone' } : { ok: true, value: answer.value };

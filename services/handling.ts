@@ -120,11 +120,11 @@ export async function findOperation(db: Db, id: string, opts: { forUpdate?: bool
 // ---------------------------------------------------------------------------------------
 // Workflow plumbing
 
-function handlingWorkflowInput(op: OperationRow): HandlingWorkflowInput {
+/** The operation's workflow input from its row (the reconciler restarts from it with the time left to approve). */
+export function handlingWorkflowInput(op: OperationRow, approvalTimeoutMs = handlingSettings().approvalTimeoutSeconds * 1000): HandlingWorkflowInput {
   return {
     operationId: op.id, itemId: op.item_id, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test',
-    actionType: op.action_type, status: op.status, version: op.version,
-    approvalTimeoutMs: handlingSettings().approvalTimeoutSeconds * 1000,
+    actionType: op.action_type, status: op.status, version: op.version, approvalTimeoutMs,
   };
 }
 

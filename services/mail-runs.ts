@@ -220,7 +220,8 @@ function workflowInput(run: MailRunRow): MailRunWorkflowInput {
   };
 }
 
-function startOptions(deps: Deps, run: MailRunRow) {
+/** Also used by the reconciler to start a run's workflow again from its row. */
+export function mailRunStartOptions(deps: Deps, run: MailRunRow) {
   return {
     taskQueue: deps.config.taskQueue,
     workflowId: mailRunWorkflowId(run.id),
@@ -251,7 +252,7 @@ function workflowUnavailable(what: string): ApiError {
 async function ensureRunWorkflow(deps: Deps, run: MailRunRow): Promise<void> {
   if (run.workflow_started_at) return;
   try {
-    await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...startOptions(deps, run), workflowIdConflictPolicy: 'USE_EXISTING' });
+    await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...mailRunStartOptions(deps, run), workflowIdConflictPolicy: 'USE_EXISTING' });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.log.error({ err, mail_run: run.id }, 'starting the mail run workflow failed');
@@ -282,7 +283,7 @@ async function runUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R
       args: [],
       updateId,
       startFromRow: () => ({
-        workflowType: MAIL_RUN_WORKFLOW, options: startOptions(deps, run), markStarted: () => markStarted(deps, run),
+        workflowType: MAIL_RUN_WORKFLOW, options: mailRunStartOptions(deps, run), markStarted: () => markStarted(deps, run),
       }),
     });
     return answer.closed ? null : answer.value;

@@ -9,10 +9,10 @@ import { ensureIntervalSchedule } from './schedules';
 import { updateWorkflow, WorkflowStart } from './workflow-gateway';
 import { mailNotCancellable, mailStateConflict } from '../domain/workflow-failures';
 import {
-  OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
+  MAIL_FAILURE, mailStatusAtStart, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
   ReconcileOutboundMailInput,
 } from '../workflows/contracts/mail';
-import { AgentId, MailStatus, MemberId, ObjectId, TestMode } from '../workflows/search-attributes';
+import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../workflows/search-attributes';
 import type { MailRow } from './mail-record';
 
 export function positiveInt(value: string | undefined, fallback: number): number {
@@ -36,19 +36,45 @@ export function mailSettings(env: NodeJS.ProcessEnv = process.env) {
 }
 
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>;
+type NewMailStatus = NonNullable<OutboundMailWorkflowInput['status']>;
 
 /** The statuses a piece is created in, so the only ones its workflow can start from. */
-const STARTABLE_STATUSES: readonly string[] = ['pending_approval', 'funding_pending', 'submitted'] satisfies OutboundMailWorkflowInput['status'][];
+const STARTABLE_STATUSES: readonly string[] = ['pending_approval', 'funding_pending', 'submitted'] satisfies NewMailStatus[];
 
-function isStartableStatus(status: string): status is OutboundMailWorkflowInput['status'] {
+function isStartableStatus(status: string): status is NewMailStatus {
   return STARTABLE_STATUSES.includes(status);
 }
 
-/** How `outbound-mail-<id>` starts from its row (the same for a first start and a lost one). */
-function mailWorkflowStart(deps: Deps, row: StartableRow & { status: OutboundMailWorkflowInput['status'] }, approvalTimeoutSeconds: number): WorkflowStart {
+/**
+ * The start options of a piece's workflow: its search attributes (StatusChangedAt is
+ * when the piece entered `status`) and what the Temporal UI shows as its summary.
+ */
+export function mailWorkflowStartOptions(deps: Deps, row: StartableRow, input: OutboundMailWorkflowInput, statusSince: Date) {
+  const status = mailStatusAtStart(input);
+  return {
+    taskQueue: deps.config.taskQueue,
+    workflowId: outboundMailWorkflowId(row.id),
+    args: [input],
+    typedSearchAttributes: [
+      { key: MailStatus, value: status },
+      { key: StatusChangedAt, value: statusSince },
+      { key: ObjectId, value: row.id },
+      { key: MemberId, value: row.member_id },
+      { key: AgentId, value: row.agent_id ?? '' },
+      { key: TestMode, value: row.test_mode },
+    ],
+    staticSummary: `Outbound mail ${row.id} (${row.test_mode ? 'sandbox' : 'live'})`,
+    staticDetails: `Started ${input.restart ? `again by the reconciler (the previous run was ${input.restart.previousRunStatus}) ` : ''}with the piece ${status}. `
+      + 'The input does not change; the current status is the MailStatus search attribute and the current details. '
+      + 'Request Cancellation cancels and refunds the piece like DELETE /v1/mail/{id} until printing starts, and is refused after that.',
+  };
+}
+
+/** How a new piece's `outbound-mail-<id>` starts from its row (the same for a first start and a lost one). */
+function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStatus }, approvalTimeoutSeconds: number, statusSince = new Date()): WorkflowStart {
   const input: OutboundMailWorkflowInput = {
     outboundMailId: row.id,
-    status: row.status,
+    statusAtStart: row.status,
     testMode: row.test_mode,
     memberId: row.member_id,
     agentId: row.agent_id,
@@ -56,19 +82,7 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: OutboundMai
   };
   return {
     workflowType: OUTBOUND_MAIL_WORKFLOW,
-    options: {
-      taskQueue: deps.config.taskQueue,
-      workflowId: outboundMailWorkflowId(row.id),
-      args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: MailStatus, value: row.status },
-        { key: ObjectId, value: row.id },
-        { key: MemberId, value: row.member_id },
-        { key: AgentId, value: row.agent_id ?? '' },
-        { key: TestMode, value: row.test_mode },
-      ],
-    },
+    options: { ...mailWorkflowStartOptions(deps, row, input, statusSince), workflowIdReusePolicy: 'REJECT_DUPLICATE' },
     markStarted: () => deps.db.query(`UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [row.id]),
   };
 }
@@ -77,11 +91,11 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: OutboundMai
  * Starts `outbound-mail-<id>` unless it exists (running or closed), then records
  * workflow_started_at. Safe to call any number of times for the same piece.
  */
-export async function startMailWorkflow(deps: Deps, row: StartableRow, approvalTimeoutSeconds = mailSettings().approvalTimeoutSeconds): Promise<void> {
+export async function startMailWorkflow(deps: Deps, row: StartableRow, approvalTimeoutSeconds = mailSettings().approvalTimeoutSeconds, statusSince = new Date()): Promise<void> {
   if (!isStartableStatus(row.status)) {
     throw new Error(`piece ${row.id} is ${row.status}; only new pieces get a workflow`);
   }
-  const start = mailWorkflowStart(deps, { ...row, status: row.status }, approvalTimeoutSeconds);
+  const start = mailWorkflowStart(deps, { ...row, status: row.status }, approvalTimeoutSeconds, statusSince);
   try {
     await deps.temporal.workflow.start(start.workflowType, { ...start.options, workflowIdConflictPolicy: 'USE_EXISTING' } as WorkflowStartOptions);
   } catch (err) {

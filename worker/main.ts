@@ -9,6 +9,7 @@ import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhook-dispatch';
 import { ensureMailReconcilerSchedule } from '../services/mail-workflow';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/handling';
+import { ensureClosedWorkflowReconcilerSchedule } from '../services/workflow-reconciler';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });
@@ -18,6 +19,7 @@ async function main() {
   await ensureWebhookDispatchReconcilerSchedule(deps);
   await ensureMailReconcilerSchedule(deps);
   await ensurePhysicalInboundReconcilerSchedule(deps);
+  await ensureClosedWorkflowReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
   // Ctrl-C reaches the process group, and a supervisor may send SIGTERM as well: drain once.
   let draining = false;

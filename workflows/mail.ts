@@ -5,19 +5,23 @@
 // failed or cancelled. Every change is one idempotent activity that updates the row
 // only from the expected status and publishes the mail.* event; handlers run one at a
 // time so that, for example, a cancel and a start-of-printing cannot both succeed.
+// A cancellation request from Temporal cancels the piece like the sender's DELETE while
+// that is possible, and is refused (and recorded) once printing has started.
 import {
-  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, uuid4,
+  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../activities/mail';
 import type { createMailRunActivities } from '../activities/mail-run';
 import {
   approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
-  MAIL_FAILURE, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
+  MAIL_FAILURE, mailStatusAtStart, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
   startPrintingUpdate, testAdvanceUpdate,
 } from './contracts/mail';
 import { mailRunSettledSignal } from './contracts/mail-run';
 import { MailStatus } from './search-attributes';
 import { call, UNLIMITED_RETRY } from './activity-failures';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { FacilityView, publishFacilityStep, publishStatus, showDetails } from './status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
@@ -41,15 +45,42 @@ const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
 
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
   const id = input.outboundMailId;
-  let status: string = input.status;
-  let printingStarted = false;
+  const statusAtStart = mailStatusAtStart(input);
+  let status: string = statusAtStart;
+  let printingStarted = input.restart?.printingStarted ?? false;
+  let facilityId = input.restart?.facilityId ?? null;
   let busy = false;
-  let runSettled = false;
+  // A restarted child of a mail run may have missed its run's signal: look once.
+  let runSettled = Boolean(input.restart);
+  let refusedCancellation: string | null = null;
+  const approvalDeadline = new Date(Date.now() + input.approvalTimeoutSeconds * 1000);
+
+  /** What the facility is doing with the piece (the FacilityStep search attribute). */
+  const facility = (): FacilityView => ({
+    step: status === 'submitted' ? (printingStarted ? 'printing' : 'awaiting_print')
+      : status === 'ready' ? 'awaiting_dispatch' : status === 'mailed' ? 'in_transit' : null,
+    facilityId,
+  });
+
+  const WAITING: Record<string, () => string> = {
+    pending_approval: () => `Waiting for the owner's approval until ${approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`,
+    funding_pending: () => 'Waiting for its Business mail run to be funded, cancelled or closed.',
+    submitted: () => (printingStarted
+      ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
+      : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).'),
+    ready: () => 'Printed. Waiting for the facility to dispatch it.',
+    mailed: () => 'Mailed. Waiting for delivery (or a carrier failure).',
+  };
+  const details = () => showDetails([
+    `**Outbound mail ${id}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`,
+    WAITING[status]?.() ?? 'Finished.',
+  ], refusedCancellation);
 
   const setStatus = (next: string) => {
     if (next === status) return;
     status = next;
-    upsertSearchAttributes([{ key: MailStatus, value: next }]);
+    publishStatus(MailStatus, next, facility());
+    details();
   };
 
   const requireMove = (move: MailMove) => {
@@ -59,21 +90,24 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   };
 
   /** Handlers run one at a time; each re-checks the status once it holds the turn. */
-  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
-    busy = true;
-    try {
-      return await fn();
-    } finally {
-      busy = false;
-    }
+  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return shielded(async () => {
+      await condition(() => !busy);
+      busy = true;
+      try {
+        return await fn();
+      } finally {
+        busy = false;
+      }
+    });
   }
 
   // The steps shared by facility updates and the sandbox's testAdvance.
   const steps = {
-    printed: async (facilityId: string | null, photos: PhotoRef[]) => {
+    printed: async (actor: string | null, photos: PhotoRef[]) => {
       requireMove('printed');
-      await call(acts.markPrinted({ outboundMailId: id, facilityId, photos }));
+      await call(acts.markPrinted({ outboundMailId: id, facilityId: actor, photos }));
+      facilityId ??= actor;
       printingStarted = true;
       setStatus('ready');
     },
@@ -121,10 +155,13 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     },
   });
 
-  setHandler(startPrintingUpdate, ({ facilityId }) => exclusive(async () => {
+  setHandler(startPrintingUpdate, ({ facilityId: actor }) => exclusive(async () => {
     requireMove('startPrinting');
-    await call(acts.startPrinting({ outboundMailId: id, facilityId }));
+    await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
     printingStarted = true;
+    facilityId ??= actor;
+    publishFacilityStep(facility());
+    details();
   }), { validator: (_actor: FacilityActor) => requireMove('startPrinting') });
 
   setHandler(printedUpdate, ({ facilityId, photos }) => exclusive(() => steps.printed(facilityId, photos)), {
@@ -167,35 +204,62 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     },
   });
 
-  // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
-  const created = input.status;
-  if (created !== 'funding_pending') {
-    // Histories begun before the announcement became a local activity replay the activity.
-    const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
-    await exclusive(() => call(announce({ outboundMailId: id, status: created })));
-  }
-
-  while (status === 'funding_pending') {
-    await condition(() => runSettled || status !== 'funding_pending');
-    runSettled = false;
+  /** A cancellation request from Temporal: cancel and refund like DELETE while possible, else refuse and record why. */
+  async function onCancellationRequest(): Promise<void> {
     await exclusive(async () => {
-      if (status === 'funding_pending') setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
+      if (status === 'cancelled') return;
+      let refusal: string | null = null;
+      if (moveAllowed('cancel', status) && !printingStarted) {
+        try {
+          await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_operator', requestId: uuid4() }));
+          setStatus('cancelled');
+          return;
+        } catch (err) {
+          refusal = refusalOf(err);
+          if (refusal === null) throw err;
+        }
+      }
+      refusedCancellation = refusal ?? (printingStarted && status === 'submitted'
+        ? 'printing has started; the piece can no longer be cancelled.'
+        : `the piece is ${status}; it can no longer be cancelled.`);
+      details();
+      await recordRefusedCancellation('outbound_mail', id, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
     });
   }
 
-  if (status === 'pending_approval') {
-    const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000);
-    if (!decided) {
+  return runShieldedFromCancellation(async () => {
+    details();
+    // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
+    const created = statusAtStart;
+    if (!input.restart && created !== 'funding_pending' && created !== 'ready' && created !== 'mailed') {
+      // Histories begun before the announcement became a local activity replay the activity.
+      const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
+      await exclusive(() => call(announce({ outboundMailId: id, status: created })));
+    }
+
+    while (status === 'funding_pending') {
+      await condition(() => runSettled || status !== 'funding_pending');
+      runSettled = false;
       await exclusive(async () => {
-        if (status !== 'pending_approval') return;
-        await call(acts.cancelMail({ outboundMailId: id, reason: 'approval_timed_out', requestId: uuid4() }));
-        setStatus('cancelled');
+        if (status === 'funding_pending') setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
       });
     }
-  }
 
-  await condition(() => isTerminalMailStatus(status) && !busy && allHandlersFinished());
-  return status;
+    if (status === 'pending_approval') {
+      const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000,
+        { summary: 'Approval deadline: cancel the piece if the owner has not approved it' });
+      if (!decided) {
+        await exclusive(async () => {
+          if (status !== 'pending_approval') return;
+          await call(acts.cancelMail({ outboundMailId: id, reason: 'approval_timed_out', requestId: uuid4() }));
+          setStatus('cancelled');
+        });
+      }
+    }
+
+    await condition(() => isTerminalMailStatus(status) && !busy && allHandlersFinished());
+    return status;
+  }, onCancellationRequest);
 }
 
 /** Started by the reconciler schedule: gives every lost-start piece its workflow. */

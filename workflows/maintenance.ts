@@ -13,3 +13,13 @@ const { deleteOldWebhookHistory } = proxyActivities<Activities>({
 export async function webhookHistoryCleanupWorkflow(input: WebhookHistoryCleanupInput): Promise<WebhookHistoryCleanupResult> {
   return deleteOldWebhookHistory({ retentionDays: input.retentionDays });
 }
+
+const ops = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 3 },
+});
+
+/** Started by the closed-workflow reconciler schedule: restarts or reports records whose workflow closed while they were open. */
+export async function reconcileClosedWorkflowsWorkflow(input: { lookbackHours: number }): Promise<number> {
+  return ops.reconcileClosedWorkflows(input);
+}

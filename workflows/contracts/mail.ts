@@ -12,15 +12,37 @@ export function outboundMailWorkflowId(outboundMailId: string): string {
   return `outbound-mail-${outboundMailId}`;
 }
 
+/** The statuses a piece's workflow starts from: new pieces, and the reconciler's restart from the row. */
+export type MailStartStatus = 'pending_approval' | 'funding_pending' | 'submitted' | 'ready' | 'mailed';
+
+/**
+ * A workflow's input never changes: `statusAtStart` is where the piece stood when this
+ * run began, not where it is now (the MailStatus search attribute and the workflow's
+ * current details say that).
+ */
 export interface OutboundMailWorkflowInput {
   outboundMailId: string;
-  /** The status the API committed: pending_approval, funding_pending (a Business mail run child) or submitted. */
-  status: 'pending_approval' | 'funding_pending' | 'submitted';
+  /** pending_approval, funding_pending (a Business mail run child) or submitted for a new piece. */
+  statusAtStart?: MailStartStatus;
+  /** The same, as workflows started before statusAtStart name it. */
+  status?: 'pending_approval' | 'funding_pending' | 'submitted';
   testMode: boolean;
   memberId: string;
   agentId: string | null;
-  /** How long a pending piece waits for its owner before it is cancelled. */
+  /** How long a pending piece waits for its owner before it is cancelled (from this run's start). */
   approvalTimeoutSeconds: number;
+  /**
+   * Set when the reconciler restarts the piece from its row after its previous run closed
+   * while the piece was open: the piece was announced already, and the facility may have
+   * claimed it for printing.
+   */
+  restart?: { previousRunStatus: string; printingStarted: boolean; facilityId: string | null };
+}
+
+export function mailStatusAtStart(input: OutboundMailWorkflowInput): MailStartStatus {
+  const status = input.statusAtStart ?? input.status;
+  if (!status) throw new Error('outbound mail workflow input without a status');
+  return status;
 }
 
 export interface ReconcileOutboundMailInput {
