@@ -2,9 +2,11 @@
 // A draft waits for confirm until it expires; confirm charges once; pieces are generated
 // in chunks of 1,000 by activities; the facility (or the sandbox advance) moves the
 // batch on. Every state-changing step runs through one queue, so a cancel arriving while
-// a confirm is charging waits for it and then refunds what was charged.
+// a confirm is charging waits for it and then refunds what was charged. A cancellation
+// request from Temporal cancels (and refunds) the batch like DELETE while it is
+// cancellable, and is refused and recorded once the facility has started.
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch';
 import {
@@ -13,6 +15,8 @@ import {
   FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
 } from './contracts/batch';
 import { BatchStatus } from './search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { publishStatus, showDetails } from './status-visibility';
 
 // Postgres or the object store being down must not lose a paid batch: retry without limit.
 const acts = proxyActivities<BatchActivities>({
@@ -46,10 +50,19 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
 
   let queue: Promise<unknown> = Promise.resolve();
   function serial<T>(step: () => Promise<T>): Promise<T> {
-    const run = queue.then(step);
+    const run = queue.then(() => shielded(step));
     queue = run.catch(() => undefined);
     return run;
   }
+  let refusedCancellation: string | null = null;
+  const WAITING: Partial<Record<BatchStatusName, string>> = {
+    draft: `Draft: waiting for confirm until ${new Date(Date.parse(input.createdAt) + input.draftExpirySeconds * 1000).toISOString()}; then it expires.`,
+    paid: 'Paid: generating its pieces next.',
+    generating: 'Generating its pieces.',
+    submitted: 'Submitted: waiting for the facility to start it; until then DELETE (or a cancellation request) cancels it with a full refund.',
+    in_progress: 'The facility is fulfilling it; it can no longer be cancelled. Waiting for finish or fail.',
+  };
+  const details = () => showDetails([`**Batch ${batchId}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`, WAITING[status] ?? 'Finished.'], refusedCancellation);
 
   // Update handlers change `status` while the main flow awaits; read it through this so
   // TypeScript does not narrow it.
@@ -58,7 +71,8 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   function setStatus(next: BatchStatusName): void {
     if (next === status) return;
     status = next;
-    upsertSearchAttributes([{ key: BatchStatus, value: next }]);
+    publishStatus(BatchStatus, next, { step: next === 'submitted' ? 'awaiting_start' : next === 'in_progress' ? 'in_progress' : null });
+    details();
   }
 
   async function publish(eventType: BatchEventType): Promise<void> {
@@ -148,40 +162,65 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     return r;
   }), { validator: (_fail: FailBatchInput) => requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')() });
 
-  // Draft: wait for confirm or cancel until the draft expires.
-  const remainingMs = Date.parse(input.createdAt) + input.draftExpirySeconds * 1000 - Date.now();
-  const decided = remainingMs > 0 ? await condition(() => status !== 'draft', remainingMs) : status !== 'draft';
-  if (!decided) {
+  /** A cancellation request from Temporal: cancel and refund like DELETE while cancellable, else refuse and record why. */
+  async function onCancellationRequest(): Promise<void> {
     await serial(async () => {
-      if (status !== 'draft') return;
-      const r = await acts.expireBatchDraft({ batchId });
-      setStatus(r.status);
-      if (r.expired) await publish('batch.cancelled');
+      if (status === 'cancelled') return;
+      let refusal: string | null = null;
+      if (CANCELLABLE_BATCH_STATUSES.includes(status)) {
+        try {
+          const r = await unwrap(acts.cancelBatch({ batchId }));
+          setStatus(r.status);
+          if (!r.alreadyCancelled) await publish('batch.cancelled');
+          return;
+        } catch (err) {
+          refusal = refusalOf(err);
+          if (refusal === null) throw err;
+        }
+      }
+      refusedCancellation = refusal ?? `the batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`;
+      details();
+      await recordRefusedCancellation('batch', batchId, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
     });
   }
 
-  // Paid: generate one piece per valid recipient in chunks, then submit to the facility.
-  if (current() === 'paid') {
-    const { pieces } = await serial(async () => {
-      const r = await acts.startBatchGeneration({ batchId });
-      setStatus(r.status);
-      return r;
-    });
-    for (let from = 1; from <= pieces && current() === 'generating'; from += BATCH_GENERATION_CHUNK_SIZE) {
-      const to = Math.min(from + BATCH_GENERATION_CHUNK_SIZE - 1, pieces);
+  return runShieldedFromCancellation(async () => {
+    details();
+    // Draft: wait for confirm or cancel until the draft expires.
+    const remainingMs = Date.parse(input.createdAt) + input.draftExpirySeconds * 1000 - Date.now();
+    const decided = remainingMs > 0 ? await condition(() => status !== 'draft', remainingMs, { summary: 'Draft expiry: cancel the draft if it is not confirmed' }) : status !== 'draft';
+    if (!decided) {
       await serial(async () => {
-        if (status === 'generating') await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
+        if (status !== 'draft') return;
+        const r = await acts.expireBatchDraft({ batchId });
+        setStatus(r.status);
+        if (r.expired) await publish('batch.cancelled');
       });
     }
-    await serial(async () => {
-      if (status !== 'generating') return;
-      const r = await generation.finishBatchGeneration({ batchId });
-      setStatus(r.status);
-      if (r.status === 'submitted') await publish('batch.submitted');
-    });
-  }
 
-  await condition(() => TERMINAL_BATCH_STATUSES.includes(status));
-  await condition(allHandlersFinished);
-  return { status };
+    // Paid: generate one piece per valid recipient in chunks, then submit to the facility.
+    if (current() === 'paid') {
+      const { pieces } = await serial(async () => {
+        const r = await acts.startBatchGeneration({ batchId });
+        setStatus(r.status);
+        return r;
+      });
+      for (let from = 1; from <= pieces && current() === 'generating'; from += BATCH_GENERATION_CHUNK_SIZE) {
+        const to = Math.min(from + BATCH_GENERATION_CHUNK_SIZE - 1, pieces);
+        await serial(async () => {
+          if (status === 'generating') await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
+        });
+      }
+      await serial(async () => {
+        if (status !== 'generating') return;
+        const r = await generation.finishBatchGeneration({ batchId });
+        setStatus(r.status);
+        if (r.status === 'submitted') await publish('batch.submitted');
+      });
+    }
+
+    await condition(() => TERMINAL_BATCH_STATUSES.includes(status));
+    await condition(allHandlersFinished);
+    return { status };
+  }, onCancellationRequest);
 }

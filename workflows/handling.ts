@@ -15,6 +15,8 @@ import {
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
 import { ObjectStatus } from './search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { publishStatus, showDetails } from './status-visibility';
 import { call, UNLIMITED_RETRY } from './activity-failures';
 import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
 
@@ -38,12 +40,22 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   let busy = false;
   let scanOutcome: ScanOutcome | null = null;
 
+  let refusedCancellation: string | null = null;
+  const WAITING: Partial<Record<HandlingStatus, string>> = {
+    awaiting_member_approval: 'Waiting for the owner to approve or reject the proposal; rejected as expired when the approval time runs out.',
+    awaiting_facility: 'Approved: waiting for the facility to accept it; until then a cancellation request rejects it with a refund.',
+    accepted: 'The facility accepted it and is carrying it out; it can no longer be cancelled. Waiting for completion.',
+  };
+  const details = () => showDetails([`**Handling operation ${id}** (${input.actionType}, ${input.testMode ? 'sandbox' : 'live'}): **${status}** (version ${version})`,
+    WAITING[status] ?? 'Finished.'], refusedCancellation);
+
   const apply = (s: HandlingSnapshot) => {
     version = s.version;
     if (s.status !== status) {
       status = s.status;
-      upsertSearchAttributes([{ key: ObjectStatus, value: status }]);
+      publishStatus(ObjectStatus, status, { step: status === 'awaiting_facility' ? 'awaiting_acceptance' : status === 'accepted' ? 'in_progress' : null });
     }
+    details();
   };
 
   const guard = (event: HandlingEvent, actor: HandlingActor, expectedVersion: number) => {
@@ -59,14 +71,16 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   };
 
   /** Handlers run one at a time; each re-checks its guard once it holds the turn. */
-  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
-    busy = true;
-    try {
-      return await fn();
-    } finally {
-      busy = false;
-    }
+  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return shielded(async () => {
+      await condition(() => !busy);
+      busy = true;
+      try {
+        return await fn();
+      } finally {
+        busy = false;
+      }
+    });
   }
 
   setHandler(handlingStateQuery, () => ({ id, status, version }));
@@ -98,46 +112,70 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   // The facility fulfilled (or refused) the scan request of an accepted Open & Scan.
   setHandler(handlingScanOutcomeSignal, (outcome) => { scanOutcome = outcome; });
 
-  if (status === 'awaiting_member_approval') {
-    const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs);
-    if (!decided) {
-      await exclusive(async () => {
-        if (status !== 'awaiting_member_approval') return;
-        apply(await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'approval_expired' }));
-      });
-    }
-  }
-
-  if (input.testMode) {
-    await condition(() => status !== 'awaiting_member_approval' && !busy);
-    if (status === 'awaiting_facility') {
-      await exclusive(async () => {
-        const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
-        apply(done.snapshot);
-        if (done.bundleId) {
-          await acts.publishPhysicalScanAvailable({ bundleId: done.bundleId });
-          await acts.finishPhysicalScanBundle({ bundleId: done.bundleId });
-        }
-      });
-    }
-  }
-
-  while (isOpenHandlingStatus(status)) {
-    await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !busy));
-    const outcome = scanOutcome as ScanOutcome | null;
-    if (!isOpenHandlingStatus(status) || !outcome) break;
-    scanOutcome = null;
+  /** A cancellation request from Temporal: reject (refunding any charge) before the facility accepts, else refuse and record why. */
+  async function onCancellationRequest(): Promise<void> {
     await exclusive(async () => {
-      if (status !== 'accepted') return;
-      apply(outcome.outcome === 'fulfilled'
-        ? await acts.completeHandlingOperation({ operationId: id, expectedVersion: version, trackingNumber: null, attestation: null, viaScan: true })
-        : await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'facility', reason: outcome.reason ?? 'scan_rejected' }));
+      if (!isOpenHandlingStatus(status)) return;
+      let refusal: string | null = null;
+      if (status !== 'accepted') {
+        try {
+          apply(await call(acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'cancelled_by_operator' })));
+          return;
+        } catch (err) {
+          refusal = refusalOf(err);
+          if (refusal === null) throw err;
+        }
+      }
+      refusedCancellation = refusal ?? `the operation is ${status}; the facility is carrying it out.`;
+      details();
+      await recordRefusedCancellation('handling', id, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
     });
   }
 
-  await condition(() => !busy && allHandlersFinished());
-  await acts.publishHandlingOutcome({ operationId: id });
-  return { id, status, version };
+  return runShieldedFromCancellation(async () => {
+    details();
+    if (status === 'awaiting_member_approval') {
+      const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs,
+        { summary: 'Approval deadline: reject the proposal as expired' });
+      if (!decided) {
+        await exclusive(async () => {
+          if (status !== 'awaiting_member_approval') return;
+          apply(await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'approval_expired' }));
+        });
+      }
+    }
+
+    if (input.testMode) {
+      await condition(() => status !== 'awaiting_member_approval' && !busy);
+      if (status === 'awaiting_facility') {
+        await exclusive(async () => {
+          const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
+          apply(done.snapshot);
+          if (done.bundleId) {
+            await acts.publishPhysicalScanAvailable({ bundleId: done.bundleId });
+            await acts.finishPhysicalScanBundle({ bundleId: done.bundleId });
+          }
+        });
+      }
+    }
+
+    while (isOpenHandlingStatus(status)) {
+      await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !busy));
+      const outcome = scanOutcome as ScanOutcome | null;
+      if (!isOpenHandlingStatus(status) || !outcome) break;
+      scanOutcome = null;
+      await exclusive(async () => {
+        if (status !== 'accepted') return;
+        apply(outcome.outcome === 'fulfilled'
+          ? await acts.completeHandlingOperation({ operationId: id, expectedVersion: version, trackingNumber: null, attestation: null, viaScan: true })
+          : await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'facility', reason: outcome.reason ?? 'scan_rejected' }));
+      });
+    }
+
+    await condition(() => !busy && allHandlersFinished());
+    await acts.publishHandlingOutcome({ operationId: id });
+    return { id, status, version };
+  }, onCancellationRequest);
 }
 
 export async function inboundReceivedWorkflow(input: InboundReceivedWorkflowInput): Promise<void> {

@@ -5,14 +5,18 @@
 // run, the run is committed automatically: funded if it can be, cancelled if not, or
 // closed when nothing waits for funding. Once settled, every waiting child is signalled.
 // Nothing ever moves the close time: it is openedAt + windowSeconds from the input.
+// A cancellation request from Temporal cancels the run like DELETE before it is funded,
+// and is refused and recorded after.
 import {
-  allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes,
+  allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
 } from '@temporalio/workflow';
 import type { createMailRunActivities } from '../activities/mail-run';
 import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
 } from './contracts/mail-run';
 import { ObjectStatus } from './search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { publishStatus, showDetails } from './status-visibility';
 import { call, UNLIMITED_RETRY } from './activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
 
@@ -42,15 +46,25 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
 
   let queue: Promise<unknown> = Promise.resolve();
   function serial<T>(step: () => Promise<T>): Promise<T> {
-    const run = queue.then(step);
+    const run = queue.then(() => shielded(step));
     queue = run.catch(() => undefined);
     return run;
   }
 
+  let refusedCancellation: string | null = null;
+  const closesAt = new Date(Date.parse(input.openedAt) + input.windowSeconds * 1000).toISOString();
+  const WAITING: Partial<Record<MailRunStatusName, string>> = {
+    open: `Open: taking pieces until ${closesAt}, then committed automatically.`,
+    funding_pending: `Waiting for funding (commit) until ${closesAt}; cancelled then if still unfunded.`,
+    funded: 'Funded: telling its pieces, which then go on as submitted pieces.',
+  };
+  const details = () => showDetails([`**Mail run ${input.mailRunId}** (${mailRunUuid}): **${status}**`, WAITING[status] ?? 'Settled.'], refusedCancellation);
+
   function setStatus(next: MailRunStatusName): void {
     if (next === status) return;
     status = next;
-    upsertSearchAttributes([{ key: ObjectStatus, value: next }]);
+    publishStatus(ObjectStatus, next);
+    details();
   }
 
   setHandler(commitMailRunUpdate, () => serial(async () => {
@@ -73,14 +87,37 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
     },
   });
 
-  const remainingMs = Date.parse(input.openedAt) + input.windowSeconds * 1000 - Date.now();
-  if (remainingMs > 0) await condition(() => isSettledMailRun(status), remainingMs);
-  await serial(async () => {
-    if (isSettledMailRun(status)) return;
-    setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
-  });
+  /** A cancellation request from Temporal: cancel like DELETE before funding, else refuse and record why. */
+  async function onCancellationRequest(): Promise<void> {
+    await serial(async () => {
+      if (status === 'cancelled') return;
+      let refusal: string | null = null;
+      if (status !== 'funded' && status !== 'closed') {
+        try {
+          setStatus((await call(acts.cancelMailRun({ mailRunUuid }))).status);
+          return;
+        } catch (err) {
+          refusal = refusalOf(err);
+          if (refusal === null) throw err;
+        }
+      }
+      refusedCancellation = refusal ?? `the run is ${status}; only runs that are not funded yet can be cancelled.`;
+      details();
+      await recordRefusedCancellation('mail_run', mailRunUuid, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
+    });
+  }
 
-  await notify.notifyMailRunChildren({ mailRunUuid });
-  await condition(allHandlersFinished);
-  return current();
+  return runShieldedFromCancellation(async () => {
+    details();
+    const remainingMs = Date.parse(input.openedAt) + input.windowSeconds * 1000 - Date.now();
+    if (remainingMs > 0) await condition(() => isSettledMailRun(status), remainingMs, { summary: 'Window close: commit the run automatically' });
+    await serial(async () => {
+      if (isSettledMailRun(status)) return;
+      setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
+    });
+
+    await notify.notifyMailRunChildren({ mailRunUuid });
+    await condition(allHandlersFinished);
+    return current();
+  }, onCancellationRequest);
 }
