@@ -12,10 +12,11 @@ import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';
 import { setMemberRunSettings } from '../services/mail-runs';
 import { ensureDatabase, migrate } from './stack';
-import { cents, Command, flag, friendlyError, isUniqueViolation, required } from './admin/cli';
+import { cents, Command, flag, friendlyError, isUniqueViolation, required, withPositional } from './admin/cli';
 import { consoleCommands } from './admin/console';
 import { memberCommands } from './admin/members';
 import { facilityCommands } from './admin/facilities';
+import { operationsCommands } from './admin/operations';
 
 export const commands: Record<string, Command> = {
   'member:create': {
@@ -129,6 +130,7 @@ export const commands: Record<string, Command> = {
   ...consoleCommands,
   ...memberCommands,
   ...facilityCommands,
+  ...operationsCommands,
 };
 
 function help(): string {
@@ -143,7 +145,8 @@ async function main() {
     console.log(help());
     process.exit(name && name !== 'help' && name !== '--help' ? 2 : 0);
   }
-  const { values } = parseArgs({ args: rest, options: command.options, strict: true });
+  const parsed = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: true });
+  const values = withPositional(command, parsed.values, parsed.positionals);
   const config = loadConfig();
   await ensureDatabase(config.databaseUrl);
   await migrate(config.databaseUrl);

@@ -8,9 +8,40 @@ export interface Command {
   usage: string;
   description: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
+  /** The option a bare argument fills (`mail:show ID` is `mail:show --mail ID`); commands without it take none. */
+  positional?: string;
   run(deps: Deps, opts: Options): Promise<unknown>;
-  /** Human output; without it (and always with --json) the result prints as JSON. */
+  /** Human-readable output; without --json. Defaults to indented JSON. */
   format?(result: unknown): string;
+}
+
+/**
+ * Fills the command's positional option from a bare argument, refusing bare arguments the
+ * command does not take (as a strict parse did).
+ */
+export function withPositional(command: Command, values: Options, positionals: string[]): Options {
+  if (!positionals.length) return values;
+  if (!command.positional || positionals.length > 1 || values[command.positional] !== undefined) {
+    throw new Error(`unexpected argument: ${positionals.join(' ')}`);
+  }
+  return { ...values, [command.positional]: positionals[0] };
+}
+
+/** A duration such as 90s, 30m, 1h, 2d (or plain seconds). */
+export function durationSeconds(opts: Options, name: string, fallback?: string): number {
+  const raw = typeof opts[name] === 'string' ? (opts[name] as string) : fallback;
+  if (raw === undefined) throw new Error(`--${name} is required`);
+  const m = /^(\d+)\s*(s|m|h|d)?$/.exec(raw.trim());
+  if (!m) throw new Error(`--${name} must be a duration such as 30m, 1h or 2d`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+}
+
+/** A positive whole number option, at most `max`. */
+export function count(opts: Options, name: string, fallback: number, max: number): number {
+  if (opts[name] === undefined) return fallback;
+  const n = Number(opts[name]);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${name} must be a whole number from 1 to ${max}`);
+  return n;
 }
 
 export function required(opts: Options, name: string): string {
