@@ -38,7 +38,7 @@ export const operationsCommands: Record<string, Command> = {
     description: 'One piece: its row, its workflow (status, pending activities, Temporal UI link), ledger lines, events, webhook deliveries and incidents.',
     options: { mail: { type: 'string' }, json: { type: 'boolean' } },
     positional: 'mail',
-    run: (deps, opts) => showMail(deps, mailId(opts)),
+    run: async (deps, opts) => showMail(deps, mailId(opts)),
     format(result) {
       const r = result as Shown;
       return [
@@ -82,7 +82,7 @@ export const operationsCommands: Record<string, Command> = {
     description: `Work to look at: open pieces (${OPEN_MAIL_STATUSES.join(', ')}) in their status longer than --older-than, lost workflow starts, `
       + 'workflows closed while their record is open, and pieces waiting on a worker.',
     options: { 'older-than': { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-    run: (deps, opts) => findStuckWork(deps, { olderThanSeconds: durationSeconds(opts, 'older-than', '1h'), limit: count(opts, 'limit', 100, 1000) }),
+    run: async (deps, opts) => findStuckWork(deps, { olderThanSeconds: durationSeconds(opts, 'older-than', '1h'), limit: count(opts, 'limit', 100, 1000) }),
     format(result) {
       const r = result as StuckReport;
       return [
