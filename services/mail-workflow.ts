@@ -9,7 +9,7 @@ import { ensureIntervalSchedule } from './schedules';
 import { updateWorkflow, WorkflowStart } from './workflow-gateway';
 import { mailNotCancellable, mailStateConflict } from '../domain/workflow-failures';
 import {
-  MAIL_FAILURE, mailStatusAtStart, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
+  mailStatusAtStart, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
   ReconcileOutboundMailInput,
 } from '../workflows/contracts/mail';
 import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../workflows/search-attributes';

@@ -131,7 +131,11 @@ export async function listMailForOperator(deps: Deps, f: MailListFilter) {
             m.test_mode, m.price_cents, m.facility_id, m.created_at, m.workflow_started_at
        FROM outbound_mail m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY status_since ASC, m.id LIMIT $${params.length}`, params);
-  return rows.map((r: Record<string, any>) => ({
+  type Row = {
+    id: string; status: string; status_since: Date; printing_started_at: Date | null; member_id: string; agent_id: string | null;
+    test_mode: boolean; price_cents: number; facility_id: string | null; created_at: Date; workflow_started_at: Date | null;
+  };
+  return (rows as Row[]).map((r) => ({
     id: r.id, status: r.status, status_since: r.status_since.toISOString(), printing_started: Boolean(r.printing_started_at),
     live: !r.test_mode, member_id: r.member_id, agent_id: r.agent_id, facility_id: r.facility_id, price_cents: r.price_cents,
     created_at: r.created_at.toISOString(), workflow_started: Boolean(r.workflow_started_at),
