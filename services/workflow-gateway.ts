@@ -5,9 +5,9 @@
 // table from the workflow's refusals to the API's errors (domain/workflow-failures.ts).
 import {
   ActivityFailure, ApplicationFailure, ServiceError, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
-  WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage,
 } from '@temporalio/client';
-import type { UpdateDefinition, WorkflowStartOptions } from '@temporalio/client';
+import type { UpdateDefinition, WorkflowStartOptions, WorkflowUpdateHandle } from '@temporalio/client';
 import type { Deps } from './deps';
 import type { AuthContext } from './auth';
 import { billingUrl } from './credits';
@@ -69,34 +69,45 @@ export function workflowFailureToApiError(deps: Pick<Deps, 'config'>, failure: A
 const isUnanswered = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || err instanceof ServiceError;
 
 /**
- * Sends an Update and waits for its answer, at most the configured deadline. Throws the
- * table's ApiError when the workflow refuses, and 503 WORKFLOW_UNAVAILABLE when no answer
- * came in time (no worker, or Temporal unreachable).
+ * How long an accepted Update's result is awaited. Acceptance means a worker runs it; its
+ * activities may retry for a while (the object store down, say) before it answers, and the
+ * retried request with the same Idempotency-Key joins the same Update.
+ */
+const ACCEPTED_UPDATE_WAIT_MS = 60_000;
+
+/**
+ * Sends an Update and waits for its answer. The configured deadline bounds how long it
+ * waits for a worker to accept the Update; an accepted one is awaited up to
+ * ACCEPTED_UPDATE_WAIT_MS. Throws the table's ApiError when the workflow refuses, and 503
+ * WORKFLOW_UNAVAILABLE when no answer came in time (no worker, or Temporal unreachable).
  */
 export async function updateWorkflow<Ret, Args extends unknown[]>(deps: Deps, call: WorkflowUpdateCall<Ret, Args>): Promise<WorkflowUpdateAnswer<Ret>> {
   const deadlineMs = deps.config.workflowUpdateDeadlineMs;
-  const options = { args: call.args, updateId: call.updateId };
+  const options = { args: call.args, updateId: call.updateId, waitForStage: WorkflowUpdateStage.ACCEPTED };
   try {
-    return await deps.temporal.withDeadline(Date.now() + deadlineMs, async () => {
+    const accepted = await deps.temporal.withDeadline(Date.now() + deadlineMs, async () => {
       try {
         // The handle's overloads want a tuple type; the definition already ties args to it.
         const handle = deps.temporal.workflow.getHandle(call.workflowId);
-        return { closed: false as const, value: await handle.executeUpdate(call.update as unknown as UpdateDefinition<Ret, [unknown]>, options as never) as Ret };
+        return { update: await handle.startUpdate(call.update as unknown as UpdateDefinition<Ret, [unknown]>, options as never) as WorkflowUpdateHandle<Ret> };
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         const start = await call.startFromRow?.();
-        if (!start) return { closed: true as const };
+        if (!start) return null;
         // The lost start: start it from the row and update it in one request.
         const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
           ...start.options, workflowId: call.workflowId, workflowIdConflictPolicy: 'USE_EXISTING',
         } as never);
-        const value = await deps.temporal.workflow.executeUpdateWithStart(call.update as UpdateDefinition<Ret, Args>, {
+        const update = await deps.temporal.workflow.startUpdateWithStart(call.update as UpdateDefinition<Ret, Args>, {
           ...options, startWorkflowOperation,
-        } as never) as Ret;
+        } as never) as WorkflowUpdateHandle<Ret>;
         await start.markStarted?.();
-        return { closed: false as const, value };
+        return { update };
       }
     });
+    if (!accepted) return { closed: true };
+    const value = await deps.temporal.withDeadline(Date.now() + ACCEPTED_UPDATE_WAIT_MS, () => accepted.update.result());
+    return { closed: false, value };
   } catch (err) {
     const failure = applicationFailureOf(err);
     if (failure) throw workflowFailureToApiError(deps, failure);
