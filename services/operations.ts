@@ -161,11 +161,12 @@ async function pollers(deps: Deps, taskQueue: string, type: 1 | 2): Promise<numb
 }
 
 /** stuck: everything an operator should look at now. */
-export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number; limit: number }): Promise<StuckReport> {
+/** `memberId` narrows the pieces, lost starts and closed workflows to one member. */
+export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number; limit: number; memberId?: string }): Promise<StuckReport> {
   const taskQueue = deps.config.taskQueue;
   const [workflowPollers, activityPollers] = await Promise.all([pollers(deps, taskQueue, 1), pollers(deps, taskQueue, 2)]);
 
-  const open = (await Promise.all(OPEN_MAIL_STATUSES.map((status) => listMailForOperator(deps, { status, olderThanSeconds: opts.olderThanSeconds, limit: opts.limit })))).flat();
+  const open = (await Promise.all(OPEN_MAIL_STATUSES.map((status) => listMailForOperator(deps, { status, memberId: opts.memberId, olderThanSeconds: opts.olderThanSeconds, limit: opts.limit })))).flat();
   const inStatus: StuckReport['in_status_too_long'] = [];
   const waiting: StuckReport['waiting_on_worker'] = [];
   for (const piece of open) {
@@ -184,11 +185,11 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
   const lost: StuckReport['lost_starts'] = [];
   const unstarted: { object_type: IncidentObjectType; object_id: string; status: string; created_at: Date }[] = [
     ...(await deps.db.query(`SELECT 'outbound_mail' AS object_type, id::text AS object_id, status, created_at FROM outbound_mail
-        WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit])),
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
     ...(await deps.db.query(`SELECT 'mail_run' AS object_type, id::text AS object_id, status, created_at FROM mail_runs
-        WHERE workflow_started_at IS NULL AND status IN ('open','funding_pending') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit])),
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('open','funding_pending') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
     ...(await deps.db.query(`SELECT 'handling' AS object_type, id::text AS object_id, status, created_at FROM handling_operations
-        WHERE workflow_started_at IS NULL AND status IN ('awaiting_member_approval','awaiting_facility','accepted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit])),
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('awaiting_member_approval','awaiting_facility','accepted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
   ];
   for (const u of unstarted) lost.push({ ...u, created_at: u.created_at.toISOString() });
   for (const piece of inStatus) {
@@ -199,7 +200,8 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
 
   const closed: StuckReport['closed_workflows'] = [];
   const seen = new Set<string>();
-  const query = abandonedWorkflowsQuery(taskQueue, new Date(Date.now() - closedWorkflowSettings().lookbackHours * 3600_000));
+  const query = abandonedWorkflowsQuery(taskQueue, new Date(Date.now() - closedWorkflowSettings().lookbackHours * 3600_000))
+    + (opts.memberId ? ` AND MemberId = "${opts.memberId}"` : '');
   for await (const listed of deps.temporal.workflow.list({ query })) {
     if (seen.has(listed.workflowId) || closed.length >= opts.limit) continue;
     seen.add(listed.workflowId);

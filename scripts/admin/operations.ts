@@ -78,11 +78,13 @@ export const operationsCommands: Record<string, Command> = {
     format: (result) => table(result as Record<string, unknown>[], ['id', 'status', 'status_since', 'live', 'member_id', 'price_cents']),
   },
   stuck: {
-    usage: 'stuck [--older-than 1h] [--limit N] [--json]',
+    usage: 'stuck [--older-than 1h] [--member ID] [--limit N] [--json]',
     description: `Work to look at: open pieces (${OPEN_MAIL_STATUSES.join(', ')}) in their status longer than --older-than, lost workflow starts, `
       + 'workflows closed while their record is open, and pieces waiting on a worker.',
-    options: { 'older-than': { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-    run: async (deps, opts) => findStuckWork(deps, { olderThanSeconds: durationSeconds(opts, 'older-than', '1h'), limit: count(opts, 'limit', 100, 1000) }),
+    options: { 'older-than': { type: 'string' }, member: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    run: async (deps, opts) => findStuckWork(deps, {
+      olderThanSeconds: durationSeconds(opts, 'older-than', '1h'), memberId: uuidOption(opts, 'member'), limit: count(opts, 'limit', 100, 1000),
+    }),
     format(result) {
       const r = result as StuckReport;
       return [

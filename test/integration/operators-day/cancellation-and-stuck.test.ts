@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../../helpers/app';
 import { client } from '../../helpers/http';
 import { newMember } from '../../helpers/factories';
-import { createFacility } from '../../../services/accounts';
 import { mailFaults } from '../../../services/mail';
 import { sandboxPhotoPng } from '../../../services/mail-sandbox';
 import { outboundMailWorkflowId } from '../../../workflows/contracts/mail';
@@ -19,7 +18,7 @@ import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/se
 import { commands } from '../../../scripts/admin';
 import type { StuckReport } from '../../../services/operations';
 import { balance, ledger, letterForm, letterPdf, newSender, sendLetter, Sender, waitFor } from '../mail-helpers';
-import { batchForm, ensureFacility, pdf, recipientsCsv, waitForStatus } from '../batch-helpers';
+import { batchForm, ensureFacility, facilityKeyFor, pdf, recipientsCsv, waitForStatus } from '../batch-helpers';
 import { newWorld, receivePiece, World } from '../../helpers/physical-inbound';
 
 jest.setTimeout(120_000);
@@ -43,15 +42,12 @@ function photoForm(photos: Record<string, Buffer>): FormData {
 describe('an operator\'s day: cancellation from Temporal and stuck work', () => {
   let app: TestApp;
   let api: ReturnType<typeof client>;
-  let facility: { facility_id: string; key: string };
   const graceBefore = process.env.MAIL_RECONCILE_GRACE_SECONDS;
 
   beforeAll(async () => {
     process.env.MAIL_RECONCILE_GRACE_SECONDS = '1';
     app = await startTestApp();
     api = client(app.baseUrl);
-    facility = await createFacility(app.deps, 'Operators Day Facility');
-    await app.deps.db.query(`UPDATE facilities SET created_at = '2000-01-01' WHERE id = $1`, [facility.facility_id]);
     await ensureFacility(app.deps);
   });
   afterAll(async () => {
@@ -63,7 +59,11 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
   const handle = (workflowId: string) => app.deps.temporal.workflow.getHandle(workflowId);
   const mailRow = async (id: string) => (await app.deps.db.query(`SELECT * FROM outbound_mail WHERE id = $1`, [id]))[0];
   const incidents = async (objectId: string) => app.deps.db.query(`SELECT * FROM workflow_incidents WHERE object_id = $1 ORDER BY created_at`, [objectId]);
-  const fac = (method: string, p: string, form?: FormData) => api(method, `/v1/facility/mail${p}`, { key: facility.key, form });
+  /** A facility call about piece `id`, with a key of the facility the piece was assigned to (suites share the database). */
+  const fac = async (method: string, id: string, step: string, form?: FormData) => {
+    const [{ facility_id }] = await app.deps.db.query(`SELECT facility_id FROM outbound_mail WHERE id = $1`, [id]);
+    return api(method, `/v1/facility/mail/${id}/${step}`, { key: await facilityKeyFor(app.deps, facility_id), form });
+  };
 
   async function submittedPiece(s: Sender): Promise<string> {
     const created = await sendLetter(app, s, letterForm(await letterPdf()));
@@ -103,7 +103,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     const s = await newSender(app, { creditsCents: 5000 });
     const id = await submittedPiece(s);
     const paid = await balance(app, s.memberId);
-    expect((await fac('POST', `/${id}/printing`)).status).toBe(200);
+    expect((await fac('POST', id, 'printing')).status).toBe(200);
     const h = handle(outboundMailWorkflowId(id));
     await waitFor(async () => (await h.describe()).typedSearchAttributes.get(FacilityStep) === 'printing', 'FacilityStep printing');
 
@@ -120,7 +120,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
 
     // The sender's DELETE answers as before, and the facility's next step still works.
     expect((await api('DELETE', `/v1/mail/${id}`, { key: s.key, headers: s.headers })).body.code).toBe('MAIL_NOT_CANCELLABLE');
-    const printed = await fac('POST', `/${id}/printed`, photoForm({ pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) }));
+    const printed = await fac('POST', id, 'printed', photoForm({ pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) }));
     expect(printed.status).toBe(200);
     expect((await mailRow(id)).status).toBe('ready');
     const shown = await commands['mail:show'].run(app.deps, { mail: id }) as Awaited<ReturnType<typeof import('../../../services/operations').showMail>>;
@@ -142,7 +142,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     expect(await commands['mail:cancel'].run(app.deps, { mail: id, refund: true, reason: 'again' })).toMatchObject({ already_cancelled: true, refunded_cents: 0 });
 
     const printing = await submittedPiece(s);
-    await fac('POST', `/${printing}/printing`);
+    await fac('POST', printing, 'printing');
     await expect(commands['mail:cancel'].run(app.deps, { mail: printing, refund: true, reason: 'too late' })).rejects.toMatchObject({ code: 'MAIL_NOT_CANCELLABLE' });
     await expect(commands['mail:show'].run(app.deps, { mail: 'not-an-id' })).rejects.toThrow(/not an outbound mail id/);
   });
@@ -166,7 +166,6 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     await api('POST', `/v1/batch-mail/${b.id}/confirm`, { key: member.key });
     await waitForStatus(app.baseUrl, member.key, b.id, ['submitted']);
     const [{ facility_id }] = await app.deps.db.query(`SELECT facility_id FROM batches WHERE id = $1`, [b.id]);
-    const { facilityKeyFor } = await import('../batch-helpers');
     const key = await facilityKeyFor(app.deps, facility_id);
     expect((await api('POST', `/v1/facility/batches/${b.id}/start`, { key })).body.batch.status).toBe('in_progress');
     const paid = await balance(app, member.member_id);
@@ -237,7 +236,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     await handle(outboundMailWorkflowId(terminated)).terminate('operator pressed Terminate');
 
     const stuck = await waitFor(async () => {
-      const r = await commands.stuck.run(app.deps, { 'older-than': '1s' }) as StuckReport;
+      const r = await commands.stuck.run(app.deps, { 'older-than': '1s', member: s.memberId }) as StuckReport;
       const ok = r.lost_starts.some((l) => l.object_id === lost) && r.closed_workflows.some((c) => c.object_id === terminated);
       return ok ? r : null;
     }, 'stuck to list both', 30000);
@@ -276,7 +275,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     };
     const early = await submittedPiece(s);
     const printing = await submittedPiece(s);
-    await fac('POST', `/${printing}/printing`);
+    await fac('POST', printing, 'printing');
     const since = new Date();
     await new Promise((r) => setTimeout(r, 1100));
     const late = await submittedPiece(s);
