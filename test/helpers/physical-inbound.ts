@@ -67,13 +67,16 @@ export function photoForm(file = 'sample-envelope.png', photoType = 'sealed_exte
   return form;
 }
 
+/** What facility intake needs: the facility's key and the member's mailbox there. */
+export type IntakeTarget = Pick<World, 'facilityKey' | 'mailboxId'>;
+
 /** Facility intake: draft -> sealed-exterior photo -> match -> commit. Returns the committed item id. */
-export async function receivePiece(app: TestApp, w: World, opts: { kind?: 'letter' | 'parcel'; agentId?: string; carrier?: string; weightOz?: number; tracking?: string; sender?: string } = {}) {
+export async function receivePiece(app: TestApp, w: IntakeTarget, opts: { kind?: 'letter' | 'parcel'; agentId?: string; carrier?: string; weightOz?: number; tracking?: string; sender?: string } = {}) {
   return (await commitPiece(app, w, opts)).item.id as string;
 }
 
 /** Facility intake like receivePiece; returns the commit answer (item, assignment, arrival). */
-export async function commitPiece(app: TestApp, w: World, opts: Parameters<typeof receivePiece>[2] = {}) {
+export async function commitPiece(app: TestApp, w: IntakeTarget, opts: Parameters<typeof receivePiece>[2] = {}) {
   const api = client(app.baseUrl);
   const key = w.facilityKey;
   const draft = await api('POST', '/v1/facility/inbound/drafts', {

@@ -2,8 +2,10 @@
 // object store): billing_url from a 402 leads a signed-in owner to the billing page; the
 // approvals queue is cleared in the browser (a 402 piece approved after credits are added,
 // one debit, the workflow moves; a rejection charges nothing); a key is issued and revoked;
-// sign-in refuses other kinds of keys and a sign-in link works once; and every page of one
-// member answers 404 to another member's session. Screenshots go to .data/screenshots.
+// sign-in refuses other kinds of keys and a sign-in link works once; every page and form
+// of the console that takes an id (read from its router) answers 404 to another member's
+// session for the owner's real objects and 200 to the owner's; and a failed webhook delivery
+// is replayed from its endpoint's page. Screenshots go to .data/screenshots.
 import type { Page } from 'playwright-core';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
@@ -12,8 +14,14 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts';
 import { topUp } from '../../services/credits';
-import { createSignInLink } from '../../services/console-sessions';
+import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/console-sessions';
+import { assignMailbox } from '../../services/facility-inbound';
+import { enablePackages } from '../../services/packages';
+import { consoleRoutes } from '../../api/console';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';
+import { pdf, recipientsCsv, batchForm } from '../integration/batch-helpers';
+import { startReceiver } from '../integration/webhook-helpers';
+import { ALL_INBOUND_SCOPES, commitPiece, fixtureImage, receivePiece } from '../helpers/physical-inbound';
 
 jest.setTimeout(300_000);
 
@@ -60,6 +68,7 @@ describe('owner console', () => {
   // Each test starts signed out: the default browser context keeps cookies between pages.
   beforeEach(async () => { await browser.browser.contexts()[0].clearCookies(); });
   afterAll(async () => {
+    await receiver?.close();
     await browser?.close();
     await app?.close();
   });
@@ -248,60 +257,198 @@ describe('owner console', () => {
     await page.close();
   });
 
-  it('shows one member none of another member\'s pages: every page answers 404', async () => {
-    // Objects of the owner that the other member will ask for.
+  /** Objects of the owner, one at least for every console page and form that takes an id. */
+  interface OwnerObjects {
+    pending: string; conversation: string; credentialId: string; ownerKeyId: string; sessionId: string; proposalId: string;
+    batchId: string; endpointId: string; deliveryId: string; scannedItem: string; scannedRef: string; handlingId: string;
+  }
+  let ownerObjects: Promise<OwnerObjects> | undefined;
+  let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+  /** While true, the owner's webhook receiver answers webhook.test pings with 502. */
+  let pingsFail = false;
+
+  async function makeOwnerObjects(): Promise<OwnerObjects> {
+    await topUp(app.deps.db, { memberId: owner.member_id, amountCents: 5_000, entryKey: `topup:console-objects:${owner.member_id}`, description: 'Test top-up' });
+    const pending = await pendingPiece('Grace Hopper');
     const conversation = (await api('POST', '/v1/support/messages', { key: owner.key, json: { category: 'billing', body: 'Where is my refund?' } })).body.message.conversation_id;
     const credentialId = (await newCredential(app.baseUrl, owner.key, agentId, { environment: 'live' })).id;
     const ownerKeyId = (await api('GET', '/v1/api-keys', { key: owner.key })).body.api_keys.find((k: { status: string; environment: string }) => k.status === 'active' && k.environment === 'prod').id;
-    const [ownerSession] = await app.deps.db.query(`SELECT id FROM console_sessions WHERE member_id = $1 AND revoked_at IS NULL LIMIT 1`, [owner.member_id]);
-    const pending = await pendingPiece('Grace Hopper');
+    const sessionId = (await findConsoleSession(app.deps, (await signInWithMemberKey(app.deps, owner.key)).token))!.id;
 
-    const stranger = await newMember(app.deps, { creditsCents: 100_000 });
+    // An agent key of the owner's agent that reads its inbox and proposes (instruction edits, handling).
+    const inboxKey = (await newCredential(app.baseUrl, owner.key, agentId, { scopes: [...ALL_INBOUND_SCOPES, 'agent.write'] })).key;
+    const proposed = await api('POST', `/v1/agents/${agentId}/instructions/proposals`, {
+      key: inboxKey, headers: { 'x-service-md-version': '1' }, json: { suggested_content: 'Always send certified.', reason: 'a notice bounced' },
+    });
+    expect(proposed.status).toBe(201);
+
+    const batch = await api('POST', '/v1/batch-mail', { key: owner.key, form: batchForm(await pdf(1), recipientsCsv(2), { job_name: 'Console spring mailer' }) });
+    expect(batch.status).toBe(201);
+
+    // Physical inbound: a mailbox at a facility; one letter opened and scanned, one with a proposal waiting for the owner.
+    const facility = await createFacility(app.deps, 'Console inbound facility');
+    const mailbox = await assignMailbox(app.deps, { memberId: owner.member_id, agentId, facilityId: facility.facility_id });
+    await enablePackages(app.deps, owner.member_id);
+    const intake = { facilityKey: facility.key, mailboxId: mailbox.mailbox_id };
+    const proposeScan = async (item: string) => {
+      const version = (await api('GET', `/v1/agent-inbox/${item}/handling`, { key: inboxKey })).body.version;
+      const res = await api('POST', `/v1/agent-inbox/${item}/handling`, {
+        key: inboxKey, headers: { 'x-service-md-version': '1', 'idempotency-key': `console-${item}` }, json: { action_type: 'open_and_scan', expected_version: version },
+      });
+      expect(res.status).toBe(201);
+      return res.body.operation.id as string;
+    };
+    const scanned = (await commitPiece(app, intake)).item;
+    const scan = await proposeScan(scanned.id);
+    expect((await api('POST', `/v1/handling/${scan}/approve`, { key: owner.key, json: { expected_version: 1 } })).status).toBe(200);
+    const accepted = await api('POST', `/v1/facility/internal-inbound/handling/${scan}/decision`, { key: facility.key, json: { decision: 'accept', expected_version: 2 } });
+    const form = new FormData();
+    form.append('page_1', new Blob([fixtureImage('sample-envelope.png')], { type: 'image/png' }), 'p1.png');
+    form.append('page_2', new Blob([fixtureImage('sample-letter.png')], { type: 'image/png' }), 'p2.png');
+    form.append('source_kinds', 'envelope,letter');
+    expect((await api('POST', `/v1/facility/scan-requests/${accepted.body.operation.scan_request_id}/fulfil`, { key: facility.key, form })).status).toBe(201);
+    await waitFor(async () => (await api('GET', `/v1/handling/${scan}`, { key: owner.key })).body.operation.status === 'completed', 'the scan to complete', 60_000);
+    const handlingId = await proposeScan(await receivePiece(app, intake));
+
+    // A verified webhook endpoint with one failed delivery (a ping its receiver refused).
+    receiver = await startReceiver((r) => {
+      const body = JSON.parse(r.body || '{}');
+      if (body.event_type === 'webhook.endpoint_verification') return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
+      return pingsFail && body.event_type === 'webhook.test' ? { status: 502, body: 'bad gateway' } : { status: 204 };
+    });
+    // Subscribed to an event nothing here publishes, so its delivery log holds only what the test sends.
+    const endpoint = (await api('POST', '/v1/webhook-endpoints', { key: owner.key, json: { name: 'Console hook', url: receiver.url, event_types: ['batch.completed'] } })).body.endpoint;
+    expect((await api('POST', `/v1/webhook-endpoints/${endpoint.id}/verify`, { key: owner.key })).body).toMatchObject({ verified: true });
+    pingsFail = true;
+    const ping = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/test`, { key: owner.key });
+    pingsFail = false;
+    expect(ping.body).toMatchObject({ verification: false, delivered: false, status_code: 502, delivery: { status: 'failed' } });
+
+    return {
+      pending, conversation, credentialId, ownerKeyId, sessionId, proposalId: proposed.body.proposal.id, batchId: batch.body.batch.id,
+      endpointId: endpoint.id, deliveryId: ping.body.delivery.id, scannedItem: scanned.id, scannedRef: scanned.reference_code, handlingId,
+    };
+  }
+  const theOwnerObjects = () => (ownerObjects ??= makeOwnerObjects());
+
+  /**
+   * Every console route that takes an id, read from the console's own router (so a new page
+   * or form without a case here fails the test), with the URL of the owner's object and, for
+   * pages, what the owner sees on it.
+   */
+  function idRoutes(o: OwnerObjects): Array<{ route: string; url: string; shows?: string }> {
+    const cases: Record<string, { url: string; shows?: string }> = {
+      'GET /console/mail/:id': { url: `/console/mail/${o.pending}`, shows: 'Grace Hopper' },
+      'GET /console/mail/:id/pages/:page': { url: `/console/mail/${o.pending}/pages/1.png` },
+      'POST /console/mail/:id/approve': { url: `/console/mail/${o.pending}/approve` },
+      'POST /console/mail/:id/reject': { url: `/console/mail/${o.pending}/reject` },
+      'POST /console/mail/:id/cancel': { url: `/console/mail/${o.pending}/cancel` },
+      'GET /console/batches/:id': { url: `/console/batches/${o.batchId}`, shows: 'Console spring mailer' },
+      'GET /console/agents/:id': { url: `/console/agents/${agentId}`, shows: 'Always send certified.' },
+      'POST /console/agents/:id/credentials': { url: `/console/agents/${agentId}/credentials` },
+      'POST /console/agents/:id/credentials/:credentialId/revoke': { url: `/console/agents/${agentId}/credentials/${o.credentialId}/revoke` },
+      'POST /console/agents/:id/instructions': { url: `/console/agents/${agentId}/instructions` },
+      'POST /console/agents/:id/proposals/:proposalId': { url: `/console/agents/${agentId}/proposals/${o.proposalId}` },
+      'POST /console/keys/:id/rotate': { url: `/console/keys/${o.ownerKeyId}/rotate` },
+      'POST /console/keys/:id/revoke': { url: `/console/keys/${o.ownerKeyId}/revoke` },
+      'POST /console/sessions/:id/revoke': { url: `/console/sessions/${o.sessionId}/revoke` },
+      'POST /console/handling/:id/approve': { url: `/console/handling/${o.handlingId}/approve` },
+      'POST /console/handling/:id/reject': { url: `/console/handling/${o.handlingId}/reject` },
+      'GET /console/inbound/:id': { url: `/console/inbound/${o.scannedItem}`, shows: 'Page 2' },
+      'GET /console/webhooks/:id': { url: `/console/webhooks/${o.endpointId}`, shows: 'Console hook' },
+      'POST /console/webhook-deliveries/:id/replay': { url: `/console/webhook-deliveries/${o.deliveryId}/replay` },
+      'GET /console/support/:id': { url: `/console/support/${o.conversation}`, shows: 'Where is my refund?' },
+      'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
+    };
+    const routes = consoleRoutes(app.deps).stack
+      .filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
+      .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path}`));
+    expect(routes.filter((r) => !(r in cases))).toEqual([]); // a route with an id and no case below
+    expect(Object.keys(cases).filter((r) => !routes.includes(r))).toEqual([]); // a case for a route that is gone
+    return routes.map((route) => ({ route, ...cases[route] }));
+  }
+
+  /** The console's pages without an id (lists), read from its router; sign-in and assets left out. */
+  function listPages(): string[] {
+    return consoleRoutes(app.deps).stack
+      .filter((layer) => typeof layer.path === 'string' && layer.methods.includes('GET') && layer.path.startsWith('/console') && !/[:{]|sign-in|assets/.test(layer.path))
+      .map((layer) => layer.path as string);
+  }
+
+  /** What of the owner's objects another member's forms could change, read as the owner. */
+  async function ownerState(o: OwnerObjects) {
+    const get = async (path: string) => (await api('GET', path, { key: owner.key })).body;
+    const [session] = await app.deps.db.query(`SELECT revoked_at FROM console_sessions WHERE id = $1`, [o.sessionId]);
+    const instructions = await get(`/v1/agents/${agentId}/instructions`);
+    const delivery = (await get(`/v1/webhook-deliveries/${o.deliveryId}`)).delivery;
+    const operation = (await get(`/v1/handling/${o.handlingId}`)).operation;
+    return {
+      mail: (await get(`/v1/mail/${o.pending}`)).status,
+      credentials: (await get(`/v1/agents/${agentId}/credentials`)).credentials.map((c: { id: string; status: string }) => [c.id, c.status]),
+      instructions: [instructions.version, instructions.text],
+      proposals: (await get(`/v1/agents/${agentId}/instructions/proposals`)).proposals.map((p: { id: string; status: string }) => [p.id, p.status]),
+      keys: (await get('/v1/api-keys')).api_keys.map((k: { id: string; status: string }) => [k.id, k.status]),
+      session: session.revoked_at,
+      thread: (await get(`/v1/support/conversations/${o.conversation}/messages`)).messages.length,
+      handling: [operation.status, operation.version],
+      delivery: [delivery.status, delivery.replays, delivery.attempts_count],
+    };
+  }
+
+  async function signedInContext(key: string) {
     const context = await browser.browser.newContext();
     const page = await context.newPage();
     await page.goto(`${app.siteUrl}/console/sign-in`);
-    await signIn(page, stranger.key);
+    await signIn(page, key);
+    expect(new URL(page.url()).pathname).toBe('/console');
+    return { context, page };
+  }
+
+  it('shows one member none of another member\'s pages: every page and form with an id answers 404', async () => {
+    const o = await theOwnerObjects();
+    const routes = idRoutes(o);
+    const before = await ownerState(o);
+    expect(before).toMatchObject({ mail: 'pending_approval', handling: ['awaiting_member_approval', 1], delivery: ['failed', 0, 1], session: null, thread: 1 });
+    expect(before.proposals).toContainEqual([o.proposalId, 'pending']);
+    expect(before.credentials).toContainEqual([o.credentialId, 'active']);
+    expect(before.keys).toContainEqual([o.ownerKeyId, 'active']);
+
+    // The other member has every feature the owner uses (packages, a mailbox), so a 404 is the owner's object, not a missing feature.
+    const stranger = await newMember(app.deps, { creditsCents: 100_000 });
+    await enablePackages(app.deps, stranger.member_id);
+    await assignMailbox(app.deps, { memberId: stranger.member_id, agentId: (await newAgent(app.baseUrl, stranger.key)).id });
+    const { context, page } = await signedInContext(stranger.key);
     await page.goto(`${app.siteUrl}/console/mail`);
     await expect(page.textContent('main')).resolves.not.toContain('Ada Lovelace');
-    await page.goto(`${app.siteUrl}/console/approvals`);
-    await expect(page.textContent('main')).resolves.not.toContain('Grace Hopper');
     await page.setViewportSize(PHONE);
     await page.goto(`${app.siteUrl}/console/billing`);
     await browser.screenshot(page, 'console-billing-phone', { fullPage: true });
+    // The stranger's own token: a refusal below is the ownership check, not the CSRF check (that answers 403).
     const csrf = await page.inputValue('input[name=_csrf]');
 
-    const gets = [
-      `/console/mail/${pending}`, `/console/mail/${pending}/pages/1.png`, `/console/mail/${pieces[0]}`, `/console/agents/${agentId}`,
-      `/console/support/${conversation}`, `/console/batches/bat_${'0'.repeat(24)}`, `/console/webhooks/${credentialId}`, `/console/inbound/${credentialId}`,
-    ];
-    for (const path of gets) {
-      const res = await page.request.get(`${app.siteUrl}${path}`);
-      expect({ path, status: res.status() }).toEqual({ path, status: 404 });
+    const ownerMarks = [agentId, ...Object.values(o), 'Grace Hopper', 'Console spring mailer', 'Console hook', 'Where is my refund?'];
+    for (const { route, url, shows } of routes) {
+      const res = route.startsWith('GET ')
+        ? await page.request.get(`${app.siteUrl}${url}`)
+        : await page.request.post(`${app.siteUrl}${url}`, {
+          form: { _csrf: csrf, scopes: 'mail.send', text: 'taken over', expected_version: '1', decision: 'accept', body: 'hello', reason: 'no' },
+          maxRedirects: 0,
+        });
+      expect({ route, status: res.status() }).toEqual({ route, status: 404 });
+      const body = await res.text();
+      expect({ route, leaked: ownerMarks.filter((mark) => body.includes(mark)) }).toEqual({ route, leaked: [] });
+      if (shows) expect(body).toContain('Not found');
     }
-    const posts = [
-      `/console/mail/${pending}/approve`, `/console/mail/${pending}/reject`, `/console/mail/${pending}/cancel`,
-      `/console/agents/${agentId}/credentials`, `/console/agents/${agentId}/credentials/${credentialId}/revoke`,
-      `/console/agents/${agentId}/instructions`, `/console/agents/${agentId}/proposals/${credentialId}`,
-      `/console/keys/${ownerKeyId}/rotate`, `/console/keys/${ownerKeyId}/revoke`, `/console/sessions/${ownerSession.id}/revoke`,
-      `/console/support/${conversation}`, `/console/handling/${credentialId}/approve`, `/console/handling/${credentialId}/reject`,
-      `/console/webhook-deliveries/${credentialId}/replay`,
-    ];
-    for (const path of posts) {
-      const res = await page.request.post(`${app.siteUrl}${path}`, {
-        form: { _csrf: csrf, scopes: 'mail.send', text: 'taken over', expected_version: '1', decision: 'reject', body: 'hello' },
-      });
-      expect({ path, status: res.status(), url: res.url() }).toEqual({ path, status: 404, url: `${app.siteUrl}${path}` });
+    // The stranger's lists show none of the owner's objects.
+    for (const path of listPages()) {
+      const res = await page.request.get(`${app.siteUrl}${path}`);
+      expect({ path, status: res.status() }).toEqual({ path, status: 200 });
+      const body = await res.text();
+      expect({ path, leaked: ownerMarks.filter((mark) => body.includes(mark)) }).toEqual({ path, leaked: [] });
     }
     // Nothing of the owner's changed.
-    expect(await status(pending)).toBe('pending_approval');
-    const creds = (await api('GET', `/v1/agents/${agentId}/credentials`, { key: owner.key })).body.credentials;
-    expect(creds.find((c: { id: string }) => c.id === credentialId).status).toBe('active');
-    expect((await api('GET', '/v1/credits', { key: owner.key })).status).toBe(200);
-    const [session] = await app.deps.db.query(`SELECT revoked_at FROM console_sessions WHERE id = $1`, [ownerSession.id]);
-    expect(session.revoked_at).toBeNull();
-    expect((await api('GET', `/v1/agents/${agentId}/instructions`, { key: owner.key })).body.text).not.toBe('taken over');
-    const thread = (await api('GET', `/v1/support/conversations/${conversation}/messages`, { key: owner.key })).body;
-    expect(thread.messages).toHaveLength(1);
+    expect(await ownerState(o)).toEqual(before);
+    expect(receiver!.received.filter((r) => JSON.parse(r.body).event_type === 'webhook.test')).toHaveLength(1);
 
     // Signed out (or without a session), a page sends the browser to sign in.
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Sign out")')]);
@@ -309,5 +456,60 @@ describe('owner console', () => {
     expect(new URL(page.url()).pathname).toBe('/console/sign-in');
     await browser.screenshot(page, 'console-sign-in-phone');
     await context.close();
+
+    // The same pages answer the owner with the owner's objects, and the owner's lists show them.
+    const mine = await signedInContext(owner.key);
+    for (const { route, url, shows } of routes.filter((r) => r.route.startsWith('GET '))) {
+      const res = await mine.page.request.get(`${app.siteUrl}${url}`);
+      expect({ route, status: res.status() }).toEqual({ route, status: 200 });
+      if (shows) expect({ route, shows: (await res.text()).includes(shows) }).toEqual({ route, shows: true });
+      else expect(res.headers()['content-type']).toBe('image/png');
+    }
+    const listed = new Set<string>();
+    for (const path of listPages()) {
+      const body = await (await mine.page.request.get(`${app.siteUrl}${path}`)).text();
+      for (const mark of ownerMarks) if (body.includes(mark)) listed.add(mark);
+    }
+    expect([agentId, o.pending, o.batchId, o.endpointId, o.conversation, o.handlingId, o.scannedRef].filter((mark) => !listed.has(mark))).toEqual([]);
+    await mine.context.close();
+  });
+
+  it('replays a failed webhook delivery from the endpoint page: that one delivery is sent again', async () => {
+    const o = await theOwnerObjects();
+    const deliveries = async () => (await api('GET', `/v1/webhook-endpoints/${o.endpointId}/deliveries`, { key: owner.key })).body.deliveries
+      .map((d: { id: string; status: string; replays: number }) => ({ id: d.id, status: d.status, replays: d.replays }));
+    const before = await deliveries();
+    expect(before.filter((d: { status: string }) => d.status === 'failed')).toEqual([{ id: o.deliveryId, status: 'failed', replays: 0 }]);
+    const pings = () => receiver!.received.filter((r) => JSON.parse(r.body).event_type === 'webhook.test');
+    const [refused] = pings();
+
+    const { page, errors } = await browser.open(`${app.siteUrl}/console/webhooks/${o.endpointId}`);
+    await signIn(page, owner.key);
+    const replay = page.getByRole('button', { name: 'Replay' });
+    await expect(replay.count()).resolves.toBe(1);
+    const csrf = await page.inputValue('form[action$="/replay"] input[name=_csrf]');
+    await Promise.all([page.waitForNavigation(), replay.click()]);
+    expect(new URL(page.url()).search).toBe('?done=replayed');
+    await expect(page.textContent('[role=status]')).resolves.toContain('Replay queued');
+
+    const sent = await waitFor(async () => {
+      const now = await deliveries();
+      return now.find((d: { id: string; status: string }) => d.id === o.deliveryId && d.status === 'delivered') && now;
+    }, 'the replay to be delivered');
+    // Exactly the failed delivery moved (a new series), everything else in the log is as it was.
+    expect(sent).toEqual(before.map((d: { id: string }) => (d.id === o.deliveryId ? { id: d.id, status: 'delivered', replays: 1 } : d)));
+    expect(pings()).toHaveLength(2);
+    expect(pings()[1].headers['webhook-id']).toBe(refused.headers['webhook-id']);
+    await page.reload();
+    await expect(page.getByRole('button', { name: 'Replay' }).count()).resolves.toBe(0);
+    await expect(page.textContent('main')).resolves.toContain('(1 replays)');
+
+    // The form sent again (a second tab, a double click) is refused and sends nothing more.
+    const again = await page.request.post(`${app.siteUrl}/console/webhook-deliveries/${o.deliveryId}/replay`, { form: { _csrf: csrf }, maxRedirects: 0 });
+    expect(again.status()).toBe(409);
+    expect(await deliveries()).toEqual(sent);
+    expect(pings()).toHaveLength(2);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 });
