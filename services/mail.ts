@@ -168,7 +168,16 @@ async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
 }
 
-/** POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks. */
+/**
+ * POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks.
+ *
+ * Two idempotency guards, on purpose. runIdempotent stores the first answer and holds
+ * concurrent repeats off while it runs; but its record is completed only after the piece's
+ * transaction has committed, so a process that dies in between leaves a record that a
+ * retry takes over after 30 s and runs again. The piece row carries the key itself
+ * (unique per owner key, written in the same transaction as the debit), so that rerun finds
+ * the committed piece (existingForIdempotencyKey) instead of charging a second one.
+ */
 export async function submitMail(deps: Deps, auth: AuthContext, req: SubmitMailRequest): Promise<ServiceResult> {
   const doc = 'data' in req.document ? req.document : null;
   const fingerprint = requestFingerprint({
