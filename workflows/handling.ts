@@ -15,7 +15,7 @@ import {
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
 import { ObjectStatus } from './search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './operator-cancellation';
 import { publishStatus, showDetails } from './status-visibility';
 import { call, UNLIMITED_RETRY } from './activity-failures';
 import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
@@ -37,7 +37,8 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   const id = input.operationId;
   let status: HandlingStatus = input.status;
   let version = input.version;
-  let busy = false;
+  const turns = handlerTurns();
+  const exclusive = turns.exclusive;
   let scanOutcome: ScanOutcome | null = null;
 
   let refusedCancellation: string | null = null;
@@ -70,18 +71,6 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
     }
   };
 
-  /** Handlers run one at a time; each re-checks its guard once it holds the turn. */
-  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return shielded(async () => {
-      await condition(() => !busy);
-      busy = true;
-      try {
-        return await fn();
-      } finally {
-        busy = false;
-      }
-    });
-  }
 
   setHandler(handlingStateQuery, () => ({ id, status, version }));
 
@@ -146,7 +135,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
     }
 
     if (input.testMode) {
-      await condition(() => status !== 'awaiting_member_approval' && !busy);
+      await condition(() => status !== 'awaiting_member_approval' && !turns.busy);
       if (status === 'awaiting_facility') {
         await exclusive(async () => {
           const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
@@ -160,7 +149,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
     }
 
     while (isOpenHandlingStatus(status)) {
-      await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !busy));
+      await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !turns.busy));
       const outcome = scanOutcome as ScanOutcome | null;
       if (!isOpenHandlingStatus(status) || !outcome) break;
       scanOutcome = null;
@@ -172,7 +161,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
       });
     }
 
-    await condition(() => !busy && allHandlersFinished());
+    await condition(() => !turns.busy && allHandlersFinished());
     await acts.publishHandlingOutcome({ operationId: id });
     return { id, status, version };
   }, onCancellationRequest);

@@ -20,7 +20,7 @@ import {
 import { mailRunSettledSignal } from './contracts/mail-run';
 import { MailStatus } from './search-attributes';
 import { call, UNLIMITED_RETRY } from './activity-failures';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './operator-cancellation';
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from './status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
 
@@ -49,7 +49,8 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   let status: string = statusAtStart;
   let printingStarted = input.restart?.printingStarted ?? false;
   let facilityId = input.restart?.facilityId ?? null;
-  let busy = false;
+  const turns = handlerTurns();
+  const exclusive = turns.exclusive;
   // A restarted child of a mail run may have missed its run's signal: look once.
   let runSettled = Boolean(input.restart);
   let refusedCancellation: string | null = null;
@@ -89,18 +90,6 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     }
   };
 
-  /** Handlers run one at a time; each re-checks the status once it holds the turn. */
-  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return shielded(async () => {
-      await condition(() => !busy);
-      busy = true;
-      try {
-        return await fn();
-      } finally {
-        busy = false;
-      }
-    });
-  }
 
   // The steps shared by facility updates and the sandbox's testAdvance.
   const steps = {
@@ -257,7 +246,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
       }
     }
 
-    await condition(() => isTerminalMailStatus(status) && !busy && allHandlersFinished());
+    await condition(() => isTerminalMailStatus(status) && !turns.busy && allHandlersFinished());
     return status;
   }, onCancellationRequest);
 }

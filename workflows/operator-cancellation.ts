@@ -6,7 +6,7 @@
 // activity, same refund ledger key, so the money moves once) while the object can still
 // be cancelled; after that (printing started, facility accepted, run funded) it refuses,
 // keeps running and records a workflow_incidents row the operator can see.
-import { ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createOperationsActivities } from '../activities/operations';
 import type { IncidentObjectType } from '../services/workflow-incidents';
 import { UNLIMITED_RETRY } from './activity-failures';
@@ -43,6 +43,29 @@ export function runShieldedFromCancellation<T>(main: () => Promise<T>, onRequest
 /** Runs a handler's step so that a cancellation request does not interrupt it. */
 export function shielded<T>(fn: () => Promise<T>): Promise<T> {
   return CancellationScope.nonCancellable(fn);
+}
+
+/**
+ * One handler step at a time, each shielded from a cancellation request: `exclusive` waits
+ * for the turn, so each step re-checks its guard once it holds it; `busy` tells the main
+ * flow a step is under way.
+ */
+export function handlerTurns() {
+  let busy = false;
+  return {
+    get busy() { return busy; },
+    exclusive<T>(fn: () => Promise<T>): Promise<T> {
+      return shielded(async () => {
+        await condition(() => !busy);
+        busy = true;
+        try {
+          return await fn();
+        } finally {
+          busy = false;
+        }
+      });
+    },
+  };
 }
 
 /** Records that a cancellation request from Temporal was refused, once per workflow run. */
