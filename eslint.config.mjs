@@ -1,12 +1,8 @@
 // `npm run lint` (also run by `npm test`): what the type-checker cannot hold the code to.
 import tseslint from 'typescript-eslint';
 
-/**
- * Domain modules that workflow code may import: pure rules with no Node built-ins and no
- * packages, so the workflow bundle stays deterministic. Anything else a workflow needs goes
- * through an activity.
- */
-const WORKFLOW_SAFE_DOMAIN = ['handling', 'mail-rules', 'mail-runs', 'webhook-retry', 'us-states', 'visible-text'];
+/** What workflow code may import besides its own folder: the SDK's workflow API and the pure rules of domain/workflow-safe/. */
+const WORKFLOW_IMPORT_MESSAGE = 'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/** and domain/workflow-safe/; reach anything else through an activity.';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', '**/*.js', '**/*.mjs'] },
@@ -32,24 +28,29 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: it may import the SDK's workflow
-    // API, its own contracts and helpers, and the workflow-safe domain rules; activities only
-    // as types (for proxyActivities).
-    files: ['workflows/**/*.ts'],
+    // API, other workflow modules (contracts, shared helpers) and domain/workflow-safe/;
+    // activities only as types (for proxyActivities). Two depths, so that `../` cannot leave workflows/.
+    files: ['workflows/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{
-          regex: `^(?!(@temporalio/(workflow|common)|\\./[\\w-]+|\\./contracts/[\\w-]+|(\\.\\./)+domain/(${WORKFLOW_SAFE_DOMAIN.join('|')}))$)`,
-          allowTypeImports: true,
-          message: 'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/* and the workflow-safe domain rules (eslint.config.mjs); reach anything else through an activity.',
-        }],
+        patterns: [{ regex: '^(?!(@temporalio/(workflow|common)|\\./[\\w-]+(/[\\w.-]+)?|\\.\\./domain/workflow-safe/[\\w-]+)$)', allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }],
       }],
     },
   },
   {
-    files: WORKFLOW_SAFE_DOMAIN.map((m) => `domain/${m}.ts`),
+    files: ['workflows/*/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: `^(?!\\./(${WORKFLOW_SAFE_DOMAIN.join('|')})$)`, allowTypeImports: true, message: 'A workflow-safe domain module may import only other workflow-safe domain modules (types from anywhere in domain/).' }],
+        patterns: [{ regex: '^(?!(@temporalio/(workflow|common)|\\./[\\w.-]+|\\.\\./[\\w-]+(/[\\w.-]+)?|\\.\\./\\.\\./domain/workflow-safe/[\\w-]+)$)', allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }],
+      }],
+    },
+  },
+  {
+    // The workflow-safe rules are pure: no Node built-ins, no packages, nothing outside their folder.
+    files: ['domain/workflow-safe/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(?!\\./[\\w-]+$)', allowTypeImports: true, message: 'A workflow-safe domain module may import only other workflow-safe modules (types from anywhere in domain/).' }],
       }],
     },
   },

@@ -1,7 +1,7 @@
 // Activities of the physical inbound workflows: handling transitions (each guarded by the
 // operation's version and safe to retry), the sandbox facility, and the scan pipeline
 // (events, OCR, rule matching). Events are published only after the change is committed.
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import {
   acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
 } from '../services/handling';

@@ -8,7 +8,7 @@ import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } f
 import { extensionOf, familyOfContentType } from '../domain/inbound-message';
 import { ocrPageStatus, ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
 import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../domain/inbound-thread';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { publishEvent } from '../services/events';
 import { docxText, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../services/ocr';

@@ -1,5 +1,5 @@
 // All activities, built from per-area factories that close over the process's Deps.
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './mail';
 import { createBatchActivities } from './batch';
 import { createWebhookDeliveryActivities } from './webhook-delivery';

@@ -6,14 +6,14 @@
 // (refund:mail:<id>) and a repeated or concurrent commit can never debit twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { balanceCents, debit } from '../services/credits';
 import { spentLast24h } from '../services/mail-safeguards';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
 import { startMailWorkflow } from '../services/mail-workflow';
 import { loadMailRunById, MailRunRow } from '../services/mail-runs';
-import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
-import type { MailStatusName } from '../domain/mail-rules';
+import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../domain/workflow-safe/mail-runs';
+import type { MailStatusName } from '../domain/workflow-safe/mail-rules';
 import { outboundMailWorkflowId } from '../workflows/contracts/mail';
 import { CancelMailRunResult, FundMailRunResult, MAIL_RUN_FAILURE, mailRunSettledSignal } from '../workflows/contracts/mail-run';
 

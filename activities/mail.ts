@@ -5,9 +5,9 @@
 // mail:<id>:<event_type>, so a retry publishes once).
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from '../services/deps';
-import { ApiError } from '../domain/errors';
-import { insufficientCreditsDetails } from '../domain/workflow-failures';
+import type { Deps } from '../services/shared/deps';
+import { ApiError } from '../domain/shared/errors';
+import { insufficientCreditsDetails } from '../domain/shared/workflow-failures';
 import { balanceCents, debit, refund } from '../services/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
 import { spentLast24h } from '../services/mail-safeguards';
@@ -16,7 +16,7 @@ import { sandboxPhotoPng } from '../services/mail-sandbox';
 import { TRACKED_CLASSES } from '../domain/pricing';
 import {
   CancellationReason, carrierForClass, DispatchMethod, MailMove, MailStatusName, mailEventType, moveAllowed, sandboxTrackingNumber, spendRefusal,
-} from '../domain/mail-rules';
+} from '../domain/workflow-safe/mail-rules';
 import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef, ReconcileOutboundMailInput } from '../workflows/contracts/mail';
 
 function fail(type: string, message: string, details?: Record<string, unknown>): ApplicationFailure {

@@ -1,6 +1,6 @@
 // Maintenance activities: webhook delivery history clean-up.
 import { heartbeat } from '@temporalio/activity';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { deleteOldWebhookHistory } from '../services/webhook-maintenance';
 
 export function createMaintenanceActivities(deps: Deps) {

@@ -1,7 +1,7 @@
 // Webhook sending (worker only): a dispatcher pass over a receiver's due deliveries, and
 // the single attempt of a synthetic delivery; each attempt signs with a fresh timestamp,
 // sends and records.
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { heartbeat } from '@temporalio/activity';
 import { attemptDelivery, failDelivery } from '../services/webhook-deliveries';
 import { dispatchDueDeliveries, wakeOverdueDispatchers } from '../services/webhook-dispatch';

@@ -5,14 +5,14 @@
 // the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { allRoutes } from './routes';
 import { buildRouter } from './router';
 import type { RouteDef } from './route';
 import { errorMapper } from './middleware/errors';
 import { requestContext, securityHeaders, testModeMarker } from './middleware/request-context';
 import { buildOpenApi, openApiYaml } from './discovery/openapi';
-import { checkHealth } from '../services/health';
+import { checkHealth } from '../services/shared/health';
 import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';

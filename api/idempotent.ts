@@ -1,10 +1,10 @@
 // Idempotency-Key on routes: the first answer to a key is stored and replayed to retries
-// (services/idempotency.ts); the key is handed to the service so that a workflow step it
-// sends is the same Temporal Update on every retry (services/workflow-gateway.ts), which
+// (services/shared/idempotency.ts); the key is handed to the service so that a workflow step it
+// sends is the same Temporal Update on every retry (services/shared/workflow-gateway.ts), which
 // covers an answer lost after the workflow applied the step but before it was stored.
 import { readFile } from 'node:fs/promises';
 import type { HandlerArgs, RouteResult } from './route';
-import { requestFingerprint, runIdempotent } from '../services/idempotency';
+import { requestFingerprint, runIdempotent } from '../services/shared/idempotency';
 import { sha256Hex } from '../domain/keys';
 
 /** OpenAPI text of the optional header on routes that use idempotentRoute. */

@@ -3,7 +3,7 @@
 // thrown away while the refusal is sent: closing a connection with unread data makes TCP
 // reset it, and the client would see the reset instead of the answer.
 // JSON bodies are refused (400) unless they are valid UTF-8 holding a JSON object or
-// array within the limits of domain/json-limits.ts, which are checked on the raw bytes
+// array within the limits of domain/shared/json-limits.ts, which are checked on the raw bytes
 // before JSON.parse or any schema walks them. A decoder that replaced invalid bytes with
 // U+FFFD would store mangled text for a client whose encoding is broken; refusing tells
 // it at once.
@@ -13,7 +13,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import {
   dotPath, freeFormPaths, JSON_BODY_LIMITS, JsonInspection, JsonProblem, JsonScanLimits, oversizedFreeForm, scanJson,
-} from '../domain/json-limits';
+} from '../domain/shared/json-limits';
 
 /** The media types parsed as JSON (the ones koa-body parsed before). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/scim+json'];
@@ -85,7 +85,7 @@ export function jsonText(raw: Buffer): string {
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * domain/json-limits.ts's scan with a turn of the event loop after every slice of it
+ * domain/shared/json-limits.ts's scan with a turn of the event loop after every slice of it
  * (about a millisecond), so that a 14 MB body never holds up other requests.
  */
 export async function inspectJsonInTurns(raw: Buffer, limits: JsonScanLimits, wanted: string[][] = [], kept: string[][] = []): Promise<JsonInspection> {

@@ -5,7 +5,7 @@
 import type Koa from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { safeEqual } from '../domain/keys';
-import { errors } from '../domain/errors';
+import { errors } from '../domain/shared/errors';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const LABELS = ['method', 'route', 'status'] as const;

@@ -7,7 +7,7 @@
 // the client gets the answer rather than a reset connection.
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
-import { ApiError, errors } from '../domain/errors';
+import { ApiError, errors } from '../domain/shared/errors';
 import { BodyTooLargeError, discardBody, formatBytes } from './json-body';
 import type { MultipartSpec, UploadedFile } from './route';
 

@@ -1,10 +1,10 @@
 // Route definitions: one object per endpoint holds its zod schemas (which also feed the
 // OpenAPI document and MCP tool schemas), and a thin handler that calls a service.
-// Access rules come from domain/access.ts, never from the route itself.
+// Access rules come from domain/shared/access.ts, never from the route itself.
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AuthContext } from '../services/auth';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

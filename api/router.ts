@@ -1,5 +1,5 @@
 // Mounts RouteDefs on a koa-router: authentication, key-kind, scope and environment
-// checks from domain/access.ts, the shared rate limit, body parsing and zod validation,
+// checks from domain/shared/access.ts, the shared rate limit, body parsing and zod validation,
 // the instructions-version guard, then the handler. Routes stay a few lines each.
 import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
@@ -7,13 +7,13 @@ import type { Context } from 'koa';
 import { BodyTooLargeError, JsonBodyError, readJsonBody } from './json-body';
 import { parseMultipart, uploadedFiles } from './multipart';
 import { z } from 'zod';
-import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/access';
-import { ApiError, codedError, errors, FieldError } from '../domain/errors';
+import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/shared/access';
+import { ApiError, codedError, errors, FieldError } from '../domain/shared/errors';
 import type { KeyKind } from '../domain/keys';
 import { authenticate, AuthContext, isAgentKey } from '../services/auth';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import { assertInstructionsVersion } from '../services/instructions';
-import { consumeRateLimit } from '../services/rate-limit';
+import { consumeRateLimit } from '../services/shared/rate-limit';
 import type { RouteDef } from './route';
 
 /** REST JSON bodies; the largest (a support message with 512 KiB of attachments as base64) needs about 700 KiB. */
@@ -130,7 +130,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
   for (const route of routes) {
     const key = accessKey(route.method, route.path);
     const access = ENDPOINT_ACCESS[key];
-    if (!access) throw new Error(`Route ${key} has no row in domain/access.ts ENDPOINT_ACCESS`);
+    if (!access) throw new Error(`Route ${key} has no row in domain/shared/access.ts ENDPOINT_ACCESS`);
     const handle = async (ctx: Context) => {
       let auth: AuthContext | undefined;
       if (access.callers !== 'public') {

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import http from 'node:http';
 import type { Server } from 'node:http';
 import { config } from '../config';
-import { closeDeps, createDeps, Deps } from '../services/deps';
+import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createApp } from './app';
 import { drainServer, Lifecycle } from './lifecycle';
 

@@ -6,13 +6,13 @@
 // page_count field). Hostile files are bounded: 10 MB in; PDF object and cross-reference
 // streams may expand to 20 MB in total and parsing gets 5 seconds; a DOCX may hold
 // 1,000 ZIP entries and the parts read may expand to 50 MB; images pass the shared image
-// check (domain/images.ts: whole decode, 50 megapixels at most); page trees are walked
+// check (domain/shared/images.ts: whole decode, 50 megapixels at most); page trees are walked
 // once, node by node, and stop past MAX_OUTBOUND_PAGES.
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
 import { decodePDFRawStream, ParseSpeeds, PDFArray, PDFContext, PDFDict, PDFName, PDFObject, PDFPageLeaf, PDFPageTree, PDFParser, PDFRawStream } from 'pdf-lib';
-import { ApiError, errors } from './errors';
-import { checkImage, sniffImage } from './images';
+import { ApiError, errors } from './shared/errors';
+import { checkImage, sniffImage } from './shared/images';
 import { MAX_OUTBOUND_PAGES } from './pricing';
 
 export type DocumentType = 'pdf' | 'docx' | 'jpg' | 'png' | 'txt' | 'csv';

@@ -4,7 +4,7 @@
 // On arrival the expected shipment's instruction, else the first matching rule's, gives
 // at most one action to request, and every matching rule adds its tags. Pure: no I/O.
 import { normalizeRuleText } from './webhook-rules';
-import type { PackageActionType } from './handling';
+import type { PackageActionType } from './workflow-safe/handling';
 
 export const EXPECTED_SHIPMENT_STATUSES = ['expected', 'received', 'cancelled'] as const;
 export type ExpectedShipmentStatus = (typeof EXPECTED_SHIPMENT_STATUSES)[number];

@@ -12,7 +12,7 @@ export class Agent {
   @Column({ type: 'boolean', name: 'webhook_enabled', default: true }) webhookEnabled: boolean;
   @Column({ type: 'text', array: true, name: 'webhook_event_types', default: () => "'{*}'" }) webhookEventTypes: string[];
   @Column({ type: 'text', name: 'webhook_auth_type', default: 'hmac' }) webhookAuthType: 'hmac' | 'bearer' | 'header';
-  /** Encrypted at rest (domain/secrets); never returned after creation. */
+  /** Encrypted at rest (domain/shared/secrets); never returned after creation. */
   @Column({ type: 'text', name: 'webhook_auth_token_enc', nullable: true }) webhookAuthTokenEnc: string | null;
   @Column({ type: 'text', name: 'webhook_auth_header_name', nullable: true }) webhookAuthHeaderName: string | null;
   @Column({ type: 'text', name: 'webhook_payload_format', default: 'standard' }) webhookPayloadFormat: 'standard' | 'wrapped';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
-import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../workflows/search-attributes';
+import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../workflows/shared/search-attributes';
 import { ensureStack, ensureTools, pidAlive, portOpen, ROOT, stopStack, TEMPORAL_BIN, TOOLS_BIN } from './stack';
 
 const run = promisify(execFile);

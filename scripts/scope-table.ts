@@ -1,10 +1,10 @@
-// Prints the markdown table of every row of the access table (domain/access.ts): endpoint,
+// Prints the markdown table of every row of the access table (domain/shared/access.ts): endpoint,
 // key kinds, agent scopes and guards. With --write it replaces the table inside the
 // README's `authentication` section, between the scope-table markers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ENDPOINT_ACCESS } from '../domain/access';
-import { renderAccessTable } from '../domain/access-summary';
+import { ENDPOINT_ACCESS } from '../domain/shared/access';
+import { renderAccessTable } from '../domain/shared/access-summary';
 
 const START = '<!-- scope-table:start -->';
 const END = '<!-- scope-table:end -->';

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
-import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../workflows/search-attributes';
+import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../workflows/shared/search-attributes';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 

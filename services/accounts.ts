@@ -1,7 +1,7 @@
 // Members, member API keys and facilities: creation paths shared by signup, the
 // operator CLI and tests.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../domain/keys';
 import { topUp } from './credits';
 

@@ -11,9 +11,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../domain/documents';
-import { errors } from '../domain/errors';
+import { errors } from '../domain/shared/errors';
 import type { AuthContext } from './auth';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { visibleMailRow } from './mail';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
 // subscribed receiver (legacy agent webhook, custom webhook endpoints) as delivery rows
 // that the receivers' dispatcher workflows send.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { createEventDeliveries } from './webhook-deliveries';
 import { wakeDispatchers } from './webhook-dispatch';
 

@@ -6,14 +6,14 @@
 // (services/package-arrival.ts). Physical inbound custody: account-enabled, live keys only.
 import type { EntityManager } from 'typeorm';
 import type { AuthContext } from './auth';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from './agent-specific';
 import { isAgentKey } from './auth';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
-import { requestFingerprint, runIdempotent } from './idempotency';
-import { errors } from '../domain/errors';
-import { pagination } from '../domain/pagination';
+import { requestFingerprint, runIdempotent } from './shared/idempotency';
+import { errors } from '../domain/shared/errors';
+import { pagination } from '../domain/shared/pagination';
 import { ArrivalAction, ARRIVAL_LIMITS, ExpectedShipmentStatus, normaliseTrackingNumber, PieceKind } from '../domain/package-arrival';
 
 const COLUMNS = `id, member_id, agent_id, mailbox_id, status, carrier, tracking_number, sender_name, description, kind,

@@ -3,19 +3,19 @@
 // sealed-exterior photos, match it to a member's mailbox and agent, commit it into
 // custody); scan requests and their fulfilment with page images, OCR (services/ocr.ts,
 // Tesseract when installed) and the inbound.* events; and the facility's work on package actions.
-import { paginationWithNext } from '../domain/pagination';
+import { paginationWithNext } from '../domain/shared/pagination';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import type { AuthContext } from './auth';
 import type { UploadedFile } from '../api/route';
-import { errors } from '../domain/errors';
+import { errors } from '../domain/shared/errors';
 import { sha256Hex } from '../domain/keys';
-import { checkImage } from '../domain/images';
+import { checkImage } from '../domain/shared/images';
 import { ocrPageStatus } from '../domain/inbound-ocr';
 import { ocrImage } from './ocr';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
-import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/handling';
+import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/workflow-safe/handling';
 import { assignFacility } from './facilities';
 import { publishEvent } from './events';
 import { emitRuleMatches } from './webhook-rules';

@@ -3,25 +3,25 @@
 // approves or rejects, the facility accepts and completes (or rejects). The API side
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
-import { pagination } from '../domain/pagination';
+import { pagination } from '../domain/shared/pagination';
 import { ApplicationFailure, UpdateDefinition } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import type { AuthContext } from './auth';
 import { isAgentKey, isMemberKey } from './auth';
-import { ApiError, errors } from '../domain/errors';
-import { handlingStateInvalid, insufficientCreditsDetails } from '../domain/workflow-failures';
-import { updateIdFor, updateWorkflow, WorkflowStart } from './workflow-gateway';
-import { formatCents } from '../domain/money';
-import { hasVisibleCharacter } from '../domain/visible-text';
+import { ApiError, errors } from '../domain/shared/errors';
+import { handlingStateInvalid, insufficientCreditsDetails } from '../domain/shared/workflow-failures';
+import { updateIdFor, updateWorkflow, WorkflowStart } from './shared/workflow-gateway';
+import { formatCents } from '../domain/shared/money';
+import { hasVisibleCharacter } from '../domain/workflow-safe/visible-text';
 import {
   checkFacilityDecision, checkProposal, FacilityDecisionInput, ForwardMailClass, HandlingActionType, handlingCapabilities,
   HandlingEvent, HandlingStatus, isOpenHandlingStatus, itemStatusOnApproval, itemStatusOnCompletion, nextHandlingStatus,
   ProposalInput, quoteHandling, unavailableReason,
-} from '../domain/handling';
+} from '../domain/workflow-safe/handling';
 import { debit, insufficientCredits, refund } from './credits';
-import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './idempotency';
+import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './shared/idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,

@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ApiError, codedError, errors } from '../domain/errors';
+import { ApiError, codedError, errors } from '../domain/shared/errors';
 import { safeEqual } from '../domain/keys';
 import { deliveryRefusal, type AliasStatus } from '../domain/inbound-aliases';
 import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../domain/inbound-message';
@@ -15,8 +15,8 @@ import {
   INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId, type InboundExtractionInput,
 } from '../workflows/contracts/inbound-extraction';
 import type { inboundExtractionWorkflow } from '../workflows/inbound-extraction';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
-import type { Deps } from './deps';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
+import type { Deps } from './shared/deps';
 
 export type CaptureMethod = 'smtp' | 'http';
 

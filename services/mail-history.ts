@@ -3,7 +3,7 @@
 // The REST record carries the timestamps; this read adds the order, the payloads' words
 // and the deliveries, which no REST read groups by piece.
 import type { AuthContext } from './auth';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { visibleMailRow } from './mail';
 
 export interface MailHistoryEvent {

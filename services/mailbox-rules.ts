@@ -4,13 +4,13 @@
 // tags; services/package-arrival.ts applies them when the facility commits a piece.
 // Agent-specific (member keys pass ?agent_id=), account-enabled and live-only like packages.
 import type { AuthContext } from './auth';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from './agent-specific';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
-import { errors } from '../domain/errors';
-import type { FieldError } from '../domain/errors';
-import { pagination } from '../domain/pagination';
+import { errors } from '../domain/shared/errors';
+import type { FieldError } from '../domain/shared/errors';
+import { pagination } from '../domain/shared/pagination';
 import { ARRIVAL_LIMITS, emptyApplyProblem, emptyMatchProblem, MailboxRule, RuleApply, RuleMatch } from '../domain/package-arrival';
 import { termProblem } from '../domain/webhook-rules';
 

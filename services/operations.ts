@@ -4,8 +4,8 @@
 // waiting on a worker), an operator's cancellation, and running the reconcilers now.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './deps';
-import { errors } from '../domain/errors';
+import type { Deps } from './shared/deps';
+import { errors } from '../domain/shared/errors';
 import { loadMailRow, MailRow } from './mail-record';
 import { mailSettings, startMailWorkflow } from './mail-workflow';
 import { reconcilerScheduleId } from './mail-workflow';

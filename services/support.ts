@@ -4,15 +4,15 @@
 // so concurrent requests cannot slip past the limits.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { resolveAgentFilter } from './scoping';
-import { assertLinkedObjects } from './linked-objects';
-import { ApiError, codedError, errors } from '../domain/errors';
+import { resolveAgentFilter } from './shared/scoping';
+import { assertLinkedObjects } from './shared/linked-objects';
+import { ApiError, codedError, errors } from '../domain/shared/errors';
 import { sha256Hex } from '../domain/keys';
-import { checkImage } from '../domain/images';
-import { contentDisposition } from '../domain/downloads';
+import { checkImage } from '../domain/shared/images';
+import { contentDisposition } from '../domain/shared/downloads';
 import {
   attachmentTotalProblem, decodeBase64, MAX_ACTIVE_TICKETS, MAX_NEW_TICKETS_PER_DAY, SupportCategory, supportCaseId,
   supportMessageId, SupportStatus, ticketLimitRefusal,

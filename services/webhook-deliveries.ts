@@ -5,20 +5,20 @@
 // Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature)
 // or a custom endpoint (Standard Webhooks signatures, verification, pausing).
 import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { sendWebhook, Resolver } from './webhook-http';
-import { decryptSecret } from '../domain/secrets';
+import { decryptSecret } from '../domain/shared/secrets';
 import {
   DeliverableEvent, endpointEnvironmentOf, ENDPOINT_EVENT_TYPES, fitPayload, isSubscribed, LEGACY_EVENT_TYPES,
   renderEnvelope, renderLegacyBody, RULE_MATCHED_EVENT_TYPE,
 } from '../domain/webhook-events';
 import { legacySignatureHeader, standardWebhookHeaders } from '../domain/webhook-signatures';
-import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../domain/webhook-retry';
+import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../domain/workflow-safe/webhook-retry';
 import {
   AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
   WebhookDeliveryResult,
 } from '../workflows/contracts/webhook-delivery';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/search-attributes';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
 
 export interface DeliveryRow {
   id: string;

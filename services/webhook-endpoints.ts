@@ -5,18 +5,18 @@
 // An endpoint's environment is its key's: test keys create and manage sandbox endpoints,
 // live keys live ones (the other environment's endpoints are 404, as everywhere).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { canSee } from './scoping';
-import { assertLinkedObjects } from './linked-objects';
+import { canSee } from './shared/scoping';
+import { assertLinkedObjects } from './shared/linked-objects';
 import {
   assertWebhookTarget, loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult,
 } from './webhooks';
 import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './webhook-deliveries';
 import type { Resolver } from './webhook-http';
-import { errors } from '../domain/errors';
-import { encryptSecret } from '../domain/secrets';
+import { errors } from '../domain/shared/errors';
+import { encryptSecret } from '../domain/shared/secrets';
 import { endpointSecretPrefix, generateEndpointSecret } from '../domain/webhook-signatures';
 import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../domain/webhook-events';
 import { RULE_LIMITS, RuleMatch, RuleSource } from '../domain/webhook-rules';

@@ -2,7 +2,7 @@
 // Schedule that the worker creates (or updates) when it starts: delivery history older
 // than 30 days is deleted. (Deliveries left waiting by a lost wake-up are the dispatch
 // reconciler's job: services/webhook-dispatch.ts.)
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import { returnedRows } from './webhook-deliveries';
 import {

@@ -3,19 +3,19 @@
 // The API never calls a receiver: test deliveries run as one-attempt delivery workflows
 // in the worker and the API waits for their result.
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from './scoping';
-import { assertLinkedObjects } from './linked-objects';
+import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from './shared/scoping';
+import { assertLinkedObjects } from './shared/linked-objects';
 import { recordEvent } from './events';
 import {
   attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
 } from './webhook-deliveries';
 import { checkWebhookTarget, Resolver } from './webhook-http';
 import { wakeDispatchers } from './webhook-dispatch';
-import { errors } from '../domain/errors';
-import { encryptSecret } from '../domain/secrets';
+import { errors } from '../domain/shared/errors';
+import { encryptSecret } from '../domain/shared/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../domain/webhook-signatures';
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/webhook-events';
 import { pingPayload, samplePayload } from '../domain/webhook-samples';

@@ -8,7 +8,7 @@
 // stands. A batch past its draft keeps its generation and fulfilment progress in its
 // workflow: it is reported for an operator to reset (README, Operator runbook).
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Deps } from './deps';
+import type { Deps } from './shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import { recordIncident, IncidentObjectType } from './workflow-incidents';
 import { loadMailRow, MailRow } from './mail-record';

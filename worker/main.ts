@@ -3,7 +3,7 @@
 // before they are cancelled) and exits.
 import 'reflect-metadata';
 import { config } from '../config';
-import { closeDeps, createDeps } from '../services/deps';
+import { closeDeps, createDeps } from '../services/shared/deps';
 import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhook-dispatch';

@@ -5,7 +5,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptio
 import { createActivities } from '../activities';
 import { IllegalStateError } from '@temporalio/common';
 import { activityFailureMetrics } from './metrics';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../services/shared/deps';
 import type { WorkerTuning } from '../config';
 
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.ts');

@@ -14,9 +14,9 @@ import {
   BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
   FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
 } from './contracts/batch';
-import { BatchStatus } from './search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
-import { publishStatus, showDetails } from './status-visibility';
+import { BatchStatus } from './shared/search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './shared/operator-cancellation';
+import { publishStatus, showDetails } from './shared/status-visibility';
 
 // Postgres or the object store being down must not lose a paid batch: retry without limit.
 const acts = proxyActivities<BatchActivities>({

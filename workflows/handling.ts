@@ -14,11 +14,11 @@ import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, handlingScanOutcomeSignal, HandlingSnapshot,
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
 } from './contracts/handling';
-import { ObjectStatus } from './search-attributes';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './operator-cancellation';
-import { publishStatus, showDetails } from './status-visibility';
-import { call, UNLIMITED_RETRY } from './activity-failures';
-import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/handling';
+import { ObjectStatus } from './shared/search-attributes';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './shared/operator-cancellation';
+import { publishStatus, showDetails } from './shared/status-visibility';
+import { call, UNLIMITED_RETRY } from './shared/activity-failures';
+import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/workflow-safe/handling';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 

@@ -8,7 +8,7 @@
 import { ApplicationFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createInboundExtractionActivities } from '../activities/inbound-extraction';
 import type { InboundExtractionInput, InboundExtractionResult } from './contracts/inbound-extraction';
-import { ObjectStatus } from './search-attributes';
+import { ObjectStatus } from './shared/search-attributes';
 
 type InboundActivities = ReturnType<typeof createInboundExtractionActivities>;
 

@@ -14,11 +14,11 @@ import type { createMailRunActivities } from '../activities/mail-run';
 import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
 } from './contracts/mail-run';
-import { ObjectStatus } from './search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './operator-cancellation';
-import { publishStatus, showDetails } from './status-visibility';
-import { call, UNLIMITED_RETRY } from './activity-failures';
-import { isSettledMailRun, MailRunStatusName } from '../domain/mail-runs';
+import { ObjectStatus } from './shared/search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './shared/operator-cancellation';
+import { publishStatus, showDetails } from './shared/status-visibility';
+import { call, UNLIMITED_RETRY } from './shared/activity-failures';
+import { isSettledMailRun, MailRunStatusName } from '../domain/workflow-safe/mail-runs';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
 

@@ -18,11 +18,11 @@ import {
   startPrintingUpdate, testAdvanceUpdate,
 } from './contracts/mail';
 import { mailRunSettledSignal } from './contracts/mail-run';
-import { MailStatus } from './search-attributes';
-import { call, UNLIMITED_RETRY } from './activity-failures';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './operator-cancellation';
-import { FacilityView, publishFacilityStep, publishStatus, showDetails } from './status-visibility';
-import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/mail-rules';
+import { MailStatus } from './shared/search-attributes';
+import { call, UNLIMITED_RETRY } from './shared/activity-failures';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './shared/operator-cancellation';
+import { FacilityView, publishFacilityStep, publishStatus, showDetails } from './shared/status-visibility';
+import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/workflow-safe/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 

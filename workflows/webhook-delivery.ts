@@ -5,8 +5,8 @@
 import { ActivityFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './contracts/webhook-delivery';
-import { ObjectStatus } from './search-attributes';
-import { retryDelayMs } from '../domain/webhook-retry';
+import { ObjectStatus } from './shared/search-attributes';
+import { retryDelayMs } from '../domain/workflow-safe/webhook-retry';
 
 const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<Activities>({
   // The receiver has 10 s; DNS, signing and bookkeeping fit easily in the rest.

@@ -4,7 +4,7 @@
 // passes the workflow sleeps until that moment or until a publisher's wake-up signal.
 // With nothing queued it ends; the next event starts it again (signal-with-start). The
 // history stays short: continue-as-new after a fixed number of passes.
-import { UNLIMITED_RETRY } from './activity-failures';
+import { UNLIMITED_RETRY } from './shared/activity-failures';
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './contracts/webhook-dispatch';

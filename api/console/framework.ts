@@ -6,9 +6,9 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { Eta } from 'eta';
-import { ApiError } from '../../domain/errors';
-import { formatCents } from '../../domain/money';
-import type { Deps } from '../../services/deps';
+import { ApiError } from '../../domain/shared/errors';
+import { formatCents } from '../../domain/shared/money';
+import type { Deps } from '../../services/shared/deps';
 import {
   ConsoleSession, csrfToken, csrfTokenValid, findConsoleSession, newCsrfSecret,
 } from '../../services/console-sessions';

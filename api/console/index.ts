@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { ApiError } from '../../domain/errors';
-import type { Deps } from '../../services/deps';
+import { ApiError } from '../../domain/shared/errors';
+import type { Deps } from '../../services/shared/deps';
 import { revokeConsoleSession } from '../../services/console-sessions';
 import { applyRateLimit } from '../router';
 import {

@@ -3,9 +3,9 @@
 // params, query and body, then the handler and so the same service call), as the signed-in
 // member's live member key would over HTTP. No rule of the API is repeated here.
 import type { Context } from 'koa';
-import { ENDPOINT_ACCESS, accessKey } from '../../domain/access';
+import { ENDPOINT_ACCESS, accessKey } from '../../domain/shared/access';
 import type { AuthContext } from '../../services/auth';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { allRoutes } from '../routes';
 import type { HttpMethod, RouteDef } from '../route';
 import { authorize, parseOrThrow } from '../router';

@@ -3,8 +3,8 @@
 // list, the access table and the MCP tool registry.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { errors } from '../../domain/errors';
-import type { Deps } from '../../services/deps';
+import { errors } from '../../domain/shared/errors';
+import type { Deps } from '../../services/shared/deps';
 import { recordAgentAuthIntent } from '../../services/agent-auth';
 import type { RegisteredTool } from '../mcp/registry';
 import { registeredTools } from '../mcp/tools';

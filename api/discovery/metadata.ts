@@ -3,7 +3,7 @@
 // to a member, not OAuth tokens; the metadata says so instead of advertising endpoints
 // that do not exist.
 import type { Config } from '../../config';
-import { SCOPES } from '../../domain/access';
+import { SCOPES } from '../../domain/shared/access';
 import { KEY_PREFIXES } from '../../domain/keys';
 import type { RegisteredTool } from '../mcp/registry';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION, MCP_TOOL_GROUPS, McpToolGroup } from '../mcp/tools';

@@ -2,7 +2,7 @@
 // validate requests, and from the access table, so it cannot drift from the code.
 import YAML from 'yaml';
 import type { Config } from '../../config';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
+import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
 import type { RouteDef } from '../route';
 import { JsonSchema, toJsonSchema } from '../schemas/json-schema';
 import { multipartBodyLimit } from '../multipart';

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
-import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../domain/json-limits';
+import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../domain/shared/json-limits';
 import { MCP_BODY_LIMIT } from '../mcp/http';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { visible } from '../schemas/common';

@@ -2,8 +2,8 @@
 // /llms-full.txt (every REST route from the route list and every MCP tool from the
 // registry) and /agents.txt. All derived from the code so they cannot drift.
 import type { Config } from '../../config';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
-import { describeAccess } from '../../domain/access-summary';
+import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
+import { describeAccess } from '../../domain/shared/access-summary';
 import { KEY_PREFIXES } from '../../domain/keys';
 import type { RegisteredTool } from '../mcp/registry';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION } from '../mcp/tools';

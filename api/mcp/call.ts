@@ -5,10 +5,10 @@
 // structuredContent.result; refusals become isError results whose text starts with the
 // error code or reason (for example `live_key_required: ...`).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/shared/errors';
 import type { AuthContext } from '../../services/auth';
-import type { Deps } from '../../services/deps';
-import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import type { Deps } from '../../services/shared/deps';
+import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
 import { assertInstructionsVersion } from '../../services/instructions';
 import { authorize, parseOrThrow } from '../router';
 import type { RegisteredTool } from './registry';

@@ -9,14 +9,14 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ApiError, errors } from '../../domain/errors';
+import { ApiError, errors } from '../../domain/shared/errors';
 import { MAX_DOCUMENT_BYTES } from '../../domain/documents';
 import {
   dotPath, freeFormPaths, JsonInspection, JsonProblem, JsonScanLimits, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES,
   oversizedFreeForm, spanAt,
-} from '../../domain/json-limits';
+} from '../../domain/shared/json-limits';
 import { authenticate, AuthContext } from '../../services/auth';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import {
   assertJsonContainer, BodyTooLargeError, formatBytes, inspectJsonInTurns, JsonBodyError, jsonText, nextTurn, problemField, readJsonBytes,
 } from '../json-body';

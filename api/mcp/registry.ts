@@ -4,7 +4,7 @@
 // the JSON Schema from zod, and checks every declaration against the catalog and the
 // access table at startup, as the REST router does.
 import { z } from 'zod';
-import { Access, ENDPOINT_ACCESS } from '../../domain/access';
+import { Access, ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { IDEMPOTENCY_KEY_FIELD, SERVICE_MD_VERSION_FIELD, ToolDeclaration, ToolInputSchema } from './tool';
 import { toJsonSchema } from '../schemas/json-schema';
 
@@ -55,7 +55,7 @@ export function buildRegistry(catalog: Record<string, CatalogEntry>, declaration
     if (seen.has(d.name)) throw new Error(`MCP tool ${d.name} is declared twice`);
     seen.add(d.name);
     const access = ENDPOINT_ACCESS[d.access];
-    if (!access) throw new Error(`MCP tool ${d.name}: ${d.access} has no row in domain/access.ts ENDPOINT_ACCESS`);
+    if (!access) throw new Error(`MCP tool ${d.name}: ${d.access} has no row in domain/shared/access.ts ENDPOINT_ACCESS`);
 
     const mutation = Boolean(d.mutation);
     const versionGuard = Boolean(access.versionGuard);

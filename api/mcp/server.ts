@@ -8,7 +8,7 @@ import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, InitializeResult, ListToolsRequestSchema, McpError, ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '../../services/auth';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { callTool } from './call';
 import type { RegisteredTool } from './registry';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS, MCP_SERVER_NAME, MCP_SERVER_VERSION } from './tools';

@@ -5,7 +5,7 @@
 // the catalog in tools/index.ts, the one list of the 45 tool names.
 import { z } from 'zod';
 import type { AuthContext } from '../../services/auth';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import type { McpToolName } from './tools';
 import { PG_INT_MAX } from '../schemas/common';
 

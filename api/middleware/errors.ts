@@ -1,8 +1,8 @@
 // Maps every thrown error to the spec's error shapes; unexpected errors become a 500
 // with the request id and are logged, never leaked.
 import type { Context, Next } from 'koa';
-import { ApiError, codedError } from '../../domain/errors';
-import type { Logger } from '../../services/logger';
+import { ApiError, codedError } from '../../domain/shared/errors';
+import type { Logger } from '../../services/shared/logger';
 
 export function errorMapper(log: Logger) {
   return async (ctx: Context, next: Next) => {

@@ -1,7 +1,7 @@
 // Request id, access log, security headers, X-Test-Mode and `test_mode` on every JSON body.
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../../services/logger';
+import type { Logger } from '../../services/shared/logger';
 
 export function securityHeaders() {
   return async (ctx: Context, next: Next) => {

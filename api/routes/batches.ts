@@ -11,7 +11,7 @@ import {
   TEMPLATE_MAX_BYTES,
 } from '../../services/batches';
 import { RECIPIENTS_CSV_MAX_BYTES } from '../../domain/recipients-csv';
-import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 
 const TAGS = ['Batch mail'];

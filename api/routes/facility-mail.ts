@@ -7,7 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import {
   CarrierDeliveryFailedBody, DispatchedForm, FacilityDocumentSchema, FacilityMailItemSchema, FacilityMailQuery, FailedBody,
 } from '../schemas/mail';
-import { errors } from '../../domain/errors';
+import { errors } from '../../domain/shared/errors';
 import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityDocument, facilityFailed, facilityPrinted,
   facilityStartPrinting, getFacilityMail, listFacilityMail,

@@ -10,7 +10,7 @@ import {
 } from '../../services/facility-messages';
 import { idempotentPost, MessageText } from './support';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import type { AuthContext } from '../../services/auth';
 
 export const FacilityMessageBody = z.strictObject({

@@ -11,7 +11,7 @@ import {
   listPostalThreads, updateForwardingAddress, updatePostalThread,
 } from '../../services/inbound-context';
 import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../services/intake';
-import { contentDisposition } from '../../domain/downloads';
+import { contentDisposition } from '../../domain/shared/downloads';
 import { BodyTooLargeError, readBodyBytes } from '../json-body';
 
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };

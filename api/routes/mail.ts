@@ -10,13 +10,13 @@ import {
   ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
 } from '../schemas/mail';
-import { errors } from '../../domain/errors';
+import { errors } from '../../domain/shared/errors';
 import {
   advanceTestMail, approveMail, cancelMail, getMail, listMail, mailDocumentUrl, rejectMail, submitMail,
 } from '../../services/mail';
 import { getUsage } from '../../services/mail-usage';
-import { SIGNED_URL_SECONDS } from '../../services/storage';
-import { requestFingerprint, runIdempotent } from '../../services/idempotency';
+import { SIGNED_URL_SECONDS } from '../../services/shared/storage';
+import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 

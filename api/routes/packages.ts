@@ -1,7 +1,7 @@
 // Packages: physical inbound custody (account-enabled, live keys only).
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../route';
-import { errors } from '../../domain/errors';
+import { errors } from '../../domain/shared/errors';
 import {
   addPackageNote, addPackageTag, getPackage, getPackageAction, listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos,
   listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag, requestPackageAction, requestPackageForward,

@@ -1,8 +1,8 @@
 // Public routes (no key): signup, waitlist, lead status and the discovery directory.
 import { AGENT_AUTH_PATH, discoveryDocumentUrls } from '../discovery/documents';
 import { defineRoute, RouteDef } from '../route';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
-import { describeAccess } from '../../domain/access-summary';
+import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
+import { describeAccess } from '../../domain/shared/access-summary';
 import { getLeadStatus, joinWaitlist, signup } from '../../services/signup';
 import { API_VERSION } from '../discovery/openapi';
 import {

@@ -1,7 +1,7 @@
 // Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
 import { z } from 'zod';
-import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/visible-text';
-import { inspectJson, JSON_BODY_LIMITS, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/json-limits';
+import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/workflow-safe/visible-text';
+import { inspectJson, JSON_BODY_LIMITS, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/shared/json-limits';
 
 /**
  * The largest value a Postgres integer column holds. Every integer a request carries is
@@ -24,7 +24,7 @@ export function paginationQuery(defaults: { limit?: number; max?: number; maxOff
 }
 
 /**
- * Text that must show something (domain/visible-text.ts): refuses values made only of
+ * Text that must show something (domain/workflow-safe/visible-text.ts): refuses values made only of
  * whitespace, zero-width or other invisible characters. The empty string is left to the
  * schema's own length rule, so it gets one message, not two.
  */
@@ -39,7 +39,7 @@ export const Pagination = z.object({
   has_more: z.boolean(),
 });
 
-export { pagination } from '../../domain/pagination';
+export { pagination } from '../../domain/shared/pagination';
 
 /** Multipart fields arrive as strings: "true"/"false", "1"/"0". */
 export const formBoolean = z.preprocess((v) => {

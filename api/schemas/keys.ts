@@ -1,6 +1,6 @@
 // Schemas of agent credentials and member API keys.
 import { z } from 'zod';
-import { SCOPES } from '../../domain/access';
+import { SCOPES } from '../../domain/shared/access';
 import { AgentIdParams } from './agents';
 import { PG_INT_MAX, visible } from './common';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from './common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
 import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
-import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/mail-rules';
+import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/workflow-safe/mail-rules';
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefined, schema.optional());

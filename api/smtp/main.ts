@@ -1,7 +1,7 @@
 // The SMTP receiver process: accepts mail for intake aliases on SMTP_PORT until SIGINT/SIGTERM.
 import 'reflect-metadata';
 import { config } from '../../config';
-import { closeDeps, createDeps } from '../../services/deps';
+import { closeDeps, createDeps } from '../../services/shared/deps';
 import { startSmtpServer } from './server';
 
 async function main() {

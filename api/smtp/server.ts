@@ -6,8 +6,8 @@
 // see the README for production.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { ApiError } from '../../domain/errors';
-import type { Deps } from '../../services/deps';
+import { ApiError } from '../../domain/shared/errors';
+import type { Deps } from '../../services/shared/deps';
 import { aliasForDelivery, messageTooLarge, receiveEmail } from '../../services/intake';
 
 /** An SMTP reply for an intake refusal: code, enhanced status and the refusal's own words. */

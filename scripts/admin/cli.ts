@@ -1,6 +1,6 @@
 // What every operator CLI command is made of, and the option readers they share.
 // Commands of one area live in their own module here and are merged in scripts/admin.ts.
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 
 export type Options = Record<string, string | boolean | undefined>;
 

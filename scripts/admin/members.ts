@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { findMembers, MemberSummary, setMemberStatus } from '../../services/accounts';
 import { adjustCredits } from '../../services/credits';
 import { noSuch } from '../../services/facilities';
-import { formatCents } from '../../domain/money';
+import { formatCents } from '../../domain/shared/money';
 import { Command, required, signedCents, optional, table } from './cli';
 
 const member = { member: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' } } as const;

@@ -1,10 +1,10 @@
 // Operator commands for daily operations: look at a piece, list pieces, find stuck work,
 // cancel a piece with its refund, and run the reconcilers now. Every read takes --json.
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import {
   findStuckWork, listMailForOperator, operatorCancelMail, runReconcilersNow, showMail, StuckReport, OPEN_MAIL_STATUSES,
 } from '../../services/operations';
-import { MAIL_STATUSES } from '../../domain/mail-rules';
+import { MAIL_STATUSES } from '../../domain/workflow-safe/mail-rules';
 import { Command, count, durationSeconds, Options, required } from './cli';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
-import { closeDeps, createDeps, Deps } from '../../services/deps';
+import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { insertMemberKey } from '../../services/accounts';
 import { clusterServes, killTemporalService, readClusterState, restartTemporalService, TemporalServiceName } from '../../scripts/cluster';
 import { ROOT } from '../../scripts/stack';

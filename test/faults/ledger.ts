@@ -3,7 +3,7 @@
 // and at most one refund per refund key, never refunds more than it was charged, and is
 // charged exactly what its record says; no ledger row points at an object that does not
 // exist; every piece or batch of a live member that should be paid is paid.
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 
 type Db = Pick<Deps['db'], 'query'>;
 

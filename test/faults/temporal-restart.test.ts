@@ -17,7 +17,7 @@ import { newAgent, newCredential } from '../helpers/agents';
 import { insertMemberKey } from '../../services/accounts';
 import { Client } from 'pg';
 import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN, TEMPORAL_SQLITE_PRAGMAS } from '../../scripts/stack';
-import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/search-attributes';
+import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/shared/search-attributes';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { ledgerProblems, until } from './ledger';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
 import { startServer } from '../../api/server';
-import { closeDeps, createDeps, Deps } from '../../services/deps';
+import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { createWorker } from '../../worker/worker';
 import type { Worker } from '@temporalio/worker';
 import { client, http, RequestOptions } from './http';

@@ -1,6 +1,6 @@
 // Test data built through the same services the API uses.
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { createMember } from '../../services/accounts';
 
 export function uniqueEmail(tag = 'member'): string {

@@ -5,7 +5,7 @@
 import { proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createHandlingActivities } from '../../activities/handling';
 import type { ScanBundleWorkflowInput } from '../../workflows/contracts/handling';
-import { ObjectStatus } from '../../workflows/search-attributes';
+import { ObjectStatus } from '../../workflows/shared/search-attributes';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 

@@ -8,7 +8,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { client } from '../helpers/http';
 import { newAgentWithKey } from '../helpers/agents';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
-import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/json-limits';
+import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/shared/json-limits';
 import { HostileApp, hostileMember, refusalProblem, snapshot, startHostileApp } from './helpers';
 
 jest.setTimeout(180_000);

@@ -3,7 +3,7 @@ import { fieldPaths as paths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/access';
+import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { createAgent, getOutboundMailbox } from '../../services/agents';
 import { authenticate } from '../../services/auth';
 import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';

@@ -1,7 +1,7 @@
 // Shared pieces of the batch mail integration tests: template PDFs, recipient CSVs,
 // multipart bodies, keys of every kind, and polling.
 import { PDFDocument } from 'pdf-lib';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { insertMemberKey, createFacility } from '../../services/accounts';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
 import { balanceCents } from '../../services/credits';

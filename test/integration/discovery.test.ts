@@ -8,7 +8,7 @@ import { client } from '../helpers/http';
 import { allRoutes } from '../../api/routes';
 import { registeredTools } from '../../api/mcp/tools';
 import { DISCOVERY_DOCUMENTS } from '../../api/discovery/documents';
-import { SCOPES } from '../../domain/access';
+import { SCOPES } from '../../domain/shared/access';
 import { KEY_PREFIXES } from '../../domain/keys';
 
 /**

@@ -11,7 +11,7 @@ import { newMember } from '../helpers/factories';
 import { insertMemberKey } from '../../services/accounts';
 import { newAgent } from '../helpers/agents';
 import { letterForm, letterPdf } from './mail-helpers';
-import { contentDisposition } from '../../domain/downloads';
+import { contentDisposition } from '../../domain/shared/downloads';
 
 /** The filename a client reads from a Content-Disposition header (filename* wins, as RFC 6266 says). */
 function offeredName(header: string | null): { type: string; filename: string | undefined; ascii: string | undefined } {

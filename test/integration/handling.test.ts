@@ -8,7 +8,7 @@ import { memberSampleId } from '../../services/inbound-items';
 import { reconcilePhysicalInbound, requestInboundAction } from '../../services/handling';
 import { attachExterior, commitDraft, matchDraft } from '../../services/facility-inbound';
 import { authenticate } from '../../services/auth';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { handlingWorkflowId } from '../../workflows/contracts/handling';
 import { startReceiver } from './webhook-helpers';
 

@@ -15,7 +15,7 @@ import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { RunningSmtpServer, startSmtpServer } from '../../api/smtp/server';
-import { errors } from '../../domain/errors';
+import { errors } from '../../domain/shared/errors';
 import { INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId } from '../../workflows/contracts/inbound-extraction';
 
 jest.setTimeout(180_000);

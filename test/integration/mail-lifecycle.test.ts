@@ -7,7 +7,7 @@ import { createFacility } from '../../services/accounts';
 import { topUp } from '../../services/credits';
 import { sandboxPhotoPng } from '../../services/mail-sandbox';
 import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
-import { MailStatus } from '../../workflows/search-attributes';
+import { MailStatus } from '../../workflows/shared/search-attributes';
 import { commands } from '../../scripts/admin';
 import { authenticate } from '../../services/auth';
 import { advanceTestMail } from '../../services/mail';

@@ -4,7 +4,7 @@
 import type { Worker } from '@temporalio/worker';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createObjectStorage } from '../../services/storage';
+import { createObjectStorage } from '../../services/shared/storage';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createWorker } from '../../worker/worker';
 import { mailFaults } from '../../services/mail';

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../services/deps';
+import type { Deps } from '../../services/shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
 import { insertMemberKey } from '../../services/accounts';
 

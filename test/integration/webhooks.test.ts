@@ -8,7 +8,7 @@ import { newMember } from '../helpers/factories';
 import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/events';
 import { updateWebhookSettings } from '../../services/webhooks';
 import { authenticate } from '../../services/auth';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/shared/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
 import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { ensureWebhookCleanupSchedule } from '../../services/webhook-maintenance';

@@ -1,4 +1,4 @@
-// Every mounted route (api/routes allRoutes, joined with domain/access.ts) called with every
+// Every mounted route (api/routes allRoutes, joined with domain/shared/access.ts) called with every
 // kind of key, so a new route is covered the day it is mounted. The expected refusal is
 // derived from the route's access row by the rules the spec documents: no key 401
 // token_missing, revoked 401 key_revoked, expired 401 key_expired, a kind the row does not
@@ -18,7 +18,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
 import type { RouteDef } from '../../api/route';
-import { Access, accessKey, ENDPOINT_ACCESS, SCOPES } from '../../domain/access';
+import { Access, accessKey, ENDPOINT_ACCESS, SCOPES } from '../../domain/shared/access';
 import type { KeyKind } from '../../domain/keys';
 import { createFacility, insertMemberKey, revokeKey } from '../../services/accounts';
 import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';

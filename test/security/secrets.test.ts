@@ -6,7 +6,7 @@
 // text or JSON column of any table and no line the processes logged contains any of them.
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
-import { closeDeps, createDeps, Deps } from '../../services/deps';
+import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { createFacility } from '../../services/accounts';
 import { newMember } from '../helpers/factories';
 import { client } from '../helpers/http';

@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import fc from 'fast-check';
 import JSZip from 'jszip';
 import { PDFDocument } from 'pdf-lib';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/shared/errors';
 import { estimateDocxPages, inspectDocument, InspectedDocument, MAX_DOCUMENT_BYTES, textPageCount } from '../../domain/documents';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'documents');

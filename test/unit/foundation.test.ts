@@ -1,7 +1,7 @@
 import { hashPassword, verifyPassword } from '../../domain/passwords';
 import { ageDays, humanActionsAfterSignup, LEAD_ID_PATTERN, LEAD_STAGES, leadNextStep, newLeadId, OnboardingUrls } from '../../domain/onboarding';
-import { describeAccess, renderAccessTable } from '../../domain/access-summary';
-import { ENDPOINT_ACCESS } from '../../domain/access';
+import { describeAccess, renderAccessTable } from '../../domain/shared/access-summary';
+import { ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { generateKey, hashKey, KEY_PREFIX_LENGTH, keyPrefixOf, parseBearer } from '../../domain/keys';
 import { mailboxIdFor } from '../../domain/agents';
 

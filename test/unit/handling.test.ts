@@ -2,7 +2,7 @@ import {
   checkFacilityDecision, checkForwardAddress, checkPackageActionUpdate, checkProposal, packageActionUnavailable, packageStatusAfter,
   packageStatusOnRequest, handlingCapabilities, HANDLING_PRICES, itemStatusOnApproval, itemStatusOnCompletion,
   nextHandlingStatus, ProposalInput, quoteHandling,
-} from '../../domain/handling';
+} from '../../domain/workflow-safe/handling';
 import { aggregateOcrStatus, canonicalJson, contextVersion, ruleOcrStatus, ruleSourceKind, sourcesKind } from '../../domain/agent-inbox';
 
 const letter = { kind: 'letter' as const, status: 'stored' };

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import jpeg from 'jpeg-js';
-import { ApiError } from '../../domain/errors';
-import { checkImage } from '../../domain/images';
+import { ApiError } from '../../domain/shared/errors';
+import { checkImage } from '../../domain/shared/images';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { performance } from 'node:perf_hooks';
 import {
   dotPath, freeFormPaths, inspectJson, JSON_BODY_LIMITS, MAX_JSON_DEPTH, MAX_JSON_VALUES, oversizedFreeForm, spanAt,
-} from '../../domain/json-limits';
+} from '../../domain/shared/json-limits';
 import { nulPath } from '../../api/router';
 
 const scan = (text: string, limits = JSON_BODY_LIMITS, wanted: string[][] = []) => inspectJson(Buffer.from(text), limits, wanted);

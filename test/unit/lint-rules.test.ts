@@ -20,21 +20,21 @@ describe('workflow import guard', () => {
       "import { createHash } from 'node:crypto';",
       "import { loadConfig } from '../config';",
       "import { createMailActivities } from '../activities/mail';",
-      "import { encryptSecret } from '../domain/secrets';",
+      "import { encryptSecret } from '../domain/shared/secrets';",
       // Allowed: the workflow API, contracts, type-only imports, workflow-safe domain rules.
       "import { proxyActivities } from '@temporalio/workflow';",
       "import type { createMailRunActivities } from '../activities/mail-run';",
       "import { outboundMailWorkflowId } from './contracts/mail';",
-      "import { moveAllowed } from '../domain/mail-rules';",
+      "import { moveAllowed } from '../domain/workflow-safe/mail-rules';",
       'export const probe = [createHash, loadConfig, createMailActivities, encryptSecret, proxyActivities, outboundMailWorkflowId, moveAllowed] as unknown as ReturnType<typeof createMailRunActivities>;',
     ].join('\n'));
     const refused = errors.map((m) => /^'([^']+)'/.exec(m)?.[1]);
-    expect(refused).toEqual(['node:crypto', '../config', '../activities/mail', '../domain/secrets']);
+    expect(refused).toEqual(['node:crypto', '../config', '../activities/mail', '../domain/shared/secrets']);
     expect(errors[0]).toMatch(/Workflow code may import only/);
   });
 
   it('keeps workflow-safe domain modules from importing anything else', async () => {
-    const errors = await importErrors('domain/mail-rules.ts', "import { randomUUID } from 'node:crypto';\nexport const probe = randomUUID;\n");
+    const errors = await importErrors('domain/workflow-safe/mail-rules.ts', "import { randomUUID } from 'node:crypto';\nexport const probe = randomUUID;\n");
     expect(errors).toHaveLength(1);
   });
 });

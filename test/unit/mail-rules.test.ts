@@ -1,6 +1,6 @@
 import {
   dailyPiecesRefusal, dailyPiecesWarning, moveAllowed, nextTestStep, parseCreatedBound, sandboxTrackingNumber, spendRefusal, carrierForClass,
-} from '../../domain/mail-rules';
+} from '../../domain/workflow-safe/mail-rules';
 import { formatAddressLines, isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip, recipientFingerprint } from '../../domain/mail-address';
 
 describe('outbound mail moves', () => {

@@ -1,7 +1,7 @@
 import {
   commitsImmediately, fundingBlock, isSettledMailRun, MAIL_RUN_ID_PATTERN, pendingReasonAction, settingsBlock,
-} from '../../domain/mail-runs';
-import { moveAllowed } from '../../domain/mail-rules';
+} from '../../domain/workflow-safe/mail-runs';
+import { moveAllowed } from '../../domain/workflow-safe/mail-rules';
 
 const allowed = { business: true, agentAutoFill: true };
 

@@ -1,7 +1,7 @@
 // Outbound pricing: every expected number is written out, with the arithmetic in the
 // comment, so a change to a constant or to the formula shows up here.
 import fc from 'fast-check';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/shared/errors';
 import {
   CostBreakdown,
   MAIL_CLASSES,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/shared/errors';
 import { decodeCsv, detectDelimiter, normaliseZip, parseRecipientsCsv } from '../../domain/recipients-csv';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', 'csv', name));

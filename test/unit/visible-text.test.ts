@@ -2,9 +2,9 @@
 // combining or whitespace characters shows nothing, so every non-blank rule (names,
 // labels, tags, notes, terms, messages, address lines) refuses it with its field path.
 import type { z } from 'zod';
-import { hasVisibleCharacter } from '../../domain/visible-text';
+import { hasVisibleCharacter } from '../../domain/workflow-safe/visible-text';
 import { termProblem } from '../../domain/webhook-rules';
-import { checkFacilityDecision, checkForwardAddress, checkProposal } from '../../domain/handling';
+import { checkFacilityDecision, checkForwardAddress, checkProposal } from '../../domain/workflow-safe/handling';
 import { AgentCreateRequest, AgentPatchRequest, ProposalRequest } from '../../api/schemas/agents';
 import { MemberKeyRequest } from '../../api/schemas/keys';
 import { SignupRequest } from '../../api/schemas/public';

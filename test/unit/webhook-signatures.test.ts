@@ -4,9 +4,9 @@ import {
   endpointSecretPrefix, generateEndpointSecret, generateLegacySigningKey, legacySignatureHeader, legacySigningKeyValue,
   standardWebhookHeaders,
 } from '../../domain/webhook-signatures';
-import { decryptSecret, encryptSecret } from '../../domain/secrets';
+import { decryptSecret, encryptSecret } from '../../domain/shared/secrets';
 import { LOCAL_DEV_ENCRYPTION_KEY, loadConfig } from '../../config';
-import { retryDelayMs } from '../../domain/webhook-retry';
+import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import { fitPayload, isSubscribed, renderEnvelope, renderLegacyBody, subscriptionProblem, ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, MAX_REQUEST_BYTES } from '../../domain/webhook-events';
 
 describe('custom endpoint signatures (Standard Webhooks)', () => {

@@ -1,8 +1,8 @@
 // The one table from a workflow's refusal to the API's error, and the gateway's Update ids.
 import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, RetryState } from '@temporalio/common';
-import { MAPPED_FAILURE_TYPES, workflowRefusalToApiError, workflowUnavailable } from '../../domain/workflow-failures';
-import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '../../services/workflow-gateway';
+import { MAPPED_FAILURE_TYPES, workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';
+import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '../../services/shared/workflow-gateway';
 import { MAIL_FAILURE } from '../../workflows/contracts/mail';
 import { BatchFailureType } from '../../workflows/contracts/batch';
 import { MAIL_RUN_FAILURE } from '../../workflows/contracts/mail-run';

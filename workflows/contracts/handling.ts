@@ -2,7 +2,7 @@
 // received item (`inbound-item-<id>`) and one per scan bundle (`inbound-scan-<id>`).
 // Updates answer the owner and the facility synchronously; scan outcomes are signals.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { HandlingActionType, HandlingStatus } from '../../domain/handling';
+import type { HandlingActionType, HandlingStatus } from '../../domain/workflow-safe/handling';
 
 export const handlingWorkflowId = (operationId: string) => `handling-${operationId}`;
 export const inboundReceivedWorkflowId = (itemId: string) => `inbound-item-${itemId}`;

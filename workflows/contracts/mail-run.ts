@@ -2,7 +2,7 @@
 // id, input, the commit and cancel updates the agent's calls wait for, and the signal
 // that tells a child piece's workflow that its run has settled.
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MailRunPendingReason, MailRunStatusName } from '../../domain/mail-runs';
+import type { MailRunPendingReason, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
 
 export const MAIL_RUN_WORKFLOW = 'mailRunWorkflow';
 

@@ -3,7 +3,7 @@
 // sandbox (testAdvance) send it. Failures carry one of MAIL_FAILURE types so the API can
 // answer with the spec's error codes.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { DispatchMethod, PhotoCategory } from '../../domain/mail-rules';
+import type { DispatchMethod, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 
 export const OUTBOUND_MAIL_WORKFLOW = 'outboundMailWorkflow';
 export const RECONCILE_OUTBOUND_MAIL_WORKFLOW = 'reconcileOutboundMailWorkflow';

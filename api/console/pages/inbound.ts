@@ -1,7 +1,7 @@
 // Inbound pages: handling proposals waiting for the owner (approve or reject through the
 // same handling workflow as REST, with the version the owner saw), and physical inbound
 // items with their photos, scans and OCR text (shown as text: it is untrusted content).
-import { ApiError } from '../../../domain/errors';
+import { ApiError } from '../../../domain/shared/errors';
 import type { AddPage } from '../index';
 import { formNumber } from '../framework';
 

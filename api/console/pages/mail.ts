@@ -5,7 +5,7 @@ import type { AddPage } from '../index';
 import type { ConsolePage } from '../framework';
 import { mailHistory } from '../../../services/mail-history';
 import { hasPageImages, mailDocumentPage } from '../../../services/document-previews';
-import { MAIL_STATUSES } from '../../../domain/mail-rules';
+import { MAIL_STATUSES } from '../../../domain/workflow-safe/mail-rules';
 
 const MAIL_FILTERS = ['q', 'status', 'created_after', 'created_before', 'agent_id', 'test_mode', 'limit', 'offset'] as const;
 

@@ -4,13 +4,13 @@
 // signed-out cookie's secret. Success sets the session cookie and returns to `next`.
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Deps } from '../../../services/deps';
+import type { Deps } from '../../../services/shared/deps';
 import { redeemSignInLink, signInWithMemberKey } from '../../../services/console-sessions';
 import { applyRateLimit } from '../../router';
 import {
   checkCsrf, cookieOptions, csrfFor, describeError, loadSession, preSessionSecret, readForm, renderView, safeNext, SESSION_COOKIE,
 } from '../framework';
-import { ApiError } from '../../../domain/errors';
+import { ApiError } from '../../../domain/shared/errors';
 
 interface Hooks {
   renderFailure(ctx: Context, err: unknown, extra?: Record<string, unknown>): void;

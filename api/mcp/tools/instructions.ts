@@ -1,6 +1,6 @@
 // Instructions tools: read the instructions document, propose an edit of it.
 import { z } from 'zod';
-import { errors } from '../../../domain/errors';
+import { errors } from '../../../domain/shared/errors';
 import { isAgentKey } from '../../../services/auth';
 import { getInstructions, proposeInstructionsEdit } from '../../../services/instructions';
 import type { AuthContext } from '../../../services/auth';

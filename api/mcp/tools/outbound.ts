@@ -2,7 +2,7 @@
 // sandbox's test pieces. The mail service keeps its own idempotency record
 // (bound to the piece), so the submit tools hand it idempotency_key instead of wrapping.
 import { z } from 'zod';
-import { errors } from '../../../domain/errors';
+import { errors } from '../../../domain/shared/errors';
 import { decodeBase64 } from '../../../domain/support';
 import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/mail';
 import { MAX_DOCUMENT_BYTES } from '../../routes/mail';

@@ -14,7 +14,7 @@ import { outboundMailWorkflowId } from '../../../workflows/contracts/mail';
 import { batchWorkflowId } from '../../../workflows/contracts/batch';
 import { mailRunWorkflowId } from '../../../workflows/contracts/mail-run';
 import { handlingWorkflowId } from '../../../workflows/contracts/handling';
-import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/search-attributes';
+import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/shared/search-attributes';
 import { commands } from '../../../scripts/admin';
 import type { StuckReport } from '../../../services/operations';
 import { balance, ledger, letterForm, letterPdf, newSender, sendLetter, Sender, waitFor } from '../mail-helpers';

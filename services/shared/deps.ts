@@ -2,8 +2,8 @@
 import type { EventEmitter } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { Config } from '../config';
-import { createDataSource } from '../entities/data-source';
+import type { Config } from '../../config';
+import { createDataSource } from '../../entities/data-source';
 import { createLogger, Logger } from './logger';
 import { createObjectStorage, ObjectStorage } from './storage';
 

@@ -5,7 +5,7 @@
 // never go into `filename="..."` as it is. Used for direct downloads and for the
 // response-content-disposition of signed object-store URLs. Pure: no I/O.
 import { create } from 'content-disposition';
-import { hasVisibleCharacter } from './visible-text';
+import { hasVisibleCharacter } from '../workflow-safe/visible-text';
 
 export type DispositionType = 'attachment' | 'inline';
 

@@ -2,18 +2,18 @@
 // (config.workflowUpdateDeadlineMs), its Update id derived from the caller's
 // Idempotency-Key, one lost-start recovery (the workflow is missing while its row says it
 // should be running: start it from the row and send the Update with the start), and one
-// table from the workflow's refusals to the API's errors (domain/workflow-failures.ts).
+// table from the workflow's refusals to the API's errors (domain/shared/workflow-failures.ts).
 import {
   ActivityFailure, ApplicationFailure, ServiceError, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
   WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage,
 } from '@temporalio/client';
 import type { UpdateDefinition, WorkflowStartOptions, WorkflowUpdateHandle } from '@temporalio/client';
 import type { Deps } from './deps';
-import type { AuthContext } from './auth';
-import { billingUrl } from './credits';
-import { sha256Hex } from '../domain/keys';
-import { ApiError } from '../domain/errors';
-import { workflowRefusalToApiError, workflowUnavailable } from '../domain/workflow-failures';
+import type { AuthContext } from '../auth';
+import { billingUrl } from '../credits';
+import { sha256Hex } from '../../domain/keys';
+import { ApiError } from '../../domain/shared/errors';
+import { workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';
 
 /** How to start an object's workflow from its row, for a start that was lost. */
 export interface WorkflowStart {

@@ -1,4 +1,4 @@
-// Runs in a worker thread (domain/images.ts owns the pool): decodes one whole PNG or JPEG
+// Runs in a worker thread (domain/shared/images.ts owns the pool): decodes one whole PNG or JPEG
 // and reports whether it decoded. Plain JavaScript because worker threads load files
 // without the TypeScript loader the API and the tests use; it needs only the two decoders.
 const jpeg = require('jpeg-js');

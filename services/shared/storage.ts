@@ -2,17 +2,17 @@
 // S3-compatible store. Failures become a retryable 503 so callers never half-commit.
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Config } from '../config';
+import type { Config } from '../../config';
 
 // Node 20 is this project's runtime; the SDK's upgrade notice is noise in every log.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-import { errors } from '../domain/errors';
+import { errors } from '../../domain/shared/errors';
 
 export const SIGNED_URL_SECONDS = 3600;
 
 export interface SignedUrlOptions {
   expiresInSeconds?: number;
-  /** Sent back by the store as Content-Disposition (domain/downloads.ts), so the file keeps its sender's name. */
+  /** Sent back by the store as Content-Disposition (domain/shared/downloads.ts), so the file keeps its sender's name. */
   contentDisposition?: string;
 }
 

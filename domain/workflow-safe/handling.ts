@@ -2,8 +2,8 @@
 // discard): what may be proposed, what each costs, which moves the lifecycle allows and
 // what the facility must record. Pure, so the handling workflow, the services and the
 // unit tests share one copy of every rule.
-import type { FieldError } from './errors';
-import type { ItemKind } from './inbound-search';
+import type { FieldError } from '../shared/errors';
+import type { ItemKind } from '../inbound-search';
 import { isStateCode, toStateCode, ZIP_PATTERN } from './us-states';
 import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 

@@ -4,9 +4,9 @@
 // their own agent's objects. Otherwise the request is refused with 400 naming the field,
 // before anything is stored, whether the id is unknown, another member's or another
 // agent's (the answer does not tell which).
-import type { AuthContext } from './auth';
+import type { AuthContext } from '../auth';
 import type { Deps } from './deps';
-import { errors, FieldError } from '../domain/errors';
+import { errors, FieldError } from '../../domain/shared/errors';
 import { canSee, ownsAcrossEnvironments } from './scoping';
 
 type Queryable = Pick<Deps['db'], 'query'>;
