@@ -8,13 +8,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Deps } from '../services/shared/deps';
 import { balanceCents, debit } from '../services/credits';
-import { spentLast24h } from '../services/mail-safeguards';
-import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
-import { startMailWorkflow } from '../services/mail-workflow';
+import { spentLast24h } from '../services/outbound-mail/safeguards';
+import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/outbound-mail/record';
+import { startMailWorkflow } from '../services/outbound-mail/workflow';
 import { loadMailRunById, MailRunRow } from '../services/mail-runs';
 import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../domain/workflow-safe/mail-rules';
-import { outboundMailWorkflowId } from '../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../workflows/outbound-mail/contracts';
 import { CancelMailRunResult, FundMailRunResult, MAIL_RUN_FAILURE, mailRunSettledSignal } from '../workflows/contracts/mail-run';
 
 function fail(type: string, message: string): ApplicationFailure {

@@ -21,7 +21,7 @@ export class Member {
   @Column({ type: 'text', name: 'return_zip', nullable: true }) returnZip: string | null;
   @Column({ type: 'integer', name: 'per_transaction_limit_cents', nullable: true }) perTransactionLimitCents: number | null;
   @Column({ type: 'integer', name: 'daily_spend_limit_cents', nullable: true }) dailySpendLimitCents: number | null;
-  /** Account overrides of the default price constants (see domain/pricing). */
+  /** Account overrides of the default price constants (see domain/outbound-mail/pricing). */
   @Column({ type: 'jsonb', name: 'pricing_overrides', nullable: true }) pricingOverrides: Record<string, number> | null;
   /** Custom API rate (requests/minute per key) for enterprise accounts; null = standard 100. */
   @Column({ type: 'integer', name: 'rate_limit_per_minute', nullable: true }) rateLimitPerMinute: number | null;

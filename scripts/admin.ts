@@ -6,7 +6,7 @@ import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts';
 import { getBalance, topUp } from '../services/credits';
-import { approveMail, rejectMail } from '../services/mail';
+import { approveMail, rejectMail } from '../services/outbound-mail/mail';
 import { answerSupportConversation } from '../services/support';
 import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';

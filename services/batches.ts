@@ -23,7 +23,7 @@ import {
   BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, pagesFit, priceBatch,
 } from '../domain/batch-pricing';
 import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES, SkippedRow } from '../domain/recipients-csv';
-import { countPdfPages } from '../domain/documents';
+import { countPdfPages } from '../domain/outbound-mail/documents';
 import {
   advanceTestBatchUpdate, BATCH_DRAFT_EXPIRY_SECONDS, BatchEventType,
   BatchPieceRange, BatchStatusName, BatchWorkflowInput, batchWorkflowId, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, FAILABLE_BATCH_STATUSES, confirmBatchUpdate,

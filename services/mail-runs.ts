@@ -15,7 +15,7 @@ import { isAgentKey } from './auth';
 import { canSee } from './shared/scoping';
 import { assertLinkedObjects } from './shared/linked-objects';
 import { balanceCents, billingUrl } from './credits';
-import { positiveInt } from './mail-workflow';
+import { positiveInt } from './outbound-mail/workflow';
 import { ApiError, codedError, errors } from '../domain/shared/errors';
 import { mailRunNotCancellable, mailRunNotCommittable } from '../domain/shared/workflow-failures';
 import { updateWorkflow } from './shared/workflow-gateway';

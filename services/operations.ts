@@ -6,9 +6,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './shared/deps';
 import { errors } from '../domain/shared/errors';
-import { loadMailRow, MailRow } from './mail-record';
-import { mailSettings, startMailWorkflow } from './mail-workflow';
-import { reconcilerScheduleId } from './mail-workflow';
+import { loadMailRow, MailRow } from './outbound-mail/record';
+import { mailSettings, startMailWorkflow } from './outbound-mail/workflow';
+import { reconcilerScheduleId } from './outbound-mail/workflow';
 import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from './handling';
 import { webhookDispatchReconcilerScheduleId } from '../workflows/contracts/webhook-dispatch';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
@@ -16,7 +16,7 @@ import {
   abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, closedWorkflowSettings, mailStatusSince, objectOfWorkflowId, openRecord,
   reconcileClosedWorkflows, reconcileUnstartedMail,
 } from './workflow-reconciler';
-import { outboundMailWorkflowId } from '../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../workflows/outbound-mail/contracts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const OPEN_MAIL_STATUSES = ['pending_approval', 'funding_pending', 'submitted', 'ready', 'mailed'];

@@ -11,14 +11,14 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Deps } from './shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import { recordIncident, IncidentObjectType } from './workflow-incidents';
-import { loadMailRow, MailRow } from './mail-record';
-import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './mail-workflow';
+import { loadMailRow, MailRow } from './outbound-mail/record';
+import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './outbound-mail/workflow';
 import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches';
 import { loadMailRunById, mailRunStartOptions } from './mail-runs';
 import { findOperation, handlingSettings, handlingWorkflowInput } from './handling';
-import { positiveInt } from './mail-workflow';
+import { positiveInt } from './outbound-mail/workflow';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/contracts/batch';
-import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/contracts/mail';
+import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../workflows/contracts/mail-run';
 
 export const RECONCILE_CLOSED_WORKFLOWS_WORKFLOW = 'reconcileClosedWorkflowsWorkflow';

@@ -7,7 +7,7 @@ import { closeDeps, createDeps } from '../services/shared/deps';
 import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhook-maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhook-dispatch';
-import { ensureMailReconcilerSchedule } from '../services/mail-workflow';
+import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/handling';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/workflow-reconciler';
 

@@ -1,5 +1,5 @@
 // Signal, update and query definitions shared by workflows and the API, one module per area.
-export * from './contracts/mail';
+export * from './outbound-mail/contracts';
 export * from './contracts/batch';
 export * from './contracts/webhook-delivery';
 export * from './contracts/webhook-dispatch';

@@ -1,5 +1,5 @@
 // Every workflow the worker registers, one module per business object.
-export * from './mail';
+export * from './outbound-mail/mail';
 export * from './batch';
 export * from './webhook-delivery';
 export * from './webhook-dispatch';

@@ -10,7 +10,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ApiError, errors } from '../../domain/shared/errors';
-import { MAX_DOCUMENT_BYTES } from '../../domain/documents';
+import { MAX_DOCUMENT_BYTES } from '../../domain/outbound-mail/documents';
 import {
   dotPath, freeFormPaths, JsonInspection, JsonProblem, JsonScanLimits, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES,
   oversizedFreeForm, spanAt,

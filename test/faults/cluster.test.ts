@@ -21,7 +21,7 @@ import { insertMemberKey } from '../../services/accounts';
 import { clusterServes, killTemporalService, readClusterState, restartTemporalService, TemporalServiceName } from '../../scripts/cluster';
 import { ROOT } from '../../scripts/stack';
 import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../workflows/contracts/batch';
 import { client, http, HttpResponse, RequestOptions } from '../helpers/http';
 import { newMember } from '../helpers/factories';

@@ -11,7 +11,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { HostileApp, startHostileApp } from '../hostile/helpers';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { ledgerProblems, until } from './ledger';
 
 jest.setTimeout(240000);

@@ -18,7 +18,7 @@ import { insertMemberKey } from '../../services/accounts';
 import { Client } from 'pg';
 import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN, TEMPORAL_SQLITE_PRAGMAS } from '../../scripts/stack';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/shared/search-attributes';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { ledgerProblems, until } from './ledger';
 import { ServiceProcess, stackEnv, startWorkerProcess } from './children';

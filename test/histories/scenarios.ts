@@ -11,9 +11,9 @@ import { fixtureImage, newWorld, receivePiece, waitFor } from '../helpers/physic
 import { letterForm, letterPdf, newSender, sendLetter, Sender } from '../integration/mail-helpers';
 import { batchForm, facilityKeyFor, pdf, recipientsCsv, testKeyFor, waitForStatus } from '../integration/batch-helpers';
 import { answerChallenges, startReceiver } from '../integration/webhook-helpers';
-import { sandboxPhotoPng } from '../../services/mail-sandbox';
+import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { setMemberRunSettings } from '../../services/mail-runs';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../workflows/contracts/batch';
 import { mailRunWorkflowId } from '../../workflows/contracts/mail-run';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';

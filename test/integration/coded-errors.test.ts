@@ -4,7 +4,7 @@
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { insertMemberKey } from '../../services/accounts';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchForm, ensureFacility, facilityKeyFor, pdf, recipientsCsv, waitForStatus } from './batch-helpers';
 import { waitFor } from './mail-helpers';
 

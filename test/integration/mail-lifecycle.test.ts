@@ -5,12 +5,12 @@ import { PNG } from 'pngjs';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createFacility } from '../../services/accounts';
 import { topUp } from '../../services/credits';
-import { sandboxPhotoPng } from '../../services/mail-sandbox';
-import { outboundMailWorkflowId } from '../../workflows/contracts/mail';
+import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { MailStatus } from '../../workflows/shared/search-attributes';
 import { commands } from '../../scripts/admin';
 import { authenticate } from '../../services/auth';
-import { advanceTestMail } from '../../services/mail';
+import { advanceTestMail } from '../../services/outbound-mail/mail';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
 
 async function fetchPng(url: string): Promise<PNG> {

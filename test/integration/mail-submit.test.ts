@@ -2,7 +2,7 @@
 // before spending and leaves no record), duplicate protection, idempotency and
 // concurrent spending, reads, filters and isolation.
 import { startTestApp, TestApp } from '../helpers/app';
-import { priceOutboundMail, MailClass } from '../../domain/pricing';
+import { priceOutboundMail, MailClass } from '../../domain/outbound-mail/pricing';
 import { assignFacility } from '../../services/facilities';
 import { api, balance, ledger, letterForm, letterPdf, mailCount, newSender, RECIPIENT, sendLetter, Sender } from './mail-helpers';
 

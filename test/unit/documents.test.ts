@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import JSZip from 'jszip';
 import { PDFDocument } from 'pdf-lib';
 import { ApiError } from '../../domain/shared/errors';
-import { estimateDocxPages, inspectDocument, InspectedDocument, MAX_DOCUMENT_BYTES, textPageCount } from '../../domain/documents';
+import { estimateDocxPages, inspectDocument, InspectedDocument, MAX_DOCUMENT_BYTES, textPageCount } from '../../domain/outbound-mail/documents';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'documents');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -351,7 +351,7 @@ describe('hostile input', () => {
 
 describe('textPages (page previews)', () => {
   const fc = require('fast-check') as typeof import('fast-check');
-  const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } = require('../../domain/documents') as typeof import('../../domain/documents');
+  const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } = require('../../domain/outbound-mail/documents') as typeof import('../../domain/outbound-mail/documents');
 
   it('lays out exactly the pages textPageCount counts, lines no wider than the page', () => {
     const piece = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom('\n', '\t', '\f', '\r\n', 'x'.repeat(170), '😀'));

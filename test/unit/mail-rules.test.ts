@@ -1,7 +1,7 @@
 import {
   dailyPiecesRefusal, dailyPiecesWarning, moveAllowed, nextTestStep, parseCreatedBound, sandboxTrackingNumber, spendRefusal, carrierForClass,
 } from '../../domain/workflow-safe/mail-rules';
-import { formatAddressLines, isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip, recipientFingerprint } from '../../domain/mail-address';
+import { formatAddressLines, isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip, recipientFingerprint } from '../../domain/outbound-mail/address';
 
 describe('outbound mail moves', () => {
   it('cancels only pending or submitted pieces and prints only submitted ones', () => {

@@ -11,7 +11,7 @@ import {
   PricingInput,
   TRACKED_CLASSES,
   zoneFor,
-} from '../../domain/pricing';
+} from '../../domain/outbound-mail/pricing';
 import { DEFAULT_ORIGIN_ZIP } from '../../services/facilities';
 
 // Origin 78701 (prefix 787) to 60601 (prefix 606): |787 - 606| = 181 -> zone 2 + 1 = 3.

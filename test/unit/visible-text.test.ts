@@ -10,7 +10,7 @@ import { MemberKeyRequest } from '../../api/schemas/keys';
 import { SignupRequest } from '../../api/schemas/public';
 import { AliasCreateRequest, AliasUpdateRequest, ThreadUpdateRequest } from '../../api/schemas/inbound-context';
 import { CreateBatchForm, FailBody } from '../../api/schemas/batches';
-import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/schemas/mail';
+import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/routes/outbound-mail/mail.schemas';
 import {
   AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,
 } from '../../api/schemas/physical-inbound';

@@ -3,7 +3,7 @@ import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/clien
 import { ActivityFailure, RetryState } from '@temporalio/common';
 import { MAPPED_FAILURE_TYPES, workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';
 import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '../../services/shared/workflow-gateway';
-import { MAIL_FAILURE } from '../../workflows/contracts/mail';
+import { MAIL_FAILURE } from '../../workflows/outbound-mail/contracts';
 import { BatchFailureType } from '../../workflows/contracts/batch';
 import { MAIL_RUN_FAILURE } from '../../workflows/contracts/mail-run';
 import { HANDLING_FAILURES } from '../../workflows/contracts/handling';

@@ -3,8 +3,8 @@
 // the mail list with GET /v1/mail's filters, one piece with its history, and batches.
 import type { AddPage } from '../index';
 import type { ConsolePage } from '../framework';
-import { mailHistory } from '../../../services/mail-history';
-import { hasPageImages, mailDocumentPage } from '../../../services/document-previews';
+import { mailHistory } from '../../../services/outbound-mail/history';
+import { hasPageImages, mailDocumentPage } from '../../../services/outbound-mail/document-previews';
 import { MAIL_STATUSES } from '../../../domain/workflow-safe/mail-rules';
 
 const MAIL_FILTERS = ['q', 'status', 'created_after', 'created_before', 'agent_id', 'test_mode', 'limit', 'offset'] as const;

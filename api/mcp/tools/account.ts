@@ -5,7 +5,7 @@ import { getUsage } from '../../../services/mail-usage';
 import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/facility-messages';
 import { pagination, Uuid } from '../../schemas/common';
 import { FacilityConversationsQuery, FacilityMessageBody, FacilityMessagesQuery } from '../../routes/facility-messages';
-import { UsageQuery } from '../../schemas/mail';
+import { UsageQuery } from '../../routes/outbound-mail/mail.schemas';
 import { defineTool } from '../tool';
 import { testModeFlag } from './outbound';
 

@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import { errors } from '../../../domain/shared/errors';
 import { decodeBase64 } from '../../../domain/support';
-import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/mail';
-import { MAX_DOCUMENT_BYTES } from '../../routes/mail';
-import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../schemas/mail';
+import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/outbound-mail/mail';
+import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
+import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';
 import { PG_INT_MAX, Uuid, visible } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
 

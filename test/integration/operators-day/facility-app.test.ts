@@ -9,10 +9,10 @@ import { createWorker } from '../../../worker/worker';
 import { createFacility } from '../../../services/accounts';
 import { assignMemberFacility } from '../../../services/facilities';
 import { authenticate, AuthContext } from '../../../services/auth';
-import { sandboxPhotoPng } from '../../../services/mail-sandbox';
+import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityFailed, facilityPrinted, facilityStartPrinting,
-} from '../../../services/mail-facility';
+} from '../../../services/outbound-mail/facility';
 import { decideFacilityHandling } from '../../../services/handling';
 import { finishFacilityBatch, markFacilityBatchPieces, startFacilityBatch } from '../../../services/batches';
 import { newMember } from '../../helpers/factories';

@@ -4,20 +4,20 @@
 // facility learns at once when a step is refused (for example a piece the caller has
 // just cancelled). A facility sees pieces assigned to it and pieces submitted while no
 // facility was active (it takes those on its first step).
-import { pagination } from '../domain/shared/pagination';
+import { pagination } from '../../domain/shared/pagination';
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { ApiError, errors, FieldError } from '../domain/shared/errors';
-import { checkImage, CheckedImage } from '../domain/shared/images';
-import { TRACKED_CLASSES } from '../domain/pricing';
-import type { DispatchMethod, PhotoCategory } from '../domain/workflow-safe/mail-rules';
-import { SIGNED_URL_SECONDS } from './shared/storage';
-import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocumentUrl, signedPhotos } from './mail-record';
-import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './mail-workflow';
-import { isWorkflowUnavailable, updateIdFor } from './shared/workflow-gateway';
-import { sha256Hex } from '../domain/keys';
-import type { PhotoRef } from '../workflows/contracts/mail';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { ApiError, errors, FieldError } from '../../domain/shared/errors';
+import { checkImage, CheckedImage } from '../../domain/shared/images';
+import { TRACKED_CLASSES } from '../../domain/outbound-mail/pricing';
+import type { DispatchMethod, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
+import { SIGNED_URL_SECONDS } from '../shared/storage';
+import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocumentUrl, signedPhotos } from './record';
+import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow';
+import { isWorkflowUnavailable, updateIdFor } from '../shared/workflow-gateway';
+import { sha256Hex } from '../../domain/keys';
+import type { PhotoRef } from '../../workflows/outbound-mail/contracts';
 
 export interface UploadedPhoto {
   category: PhotoCategory;

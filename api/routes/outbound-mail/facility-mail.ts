@@ -1,17 +1,17 @@
 // Facility endpoints for outbound mail (facility keys only): the print queue, the
 // document, and the fulfillment steps that move a live piece through its workflow.
 import { z } from 'zod';
-import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
+import { defineRoute, RouteDef, UploadedFile } from '../../route';
+import { ErrorBody, IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
   CarrierDeliveryFailedBody, DispatchedForm, FacilityDocumentSchema, FacilityMailItemSchema, FacilityMailQuery, FailedBody,
-} from '../schemas/mail';
-import { errors } from '../../domain/shared/errors';
+} from './mail.schemas';
+import { errors } from '../../../domain/shared/errors';
 import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityDocument, facilityFailed, facilityPrinted,
   facilityStartPrinting, getFacilityMail, listFacilityMail,
-} from '../../services/mail-facility';
+} from '../../../services/outbound-mail/facility';
 import { readUpload } from './mail';
 
 const MAX_PHOTO_BYTES = 10 * 1024 * 1024;

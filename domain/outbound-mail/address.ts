@@ -1,7 +1,7 @@
 // Outbound mail addresses: the ZIP, state and country rules a piece must meet, the
 // printed form of an address, and the normalised form that duplicate protection
 // compares (so "123 Main Street" and "123 MAIN ST." are the same recipient).
-import { isStateCode } from './workflow-safe/us-states';
+import { isStateCode } from '../workflow-safe/us-states';
 import { DOMESTIC_COUNTRIES } from './pricing';
 
 export interface MailAddress {

@@ -2,14 +2,14 @@
 // human_review block, and the mail.* event payload that webhooks carry. Signed URLs
 // are minted fresh on every call (1-hour expiry).
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { publishEvent } from './events';
-import { currentInstructions } from './instructions';
-import { formatCents } from '../domain/shared/money';
-import { formatAddressLines } from '../domain/mail-address';
-import { mailboxIdFor } from '../domain/agents';
-import { contentDisposition } from '../domain/shared/downloads';
-import type { MailStatusName, PhotoCategory } from '../domain/workflow-safe/mail-rules';
+import type { Deps } from '../shared/deps';
+import { publishEvent } from '../events';
+import { currentInstructions } from '../instructions';
+import { formatCents } from '../../domain/shared/money';
+import { formatAddressLines } from '../../domain/outbound-mail/address';
+import { mailboxIdFor } from '../../domain/agents';
+import { contentDisposition } from '../../domain/shared/downloads';
+import type { MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 
 type Queryable = Pick<EntityManager, 'query'>;
 

@@ -2,7 +2,7 @@
 // pieces a key created in the last 24 hours, and an earlier copy of the same letter
 // (duplicate protection). Each takes a Queryable so it can run under the member lock.
 import type { EntityManager } from 'typeorm';
-import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS } from '../domain/workflow-safe/mail-rules';
+import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS } from '../../domain/workflow-safe/mail-rules';
 
 type Queryable = Pick<EntityManager, 'query'>;
 

@@ -4,16 +4,16 @@
 // died between committing a paid piece and starting its workflow).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WorkflowStartOptions } from '@temporalio/client';
-import type { Deps } from './shared/deps';
-import { ensureIntervalSchedule } from './schedules';
-import { updateWorkflow, WorkflowStart } from './shared/workflow-gateway';
-import { mailNotCancellable, mailStateConflict } from '../domain/shared/workflow-failures';
+import type { Deps } from '../shared/deps';
+import { ensureIntervalSchedule } from '../schedules';
+import { updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
+import { mailNotCancellable, mailStateConflict } from '../../domain/shared/workflow-failures';
 import {
   mailStatusAtStart, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
   ReconcileOutboundMailInput,
-} from '../workflows/contracts/mail';
-import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../workflows/shared/search-attributes';
-import type { MailRow } from './mail-record';
+} from '../../workflows/outbound-mail/contracts';
+import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../../workflows/shared/search-attributes';
+import type { MailRow } from './record';
 
 export function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);

@@ -14,9 +14,9 @@
 // count and to color. So the one-page B/W first_class price is exactly the baseline,
 // a one-page B/W floored class costs at least its floor, and "extra pages add printing
 // and any weight-based postage increase" holds to the cent.
-import { ApiError, errors, FieldError } from './shared/errors';
-import { formatCents } from './shared/money';
-import { ZIP_PATTERN } from './workflow-safe/us-states';
+import { ApiError, errors, FieldError } from '../shared/errors';
+import { formatCents } from '../shared/money';
+import { ZIP_PATTERN } from '../workflow-safe/us-states';
 import { SERVICE_RATES_2026_07 } from './rate-tables/service-rates-2026-07';
 import type { ClassRates, RateTable } from './rate-tables/types';
 

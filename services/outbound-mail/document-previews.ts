@@ -1,7 +1,7 @@
 // Page images of an outbound piece's document, for the owner's review before approval.
 // PDFs are rendered by poppler's pdftoppm in a child process (never on the event loop);
 // TXT and CSV are laid out in the very lines that were counted and charged
-// (domain/documents.ts textPages), typeset in Courier with pdf-lib and rendered the same
+// (domain/outbound-mail/documents.ts textPages), typeset in Courier with pdf-lib and rendered the same
 // way; an image document is its own single page. Rendered pages are cached on disk by
 // the document's SHA-256 and page number, so a page is rendered once per process host.
 import { execFile } from 'node:child_process';
@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../domain/documents';
-import { errors } from '../domain/shared/errors';
-import type { AuthContext } from './auth';
-import type { Deps } from './shared/deps';
+import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../../domain/outbound-mail/documents';
+import { errors } from '../../domain/shared/errors';
+import type { AuthContext } from '../auth';
+import type { Deps } from '../shared/deps';
 import { visibleMailRow } from './mail';
 
 const run = promisify(execFile);

@@ -5,19 +5,19 @@
 // mail:<id>:<event_type>, so a retry publishes once).
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from '../services/shared/deps';
-import { ApiError } from '../domain/shared/errors';
-import { insufficientCreditsDetails } from '../domain/shared/workflow-failures';
-import { balanceCents, debit, refund } from '../services/credits';
-import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/mail-record';
-import { spentLast24h } from '../services/mail-safeguards';
-import { reconcileUnstartedMail } from '../services/workflow-reconciler';
-import { sandboxPhotoPng } from '../services/mail-sandbox';
-import { TRACKED_CLASSES } from '../domain/pricing';
+import type { Deps } from '../../services/shared/deps';
+import { ApiError } from '../../domain/shared/errors';
+import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
+import { balanceCents, debit, refund } from '../../services/credits';
+import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
+import { spentLast24h } from '../../services/outbound-mail/safeguards';
+import { reconcileUnstartedMail } from '../../services/workflow-reconciler';
+import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
+import { TRACKED_CLASSES } from '../../domain/outbound-mail/pricing';
 import {
   CancellationReason, carrierForClass, DispatchMethod, MailMove, MailStatusName, mailEventType, moveAllowed, sandboxTrackingNumber, spendRefusal,
-} from '../domain/workflow-safe/mail-rules';
-import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef, ReconcileOutboundMailInput } from '../workflows/contracts/mail';
+} from '../../domain/workflow-safe/mail-rules';
+import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
 
 function fail(type: string, message: string, details?: Record<string, unknown>): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: details ? [details] : undefined, nonRetryable: true });

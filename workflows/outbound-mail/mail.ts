@@ -10,19 +10,19 @@
 import {
   ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
 } from '@temporalio/workflow';
-import type { createMailActivities } from '../activities/mail';
-import type { createMailRunActivities } from '../activities/mail-run';
+import type { createMailActivities } from '../../activities/outbound-mail/mail';
+import type { createMailRunActivities } from '../../activities/mail-run';
 import {
   approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
   MAIL_FAILURE, mailStatusAtStart, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
   startPrintingUpdate, testAdvanceUpdate,
-} from './contracts/mail';
-import { mailRunSettledSignal } from './contracts/mail-run';
-import { MailStatus } from './shared/search-attributes';
-import { call, UNLIMITED_RETRY } from './shared/activity-failures';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './shared/operator-cancellation';
-import { FacilityView, publishFacilityStep, publishStatus, showDetails } from './shared/status-visibility';
-import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../domain/workflow-safe/mail-rules';
+} from './contracts';
+import { mailRunSettledSignal } from '../contracts/mail-run';
+import { MailStatus } from '../shared/search-attributes';
+import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
+import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 

@@ -11,8 +11,8 @@
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
 import { decodePDFRawStream, ParseSpeeds, PDFArray, PDFContext, PDFDict, PDFName, PDFObject, PDFPageLeaf, PDFPageTree, PDFParser, PDFRawStream } from 'pdf-lib';
-import { ApiError, errors } from './shared/errors';
-import { checkImage, sniffImage } from './shared/images';
+import { ApiError, errors } from '../shared/errors';
+import { checkImage, sniffImage } from '../shared/images';
 import { MAX_OUTBOUND_PAGES } from './pricing';
 
 export type DocumentType = 'pdf' | 'docx' | 'jpg' | 'png' | 'txt' | 'csv';

@@ -6,35 +6,35 @@
 // Everything after the commit belongs to the workflow. A child of a Business mail run
 // is stored funding_pending and debited by its run's funding, unless its class commits
 // immediately (then it is debited and submitted like any piece).
-import { pagination } from '../domain/shared/pagination';
+import { pagination } from '../../domain/shared/pagination';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { sha256Hex } from '../domain/keys';
-import { formatCents } from '../domain/shared/money';
-import { inspectDocument } from '../domain/documents';
-import { MailClass, priceOutboundMail, PricingOverrides } from '../domain/pricing';
-import { recipientFingerprint } from '../domain/mail-address';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { sha256Hex } from '../../domain/keys';
+import { formatCents } from '../../domain/shared/money';
+import { inspectDocument } from '../../domain/outbound-mail/documents';
+import { MailClass, priceOutboundMail, PricingOverrides } from '../../domain/outbound-mail/pricing';
+import { recipientFingerprint } from '../../domain/outbound-mail/address';
 import {
   dailyPiecesRefusal, dailyPiecesWarning, MailStatusName, parseCreatedBound, spendRefusal,
-} from '../domain/workflow-safe/mail-rules';
-import { balanceCents, debit, insufficientCredits } from './credits';
-import { requestFingerprint, runIdempotent } from './shared/idempotency';
-import { assignFacility } from './facilities';
-import { canSee, resolveAgentFilter } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
-import { getOutboundMailbox, listMailboxes } from './agents';
-import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './mail-safeguards';
-import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMailRecord } from './mail-record';
-import { mailNotCancellable, mailStateConflict, MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './mail-workflow';
-import { updateIdFor } from './shared/workflow-gateway';
-import { simulatedLetterPdf } from './mail-sandbox';
-import { lockMailRunForChild, mailRunForChild } from './mail-runs';
-import { commitsImmediately } from '../domain/workflow-safe/mail-runs';
-import type { ApproveResult, CancelResult } from '../workflows/contracts/mail';
+} from '../../domain/workflow-safe/mail-rules';
+import { balanceCents, debit, insufficientCredits } from '../credits';
+import { requestFingerprint, runIdempotent } from '../shared/idempotency';
+import { assignFacility } from '../facilities';
+import { canSee, resolveAgentFilter } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { getOutboundMailbox, listMailboxes } from '../agents';
+import { DuplicateProbe, findDuplicate, piecesLast24h, spentLast24h } from './safeguards';
+import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMailRecord } from './record';
+import { mailNotCancellable, mailStateConflict, MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './workflow';
+import { updateIdFor } from '../shared/workflow-gateway';
+import { simulatedLetterPdf } from './sandbox';
+import { lockMailRunForChild, mailRunForChild } from '../mail-runs';
+import { commitsImmediately } from '../../domain/workflow-safe/mail-runs';
+import type { ApproveResult, CancelResult } from '../../workflows/outbound-mail/contracts';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
 export interface SubmitMailFields {

@@ -2,21 +2,21 @@
 // owner approval, the stored document, usage, and the sandbox's test pieces.
 import { readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineRoute, RouteDef, UploadedFile } from '../route';
-import { ErrorBody, IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
-import { parseOrThrow } from '../router';
+import { defineRoute, RouteDef, UploadedFile } from '../../route';
+import { ErrorBody, IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
+import { parseOrThrow } from '../../router';
 import {
   ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
-} from '../schemas/mail';
-import { errors } from '../../domain/shared/errors';
+} from './mail.schemas';
+import { errors } from '../../../domain/shared/errors';
 import {
   advanceTestMail, approveMail, cancelMail, getMail, listMail, mailDocumentUrl, rejectMail, submitMail,
-} from '../../services/mail';
-import { getUsage } from '../../services/mail-usage';
-import { SIGNED_URL_SECONDS } from '../../services/shared/storage';
-import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
+} from '../../../services/outbound-mail/mail';
+import { getUsage } from '../../../services/mail-usage';
+import { SIGNED_URL_SECONDS } from '../../../services/shared/storage';
+import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 

@@ -2,10 +2,10 @@
 // fields arrive as strings, so flags and numbers go through the form coercions; an
 // empty form field counts as not sent.
 import { z } from 'zod';
-import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from './common';
-import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../domain/pricing';
-import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../domain/mail-address';
-import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../domain/workflow-safe/mail-rules';
+import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
+import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
+import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../../domain/outbound-mail/address';
+import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../../domain/workflow-safe/mail-rules';
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefined, schema.optional());

@@ -2,7 +2,7 @@
 // fulfillment step, and a real PDF letter for test pieces created without a document.
 import { PNG } from 'pngjs';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import type { PhotoCategory } from '../domain/workflow-safe/mail-rules';
+import type { PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 
 const COLOURS: Record<PhotoCategory, [number, number, number]> = {
   pages: [245, 245, 240],
