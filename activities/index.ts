@@ -1,7 +1,7 @@
 // All activities, built from per-area factories that close over the process's Deps.
 import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './outbound-mail/mail';
-import { createBatchActivities } from './batch';
+import { createBatchActivities } from './batches/batch';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 import { createInboundExtractionActivities } from './inbound-extraction';
 import { createHandlingActivities } from './handling';

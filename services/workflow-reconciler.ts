@@ -13,11 +13,11 @@ import { ensureIntervalSchedule } from './schedules';
 import { recordIncident, IncidentObjectType } from './workflow-incidents';
 import { loadMailRow, MailRow } from './outbound-mail/record';
 import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './outbound-mail/workflow';
-import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches';
+import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches/batches';
 import { loadMailRunById, mailRunStartOptions } from './mail-runs';
 import { findOperation, handlingSettings, handlingWorkflowInput } from './handling';
 import { positiveInt } from './outbound-mail/workflow';
-import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/contracts/batch';
+import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/batches/contracts';
 import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../workflows/contracts/mail-run';
 

@@ -1,6 +1,6 @@
 // Every workflow the worker registers, one module per business object.
 export * from './outbound-mail/mail';
-export * from './batch';
+export * from './batches/batch';
 export * from './webhook-delivery';
 export * from './webhook-dispatch';
 export * from './inbound-extraction';

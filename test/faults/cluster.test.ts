@@ -22,7 +22,7 @@ import { clusterServes, killTemporalService, readClusterState, restartTemporalSe
 import { ROOT } from '../../scripts/stack';
 import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
-import { batchWorkflowId } from '../../workflows/contracts/batch';
+import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { client, http, HttpResponse, RequestOptions } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';

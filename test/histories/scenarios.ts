@@ -14,7 +14,7 @@ import { answerChallenges, startReceiver } from '../integration/webhook-helpers'
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { setMemberRunSettings } from '../../services/mail-runs';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
-import { batchWorkflowId } from '../../workflows/contracts/batch';
+import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../workflows/contracts/mail-run';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';
 import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';

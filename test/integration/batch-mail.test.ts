@@ -8,7 +8,7 @@ import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { authenticate } from '../../services/auth';
-import { createBatchDraft } from '../../services/batches';
+import { createBatchDraft } from '../../services/batches/batches';
 import { batchForm, ledger, pdf, recipientsCsv, testKeyFor, waitFor, waitForStatus } from './batch-helpers';
 
 describe('batch mail (sandbox and reads)', () => {

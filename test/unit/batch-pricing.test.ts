@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import {
   basePerPieceCents, BATCH_MAIL_TYPES, BatchMailType, letterSheets, pageAllowance, pagesFit, priceBatch, roundHalfUpPercent,
   unmailedRefundCents, volumeDiscountPct,
-} from '../../domain/batch-pricing';
+} from '../../domain/batches/pricing';
 
 const price = (over: Partial<Parameters<typeof priceBatch>[0]> = {}) =>
   priceBatch({ mailType: 'postcard_4x6', mailingClass: 'first_class', pieces: 1, pageCount: 1, color: false, duplex: false, ...over });

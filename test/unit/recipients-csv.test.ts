@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../../domain/shared/errors';
-import { decodeCsv, detectDelimiter, normaliseZip, parseRecipientsCsv } from '../../domain/recipients-csv';
+import { decodeCsv, detectDelimiter, normaliseZip, parseRecipientsCsv } from '../../domain/batches/recipients-csv';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', 'csv', name));
 const parse = (name: string, columnMap?: Record<string, string>) => parseRecipientsCsv(fixture(name), { columnMap });

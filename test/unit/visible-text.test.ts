@@ -9,7 +9,7 @@ import { AgentCreateRequest, AgentPatchRequest, ProposalRequest } from '../../ap
 import { MemberKeyRequest } from '../../api/schemas/keys';
 import { SignupRequest } from '../../api/schemas/public';
 import { AliasCreateRequest, AliasUpdateRequest, ThreadUpdateRequest } from '../../api/schemas/inbound-context';
-import { CreateBatchForm, FailBody } from '../../api/schemas/batches';
+import { CreateBatchForm, FailBody } from '../../api/routes/batches/batches.schemas';
 import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/routes/outbound-mail/mail.schemas';
 import {
   AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,

@@ -4,7 +4,7 @@ import { ActivityFailure, RetryState } from '@temporalio/common';
 import { MAPPED_FAILURE_TYPES, workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';
 import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '../../services/shared/workflow-gateway';
 import { MAIL_FAILURE } from '../../workflows/outbound-mail/contracts';
-import { BatchFailureType } from '../../workflows/contracts/batch';
+import { BatchFailureType } from '../../workflows/batches/contracts';
 import { MAIL_RUN_FAILURE } from '../../workflows/contracts/mail-run';
 import { HANDLING_FAILURES } from '../../workflows/contracts/handling';
 

@@ -11,7 +11,7 @@ import { newMember } from '../../helpers/factories';
 import { mailFaults } from '../../../services/outbound-mail/mail';
 import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../../workflows/outbound-mail/contracts';
-import { batchWorkflowId } from '../../../workflows/contracts/batch';
+import { batchWorkflowId } from '../../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../../workflows/contracts/mail-run';
 import { handlingWorkflowId } from '../../../workflows/contracts/handling';
 import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/shared/search-attributes';

@@ -8,15 +8,15 @@
 import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
 } from '@temporalio/workflow';
-import type { BatchActivities } from '../activities/batch';
+import type { BatchActivities } from '../../activities/batches/batch';
 import {
   advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName,
   BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
   FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
-} from './contracts/batch';
-import { BatchStatus } from './shared/search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './shared/operator-cancellation';
-import { publishStatus, showDetails } from './shared/status-visibility';
+} from './contracts';
+import { BatchStatus } from '../shared/search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from '../shared/operator-cancellation';
+import { publishStatus, showDetails } from '../shared/status-visibility';
 
 // Postgres or the object store being down must not lose a paid batch: retry without limit.
 const acts = proxyActivities<BatchActivities>({

@@ -4,19 +4,19 @@
 // debit:batch:<id>, refund:batch:<id> (full) and refund:batch:<id>:partial.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from '../services/shared/deps';
-import { debit, refund } from '../services/credits';
-import { assignFacility } from '../services/facilities';
-import { publishEvent } from '../services/events';
-import { batchEvent, BatchRow, loadBatchRow } from '../services/batches';
-import { ApiError } from '../domain/shared/errors';
-import { insufficientCreditsDetails } from '../domain/shared/workflow-failures';
-import { priceBatch, unmailedRefundCents } from '../domain/batch-pricing';
+import type { Deps } from '../../services/shared/deps';
+import { debit, refund } from '../../services/credits';
+import { assignFacility } from '../../services/facilities';
+import { publishEvent } from '../../services/events';
+import { batchEvent, BatchRow, loadBatchRow } from '../../services/batches/batches';
+import { ApiError } from '../../domain/shared/errors';
+import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
+import { priceBatch, unmailedRefundCents } from '../../domain/batches/pricing';
 import {
   BatchEventType, BatchFailureType, BatchStatusName, BatchStatusResult, CANCELLABLE_BATCH_STATUSES,
   CancelBatchResult, ConfirmBatchResult, FailBatchInput, FAILABLE_BATCH_STATUSES, FinishBatchInput, FinishBatchResult,
   MarkBatchPiecesInput, MarkBatchPiecesResult,
-} from '../workflows/contracts/batch';
+} from '../../workflows/batches/contracts';
 
 export const DRAFT_EXPIRED_MESSAGE = 'draft expired: not confirmed in time';
 

@@ -1,16 +1,16 @@
 // Facility side of batch mail (sk_facility_ keys): the queue of batches to fulfil, their
 // files, and the fulfilment steps start -> mark pieces -> finish (or fail). A facility
 // sees only live batches assigned to it.
-import { defineRoute, RouteDef } from '../route';
-import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
+import { defineRoute, RouteDef } from '../../route';
+import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
   BatchIdParams, BatchListResponse, FacilityBatchResponse, FacilityListQuery, FacilityStateResponse, FailBody, FailResponse,
   FinishBody, FinishResponse, MarkPiecesBody, MarkPiecesResponse,
-} from '../schemas/batches';
+} from './batches.schemas';
 import {
   failFacilityBatch, finishFacilityBatch, getFacilityBatch, listFacilityBatches, markFacilityBatchPieces, startFacilityBatch,
-} from '../../services/batches';
+} from '../../../services/batches/batches';
 
 const TAGS = ['Facility: batch mail'];
 const CONFLICT = { description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step', schema: ErrorBody };

@@ -9,8 +9,8 @@
 import { isUtf8 } from 'node:buffer';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import { errors, FieldError } from './shared/errors';
-import { toStateCode } from './workflow-safe/us-states';
+import { errors, FieldError } from '../shared/errors';
+import { toStateCode } from '../workflow-safe/us-states';
 
 export const RECIPIENTS_CSV_MAX_BYTES = 5 * 1024 * 1024;
 export const RECIPIENTS_CSV_MAX_ROWS = 10000;

@@ -2,34 +2,34 @@
 // template PDF and a recipients CSV, reads, confirm, cancel, sandbox advance and the
 // facility's fulfilment calls. Status changes belong to the batch workflow: this module
 // stores drafts, reads Postgres and asks the workflow (Updates) for everything else.
-import { pagination } from '../domain/shared/pagination';
+import { pagination } from '../../domain/shared/pagination';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
-import { claimFacilityBatch } from './facilities';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { balanceCents, insufficientCredits } from './credits';
-import { canSee, resolveAgentFilter } from './shared/scoping';
-import type { DomainEvent } from './events';
-import { requestFingerprint } from './shared/idempotency';
-import { sha256Hex } from '../domain/keys';
-import { ApiError, errors } from '../domain/shared/errors';
-import { batchStateConflict } from '../domain/shared/workflow-failures';
-import { isWorkflowUnavailable, updateIdFor, updateWorkflow } from './shared/workflow-gateway';
-import { formatCents } from '../domain/shared/money';
+import { claimFacilityBatch } from '../facilities';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { balanceCents, insufficientCredits } from '../credits';
+import { canSee, resolveAgentFilter } from '../shared/scoping';
+import type { DomainEvent } from '../events';
+import { requestFingerprint } from '../shared/idempotency';
+import { sha256Hex } from '../../domain/keys';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { batchStateConflict } from '../../domain/shared/workflow-failures';
+import { isWorkflowUnavailable, updateIdFor, updateWorkflow } from '../shared/workflow-gateway';
+import { formatCents } from '../../domain/shared/money';
 import {
   BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, pagesFit, priceBatch,
-} from '../domain/batch-pricing';
-import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES, SkippedRow } from '../domain/recipients-csv';
-import { countPdfPages } from '../domain/outbound-mail/documents';
+} from '../../domain/batches/pricing';
+import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES, SkippedRow } from '../../domain/batches/recipients-csv';
+import { countPdfPages } from '../../domain/outbound-mail/documents';
 import {
   advanceTestBatchUpdate, BATCH_DRAFT_EXPIRY_SECONDS, BatchEventType,
   BatchPieceRange, BatchStatusName, BatchWorkflowInput, batchWorkflowId, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, FAILABLE_BATCH_STATUSES, confirmBatchUpdate,
   failBatchUpdate, finishBatchUpdate, markBatchPiecesUpdate, startBatchFulfilmentUpdate,
-} from '../workflows/contracts/batch';
-import { AgentId, BatchStatus, MemberId, ObjectId, TestMode } from '../workflows/shared/search-attributes';
+} from '../../workflows/batches/contracts';
+import { AgentId, BatchStatus, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 
 export const BATCH_MAIL_WORKFLOW = 'batchMailWorkflow';
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;

@@ -1,18 +1,18 @@
 // Batch mail: estimate, draft creation (template PDF + recipients CSV), reads, confirm,
 // cancel and the sandbox advance.
-import { defineRoute, RouteDef } from '../route';
-import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
   AdvanceResponse, BatchDetailResponse, BatchIdParams, BatchListResponse, CancelResponse, ConfirmResponse, CreateBatchForm,
   CreateBatchResponse, EstimateBody, EstimateResponse, ListBatchesQuery,
-} from '../schemas/batches';
+} from './batches.schemas';
 import {
   advanceTestBatch, batchCreateFingerprint, cancelBatch, confirmBatch, createBatchDraft, estimateBatch, getBatch, listBatches,
   TEMPLATE_MAX_BYTES,
-} from '../../services/batches';
-import { RECIPIENTS_CSV_MAX_BYTES } from '../../domain/recipients-csv';
-import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
+} from '../../../services/batches/batches';
+import { RECIPIENTS_CSV_MAX_BYTES } from '../../../domain/batches/recipients-csv';
+import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 
 const TAGS = ['Batch mail'];
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version' };

@@ -1,9 +1,9 @@
 // Request and response schemas of batch mail (member, agent and facility routes).
 import { z } from 'zod';
-import { BATCH_MAILING_CLASSES, BATCH_MAIL_TYPES, BATCH_MAX_PIECES } from '../../domain/batch-pricing';
-import { BATCH_STATUSES } from '../../workflows/contracts/batch';
-import { BATCH_ID_PATTERN, TEMPLATE_MAX_PAGES } from '../../services/batches';
-import { formBoolean, formJsonObject, Pagination, paginationQuery, visible } from './common';
+import { BATCH_MAILING_CLASSES, BATCH_MAIL_TYPES, BATCH_MAX_PIECES } from '../../../domain/batches/pricing';
+import { BATCH_STATUSES } from '../../../workflows/batches/contracts';
+import { BATCH_ID_PATTERN, TEMPLATE_MAX_PAGES } from '../../../services/batches/batches';
+import { formBoolean, formJsonObject, Pagination, paginationQuery, visible } from '../../schemas/common';
 
 export const MailType = z.enum(BATCH_MAIL_TYPES);
 export const MailingClass = z.enum(BATCH_MAILING_CLASSES);
