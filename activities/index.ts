@@ -5,7 +5,7 @@ import { createBatchActivities } from './batches/batch';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 import { createInboundExtractionActivities } from './inbound-extraction';
 import { createHandlingActivities } from './handling';
-import { createMailRunActivities } from './mail-run';
+import { createMailRunActivities } from './mail-runs/mail-run';
 import { createMaintenanceActivities } from './maintenance';
 import { createOperationsActivities } from './operations';
 

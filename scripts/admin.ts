@@ -10,7 +10,7 @@ import { approveMail, rejectMail } from '../services/outbound-mail/mail';
 import { answerSupportConversation } from '../services/support';
 import { assignMailbox } from '../services/facility-inbound';
 import { enablePackages } from '../services/packages';
-import { setMemberRunSettings } from '../services/mail-runs';
+import { setMemberRunSettings } from '../services/mail-runs/mail-runs';
 import { ensureDatabase, migrate } from './stack';
 import { cents, Command, flag, friendlyError, isUniqueViolation, required, withPositional } from './admin/cli';
 import { consoleCommands } from './admin/console';

@@ -14,12 +14,12 @@ import { recordIncident, IncidentObjectType } from './workflow-incidents';
 import { loadMailRow, MailRow } from './outbound-mail/record';
 import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './outbound-mail/workflow';
 import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches/batches';
-import { loadMailRunById, mailRunStartOptions } from './mail-runs';
+import { loadMailRunById, mailRunStartOptions } from './mail-runs/mail-runs';
 import { findOperation, handlingSettings, handlingWorkflowInput } from './handling';
 import { positiveInt } from './outbound-mail/workflow';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/batches/contracts';
 import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/outbound-mail/contracts';
-import { MAIL_RUN_WORKFLOW } from '../workflows/contracts/mail-run';
+import { MAIL_RUN_WORKFLOW } from '../workflows/mail-runs/contracts';
 
 export const RECONCILE_CLOSED_WORKFLOWS_WORKFLOW = 'reconcileClosedWorkflowsWorkflow';
 

@@ -5,5 +5,5 @@ export * from './contracts/webhook-delivery';
 export * from './contracts/webhook-dispatch';
 export * from './contracts/inbound-extraction';
 export * from './contracts/handling';
-export * from './contracts/mail-run';
+export * from './mail-runs/contracts';
 export * from './contracts/maintenance';

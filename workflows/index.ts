@@ -5,5 +5,5 @@ export * from './webhook-delivery';
 export * from './webhook-dispatch';
 export * from './inbound-extraction';
 export * from './handling';
-export * from './mail-run';
+export * from './mail-runs/mail-run';
 export * from './maintenance';

@@ -16,7 +16,7 @@ import { routes as agentInbox } from './agent-inbox';
 import { routes as facilityMail } from './outbound-mail/facility-mail';
 import { routes as facilityBatches } from './batches/facility-batches';
 import { routes as facilityInbound } from './facility-inbound';
-import { routes as mailRuns } from './mail-runs';
+import { routes as mailRuns } from './mail-runs/mail-runs';
 import { routes as support } from './support';
 import { routes as billing } from './billing';
 import { routes as facilityMessages } from './facility-messages';

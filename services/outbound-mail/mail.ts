@@ -32,7 +32,7 @@ import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMail
 import { mailNotCancellable, mailStateConflict, MailWorkflowClosed, runMailUpdate, startMailWorkflow } from './workflow';
 import { updateIdFor } from '../shared/workflow-gateway';
 import { simulatedLetterPdf } from './sandbox';
-import { lockMailRunForChild, mailRunForChild } from '../mail-runs';
+import { lockMailRunForChild, mailRunForChild } from '../mail-runs/mail-runs';
 import { commitsImmediately } from '../../domain/workflow-safe/mail-runs';
 import type { ApproveResult, CancelResult } from '../../workflows/outbound-mail/contracts';
 

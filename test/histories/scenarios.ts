@@ -12,10 +12,10 @@ import { letterForm, letterPdf, newSender, sendLetter, Sender } from '../integra
 import { batchForm, facilityKeyFor, pdf, recipientsCsv, testKeyFor, waitForStatus } from '../integration/batch-helpers';
 import { answerChallenges, startReceiver } from '../integration/webhook-helpers';
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
-import { setMemberRunSettings } from '../../services/mail-runs';
+import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../workflows/batches/contracts';
-import { mailRunWorkflowId } from '../../workflows/contracts/mail-run';
+import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';
 import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
 import { webhookDeliveryWorkflowId } from '../../workflows/contracts/webhook-delivery';

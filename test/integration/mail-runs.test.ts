@@ -7,7 +7,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { topUp } from '../../services/credits';
-import { setMemberRunSettings } from '../../services/mail-runs';
+import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { commands } from '../../scripts/admin';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
 

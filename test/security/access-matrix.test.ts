@@ -25,7 +25,7 @@ import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { newWorld, receivePiece } from '../helpers/physical-inbound';
 import { memberSampleId } from '../../services/inbound-items';
-import { setMemberRunSettings } from '../../services/mail-runs';
+import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { registeredTools } from '../../api/mcp/tools';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';

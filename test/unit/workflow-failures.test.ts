@@ -5,7 +5,7 @@ import { MAPPED_FAILURE_TYPES, workflowRefusalToApiError, workflowUnavailable } 
 import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '../../services/shared/workflow-gateway';
 import { MAIL_FAILURE } from '../../workflows/outbound-mail/contracts';
 import { BatchFailureType } from '../../workflows/batches/contracts';
-import { MAIL_RUN_FAILURE } from '../../workflows/contracts/mail-run';
+import { MAIL_RUN_FAILURE } from '../../workflows/mail-runs/contracts';
 import { HANDLING_FAILURES } from '../../workflows/contracts/handling';
 
 const BILLING = 'https://postal.example/billing#credits';

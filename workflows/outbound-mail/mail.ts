@@ -11,13 +11,13 @@ import {
   ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../../activities/outbound-mail/mail';
-import type { createMailRunActivities } from '../../activities/mail-run';
+import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import {
   approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
   MAIL_FAILURE, mailStatusAtStart, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
   startPrintingUpdate, testAdvanceUpdate,
 } from './contracts';
-import { mailRunSettledSignal } from '../contracts/mail-run';
+import { mailRunSettledSignal } from '../mail-runs/contracts';
 import { MailStatus } from '../shared/search-attributes';
 import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
 import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';

@@ -12,7 +12,7 @@ import { mailFaults } from '../../../services/outbound-mail/mail';
 import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../../workflows/batches/contracts';
-import { mailRunWorkflowId } from '../../../workflows/contracts/mail-run';
+import { mailRunWorkflowId } from '../../../workflows/mail-runs/contracts';
 import { handlingWorkflowId } from '../../../workflows/contracts/handling';
 import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/shared/search-attributes';
 import { commands } from '../../../scripts/admin';

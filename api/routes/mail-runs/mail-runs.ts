@@ -1,11 +1,11 @@
 // Business mail runs: open, read, commit, cancel. Pieces join a run through
 // POST /v1/mail with mail_run_id.
-import { defineRoute, RouteDef } from '../route';
-import { ErrorBody } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { ErrorBody } from '../../schemas/common';
 import {
   CancelledMailRunSchema, CommittedMailRunSchema, FundingPendingSchema, MailRunParams, MailRunSchema, OpenMailRunBody,
-} from '../schemas/mail-runs';
-import { cancelMailRun, commitMailRun, getMailRun, openMailRun } from '../../services/mail-runs';
+} from './mail-runs.schemas';
+import { cancelMailRun, commitMailRun, getMailRun, openMailRun } from '../../../services/mail-runs/mail-runs';
 
 const RULES =
   'Mail-run rules: a live agent key (test keys: 403 live_key_required) without force_approval (409 MAIL_RUN_FORCE_APPROVAL), a Business account ' +

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import {
   MAIL_RUN_CANCELLATION_REASONS, MAIL_RUN_ID_PATTERN, MAIL_RUN_PENDING_REASONS, MAIL_RUN_STATUSES,
-} from '../../domain/workflow-safe/mail-runs';
-import { MAIL_STATUSES } from '../../domain/workflow-safe/mail-rules';
+} from '../../../domain/workflow-safe/mail-runs';
+import { MAIL_STATUSES } from '../../../domain/workflow-safe/mail-rules';
 
 const mailRunId = z.string({ error: 'required' }).regex(MAIL_RUN_ID_PATTERN, {
   message: '1-100 characters: letters, digits, and . _ : - (not first); a UUID is a good choice',

@@ -9,25 +9,25 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { canSee } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
-import { balanceCents, billingUrl } from './credits';
-import { positiveInt } from './outbound-mail/workflow';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { mailRunNotCancellable, mailRunNotCommittable } from '../domain/shared/workflow-failures';
-import { updateWorkflow } from './shared/workflow-gateway';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { canSee } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { balanceCents, billingUrl } from '../credits';
+import { positiveInt } from '../outbound-mail/workflow';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { mailRunNotCancellable, mailRunNotCommittable } from '../../domain/shared/workflow-failures';
+import { updateWorkflow } from '../shared/workflow-gateway';
 import {
   commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MAIL_RUN_WINDOW_SECONDS, MailRunCancellationReason, MailRunPendingReason,
   MailRunStatusName, pendingReasonAction, settingsBlock,
-} from '../domain/workflow-safe/mail-runs';
-import type { MailStatusName } from '../domain/workflow-safe/mail-rules';
+} from '../../domain/workflow-safe/mail-runs';
+import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_WORKFLOW, MailRunWorkflowInput, mailRunWorkflowId,
-} from '../workflows/contracts/mail-run';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
+} from '../../workflows/mail-runs/contracts';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 
 type Queryable = Pick<EntityManager, 'query'>;
 

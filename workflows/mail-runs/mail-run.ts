@@ -10,15 +10,15 @@
 import {
   allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
 } from '@temporalio/workflow';
-import type { createMailRunActivities } from '../activities/mail-run';
+import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import {
   cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
-} from './contracts/mail-run';
-import { ObjectStatus } from './shared/search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from './shared/operator-cancellation';
-import { publishStatus, showDetails } from './shared/status-visibility';
-import { call, UNLIMITED_RETRY } from './shared/activity-failures';
-import { isSettledMailRun, MailRunStatusName } from '../domain/workflow-safe/mail-runs';
+} from './contracts';
+import { ObjectStatus } from '../shared/search-attributes';
+import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from '../shared/operator-cancellation';
+import { publishStatus, showDetails } from '../shared/status-visibility';
+import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
 

@@ -6,16 +6,16 @@
 // (refund:mail:<id>) and a repeated or concurrent commit can never debit twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Deps } from '../services/shared/deps';
-import { balanceCents, debit } from '../services/credits';
-import { spentLast24h } from '../services/outbound-mail/safeguards';
-import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../services/outbound-mail/record';
-import { startMailWorkflow } from '../services/outbound-mail/workflow';
-import { loadMailRunById, MailRunRow } from '../services/mail-runs';
-import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../domain/workflow-safe/mail-runs';
-import type { MailStatusName } from '../domain/workflow-safe/mail-rules';
-import { outboundMailWorkflowId } from '../workflows/outbound-mail/contracts';
-import { CancelMailRunResult, FundMailRunResult, MAIL_RUN_FAILURE, mailRunSettledSignal } from '../workflows/contracts/mail-run';
+import type { Deps } from '../../services/shared/deps';
+import { balanceCents, debit } from '../../services/credits';
+import { spentLast24h } from '../../services/outbound-mail/safeguards';
+import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
+import { startMailWorkflow } from '../../services/outbound-mail/workflow';
+import { loadMailRunById, MailRunRow } from '../../services/mail-runs/mail-runs';
+import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
+import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
+import { CancelMailRunResult, FundMailRunResult, MAIL_RUN_FAILURE, mailRunSettledSignal } from '../../workflows/mail-runs/contracts';
 
 function fail(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
