@@ -9,7 +9,7 @@ import { extensionOf, familyOfContentType } from '../domain/inbound-message';
 import { ocrPageStatus, ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
 import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../domain/inbound-thread';
 import type { Deps } from '../services/shared/deps';
-import { publishEvent } from '../services/events';
+import { publishEvent } from '../services/webhooks/events';
 import { docxText, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../services/ocr';
 

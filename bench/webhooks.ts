@@ -1,11 +1,11 @@
-// Webhook fan-out: 10,000 events published through services/events.ts publishEvent (which
+// Webhook fan-out: 10,000 events published through services/webhooks/events.ts publishEvent (which
 // records each event, inserts its deliveries and wakes the receiver's dispatcher workflow)
 // for the bench agent, whose webhook is a local receiver; the worker process signs and sends them.
 // Measures publishing (events/s) and delivery (from the first publish until the receiver
 // holds all 10,000 events: deliveries/s), and checks every event arrived.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { publishEvent } from '../services/events';
+import { publishEvent } from '../services/webhooks/events';
 import type { BenchMetric } from './run';
 import { BenchServices, metric } from './services';
 

@@ -10,7 +10,7 @@ import { ApiError, codedError, errors } from '../domain/shared/errors';
 import { mailboxIdFor } from '../domain/agents';
 import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from './shared/scoping';
-import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from './webhooks';
+import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from './webhooks/agent-webhooks';
 
 export interface AgentInput {
   name: string;

@@ -17,8 +17,8 @@ import { ocrImage } from './ocr';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/workflow-safe/handling';
 import { assignFacility } from './facilities';
-import { publishEvent } from './events';
-import { emitRuleMatches } from './webhook-rules';
+import { publishEvent } from './webhooks/events';
+import { emitRuleMatches } from './webhooks/rules';
 import { expectingAgent } from './expected-shipments';
 import { applyArrival } from './package-arrival';
 import {

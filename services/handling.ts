@@ -28,7 +28,7 @@ import {
   inboundStartOptions, ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
 import { assignmentView, loadAssignment } from './agent-inbox';
-import { publishEvent } from './events';
+import { publishEvent } from './webhooks/events';
 import { signalScanOutcome } from './facility-inbound';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, HandlingSnapshot, handlingWorkflowId,

@@ -12,7 +12,7 @@ import { errors } from '../domain/shared/errors';
 import type { FieldError } from '../domain/shared/errors';
 import { pagination } from '../domain/shared/pagination';
 import { ARRIVAL_LIMITS, emptyApplyProblem, emptyMatchProblem, MailboxRule, RuleApply, RuleMatch } from '../domain/package-arrival';
-import { termProblem } from '../domain/webhook-rules';
+import { termProblem } from '../domain/webhooks/rules';
 
 interface RuleRow extends MailboxRule {
   member_id: string;

@@ -1,8 +1,8 @@
 // Every workflow the worker registers, one module per business object.
 export * from './outbound-mail/mail';
 export * from './batches/batch';
-export * from './webhook-delivery';
-export * from './webhook-dispatch';
+export * from './webhooks/delivery';
+export * from './webhooks/dispatch';
 export * from './inbound-extraction';
 export * from './handling';
 export * from './mail-runs/mail-run';

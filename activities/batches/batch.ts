@@ -7,7 +7,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../services/shared/deps';
 import { debit, refund } from '../../services/credits';
 import { assignFacility } from '../../services/facilities';
-import { publishEvent } from '../../services/events';
+import { publishEvent } from '../../services/webhooks/events';
 import { batchEvent, BatchRow, loadBatchRow } from '../../services/batches/batches';
 import { ApiError } from '../../domain/shared/errors';
 import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';

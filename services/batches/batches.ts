@@ -12,7 +12,7 @@ import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../auth';
 import { balanceCents, insufficientCredits } from '../credits';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
-import type { DomainEvent } from '../events';
+import type { DomainEvent } from '../webhooks/events';
 import { requestFingerprint } from '../shared/idempotency';
 import { sha256Hex } from '../../domain/keys';
 import { ApiError, errors } from '../../domain/shared/errors';

@@ -3,7 +3,7 @@
 // are minted fresh on every call (1-hour expiry).
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
-import { publishEvent } from '../events';
+import { publishEvent } from '../webhooks/events';
 import { currentInstructions } from '../instructions';
 import { formatCents } from '../../domain/shared/money';
 import { formatAddressLines } from '../../domain/outbound-mail/address';

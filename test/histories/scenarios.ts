@@ -17,8 +17,8 @@ import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts'
 import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';
-import { webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
-import { webhookDeliveryWorkflowId } from '../../workflows/contracts/webhook-delivery';
+import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/delivery.contracts';
 import { inboundExtractionWorkflowId } from '../../workflows/contracts/inbound-extraction';
 
 export interface ScenarioContext {

@@ -6,11 +6,11 @@ import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { publishEvent, DomainEvent } from '../../services/events';
+import { publishEvent, DomainEvent } from '../../services/webhooks/events';
 import { authenticate } from '../../services/auth';
-import { createWebhookEndpoint, updateWebhookEndpoint } from '../../services/webhook-endpoints';
-import { emitRuleMatches } from '../../services/webhook-rules';
-import { checkWebhookTarget, sendWebhook } from '../../services/webhook-http';
+import { createWebhookEndpoint, updateWebhookEndpoint } from '../../services/webhooks/endpoints';
+import { emitRuleMatches } from '../../services/webhooks/rules';
+import { checkWebhookTarget, sendWebhook } from '../../services/webhooks/http';
 import { answerChallenges, MD, newAgentKey, newAgentRow, newMemberTestKey, Received, startReceiver, until } from './webhook-helpers';
 
 jest.setTimeout(120_000);

@@ -5,13 +5,13 @@ import { createHmac } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/events';
-import { updateWebhookSettings } from '../../services/webhooks';
+import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/webhooks/events';
+import { updateWebhookSettings } from '../../services/webhooks/agent-webhooks';
 import { authenticate } from '../../services/auth';
 import { ApiError } from '../../domain/shared/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
-import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/contracts/webhook-dispatch';
-import { ensureWebhookCleanupSchedule } from '../../services/webhook-maintenance';
+import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { ensureWebhookCleanupSchedule } from '../../services/webhooks/maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';
 
 jest.setTimeout(120_000);

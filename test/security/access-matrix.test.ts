@@ -21,7 +21,7 @@ import type { RouteDef } from '../../api/route';
 import { Access, accessKey, ENDPOINT_ACCESS, SCOPES } from '../../domain/shared/access';
 import type { KeyKind } from '../../domain/keys';
 import { createFacility, insertMemberKey, revokeKey } from '../../services/accounts';
-import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';
+import { SAMPLE_EVENT_TYPES } from '../../domain/webhooks/samples';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { newWorld, receivePiece } from '../helpers/physical-inbound';
 import { memberSampleId } from '../../services/inbound-items';

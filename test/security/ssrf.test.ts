@@ -4,8 +4,8 @@
 // at configuration time (the URL), at delivery time (every DNS answer, redirects never
 // followed) and at start-up (production refuses the flag).
 import { loadConfig } from '../../config';
-import { webhookUrlProblem, WebhookUrlKind } from '../../domain/webhook-urls';
-import { checkWebhookTarget, Resolver, sendWebhook } from '../../services/webhook-http';
+import { webhookUrlProblem, WebhookUrlKind } from '../../domain/webhooks/urls';
+import { checkWebhookTarget, Resolver, sendWebhook } from '../../services/webhooks/http';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';

@@ -38,7 +38,7 @@ const COMPARISON = new RegExp(
 /** Comparisons that are not of secrets: file -> a fragment of the line, and why. */
 const NOT_SECRETS: Array<{ file: string; fragment: string; why: string }> = [
   {
-    file: 'services/webhook-deliveries.ts',
+    file: 'services/webhooks/deliveries.ts',
     fragment: 'parsed.challenge === challenge',
     why: 'the verification challenge is sent to the receiver and echoed back; only the URL owner ever sees it, so there is nothing to guess by timing',
   },

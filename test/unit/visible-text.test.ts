@@ -3,7 +3,7 @@
 // labels, tags, notes, terms, messages, address lines) refuses it with its field path.
 import type { z } from 'zod';
 import { hasVisibleCharacter } from '../../domain/workflow-safe/visible-text';
-import { termProblem } from '../../domain/webhook-rules';
+import { termProblem } from '../../domain/webhooks/rules';
 import { checkFacilityDecision, checkForwardAddress, checkProposal } from '../../domain/workflow-safe/handling';
 import { AgentCreateRequest, AgentPatchRequest, ProposalRequest } from '../../api/schemas/agents';
 import { MemberKeyRequest } from '../../api/schemas/keys';
@@ -14,7 +14,7 @@ import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } f
 import {
   AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,
 } from '../../api/schemas/physical-inbound';
-import { EndpointCreateRequest, RuleRequest } from '../../api/schemas/webhooks';
+import { EndpointCreateRequest, RuleRequest } from '../../api/routes/webhooks/webhooks.schemas';
 import { SupportMessageBody } from '../../api/routes/support';
 import { FacilityMessageBody } from '../../api/routes/facility-messages';
 import { AgentAuthRequest } from '../../api/discovery/surfaces';

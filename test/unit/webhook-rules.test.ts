@@ -1,4 +1,4 @@
-import { evaluateRule, normalizeRuleText, RulePage, RULE_LIMITS, termProblem, WebhookRule } from '../../domain/webhook-rules';
+import { evaluateRule, normalizeRuleText, RulePage, RULE_LIMITS, termProblem, WebhookRule } from '../../domain/webhooks/rules';
 
 const page = (text: string | null, over: Partial<RulePage> = {}): RulePage => ({
   pageId: 'p', sourceKind: 'physical', ocrStatus: 'ready', text, ...over,

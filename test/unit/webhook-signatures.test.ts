@@ -3,11 +3,11 @@ import { Webhook } from 'standardwebhooks';
 import {
   endpointSecretPrefix, generateEndpointSecret, generateLegacySigningKey, legacySignatureHeader, legacySigningKeyValue,
   standardWebhookHeaders,
-} from '../../domain/webhook-signatures';
+} from '../../domain/webhooks/signatures';
 import { decryptSecret, encryptSecret } from '../../domain/shared/secrets';
 import { LOCAL_DEV_ENCRYPTION_KEY, loadConfig } from '../../config';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
-import { fitPayload, isSubscribed, renderEnvelope, renderLegacyBody, subscriptionProblem, ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, MAX_REQUEST_BYTES } from '../../domain/webhook-events';
+import { fitPayload, isSubscribed, renderEnvelope, renderLegacyBody, subscriptionProblem, ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, MAX_REQUEST_BYTES } from '../../domain/webhooks/events';
 
 describe('custom endpoint signatures (Standard Webhooks)', () => {
   it('makes whsec_ secrets of 32 random bytes', () => {

@@ -1,4 +1,4 @@
-import { isPublicAddress, parseIp, webhookUrlProblem } from '../../domain/webhook-urls';
+import { isPublicAddress, parseIp, webhookUrlProblem } from '../../domain/webhooks/urls';
 
 describe('webhook URL rules (production mode)', () => {
   it.each([

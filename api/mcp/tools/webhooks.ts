@@ -3,14 +3,14 @@
 import { z } from 'zod';
 import {
   DeliveriesQuery, EndpointCreateRequest, EndpointListQuery, EndpointPatchRequest, SampleRequest, WebhookSettingsRequest,
-} from '../../schemas/webhooks';
+} from '../../routes/webhooks/webhooks.schemas';
 import { pagination, Uuid } from '../../schemas/common';
 import { parseOrThrow } from '../../router';
 import {
   createWebhookEndpoint, listEndpointDeliveries, listWebhookEndpoints, rotateWebhookEndpointSecret, testWebhookEndpoint,
   testWebhookEndpointWithSample, updateWebhookEndpoint,
-} from '../../../services/webhook-endpoints';
-import { replayDelivery, updateWebhookSettings } from '../../../services/webhooks';
+} from '../../../services/webhooks/endpoints';
+import { replayDelivery, updateWebhookSettings } from '../../../services/webhooks/agent-webhooks';
 import { defineTool } from '../tool';
 
 const EndpointId = { endpoint_id: Uuid.describe('the webhook endpoint id') };

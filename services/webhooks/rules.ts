@@ -2,10 +2,10 @@
 // member's active endpoints against an inbound item's saved OCR and publishes
 // inbound.rule_matched once per (item, rule), delivered only to the endpoint that owns
 // the rule. Called by the inbound pipeline from an activity once OCR is saved.
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import { publishEvent } from './events';
-import { evaluateRule, RulePage, WebhookRule } from '../domain/webhook-rules';
-import { endpointEnvironmentOf, RULE_MATCHED_EVENT_TYPE } from '../domain/webhook-events';
+import { evaluateRule, RulePage, WebhookRule } from '../../domain/webhooks/rules';
+import { endpointEnvironmentOf, RULE_MATCHED_EVENT_TYPE } from '../../domain/webhooks/events';
 
 export interface RuleMatchInput {
   memberId: string;

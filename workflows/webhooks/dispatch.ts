@@ -4,10 +4,10 @@
 // passes the workflow sleeps until that moment or until a publisher's wake-up signal.
 // With nothing queued it ends; the next event starts it again (signal-with-start). The
 // history stays short: continue-as-new after a fixed number of passes.
-import { UNLIMITED_RETRY } from './shared/activity-failures';
+import { UNLIMITED_RETRY } from '../shared/activity-failures';
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './contracts/webhook-dispatch';
+import type { Activities } from '../../activities';
+import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './dispatch.contracts';
 
 const { dispatchWebhookDeliveries } = proxyActivities<Activities>({
   // A pass stops starting new attempts after its budget (60 s); the last ones take <= 10 s.

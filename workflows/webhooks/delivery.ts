@@ -3,10 +3,10 @@
 // with a fresh timestamp, sends it and records the result; the workflow only decides
 // whether to wait and try again.
 import { ActivityFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './contracts/webhook-delivery';
-import { ObjectStatus } from './shared/search-attributes';
-import { retryDelayMs } from '../domain/workflow-safe/webhook-retry';
+import type { Activities } from '../../activities';
+import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './delivery.contracts';
+import { ObjectStatus } from '../shared/search-attributes';
+import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 
 const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<Activities>({
   // The receiver has 10 s; DNS, signing and bookkeeping fit easily in the rest.

@@ -1,13 +1,13 @@
 // Webhook housekeeping, run by the webhookHistoryCleanupWorkflow on a daily Temporal
 // Schedule that the worker creates (or updates) when it starts: delivery history older
 // than 30 days is deleted. (Deliveries left waiting by a lost wake-up are the dispatch
-// reconciler's job: services/webhook-dispatch.ts.)
-import type { Deps } from './shared/deps';
-import { ensureIntervalSchedule } from './schedules';
-import { returnedRows } from './webhook-deliveries';
+// reconciler's job: services/webhooks/dispatch.ts.)
+import type { Deps } from '../shared/deps';
+import { ensureIntervalSchedule } from '../schedules';
+import { returnedRows } from './deliveries';
 import {
   WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
-} from '../workflows/contracts/maintenance';
+} from '../../workflows/contracts/maintenance';
 
 export const DELIVERY_RETENTION_DAYS = 30;
 const BATCH = 1000;

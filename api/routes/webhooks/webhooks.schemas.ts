@@ -1,9 +1,9 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery, visible } from './common';
-import { ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, subscriptionProblem, TEST_EVENT_TYPE } from '../../domain/webhook-events';
-import { RULE_LIMITS, termProblem } from '../../domain/webhook-rules';
-import { SAMPLE_EVENT_TYPES } from '../../domain/webhook-samples';
+import { Pagination, paginationQuery, visible } from '../../schemas/common';
+import { ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, subscriptionProblem, TEST_EVENT_TYPE } from '../../../domain/webhooks/events';
+import { RULE_LIMITS, termProblem } from '../../../domain/webhooks/rules';
+import { SAMPLE_EVENT_TYPES } from '../../../domain/webhooks/samples';
 
 const Id = z.uuid({ message: 'must be a UUID' });
 const Url = z.url({ protocol: /^https?$/, message: 'must be an https URL' }).max(2048);

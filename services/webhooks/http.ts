@@ -7,7 +7,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isLoopbackAddress, isLoopbackHost, isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../domain/webhook-urls';
+import { isLoopbackAddress, isLoopbackHost, isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../../domain/webhooks/urls';
 
 export const ATTEMPT_DEADLINE_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 4096;

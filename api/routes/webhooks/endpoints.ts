@@ -1,19 +1,19 @@
 // Custom webhook endpoints: CRUD, verification, tests, secret rotation, rules, and the
 // endpoint delivery log with replay.
-import { defineRoute, RouteDef } from '../route';
-import { pagination } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { pagination } from '../../schemas/common';
 import {
   DeliveriesQuery, DeliveryDetail, DeliveryList, Delivery, Endpoint, EndpointCreateRequest, EndpointListQuery, EndpointParams,
   EndpointPatchRequest, EndpointTestResult, EndpointWithSecret, Rule, RulePatchRequest, RuleParams, RuleRequest, SampleRequest,
   TestDeliveryResult, VerificationResult,
-} from '../schemas/webhooks';
+} from './webhooks.schemas';
 import { z } from 'zod';
 import {
   createRule, createWebhookEndpoint, deleteRule, deleteWebhookEndpoint, getWebhookEndpoint, listEndpointDeliveries, listRules,
   listWebhookEndpoints, rotateWebhookEndpointSecret, testWebhookEndpoint, testWebhookEndpointWithSample, updateRule,
   updateWebhookEndpoint, verifyWebhookEndpoint,
-} from '../../services/webhook-endpoints';
-import { getDelivery, replayDelivery } from '../../services/webhooks';
+} from '../../../services/webhooks/endpoints';
+import { getDelivery, replayDelivery } from '../../../services/webhooks/agent-webhooks';
 
 const TAGS = ['Webhook endpoints'];
 const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });

@@ -3,23 +3,23 @@
 // The API never calls a receiver: test deliveries run as one-attempt delivery workflows
 // in the worker and the API waits for their result.
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
 import { recordEvent } from './events';
 import {
   attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
-} from './webhook-deliveries';
-import { checkWebhookTarget, Resolver } from './webhook-http';
-import { wakeDispatchers } from './webhook-dispatch';
-import { errors } from '../domain/shared/errors';
-import { encryptSecret } from '../domain/shared/secrets';
-import { generateLegacySigningKey, legacySigningKeyValue } from '../domain/webhook-signatures';
-import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../domain/webhook-events';
-import { pingPayload, samplePayload } from '../domain/webhook-samples';
-import type { WebhookUrlKind } from '../domain/webhook-urls';
+} from './deliveries';
+import { checkWebhookTarget, Resolver } from './http';
+import { wakeDispatchers } from './dispatch';
+import { errors } from '../../domain/shared/errors';
+import { encryptSecret } from '../../domain/shared/secrets';
+import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/webhooks/signatures';
+import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
+import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
+import type { WebhookUrlKind } from '../../domain/webhooks/urls';
 
 /** 400 unless the URL follows the webhook URL rules and its host resolves to public addresses only. */
 export async function assertWebhookTarget(deps: Deps, url: string, kind: WebhookUrlKind, path: string, resolve?: Resolver): Promise<void> {

@@ -1,7 +1,7 @@
 // Custom-endpoint rules: literal matching of saved OCR text against a rule's terms.
 // Text and terms are NFKC-normalised, lowercased and whitespace-collapsed, then compared
 // as substrings of the combined text of the selected pages. Pure: no I/O.
-import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './workflow-safe/visible-text';
+import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../workflow-safe/visible-text';
 
 export type RuleSource = 'envelope' | 'letter' | 'any';
 export type RuleMatch = 'any' | 'all';

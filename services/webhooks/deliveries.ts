@@ -1,24 +1,24 @@
 // Webhook deliveries: one row per (event, receiver), created by fanOut and sent by the
-// receiver's dispatcher workflow (services/webhook-dispatch.ts), whose passes run
+// receiver's dispatcher workflow (services/webhooks/dispatch.ts), whose passes run
 // attemptDelivery in the worker. Synthetic one-attempt deliveries (tests, endpoint
 // verifications), which a caller waits for, run in a `webhook-delivery-<id>` workflow.
 // Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature)
 // or a custom endpoint (Standard Webhooks signatures, verification, pausing).
 import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
-import type { Deps } from './shared/deps';
-import { sendWebhook, Resolver } from './webhook-http';
-import { decryptSecret } from '../domain/shared/secrets';
+import type { Deps } from '../shared/deps';
+import { sendWebhook, Resolver } from './http';
+import { decryptSecret } from '../../domain/shared/secrets';
 import {
   DeliverableEvent, endpointEnvironmentOf, ENDPOINT_EVENT_TYPES, fitPayload, isSubscribed, LEGACY_EVENT_TYPES,
   renderEnvelope, renderLegacyBody, RULE_MATCHED_EVENT_TYPE,
-} from '../domain/webhook-events';
-import { legacySignatureHeader, standardWebhookHeaders } from '../domain/webhook-signatures';
-import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../domain/workflow-safe/webhook-retry';
+} from '../../domain/webhooks/events';
+import { legacySignatureHeader, standardWebhookHeaders } from '../../domain/webhooks/signatures';
+import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
   AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
   WebhookDeliveryResult,
-} from '../workflows/contracts/webhook-delivery';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
+} from '../../workflows/webhooks/contracts';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 
 export interface DeliveryRow {
   id: string;

@@ -1,6 +1,6 @@
 // Sample payloads for test deliveries: the shape a receiver will get for a real event of
 // that type, with made-up values and `sample: true` so handlers can tell. Pure.
-import { BATCH_EVENT_TYPES, INBOUND_EVENT_TYPES, MAIL_EVENT_TYPES, TEST_EVENT_TYPE } from './webhook-events';
+import { BATCH_EVENT_TYPES, INBOUND_EVENT_TYPES, MAIL_EVENT_TYPES, TEST_EVENT_TYPE } from './events';
 
 export interface SampleContext {
   /** A fresh uuid for the sample object. */

@@ -5,22 +5,22 @@
 // An endpoint's environment is its key's: test keys create and manage sandbox endpoints,
 // live keys live ones (the other environment's endpoints are 404, as everywhere).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { canSee } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { canSee } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
 import {
   assertWebhookTarget, loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult,
-} from './webhooks';
-import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './webhook-deliveries';
-import type { Resolver } from './webhook-http';
-import { errors } from '../domain/shared/errors';
-import { encryptSecret } from '../domain/shared/secrets';
-import { endpointSecretPrefix, generateEndpointSecret } from '../domain/webhook-signatures';
-import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../domain/webhook-events';
-import { RULE_LIMITS, RuleMatch, RuleSource } from '../domain/webhook-rules';
-import { pingPayload, samplePayload } from '../domain/webhook-samples';
+} from './agent-webhooks';
+import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './deliveries';
+import type { Resolver } from './http';
+import { errors } from '../../domain/shared/errors';
+import { encryptSecret } from '../../domain/shared/secrets';
+import { endpointSecretPrefix, generateEndpointSecret } from '../../domain/webhooks/signatures';
+import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../../domain/webhooks/events';
+import { RULE_LIMITS, RuleMatch, RuleSource } from '../../domain/webhooks/rules';
+import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
 
 export const ENDPOINTS_PER_ENVIRONMENT = 3;
 export const ROTATION_WINDOW_HOURS = 24;

@@ -4,9 +4,9 @@
 // subscribed receiver (legacy agent webhook, custom webhook endpoints) as delivery rows
 // that the receivers' dispatcher workflows send.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { createEventDeliveries } from './webhook-deliveries';
-import { wakeDispatchers } from './webhook-dispatch';
+import type { Deps } from '../shared/deps';
+import { createEventDeliveries } from './deliveries';
+import { wakeDispatchers } from './dispatch';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */

@@ -1,12 +1,12 @@
 // Webhook sending (worker only): a dispatcher pass over a receiver's due deliveries, and
 // the single attempt of a synthetic delivery; each attempt signs with a fresh timestamp,
 // sends and records.
-import type { Deps } from '../services/shared/deps';
+import type { Deps } from '../../services/shared/deps';
 import { heartbeat } from '@temporalio/activity';
-import { attemptDelivery, failDelivery } from '../services/webhook-deliveries';
-import { dispatchDueDeliveries, wakeOverdueDispatchers } from '../services/webhook-dispatch';
-import type { DispatchPassResult, ReconcileWebhookDispatchInput } from '../workflows/contracts/webhook-dispatch';
-import type { AttemptInput, AttemptOutcome } from '../workflows/contracts/webhook-delivery';
+import { attemptDelivery, failDelivery } from '../../services/webhooks/deliveries';
+import { dispatchDueDeliveries, wakeOverdueDispatchers } from '../../services/webhooks/dispatch';
+import type { DispatchPassResult, ReconcileWebhookDispatchInput } from '../../workflows/webhooks/dispatch.contracts';
+import type { AttemptInput, AttemptOutcome } from '../../workflows/webhooks/delivery.contracts';
 
 export function createWebhookDeliveryActivities(deps: Deps) {
   return {

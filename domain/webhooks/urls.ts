@@ -6,7 +6,7 @@
 // WEBHOOKS_ALLOW_INSECURE_LOCAL=true (tests, local receivers) URLs that name this
 // machine's loopback (localhost, 127.0.0.0/8, ::1) may also use http and any port;
 // every other URL keeps every rule. Pure: no I/O (DNS resolution happens in
-// services/webhook-http.ts).
+// services/webhooks/http.ts).
 
 export type WebhookUrlKind = 'endpoint' | 'agent_webhook';
 

@@ -1,5 +1,5 @@
 // Webhook dispatch: queued event deliveries are sent by one dispatcher workflow per
-// receiver and environment (workflows/webhook-dispatch.ts). Publishers insert delivery
+// receiver and environment (workflows/webhooks/dispatch.ts). Publishers insert delivery
 // rows and call wakeDispatchers; a pass (dispatchDueDeliveries, the dispatcher's
 // activity) sends every due delivery of its receiver with bounded concurrency, each
 // through attemptDelivery (one recorded attempt, idempotent per attempt number).
@@ -10,15 +10,15 @@
 // committed before the clear is seen by that pass; one committed after it finds the
 // flag clear and signals. A wake-up lost to a crash is repaired by the next publish after
 // WAKE_REFRESH_SECONDS or by the reconciler schedule (wakeOverdueDispatchers).
-import type { Deps } from './shared/deps';
-import { ensureIntervalSchedule } from './schedules';
-import { attemptDelivery, DeliveryRow, returnedRows } from './webhook-deliveries';
-import { retryDelayMs } from '../domain/workflow-safe/webhook-retry';
+import type { Deps } from '../shared/deps';
+import { ensureIntervalSchedule } from '../schedules';
+import { attemptDelivery, DeliveryRow, returnedRows } from './deliveries';
+import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
   DispatchPassResult, RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, ReconcileWebhookDispatchInput, wakeDispatcherSignal,
   WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchReconcilerScheduleId, webhookDispatchWorkflowId, WebhookDispatchInput,
-} from '../workflows/contracts/webhook-dispatch';
-import { AgentId, MemberId, ObjectId, TestMode } from '../workflows/shared/search-attributes';
+} from '../../workflows/webhooks/dispatch.contracts';
+import { AgentId, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 
 const WAKE_REFRESH_SECONDS = 30;
 /** Attempts in flight at once for one receiver. */

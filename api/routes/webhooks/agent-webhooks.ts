@@ -1,13 +1,13 @@
 // Legacy agent webhooks: settings, the event log, and the synthetic test delivery.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { pagination } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { pagination } from '../../schemas/common';
 import {
   TestDeliveryResult, TestWebhookRequest, WebhookEventDetail, WebhookEventList, WebhookEventParams, WebhookEventsQuery,
   WebhookSettings, WebhookSettingsRequest, EndpointTestResult,
-} from '../schemas/webhooks';
-import { getWebhookEvent, listWebhookEvents, updateWebhookSettings } from '../../services/webhooks';
-import { sendTestWebhook } from '../../services/webhook-endpoints';
+} from './webhooks.schemas';
+import { getWebhookEvent, listWebhookEvents, updateWebhookSettings } from '../../../services/webhooks/agent-webhooks';
+import { sendTestWebhook } from '../../../services/webhooks/endpoints';
 
 export const routes: RouteDef[] = [
   defineRoute({
