@@ -3,7 +3,7 @@ import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './outbound-mail/mail';
 import { createBatchActivities } from './batches/batch';
 import { createWebhookDeliveryActivities } from './webhooks/delivery';
-import { createInboundExtractionActivities } from './inbound-extraction';
+import { createInboundExtractionActivities } from './inbound-email/inbound-extraction';
 import { createHandlingActivities } from './handling';
 import { createMailRunActivities } from './mail-runs/mail-run';
 import { createMaintenanceActivities } from './maintenance';

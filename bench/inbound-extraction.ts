@@ -8,10 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { analyseInbound, Analysis, TextSource } from '../domain/inbound-analysis';
-import { normaliseName } from '../domain/inbound-thread';
-import { pdfPageTexts } from '../services/inbound-tools';
-import { ocrImage, ocrImageFile } from '../services/ocr';
+import { analyseInbound, Analysis, TextSource } from '../domain/inbound-email/analysis';
+import { normaliseName } from '../domain/inbound-email/thread';
+import { pdfPageTexts } from '../services/inbound-email/document-tools';
+import { ocrImage, ocrImageFile } from '../services/inbound-email/ocr';
 import type { InvoiceExpectation } from '../scripts/make-invoice-fixtures';
 
 const DIR = path.join(__dirname, '..', 'test', 'fixtures', 'invoices');

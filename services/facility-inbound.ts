@@ -1,7 +1,7 @@
 // The facility side of physical inbound (sk_facility_ keys) and the scan pipeline:
 // private mailboxes; intake drafts (identify the mailbox, draft the piece, attach
 // sealed-exterior photos, match it to a member's mailbox and agent, commit it into
-// custody); scan requests and their fulfilment with page images, OCR (services/ocr.ts,
+// custody); scan requests and their fulfilment with page images, OCR (services/inbound-email/ocr.ts,
 // Tesseract when installed) and the inbound.* events; and the facility's work on package actions.
 import { paginationWithNext } from '../domain/shared/pagination';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -12,8 +12,8 @@ import type { UploadedFile } from '../api/route';
 import { errors } from '../domain/shared/errors';
 import { sha256Hex } from '../domain/keys';
 import { checkImage } from '../domain/shared/images';
-import { ocrPageStatus } from '../domain/inbound-ocr';
-import { ocrImage } from './ocr';
+import { ocrPageStatus } from '../domain/inbound-email/ocr';
+import { ocrImage } from './inbound-email/ocr';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/workflow-safe/handling';
 import { assignFacility } from './facilities';
@@ -584,7 +584,7 @@ export async function publishScanAvailable(deps: Deps, bundleId: string): Promis
 export const MAX_OCR_ATTEMPTS = 3;
 
 /**
- * OCRs one page (services/ocr.ts) and saves the result: its text (at most 32,000
+ * OCRs one page (services/inbound-email/ocr.ts) and saves the result: its text (at most 32,000
  * characters), confidence, uncertain spans and status (ready, or needs_review when the
  * confidence is low). Pages already finished (template OCR of fixtures, or a previous
  * attempt) are left as they are. Returns whether another attempt may help.

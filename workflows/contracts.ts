@@ -3,7 +3,7 @@ export * from './outbound-mail/contracts';
 export * from './batches/contracts';
 export * from './webhooks/delivery.contracts';
 export * from './webhooks/dispatch.contracts';
-export * from './contracts/inbound-extraction';
+export * from './inbound-email/contracts';
 export * from './contracts/handling';
 export * from './mail-runs/contracts';
 export * from './contracts/maintenance';

@@ -3,7 +3,7 @@ export * from './outbound-mail/mail';
 export * from './batches/batch';
 export * from './webhooks/delivery';
 export * from './webhooks/dispatch';
-export * from './inbound-extraction';
+export * from './inbound-email/inbound-extraction';
 export * from './handling';
 export * from './mail-runs/mail-run';
 export * from './maintenance';

@@ -7,7 +7,7 @@ import { routes as mail } from './outbound-mail/mail';
 import { routes as batches } from './batches/batches';
 import { routes as webhooks } from './webhooks/agent-webhooks';
 import { routes as webhookEndpoints } from './webhooks/endpoints';
-import { routes as inboundContext } from './inbound-context';
+import { routes as inboundContext } from './inbound-email/inbound-context';
 import { routes as packages } from './packages';
 import { routes as expectedShipments } from './expected-shipments';
 import { routes as mailboxRules } from './mailbox-rules';

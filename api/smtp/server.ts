@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { ApiError } from '../../domain/shared/errors';
 import type { Deps } from '../../services/shared/deps';
-import { aliasForDelivery, messageTooLarge, receiveEmail } from '../../services/intake';
+import { aliasForDelivery, messageTooLarge, receiveEmail } from '../../services/inbound-email/intake';
 
 /** An SMTP reply for an intake refusal: code, enhanced status and the refusal's own words. */
 export function smtpReplyFor(err: unknown): { responseCode: number; message: string } {

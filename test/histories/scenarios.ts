@@ -19,7 +19,7 @@ import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';
 import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/delivery.contracts';
-import { inboundExtractionWorkflowId } from '../../workflows/contracts/inbound-extraction';
+import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
 
 export interface ScenarioContext {
   app: TestApp;

@@ -16,7 +16,7 @@ import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { RunningSmtpServer, startSmtpServer } from '../../api/smtp/server';
 import { errors } from '../../domain/shared/errors';
-import { INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId } from '../../workflows/contracts/inbound-extraction';
+import { INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
 
 jest.setTimeout(180_000);
 

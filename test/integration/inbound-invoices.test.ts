@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyse, billFieldsOf, FIELDS, manifest, matches, scanSource, textLayerSource } from '../../bench/inbound-extraction';
-import { MAX_UNCERTAIN_SPAN_CHARS, NEEDS_REVIEW_CONFIDENCE, ocrPageStatus } from '../../domain/inbound-ocr';
-import { ocrImage } from '../../services/ocr';
+import { MAX_UNCERTAIN_SPAN_CHARS, NEEDS_REVIEW_CONFIDENCE, ocrPageStatus } from '../../domain/inbound-email/ocr';
+import { ocrImage } from '../../services/inbound-email/ocr';
 
 jest.setTimeout(180_000);
 

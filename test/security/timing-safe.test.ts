@@ -56,7 +56,7 @@ describe('constant-time comparison of secrets', () => {
   });
 
   it('the intake secret is checked with safeEqual', () => {
-    const body = functionBody(read('services/intake.ts'), 'assertIntakeSecret');
+    const body = functionBody(read('services/inbound-email/intake.ts'), 'assertIntakeSecret');
     expect(body).toMatch(/safeEqual\(presented, deps\.config\.intakeSecret\)/);
   });
 

@@ -1,4 +1,4 @@
-import { findAddresses, parseCityStateZip, zipMatchesState } from '../../domain/inbound-address';
+import { findAddresses, parseCityStateZip, zipMatchesState } from '../../domain/inbound-email/address';
 
 describe('US address parser', () => {
   it('parses city, state and ZIP lines in the usual forms', () => {

@@ -1,4 +1,4 @@
-import { analyseInbound } from '../../domain/inbound-analysis';
+import { analyseInbound } from '../../domain/inbound-email/analysis';
 
 const BILL = [
   'Springfield Power & Light',

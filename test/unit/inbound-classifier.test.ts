@@ -1,4 +1,4 @@
-import { classify, suggestAction } from '../../domain/inbound-classifier';
+import { classify, suggestAction } from '../../domain/inbound-email/classifier';
 
 describe('heuristic classifier', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { findAmounts, findDates, findDeadlines, findReferenceNumbers, formatDollars } from '../../domain/inbound-facts';
+import { findAmounts, findDates, findDeadlines, findReferenceNumbers, formatDollars } from '../../domain/inbound-email/facts';
 
 describe('inbound date extraction', () => {
   it('reads long, short, day-first, ISO and US numeric dates', () => {

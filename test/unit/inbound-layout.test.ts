@@ -1,7 +1,7 @@
 // Label/value pairing on laid-out text: each rule on the arrangement it is for.
 import {
   billFields, blocksText, layoutRows, letterheadName, parseAmountCents, parseDate, parseDocumentNumber,
-} from '../../domain/inbound-layout';
+} from '../../domain/inbound-email/layout';
 
 describe('values', () => {
   it('reads amounts with $ and thousands separators, and refuses negative or blank ones', () => {

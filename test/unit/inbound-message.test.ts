@@ -1,4 +1,4 @@
-import { attachmentVerdict, forwardedFrom, messageShapeProblem, parseAliasAddress, safeFilename, sniffContent } from '../../domain/inbound-message';
+import { attachmentVerdict, forwardedFrom, messageShapeProblem, parseAliasAddress, safeFilename, sniffContent } from '../../domain/inbound-email/message';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\n1 0 obj', 'latin1');

@@ -1,6 +1,6 @@
 import {
   layoutText, MAX_UNCERTAIN_SPAN_CHARS, MAX_UNCERTAIN_SPANS, ocrPageStatus, ocrUnreadable, OcrWord, pageNeedsOcr, parseTesseractTsv, uncertainSpans,
-} from '../../domain/inbound-ocr';
+} from '../../domain/inbound-email/ocr';
 
 const HEADER = 'level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext';
 const row = (block: number, par: number, line: number, word: number, conf: number, text: string, left = word * 60, top = (block * 10 + line) * 30) =>

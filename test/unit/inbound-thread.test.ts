@@ -1,4 +1,4 @@
-import { messageIds, normaliseName, pickThread, referenceKey, replyReferences, senderKey, subjectKey, threadByReplyHeaders } from '../../domain/inbound-thread';
+import { messageIds, normaliseName, pickThread, referenceKey, replyReferences, senderKey, subjectKey, threadByReplyHeaders } from '../../domain/inbound-email/thread';
 
 describe('postal thread keys', () => {
   it('normalises organisation names', () => {

@@ -8,7 +8,7 @@ import { checkFacilityDecision, checkForwardAddress, checkProposal } from '../..
 import { AgentCreateRequest, AgentPatchRequest, ProposalRequest } from '../../api/schemas/agents';
 import { MemberKeyRequest } from '../../api/schemas/keys';
 import { SignupRequest } from '../../api/schemas/public';
-import { AliasCreateRequest, AliasUpdateRequest, ThreadUpdateRequest } from '../../api/schemas/inbound-context';
+import { AliasCreateRequest, AliasUpdateRequest, ThreadUpdateRequest } from '../../api/routes/inbound-email/inbound-context.schemas';
 import { CreateBatchForm, FailBody } from '../../api/routes/batches/batches.schemas';
 import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/routes/outbound-mail/mail.schemas';
 import {

@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import {
   getInboundMail, getPostalThread, listForwardingAddresses, listInboundMail, listPostalThreads,
-} from '../../../services/inbound-context';
-import { AliasListQuery, InboundGetQuery, InboundListQuery, ThreadGetQuery, ThreadListQuery } from '../../schemas/inbound-context';
+} from '../../../services/inbound-email/inbound-context';
+import { AliasListQuery, InboundGetQuery, InboundListQuery, ThreadGetQuery, ThreadListQuery } from '../../routes/inbound-email/inbound-context.schemas';
 import { Uuid } from '../../schemas/common';
 import { defineTool } from '../tool';
 

@@ -6,7 +6,7 @@
 //                    PO Box, a known state, a ZIP whose leading digit belongs to that state
 //   parsed           every part found, but a format check fails
 //   unverified       city, state and ZIP found without a street line
-import { toStateCode, ZIP_PATTERN } from './workflow-safe/us-states';
+import { toStateCode, ZIP_PATTERN } from '../workflow-safe/us-states';
 
 export type AddressRole = 'reply' | 'recipient' | 'sender' | null;
 export type VerificationStatus = 'unverified' | 'parsed' | 'verified_format';

@@ -7,16 +7,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { safeEqual } from '../domain/keys';
-import { deliveryRefusal, type AliasStatus } from '../domain/inbound-aliases';
-import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../domain/inbound-message';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { safeEqual } from '../../domain/keys';
+import { deliveryRefusal, type AliasStatus } from '../../domain/inbound-email/aliases';
+import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../../domain/inbound-email/message';
 import {
   INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId, type InboundExtractionInput,
-} from '../workflows/contracts/inbound-extraction';
-import type { inboundExtractionWorkflow } from '../workflows/inbound-extraction';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
-import type { Deps } from './shared/deps';
+} from '../../workflows/inbound-email/contracts';
+import type { inboundExtractionWorkflow } from '../../workflows/inbound-email/inbound-extraction';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
+import type { Deps } from '../shared/deps';
 
 export type CaptureMethod = 'smtp' | 'http';
 

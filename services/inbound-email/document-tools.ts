@@ -1,6 +1,6 @@
 // The document tools behind inbound extraction: poppler's pdftotext (PDF text layer;
 // Debian package poppler-utils, installed by scripts/stack.ts), pdf-lib for PDF metadata
-// and jszip for DOCX text. OCR is services/ocr.ts. Everything runs locally; nothing is
+// and jszip for DOCX text. OCR is services/inbound-email/ocr.ts. Everything runs locally; nothing is
 // downloaded.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

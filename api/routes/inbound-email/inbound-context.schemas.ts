@@ -3,10 +3,10 @@
 import { z } from 'zod';
 import {
   ALIAS_STATUSES, ALIAS_TYPES, APPROVAL_MODES, AUTOMATION_LEVELS, CAPTURE_METHODS, HANDLED_BY, SOURCE_TYPES,
-} from '../../domain/inbound-aliases';
-import { CATEGORIES, SUGGESTED_ACTIONS } from '../../domain/inbound-classifier';
-import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../services/inbound-context';
-import { FreeFormJson, Pagination, paginationQuery, visible } from './common';
+} from '../../../domain/inbound-email/aliases';
+import { CATEGORIES, SUGGESTED_ACTIONS } from '../../../domain/inbound-email/classifier';
+import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../../services/inbound-email/inbound-context';
+import { FreeFormJson, Pagination, paginationQuery, visible } from '../../schemas/common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'waiting', 'closed', 'archived'] as const;

@@ -4,14 +4,14 @@
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } from '../domain/inbound-analysis';
-import { extensionOf, familyOfContentType } from '../domain/inbound-message';
-import { ocrPageStatus, ocrUnreadable, pageNeedsOcr } from '../domain/inbound-ocr';
-import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../domain/inbound-thread';
-import type { Deps } from '../services/shared/deps';
-import { publishEvent } from '../services/webhooks/events';
-import { docxText, pdfMetadata, pdfPageTexts } from '../services/inbound-tools';
-import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../services/ocr';
+import { analyseInbound, LOW_CATEGORY_CONFIDENCE, TextSource, TextSourceName } from '../../domain/inbound-email/analysis';
+import { extensionOf, familyOfContentType } from '../../domain/inbound-email/message';
+import { ocrPageStatus, ocrUnreadable, pageNeedsOcr } from '../../domain/inbound-email/ocr';
+import { pickThread, replyReferences, threadByReplyHeaders, ThreadKeys } from '../../domain/inbound-email/thread';
+import type { Deps } from '../../services/shared/deps';
+import { publishEvent } from '../../services/webhooks/events';
+import { docxText, pdfMetadata, pdfPageTexts } from '../../services/inbound-email/document-tools';
+import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../../services/inbound-email/ocr';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -195,7 +195,7 @@ export function createInboundExtractionActivities(deps: Deps) {
     },
 
     /**
-     * OCR (services/ocr.ts) of an image, or of the PDF pages that have no text layer: per
+     * OCR (services/inbound-email/ocr.ts) of an image, or of the PDF pages that have no text layer: per
      * page its reading-order text and its layout, confidence, status and uncertain spans.
      */
     async ocrInboundFile(fileId: string): Promise<{ extractionStatus: string }> {

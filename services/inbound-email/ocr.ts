@@ -3,13 +3,13 @@
 // packages tesseract-ocr, tesseract-ocr-eng; `TESSERACT_PATH`, default `tesseract`),
 // always with OMP_THREAD_LIMIT=1 (Tesseract's own threads only fight the API and the
 // worker for the machine's cores and make a page several times slower), TSV output read
-// by domain/inbound-ocr.ts into layout text, a page confidence and uncertain spans.
+// by domain/inbound-email/ocr.ts into layout text, a page confidence and uncertain spans.
 // PDF pages are rasterised by poppler's pdftoppm first. Nothing is downloaded.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { OcrPage, parseTesseractTsv } from '../domain/inbound-ocr';
+import { OcrPage, parseTesseractTsv } from '../../domain/inbound-email/ocr';
 
 export const OCR_DPI = 300;
 export const OCR_LANGUAGE = 'eng';

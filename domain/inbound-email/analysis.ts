@@ -3,14 +3,14 @@
 // deadlines, key facts, a one-line summary, the thread keys, and one lineage row per
 // conclusion (source, field, value, confidence). A document's layout (pdftotext -layout,
 // or OCR words at their positions) drives the bill fields (invoice number, amount due,
-// due date: domain/inbound-layout.ts), the letterhead sender and the address blocks.
+// due date: domain/inbound-email/layout.ts), the letterhead sender and the address blocks.
 // Pure: the extraction workflow's activity feeds it stored texts and writes what it returns.
-import { formatAddress, findAddresses, ParsedAddress } from './inbound-address';
-import { Category, classify, suggestAction, SuggestedAction } from './inbound-classifier';
-import { findAmounts, findDeadlines, findReferenceNumbers, formatDollars, ReferenceKind } from './inbound-facts';
-import { billFields, blocksText, LabelledValue, letterheadName, PairingRule } from './inbound-layout';
-import { forwardedFrom } from './inbound-message';
-import { referenceKey, senderKey, subjectKey, ThreadKeys } from './inbound-thread';
+import { formatAddress, findAddresses, ParsedAddress } from './address';
+import { Category, classify, suggestAction, SuggestedAction } from './classifier';
+import { findAmounts, findDeadlines, findReferenceNumbers, formatDollars, ReferenceKind } from './facts';
+import { billFields, blocksText, LabelledValue, letterheadName, PairingRule } from './layout';
+import { forwardedFrom } from './message';
+import { referenceKey, senderKey, subjectKey, ThreadKeys } from './thread';
 
 export type TextSourceName = 'email_subject' | 'email_body' | 'pdf_text' | 'docx_text' | 'plain_text' | 'ocr';
 

@@ -6,9 +6,9 @@
 // Each step is an idempotent activity; a file whose extraction fails is marked failed
 // and the item goes to review rather than stopping the rest.
 import { ApplicationFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import type { createInboundExtractionActivities } from '../activities/inbound-extraction';
-import type { InboundExtractionInput, InboundExtractionResult } from './contracts/inbound-extraction';
-import { ObjectStatus } from './shared/search-attributes';
+import type { createInboundExtractionActivities } from '../../activities/inbound-email/inbound-extraction';
+import type { InboundExtractionInput, InboundExtractionResult } from './contracts';
+import { ObjectStatus } from '../shared/search-attributes';
 
 type InboundActivities = ReturnType<typeof createInboundExtractionActivities>;
 

@@ -2,18 +2,18 @@
 // with their files, OCR, lineage and drafting context, and postal threads. Used by the
 // REST routes and the MCP tools alike. Callers see only their member's records in their
 // key's environment; agent keys see only records of aliases assigned to their agent.
-import { pagination } from '../domain/shared/pagination';
+import { pagination } from '../../domain/shared/pagination';
 import { randomBytes } from 'node:crypto';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import type { Deps } from './shared/deps';
-import { canSee, resolveAgentFilter } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
-import { errors } from '../domain/shared/errors';
-import { contentDisposition } from '../domain/shared/downloads';
-import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../domain/inbound-aliases';
-import { inboundExtractionWorkflowId } from '../workflows/contracts/inbound-extraction';
-import { updateReturning } from './inbound-items';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import type { Deps } from '../shared/deps';
+import { canSee, resolveAgentFilter } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { errors } from '../../domain/shared/errors';
+import { contentDisposition } from '../../domain/shared/downloads';
+import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
+import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
+import { updateReturning } from '../inbound-items';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];

@@ -1,18 +1,18 @@
 // Forwarded inbound context: intake aliases, forwarded mail items and postal threads, and
 // the HTTP intake through which an email provider's inbound webhook delivers raw mail.
-import { defineRoute, RouteDef } from '../route';
+import { defineRoute, RouteDef } from '../../route';
 import {
   AliasCreateRequest, AliasListQuery, AliasUpdateRequest, FileParams, ForwardingAddressBody, ForwardingAddressList, InboundGetQuery,
   InboundListQuery, InboundMailItem, InboundMailList, IntakeQuery, IntakeResponse, ItemParams, PostalThread, PostalThreadList,
   ThreadGetQuery, ThreadListQuery, ThreadUpdateRequest,
-} from '../schemas/inbound-context';
+} from './inbound-context.schemas';
 import {
   createForwardingAddress, getForwardingAddress, getInboundFile, getInboundMail, getPostalThread, listForwardingAddresses, listInboundMail,
   listPostalThreads, updateForwardingAddress, updatePostalThread,
-} from '../../services/inbound-context';
-import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../services/intake';
-import { contentDisposition } from '../../domain/shared/downloads';
-import { BodyTooLargeError, readBodyBytes } from '../json-body';
+} from '../../../services/inbound-email/inbound-context';
+import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../../services/inbound-email/intake';
+import { contentDisposition } from '../../../domain/shared/downloads';
+import { BodyTooLargeError, readBodyBytes } from '../../json-body';
 
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };
 const READ_ERRORS = { 403: { description: 'insufficient_scope (inbound.read)' }, 404: { description: 'Not found, or another member\'s or agent\'s' } };

@@ -1,5 +1,5 @@
 // Label/value pairing on laid-out page text: `pdftotext -layout` output, or OCR words
-// placed at their positions (domain/inbound-ocr.ts layoutText). Real bills put a label
+// placed at their positions (domain/inbound-email/ocr.ts layoutText). Real bills put a label
 // and its value in many arrangements; each rule below is one of them, tried in order:
 //   same_cell     "Invoice Number: NW-0142", "Please pay by 03/07/2026."
 //   same_line     the next cell to the right: "Invoice No.  ....  58812-A", totals blocks
@@ -9,7 +9,7 @@
 // Cells are the runs of a line separated by two or more spaces (or leader dots). Also the
 // letterhead (the sender's name at the top left) and a column-aware reading order for
 // address blocks that sit side by side. Pure.
-import { findDates } from './inbound-facts';
+import { findDates } from './facts';
 
 export interface Cell {
   text: string;
