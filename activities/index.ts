@@ -4,7 +4,7 @@ import { createMailActivities } from './outbound-mail/mail';
 import { createBatchActivities } from './batches/batch';
 import { createWebhookDeliveryActivities } from './webhooks/delivery';
 import { createInboundExtractionActivities } from './inbound-email/inbound-extraction';
-import { createHandlingActivities } from './handling';
+import { createHandlingActivities } from './physical-inbound/handling';
 import { createMailRunActivities } from './mail-runs/mail-run';
 import { createMaintenanceActivities } from './maintenance';
 import { createOperationsActivities } from './operations';

@@ -9,7 +9,7 @@ import { errors } from '../domain/shared/errors';
 import { loadMailRow, MailRow } from './outbound-mail/record';
 import { mailSettings, startMailWorkflow } from './outbound-mail/workflow';
 import { reconcilerScheduleId } from './outbound-mail/workflow';
-import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from './handling';
+import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from './physical-inbound/handling';
 import { webhookDispatchReconcilerScheduleId } from '../workflows/webhooks/dispatch.contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {

@@ -15,7 +15,7 @@ import { loadMailRow, MailRow } from './outbound-mail/record';
 import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './outbound-mail/workflow';
 import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches/batches';
 import { loadMailRunById, mailRunStartOptions } from './mail-runs/mail-runs';
-import { findOperation, handlingSettings, handlingWorkflowInput } from './handling';
+import { findOperation, handlingSettings, handlingWorkflowInput } from './physical-inbound/handling';
 import { positiveInt } from './outbound-mail/workflow';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/batches/contracts';
 import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/outbound-mail/contracts';

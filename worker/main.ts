@@ -8,7 +8,7 @@ import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhooks/maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhooks/dispatch';
 import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow';
-import { ensurePhysicalInboundReconcilerSchedule } from '../services/handling';
+import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/handling';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/workflow-reconciler';
 
 async function main() {

@@ -4,6 +4,6 @@ export * from './batches/contracts';
 export * from './webhooks/delivery.contracts';
 export * from './webhooks/dispatch.contracts';
 export * from './inbound-email/contracts';
-export * from './contracts/handling';
+export * from './physical-inbound/contracts';
 export * from './mail-runs/contracts';
 export * from './contracts/maintenance';

@@ -4,6 +4,6 @@ export * from './batches/batch';
 export * from './webhooks/delivery';
 export * from './webhooks/dispatch';
 export * from './inbound-email/inbound-extraction';
-export * from './handling';
+export * from './physical-inbound/handling';
 export * from './mail-runs/mail-run';
 export * from './maintenance';

@@ -3,7 +3,7 @@
 // what the facility must record. Pure, so the handling workflow, the services and the
 // unit tests share one copy of every rule.
 import type { FieldError } from '../shared/errors';
-import type { ItemKind } from '../inbound-search';
+import type { ItemKind } from '../physical-inbound/search';
 import { isStateCode, toStateCode, ZIP_PATTERN } from './us-states';
 import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 

@@ -7,8 +7,8 @@ import { client } from './http';
 import { newMember } from './factories';
 import { newAgent, newCredential } from './agents';
 import { createFacility, insertMemberKey } from '../../services/accounts';
-import { assignMailbox } from '../../services/facility-inbound';
-import { enablePackages } from '../../services/packages';
+import { assignMailbox } from '../../services/physical-inbound/facility-inbound';
+import { enablePackages } from '../../services/physical-inbound/packages';
 
 export const ALL_INBOUND_SCOPES = [
   'agent.read', 'agent.inbox.read', 'agent.inbox.report', 'agent.inbox.propose', 'inbound.item.read', 'inbound.item.scan.read',

@@ -3,8 +3,8 @@
 // the context is saved) dropped without patched(). Replaying a history recorded from
 // today's code against it must fail with DeterminismViolationError.
 import { proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import type { createHandlingActivities } from '../../activities/handling';
-import type { ScanBundleWorkflowInput } from '../../workflows/contracts/handling';
+import type { createHandlingActivities } from '../../activities/physical-inbound/handling';
+import type { ScanBundleWorkflowInput } from '../../workflows/physical-inbound/contracts';
 import { ObjectStatus } from '../../workflows/shared/search-attributes';
 
 type Activities = ReturnType<typeof createHandlingActivities>;

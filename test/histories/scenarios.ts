@@ -16,7 +16,7 @@ import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
-import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/contracts/handling';
+import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/physical-inbound/contracts';
 import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/delivery.contracts';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';

@@ -4,12 +4,12 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { eventsOf, FIXTURES, fixtureImage, newWorld, receivePiece, waitFor, World } from '../helpers/physical-inbound';
 import { getBalance } from '../../services/credits';
-import { memberSampleId } from '../../services/inbound-items';
-import { reconcilePhysicalInbound, requestInboundAction } from '../../services/handling';
-import { attachExterior, commitDraft, matchDraft } from '../../services/facility-inbound';
+import { memberSampleId } from '../../services/physical-inbound/inbound-items';
+import { reconcilePhysicalInbound, requestInboundAction } from '../../services/physical-inbound/handling';
+import { attachExterior, commitDraft, matchDraft } from '../../services/physical-inbound/facility-inbound';
 import { authenticate } from '../../services/auth';
 import type { Deps } from '../../services/shared/deps';
-import { handlingWorkflowId } from '../../workflows/contracts/handling';
+import { handlingWorkflowId } from '../../workflows/physical-inbound/contracts';
 import { startReceiver } from './webhook-helpers';
 
 describe('handling operations', () => {

@@ -5,7 +5,7 @@ import { client } from '../helpers/http';
 import { newCredential } from '../helpers/agents';
 import { newWorld, receivePiece, World } from '../helpers/physical-inbound';
 import { getBalance } from '../../services/credits';
-import { memberSampleId } from '../../services/inbound-items';
+import { memberSampleId } from '../../services/physical-inbound/inbound-items';
 
 describe('managed mailbox items', () => {
   let app: TestApp;

@@ -3,7 +3,7 @@ import {
   packageStatusOnRequest, handlingCapabilities, HANDLING_PRICES, itemStatusOnApproval, itemStatusOnCompletion,
   nextHandlingStatus, ProposalInput, quoteHandling,
 } from '../../domain/workflow-safe/handling';
-import { aggregateOcrStatus, canonicalJson, contextVersion, ruleOcrStatus, ruleSourceKind, sourcesKind } from '../../domain/agent-inbox';
+import { aggregateOcrStatus, canonicalJson, contextVersion, ruleOcrStatus, ruleSourceKind, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
 
 const letter = { kind: 'letter' as const, status: 'stored' };
 const parcel = { kind: 'parcel' as const, status: 'received' };

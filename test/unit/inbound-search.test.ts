@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import {
   KIND_ALIASES, matchesAllTerms, normalizeSearchText, parseLiteralQuery, receiptDate, SEARCH_MAX_TERMS, searchFields,
   SearchDocument,
-} from '../../domain/inbound-search';
+} from '../../domain/physical-inbound/search';
 
 const doc = (over: Partial<SearchDocument> = {}): SearchDocument => ({
   itemId: '3f0c8e1a-5b7d-4c2e-9a10-6d2f4b8c1e77',

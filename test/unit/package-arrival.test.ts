@@ -1,6 +1,6 @@
 import {
   emptyApplyProblem, emptyMatchProblem, MailboxRule, normaliseTrackingNumber, planArrival, ruleMatchesPiece,
-} from '../../domain/package-arrival';
+} from '../../domain/physical-inbound/package-arrival';
 
 const rule = (id: string, over: Partial<MailboxRule> = {}): MailboxRule => ({
   id, name: `rule ${id}`, enabled: true, match: { sender_contains: ['acme'] }, apply: { add_tags: [id] }, ...over,

@@ -13,7 +13,7 @@ import { CreateBatchForm, FailBody } from '../../api/routes/batches/batches.sche
 import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/routes/outbound-mail/mail.schemas';
 import {
   AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,
-} from '../../api/schemas/physical-inbound';
+} from '../../api/routes/physical-inbound/physical-inbound.schemas';
 import { EndpointCreateRequest, RuleRequest } from '../../api/routes/webhooks/webhooks.schemas';
 import { SupportMessageBody } from '../../api/routes/support';
 import { FacilityMessageBody } from '../../api/routes/facility-messages';

@@ -6,7 +6,7 @@ import { applicationFailureOf, updateIdFor, workflowFailureToApiError } from '..
 import { MAIL_FAILURE } from '../../workflows/outbound-mail/contracts';
 import { BatchFailureType } from '../../workflows/batches/contracts';
 import { MAIL_RUN_FAILURE } from '../../workflows/mail-runs/contracts';
-import { HANDLING_FAILURES } from '../../workflows/contracts/handling';
+import { HANDLING_FAILURES } from '../../workflows/physical-inbound/contracts';
 
 const BILLING = 'https://postal.example/billing#credits';
 const refuse = (type: string, details: Record<string, unknown> = {}, message = 'refused') => workflowRefusalToApiError({ type, message, details }, BILLING);

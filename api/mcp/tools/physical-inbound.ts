@@ -7,13 +7,13 @@ import { z } from 'zod';
 import {
   acknowledgeAgentInboxItem, getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox,
   listAgentInboxScans, seedAgentInboxSandbox,
-} from '../../../services/agent-inbox';
-import { getAgentInboxHandling, proposeHandling, quoteInboundForward, requestInboundAction } from '../../../services/handling';
-import { getInboundItem, listInboundActivity, listInboundItems, listInboundItemScans } from '../../../services/inbound-items';
+} from '../../../services/physical-inbound/agent-inbox';
+import { getAgentInboxHandling, proposeHandling, quoteInboundForward, requestInboundAction } from '../../../services/physical-inbound/handling';
+import { getInboundItem, listInboundActivity, listInboundItems, listInboundItemScans } from '../../../services/physical-inbound/inbound-items';
 import {
   AcknowledgmentBody, ActivityQuery, AgentInboxListQuery, ForwardQuoteQuery, InboundActionBody, InboundItemListQuery, PageQuery, ProposalBody,
   SeedBody,
-} from '../../schemas/physical-inbound';
+} from '../../routes/physical-inbound/physical-inbound.schemas';
 import { Uuid } from '../../schemas/common';
 import { defineTool, REQUIRED_IDEMPOTENCY_KEY, RestOutcome } from '../tool';
 

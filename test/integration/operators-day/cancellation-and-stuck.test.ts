@@ -13,7 +13,7 @@ import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../../workflows/mail-runs/contracts';
-import { handlingWorkflowId } from '../../../workflows/contracts/handling';
+import { handlingWorkflowId } from '../../../workflows/physical-inbound/contracts';
 import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/shared/search-attributes';
 import { commands } from '../../../scripts/admin';
 import type { StuckReport } from '../../../services/operations';

@@ -3,22 +3,22 @@
 // sealed-exterior photos, match it to a member's mailbox and agent, commit it into
 // custody); scan requests and their fulfilment with page images, OCR (services/inbound-email/ocr.ts,
 // Tesseract when installed) and the inbound.* events; and the facility's work on package actions.
-import { paginationWithNext } from '../domain/shared/pagination';
+import { paginationWithNext } from '../../domain/shared/pagination';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import type { UploadedFile } from '../api/route';
-import { errors } from '../domain/shared/errors';
-import { sha256Hex } from '../domain/keys';
-import { checkImage } from '../domain/shared/images';
-import { ocrPageStatus } from '../domain/inbound-email/ocr';
-import { ocrImage } from './inbound-email/ocr';
-import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../domain/agent-inbox';
-import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../domain/workflow-safe/handling';
-import { assignFacility } from './facilities';
-import { publishEvent } from './webhooks/events';
-import { emitRuleMatches } from './webhooks/rules';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import type { UploadedFile } from '../../api/route';
+import { errors } from '../../domain/shared/errors';
+import { sha256Hex } from '../../domain/keys';
+import { checkImage } from '../../domain/shared/images';
+import { ocrPageStatus } from '../../domain/inbound-email/ocr';
+import { ocrImage } from '../inbound-email/ocr';
+import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../../domain/physical-inbound/agent-inbox';
+import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../../domain/workflow-safe/handling';
+import { assignFacility } from '../facilities';
+import { publishEvent } from '../webhooks/events';
+import { emitRuleMatches } from '../webhooks/rules';
 import { expectingAgent } from './expected-shipments';
 import { applyArrival } from './package-arrival';
 import {
@@ -26,7 +26,7 @@ import {
   startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
 } from './inbound-items';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../workflows/contracts/handling';
+import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 
 // ---------------------------------------------------------------------------------------
 // Private mailboxes
@@ -288,7 +288,7 @@ function referenceCode(kind: 'letter' | 'parcel', at: Date): string {
 /**
  * POST .../drafts/{id}/commit: the piece enters custody (status received), is assigned
  * to the matched agent's inbox, satisfies the agent's expected shipment and gets what its
- * mailbox rules ask for (services/package-arrival.ts), and inbound.received follows.
+ * mailbox rules ask for (services/physical-inbound/package-arrival.ts), and inbound.received follows.
  */
 export async function commitDraft(deps: Deps, auth: AuthContext, id: string, body: { expected_version: number }) {
   const result = await deps.db.transaction(async (tx) => {

@@ -4,8 +4,8 @@
 // are added, and at most one action is requested (the shipment's on_arrival, else the
 // first matching rule's), as if the agent (or member) that set it up had asked.
 import type { EntityManager } from 'typeorm';
-import { checkForwardAddress } from '../domain/workflow-safe/handling';
-import { planArrival } from '../domain/package-arrival';
+import { checkForwardAddress } from '../../domain/workflow-safe/handling';
+import { planArrival } from '../../domain/physical-inbound/package-arrival';
 import { receiveExpectedShipment, setArrivalAction } from './expected-shipments';
 import { countRuleMatches, rulesOfAgent } from './mailbox-rules';
 import { insertAction } from './packages';

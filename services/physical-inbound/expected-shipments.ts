@@ -3,18 +3,18 @@
 // description, expected date, and optionally an action to request when it arrives. When
 // the facility commits a piece whose normalised tracking number matches an open shipment
 // of that mailbox and agent, the shipment is linked to the package and marked received
-// (services/package-arrival.ts). Physical inbound custody: account-enabled, live keys only.
+// (services/physical-inbound/package-arrival.ts). Physical inbound custody: account-enabled, live keys only.
 import type { EntityManager } from 'typeorm';
-import type { AuthContext } from './auth';
-import type { Deps } from './shared/deps';
-import { createdBy, ownsAgentRecord, scopedAgent } from './agent-specific';
-import { isAgentKey } from './auth';
+import type { AuthContext } from '../auth';
+import type { Deps } from '../shared/deps';
+import { createdBy, ownsAgentRecord, scopedAgent } from '../agent-specific';
+import { isAgentKey } from '../auth';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
-import { requestFingerprint, runIdempotent } from './shared/idempotency';
-import { errors } from '../domain/shared/errors';
-import { pagination } from '../domain/shared/pagination';
-import { ArrivalAction, ARRIVAL_LIMITS, ExpectedShipmentStatus, normaliseTrackingNumber, PieceKind } from '../domain/package-arrival';
+import { requestFingerprint, runIdempotent } from '../shared/idempotency';
+import { errors } from '../../domain/shared/errors';
+import { pagination } from '../../domain/shared/pagination';
+import { ArrivalAction, ARRIVAL_LIMITS, ExpectedShipmentStatus, normaliseTrackingNumber, PieceKind } from '../../domain/physical-inbound/package-arrival';
 
 const COLUMNS = `id, member_id, agent_id, mailbox_id, status, carrier, tracking_number, sender_name, description, kind,
   to_char(expected_date, 'YYYY-MM-DD') AS expected_date, notes, on_arrival, created_by, version, package_id, arrival_action_id,

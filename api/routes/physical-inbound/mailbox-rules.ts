@@ -1,10 +1,10 @@
 // Mailbox rules: an agent's standing instructions for pieces arriving at its private
 // mailbox (agent-specific: member keys pass ?agent_id=; physical inbound custody, live keys only).
-import { defineRoute, RouteDef } from '../route';
-import { createMailboxRule, deleteMailboxRule, getMailboxRule, listMailboxRules, updateMailboxRule } from '../../services/mailbox-rules';
-import { MailboxRuleBody, MailboxRuleList, RuleCreate, RuleListQuery, RuleUpdate } from '../schemas/mailbox-rules';
-import { AgentScopedQuery } from '../schemas/expected-shipments';
-import { IdParam } from '../schemas/physical-inbound';
+import { defineRoute, RouteDef } from '../../route';
+import { createMailboxRule, deleteMailboxRule, getMailboxRule, listMailboxRules, updateMailboxRule } from '../../../services/physical-inbound/mailbox-rules';
+import { MailboxRuleBody, MailboxRuleList, RuleCreate, RuleListQuery, RuleUpdate } from './mailbox-rules.schemas';
+import { AgentScopedQuery } from './expected-shipments.schemas';
+import { IdParam } from './physical-inbound.schemas';
 import { z } from 'zod';
 
 const tags = ['Mailbox rules'];

@@ -1,15 +1,15 @@
 // Assigned inbound (the agent inbox, agent-inbox.v1): agent-scoped keys only.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
+import { defineRoute, RouteDef } from '../../route';
 import {
   acknowledgeAgentInboxItem, getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox,
   listAgentInboxScans, seedAgentInboxSandbox,
-} from '../../services/agent-inbox';
-import { getAgentInboxHandling, proposeHandling } from '../../services/handling';
+} from '../../../services/physical-inbound/agent-inbox';
+import { getAgentInboxHandling, proposeHandling } from '../../../services/physical-inbound/handling';
 import {
   Acknowledgment, AcknowledgmentBody, AgentInboxActivity, AgentInboxContext, AgentInboxList, AgentInboxListQuery, AgentInboxScan,
   AgentInboxScans, AgentInboxSources, HandlingOperation, HandlingState, IdParam, PageQuery, ProposalBody, ScanOperationParams, SeedBody, SeedResult,
-} from '../schemas/physical-inbound';
+} from './physical-inbound.schemas';
 
 const tags = ['Agent inbox'];
 const IDEMPOTENCY = { 'Idempotency-Key': 'required: retries with the same key and body replay the first answer' };

@@ -3,37 +3,37 @@
 // approves or rejects, the facility accepts and completes (or rejects). The API side
 // creates operations and sends Updates; the transition functions at the bottom are what
 // the workflow's activities run, each one guarded by the operation's version.
-import { pagination } from '../domain/shared/pagination';
+import { pagination } from '../../domain/shared/pagination';
 import { ApplicationFailure, UpdateDefinition } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { ensureIntervalSchedule } from './schedules';
-import type { AuthContext } from './auth';
-import { isAgentKey, isMemberKey } from './auth';
-import { ApiError, errors } from '../domain/shared/errors';
-import { handlingStateInvalid, insufficientCreditsDetails } from '../domain/shared/workflow-failures';
-import { updateIdFor, updateWorkflow, WorkflowStart } from './shared/workflow-gateway';
-import { formatCents } from '../domain/shared/money';
-import { hasVisibleCharacter } from '../domain/workflow-safe/visible-text';
+import type { Deps } from '../shared/deps';
+import { ensureIntervalSchedule } from '../schedules';
+import type { AuthContext } from '../auth';
+import { isAgentKey, isMemberKey } from '../auth';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { handlingStateInvalid, insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
+import { updateIdFor, updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
+import { formatCents } from '../../domain/shared/money';
+import { hasVisibleCharacter } from '../../domain/workflow-safe/visible-text';
 import {
   checkFacilityDecision, checkProposal, FacilityDecisionInput, ForwardMailClass, HandlingActionType, handlingCapabilities,
   HandlingEvent, HandlingStatus, isOpenHandlingStatus, itemStatusOnApproval, itemStatusOnCompletion, nextHandlingStatus,
   ProposalInput, quoteHandling, unavailableReason,
-} from '../domain/workflow-safe/handling';
-import { debit, insufficientCredits, refund } from './credits';
-import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './shared/idempotency';
+} from '../../domain/workflow-safe/handling';
+import { debit, insufficientCredits, refund } from '../credits';
+import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
   inboundStartOptions, ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
 } from './inbound-items';
 import { assignmentView, loadAssignment } from './agent-inbox';
-import { publishEvent } from './webhooks/events';
+import { publishEvent } from '../webhooks/events';
 import { signalScanOutcome } from './facility-inbound';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, HandlingSnapshot, handlingWorkflowId,
   HandlingWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate,
-} from '../workflows/contracts/handling';
+} from '../../workflows/physical-inbound/contracts';
 
 /**
  * HANDLING_APPROVAL_TIMEOUT_SECONDS: how long a proposal waits for the owner before it is

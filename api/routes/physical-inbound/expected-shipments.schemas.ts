@@ -1,9 +1,9 @@
 // Schemas of expected shipments (agent-specific, physical inbound custody). Query objects
 // are strict like the packages' (unknown or repeated parameters are a 400).
 import { z } from 'zod';
-import { PG_INT_MAX } from './common';
-import { EXPECTED_SHIPMENT_STATUSES, PIECE_KINDS } from '../../domain/package-arrival';
-import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical-inbound';
+import { PG_INT_MAX } from '../../schemas/common';
+import { EXPECTED_SHIPMENT_STATUSES, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
+import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical-inbound.schemas';
 
 const Instant = z.string().describe('ISO 8601 date-time');
 

@@ -9,16 +9,16 @@
 import {
   ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { createHandlingActivities } from '../activities/handling';
+import type { createHandlingActivities } from '../../activities/physical-inbound/handling';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, handlingScanOutcomeSignal, HandlingSnapshot,
   handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
-} from './contracts/handling';
-import { ObjectStatus } from './shared/search-attributes';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from './shared/operator-cancellation';
-import { publishStatus, showDetails } from './shared/status-visibility';
-import { call, UNLIMITED_RETRY } from './shared/activity-failures';
-import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../domain/workflow-safe/handling';
+} from './contracts';
+import { ObjectStatus } from '../shared/search-attributes';
+import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { publishStatus, showDetails } from '../shared/status-visibility';
+import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../../domain/workflow-safe/handling';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 

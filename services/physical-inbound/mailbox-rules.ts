@@ -1,18 +1,18 @@
 // Mailbox rules: an agent's standing instructions for pieces that reach its private
 // mailbox. A rule matches an arriving piece literally on its label (sender name terms,
 // carrier, letter or parcel) and requests an action (the ActionRequest enum) and/or adds
-// tags; services/package-arrival.ts applies them when the facility commits a piece.
+// tags; services/physical-inbound/package-arrival.ts applies them when the facility commits a piece.
 // Agent-specific (member keys pass ?agent_id=), account-enabled and live-only like packages.
-import type { AuthContext } from './auth';
-import type { Deps } from './shared/deps';
-import { createdBy, ownsAgentRecord, scopedAgent } from './agent-specific';
+import type { AuthContext } from '../auth';
+import type { Deps } from '../shared/deps';
+import { createdBy, ownsAgentRecord, scopedAgent } from '../agent-specific';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
-import { errors } from '../domain/shared/errors';
-import type { FieldError } from '../domain/shared/errors';
-import { pagination } from '../domain/shared/pagination';
-import { ARRIVAL_LIMITS, emptyApplyProblem, emptyMatchProblem, MailboxRule, RuleApply, RuleMatch } from '../domain/package-arrival';
-import { termProblem } from '../domain/webhooks/rules';
+import { errors } from '../../domain/shared/errors';
+import type { FieldError } from '../../domain/shared/errors';
+import { pagination } from '../../domain/shared/pagination';
+import { ARRIVAL_LIMITS, emptyApplyProblem, emptyMatchProblem, MailboxRule, RuleApply, RuleMatch } from '../../domain/physical-inbound/package-arrival';
+import { termProblem } from '../../domain/webhooks/rules';
 
 interface RuleRow extends MailboxRule {
   member_id: string;

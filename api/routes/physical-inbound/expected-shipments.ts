@@ -1,14 +1,14 @@
 // Expected shipments: pieces an agent announces before they reach its private mailbox
 // (agent-specific: member keys pass ?agent_id=; physical inbound custody, live keys only).
-import { defineRoute, RouteDef } from '../route';
+import { defineRoute, RouteDef } from '../../route';
 import {
   cancelExpectedShipment, getExpectedShipment, listExpectedShipments, requestExpectedShipment, updateExpectedShipment,
-} from '../../services/expected-shipments';
+} from '../../../services/physical-inbound/expected-shipments';
 import {
   AgentScopedQuery, ExpectedShipmentBody, ExpectedShipmentCancelled, ExpectedShipmentCreate, ExpectedShipmentList, ExpectedShipmentListQuery,
   ExpectedShipmentUpdate,
-} from '../schemas/expected-shipments';
-import { IdParam } from '../schemas/physical-inbound';
+} from './expected-shipments.schemas';
+import { IdParam } from './physical-inbound.schemas';
 
 const tags = ['Expected shipments'];
 const VERSION_HEADER = { 'X-Service-MD-Version': 'agent keys: the current instructions version (400 when missing, 409 when stale)' };

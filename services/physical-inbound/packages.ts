@@ -2,23 +2,23 @@
 // mailbox), account-enabled and live-only. A package is a physical inbound item seen
 // through the custody API: list, detail, photos, actions the facility carries out,
 // forwarding, scans, tags and notes. Another agent's package is refused with 403.
-import { pagination, paginationWithNext } from '../domain/shared/pagination';
+import { pagination, paginationWithNext } from '../../domain/shared/pagination';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { assertAgentOfMember } from './shared/scoping';
-import { ApiError, errors } from '../domain/shared/errors';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { assertAgentOfMember } from '../shared/scoping';
+import { ApiError, errors } from '../../domain/shared/errors';
 import {
   ACTIVE_PACKAGE_ACTION_STATUSES, checkForwardAddress, ForwardAddress, PackageActionStatus, PackageActionType, packageActionUnavailable,
   packageStatusOnRequest,
-} from '../domain/workflow-safe/handling';
-import { sourcesKind } from '../domain/agent-inbox';
+} from '../../domain/workflow-safe/handling';
+import { sourcesKind } from '../../domain/physical-inbound/agent-inbox';
 import {
   bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
-import { requestFingerprint, runIdempotent } from './shared/idempotency';
+import { requestFingerprint, runIdempotent } from '../shared/idempotency';
 import { shipmentOfPackage } from './expected-shipments';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {

@@ -2,17 +2,17 @@
 // explicitly assigned to it (live: committed by the facility; test: the member sample
 // and seeded fixtures), their saved OCR and its duties as one versioned context, reports
 // outcomes against that exact context, and sees its receipts and outcomes. Handling
-// proposals live in services/handling.ts.
-import { pagination, paginationWithNext } from '../domain/shared/pagination';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
+// proposals live in services/physical-inbound/handling.ts.
+import { pagination, paginationWithNext } from '../../domain/shared/pagination';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import {
   AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS,
-} from '../domain/agent-inbox';
-import { SEARCH_MODE } from '../domain/inbound-search';
-import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from './instructions';
-import { requestFingerprint, requireIdempotencyKey, runIdempotent } from './shared/idempotency';
+} from '../../domain/physical-inbound/agent-inbox';
+import { SEARCH_MODE } from '../../domain/physical-inbound/search';
+import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../instructions';
+import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
   literalTermsSql, loadItemBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,

@@ -1,17 +1,17 @@
 // Packages: physical inbound custody (account-enabled, live keys only).
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { errors } from '../../domain/shared/errors';
+import { defineRoute, RouteDef } from '../../route';
+import { errors } from '../../../domain/shared/errors';
 import {
   addPackageNote, addPackageTag, getPackage, getPackageAction, listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos,
   listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag, requestPackageAction, requestPackageForward,
   requestPackageScan,
-} from '../../services/packages';
+} from '../../../services/physical-inbound/packages';
 import {
   ActionPatchRequest, ActionRequest, ForwardingRequest, ForwardRequest, IdParam, Note, NoteBody, PackageAction, PackageActionParams,
   PackageDetail, PackageList, PackageListQuery, PackagePhoto, PackagePhotosQuery, PackageSummary, PageInfo, PageQuery, ScanRequestBody,
   ScanRequestView, ScanSummary, TagBody, TagDeleteQuery, TagList,
-} from '../schemas/physical-inbound';
+} from './physical-inbound.schemas';
 
 const tags = ['Packages'];
 const VERSION_HEADER = { 'X-Service-MD-Version': 'agent keys: the current instructions version (400 when missing, 409 when stale)' };

@@ -3,8 +3,8 @@
 // and mailbox rules (literal matches on the sender, the carrier and the kind of piece).
 // On arrival the expected shipment's instruction, else the first matching rule's, gives
 // at most one action to request, and every matching rule adds its tags. Pure: no I/O.
-import { normalizeRuleText } from './webhooks/rules';
-import type { PackageActionType } from './workflow-safe/handling';
+import { normalizeRuleText } from '../webhooks/rules';
+import type { PackageActionType } from '../workflow-safe/handling';
 
 export const EXPECTED_SHIPMENT_STATUSES = ['expected', 'received', 'cancelled'] as const;
 export type ExpectedShipmentStatus = (typeof EXPECTED_SHIPMENT_STATUSES)[number];

@@ -2,10 +2,10 @@
 // operations and the facility's intake and scan endpoints. Query objects are strict
 // (unknown parameters are a 400) and a parameter given twice is a 400 too.
 import { z } from 'zod';
-import { FORWARD_MAIL_CLASSES, HANDLING_ACTION_TYPES, HANDLING_STATUSES, PACKAGE_ACTION_STATUSES, PACKAGE_ACTIONS } from '../../domain/workflow-safe/handling';
-import { PACKAGE_PHOTO_TYPES } from '../../services/packages';
-import { SEED_SCENARIOS } from '../../services/agent-inbox';
-import { ExpectedVersion, FreeFormJson, PG_INT_MAX, visible } from './common';
+import { FORWARD_MAIL_CLASSES, HANDLING_ACTION_TYPES, HANDLING_STATUSES, PACKAGE_ACTION_STATUSES, PACKAGE_ACTIONS } from '../../../domain/workflow-safe/handling';
+import { PACKAGE_PHOTO_TYPES } from '../../../services/physical-inbound/packages';
+import { SEED_SCENARIOS } from '../../../services/physical-inbound/agent-inbox';
+import { ExpectedVersion, FreeFormJson, PG_INT_MAX, visible } from '../../schemas/common';
 
 export const PACKAGE_STATUSES = ['received', 'stored', 'held', 'forwarding_requested', 'forwarding_shipped', 'forwarded', 'returning',
   'shredded', 'disposed', 'returned', 'expired'] as const;

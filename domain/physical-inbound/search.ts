@@ -4,7 +4,7 @@
 // same item. Nothing is a wildcard: punctuation, quotes, % and _ are ordinary characters.
 // The services store each item's fields already normalised by searchFields(), so the
 // database compares exactly what these functions compare.
-import type { FieldError } from './shared/errors';
+import type { FieldError } from '../shared/errors';
 
 export const SEARCH_QUERY_MAX_CHARS = 200;
 export const SEARCH_MAX_TERMS = 12;

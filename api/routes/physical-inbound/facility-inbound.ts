@@ -2,19 +2,19 @@
 // identification, intake drafts, sealed-exterior photos, matching, commit, scan
 // fulfilment, package actions and decisions on handling operations.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
-import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
   attachExterior, commitDraft, createDraft, fulfilScanRequest, getDraft, identifyMailbox, listDrafts, listFacilityPackageActions,
   listScanRequests, matchDraft, MAX_PHOTO_BYTES, rejectScanRequest, SCAN_PAGE_FIELDS, updateDraft, updateFacilityPackageAction,
-} from '../../services/facility-inbound';
-import { decideFacilityHandling, listFacilityHandling } from '../../services/handling';
+} from '../../../services/physical-inbound/facility-inbound';
+import { decideFacilityHandling, listFacilityHandling } from '../../../services/physical-inbound/handling';
 import {
   CommitBody, CommitResult, DecisionBody, Draft, DraftCreateBody, DraftListQuery, DraftPutBody, ExteriorForm, FacilityActionsQuery,
   FacilityActionStatusBody, FacilityHandlingQuery, FulfilForm, FulfilResult, HandlingOperation, IdentifyBody, IdentifyResult, IdParam,
   MatchBody, PageInfo, ScanRejectBody, ScanRequestListQuery, ScanRequestView,
-} from '../schemas/physical-inbound';
+} from './physical-inbound.schemas';
 
 const tags = ['Facility: physical inbound'];
 const DraftBody = z.object({ draft: Draft });

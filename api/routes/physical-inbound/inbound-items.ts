@@ -1,18 +1,18 @@
 // Managed mailbox items (physical inbound items), the owner's decisions on handling
 // operations, and the inbound activity timeline.
 import { z } from 'zod';
-import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../schemas/common';
-import { defineRoute, RouteDef } from '../route';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
 import {
   getInboundItem, getInboundItemPages, listInboundActivity, listInboundItems, listInboundItemScans,
-} from '../../services/inbound-items';
+} from '../../../services/physical-inbound/inbound-items';
 import {
   approveHandling, getHandlingOperation, listMemberHandling, quoteInboundForward, rejectHandling, requestInboundAction, resetMemberSample,
-} from '../../services/handling';
+} from '../../../services/physical-inbound/handling';
 import {
   ActivityQuery, ApproveBody, ForwardQuoteQuery, HandlingList, HandlingListQuery, HandlingOperation, IdParam, InboundActionBody,
   InboundItemListQuery, InboundScans, ManagedItem, ManagedItemList, PageInfo, PageQuery, Quote, RejectBody, SourcePage,
-} from '../schemas/physical-inbound';
+} from './physical-inbound.schemas';
 
 const tags = ['Physical inbound items'];
 const IDEMPOTENCY = { 'Idempotency-Key': 'required: retries with the same key and body replay the first answer' };

@@ -1,9 +1,9 @@
 // Schemas of mailbox rules (agent-specific standing instructions for arriving pieces).
 import { z } from 'zod';
-import { PG_INT_MAX } from './common';
-import { ARRIVAL_LIMITS, PIECE_KINDS } from '../../domain/package-arrival';
-import { AgentIdQuery, ArrivalActionRequest } from './expected-shipments';
-import { PageInfo, qEnum, qInt } from './physical-inbound';
+import { PG_INT_MAX } from '../../schemas/common';
+import { ARRIVAL_LIMITS, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
+import { AgentIdQuery, ArrivalActionRequest } from './expected-shipments.schemas';
+import { PageInfo, qEnum, qInt } from './physical-inbound.schemas';
 
 const L = ARRIVAL_LIMITS;
 

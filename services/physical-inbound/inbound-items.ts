@@ -3,26 +3,26 @@
 // the record's shared reads (scans, saved OCR, the literal search index, the activity
 // timeline), the sandbox fixtures (the member sample and seeded items), and the
 // managed-mailbox endpoints: list/search, detail, scans, sample reset and activity.
-import { paginationWithNext } from '../domain/shared/pagination';
+import { paginationWithNext } from '../../domain/shared/pagination';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
-import { assertAgentOfMember } from './shared/scoping';
-import { errors } from '../domain/shared/errors';
-import { formatCents } from '../domain/shared/money';
-import { sha256Hex } from '../domain/keys';
-import { ItemKind, parseLiteralQuery, searchFields, SEARCH_MODE } from '../domain/inbound-search';
-import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, PageOrigin, PageRole, sourcesKind } from '../domain/agent-inbox';
-import { HandlingActionType, HandlingQuote, quoteHandling } from '../domain/workflow-safe/handling';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../auth';
+import { isAgentKey } from '../auth';
+import { assertAgentOfMember } from '../shared/scoping';
+import { errors } from '../../domain/shared/errors';
+import { formatCents } from '../../domain/shared/money';
+import { sha256Hex } from '../../domain/keys';
+import { ItemKind, parseLiteralQuery, searchFields, SEARCH_MODE } from '../../domain/physical-inbound/search';
+import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, PageOrigin, PageRole, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
+import { HandlingActionType, HandlingQuote, quoteHandling } from '../../domain/workflow-safe/handling';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   inboundReceivedWorkflowId, InboundReceivedWorkflowInput, scanBundleWorkflowId, ScanBundleWorkflowInput,
-} from '../workflows/contracts/handling';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../workflows/shared/search-attributes';
+} from '../../workflows/physical-inbound/contracts';
+import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 
 export type Db = Pick<EntityManager, 'query'>;
 export type Environment = 'live' | 'test';

@@ -1,11 +1,11 @@
 // Activities of the physical inbound workflows: handling transitions (each guarded by the
 // operation's version and safe to retry), the sandbox facility, and the scan pipeline
 // (events, OCR, rule matching). Events are published only after the change is committed.
-import type { Deps } from '../services/shared/deps';
+import type { Deps } from '../../services/shared/deps';
 import {
   acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
-} from '../services/handling';
-import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../services/facility-inbound';
+} from '../../services/physical-inbound/handling';
+import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../../services/physical-inbound/facility-inbound';
 
 export function createHandlingActivities(deps: Deps) {
   return {
