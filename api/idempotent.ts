@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { HandlerArgs, RouteResult } from './route';
 import { requestFingerprint, runIdempotent } from '../services/shared/idempotency';
-import { sha256Hex } from '../domain/keys';
+import { sha256Hex } from '../domain/accounts/keys';
 
 /** OpenAPI text of the optional header on routes that use idempotentRoute. */
 export const IDEMPOTENCY_KEY_HEADER = {

@@ -4,7 +4,7 @@
 // only when METRICS_TOKEN is set, and only to `Authorization: Bearer <METRICS_TOKEN>`.
 import type Koa from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { safeEqual } from '../domain/keys';
+import { safeEqual } from '../domain/accounts/keys';
 import { errors } from '../domain/shared/errors';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

@@ -3,7 +3,7 @@
 // Access rules come from domain/shared/access.ts, never from the route itself.
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { AuthContext } from '../services/auth';
+import type { AuthContext } from '../services/accounts/auth';
 import type { Deps } from '../services/shared/deps';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';

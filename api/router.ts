@@ -9,10 +9,10 @@ import { parseMultipart, uploadedFiles } from './multipart';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/shared/access';
 import { ApiError, codedError, errors, FieldError } from '../domain/shared/errors';
-import type { KeyKind } from '../domain/keys';
-import { authenticate, AuthContext, isAgentKey } from '../services/auth';
+import type { KeyKind } from '../domain/accounts/keys';
+import { authenticate, AuthContext, isAgentKey } from '../services/accounts/auth';
 import type { Deps } from '../services/shared/deps';
-import { assertInstructionsVersion } from '../services/instructions';
+import { assertInstructionsVersion } from '../services/accounts/instructions';
 import { consumeRateLimit } from '../services/shared/rate-limit';
 import type { RouteDef } from './route';
 

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
-import { createMember, insertMemberKey } from '../services/accounts';
+import { createMember, insertMemberKey } from '../services/accounts/accounts';
 import { ApiProcess, deleteSchedulesOf, ROOT, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../test/faults/children';
 import type { BenchMetric } from './run';
 

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
-import { createFacility, createMember, revokeKey } from '../services/accounts';
+import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
 import { getBalance, topUp } from '../services/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/mail';
 import { answerSupportConversation } from '../services/support';

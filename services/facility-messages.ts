@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
+import type { AuthContext } from './accounts/auth';
+import { isAgentKey } from './accounts/auth';
 import { assignFacility } from './facilities';
 import { resolveAgentFilter } from './shared/scoping';
 import { assertLinkedObjects } from './shared/linked-objects';

@@ -4,7 +4,7 @@
 // whole account (or one agent with ?agent_id=). The sandbox spends nothing, so test-mode
 // usage counts test pieces and lists no ledger movements.
 import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
+import type { AuthContext } from './accounts/auth';
 import { errors } from '../domain/shared/errors';
 import { formatCents } from '../domain/shared/money';
 import { getBalance } from './credits';

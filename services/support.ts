@@ -5,12 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from './shared/deps';
-import type { AuthContext } from './auth';
-import { isAgentKey } from './auth';
+import type { AuthContext } from './accounts/auth';
+import { isAgentKey } from './accounts/auth';
 import { resolveAgentFilter } from './shared/scoping';
 import { assertLinkedObjects } from './shared/linked-objects';
 import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { sha256Hex } from '../domain/keys';
+import { sha256Hex } from '../domain/accounts/keys';
 import { checkImage } from '../domain/shared/images';
 import { contentDisposition } from '../domain/shared/downloads';
 import {

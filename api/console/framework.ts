@@ -11,7 +11,7 @@ import { formatCents } from '../../domain/shared/money';
 import type { Deps } from '../../services/shared/deps';
 import {
   ConsoleSession, csrfToken, csrfTokenValid, findConsoleSession, newCsrfSecret,
-} from '../../services/console-sessions';
+} from '../../services/accounts/console-sessions';
 import { rest, RestCall } from './rest';
 
 export const SESSION_COOKIE = 'pm_console';

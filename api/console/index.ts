@@ -9,7 +9,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { ApiError } from '../../domain/shared/errors';
 import type { Deps } from '../../services/shared/deps';
-import { revokeConsoleSession } from '../../services/console-sessions';
+import { revokeConsoleSession } from '../../services/accounts/console-sessions';
 import { applyRateLimit } from '../router';
 import {
   checkCsrf, ConsolePage, cookieOptions, csrfFor, describeError, FormRefused, loadSession, pageFor, preSessionSecret,

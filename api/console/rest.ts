@@ -4,7 +4,7 @@
 // member's live member key would over HTTP. No rule of the API is repeated here.
 import type { Context } from 'koa';
 import { ENDPOINT_ACCESS, accessKey } from '../../domain/shared/access';
-import type { AuthContext } from '../../services/auth';
+import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import { allRoutes } from '../routes';
 import type { HttpMethod, RouteDef } from '../route';

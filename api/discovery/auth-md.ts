@@ -1,10 +1,10 @@
-// /auth.md: how keys work, generated from the key formats (domain/keys.ts) and the access
+// /auth.md: how keys work, generated from the key formats (domain/accounts/keys.ts) and the access
 // table (domain/shared/access.ts) so that it lists exactly the prefixes, scopes and per-endpoint
 // rules the router enforces.
 import type { Config } from '../../config';
 import { ENDPOINT_ACCESS, Scope, SCOPES } from '../../domain/shared/access';
 import { renderAccessTable } from '../../domain/shared/access-summary';
-import { KEY_PREFIX_LENGTH, KEY_PREFIXES, KeyKind } from '../../domain/keys';
+import { KEY_PREFIX_LENGTH, KEY_PREFIXES, KeyKind } from '../../domain/accounts/keys';
 import { AGENT_AUTH_PATH } from './documents';
 
 const KIND_TEXT: Record<KeyKind, string> = {

@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { errors } from '../../domain/shared/errors';
 import type { Deps } from '../../services/shared/deps';
-import { recordAgentAuthIntent } from '../../services/agent-auth';
+import { recordAgentAuthIntent } from '../../services/accounts/agent-auth';
 import type { RegisteredTool } from '../mcp/registry';
 import { registeredTools } from '../mcp/tools';
 import type { RouteDef } from '../route';

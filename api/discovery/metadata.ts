@@ -4,7 +4,7 @@
 // that do not exist.
 import type { Config } from '../../config';
 import { SCOPES } from '../../domain/shared/access';
-import { KEY_PREFIXES } from '../../domain/keys';
+import { KEY_PREFIXES } from '../../domain/accounts/keys';
 import type { RegisteredTool } from '../mcp/registry';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION, MCP_TOOL_GROUPS, McpToolGroup } from '../mcp/tools';
 import { API_VERSION } from './openapi';

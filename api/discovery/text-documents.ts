@@ -4,7 +4,7 @@
 import type { Config } from '../../config';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { describeAccess } from '../../domain/shared/access-summary';
-import { KEY_PREFIXES } from '../../domain/keys';
+import { KEY_PREFIXES } from '../../domain/accounts/keys';
 import type { RegisteredTool } from '../mcp/registry';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION } from '../mcp/tools';
 import type { RouteDef } from '../route';

@@ -6,10 +6,10 @@
 // error code or reason (for example `live_key_required: ...`).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../../domain/shared/errors';
-import type { AuthContext } from '../../services/auth';
+import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import { requestFingerprint, runIdempotent } from '../../services/shared/idempotency';
-import { assertInstructionsVersion } from '../../services/instructions';
+import { assertInstructionsVersion } from '../../services/accounts/instructions';
 import { authorize, parseOrThrow } from '../router';
 import type { RegisteredTool } from './registry';
 import { RestOutcome } from './tool';

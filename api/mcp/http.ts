@@ -15,7 +15,7 @@ import {
   dotPath, freeFormPaths, JsonInspection, JsonProblem, JsonScanLimits, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES,
   oversizedFreeForm, spanAt,
 } from '../../domain/shared/json-limits';
-import { authenticate, AuthContext } from '../../services/auth';
+import { authenticate, AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import {
   assertJsonContainer, BodyTooLargeError, formatBytes, inspectJsonInTurns, JsonBodyError, jsonText, nextTurn, problemField, readJsonBytes,

@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, InitializeResult, ListToolsRequestSchema, McpError, ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthContext } from '../../services/auth';
+import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import { callTool } from './call';
 import type { RegisteredTool } from './registry';

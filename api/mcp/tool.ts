@@ -4,7 +4,7 @@
 // as REST and returns the JSON the REST route returns. Group and deprecation come from
 // the catalog in tools/index.ts, the one list of the 45 tool names.
 import { z } from 'zod';
-import type { AuthContext } from '../../services/auth';
+import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import type { McpToolName } from './tools';
 import { PG_INT_MAX } from '../schemas/common';

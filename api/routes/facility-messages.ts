@@ -11,7 +11,7 @@ import {
 import { idempotentPost, MessageText } from './support';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
 import type { Deps } from '../../services/shared/deps';
-import type { AuthContext } from '../../services/auth';
+import type { AuthContext } from '../../services/accounts/auth';
 
 export const FacilityMessageBody = z.strictObject({
   body: MessageText,

@@ -1,8 +1,8 @@
 // Every REST route of the API, one module per area.
 import type { RouteDef } from '../route';
-import { routes as publicRoutes } from './public';
-import { routes as agents } from './agents';
-import { routes as keys } from './keys';
+import { routes as publicRoutes } from './accounts/public';
+import { routes as agents } from './accounts/agents';
+import { routes as keys } from './accounts/keys';
 import { routes as mail } from './outbound-mail/mail';
 import { routes as batches } from './batches/batches';
 import { routes as webhooks } from './webhooks/agent-webhooks';

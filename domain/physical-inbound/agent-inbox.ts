@@ -1,6 +1,6 @@
 // The agent-inbox contract (agent-inbox.v1): how a context is versioned and how stored
 // pages are described to agents and to webhook rules.
-import { sha256Hex } from '../keys';
+import { sha256Hex } from '../accounts/keys';
 
 export const AGENT_INBOX_CONTRACT_VERSION = 'agent-inbox.v1';
 export const AGENT_INBOX_SCHEMA_VERSION = 1;

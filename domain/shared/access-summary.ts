@@ -1,7 +1,7 @@
 // Readable views of the access table (domain/shared/access.ts): the discovery directory and the
 // README scope table are both derived from it, never hand-listed.
 import type { Access } from './access';
-import type { KeyKind } from '../keys';
+import type { KeyKind } from '../accounts/keys';
 
 const KIND_LABELS: Record<KeyKind, string> = {
   member: 'member (sk_live_)',

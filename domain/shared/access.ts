@@ -2,7 +2,7 @@
 // the API mounts must have a row here (the router refuses to start otherwise), and the
 // README's scope table is generated from it. Member keys carry every scope; the scopes
 // below apply to agent credentials.
-import type { KeyKind } from '../keys';
+import type { KeyKind } from '../accounts/keys';
 
 export const SCOPES = [
   'mailbox.read', 'mailbox.write', 'package.read', 'package.write', 'forward.create', 'scan.create',

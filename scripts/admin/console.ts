@@ -1,5 +1,5 @@
 // Operator commands of the owner console.
-import { createSignInLink, SIGN_IN_LINK_MINUTES } from '../../services/console-sessions';
+import { createSignInLink, SIGN_IN_LINK_MINUTES } from '../../services/accounts/console-sessions';
 import { Command, required } from './cli';
 
 export const consoleCommands: Record<string, Command> = {

@@ -1,6 +1,6 @@
 // Operator commands for members: find one by email, suspend or reinstate it, correct its credits.
 import { randomUUID } from 'node:crypto';
-import { findMembers, MemberSummary, setMemberStatus } from '../../services/accounts';
+import { findMembers, MemberSummary, setMemberStatus } from '../../services/accounts/accounts';
 import { adjustCredits } from '../../services/credits';
 import { noSuch } from '../../services/facilities';
 import { formatCents } from '../../domain/shared/money';

@@ -4,8 +4,8 @@
 // key's environment; agent keys see only records of aliases assigned to their agent.
 import { pagination } from '../../domain/shared/pagination';
 import { randomBytes } from 'node:crypto';
-import type { AuthContext } from '../auth';
-import { isAgentKey } from '../auth';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';

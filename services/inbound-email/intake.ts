@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
-import { safeEqual } from '../../domain/keys';
+import { safeEqual } from '../../domain/accounts/keys';
 import { deliveryRefusal, type AliasStatus } from '../../domain/inbound-email/aliases';
 import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../../domain/inbound-email/message';
 import {

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../../domain/outbound-mail/documents';
 import { errors } from '../../domain/shared/errors';
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { visibleMailRow } from './mail';
 

@@ -7,7 +7,7 @@
 import { pagination } from '../../domain/shared/pagination';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors, FieldError } from '../../domain/shared/errors';
 import { checkImage, CheckedImage } from '../../domain/shared/images';
 import { TRACKED_CLASSES } from '../../domain/outbound-mail/pricing';
@@ -16,7 +16,7 @@ import { SIGNED_URL_SECONDS } from '../shared/storage';
 import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocumentUrl, signedPhotos } from './record';
 import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow';
 import { isWorkflowUnavailable, updateIdFor } from '../shared/workflow-gateway';
-import { sha256Hex } from '../../domain/keys';
+import { sha256Hex } from '../../domain/accounts/keys';
 import type { PhotoRef } from '../../workflows/outbound-mail/contracts';
 
 export interface UploadedPhoto {

@@ -2,7 +2,7 @@
 // step, oldest first) and every webhook delivery those events caused, with its outcome.
 // The REST record carries the timestamps; this read adds the order, the payloads' words
 // and the deliveries, which no REST read groups by piece.
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { visibleMailRow } from './mail';
 

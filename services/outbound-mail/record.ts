@@ -4,10 +4,10 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { publishEvent } from '../webhooks/events';
-import { currentInstructions } from '../instructions';
+import { currentInstructions } from '../accounts/instructions';
 import { formatCents } from '../../domain/shared/money';
 import { formatAddressLines } from '../../domain/outbound-mail/address';
-import { mailboxIdFor } from '../../domain/agents';
+import { mailboxIdFor } from '../../domain/accounts/agents';
 import { contentDisposition } from '../../domain/shared/downloads';
 import type { MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 

@@ -5,13 +5,13 @@
 // proposals live in services/physical-inbound/handling.ts.
 import { pagination, paginationWithNext } from '../../domain/shared/pagination';
 import type { Deps } from '../shared/deps';
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import {
   AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS,
 } from '../../domain/physical-inbound/agent-inbox';
 import { SEARCH_MODE } from '../../domain/physical-inbound/search';
-import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../instructions';
+import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../accounts/instructions';
 import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,

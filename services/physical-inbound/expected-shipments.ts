@@ -5,10 +5,10 @@
 // of that mailbox and agent, the shipment is linked to the package and marked received
 // (services/physical-inbound/package-arrival.ts). Physical inbound custody: account-enabled, live keys only.
 import type { EntityManager } from 'typeorm';
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
-import { createdBy, ownsAgentRecord, scopedAgent } from '../agent-specific';
-import { isAgentKey } from '../auth';
+import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
+import { isAgentKey } from '../accounts/auth';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
 import { requestFingerprint, runIdempotent } from '../shared/idempotency';

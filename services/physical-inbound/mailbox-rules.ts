@@ -3,9 +3,9 @@
 // carrier, letter or parcel) and requests an action (the ActionRequest enum) and/or adds
 // tags; services/physical-inbound/package-arrival.ts applies them when the facility commits a piece.
 // Agent-specific (member keys pass ?agent_id=), account-enabled and live-only like packages.
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
-import { createdBy, ownsAgentRecord, scopedAgent } from '../agent-specific';
+import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
 import { errors } from '../../domain/shared/errors';

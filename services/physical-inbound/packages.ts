@@ -5,8 +5,8 @@
 import { pagination, paginationWithNext } from '../../domain/shared/pagination';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
-import type { AuthContext } from '../auth';
-import { isAgentKey } from '../auth';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
 import { assertAgentOfMember } from '../shared/scoping';
 import { ApiError, errors } from '../../domain/shared/errors';
 import {

@@ -2,9 +2,9 @@
 // stored and replayed to retries with the same body; the same key with another body is
 // refused; a concurrent duplicate waits for the first to finish. Records are kept 30 days.
 import type { Deps } from './deps';
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
-import { sha256Hex } from '../../domain/keys';
+import { sha256Hex } from '../../domain/accounts/keys';
 
 export interface IdempotentResult {
   status: number;

@@ -4,7 +4,7 @@
 // their own agent's objects. Otherwise the request is refused with 400 naming the field,
 // before anything is stored, whether the id is unknown, another member's or another
 // agent's (the answer does not tell which).
-import type { AuthContext } from '../auth';
+import type { AuthContext } from '../accounts/auth';
 import type { Deps } from './deps';
 import { errors, FieldError } from '../../domain/shared/errors';
 import { canSee, ownsAcrossEnvironments } from './scoping';

@@ -3,8 +3,8 @@
 // see only sandbox records and live keys only live ones, for every read and write by id:
 // an id from the other environment is as unknown as another member's.
 import type { Deps } from './deps';
-import type { AuthContext } from '../auth';
-import { isAgentKey, isMemberKey } from '../auth';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey, isMemberKey } from '../accounts/auth';
 import { errors } from '../../domain/shared/errors';
 
 /** The agent id to filter by, or null for "all agents of the member". */

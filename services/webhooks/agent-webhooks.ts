@@ -4,8 +4,8 @@
 // in the worker and the API waits for their result.
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
-import type { AuthContext } from '../auth';
-import { isAgentKey } from '../auth';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
 import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { recordEvent } from './events';

@@ -6,8 +6,8 @@
 // live keys live ones (the other environment's endpoints are 404, as everywhere).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
-import type { AuthContext } from '../auth';
-import { isAgentKey } from '../auth';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import {

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
 import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { clusterServes, killTemporalService, readClusterState, restartTemporalService, TemporalServiceName } from '../../scripts/cluster';
 import { ROOT } from '../../scripts/stack';
 import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';

@@ -10,7 +10,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { freePort } from '../../scripts/stack';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';

@@ -14,7 +14,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client, HttpResponse } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { Client } from 'pg';
 import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN, TEMPORAL_SQLITE_PRAGMAS } from '../../scripts/stack';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/shared/search-attributes';

@@ -1,7 +1,7 @@
 // Test data built through the same services the API uses.
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../services/shared/deps';
-import { createMember } from '../../services/accounts';
+import { createMember } from '../../services/accounts/accounts';
 
 export function uniqueEmail(tag = 'member'): string {
   return `${tag}-${randomBytes(5).toString('hex')}@example.test`;

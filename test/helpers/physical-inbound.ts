@@ -6,7 +6,7 @@ import type { TestApp } from './app';
 import { client } from './http';
 import { newMember } from './factories';
 import { newAgent, newCredential } from './agents';
-import { createFacility, insertMemberKey } from '../../services/accounts';
+import { createFacility, insertMemberKey } from '../../services/accounts/accounts';
 import { assignMailbox } from '../../services/physical-inbound/facility-inbound';
 import { enablePackages } from '../../services/physical-inbound/packages';
 

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startTestApp, TestApp } from '../helpers/app';
-import { createFacility } from '../../services/accounts';
+import { createFacility } from '../../services/accounts/accounts';
 import { SCENARIOS, ScenarioContext } from './scenarios';
 import { HISTORIES_DIR, replay, workflowTypeOf, writeHistory } from './history-files';
 

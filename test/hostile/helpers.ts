@@ -8,7 +8,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import type { HttpResponse } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 
 export interface HostileApp extends TestApp {
   bucket: string;

@@ -10,7 +10,7 @@ import { PDFDocument } from 'pdf-lib';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { batchForm } from '../integration/batch-helpers';
 import { HOSTILE_STRINGS, HostileApp, refusalProblem, snapshot, startHostileApp } from './helpers';
 

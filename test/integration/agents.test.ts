@@ -4,9 +4,9 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
 import { allRoutes } from '../../api/routes';
 import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
-import { createAgent, getOutboundMailbox } from '../../services/agents';
-import { authenticate } from '../../services/auth';
-import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
+import { createAgent, getOutboundMailbox } from '../../services/accounts/agents';
+import { authenticate } from '../../services/accounts/auth';
+import { instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/accounts/instructions';
 
 describe('agents, credentials, mailboxes and discovery', () => {
   const { app, api } = useTestApp({ worker: false });

@@ -1,8 +1,8 @@
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
-import { createFacility } from '../../services/accounts';
-import { generateKey, hashKey } from '../../domain/keys';
+import { createFacility } from '../../services/accounts/accounts';
+import { generateKey, hashKey } from '../../domain/accounts/keys';
 
 describe('authentication, scopes and key environments', () => {
   const { app, api } = useTestApp({ worker: false });

@@ -2,8 +2,8 @@
 // multipart bodies, keys of every kind, and polling.
 import { PDFDocument } from 'pdf-lib';
 import type { Deps } from '../../services/shared/deps';
-import { insertMemberKey, createFacility } from '../../services/accounts';
-import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
+import { insertMemberKey, createFacility } from '../../services/accounts/accounts';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { balanceCents } from '../../services/credits';
 import { client } from '../helpers/http';
 

@@ -7,7 +7,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
-import { authenticate } from '../../services/auth';
+import { authenticate } from '../../services/accounts/auth';
 import { createBatchDraft } from '../../services/batches/batches';
 import { batchForm, ledger, pdf, recipientsCsv, testKeyFor, waitFor, waitForStatus } from './batch-helpers';
 

@@ -3,7 +3,7 @@
 // a batch template over 200 pages, and batch state conflicts (facility and workflow).
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchForm, ensureFacility, facilityKeyFor, pdf, recipientsCsv, waitForStatus } from './batch-helpers';
 import { waitFor } from './mail-helpers';

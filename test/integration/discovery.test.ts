@@ -9,7 +9,7 @@ import { allRoutes } from '../../api/routes';
 import { registeredTools } from '../../api/mcp/tools';
 import { DISCOVERY_DOCUMENTS } from '../../api/discovery/documents';
 import { SCOPES } from '../../domain/shared/access';
-import { KEY_PREFIXES } from '../../domain/keys';
+import { KEY_PREFIXES } from '../../domain/accounts/keys';
 
 /**
  * swagger-parser's dependencies are ES modules that Jest's CommonJS runtime cannot load;

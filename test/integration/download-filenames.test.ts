@@ -8,7 +8,7 @@ import { parse } from 'content-disposition';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { newAgent } from '../helpers/agents';
 import { letterForm, letterPdf } from './mail-helpers';
 import { contentDisposition } from '../../domain/shared/downloads';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
-import { createFacility } from '../../services/accounts';
+import { createFacility } from '../../services/accounts/accounts';
 import { commands } from '../../scripts/admin';
 import type { Options } from '../../scripts/admin/cli';
 import { dropDatabase, ensureDatabase, migrate } from '../../scripts/stack';

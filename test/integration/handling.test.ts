@@ -7,7 +7,7 @@ import { getBalance } from '../../services/credits';
 import { memberSampleId } from '../../services/physical-inbound/inbound-items';
 import { reconcilePhysicalInbound, requestInboundAction } from '../../services/physical-inbound/handling';
 import { attachExterior, commitDraft, matchDraft } from '../../services/physical-inbound/facility-inbound';
-import { authenticate } from '../../services/auth';
+import { authenticate } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import { handlingWorkflowId } from '../../workflows/physical-inbound/contracts';
 import { startReceiver } from './webhook-helpers';

@@ -2,8 +2,8 @@ import { useTestApp } from '../helpers/app';
 import { fieldPaths as paths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newAgentWithKey, newCredential } from '../helpers/agents';
-import { sha256Hex } from '../../domain/keys';
-import { PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/instructions';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { PLATFORM_FALLBACK_INSTRUCTIONS } from '../../services/accounts/instructions';
 
 describe('instructions document', () => {
   const { app, api } = useTestApp({ worker: false });

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { letterForm, letterPdf, mailCount, waitFor } from './mail-helpers';
 
 const MD = { 'x-service-md-version': '1' };

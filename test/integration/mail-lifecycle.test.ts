@@ -3,13 +3,13 @@
 // delivery failure, facility failure, cancellation under concurrency, and approval.
 import { PNG } from 'pngjs';
 import { startTestApp, TestApp } from '../helpers/app';
-import { createFacility } from '../../services/accounts';
+import { createFacility } from '../../services/accounts/accounts';
 import { topUp } from '../../services/credits';
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { MailStatus } from '../../workflows/shared/search-attributes';
 import { commands } from '../../scripts/admin';
-import { authenticate } from '../../services/auth';
+import { authenticate } from '../../services/accounts/auth';
 import { advanceTestMail } from '../../services/outbound-mail/mail';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
 

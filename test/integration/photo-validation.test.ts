@@ -6,7 +6,7 @@ import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
-import { createFacility } from '../../services/accounts';
+import { createFacility } from '../../services/accounts/accounts';
 import { fixtureImage, newWorld, receivePiece, World } from '../helpers/physical-inbound';
 import { letterForm, letterPdf, newSender, sendLetter } from './mail-helpers';
 

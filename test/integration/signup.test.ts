@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { TestApp, useTestApp } from '../helpers/app';
 import { client, fieldPaths as paths } from '../helpers/http';
 import { uniqueEmail } from '../helpers/factories';
-import { verifyPassword } from '../../domain/passwords';
+import { verifyPassword } from '../../domain/accounts/passwords';
 
 // Signup is limited per client IP; each test speaks from its own address so that the
 // tests do not share one budget (the router trusts X-Forwarded-For when TRUST_PROXY is set).

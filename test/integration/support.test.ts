@@ -5,8 +5,8 @@ import { promisify } from 'node:util';
 import { useTestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
-import { createFacility } from '../../services/accounts';
-import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
+import { createFacility } from '../../services/accounts/accounts';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { answerSupportConversation } from '../../services/support';
 
 describe('support tickets and facility messages', () => {

@@ -7,7 +7,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { publishEvent, DomainEvent } from '../../services/webhooks/events';
-import { authenticate } from '../../services/auth';
+import { authenticate } from '../../services/accounts/auth';
 import { createWebhookEndpoint, updateWebhookEndpoint } from '../../services/webhooks/endpoints';
 import { emitRuleMatches } from '../../services/webhooks/rules';
 import { checkWebhookTarget, sendWebhook } from '../../services/webhooks/http';

@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../services/shared/deps';
-import { generateKey, hashKey, keyPrefixOf } from '../../domain/keys';
-import { insertMemberKey } from '../../services/accounts';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
+import { insertMemberKey } from '../../services/accounts/accounts';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;

@@ -7,7 +7,7 @@ import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/webhooks/events';
 import { updateWebhookSettings } from '../../services/webhooks/agent-webhooks';
-import { authenticate } from '../../services/auth';
+import { authenticate } from '../../services/accounts/auth';
 import { ApiError } from '../../domain/shared/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
 import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';

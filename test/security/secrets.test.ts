@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
 import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
-import { createFacility } from '../../services/accounts';
+import { createFacility } from '../../services/accounts/accounts';
 import { newMember } from '../helpers/factories';
 import { client } from '../helpers/http';
 import { answerChallenges, startReceiver } from '../integration/webhook-helpers';

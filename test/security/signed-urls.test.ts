@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { insertMemberKey } from '../../services/accounts';
+import { insertMemberKey } from '../../services/accounts/accounts';
 import { newAgent } from '../helpers/agents';
 import { letterForm } from '../integration/mail-helpers';
 import { PDFDocument } from 'pdf-lib';

@@ -6,8 +6,8 @@
 // with its reason).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { safeEqual } from '../../domain/keys';
-import { hashPassword, verifyPassword } from '../../domain/passwords';
+import { safeEqual } from '../../domain/accounts/keys';
+import { hashPassword, verifyPassword } from '../../domain/accounts/passwords';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SERVER_DIRS = ['api', 'services', 'domain', 'activities', 'workflows', 'worker'];
@@ -46,7 +46,7 @@ const NOT_SECRETS: Array<{ file: string; fragment: string; why: string }> = [
 
 describe('constant-time comparison of secrets', () => {
   it('safeEqual compares fixed-length digests with timingSafeEqual', () => {
-    const body = functionBody(read('domain/keys.ts'), 'safeEqual');
+    const body = functionBody(read('domain/accounts/keys.ts'), 'safeEqual');
     expect(body).toMatch(/timingSafeEqual\(/);
     expect(body).toMatch(/createHash\('sha256'\)/);
     expect(safeEqual('whsec_abc', 'whsec_abc')).toBe(true);
@@ -61,7 +61,7 @@ describe('constant-time comparison of secrets', () => {
   });
 
   it('passwords are checked with timingSafeEqual on scrypt output', async () => {
-    const body = functionBody(read('domain/passwords.ts'), 'verifyPassword');
+    const body = functionBody(read('domain/accounts/passwords.ts'), 'verifyPassword');
     expect(body).toMatch(/timingSafeEqual\(derived, expected\)/);
     const stored = await hashPassword('correct horse battery staple');
     await expect(verifyPassword('correct horse battery staple', stored)).resolves.toBe(true);
@@ -69,7 +69,7 @@ describe('constant-time comparison of secrets', () => {
   });
 
   it('API keys are never compared in code: the SHA-256 of the presented key is looked up', () => {
-    const body = functionBody(read('services/auth.ts'), 'authenticate');
+    const body = functionBody(read('services/accounts/auth.ts'), 'authenticate');
     expect(body).toMatch(/const hash = hashKey\(parsed\.token\)/);
     expect(body.match(/WHERE \w+\.key_hash = \$1/g)?.length).toBe(3);
     expect(body).not.toMatch(/parsed\.token\s*[!=]==/);

@@ -1,9 +1,9 @@
-import { hashPassword, verifyPassword } from '../../domain/passwords';
-import { ageDays, humanActionsAfterSignup, LEAD_ID_PATTERN, LEAD_STAGES, leadNextStep, newLeadId, OnboardingUrls } from '../../domain/onboarding';
+import { hashPassword, verifyPassword } from '../../domain/accounts/passwords';
+import { ageDays, humanActionsAfterSignup, LEAD_ID_PATTERN, LEAD_STAGES, leadNextStep, newLeadId, OnboardingUrls } from '../../domain/accounts/onboarding';
 import { describeAccess, renderAccessTable } from '../../domain/shared/access-summary';
 import { ENDPOINT_ACCESS } from '../../domain/shared/access';
-import { generateKey, hashKey, KEY_PREFIX_LENGTH, keyPrefixOf, parseBearer } from '../../domain/keys';
-import { mailboxIdFor } from '../../domain/agents';
+import { generateKey, hashKey, KEY_PREFIX_LENGTH, keyPrefixOf, parseBearer } from '../../domain/accounts/keys';
+import { mailboxIdFor } from '../../domain/accounts/agents';
 
 const urls: OnboardingUrls = {
   signupUrl: 'https://api.example/v1/signup',

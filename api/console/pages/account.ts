@@ -3,7 +3,7 @@
 // version guard; proposed edits), member keys (create, rotate, revoke) and the open
 // console sessions. A new raw key is shown once, in the answer to the form that made it.
 import { SCOPES } from '../../../domain/shared/access';
-import { listConsoleSessions, revokeConsoleSession } from '../../../services/console-sessions';
+import { listConsoleSessions, revokeConsoleSession } from '../../../services/accounts/console-sessions';
 import type { AddPage } from '../index';
 import { formFields, formNumber } from '../framework';
 

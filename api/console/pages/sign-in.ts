@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../../../services/shared/deps';
-import { redeemSignInLink, signInWithMemberKey } from '../../../services/console-sessions';
+import { redeemSignInLink, signInWithMemberKey } from '../../../services/accounts/console-sessions';
 import { applyRateLimit } from '../../router';
 import {
   checkCsrf, cookieOptions, csrfFor, describeError, loadSession, preSessionSecret, readForm, renderView, safeNext, SESSION_COOKIE,

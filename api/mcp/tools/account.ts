@@ -1,6 +1,6 @@
 // Account tools: the outbound mailbox, usage, and messages to the fulfilling facility.
 import { z } from 'zod';
-import { listMailboxes } from '../../../services/agents';
+import { listMailboxes } from '../../../services/accounts/agents';
 import { getUsage } from '../../../services/mail-usage';
 import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/facility-messages';
 import { pagination, Uuid } from '../../schemas/common';

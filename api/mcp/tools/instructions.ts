@@ -1,10 +1,10 @@
 // Instructions tools: read the instructions document, propose an edit of it.
 import { z } from 'zod';
 import { errors } from '../../../domain/shared/errors';
-import { isAgentKey } from '../../../services/auth';
-import { getInstructions, proposeInstructionsEdit } from '../../../services/instructions';
-import type { AuthContext } from '../../../services/auth';
-import { ProposalRequest } from '../../schemas/agents';
+import { isAgentKey } from '../../../services/accounts/auth';
+import { getInstructions, proposeInstructionsEdit } from '../../../services/accounts/instructions';
+import type { AuthContext } from '../../../services/accounts/auth';
+import { ProposalRequest } from '../../routes/accounts/agents.schemas';
 import { Uuid } from '../../schemas/common';
 import { defineTool } from '../tool';
 

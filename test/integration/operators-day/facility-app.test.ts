@@ -6,9 +6,9 @@
 import type { Worker } from '@temporalio/worker';
 import { startTestApp, TestApp } from '../../helpers/app';
 import { createWorker } from '../../../worker/worker';
-import { createFacility } from '../../../services/accounts';
+import { createFacility } from '../../../services/accounts/accounts';
 import { assignMemberFacility } from '../../../services/facilities';
-import { authenticate, AuthContext } from '../../../services/auth';
+import { authenticate, AuthContext } from '../../../services/accounts/auth';
 import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityFailed, facilityPrinted, facilityStartPrinting,

@@ -1,9 +1,9 @@
 // Members, member API keys and facilities: creation paths shared by signup, the
 // operator CLI and tests.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { generateKey, hashKey, keyPrefixOf } from '../domain/keys';
-import { topUp } from './credits';
+import type { Deps } from '../shared/deps';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
+import { topUp } from '../credits';
 
 export interface CreatedMember {
   member_id: string;

@@ -1,8 +1,8 @@
 // Agent sign-in intents (POST {site}/agent/auth): an agent without a key records which
 // human (by email) it acts for. Nothing is issued: the answer tells the agent what its
 // human must do, and the same answer is given whether or not the email has an account.
-import type { Deps } from './shared/deps';
-import { humanActionsAfterSignup } from '../domain/onboarding';
+import type { Deps } from '../shared/deps';
+import { humanActionsAfterSignup } from '../../domain/accounts/onboarding';
 import { agentResources, contact, onboardingUrls } from './signup';
 
 export interface AgentAuthInput {

@@ -3,8 +3,8 @@
 // member keys name the agent with ?agent_id=, which must be a live agent of the account.
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import type { Deps } from './shared/deps';
-import { errors } from '../domain/shared/errors';
+import type { Deps } from '../shared/deps';
+import { errors } from '../../domain/shared/errors';
 
 /**
  * The agent the call acts for. Member keys: `agentId` when it is an agent of the account

@@ -1,12 +1,12 @@
 // Agent credentials (issued by member keys) and member API keys. Raw keys appear only
 // in the response that creates them.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { AgentIdParams } from '../schemas/agents';
-import { Credential, CredentialParams, CredentialRequest, MemberKey, MemberKeyParams, MemberKeyRequest } from '../schemas/keys';
+import { defineRoute, RouteDef } from '../../route';
+import { AgentIdParams } from './agents.schemas';
+import { Credential, CredentialParams, CredentialRequest, MemberKey, MemberKeyParams, MemberKeyRequest } from './keys.schemas';
 import {
   createCredential, createMemberKey, listCredentials, listMemberKeys, revokeCredential, revokeMemberKey, rotateMemberKey,
-} from '../../services/keys';
+} from '../../../services/accounts/keys';
 
 const WithTestMode = <T extends z.ZodRawShape>(shape: T) => z.object({ ...shape, test_mode: z.boolean() });
 

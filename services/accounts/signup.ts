@@ -2,12 +2,12 @@
 // agent uses for its human. Signup creates the account and nothing else: no API key is
 // issued until the human has verified the email, completed KYC and added a payment
 // method (live keys are then created by the operator or the dashboard).
-import type { Deps } from './shared/deps';
-import { ApiError, errors } from '../domain/shared/errors';
-import { hashPassword } from '../domain/passwords';
+import type { Deps } from '../shared/deps';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { hashPassword } from '../../domain/accounts/passwords';
 import {
   ageDays, humanActionsAfterSignup, HumanAction, LeadSource, LeadStage, leadNextStep, NextStep, newLeadId, OnboardingUrls,
-} from '../domain/onboarding';
+} from '../../domain/accounts/onboarding';
 
 export interface SignupInput {
   email: string;

@@ -1,12 +1,12 @@
 // The versioned standing-instructions document of each agent, and the guard that makes
 // agent keys echo its current version on mutating calls.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { errors } from '../domain/shared/errors';
-import { sha256Hex } from '../domain/keys';
-import { assertAgentOfMember } from './shared/scoping';
+import { errors } from '../../domain/shared/errors';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { assertAgentOfMember } from '../shared/scoping';
 
 export interface InstructionsDocument {
   agent_id: string;

@@ -1,18 +1,18 @@
 // Agents, their instructions document (read, save, versions, proposals) and the
 // logical outbound mailboxes.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { Pagination, pagination, paginationQuery } from '../schemas/common';
+import { defineRoute, RouteDef } from '../../route';
+import { Pagination, pagination, paginationQuery } from '../../schemas/common';
 import {
   AgentCreateRequest, AgentDeleted, AgentDetail, AgentIdParams, AgentList, AgentPatchRequest, InstructionsDocument,
   InstructionsSaveRequest, InstructionsVersions, Mailbox, Proposal, ProposalDecisionRequest, ProposalParams, ProposalQuery,
   ProposalRequest,
-} from '../schemas/agents';
-import { createAgent, deleteAgent, getAgent, listAgents, listMailboxes, updateAgent } from '../../services/agents';
+} from './agents.schemas';
+import { createAgent, deleteAgent, getAgent, listAgents, listMailboxes, updateAgent } from '../../../services/accounts/agents';
 import {
   decideInstructionsProposal, getInstructions, listInstructionsProposals, listInstructionsVersions, proposeInstructionsEdit,
   saveInstructions,
-} from '../../services/instructions';
+} from '../../../services/accounts/instructions';
 
 const PageQuery = z.object(paginationQuery());
 const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };

@@ -1,8 +1,8 @@
 // Schemas of agents, their instructions document and proposals, and mailboxes.
 import { z } from 'zod';
-import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../domain/agents';
-import { MAX_INSTRUCTIONS_CHARS } from '../../services/instructions';
-import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from './common';
+import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../../domain/accounts/agents';
+import { MAX_INSTRUCTIONS_CHARS } from '../../../services/accounts/instructions';
+import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
 
 const AgentName = visible(z.string().trim()
   .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })

@@ -4,13 +4,13 @@
 // Updates that return rows are written as `WITH changed AS (UPDATE ... RETURNING ...) SELECT`:
 // TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import type { AuthContext } from './auth';
-import { errors } from '../domain/shared/errors';
-import { generateKey, hashKey, keyPrefixOf } from '../domain/keys';
-import type { Scope } from '../domain/shared/access';
+import { errors } from '../../domain/shared/errors';
+import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
+import type { Scope } from '../../domain/shared/access';
 import { insertMemberKey, MEMBER_KEY_COLUMNS } from './accounts';
-import { assertAgentOfMember } from './shared/scoping';
+import { assertAgentOfMember } from '../shared/scoping';
 
 const DAY_MS = 86_400_000;
 

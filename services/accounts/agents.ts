@@ -3,14 +3,14 @@
 // only their own agent; anything else is 404 so other agents' existence is not revealed.
 // Updates that return rows are written as `WITH changed AS (UPDATE ... RETURNING ...) SELECT`:
 // TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { mailboxIdFor } from '../domain/agents';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { mailboxIdFor } from '../../domain/accounts/agents';
 import { createInitialInstructions } from './instructions';
-import { assertAgentOfMember } from './shared/scoping';
-import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from './webhooks/agent-webhooks';
+import { assertAgentOfMember } from '../shared/scoping';
+import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
 
 export interface AgentInput {
   name: string;

@@ -1,8 +1,8 @@
 // Request and response schemas of the public onboarding routes: signup, waitlist, lead
 // status and the discovery directory.
 import { z } from 'zod';
-import { LEAD_ID_PATTERN, LEAD_SOURCES, LEAD_STAGES } from '../../domain/onboarding';
-import { visible } from './common';
+import { LEAD_ID_PATTERN, LEAD_SOURCES, LEAD_STAGES } from '../../../domain/accounts/onboarding';
+import { visible } from '../../schemas/common';
 
 const LeadId = z.string().regex(LEAD_ID_PATTERN, { message: 'must match ^wl_[a-f0-9]{16}$' });
 

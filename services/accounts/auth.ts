@@ -1,9 +1,9 @@
 // Turns a Bearer key into an AuthContext: which member, agent or facility is calling,
 // in which environment, with which scopes. Keys are looked up by SHA-256 hash only.
-import type { Deps } from './shared/deps';
-import { errors } from '../domain/shared/errors';
-import { hashKey, KeyKind, parseBearer } from '../domain/keys';
-import { SCOPES, Scope } from '../domain/shared/access';
+import type { Deps } from '../shared/deps';
+import { errors } from '../../domain/shared/errors';
+import { hashKey, KeyKind, parseBearer } from '../../domain/accounts/keys';
+import { SCOPES, Scope } from '../../domain/shared/access';
 
 export interface AuthContext {
   kind: KeyKind;

@@ -1,13 +1,13 @@
 // Public routes (no key): signup, waitlist, lead status and the discovery directory.
-import { AGENT_AUTH_PATH, discoveryDocumentUrls } from '../discovery/documents';
-import { defineRoute, RouteDef } from '../route';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
-import { describeAccess } from '../../domain/shared/access-summary';
-import { getLeadStatus, joinWaitlist, signup } from '../../services/signup';
-import { API_VERSION } from '../discovery/openapi';
+import { AGENT_AUTH_PATH, discoveryDocumentUrls } from '../../discovery/documents';
+import { defineRoute, RouteDef } from '../../route';
+import { accessKey, ENDPOINT_ACCESS } from '../../../domain/shared/access';
+import { describeAccess } from '../../../domain/shared/access-summary';
+import { getLeadStatus, joinWaitlist, signup } from '../../../services/accounts/signup';
+import { API_VERSION } from '../../discovery/openapi';
 import {
   DirectoryResponse, LeadParams, LeadStatusResponse, SignupRequest, SignupResponse, WaitlistRequest, WaitlistResponse,
-} from '../schemas/public';
+} from './public.schemas';
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -59,7 +59,7 @@ export const routes: RouteDef[] = [
     responses: { 200: { description: 'Directory', schema: DirectoryResponse } },
     handler: async ({ deps }) => {
       // Loaded on call: the route list includes this module.
-      const { allRoutes } = await import('./index');
+      const { allRoutes } = await import('../index');
       const { siteUrl, baseUrl } = deps.config;
       return {
         body: {

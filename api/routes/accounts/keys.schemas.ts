@@ -1,8 +1,8 @@
 // Schemas of agent credentials and member API keys.
 import { z } from 'zod';
-import { SCOPES } from '../../domain/shared/access';
-import { AgentIdParams } from './agents';
-import { PG_INT_MAX, visible } from './common';
+import { SCOPES } from '../../../domain/shared/access';
+import { AgentIdParams } from './agents.schemas';
+import { PG_INT_MAX, visible } from '../../schemas/common';
 
 const ExpiresInDays = z.number().int().min(1, { message: 'must be an integer >= 1' }).max(36500)
   .describe('days until the key expires; omit for no expiry');

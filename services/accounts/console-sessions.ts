@@ -6,11 +6,11 @@
 // access rules as REST.
 import { randomBytes } from 'node:crypto';
 import Tokens from 'csrf';
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import { authenticate, AuthContext } from './auth';
-import { SCOPES } from '../domain/shared/access';
-import { ApiError, errors } from '../domain/shared/errors';
-import { hashKey } from '../domain/keys';
+import { SCOPES } from '../../domain/shared/access';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { hashKey } from '../../domain/accounts/keys';
 
 /** A session lasts 12 hours from sign-in; signing in again starts a new one. */
 export const CONSOLE_SESSION_HOURS = 12;
