@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
-import { getBalance, topUp } from '../services/credits';
+import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/mail';
 import { answerSupportConversation } from '../services/support';
 import { assignMailbox } from '../services/physical-inbound/facility-inbound';

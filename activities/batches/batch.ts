@@ -1,11 +1,11 @@
 // Side effects of the batch workflow. Each status change is one Postgres transaction that
 // locks the batch row, checks the state it starts from and is a no-op when already done,
-// so Temporal's retries are safe. Money moves through services/credits.ts with the keys
+// so Temporal's retries are safe. Money moves through services/billing/credits.ts with the keys
 // debit:batch:<id>, refund:batch:<id> (full) and refund:batch:<id>:partial.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../services/shared/deps';
-import { debit, refund } from '../../services/credits';
+import { debit, refund } from '../../services/billing/credits';
 import { assignFacility } from '../../services/facilities';
 import { publishEvent } from '../../services/webhooks/events';
 import { batchEvent, BatchRow, loadBatchRow } from '../../services/batches/batches';

@@ -7,7 +7,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Deps } from '../../services/shared/deps';
-import { balanceCents, debit } from '../../services/credits';
+import { balanceCents, debit } from '../../services/billing/credits';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { startMailWorkflow } from '../../services/outbound-mail/workflow';

@@ -8,7 +8,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../services/shared/deps';
 import { ApiError } from '../../domain/shared/errors';
 import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
-import { balanceCents, debit, refund } from '../../services/credits';
+import { balanceCents, debit, refund } from '../../services/billing/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
 import { reconcileUnstartedMail } from '../../services/workflow-reconciler';

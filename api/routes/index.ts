@@ -18,7 +18,7 @@ import { routes as facilityBatches } from './batches/facility-batches';
 import { routes as facilityInbound } from './physical-inbound/facility-inbound';
 import { routes as mailRuns } from './mail-runs/mail-runs';
 import { routes as support } from './support';
-import { routes as billing } from './billing';
+import { routes as billing } from './billing/billing';
 import { routes as facilityMessages } from './facility-messages';
 
 export const allRoutes: RouteDef[] = [

@@ -1,7 +1,7 @@
 // Operator commands for members: find one by email, suspend or reinstate it, correct its credits.
 import { randomUUID } from 'node:crypto';
 import { findMembers, MemberSummary, setMemberStatus } from '../../services/accounts/accounts';
-import { adjustCredits } from '../../services/credits';
+import { adjustCredits } from '../../services/billing/credits';
 import { noSuch } from '../../services/facilities';
 import { formatCents } from '../../domain/shared/money';
 import { Command, required, signedCents, optional, table } from './cli';

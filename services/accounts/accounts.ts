@@ -3,7 +3,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
-import { topUp } from '../credits';
+import { topUp } from '../billing/credits';
 
 export interface CreatedMember {
   member_id: string;

@@ -10,7 +10,7 @@ import type { EntityManager } from 'typeorm';
 import { claimFacilityBatch } from '../facilities';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import { balanceCents, insufficientCredits } from '../credits';
+import { balanceCents, insufficientCredits } from '../billing/credits';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
 import type { DomainEvent } from '../webhooks/events';
 import { requestFingerprint } from '../shared/idempotency';

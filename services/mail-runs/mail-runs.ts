@@ -14,7 +14,7 @@ import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
-import { balanceCents, billingUrl } from '../credits';
+import { balanceCents, billingUrl } from '../billing/credits';
 import { positiveInt } from '../outbound-mail/workflow';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { mailRunNotCancellable, mailRunNotCommittable } from '../../domain/shared/workflow-failures';

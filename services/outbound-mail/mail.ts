@@ -21,7 +21,7 @@ import { recipientFingerprint } from '../../domain/outbound-mail/address';
 import {
   dailyPiecesRefusal, dailyPiecesWarning, MailStatusName, parseCreatedBound, spendRefusal,
 } from '../../domain/workflow-safe/mail-rules';
-import { balanceCents, debit, insufficientCredits } from '../credits';
+import { balanceCents, debit, insufficientCredits } from '../billing/credits';
 import { requestFingerprint, runIdempotent } from '../shared/idempotency';
 import { assignFacility } from '../facilities';
 import { canSee, resolveAgentFilter } from '../shared/scoping';

@@ -20,7 +20,7 @@ import {
   HandlingEvent, HandlingStatus, isOpenHandlingStatus, itemStatusOnApproval, itemStatusOnCompletion, nextHandlingStatus,
   ProposalInput, quoteHandling, unavailableReason,
 } from '../../domain/workflow-safe/handling';
-import { debit, insufficientCredits, refund } from '../credits';
+import { debit, insufficientCredits, refund } from '../billing/credits';
 import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,

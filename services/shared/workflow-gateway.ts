@@ -10,7 +10,7 @@ import {
 import type { UpdateDefinition, WorkflowStartOptions, WorkflowUpdateHandle } from '@temporalio/client';
 import type { Deps } from './deps';
 import type { AuthContext } from '../accounts/auth';
-import { billingUrl } from '../credits';
+import { billingUrl } from '../billing/credits';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { ApiError } from '../../domain/shared/errors';
 import { workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';

@@ -4,7 +4,7 @@
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
-import { topUp } from '../../services/credits';
+import { topUp } from '../../services/billing/credits';
 import { balance, batchForm, ensureFacility, facilityKeyFor, ledger, pdf, recipientsCsv, waitForStatus } from './batch-helpers';
 
 describe('batch mail billing (live keys, facility)', () => {

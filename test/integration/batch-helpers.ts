@@ -4,7 +4,7 @@ import { PDFDocument } from 'pdf-lib';
 import type { Deps } from '../../services/shared/deps';
 import { insertMemberKey, createFacility } from '../../services/accounts/accounts';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
-import { balanceCents } from '../../services/credits';
+import { balanceCents } from '../../services/billing/credits';
 import { client } from '../helpers/http';
 
 export async function pdf(pages: number): Promise<Buffer> {

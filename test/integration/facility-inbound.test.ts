@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { eventsOf, fixtureImage, newWorld, photoForm, waitFor, World } from '../helpers/physical-inbound';
-import { getBalance } from '../../services/credits';
+import { getBalance } from '../../services/billing/credits';
 
 function tesseractInstalled(): boolean {
   try {

@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newCredential } from '../helpers/agents';
 import { newWorld, receivePiece, World } from '../helpers/physical-inbound';
-import { getBalance } from '../../services/credits';
+import { getBalance } from '../../services/billing/credits';
 import { memberSampleId } from '../../services/physical-inbound/inbound-items';
 
 describe('managed mailbox items', () => {

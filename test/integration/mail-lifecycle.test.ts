@@ -4,7 +4,7 @@
 import { PNG } from 'pngjs';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createFacility } from '../../services/accounts/accounts';
-import { topUp } from '../../services/credits';
+import { topUp } from '../../services/billing/credits';
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { MailStatus } from '../../workflows/shared/search-attributes';

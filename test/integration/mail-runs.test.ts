@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
-import { topUp } from '../../services/credits';
+import { topUp } from '../../services/billing/credits';
 import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { commands } from '../../scripts/admin';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';

@@ -13,7 +13,7 @@ import { launchBrowser, offMachineRequests, TestBrowser } from '../helpers/brows
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts/accounts';
-import { topUp } from '../../services/credits';
+import { topUp } from '../../services/billing/credits';
 import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/accounts/console-sessions';
 import { assignMailbox } from '../../services/physical-inbound/facility-inbound';
 import { enablePackages } from '../../services/physical-inbound/packages';

@@ -1,7 +1,7 @@
 // Account tools: the outbound mailbox, usage, and messages to the fulfilling facility.
 import { z } from 'zod';
 import { listMailboxes } from '../../../services/accounts/agents';
-import { getUsage } from '../../../services/mail-usage';
+import { getUsage } from '../../../services/billing/usage';
 import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/facility-messages';
 import { pagination, Uuid } from '../../schemas/common';
 import { FacilityConversationsQuery, FacilityMessageBody, FacilityMessagesQuery } from '../../routes/facility-messages';

@@ -14,7 +14,7 @@ import { errors } from '../../../domain/shared/errors';
 import {
   advanceTestMail, approveMail, cancelMail, getMail, listMail, mailDocumentUrl, rejectMail, submitMail,
 } from '../../../services/outbound-mail/mail';
-import { getUsage } from '../../../services/mail-usage';
+import { getUsage } from '../../../services/billing/usage';
 import { SIGNED_URL_SECONDS } from '../../../services/shared/storage';
 import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';
 

@@ -3,12 +3,12 @@
 // own agent's pieces and the debits and refunds of those pieces; member keys see the
 // whole account (or one agent with ?agent_id=). The sandbox spends nothing, so test-mode
 // usage counts test pieces and lists no ledger movements.
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './accounts/auth';
-import { errors } from '../domain/shared/errors';
-import { formatCents } from '../domain/shared/money';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { errors } from '../../domain/shared/errors';
+import { formatCents } from '../../domain/shared/money';
 import { getBalance } from './credits';
-import { resolveAgentFilter } from './shared/scoping';
+import { resolveAgentFilter } from '../shared/scoping';
 
 export interface UsageQuery {
   period_start?: string;

@@ -2,10 +2,10 @@
 // locks the member row, checks the balance and inserts under a unique entry key, all in
 // the caller's transaction, so concurrent debits never overdraw and retries never repeat.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { ApiError, codedError } from '../domain/shared/errors';
-import { insufficientCreditsError } from '../domain/shared/workflow-failures';
-import { formatCents } from '../domain/shared/money';
+import type { Deps } from '../shared/deps';
+import { ApiError, codedError } from '../../domain/shared/errors';
+import { insufficientCreditsError } from '../../domain/shared/workflow-failures';
+import { formatCents } from '../../domain/shared/money';
 
 export interface Balance {
   balance_cents: number;

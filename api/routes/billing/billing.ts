@@ -1,7 +1,7 @@
 // Credits balance.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { getBalance } from '../../services/credits';
+import { defineRoute, RouteDef } from '../../route';
+import { getBalance } from '../../../services/billing/credits';
 
 const BalanceBody = z.object({
   balance_cents: z.number().int(),
