@@ -7,7 +7,7 @@ import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
 import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/mail';
-import { answerSupportConversation } from '../services/support';
+import { answerSupportConversation } from '../services/support/support';
 import { assignMailbox } from '../services/physical-inbound/facility-inbound';
 import { enablePackages } from '../services/physical-inbound/packages';
 import { setMemberRunSettings } from '../services/mail-runs/mail-runs';

@@ -17,9 +17,9 @@ import { routes as facilityMail } from './outbound-mail/facility-mail';
 import { routes as facilityBatches } from './batches/facility-batches';
 import { routes as facilityInbound } from './physical-inbound/facility-inbound';
 import { routes as mailRuns } from './mail-runs/mail-runs';
-import { routes as support } from './support';
+import { routes as support } from './support/support';
 import { routes as billing } from './billing/billing';
-import { routes as facilityMessages } from './facility-messages';
+import { routes as facilityMessages } from './support/facility-messages';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,

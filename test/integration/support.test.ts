@@ -7,7 +7,7 @@ import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { createFacility } from '../../services/accounts/accounts';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
-import { answerSupportConversation } from '../../services/support';
+import { answerSupportConversation } from '../../services/support/support';
 
 describe('support tickets and facility messages', () => {
   const { app, api } = useTestApp({ worker: false });

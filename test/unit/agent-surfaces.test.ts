@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   attachmentTotalProblem, decodeBase64, MAX_ATTACHMENT_TOTAL_BYTES, supportCaseId, supportMessageId, ticketLimitRefusal,
-} from '../../domain/support';
+} from '../../domain/support/conversations';
 import { buildRegistry } from '../../api/mcp/registry';
 import { defineTool } from '../../api/mcp/tool';
 import { errorText } from '../../api/mcp/call';

@@ -15,8 +15,8 @@ import {
   AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,
 } from '../../api/routes/physical-inbound/physical-inbound.schemas';
 import { EndpointCreateRequest, RuleRequest } from '../../api/routes/webhooks/webhooks.schemas';
-import { SupportMessageBody } from '../../api/routes/support';
-import { FacilityMessageBody } from '../../api/routes/facility-messages';
+import { SupportMessageBody } from '../../api/routes/support/support';
+import { FacilityMessageBody } from '../../api/routes/support/facility-messages';
 import { AgentAuthRequest } from '../../api/discovery/surfaces';
 import { registeredTools } from '../../api/mcp/tools';
 

@@ -1,7 +1,7 @@
 // Support pages: the member's tickets, one conversation with the answers, a reply, and
 // a new ticket. Each form carries a fresh Idempotency-Key, so a double submit is one message.
 import { randomUUID } from 'node:crypto';
-import { SUPPORT_CATEGORIES } from '../../../domain/support';
+import { SUPPORT_CATEGORIES } from '../../../domain/support/conversations';
 import type { AddPage } from '../index';
 
 export function supportPages(add: AddPage): void {

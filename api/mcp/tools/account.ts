@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { listMailboxes } from '../../../services/accounts/agents';
 import { getUsage } from '../../../services/billing/usage';
-import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/facility-messages';
+import { getFacilityMessages, listFacilityConversations, sendFacilityMessage } from '../../../services/support/facility-messages';
 import { pagination, Uuid } from '../../schemas/common';
-import { FacilityConversationsQuery, FacilityMessageBody, FacilityMessagesQuery } from '../../routes/facility-messages';
+import { FacilityConversationsQuery, FacilityMessageBody, FacilityMessagesQuery } from '../../routes/support/facility-messages';
 import { UsageQuery } from '../../routes/outbound-mail/mail.schemas';
 import { defineTool } from '../tool';
 import { testModeFlag } from './outbound';

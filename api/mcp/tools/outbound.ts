@@ -3,7 +3,7 @@
 // (bound to the piece), so the submit tools hand it idempotency_key instead of wrapping.
 import { z } from 'zod';
 import { errors } from '../../../domain/shared/errors';
-import { decodeBase64 } from '../../../domain/support';
+import { decodeBase64 } from '../../../domain/support/conversations';
 import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/outbound-mail/mail';
 import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';

@@ -5,13 +5,13 @@
 // facility ever sees them.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './accounts/auth';
-import { isAgentKey } from './accounts/auth';
-import { assignFacility } from './facilities';
-import { resolveAgentFilter } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
-import { errors } from '../domain/shared/errors';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
+import { assignFacility } from '../facilities';
+import { resolveAgentFilter } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { errors } from '../../domain/shared/errors';
 
 export interface FacilityMessageInput {
   body: string;

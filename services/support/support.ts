@@ -4,19 +4,19 @@
 // so concurrent requests cannot slip past the limits.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import type { AuthContext } from './accounts/auth';
-import { isAgentKey } from './accounts/auth';
-import { resolveAgentFilter } from './shared/scoping';
-import { assertLinkedObjects } from './shared/linked-objects';
-import { ApiError, codedError, errors } from '../domain/shared/errors';
-import { sha256Hex } from '../domain/accounts/keys';
-import { checkImage } from '../domain/shared/images';
-import { contentDisposition } from '../domain/shared/downloads';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
+import { resolveAgentFilter } from '../shared/scoping';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { checkImage } from '../../domain/shared/images';
+import { contentDisposition } from '../../domain/shared/downloads';
 import {
   attachmentTotalProblem, decodeBase64, MAX_ACTIVE_TICKETS, MAX_NEW_TICKETS_PER_DAY, SupportCategory, supportCaseId,
   supportMessageId, SupportStatus, ticketLimitRefusal,
-} from '../domain/support';
+} from '../../domain/support/conversations';
 
 export interface SupportAttachmentInput {
   filename: string;

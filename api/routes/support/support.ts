@@ -1,16 +1,16 @@
 // Support tickets: open a ticket or reply in one, list conversations, read messages
 // (with signed attachment URLs), resolve. Scope message.send for every call.
 import { z } from 'zod';
-import { defineRoute, HandlerArgs, RouteDef, RouteResult } from '../route';
-import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../schemas/common';
+import { defineRoute, HandlerArgs, RouteDef, RouteResult } from '../../route';
+import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
 import {
   ATTACHMENT_CONTENT_TYPES, ATTACHMENT_FILENAME_MAX, decodeBase64, MAX_ACTIVE_TICKETS, MAX_ATTACHMENT_TOTAL_BYTES, MAX_ATTACHMENTS,
   MAX_NEW_TICKETS_PER_DAY, MESSAGE_BODY_MAX, SUPPORT_CATEGORIES, SUPPORT_STATUSES,
-} from '../../domain/support';
-import { idempotentRoute } from '../idempotent';
+} from '../../../domain/support/conversations';
+import { idempotentRoute } from '../../idempotent';
 import {
   getSupportMessages, listSupportConversations, replyToSupportConversation, resolveSupportConversation, sendSupportMessage,
-} from '../../services/support';
+} from '../../../services/support/support';
 
 export const MessageText = visible(z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true }))
   .describe(`1-${MESSAGE_BODY_MAX} characters`);

@@ -2,16 +2,16 @@
 // fulfils their mail and read the answers; facility keys (sk_facility_) read and answer
 // the conversations addressed to their facility. Pages: default 50, max 100.
 import { z } from 'zod';
-import { defineRoute, RouteDef } from '../route';
-import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../schemas/common';
-import { FACILITY_MESSAGES_PAGE } from '../../domain/support';
+import { defineRoute, RouteDef } from '../../route';
+import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
+import { FACILITY_MESSAGES_PAGE } from '../../../domain/support/conversations';
 import {
   answerAsFacility, getFacilityMessages, listFacilityConversations, sendFacilityMessage,
-} from '../../services/facility-messages';
+} from '../../../services/support/facility-messages';
 import { idempotentPost, MessageText } from './support';
-import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../idempotent';
-import type { Deps } from '../../services/shared/deps';
-import type { AuthContext } from '../../services/accounts/auth';
+import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
+import type { Deps } from '../../../services/shared/deps';
+import type { AuthContext } from '../../../services/accounts/auth';
 
 export const FacilityMessageBody = z.strictObject({
   body: MessageText,
