@@ -6,8 +6,8 @@ import { createWebhookDeliveryActivities } from './webhooks/delivery';
 import { createInboundExtractionActivities } from './inbound-email/inbound-extraction';
 import { createHandlingActivities } from './physical-inbound/handling';
 import { createMailRunActivities } from './mail-runs/mail-run';
-import { createMaintenanceActivities } from './maintenance';
-import { createOperationsActivities } from './operations';
+import { createMaintenanceActivities } from './operations/maintenance';
+import { createOperationsActivities } from './operations/operations';
 
 export function createActivities(deps: Deps) {
   return {

@@ -9,7 +9,7 @@ import { ensureWebhookCleanupSchedule } from '../services/webhooks/maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhooks/dispatch';
 import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/handling';
-import { ensureClosedWorkflowReconcilerSchedule } from '../services/workflow-reconciler';
+import { ensureClosedWorkflowReconcilerSchedule } from '../services/operations/workflow-reconciler';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });

@@ -6,4 +6,4 @@ export * from './webhooks/dispatch.contracts';
 export * from './inbound-email/contracts';
 export * from './physical-inbound/contracts';
 export * from './mail-runs/contracts';
-export * from './contracts/maintenance';
+export * from './operations/contracts';

@@ -6,4 +6,4 @@ export * from './webhooks/dispatch';
 export * from './inbound-email/inbound-extraction';
 export * from './physical-inbound/handling';
 export * from './mail-runs/mail-run';
-export * from './maintenance';
+export * from './operations/maintenance';

@@ -6,7 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../services/shared/deps';
 import { debit, refund } from '../../services/billing/credits';
-import { assignFacility } from '../../services/facilities';
+import { assignFacility } from '../../services/operations/facilities';
 import { publishEvent } from '../../services/webhooks/events';
 import { batchEvent, BatchRow, loadBatchRow } from '../../services/batches/batches';
 import { ApiError } from '../../domain/shared/errors';

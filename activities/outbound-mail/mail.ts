@@ -11,7 +11,7 @@ import { insufficientCreditsDetails } from '../../domain/shared/workflow-failure
 import { balanceCents, debit, refund } from '../../services/billing/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
-import { reconcileUnstartedMail } from '../../services/workflow-reconciler';
+import { reconcileUnstartedMail } from '../../services/operations/workflow-reconciler';
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { TRACKED_CLASSES } from '../../domain/outbound-mail/pricing';
 import {

@@ -94,7 +94,7 @@ export interface PricingInput {
   destinationZip: string;
   /** ISO 3166-1 alpha-2. */
   destinationCountry: string;
-  /** The fulfilling facility's ZIP (services/facilities.ts). */
+  /** The fulfilling facility's ZIP (services/operations/facilities.ts). */
   originZip: string;
 }
 

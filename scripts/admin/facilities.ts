@@ -2,7 +2,7 @@
 // with its queued work moved, and moving a piece or batch no facility has begun.
 import {
   assignMemberFacility, deactivateFacility, FacilitySummary, listFacilities, reassignBatch, reassignMail, setDefaultFacility,
-} from '../../services/facilities';
+} from '../../services/operations/facilities';
 import { Command, optional, required, table } from './cli';
 
 export const facilityCommands: Record<string, Command> = {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { findMembers, MemberSummary, setMemberStatus } from '../../services/accounts/accounts';
 import { adjustCredits } from '../../services/billing/credits';
-import { noSuch } from '../../services/facilities';
+import { noSuch } from '../../services/operations/facilities';
 import { formatCents } from '../../domain/shared/money';
 import { Command, required, signedCents, optional, table } from './cli';
 

@@ -3,7 +3,7 @@
 import type { Deps } from '../../services/shared/deps';
 import {
   findStuckWork, listMailForOperator, operatorCancelMail, runReconcilersNow, showMail, StuckReport, OPEN_MAIL_STATUSES,
-} from '../../services/operations';
+} from '../../services/operations/operations';
 import { MAIL_STATUSES } from '../../domain/workflow-safe/mail-rules';
 import { Command, count, durationSeconds, Options, required } from './cli';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
-import { claimFacilityBatch } from '../facilities';
+import { claimFacilityBatch } from '../operations/facilities';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { balanceCents, insufficientCredits } from '../billing/credits';

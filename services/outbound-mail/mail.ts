@@ -23,7 +23,7 @@ import {
 } from '../../domain/workflow-safe/mail-rules';
 import { balanceCents, debit, insufficientCredits } from '../billing/credits';
 import { requestFingerprint, runIdempotent } from '../shared/idempotency';
-import { assignFacility } from '../facilities';
+import { assignFacility } from '../operations/facilities';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { getOutboundMailbox, listMailboxes } from '../accounts/agents';

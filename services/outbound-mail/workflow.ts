@@ -5,7 +5,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WorkflowStartOptions } from '@temporalio/client';
 import type { Deps } from '../shared/deps';
-import { ensureIntervalSchedule } from '../schedules';
+import { ensureIntervalSchedule } from '../operations/schedules';
 import { updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
 import { mailNotCancellable, mailStateConflict } from '../../domain/shared/workflow-failures';
 import {

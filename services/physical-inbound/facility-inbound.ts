@@ -16,7 +16,7 @@ import { ocrPageStatus } from '../../domain/inbound-email/ocr';
 import { ocrImage } from '../inbound-email/ocr';
 import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter, PackageActionType } from '../../domain/workflow-safe/handling';
-import { assignFacility } from '../facilities';
+import { assignFacility } from '../operations/facilities';
 import { publishEvent } from '../webhooks/events';
 import { emitRuleMatches } from '../webhooks/rules';
 import { expectingAgent } from './expected-shipments';

@@ -7,7 +7,7 @@ import { pagination } from '../../domain/shared/pagination';
 import { ApplicationFailure, UpdateDefinition } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
-import { ensureIntervalSchedule } from '../schedules';
+import { ensureIntervalSchedule } from '../operations/schedules';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey, isMemberKey } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';

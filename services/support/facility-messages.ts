@@ -8,7 +8,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
-import { assignFacility } from '../facilities';
+import { assignFacility } from '../operations/facilities';
 import { resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { errors } from '../../domain/shared/errors';

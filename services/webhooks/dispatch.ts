@@ -11,7 +11,7 @@
 // flag clear and signals. A wake-up lost to a crash is repaired by the next publish after
 // WAKE_REFRESH_SECONDS or by the reconciler schedule (wakeOverdueDispatchers).
 import type { Deps } from '../shared/deps';
-import { ensureIntervalSchedule } from '../schedules';
+import { ensureIntervalSchedule } from '../operations/schedules';
 import { attemptDelivery, DeliveryRow, returnedRows } from './deliveries';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {

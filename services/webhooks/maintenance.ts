@@ -3,11 +3,11 @@
 // than 30 days is deleted. (Deliveries left waiting by a lost wake-up are the dispatch
 // reconciler's job: services/webhooks/dispatch.ts.)
 import type { Deps } from '../shared/deps';
-import { ensureIntervalSchedule } from '../schedules';
+import { ensureIntervalSchedule } from '../operations/schedules';
 import { returnedRows } from './deliveries';
 import {
   WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
-} from '../../workflows/contracts/maintenance';
+} from '../../workflows/operations/contracts';
 
 export const DELIVERY_RETENTION_DAYS = 30;
 const BATCH = 1000;

@@ -6,7 +6,7 @@ import type { TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
-import { assignMemberFacility } from '../../services/facilities';
+import { assignMemberFacility } from '../../services/operations/facilities';
 
 /** A real PDF of `pages` pages; the text makes each letter's bytes unique unless given. */
 export async function letterPdf(pages = 1, text = `Letter ${randomBytes(6).toString('hex')}`): Promise<Buffer> {

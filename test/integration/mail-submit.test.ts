@@ -3,7 +3,7 @@
 // concurrent spending, reads, filters and isolation.
 import { startTestApp, TestApp } from '../helpers/app';
 import { priceOutboundMail, MailClass } from '../../domain/outbound-mail/pricing';
-import { assignFacility } from '../../services/facilities';
+import { assignFacility } from '../../services/operations/facilities';
 import { api, balance, ledger, letterForm, letterPdf, mailCount, newSender, RECIPIENT, sendLetter, Sender } from './mail-helpers';
 
 async function expectedPrice(app: TestApp, mailClass: MailClass, pageCount: number, opts: { color?: boolean; duplex?: boolean; zip?: string } = {}) {

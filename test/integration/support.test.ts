@@ -172,7 +172,7 @@ describe('support tickets and facility messages', () => {
 
   describe('facility messages', () => {
     it('carries a conversation between a member\'s agent and the facility that fulfils its mail', async () => {
-      // The conversation goes to the facility that fulfils the member's mail (services/facilities
+      // The conversation goes to the facility that fulfils the member's mail (services/operations/facilities
       // assignFacility). Other test files create and reorder facilities in the same database at
       // the same time, so the test follows the addressee and gives that facility a key of its own.
       await createFacility(app.deps, 'Messages Facility');

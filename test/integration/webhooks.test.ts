@@ -9,7 +9,7 @@ import { fanOut, publishEvent, recordEvent, DomainEvent } from '../../services/w
 import { updateWebhookSettings } from '../../services/webhooks/agent-webhooks';
 import { authenticate } from '../../services/accounts/auth';
 import { ApiError } from '../../domain/shared/errors';
-import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/contracts/maintenance';
+import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/operations/contracts';
 import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
 import { ensureWebhookCleanupSchedule } from '../../services/webhooks/maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';

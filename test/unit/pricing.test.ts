@@ -12,7 +12,7 @@ import {
   TRACKED_CLASSES,
   zoneFor,
 } from '../../domain/outbound-mail/pricing';
-import { DEFAULT_ORIGIN_ZIP } from '../../services/facilities';
+import { DEFAULT_ORIGIN_ZIP } from '../../services/operations/facilities';
 
 // Origin 78701 (prefix 787) to 60601 (prefix 606): |787 - 606| = 181 -> zone 2 + 1 = 3.
 const ORIGIN = '78701';

@@ -7,8 +7,8 @@
 // be cancelled; after that (printing started, facility accepted, run funded) it refuses,
 // keeps running and records a workflow_incidents row the operator can see.
 import { ApplicationFailure, CancellationScope, condition, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { createOperationsActivities } from '../../activities/operations';
-import type { IncidentObjectType } from '../../services/workflow-incidents';
+import type { createOperationsActivities } from '../../activities/operations/operations';
+import type { IncidentObjectType } from '../../services/operations/workflow-incidents';
 import { UNLIMITED_RETRY } from './activity-failures';
 
 /** Histories recorded before this behaviour existed replay as they ran: the request aborted the main flow. */

@@ -16,7 +16,7 @@ import { mailRunWorkflowId } from '../../../workflows/mail-runs/contracts';
 import { handlingWorkflowId } from '../../../workflows/physical-inbound/contracts';
 import { FacilityStep, MailStatus, StatusChangedAt } from '../../../workflows/shared/search-attributes';
 import { commands } from '../../../scripts/admin';
-import type { StuckReport } from '../../../services/operations';
+import type { StuckReport } from '../../../services/operations/operations';
 import { balance, ledger, letterForm, letterPdf, newSender, sendLetter, Sender, waitFor } from '../mail-helpers';
 import { batchForm, ensureFacility, facilityKeyFor, pdf, recipientsCsv, waitForStatus } from '../batch-helpers';
 import { newWorld, receivePiece, World } from '../../helpers/physical-inbound';
@@ -123,7 +123,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     const printed = await fac('POST', id, 'printed', photoForm({ pages: sandboxPhotoPng('pages', id), envelope: sandboxPhotoPng('envelope', id) }));
     expect(printed.status).toBe(200);
     expect((await mailRow(id)).status).toBe('ready');
-    const shown = await commands['mail:show'].run(app.deps, { mail: id }) as Awaited<ReturnType<typeof import('../../../services/operations').showMail>>;
+    const shown = await commands['mail:show'].run(app.deps, { mail: id }) as Awaited<ReturnType<typeof import('../../../services/operations/operations').showMail>>;
     expect(shown.mail.status).toBe('ready');
     expect(shown.workflow.status).toBe('RUNNING');
     expect(shown.incidents).toEqual([expect.objectContaining({ kind: 'cancel_refused' })]);
@@ -245,7 +245,7 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     expect(stuck.closed_workflows.find((c) => c.object_id === terminated)).toMatchObject({ object_type: 'outbound_mail', object_status: 'submitted', workflow_status: 'TERMINATED' });
     expect(stuck.in_status_too_long.find((p) => p.id === terminated)).toMatchObject({ status: 'submitted', workflow_status: 'TERMINATED' });
 
-    const done = await commands.reconcile.run(app.deps, {}) as Awaited<ReturnType<typeof import('../../../services/operations').runReconcilersNow>>;
+    const done = await commands.reconcile.run(app.deps, {}) as Awaited<ReturnType<typeof import('../../../services/operations/operations').runReconcilersNow>>;
     expect(done.lost_mail_starts_started).toContain(lost);
     expect(done.closed_workflows).toEqual(expect.arrayContaining([expect.objectContaining({ object_id: terminated, action: 'restarted', workflow_status: 'TERMINATED' })]));
     expect(done.schedules).toEqual(expect.arrayContaining([`closed-workflow-reconciler-${app.deps.config.taskQueue}`]));

@@ -7,7 +7,7 @@ import type { Worker } from '@temporalio/worker';
 import { startTestApp, TestApp } from '../../helpers/app';
 import { createWorker } from '../../../worker/worker';
 import { createFacility } from '../../../services/accounts/accounts';
-import { assignMemberFacility } from '../../../services/facilities';
+import { assignMemberFacility } from '../../../services/operations/facilities';
 import { authenticate, AuthContext } from '../../../services/accounts/auth';
 import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import {

@@ -4,19 +4,19 @@
 // waiting on a worker), an operator's cancellation, and running the reconcilers now.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './shared/deps';
-import { errors } from '../domain/shared/errors';
-import { loadMailRow, MailRow } from './outbound-mail/record';
-import { mailSettings, startMailWorkflow } from './outbound-mail/workflow';
-import { reconcilerScheduleId } from './outbound-mail/workflow';
-import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from './physical-inbound/handling';
-import { webhookDispatchReconcilerScheduleId } from '../workflows/webhooks/dispatch.contracts';
+import type { Deps } from '../shared/deps';
+import { errors } from '../../domain/shared/errors';
+import { loadMailRow, MailRow } from '../outbound-mail/record';
+import { mailSettings, startMailWorkflow } from '../outbound-mail/workflow';
+import { reconcilerScheduleId } from '../outbound-mail/workflow';
+import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
+import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/dispatch.contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
   abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, closedWorkflowSettings, mailStatusSince, objectOfWorkflowId, openRecord,
   reconcileClosedWorkflows, reconcileUnstartedMail,
 } from './workflow-reconciler';
-import { outboundMailWorkflowId } from '../workflows/outbound-mail/contracts';
+import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const OPEN_MAIL_STATUSES = ['pending_approval', 'funding_pending', 'submitted', 'ready', 'mailed'];

@@ -1,8 +1,8 @@
 // Activities that serve operators rather than one business area: recording a workflow
 // incident, and the reconciler of workflows that closed while their record stayed open.
-import type { Deps } from '../services/shared/deps';
-import { IncidentInput, recordIncident } from '../services/workflow-incidents';
-import { reconcileClosedWorkflows } from '../services/workflow-reconciler';
+import type { Deps } from '../../services/shared/deps';
+import { IncidentInput, recordIncident } from '../../services/operations/workflow-incidents';
+import { reconcileClosedWorkflows } from '../../services/operations/workflow-reconciler';
 
 export function createOperationsActivities(deps: Deps) {
   return {

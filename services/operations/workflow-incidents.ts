@@ -2,7 +2,7 @@
 // workflow itself cannot fix: a cancellation request from Temporal it refused, a workflow
 // closed (terminated, cancelled, failed, timed out) while its record was still open, a
 // record whose workflow never started. Each cause is recorded once (incident_key).
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 
 export type IncidentObjectType = 'outbound_mail' | 'batch' | 'mail_run' | 'handling';
 export type IncidentKind = 'cancel_refused' | 'workflow_closed' | 'lost_start';

@@ -8,18 +8,18 @@
 // stands. A batch past its draft keeps its generation and fulfilment progress in its
 // workflow: it is reported for an operator to reset (README, Operator runbook).
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import { recordIncident, IncidentObjectType } from './workflow-incidents';
-import { loadMailRow, MailRow } from './outbound-mail/record';
-import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from './outbound-mail/workflow';
-import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from './batches/batches';
-import { loadMailRunById, mailRunStartOptions } from './mail-runs/mail-runs';
-import { findOperation, handlingSettings, handlingWorkflowInput } from './physical-inbound/handling';
-import { positiveInt } from './outbound-mail/workflow';
-import { BATCH_DRAFT_EXPIRY_SECONDS } from '../workflows/batches/contracts';
-import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../workflows/outbound-mail/contracts';
-import { MAIL_RUN_WORKFLOW } from '../workflows/mail-runs/contracts';
+import { loadMailRow, MailRow } from '../outbound-mail/record';
+import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from '../outbound-mail/workflow';
+import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions, loadBatchRow } from '../batches/batches';
+import { loadMailRunById, mailRunStartOptions } from '../mail-runs/mail-runs';
+import { findOperation, handlingSettings, handlingWorkflowInput } from '../physical-inbound/handling';
+import { positiveInt } from '../outbound-mail/workflow';
+import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
+import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
+import { MAIL_RUN_WORKFLOW } from '../../workflows/mail-runs/contracts';
 
 export const RECONCILE_CLOSED_WORKFLOWS_WORKFLOW = 'reconcileClosedWorkflowsWorkflow';
 

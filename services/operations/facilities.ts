@@ -7,8 +7,8 @@
 // facility's own step re-checks ownership under the same lock (activities/outbound-mail/mail.ts,
 // claimFacilityBatch), so a move and a concurrent step never both win.
 import type { EntityManager } from 'typeorm';
-import type { Deps } from './shared/deps';
-import { codedError, ApiError } from '../domain/shared/errors';
+import type { Deps } from '../shared/deps';
+import { codedError, ApiError } from '../../domain/shared/errors';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 

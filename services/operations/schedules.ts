@@ -2,7 +2,7 @@
 // reconcilers that start workflows whose start was lost, and the webhook history clean-up.
 import { ScheduleAlreadyRunning } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
-import type { Deps } from './shared/deps';
+import type { Deps } from '../shared/deps';
 
 export interface IntervalSchedule {
   scheduleId: string;

@@ -1,8 +1,8 @@
 // Maintenance run by a Temporal Schedule (created idempotently when the worker starts):
 // deletes webhook delivery history older than 30 days.
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { WebhookHistoryCleanupInput, WebhookHistoryCleanupResult } from './contracts/maintenance';
+import type { Activities } from '../../activities';
+import type { WebhookHistoryCleanupInput, WebhookHistoryCleanupResult } from './contracts';
 
 const { deleteOldWebhookHistory } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
