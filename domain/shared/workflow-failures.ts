@@ -81,7 +81,7 @@ const SPEND_LIMIT_HINT = 'Ask your human to raise the limit, or approve again wh
 
 type Mapping = (r: WorkflowRefusal, billingUrl: string) => ApiError;
 
-/** ApplicationFailure type -> the API's error. The types are the ones in workflows/contracts/*. */
+/** ApplicationFailure type -> the API's error. The types are the ones in workflows/<area>/contracts.ts. */
 const TABLE: Record<string, Mapping> = {
   INSUFFICIENT_CREDITS: (r, billingUrl) =>
     insufficientCreditsError(billingUrl, Number(r.details.credits_required_cents), Number(r.details.credit_balance_cents)),

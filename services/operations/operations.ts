@@ -10,7 +10,7 @@ import { loadMailRow, MailRow } from '../outbound-mail/record';
 import { mailSettings, startMailWorkflow } from '../outbound-mail/workflow';
 import { reconcilerScheduleId } from '../outbound-mail/workflow';
 import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
-import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/dispatch.contracts';
+import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
   abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, closedWorkflowSettings, mailStatusSince, objectOfWorkflowId, openRecord,

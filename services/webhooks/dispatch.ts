@@ -17,7 +17,7 @@ import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
   DispatchPassResult, RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, ReconcileWebhookDispatchInput, wakeDispatcherSignal,
   WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchReconcilerScheduleId, webhookDispatchWorkflowId, WebhookDispatchInput,
-} from '../../workflows/webhooks/dispatch.contracts';
+} from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 
 const WAKE_REFRESH_SECONDS = 30;

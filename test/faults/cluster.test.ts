@@ -20,7 +20,7 @@ import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { insertMemberKey } from '../../services/accounts/accounts';
 import { clusterServes, killTemporalService, readClusterState, restartTemporalService, TemporalServiceName } from '../../scripts/cluster';
 import { ROOT } from '../../scripts/stack';
-import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { client, http, HttpResponse, RequestOptions } from '../helpers/http';

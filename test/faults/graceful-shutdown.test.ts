@@ -11,7 +11,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { startReceiver } from '../integration/webhook-helpers';
-import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { portOpen } from '../../scripts/stack';
 import { deleteSchedulesOf, stackEnv, startApiProcess, startWorkerProcess } from './children';
 import { until } from './ledger';

@@ -9,7 +9,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
-import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { startReceiver } from '../integration/webhook-helpers';
 import { deleteSchedulesOf, ServiceProcess, stackEnv, startWorkerProcess } from './children';
 import { ledgerProblems, until } from './ledger';

@@ -17,8 +17,7 @@ import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts'
 import { batchWorkflowId } from '../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import { handlingWorkflowId, inboundReceivedWorkflowId, scanBundleWorkflowId } from '../../workflows/physical-inbound/contracts';
-import { webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
-import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/delivery.contracts';
+import { webhookDeliveryWorkflowId, webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
 
 export interface ScenarioContext {

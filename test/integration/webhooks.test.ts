@@ -10,7 +10,7 @@ import { updateWebhookSettings } from '../../services/webhooks/agent-webhooks';
 import { authenticate } from '../../services/accounts/auth';
 import { ApiError } from '../../domain/shared/errors';
 import { WEBHOOK_HISTORY_CLEANUP_WORKFLOW } from '../../workflows/operations/contracts';
-import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/webhooks/dispatch.contracts';
+import { RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { ensureWebhookCleanupSchedule } from '../../services/webhooks/maintenance';
 import { MD, newAgentKey, newAgentRow, newMemberTestKey, startReceiver, until } from './webhook-helpers';
 

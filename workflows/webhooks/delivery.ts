@@ -4,7 +4,7 @@
 // whether to wait and try again.
 import { ActivityFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './delivery.contracts';
+import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 

@@ -7,7 +7,7 @@
 import { UNLIMITED_RETRY } from '../shared/activity-failures';
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './dispatch.contracts';
+import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './contracts';
 
 const { dispatchWebhookDeliveries } = proxyActivities<Activities>({
   // A pass stops starting new attempts after its budget (60 s); the last ones take <= 10 s.
