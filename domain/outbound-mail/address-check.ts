@@ -16,7 +16,7 @@
 //   when the written city is a neighbour and may be such a name.
 // - A warning that something is wrong makes the address "doubtful", even when a field is
 //   also missing; with nothing wrong, a missing field makes it "unknown".
-import { toStateCode } from '../us-states';
+import { toStateCode } from '../workflow-safe/us-states';
 import { DIRECTIONALS, STREET_SUFFIXES, UNIT_DESIGNATORS_ALONE, UNIT_DESIGNATORS_WITH_NUMBER } from './usps-publication-28';
 import { lookupZip, statesOfZipPrefix, zipsOfCity, type ZipPlace } from './zip-directory';
 
