@@ -12,7 +12,7 @@ import {
   concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState, StandardFonts,
 } from 'pdf-lib';
 import { PNG } from 'pngjs';
-import { inspectDocument, MAX_DOCUMENT_BYTES } from '../domain/documents';
+import { inspectDocument, MAX_DOCUMENT_BYTES } from '../domain/outbound-mail/documents';
 import { renderPrintProof, PrintProofInput } from '../domain/outbound-mail/print-proof';
 
 const CASES = ['pdf-color-simplex', 'pdf-gray-duplex', 'txt-color-simplex', 'png-noise-9mb', 'png-50mp-flat'] as const;

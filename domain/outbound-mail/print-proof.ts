@@ -11,10 +11,10 @@ import {
   concatTransformationMatrix, degrees, drawObject, fill, ParseSpeeds, PDFArray, PDFDocument, PDFEmbeddedPage, PDFFont, PDFImage,
   PDFName, PDFPage, popGraphicsState, pushGraphicsState, rectangle, setFillingGrayscaleColor, setGraphicsState, StandardFonts,
 } from 'pdf-lib';
-import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../documents';
+import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from './documents';
 // formatAddressLines is due to move to ./address (domain/outbound-mail/address.ts).
-import { formatAddressLines, MailAddress } from '../mail-address';
-import { isMailClass, sheetCount } from '../pricing';
+import { formatAddressLines, MailAddress } from './address';
+import { isMailClass, sheetCount } from './pricing';
 
 const INCH = 72;
 

@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import jpeg from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { degrees, PDFDocument } from 'pdf-lib';
-import { textPageCount } from '../../domain/documents';
-import { formatAddressLines, MailAddress } from '../../domain/mail-address';
+import { textPageCount } from '../../domain/outbound-mail/documents';
+import { formatAddressLines, MailAddress } from '../../domain/outbound-mail/address';
 import { jpegOrientation, PageRect, PROOF_LAYOUT, PrintProofInput, renderPrintProof } from '../../domain/outbound-mail/print-proof';
 
 const run = promisify(execFile);
