@@ -1,0 +1,491 @@
+// The print-ready proof of an outbound letter: the PDF the facility prints, shown to the
+// sender before paying. An address page comes first (the return address and the recipient
+// placed in the windows of a #10 double-window envelope), with duplex a blank back so the
+// letter starts on its own sheet, then the document's pages as they print on US Letter.
+// Pure: bytes in, bytes out, no I/O and no clock (dates come from the input).
+//
+// The input document must already have passed inspectDocument (domain/documents.ts): the
+// type is trusted and the PDF guards (size, decompression budget, page limit, encryption)
+// are not repeated here.
+import {
+  concatTransformationMatrix, degrees, drawObject, fill, ParseSpeeds, PDFArray, PDFDocument, PDFEmbeddedPage, PDFFont, PDFImage,
+  PDFName, PDFPage, popGraphicsState, pushGraphicsState, rectangle, setFillingGrayscaleColor, setGraphicsState, StandardFonts,
+} from 'pdf-lib';
+import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from './documents';
+// formatAddressLines is due to move to ./address (domain/outbound-mail/address.ts).
+import { formatAddressLines, MailAddress } from './address';
+import { isMailClass, sheetCount } from './pricing';
+
+const INCH = 72;
+
+/** A rectangle in PostScript points (1/72 in), measured from the page's top-left corner, as print specs and poppler's pdftotext -bbox measure. */
+export interface PageRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** Where everything goes on one form factor's proof. Letters only so far; postcards would add their own entry to PROOF_LAYOUT. */
+export interface ProofLayout {
+  formFactor: 'letter';
+  page: { width: number; height: number };
+  envelope: { name: string; width: number; height: number; maxSheets: number; source: string };
+  /** The return-address window, upper left. */
+  returnWindow: PageRect;
+  /** The recipient window, below it. */
+  recipientWindow: PageRect;
+  /** Clear space kept between an address block and every edge of its window. */
+  windowInset: number;
+  /** Address blocks start at maxSize and shrink in sizeStep steps down to minSize before a line is cut short; lineHeight is the baseline-to-baseline distance per point of size. */
+  addressFont: { font: StandardFonts; maxSize: number; minSize: number; sizeStep: number; lineHeight: number };
+  /** The proof's own small print on the address page, well below the windows. */
+  proofMark: { text: string; font: StandardFonts; size: number; x: number; baselinesFromTop: [number, number] };
+  /** Image documents: the clear margin around an image scaled to fit the page. */
+  imageMargin: number;
+  /** TXT and CSV documents: the very lines domain/documents.ts counts (80 columns, 66 lines a page), in Courier. */
+  text: { font: StandardFonts; size: number; left: number; top: number; lineHeight: number; columns: number; linesPerPage: number };
+}
+
+/**
+ * The proof layout per form factor, in points from the page's top-left corner.
+ *
+ * Envelope: the standard #10 double-window outer envelope (face 9.5 x 4.125 in) as Lob
+ * publishes it (help.lob.com, "Letter envelopes": window #1 0.875 x 3.25 in, 0.625 in from
+ * the left edge and 2.375 in from the bottom; window #2 1 x 4 in, 0.625 in from the left
+ * and 1 in from the bottom; up to 6 tri-folded sheets). From the top edge that puts the
+ * return window at 0.875 in and the recipient window at 2.125 in. The proof assumes the
+ * folded sheet's top panel sits in the envelope's top-left corner, so envelope and page
+ * coordinates coincide. The 1/8 in inset is the clearance USPS asks between an address
+ * and every window edge; it takes up only a little of the folded sheet's play in the
+ * envelope, so keeping the sheet registered is the facility's folding and inserting.
+ *
+ * Address type: Helvetica 10 pt (USPS addressing guidance recommends 10-12 pt), shrinking
+ * to 8 pt, where Helvetica's capitals (0.718 em) are 0.08 in high, the smallest character
+ * height that guidance allows, before a line is cut.
+ */
+export const PROOF_LAYOUT: { readonly letter: ProofLayout } = {
+  letter: {
+    formFactor: 'letter',
+    page: { width: 8.5 * INCH, height: 11 * INCH },
+    envelope: {
+      name: '#10 double window',
+      width: 9.5 * INCH,
+      height: 4.125 * INCH,
+      maxSheets: 6,
+      source: 'https://help.lob.com/print-and-mail/designing-mail-creatives/mail-piece-design-specs/letter-envelopes',
+    },
+    returnWindow: { x: 0.625 * INCH, y: 0.875 * INCH, width: 3.25 * INCH, height: 0.875 * INCH },
+    recipientWindow: { x: 0.625 * INCH, y: 2.125 * INCH, width: 4 * INCH, height: 1 * INCH },
+    windowInset: 0.125 * INCH,
+    addressFont: { font: StandardFonts.Helvetica, maxSize: 10, minSize: 8, sizeStep: 0.5, lineHeight: 1.15 },
+    proofMark: { text: 'Proof \u2014 postal-mail-api', font: StandardFonts.Helvetica, size: 7, x: 0.625 * INCH, baselinesFromTop: [10.25 * INCH, 10.4 * INCH] },
+    imageMargin: 0.5 * INCH,
+    // 66 lines fill the 10 in between half-inch margins; 80 Courier columns at 10 pt are 6.67 in wide.
+    text: {
+      font: StandardFonts.Courier, size: 10, left: 0.5 * INCH, top: 0.5 * INCH, lineHeight: (10 * INCH) / TEXT_LINES_PER_PAGE,
+      columns: TEXT_COLUMNS, linesPerPage: TEXT_LINES_PER_PAGE,
+    },
+  },
+};
+
+export interface PrintProofInput {
+  /** The inspected document: its bytes, its type as inspectDocument recognised it, and the page count the piece is charged for. */
+  document: { bytes: Uint8Array; kind: DocumentType; pageCount: number };
+  recipient: MailAddress;
+  returnAddress: MailAddress | null;
+  mailClass: string;
+  color: boolean;
+  duplex: boolean;
+  /** The proof's creation and modification date (the PDF's only varying bytes), so equal input gives equal output. */
+  createdAt: Date;
+}
+
+/** One address block as printed: its lines after any cut, its size, and the box its glyphs occupy. */
+export interface AddressBlock {
+  lines: string[];
+  fontSize: number;
+  rect: PageRect;
+}
+
+export interface PrintProof {
+  pdf: Uint8Array;
+  /** Pages in the proof: the address page, its blank back with duplex, then the document's pages. */
+  pageCount: number;
+  /** Sheets of paper: pageCount, or ceil(pageCount / 2) with duplex. */
+  sheets: number;
+  addressPageAdded: boolean;
+  /** The 1-based proof page the document begins on (2, or 3 with duplex). */
+  firstDocumentPage: number;
+  /** Black-and-white pieces are shown in gray, as printed. */
+  grayscale: boolean;
+  layout: ProofLayout;
+  addressBlocks: { recipient: AddressBlock; returnAddress: AddressBlock | null };
+  /** What the proof had to change or cannot show: cut address lines, replaced characters, scaled pages, a page count that differs from the charged one. */
+  warnings: string[];
+}
+
+/** Renders the proof of a letter; throws only on input no inspected document or accepted piece can have. */
+export async function renderPrintProof(input: PrintProofInput): Promise<PrintProof> {
+  if (!isMailClass(input.mailClass)) throw new TypeError(`renderPrintProof lays out letters; ${input.mailClass} is not a letter mail class`);
+  if (!Number.isInteger(input.document.pageCount) || input.document.pageCount < 1) throw new TypeError('document.pageCount must be a positive integer');
+  if (Number.isNaN(input.createdAt.getTime())) throw new TypeError('createdAt must be a valid date');
+  const layout = PROOF_LAYOUT.letter;
+  const warnings: string[] = [];
+
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  doc.setTitle('Print proof');
+  doc.setProducer('postal-mail-api print proof');
+  doc.setCreator('postal-mail-api');
+  doc.setCreationDate(input.createdAt);
+  doc.setModificationDate(input.createdAt);
+
+  const addressPage = doc.addPage([layout.page.width, layout.page.height]);
+  if (input.duplex) doc.addPage([layout.page.width, layout.page.height]);
+  const firstDocumentPage = doc.getPageCount() + 1;
+
+  // pdf-lib's JPEG reader views the whole underlying ArrayBuffer, so a Buffer that is a
+  // slice of a larger one (Node's pooled buffers, S3 bodies) must be copied out first.
+  const { bytes } = input.document;
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+  const documentPages = await addDocumentPages(doc, { ...input.document, bytes: whole }, layout, warnings);
+  if (documentPages.length !== input.document.pageCount) {
+    warnings.push(`the document prints on ${documentPages.length} page${plural(documentPages.length)}; the piece is counted at ${input.document.pageCount}`);
+  }
+  if (!input.color) for (const page of documentPages) showInGray(doc, page);
+
+  const pageCount = doc.getPageCount();
+  const sheets = sheetCount(pageCount, input.duplex);
+  if (sheets > layout.envelope.maxSheets) {
+    warnings.push(`the piece is ${sheets} sheets; a ${layout.envelope.name} envelope holds at most ${layout.envelope.maxSheets}, so the window positions shown may not match the envelope used`);
+  }
+
+  const addressFont = await doc.embedFont(layout.addressFont.font);
+  const returnAddress = input.returnAddress
+    ? drawAddressBlock(addressPage, addressFont, formatAddressLines(input.returnAddress), layout.returnWindow, layout, 'return address', warnings)
+    : null;
+  const recipient = drawAddressBlock(addressPage, addressFont, formatAddressLines(input.recipient), layout.recipientWindow, layout, 'recipient', warnings);
+  const markFont = layout.proofMark.font === layout.addressFont.font ? addressFont : await doc.embedFont(layout.proofMark.font);
+  const details = [
+    input.mailClass,
+    input.color ? 'color' : 'black and white',
+    input.duplex ? 'double-sided' : 'single-sided',
+    `${pageCount} page${plural(pageCount)} on ${sheets} sheet${plural(sheets)}, this address page included`,
+  ].join(' \u00b7 ');
+  [layout.proofMark.text, details].forEach((text, i) => {
+    addressPage.drawText(printable(text, markFont).text, {
+      x: layout.proofMark.x, y: layout.page.height - layout.proofMark.baselinesFromTop[i], size: layout.proofMark.size, font: markFont,
+    });
+  });
+
+  const pdf = await doc.save();
+  return {
+    pdf, pageCount, sheets, addressPageAdded: true, firstDocumentPage, grayscale: !input.color, layout,
+    addressBlocks: { recipient, returnAddress }, warnings,
+  };
+}
+
+const plural = (n: number) => (n === 1 ? '' : 's');
+
+// ---------------------------------------------------------------------------- address page
+
+/**
+ * Lays `lines` into `window` less the inset, at the largest size from maxSize down to
+ * minSize at which every line fits; at minSize, lines that are still too wide end in an
+ * ellipsis and, should there be more lines than fit, the middle ones go (the addressee and
+ * the delivery and city lines are what the carrier needs). Each cut is a warning.
+ */
+function drawAddressBlock(page: PDFPage, font: PDFFont, given: string[], window: PageRect, layout: ProofLayout, label: string, warnings: string[]): AddressBlock {
+  const { maxSize, minSize, sizeStep, lineHeight } = layout.addressFont;
+  const inner: PageRect = {
+    x: window.x + layout.windowInset, y: window.y + layout.windowInset,
+    width: window.width - 2 * layout.windowInset, height: window.height - 2 * layout.windowInset,
+  };
+  let lines = given.map((line, i) => {
+    const p = printable(line, font);
+    if (p.replaced) warnings.push(`${label} line ${i + 1}: characters the printer's font lacks print as '?'`);
+    return p.text;
+  });
+  const blockHeight = (count: number, size: number) => font.heightAtSize(size) + (count - 1) * size * lineHeight;
+  const fits = (size: number) => blockHeight(lines.length, size) <= inner.height && lines.every((l) => font.widthOfTextAtSize(l, size) <= inner.width);
+
+  let size = maxSize;
+  while (size > minSize && !fits(size)) size = Math.max(minSize, size - sizeStep);
+  if (!fits(size)) {
+    const room = Math.max(1, Math.floor((inner.height - font.heightAtSize(size)) / (size * lineHeight)) + 1);
+    if (lines.length > room) {
+      const dropped = lines.slice(1, lines.length - (room - 1));
+      lines = room === 1 ? [lines[lines.length - 1]] : [lines[0], ...lines.slice(lines.length - (room - 1))];
+      warnings.push(`${label}: only ${room} lines fit the window; left out: ${dropped.join(' / ')}`);
+    }
+    lines = lines.map((line, i) => {
+      if (font.widthOfTextAtSize(line, size) <= inner.width) return line;
+      const cut = truncateToWidth(line, font, size, inner.width);
+      warnings.push(`${label} line ${i + 1} is too long for the window at ${size} pt and is cut to "${cut}"`);
+      return cut;
+    });
+  }
+
+  const ascent = font.heightAtSize(size, { descender: false });
+  lines.forEach((line, i) => {
+    const baselineFromTop = inner.y + ascent + i * size * lineHeight;
+    page.drawText(line, { x: inner.x, y: layout.page.height - baselineFromTop, size, font });
+  });
+  const width = Math.max(0, ...lines.map((l) => font.widthOfTextAtSize(l, size)));
+  return { lines, fontSize: size, rect: { x: inner.x, y: inner.y, width, height: blockHeight(lines.length, size) } };
+}
+
+/** The longest start of `line` that fits `width` with an ellipsis after it. */
+function truncateToWidth(line: string, font: PDFFont, size: number, width: number): string {
+  const chars = [...line];
+  for (let n = chars.length - 1; n >= 0; n--) {
+    const cut = `${chars.slice(0, n).join('').trimEnd()}\u2026`;
+    if (font.widthOfTextAtSize(cut, size) <= width) return cut;
+  }
+  return '\u2026';
+}
+
+const characterSets = new WeakMap<PDFFont, Set<number>>();
+
+/**
+ * `text` in the characters a standard font can encode (WinAnsi): others become their
+ * unaccented letter when there is one, else '?', so no input can make drawText throw.
+ * A byte-order mark is dropped.
+ */
+function printable(text: string, font: PDFFont): { text: string; replaced: boolean } {
+  let set = characterSets.get(font);
+  if (!set) characterSets.set(font, (set = new Set(font.getCharacterSet())));
+  const known = set;
+  let replaced = false;
+  let out = '';
+  for (const ch of text) {
+    if (ch === '\ufeff') continue;
+    if (known.has(ch.codePointAt(0)!)) {
+      out += ch;
+      continue;
+    }
+    const base = ch.normalize('NFKD').replace(/\p{M}/gu, '');
+    if (base && [...base].every((c) => known.has(c.codePointAt(0)!))) {
+      out += base;
+    } else {
+      out += '?';
+      replaced = true;
+    }
+  }
+  return { text: out, replaced };
+}
+
+// ---------------------------------------------------------------------------- document pages
+
+/** Appends the document's pages as they print; returns them. */
+async function addDocumentPages(doc: PDFDocument, document: PrintProofInput['document'], layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+  switch (document.kind) {
+    case 'pdf':
+      return addPdfPages(doc, document.bytes, layout, warnings);
+    case 'jpg':
+    case 'png':
+      return [await addImagePage(doc, document.bytes, document.kind, layout, warnings)];
+    case 'txt':
+    case 'csv':
+      return addTextPages(doc, new TextDecoder('utf-8').decode(document.bytes), layout, warnings);
+    case 'docx':
+      return addDocxPlaceholders(doc, document.pageCount, layout);
+  }
+}
+
+const isLetterSize = (w: number, h: number, layout: ProofLayout) => {
+  const near = (a: number, b: number) => Math.abs(a - b) <= 1;
+  const { width, height } = layout.page;
+  return (near(w, width) && near(h, height)) || (near(w, height) && near(h, width));
+};
+
+/**
+ * PDF pages are copied as they are when they are US Letter (either way round, as seen
+ * after their /Rotate); any other size is scaled to fit a Letter page of the same
+ * orientation, centred, as the facility's printer fits it. A scaled page is drawn as a
+ * form, so its annotations (filled form fields, comments) are not shown on it.
+ */
+async function addPdfPages(doc: PDFDocument, bytes: Uint8Array, layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+  const source = await PDFDocument.load(bytes, { updateMetadata: false, parseSpeed: ParseSpeeds.Fast });
+  const copied = await doc.copyPages(source, source.getPageIndices());
+  const pages: PDFPage[] = [];
+  for (const [i, page] of copied.entries()) {
+    const box = page.getCropBox();
+    const rotation = ((page.getRotation().angle % 360) + 360) % 360;
+    const quarter = rotation % 90 === 0 ? rotation : 0;
+    const [w, h] = quarter === 90 || quarter === 270 ? [box.height, box.width] : [box.width, box.height];
+    if (isLetterSize(w, h, layout)) {
+      pages.push(doc.addPage(page));
+      continue;
+    }
+    const target = h >= w ? [layout.page.width, layout.page.height] : [layout.page.height, layout.page.width];
+    const scale = Math.min(target[0] / w, target[1] / h);
+    const embedded = await doc.embedPage(page, { left: box.x, bottom: box.y, right: box.x + box.width, top: box.y + box.height });
+    const sheet = doc.addPage(target as [number, number]);
+    drawRotated(sheet, embedded, quarter, scale, (target[0] - w * scale) / 2, (target[1] - h * scale) / 2);
+    pages.push(sheet);
+    warnings.push(`page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`);
+  }
+  return pages;
+}
+
+const inches = (points: number) => String(Math.round((points / INCH) * 100) / 100);
+
+/**
+ * Draws an embedded page turned clockwise by its /Rotate (as viewers show it), scaled, with
+ * the turned page's lower-left corner at (x, y). pdf-lib turns counter-clockwise about the
+ * drawing origin, so the origin moves to the corner the turned page starts from.
+ */
+function drawRotated(page: PDFPage, embedded: PDFEmbeddedPage, rotation: number, scale: number, x: number, y: number): void {
+  const w = embedded.width * scale;
+  const h = embedded.height * scale;
+  const origin: Record<number, [number, number]> = { 0: [x, y], 90: [x, y + w], 180: [x + w, y + h], 270: [x + h, y] };
+  const [ox, oy] = origin[rotation];
+  page.drawPage(embedded, { x: ox, y: oy, xScale: scale, yScale: scale, rotate: degrees(-rotation) });
+}
+
+/** The EXIF orientation (1-8) of a JPEG, 1 when it has none; only the first APP1 Exif segment is read, within bounds. */
+export function jpegOrientation(data: Uint8Array): number {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let at = 2;
+  while (at + 4 <= data.length && data[at] === 0xff) {
+    const marker = data[at + 1];
+    if (marker === 0xda || marker === 0xd9) break; // image data follows: no metadata after this
+    const length = view.getUint16(at + 2);
+    const start = at + 4;
+    const end = at + 2 + length;
+    if (length < 2 || end > data.length) break;
+    if (marker === 0xe1 && end - start > 14 && String.fromCharCode(...data.subarray(start, start + 6)) === 'Exif\0\0') {
+      return tiffOrientation(view, start + 6, end);
+    }
+    at = end;
+  }
+  return 1;
+}
+
+function tiffOrientation(view: DataView, tiff: number, end: number): number {
+  const order = view.getUint16(tiff);
+  if (order !== 0x4949 && order !== 0x4d4d) return 1;
+  const little = order === 0x4949;
+  const u16 = (at: number) => (at + 2 <= end ? view.getUint16(at, little) : -1);
+  const u32 = (at: number) => (at + 4 <= end ? view.getUint32(at, little) : -1);
+  const ifd = tiff + u32(tiff + 4);
+  const count = u16(ifd);
+  if (ifd <= tiff || count < 0) return 1;
+  for (let i = 0; i < count; i++) {
+    const entry = ifd + 2 + i * 12;
+    if (entry + 12 > end) return 1;
+    if (u16(entry) === 0x0112) {
+      const value = u16(entry + 8);
+      return value >= 1 && value <= 8 ? value : 1;
+    }
+  }
+  return 1;
+}
+
+/**
+ * For each EXIF orientation: where a stored pixel at (x, y) in [0, 1]² (y down) shows,
+ * as X = ax·x + bx·y + cx and Y = ay·x + by·y + cy. 5 to 8 swap width and height.
+ */
+const ORIENTATIONS: Record<number, [number, number, number, number, number, number]> = {
+  1: [1, 0, 0, 0, 1, 0],
+  2: [-1, 0, 1, 0, 1, 0],
+  3: [-1, 0, 1, 0, -1, 1],
+  4: [1, 0, 0, 0, -1, 1],
+  5: [0, 1, 0, 1, 0, 0],
+  6: [0, -1, 1, 1, 0, 0],
+  7: [0, -1, 1, -1, 0, 1],
+  8: [0, 1, 0, -1, 0, 1],
+};
+
+/** One image on a Letter page, turned upright by its EXIF orientation, scaled to fit inside the margins and centred. */
+async function addImagePage(doc: PDFDocument, bytes: Uint8Array, kind: 'jpg' | 'png', layout: ProofLayout, warnings: string[]): Promise<PDFPage> {
+  const image: PDFImage = kind === 'jpg' ? await doc.embedJpg(bytes) : await doc.embedPng(bytes);
+  const orientation = kind === 'jpg' ? jpegOrientation(bytes) : 1;
+  const [iw, ih] = orientation >= 5 ? [image.height, image.width] : [image.width, image.height];
+  const page = doc.addPage([layout.page.width, layout.page.height]);
+  const room = { width: layout.page.width - 2 * layout.imageMargin, height: layout.page.height - 2 * layout.imageMargin };
+  const scale = Math.min(room.width / iw, room.height / ih);
+  const [dw, dh] = [iw * scale, ih * scale];
+  const [ox, oy] = [(layout.page.width - dw) / 2, (layout.page.height - dh) / 2];
+  // The image XObject fills the unit square, stored row 0 at the top (v = 1); with x = u
+  // and y = 1 - v, page point = (ox + dw·X, oy + dh·(1 - Y)).
+  const [ax, bx, cx, ay, by, cy] = ORIENTATIONS[orientation];
+  const name = page.node.newXObject('Image', image.ref);
+  page.pushOperators(
+    pushGraphicsState(),
+    concatTransformationMatrix(dw * ax, -dh * ay, -dw * bx, dh * by, ox + dw * (bx + cx), oy + dh * (1 - by - cy)),
+    drawObject(name),
+    popGraphicsState(),
+  );
+  if (orientation !== 1) warnings.push(`the photo is stored turned (EXIF orientation ${orientation}); it is printed upright, as it is shown`);
+  return page;
+}
+
+/**
+ * Plain text typeset in exactly the lines domain/documents.ts counts and charges for
+ * (textPages: tabs expanded, 80-column wrap, 66 lines a page, form feeds), in Courier.
+ */
+async function addTextPages(doc: PDFDocument, text: string, layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+  const font = await doc.embedFont(layout.text.font);
+  const t = layout.text;
+  let replaced = 0;
+  const pages = textPages(text).map((lines) => {
+    const page = doc.addPage([layout.page.width, layout.page.height]);
+    lines.forEach((line, i) => {
+      const p = printable(line, font);
+      if (p.replaced) replaced += 1;
+      if (p.text.trim()) page.drawText(p.text, { x: t.left, y: layout.page.height - t.top - t.lineHeight * (i + 1), size: t.size, font });
+    });
+    return page;
+  });
+  if (replaced) warnings.push(`${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`);
+  return pages;
+}
+
+/**
+ * DOCX: pdf-lib cannot lay out a Word document (that takes a word processor), so each
+ * counted page is a placeholder saying it is printed from the original file. The page
+ * count stays the piece's counted page count.
+ */
+async function addDocxPlaceholders(doc: PDFDocument, pageCount: number, layout: ProofLayout): Promise<PDFPage[]> {
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const pages: PDFPage[] = [];
+  for (let n = 1; n <= pageCount; n++) {
+    const page = doc.addPage([layout.page.width, layout.page.height]);
+    const lines: Array<[string, number]> = [
+      [`DOCX page ${n} of ${pageCount}`, 16],
+      ['This page is printed from the original DOCX file.', 11],
+      ['The proof cannot show Word pages: laying them out takes a word processor.', 11],
+    ];
+    let y = layout.page.height / 2 + 30;
+    for (const [line, size] of lines) {
+      page.drawText(line, { x: (layout.page.width - font.widthOfTextAtSize(line, size)) / 2, y, size, font });
+      y -= size * 2;
+    }
+    pages.push(page);
+  }
+  return pages;
+}
+
+// ---------------------------------------------------------------------------- black and white
+
+/**
+ * Shows a page as a black-and-white printer prints it: white paper under the content, and
+ * over it a gray fill in the Saturation blend mode, which keeps each colour's luminosity
+ * and takes the gray's zero saturation. Annotations sit above page content and keep their
+ * colour.
+ */
+function showInGray(doc: PDFDocument, page: PDFPage): void {
+  const box = page.getMediaBox();
+  const paint = [pushGraphicsState(), setFillingGrayscaleColor(1), rectangle(box.x, box.y, box.width, box.height), fill(), popGraphicsState()];
+  const under = doc.context.register(doc.context.contentStream(paint));
+  page.node.normalize();
+  const contents = page.node.Contents();
+  if (contents instanceof PDFArray) contents.insert(0, under);
+  else page.node.addContentStream(under); // a page without content: the paper alone
+  const state = page.node.newExtGState('GS', doc.context.obj({ Type: 'ExtGState', BM: PDFName.of('Saturation') }));
+  page.pushOperators(
+    pushGraphicsState(), setGraphicsState(state), setFillingGrayscaleColor(0.5), rectangle(box.x, box.y, box.width, box.height), fill(), popGraphicsState(),
+  );
+}
