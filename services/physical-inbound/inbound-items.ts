@@ -429,7 +429,7 @@ export interface Fixture {
   pages: FixturePage[];
 }
 
-export const FIXTURE_DIR = path.join(__dirname, '..', 'test', 'fixtures', 'inbound-pages');
+export const FIXTURE_DIR = path.join(__dirname, '..', '..', 'test', 'fixtures', 'inbound-pages');
 export const TEMPLATE_OCR = { provider: 'template', model: 'template-ocr-v1', version: 1 };
 const fixtureCache = new Map<string, Fixture>();
 
