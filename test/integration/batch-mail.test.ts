@@ -8,7 +8,7 @@ import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { newAgentWithKey } from '../helpers/agents';
 import { authenticate } from '../../services/accounts/auth';
-import { createBatchDraft } from '../../services/batches/batches';
+import { createBatchDraft } from '../../services/batches/drafts';
 import { batchForm, ledger, pdf, recipientsCsv, testKeyFor, waitFor, waitForStatus } from './batch-helpers';
 
 describe('batch mail (sandbox and reads)', () => {

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { BATCH_MAILING_CLASSES, BATCH_MAIL_TYPES, BATCH_MAX_PIECES } from '../../../domain/batches/pricing';
 import { BATCH_STATUSES } from '../../../workflows/batches/contracts';
-import { BATCH_ID_PATTERN, TEMPLATE_MAX_PAGES } from '../../../services/batches/batches';
+import { BATCH_ID_PATTERN } from '../../../services/batches/batch-view';
+import { TEMPLATE_MAX_PAGES } from '../../../services/batches/drafts';
 import { formBoolean, formJsonObject, Pagination, paginationQuery, visible } from '../../schemas/common';
 
 export const MailType = z.enum(BATCH_MAIL_TYPES);

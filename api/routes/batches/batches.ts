@@ -6,10 +6,12 @@ import {
   AdvanceResponse, BatchDetailResponse, BatchIdParams, BatchListResponse, CancelResponse, ConfirmResponse, CreateBatchForm,
   CreateBatchResponse, EstimateBody, EstimateResponse, ListBatchesQuery,
 } from './batches.schemas';
-import {
-  advanceTestBatch, batchCreateFingerprint, cancelBatch, confirmBatch, createBatchDraft, estimateBatch, getBatch, listBatches,
-  TEMPLATE_MAX_BYTES,
-} from '../../../services/batches/batches';
+import { estimateBatch } from '../../../services/batches/estimate';
+import { batchCreateFingerprint, createBatchDraft, TEMPLATE_MAX_BYTES } from '../../../services/batches/drafts';
+import { getBatch, listBatches } from '../../../services/batches/batch-view';
+import { confirmBatch } from '../../../services/batches/confirm';
+import { cancelBatch } from '../../../services/batches/cancel';
+import { advanceTestBatch } from '../../../services/batches/sandbox-advance';
 import { RECIPIENTS_CSV_MAX_BYTES } from '../../../domain/batches/recipients-csv';
 import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';

@@ -10,7 +10,7 @@ import {
 } from './batches.schemas';
 import {
   failFacilityBatch, finishFacilityBatch, getFacilityBatch, listFacilityBatches, markFacilityBatchPieces, startFacilityBatch,
-} from '../../../services/batches/batches';
+} from '../../../services/batches/facility';
 
 const TAGS = ['Facility: batch mail'];
 const CONFLICT = { description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step', schema: ErrorBody };

@@ -14,7 +14,7 @@ import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityFailed, facilityPrinted, facilityStartPrinting,
 } from '../../../services/outbound-mail/facility';
 import { decideFacilityHandling } from '../../../services/physical-inbound/handling';
-import { finishFacilityBatch, markFacilityBatchPieces, startFacilityBatch } from '../../../services/batches/batches';
+import { finishFacilityBatch, markFacilityBatchPieces, startFacilityBatch } from '../../../services/batches/facility';
 import { newMember } from '../../helpers/factories';
 import { eventsOf, fixtureImage, newWorld, photoForm as exteriorForm, receivePiece, waitFor, World } from '../../helpers/physical-inbound';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter } from '../mail-helpers';

@@ -1,0 +1,167 @@
+// Draft creation from a template PDF and a recipients CSV: every check runs before anything
+// is stored, then the files go to the object store, the priced draft and its recipients to
+// Postgres in one transaction, and the draft's workflow (which expires it) is started.
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { requestFingerprint } from '../shared/idempotency';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { formatCents } from '../../domain/shared/money';
+import { BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, priceBatch } from '../../domain/batches/pricing';
+import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES } from '../../domain/batches/recipients-csv';
+import { countPdfPages } from '../../domain/outbound-mail/documents';
+import { BatchRow, loadBatchRow, Queryable } from './rows';
+import { batchUrl, toBatchObject } from './batch-view';
+import { assertMarketingMinimum, assertPagesFit } from './estimate';
+import { BATCH_MAIL_WORKFLOW, BatchServiceOptions, batchWorkflowInput, batchWorkflowStartOptions, draftExpirySeconds } from './batch-workflow';
+
+export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
+export const TEMPLATE_MAX_PAGES = 200;
+
+export function newBatchId(): string {
+  return `bat_${randomBytes(12).toString('hex')}`;
+}
+
+export interface UploadedFileRef {
+  filepath: string;
+  originalFilename: string | null;
+  size: number;
+}
+
+export interface CreateBatchInput {
+  job_name: string;
+  mail_type: BatchMailType;
+  mailing_class: BatchMailingClass;
+  duplex: boolean;
+  color: boolean;
+  column_map?: ColumnMap;
+  template?: UploadedFileRef;
+  recipients?: UploadedFileRef;
+}
+
+/** What makes two create requests "the same" for Idempotency-Key: the fields and both files' bytes. */
+export async function batchCreateFingerprint(input: CreateBatchInput): Promise<string> {
+  const fileHash = async (f?: UploadedFileRef) => (f ? sha256Hex(await readFile(f.filepath)) : null);
+  const { template, recipients, ...fields } = input;
+  return requestFingerprint({ fields, template: await fileHash(template), recipients: await fileHash(recipients) });
+}
+
+/** Page count of a PDF template, or a 400 naming the template field. */
+export async function templatePageCount(bytes: Buffer): Promise<number> {
+  const bad = (message: string) => errors.validation([{ path: 'template', message }], `Template refused: ${message}`);
+  if (bytes.length === 0) throw bad('the file is empty');
+  if (bytes.length > TEMPLATE_MAX_BYTES) throw bad('the template PDF may be at most 10 MB');
+  if (!bytes.subarray(0, 1024).toString('latin1').includes('%PDF-')) throw bad('the template must be a PDF');
+  // The guarded reader of letter documents: bounded decompression and parse time, and a
+  // page-tree walk that refuses loops (pdf-lib alone inflates object-stream bombs and
+  // throws on malformed trees).
+  try {
+    return await countPdfPages(bytes, TEMPLATE_MAX_PAGES);
+  } catch (err) {
+    if (err instanceof ApiError && err.options.fields?.length) throw bad(err.options.fields[0].message);
+    throw err;
+  }
+}
+
+function nextStepAfterDraft(deps: Deps, r: BatchRow) {
+  const pay = r.test_mode ? 'nothing is charged in the sandbox' : `this charges ${formatCents(r.total_cents)} in credits`;
+  return {
+    action: 'confirm',
+    url: batchUrl(deps, r.id, '/confirm'),
+    hint: `Check recipients.skipped_rows and pricing, then POST confirm to print ${r.valid} pieces (${pay}). ` +
+      `The draft expires at ${r.expires_at.toISOString()}; DELETE cancels it.`,
+  };
+}
+
+/** Inserts recipients in multi-row batches (one unnest INSERT per 1,000 rows). */
+async function insertRecipients(tx: Queryable, batchId: string, recipients: Recipient[]): Promise<void> {
+  const CHUNK = 1000;
+  for (let start = 0; start < recipients.length; start += CHUNK) {
+    const part = recipients.slice(start, start + CHUNK);
+    await tx.query(
+      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip)
+       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
+      [batchId, part.map((_, i) => start + i + 1), part.map((r) => r.row), part.map((r) => r.name), part.map((r) => r.line1),
+        part.map((r) => r.line2), part.map((r) => r.city), part.map((r) => r.state), part.map((r) => r.zip)],
+    );
+  }
+}
+
+export async function createBatchDraft(deps: Deps, auth: AuthContext, input: CreateBatchInput, opts: BatchServiceOptions = {}) {
+  const missing = [
+    ...(input.template ? [] : [{ path: 'template', message: 'a template PDF file is required' }]),
+    ...(input.recipients ? [] : [{ path: 'recipients', message: 'a recipients CSV file is required' }]),
+  ];
+  if (missing.length) throw errors.validation(missing);
+  const template = input.template!;
+  const recipientsFile = input.recipients!;
+
+  // Every check runs before anything is stored.
+  if (template.size > TEMPLATE_MAX_BYTES) throw errors.validation([{ path: 'template', message: 'the template PDF may be at most 10 MB' }]);
+  if (recipientsFile.size > RECIPIENTS_CSV_MAX_BYTES) throw errors.validation([{ path: 'recipients', message: 'the recipients CSV may be at most 5 MB' }]);
+  const templateBytes = await readFile(template.filepath);
+  const pageCount = await templatePageCount(templateBytes);
+  if (pageCount > TEMPLATE_MAX_PAGES) {
+    throw errors.badRequest('BATCH_TEMPLATE_PAGES_INVALID', `The template has ${pageCount} pages; at most ${TEMPLATE_MAX_PAGES} are accepted.`, {
+      fields: [{ path: 'template', message: `at most ${TEMPLATE_MAX_PAGES} pages` }],
+      suggestedAction: `Upload a template of at most ${TEMPLATE_MAX_PAGES} pages that fits the mail type (${describeAllowance(input.mail_type, input.duplex)}).`,
+    });
+  }
+  assertPagesFit(input.mail_type, input.duplex, pageCount, 'template');
+
+  const csvBytes = await readFile(recipientsFile.filepath);
+  const parsed = parseRecipientsCsv(csvBytes, { columnMap: input.column_map });
+  if (parsed.valid === 0) {
+    throw new ApiError(400, 'The recipients CSV has no valid recipients', {
+      fields: [{ path: 'recipients', message: `no valid recipients: all ${parsed.total_rows} rows were skipped` }],
+      retryable: false,
+      suggestedAction: 'Fix the rows listed in details.skipped_rows and upload the file again.',
+      details: { skipped_rows: parsed.skipped_rows.slice(0, 100) },
+    });
+  }
+  assertMarketingMinimum(input.mailing_class, parsed.valid, 'recipients');
+  const price: BatchPrice = priceBatch({
+    mailType: input.mail_type, mailingClass: input.mailing_class, pieces: parsed.valid, pageCount, color: input.color, duplex: input.duplex,
+  });
+
+  const id = newBatchId();
+  const templateKey = `batches/${id}/template.pdf`;
+  const recipientsKey = `batches/${id}/recipients.csv`;
+  await deps.storage.put(templateKey, templateBytes, 'application/pdf');
+  await deps.storage.put(recipientsKey, csvBytes, 'text/csv');
+
+  const expirySeconds = draftExpirySeconds(opts);
+  const row = await deps.db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
+         template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
+         per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
+         expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+         now() + ($24 || ' seconds')::interval)`,
+      [id, auth.memberId, auth.agentId, auth.testMode, input.job_name, input.mail_type, input.mailing_class, input.duplex, input.color, pageCount,
+        templateKey, recipientsKey, parsed.total_rows, parsed.valid, parsed.skipped, JSON.stringify(parsed.skipped_rows),
+        price.per_piece_cents, price.color_surcharge_cents, price.effective_per_piece_cents, price.volume_discount_pct,
+        price.subtotal_cents, price.discount_cents, price.total_cents, String(expirySeconds)],
+    );
+    await insertRecipients(tx, id, parsed.recipients);
+    return (await loadBatchRow(tx, id))!;
+  });
+
+  try {
+    await deps.temporal.workflow.start(BATCH_MAIL_WORKFLOW, {
+      ...batchWorkflowStartOptions(deps, batchWorkflowInput(row, expirySeconds)),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  } catch (err) {
+    // Without its workflow a draft could never expire or be confirmed: take it back.
+    deps.log.error({ err, batch_id: id }, 'batch workflow start failed; draft withdrawn');
+    await deps.db.query(`DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]).catch(() => undefined);
+    await Promise.all([deps.storage.remove(templateKey), deps.storage.remove(recipientsKey)]).catch(() => undefined);
+    throw errors.unavailable('BATCH_WORKFLOW_UNAVAILABLE', 'The batch could not be scheduled right now; nothing was stored or charged.');
+  }
+
+  return { batch: toBatchObject(row), next_step: nextStepAfterDraft(deps, row) };
+}

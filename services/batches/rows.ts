@@ -1,0 +1,52 @@
+// A batches row as Postgres returns it, and the one loader every batch module reads a
+// batch with.
+import type { EntityManager } from 'typeorm';
+import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/batches/pricing';
+import type { SkippedRow } from '../../domain/batches/recipients-csv';
+import type { BatchStatusName } from '../../workflows/batches/contracts';
+
+/** A batches row; its price columns are the BatchPrice stored at draft time. */
+export interface BatchRow extends BatchPrice {
+  id: string;
+  member_id: string;
+  agent_id: string | null;
+  facility_id: string | null;
+  test_mode: boolean;
+  job_name: string;
+  mail_type: BatchMailType;
+  mailing_class: BatchMailingClass;
+  duplex: boolean;
+  color: boolean;
+  page_count: number;
+  status: BatchStatusName;
+  template_key: string;
+  recipients_key: string;
+  manifest_key: string | null;
+  total_rows: number;
+  valid: number;
+  skipped: number;
+  skipped_rows: SkippedRow[];
+  credits_charged_cents: number;
+  refunded_cents: number;
+  pieces_created: number;
+  pieces_mailed: number;
+  pieces_failed: number;
+  facility_notes: string | null;
+  error_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+  confirmed_at: Date | null;
+  submitted_at: Date | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+  cancelled_at: Date | null;
+}
+
+/** What reads and writes need of a DataSource or a transaction's EntityManager. */
+export type Queryable = Pick<EntityManager, 'query'>;
+
+export async function loadBatchRow(db: Queryable, id: string, opts: { lock?: boolean } = {}): Promise<BatchRow | undefined> {
+  const [row] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [id]);
+  return row;
+}
