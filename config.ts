@@ -1,5 +1,6 @@
 // Runtime configuration: every setting comes from the environment, with defaults that
 // match the local stack that `npm run dev` starts.
+import { BATCH_DRAFT_EXPIRY_SECONDS } from './workflows/batches/contracts';
 export interface Config {
   port: number;
   host: string;
@@ -47,6 +48,11 @@ export interface Config {
    * needs) waits for its answer; past it the API answers 503 WORKFLOW_UNAVAILABLE.
    */
   workflowUpdateDeadlineMs: number;
+  /**
+   * How long a batch draft waits for confirm before it is cancelled (the spec's 7 days).
+   * The API starts each draft's workflow with it, so every API process shares one value.
+   */
+  batchDraftExpirySeconds: number;
   worker: WorkerTuning;
 }
 
@@ -165,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: wholeNumber(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0),
     metricsToken: metricsToken(env),
     workflowUpdateDeadlineMs: wholeNumber(env, 'WORKFLOW_UPDATE_DEADLINE_MS', 10_000, 100),
+    batchDraftExpirySeconds: wholeNumber(env, 'BATCH_DRAFT_EXPIRY_SECONDS', BATCH_DRAFT_EXPIRY_SECONDS),
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

@@ -4,22 +4,22 @@
 import type { UpdateDefinition } from '@temporalio/client';
 import type { Deps } from '../shared/deps';
 import { updateWorkflow } from '../shared/workflow-gateway';
-import { BATCH_DRAFT_EXPIRY_SECONDS, BatchWorkflowInput, batchWorkflowId } from '../../workflows/batches/contracts';
+import { BatchWorkflowInput, batchWorkflowId } from '../../workflows/batches/contracts';
 import { AgentId, BatchStatus, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 import { BatchRow, loadBatchRow } from './rows';
 
 export const BATCH_MAIL_WORKFLOW = 'batchMailWorkflow';
 
-/** Settings an operator (or a test) may change; defaults follow the spec. */
+/** Per-call settings; the defaults come from the deployment's config. */
 export interface BatchServiceOptions {
-  /** Draft lifetime; BATCH_DRAFT_EXPIRY_SECONDS overrides the 7-day default. */
+  /** Draft lifetime; unset: config.batchDraftExpirySeconds (BATCH_DRAFT_EXPIRY_SECONDS, 7 days). Tests shorten it. */
   draftExpirySeconds?: number;
   /** The caller's Idempotency-Key: the workflow Update's id is derived from it. */
   idempotencyKey?: string;
 }
 
-export function draftExpirySeconds(opts: BatchServiceOptions): number {
-  return opts.draftExpirySeconds ?? Number(process.env.BATCH_DRAFT_EXPIRY_SECONDS ?? BATCH_DRAFT_EXPIRY_SECONDS);
+export function draftExpirySeconds(deps: Deps, opts: BatchServiceOptions): number {
+  return opts.draftExpirySeconds ?? deps.config.batchDraftExpirySeconds;
 }
 
 /** Also used by the reconciler to start a draft's workflow again. */
@@ -70,7 +70,7 @@ export async function runUpdate<Ret, Args extends unknown[]>(
     args,
     updateId: opts.updateId,
     startFromRow: () => (row.status === 'draft'
-      ? { workflowType: BATCH_MAIL_WORKFLOW, options: batchWorkflowStartOptions(deps, batchWorkflowInput(row, draftExpirySeconds(opts))) as never }
+      ? { workflowType: BATCH_MAIL_WORKFLOW, options: batchWorkflowStartOptions(deps, batchWorkflowInput(row, draftExpirySeconds(deps, opts))) as never }
       : null),
   });
   return answer.closed ? { ok: false, kind: 'gone' } : { ok: true, value: answer.value };

@@ -132,7 +132,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   await deps.storage.put(templateKey, templateBytes, 'application/pdf');
   await deps.storage.put(recipientsKey, csvBytes, 'text/csv');
 
-  const expirySeconds = draftExpirySeconds(opts);
+  const expirySeconds = draftExpirySeconds(deps, opts);
   const row = await deps.db.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
