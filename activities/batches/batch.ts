@@ -9,7 +9,7 @@ import { debit, refund } from '../../services/billing/credits';
 import { assignFacility } from '../../services/operations/facilities';
 import { publishEvent } from '../../services/webhooks/events';
 import { batchEvent } from '../../services/batches/batch-view';
-import { BatchRow, loadBatchRow } from '../../services/batches/rows';
+import { BatchRecipientRow, BatchRow, loadBatchRow } from '../../services/batches/rows';
 import { ApiError } from '../../domain/shared/errors';
 import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
 import { priceBatch, unmailedRefundCents } from '../../domain/batches/pricing';
@@ -31,8 +31,14 @@ async function locked(tx: EntityManager, batchId: string): Promise<BatchRow> {
   return row;
 }
 
-async function recountPieces(tx: EntityManager, batchId: string): Promise<{ created: number; mailed: number; failed: number }> {
-  const [c] = await tx.query(
+interface PieceCounts {
+  created: number;
+  mailed: number;
+  failed: number;
+}
+
+async function recountPieces(tx: EntityManager, batchId: string): Promise<PieceCounts> {
+  const [c]: PieceCounts[] = await tx.query(
     `SELECT count(*)::int AS created,
             count(*) FILTER (WHERE status = 'mailed')::int AS mailed,
             count(*) FILTER (WHERE status = 'failed')::int AS failed
@@ -124,7 +130,7 @@ export function createBatchActivities(deps: Deps) {
     async finishBatchGeneration(input: { batchId: string }): Promise<BatchStatusResult> {
       const current = await loadBatchRow(deps.db, input.batchId);
       if (!current || current.status !== 'generating') return { status: current?.status ?? 'failed' };
-      const recipients = await deps.db.query(
+      const recipients: Omit<BatchRecipientRow, 'batch_id' | 'source_row'>[] = await deps.db.query(
         `SELECT seq, name, line1, line2, city, state, zip FROM batch_recipients WHERE batch_id = $1 ORDER BY seq`, [input.batchId]);
       const lines = ['batch_sequence,name,address,address2,city,state,zip'];
       for (const r of recipients) lines.push([r.seq, r.name, r.line1, r.line2, r.city, r.state, r.zip].map(csvCell).join(','));
@@ -193,7 +199,7 @@ export function createBatchActivities(deps: Deps) {
         if (b.status !== 'in_progress') throw conflict(`The batch is ${b.status}; pieces can be marked only while it is in_progress.`);
         const ranges = 'all' in input ? [{ from: 1, to: b.valid }] : input.ranges;
         const reason = 'all' in input ? null : input.reason ?? null;
-        const rows = await tx.query(
+        const rows: { updated: number }[] = await tx.query(
           `WITH r AS (SELECT * FROM unnest($3::int[], $4::int[]) AS r(f, t)),
                 changed AS (
                   UPDATE batch_pieces p

@@ -7,7 +7,7 @@ import { canSee, resolveAgentFilter } from '../shared/scoping';
 import type { DomainEvent } from '../webhooks/events';
 import { errors } from '../../domain/shared/errors';
 import type { BatchEventType, BatchStatusName } from '../../workflows/batches/contracts';
-import { BatchRow, loadBatchRow, Queryable } from './rows';
+import { BatchPieceRow, BatchRecipientRow, BatchRow, CountRow, loadBatchRow, Queryable } from './rows';
 
 export const PIECES_SHOWN_ON_GET = 50;
 export const BATCH_ID_PATTERN = /^bat_[a-f0-9]{24}$/;
@@ -109,7 +109,7 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
   if (agentId) where.push(`agent_id = $${params.push(agentId)}`);
   if (input.status) where.push(`status = $${params.push(input.status)}`);
   const clause = where.join(' AND ');
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${clause}`, params);
+  const [{ total }]: CountRow[] = await deps.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${clause}`, params);
   const rows: BatchRow[] = await deps.db.query(
     `SELECT * FROM batches WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, input.limit, input.offset],
@@ -120,12 +120,15 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
   };
 }
 
+/** A piece as GET shows it: its status beside its recipient's name and place. */
+type PieceWithRecipient = Pick<BatchPieceRow, 'batch_sequence' | 'status' | 'mailed_at'> & Pick<BatchRecipientRow, 'name' | 'city' | 'state' | 'zip'>;
+
 async function firstPieces(db: Queryable, batchId: string, limit = PIECES_SHOWN_ON_GET) {
-  const rows = await db.query(
+  const rows: PieceWithRecipient[] = await db.query(
     `SELECT p.batch_sequence, r.name, r.city, r.state, r.zip, p.status, p.mailed_at
        FROM batch_pieces p JOIN batch_recipients r ON r.batch_id = p.batch_id AND r.seq = p.batch_sequence
       WHERE p.batch_id = $1 ORDER BY p.batch_sequence LIMIT $2`, [batchId, limit]);
-  return rows.map((p: { batch_sequence: number; name: string; city: string; state: string; zip: string; status: string; mailed_at: Date | null }) => ({
+  return rows.map((p) => ({
     batch_sequence: p.batch_sequence,
     recipient_name: p.name,
     recipient_city: p.city,

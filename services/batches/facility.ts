@@ -12,7 +12,7 @@ import { updateIdFor } from '../shared/workflow-gateway';
 import {
   BatchPieceRange, BatchStatusName, FAILABLE_BATCH_STATUSES, failBatchUpdate, finishBatchUpdate, markBatchPiecesUpdate, startBatchFulfilmentUpdate,
 } from '../../workflows/batches/contracts';
-import { BatchRow, loadBatchRow } from './rows';
+import { BatchRow, CountRow, loadBatchRow } from './rows';
 import { BATCH_ID_PATTERN, toBatchObject } from './batch-view';
 import { reload, runUpdate } from './batch-workflow';
 
@@ -30,7 +30,7 @@ async function facilityBatch(deps: Deps, auth: AuthContext, id: string): Promise
 export async function listFacilityBatches(deps: Deps, auth: AuthContext, input: { status?: BatchStatusName; limit: number; offset: number }) {
   const statuses = input.status ? [input.status] : ['submitted', 'in_progress'];
   const params = [auth.facilityId, statuses];
-  const [{ total }] = await deps.db.query(
+  const [{ total }]: CountRow[] = await deps.db.query(
     `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2)`, params);
   const rows: BatchRow[] = await deps.db.query(
     `SELECT * FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2)

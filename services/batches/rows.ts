@@ -1,5 +1,6 @@
-// A batches row as Postgres returns it, and the one loader every batch module reads a
-// batch with.
+// The batch tables as Postgres returns their rows (entities/migrations/*BatchMail*,
+// *FacilityAssignment*): every number column is an integer (a JS number), timestamptz is a
+// Date and jsonb arrives parsed. Plus the one loader every batch module reads a batch with.
 import type { EntityManager } from 'typeorm';
 import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/batches/pricing';
 import type { SkippedRow } from '../../domain/batches/recipients-csv';
@@ -41,12 +42,46 @@ export interface BatchRow extends BatchPrice {
   started_at: Date | null;
   completed_at: Date | null;
   cancelled_at: Date | null;
+  /** Set once the assigned facility has begun the batch (services/operations/facilities.ts). */
+  facility_claimed_at: Date | null;
+}
+
+/** A batch_recipients row: one valid recipient; seq is its piece's batch_sequence (1..valid). */
+export interface BatchRecipientRow {
+  batch_id: string;
+  seq: number;
+  /** The recipient's row number in the uploaded CSV. */
+  source_row: number;
+  name: string;
+  line1: string;
+  line2: string | null;
+  city: string;
+  state: string;
+  zip: string;
+}
+
+export type BatchPieceStatus = 'created' | 'mailed' | 'failed' | 'cancelled';
+
+/** A batch_pieces row. */
+export interface BatchPieceRow {
+  batch_id: string;
+  batch_sequence: number;
+  status: BatchPieceStatus;
+  mailed_at: Date | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A `SELECT count(*)::int AS total` answer. */
+export interface CountRow {
+  total: number;
 }
 
 /** What reads and writes need of a DataSource or a transaction's EntityManager. */
 export type Queryable = Pick<EntityManager, 'query'>;
 
 export async function loadBatchRow(db: Queryable, id: string, opts: { lock?: boolean } = {}): Promise<BatchRow | undefined> {
-  const [row] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [id]);
+  const [row]: BatchRow[] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [id]);
   return row;
 }
