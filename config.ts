@@ -1,6 +1,10 @@
 // Runtime configuration: every setting comes from the environment, with defaults that
 // match the local stack that `npm run dev` starts.
 import { BATCH_DRAFT_EXPIRY_SECONDS } from './workflows/batches/contracts';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MAIL_RUN_WINDOW_SECONDS } from './domain/workflow-safe/mail-runs';
+
 export interface Config {
   port: number;
   host: string;
@@ -53,7 +57,28 @@ export interface Config {
    * The API starts each draft's workflow with it, so every API process shares one value.
    */
   batchDraftExpirySeconds: number;
+  outboundMail: OutboundMailSettings;
+  /**
+   * MAIL_RUN_WINDOW_SECONDS: the window of Business mail runs opened from now on (the
+   * spec's 300 s; only tests shorten it). A run keeps the window it opened with.
+   */
+  mailRunWindowSeconds: number;
+  /** PREVIEW_CACHE_DIR: where rendered page images of outbound documents are cached (default: under the system temp directory). */
+  previewCacheDir: string;
   worker: WorkerTuning;
+}
+
+/**
+ * Outbound mail's workflow timings in seconds. The API starts piece workflows with the
+ * approval timeout and the worker's reconciler too, so every process must agree on it.
+ */
+export interface OutboundMailSettings {
+  /** MAIL_APPROVAL_TIMEOUT_SECONDS: how long a pending piece waits for approval before it is cancelled (30 days). */
+  approvalTimeoutSeconds: number;
+  /** MAIL_RECONCILE_EVERY_SECONDS: how often the reconciler of lost workflow starts runs (30). */
+  reconcileEverySeconds: number;
+  /** MAIL_RECONCILE_GRACE_SECONDS: how old an unstarted piece must be before the reconciler starts it (30). */
+  reconcileGraceSeconds: number;
 }
 
 /** Worker slots and cache; unset values keep the Temporal SDK's defaults. */
@@ -172,6 +197,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: metricsToken(env),
     workflowUpdateDeadlineMs: wholeNumber(env, 'WORKFLOW_UPDATE_DEADLINE_MS', 10_000, 100),
     batchDraftExpirySeconds: wholeNumber(env, 'BATCH_DRAFT_EXPIRY_SECONDS', BATCH_DRAFT_EXPIRY_SECONDS),
+    outboundMail: {
+      approvalTimeoutSeconds: wholeNumber(env, 'MAIL_APPROVAL_TIMEOUT_SECONDS', 30 * 86400),
+      reconcileEverySeconds: wholeNumber(env, 'MAIL_RECONCILE_EVERY_SECONDS', 30),
+      reconcileGraceSeconds: wholeNumber(env, 'MAIL_RECONCILE_GRACE_SECONDS', 30),
+    },
+    mailRunWindowSeconds: wholeNumber(env, 'MAIL_RUN_WINDOW_SECONDS', MAIL_RUN_WINDOW_SECONDS),
+    previewCacheDir: env.PREVIEW_CACHE_DIR ?? path.join(tmpdir(), 'postal-mail-previews'),
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

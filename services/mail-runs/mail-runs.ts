@@ -15,12 +15,11 @@ import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { balanceCents, billingUrl } from '../billing/credits';
-import { positiveInt } from '../outbound-mail/workflow';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { mailRunNotCancellable, mailRunNotCommittable } from '../../domain/shared/workflow-failures';
 import { updateWorkflow } from '../shared/workflow-gateway';
 import {
-  commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MAIL_RUN_WINDOW_SECONDS, MailRunCancellationReason, MailRunPendingReason,
+  commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MailRunCancellationReason, MailRunPendingReason,
   MailRunStatusName, pendingReasonAction, settingsBlock,
 } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
@@ -30,17 +29,6 @@ import {
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 
 type Queryable = Pick<EntityManager, 'query'>;
-
-/**
- * From the environment, read at use: MAIL_RUN_WINDOW_SECONDS (the window of runs opened
- * from now on; the spec's 300 unless a test shortens it). Commit and DELETE wait for the
- * run workflow's answer as long as every workflow call (WORKFLOW_UPDATE_DEADLINE_MS).
- */
-export function mailRunSettings(env: NodeJS.ProcessEnv = process.env) {
-  return {
-    windowSeconds: positiveInt(env.MAIL_RUN_WINDOW_SECONDS, MAIL_RUN_WINDOW_SECONDS),
-  };
-}
 
 /** One row of `mail_runs`. */
 export interface MailRunRow {
@@ -319,7 +307,7 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
     `INSERT INTO mail_runs (id, mail_run_id, member_id, agent_id, opened_by_key, status, window_seconds, opened_at, closes_at)
      VALUES ($1, $2, $3, $4, $5, 'open', $6::int, now(), now() + make_interval(secs => $6::int))
      ON CONFLICT (member_id, mail_run_id) DO NOTHING RETURNING *`,
-    [randomUUID(), input.mail_run_id, auth.memberId, auth.agentId, auth.ownerKey, mailRunSettings().windowSeconds]);
+    [randomUUID(), input.mail_run_id, auth.memberId, auth.agentId, auth.ownerKey, deps.config.mailRunWindowSeconds]);
   // A concurrent open of the same id committed first: answer with its run.
   if (!inserted) return existing((await loadMailRun(deps.db, auth.memberId!, input.mail_run_id))!);
   await ensureRunWorkflow(deps, inserted);

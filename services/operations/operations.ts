@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
 import { errors } from '../../domain/shared/errors';
 import { loadMailRow, MailRow } from '../outbound-mail/record';
-import { mailSettings, startMailWorkflow } from '../outbound-mail/workflow';
+import { startMailWorkflow } from '../outbound-mail/workflow';
 import { reconcilerScheduleId } from '../outbound-mail/workflow';
 import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
@@ -181,7 +181,7 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
   }
 
   // Lost starts: committed records without workflow_started_at, and (for pieces) marked ones whose workflow does not exist.
-  const grace = `now() - make_interval(secs => ${Math.max(1, mailSettings().reconcileGraceSeconds)})`;
+  const grace = `now() - make_interval(secs => ${Math.max(1, deps.config.outboundMail.reconcileGraceSeconds)})`;
   const lost: StuckReport['lost_starts'] = [];
   const unstarted: { object_type: IncidentObjectType; object_id: string; status: string; created_at: Date }[] = [
     ...(await deps.db.query(`SELECT 'outbound_mail' AS object_type, id::text AS object_id, status, created_at FROM outbound_mail
@@ -284,7 +284,7 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
 
 /** reconcile: runs every reconciler now (the schedules run them on their own too). */
 export async function runReconcilersNow(deps: Deps) {
-  const mail = mailSettings();
+  const mail = deps.config.outboundMail;
   const started = await reconcileUnstartedMail(deps, { graceSeconds: mail.reconcileGraceSeconds, approvalTimeoutSeconds: mail.approvalTimeoutSeconds });
   const inbound = await reconcilePhysicalInbound(deps, inboundReconcileSettings().graceSeconds);
   const closed = await reconcileClosedWorkflows(deps);

@@ -12,7 +12,7 @@ import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from './schedules';
 import { recordIncident, IncidentObjectType } from './workflow-incidents';
 import { loadMailRow, MailRow } from '../outbound-mail/record';
-import { mailSettings, mailWorkflowStartOptions, startMailWorkflow } from '../outbound-mail/workflow';
+import { mailWorkflowStartOptions, startMailWorkflow } from '../outbound-mail/workflow';
 import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions } from '../batches/batch-workflow';
 import { loadBatchRow } from '../batches/rows';
 import { loadMailRunById, mailRunStartOptions } from '../mail-runs/mail-runs';
@@ -102,7 +102,7 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
   const again = { workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const, workflowIdConflictPolicy: 'FAIL' as const };
   if (rec.objectType === 'outbound_mail') {
     const row = (await loadMailRow(deps.db, rec.objectId))!;
-    const timeout = mailSettings().approvalTimeoutSeconds;
+    const timeout = deps.config.outboundMail.approvalTimeoutSeconds;
     const input: OutboundMailWorkflowInput = {
       outboundMailId: row.id,
       statusAtStart: row.status as MailStartStatus,

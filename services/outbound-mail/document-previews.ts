@@ -20,7 +20,6 @@ const run = promisify(execFile);
 /** 60 dpi: a US Letter page is 510 x 660 pixels, enough to read a letter on a phone. */
 const PREVIEW_DPI = 60;
 const RENDER_TIMEOUT_MS = 20_000;
-export const PREVIEW_CACHE_DIR = process.env.PREVIEW_CACHE_DIR ?? path.join(tmpdir(), 'postal-mail-previews');
 
 export interface PagePreview {
   contentType: string;
@@ -75,8 +74,8 @@ export async function mailDocumentPage(deps: Deps, auth: AuthContext, mailId: st
   if (type === 'jpg' || type === 'png') {
     return { contentType: type === 'jpg' ? 'image/jpeg' : 'image/png', body: await deps.storage.get(row.document_key) };
   }
-  await mkdir(PREVIEW_CACHE_DIR, { recursive: true });
-  const cached = path.join(PREVIEW_CACHE_DIR, `${row.document_sha256}-${PREVIEW_DPI}-${page}.png`);
+  await mkdir(deps.config.previewCacheDir, { recursive: true });
+  const cached = path.join(deps.config.previewCacheDir, `${row.document_sha256}-${PREVIEW_DPI}-${page}.png`);
   const hit = await readFile(cached).catch(() => null);
   if (hit) return { contentType: 'image/png', body: hit };
   const data = await deps.storage.get(row.document_key);

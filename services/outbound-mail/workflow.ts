@@ -4,6 +4,7 @@
 // died between committing a paid piece and starting its workflow).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WorkflowStartOptions } from '@temporalio/client';
+import type { OutboundMailSettings } from '../../config';
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import { updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
@@ -15,24 +16,10 @@ import {
 import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../../workflows/shared/search-attributes';
 import type { MailRow } from './record';
 
+/** A whole number >= 1, or `fallback` (the closed-workflow reconciler's settings still read the environment this way). */
 export function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
-}
-
-/**
- * Outbound mail timings, from the environment: MAIL_APPROVAL_TIMEOUT_SECONDS (how long a
- * pending piece waits for approval before it is cancelled; 30 days),
- * MAIL_RECONCILE_EVERY_SECONDS (how often the reconciler runs; 30) and
- * MAIL_RECONCILE_GRACE_SECONDS (how old an unstarted piece must be before the reconciler
- * starts it; 30). Read at use, so tests can shorten them.
- */
-export function mailSettings(env: NodeJS.ProcessEnv = process.env) {
-  return {
-    approvalTimeoutSeconds: positiveInt(env.MAIL_APPROVAL_TIMEOUT_SECONDS, 30 * 86400),
-    reconcileEverySeconds: positiveInt(env.MAIL_RECONCILE_EVERY_SECONDS, 30),
-    reconcileGraceSeconds: positiveInt(env.MAIL_RECONCILE_GRACE_SECONDS, 30),
-  };
 }
 
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>;
@@ -91,7 +78,9 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStat
  * Starts `outbound-mail-<id>` unless it exists (running or closed), then records
  * workflow_started_at. Safe to call any number of times for the same piece.
  */
-export async function startMailWorkflow(deps: Deps, row: StartableRow, approvalTimeoutSeconds = mailSettings().approvalTimeoutSeconds, statusSince = new Date()): Promise<void> {
+export async function startMailWorkflow(
+  deps: Deps, row: StartableRow, approvalTimeoutSeconds = deps.config.outboundMail.approvalTimeoutSeconds, statusSince = new Date(),
+): Promise<void> {
   if (!isStartableStatus(row.status)) {
     throw new Error(`piece ${row.id} is ${row.status}; only new pieces get a workflow`);
   }
@@ -126,7 +115,7 @@ export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName
       if (!isStartableStatus(row.status)) return null;
       const [started] = await deps.db.query(`SELECT workflow_started_at FROM outbound_mail WHERE id = $1`, [row.id]);
       if (started?.workflow_started_at) return null;
-      return mailWorkflowStart(deps, { ...row, status: row.status }, mailSettings().approvalTimeoutSeconds);
+      return mailWorkflowStart(deps, { ...row, status: row.status }, deps.config.outboundMail.approvalTimeoutSeconds);
     },
   });
   if (answer.closed) throw new MailWorkflowClosed(`outbound mail ${row.id}: workflow finished`);
@@ -139,10 +128,11 @@ export function reconcilerScheduleId(deps: Deps): string {
 
 /**
  * Creates (or updates) the Temporal Schedule that runs the reconciler every
- * reconcileEverySeconds on this deployment's task queue. The worker calls it at start.
+ * reconcileEverySeconds (config.outboundMail) on this deployment's task queue. The worker
+ * calls it at start.
  */
-export async function ensureMailReconcilerSchedule(deps: Deps, overrides: Partial<ReturnType<typeof mailSettings>> = {}): Promise<string> {
-  const settings = { ...mailSettings(), ...overrides };
+export async function ensureMailReconcilerSchedule(deps: Deps, overrides: Partial<OutboundMailSettings> = {}): Promise<string> {
+  const settings = { ...deps.config.outboundMail, ...overrides };
   const scheduleId = reconcilerScheduleId(deps);
   const input: ReconcileOutboundMailInput = { graceSeconds: settings.reconcileGraceSeconds, approvalTimeoutSeconds: settings.approvalTimeoutSeconds };
   return ensureIntervalSchedule(deps, {

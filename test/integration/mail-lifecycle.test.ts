@@ -274,7 +274,8 @@ describe('outbound mail lifecycle', () => {
   });
 
   it('cancels a piece whose approval does not come in time', async () => {
-    process.env.MAIL_APPROVAL_TIMEOUT_SECONDS = '2';
+    const timeoutBefore = app.deps.config.outboundMail.approvalTimeoutSeconds;
+    app.deps.config.outboundMail.approvalTimeoutSeconds = 2;
     try {
       const s = await newSender(app, { facilityId: facility.facility_id, creditsCents: 100000 });
       const created = await sendLetter(app, s, letterForm(await letterPdf(), { requires_approval: 'true' }));
@@ -283,7 +284,7 @@ describe('outbound mail lifecycle', () => {
       expect(record.body).toMatchObject({ status: 'cancelled', cancellation_reason: 'approval_timed_out' });
       expect((await mailEvents(app, created.body.id)).map((e) => e.event_type)).toEqual(['mail.pending_approval', 'mail.cancelled']);
     } finally {
-      delete process.env.MAIL_APPROVAL_TIMEOUT_SECONDS;
+      app.deps.config.outboundMail.approvalTimeoutSeconds = timeoutBefore;
     }
   });
 });

@@ -13,15 +13,10 @@ import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sen
 
 describe('Business mail runs', () => {
   let app: TestApp;
-  const windowBefore = process.env.MAIL_RUN_WINDOW_SECONDS;
   beforeAll(async () => { app = await startTestApp(); });
-  afterAll(async () => {
-    if (windowBefore === undefined) delete process.env.MAIL_RUN_WINDOW_SECONDS;
-    else process.env.MAIL_RUN_WINDOW_SECONDS = windowBefore;
-    await app.close();
-  });
+  afterAll(async () => { await app.close(); });
   // Most tests need time to commit by hand; the window tests shorten it.
-  beforeEach(() => { process.env.MAIL_RUN_WINDOW_SECONDS = '120'; });
+  beforeEach(() => { app.deps.config.mailRunWindowSeconds = 120; });
 
   async function businessSender(opts: { creditsCents?: number } = {}): Promise<Sender> {
     const s = await newSender(app, { creditsCents: opts.creditsCents ?? 100000 });
@@ -80,7 +75,7 @@ describe('Business mail runs', () => {
     expect(Date.parse(opened.body.closes_at) - Date.parse(opened.body.opened_at)).toBe(120 * 1000);
 
     // Opening again (even with another window configured) answers the same run: the close time never moves.
-    process.env.MAIL_RUN_WINDOW_SECONDS = '600';
+    app.deps.config.mailRunWindowSeconds = 600;
     const again = await post(live.key, { mail_run_id: id });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ opened_at: opened.body.opened_at, closes_at: opened.body.closes_at, window_seconds: 120 });
@@ -215,7 +210,7 @@ describe('Business mail runs', () => {
   });
 
   it('closes the window on time: a run that can be funded is funded, one that cannot is cancelled with its children, an empty one is closed', async () => {
-    process.env.MAIL_RUN_WINDOW_SECONDS = '4';
+    app.deps.config.mailRunWindowSeconds = 4;
     const rich = await businessSender();
     const poor = await businessSender({ creditsCents: 50 });
     const [fundedId, cancelledId, emptyId] = [newRunId(), newRunId(), newRunId()];

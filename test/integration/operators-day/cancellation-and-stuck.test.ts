@@ -42,17 +42,13 @@ function photoForm(photos: Record<string, Buffer>): FormData {
 describe('an operator\'s day: cancellation from Temporal and stuck work', () => {
   let app: TestApp;
   let api: ReturnType<typeof client>;
-  const graceBefore = process.env.MAIL_RECONCILE_GRACE_SECONDS;
 
   beforeAll(async () => {
-    process.env.MAIL_RECONCILE_GRACE_SECONDS = '1';
-    app = await startTestApp();
+    app = await startTestApp({ env: { MAIL_RECONCILE_GRACE_SECONDS: '1' } });
     api = client(app.baseUrl);
     await ensureFacility(app.deps);
   });
   afterAll(async () => {
-    if (graceBefore === undefined) delete process.env.MAIL_RECONCILE_GRACE_SECONDS;
-    else process.env.MAIL_RECONCILE_GRACE_SECONDS = graceBefore;
     await app.close();
   });
 
@@ -184,11 +180,12 @@ describe('an operator\'s day: cancellation from Temporal and stuck work', () => 
     const s = await newSender(app, { creditsCents: 5000 });
     await commands['member:set'].run(app.deps, { member: s.memberId, business: 'true', 'agent-auto-fill': 'true' });
     const runId = `run-${randomUUID()}`;
-    process.env.MAIL_RUN_WINDOW_SECONDS = '120';
+    const windowBefore = app.deps.config.mailRunWindowSeconds;
+    app.deps.config.mailRunWindowSeconds = 120;
     try {
       expect((await api('POST', '/v1/mail-runs', { key: s.key, headers: s.headers, json: { mail_run_id: runId } })).status).toBe(201);
     } finally {
-      delete process.env.MAIL_RUN_WINDOW_SECONDS;
+      app.deps.config.mailRunWindowSeconds = windowBefore;
     }
     const child = await sendLetter(app, s, letterForm(await letterPdf(), { mail_run_id: runId }));
     expect(child.body.status).toBe('funding_pending');
