@@ -11,7 +11,7 @@ import { balanceCents, debit } from '../../services/billing/credits';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { startMailWorkflow } from '../../services/outbound-mail/workflow';
-import { loadMailRunById, MailRunRow } from '../../services/mail-runs/mail-runs';
+import { loadMailRunById, MailRunRow } from '../../services/mail-runs/record';
 import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';

@@ -4,10 +4,8 @@
 // Business member whose human authorised Agent Auto-Fill. Its window is fixed when it
 // opens (closes_at = opened_at + 300 s); the `mail-run-<uuid>` workflow owns that timer
 // and the funding, so this module only reads runs, inserts new ones and sends the
-// workflow its updates.
+// workflow its updates (record.ts: the row and how it shows; workflow.ts: the workflow).
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
@@ -16,132 +14,17 @@ import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { balanceCents, billingUrl } from '../billing/credits';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
-import { mailRunNotCancellable, mailRunNotCommittable } from '../../domain/shared/workflow-failures';
-import { updateWorkflow } from '../shared/workflow-gateway';
+import { MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, pendingReasonAction, settingsBlock } from '../../domain/workflow-safe/mail-runs';
+import { cancelMailRunUpdate, commitMailRunUpdate } from '../../workflows/mail-runs/contracts';
 import {
-  commitsImmediately, MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MailRunCancellationReason, MailRunPendingReason,
-  MailRunStatusName, pendingReasonAction, settingsBlock,
-} from '../../domain/workflow-safe/mail-runs';
-import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
-import {
-  cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_WORKFLOW, MailRunWorkflowInput, mailRunWorkflowId,
-} from '../../workflows/mail-runs/contracts';
-import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
+  creditsRequired, loadMailRun, loadMailRunById, loadMailRunChildren, MailRun, MailRunRow, presentMailRun, toMailRun,
+} from './record';
+import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
-/** One row of `mail_runs`. */
-export interface MailRunRow {
-  id: string;
-  mail_run_id: string;
-  member_id: string;
-  agent_id: string;
-  opened_by_key: string;
-  status: MailRunStatusName;
-  window_seconds: number;
-  opened_at: Date;
-  closes_at: Date;
-  committed_at: Date | null;
-  funded_at: Date | null;
-  funded_cents: number;
-  pending_reason: MailRunPendingReason | null;
-  cancellation_reason: MailRunCancellationReason | null;
-  cancelled_at: Date | null;
-  closed_at: Date | null;
-  workflow_started_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface MailRunChildRow {
-  id: string;
-  status: MailStatusName;
-  mail_class: string;
-  cost_cents: number;
-  run_funded_at: Date | null;
-  created_at: Date;
-}
-
-export async function loadMailRunById(db: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<MailRunRow | null> {
-  const [row] = await db.query(`SELECT * FROM mail_runs WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
-  return row ?? null;
-}
-
-async function loadMailRun(db: Queryable, memberId: string, mailRunId: string): Promise<MailRunRow | null> {
-  const [row] = await db.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [memberId, mailRunId]);
-  return row ?? null;
-}
-
-/** The run's children, oldest first (every piece sent with its mail_run_id). */
-export async function loadMailRunChildren(db: Queryable, run: Pick<MailRunRow, 'member_id' | 'mail_run_id'>): Promise<MailRunChildRow[]> {
-  return db.query(
-    `SELECT id, status, mail_class, cost_cents, run_funded_at, created_at FROM outbound_mail
-      WHERE member_id = $1 AND mail_run_id = $2 ORDER BY created_at, id`, [run.member_id, run.mail_run_id]);
-}
-
-/** What funding debits: children still waiting for funding that no funding has debited. */
-export function creditsRequired(children: MailRunChildRow[]): number {
-  return children.filter((c) => c.status === 'funding_pending' && !c.run_funded_at).reduce((sum, c) => sum + c.cost_cents, 0);
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 function runPath(deps: Deps, run: Pick<MailRunRow, 'mail_run_id'>, suffix = ''): string {
   return `${deps.config.baseUrl}/v1/mail-runs/${encodeURIComponent(run.mail_run_id)}${suffix}`;
-}
-
-function nextStep(run: MailRunRow): string {
-  switch (run.status) {
-    case 'open':
-      return `Add pieces with POST /v1/mail and mail_run_id=${run.mail_run_id} until closes_at, then POST /v1/mail-runs/${run.mail_run_id}/commit. ` +
-        'priority, carrierx_overnight and carriery_next_day pieces are debited and submitted at once; the others wait for the run\'s funding. ' +
-        'At closes_at an uncommitted run is committed automatically: funded if credits cover it, cancelled if not.';
-    case 'funding_pending':
-      return `Funding is pending (${run.pending_reason}). ${pendingReasonAction(run.pending_reason!)} If it is still pending at closes_at the run is cancelled.`;
-    case 'funded':
-      return 'Funded: every waiting piece was debited once and moves to submitted by itself; poll GET /v1/mail/{id} for each child.';
-    case 'closed':
-      return 'The window closed with no piece waiting for funding; nothing was charged by the run.';
-    case 'cancelled':
-      return 'Cancelled: the pieces that waited for funding were cancelled and nothing was charged for them. Open a new run to send them.';
-  }
-}
-
-/** The run as the API shows it. */
-export function toMailRun(run: MailRunRow, children: MailRunChildRow[]) {
-  return {
-    id: run.mail_run_id,
-    object: 'mail_run' as const,
-    status: run.status,
-    agent_id: run.agent_id,
-    opened_at: run.opened_at.toISOString(),
-    closes_at: run.closes_at.toISOString(),
-    window_seconds: run.window_seconds,
-    committed_at: iso(run.committed_at),
-    funded_at: iso(run.funded_at),
-    closed_at: iso(run.closed_at),
-    cancelled_at: iso(run.cancelled_at),
-    cancellation_reason: run.cancellation_reason,
-    pending_reason: run.pending_reason,
-    children: children.map((c) => ({
-      id: c.id,
-      status: c.status,
-      mail_class: c.mail_class,
-      cost_cents: c.cost_cents,
-      commits_immediately: commitsImmediately(c.mail_class),
-      created_at: c.created_at.toISOString(),
-    })),
-    total_cents: children.filter((c) => c.status !== 'cancelled').reduce((sum, c) => sum + c.cost_cents, 0),
-    credits_required_cents: creditsRequired(children),
-    funded_cents: run.funded_cents,
-    next_step: nextStep(run),
-  };
-}
-
-export type MailRun = ReturnType<typeof toMailRun>;
-
-async function present(deps: Deps, run: MailRunRow): Promise<MailRun> {
-  return toMailRun(run, await loadMailRunChildren(deps.db, run));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -194,95 +77,6 @@ function runClosed(run: Pick<MailRunRow, 'mail_run_id' | 'status' | 'closes_at'>
 }
 
 // ---------------------------------------------------------------------------------------
-// The workflow
-
-function workflowInput(run: MailRunRow): MailRunWorkflowInput {
-  return {
-    mailRunUuid: run.id,
-    mailRunId: run.mail_run_id,
-    memberId: run.member_id,
-    agentId: run.agent_id,
-    status: run.status,
-    openedAt: run.opened_at.toISOString(),
-    windowSeconds: run.window_seconds,
-  };
-}
-
-/** Also used by the reconciler to start a run's workflow again from its row. */
-export function mailRunStartOptions(deps: Deps, run: MailRunRow) {
-  return {
-    taskQueue: deps.config.taskQueue,
-    workflowId: mailRunWorkflowId(run.id),
-    args: [workflowInput(run)] as [MailRunWorkflowInput],
-    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-    typedSearchAttributes: [
-      { key: ObjectStatus, value: run.status },
-      { key: ObjectId, value: run.mail_run_id },
-      { key: MemberId, value: run.member_id },
-      { key: AgentId, value: run.agent_id },
-      { key: TestMode, value: false },
-    ],
-  };
-}
-
-async function markStarted(deps: Deps, run: MailRunRow): Promise<void> {
-  if (run.workflow_started_at) return;
-  await deps.db.query(`UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [run.id]);
-}
-
-/** The run's workflow could not be started (Temporal unreachable). */
-function workflowUnavailable(what: string): ApiError {
-  return errors.unavailable('MAIL_RUN_WORKFLOW_UNAVAILABLE',
-    `${what} could not be confirmed right now. Repeat the same call: it never charges twice, and the run's close time stays as it is.`);
-}
-
-/** Starts `mail-run-<uuid>` unless it exists (running or finished). Safe to repeat. */
-async function ensureRunWorkflow(deps: Deps, run: MailRunRow): Promise<void> {
-  if (run.workflow_started_at) return;
-  try {
-    await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...mailRunStartOptions(deps, run), workflowIdConflictPolicy: 'USE_EXISTING' });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-      deps.log.error({ err, mail_run: run.id }, 'starting the mail run workflow failed');
-      throw workflowUnavailable('Opening the mail run');
-    }
-  }
-  await markStarted(deps, run);
-}
-
-function notCommittable(run: MailRunRow): ApiError {
-  return mailRunNotCommittable(`The mail run is ${run.status}; it can no longer be committed.`, { status: run.status, cancellation_reason: run.cancellation_reason });
-}
-
-function notCancellable(run: MailRunRow): ApiError {
-  return mailRunNotCancellable(`The mail run is ${run.status}; only a run that is not funded yet can be cancelled.`, { status: run.status });
-}
-
-/**
- * Sends an update to the run's workflow through the gateway (starting it first if its
- * start was lost) and waits for the answer. Null when the workflow has finished: Postgres
- * has the answer. A refusal is answered from the run as it is now.
- */
-async function runUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R, []>, updateId?: string): Promise<R | null> {
-  try {
-    const answer = await updateWorkflow(deps, {
-      workflowId: mailRunWorkflowId(run.id),
-      update: def,
-      args: [],
-      updateId,
-      startFromRow: () => ({
-        workflowType: MAIL_RUN_WORKFLOW, options: mailRunStartOptions(deps, run), markStarted: () => markStarted(deps, run),
-      }),
-    });
-    return answer.closed ? null : answer.value;
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_CANCELLABLE') throw notCancellable((await loadMailRunById(deps.db, run.id))!);
-    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_COMMITTABLE') throw notCommittable((await loadMailRunById(deps.db, run.id))!);
-    throw err;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
 // Endpoints
 
 /**
@@ -298,7 +92,7 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
       });
     }
     await ensureRunWorkflow(deps, run);
-    return { status: 200, body: await present(deps, run) };
+    return { status: 200, body: await presentMailRun(deps, run) };
   };
   const before = await loadMailRun(deps.db, auth.memberId!, input.mail_run_id);
   if (before) return existing(before);
@@ -311,7 +105,7 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
   // A concurrent open of the same id committed first: answer with its run.
   if (!inserted) return existing((await loadMailRun(deps.db, auth.memberId!, input.mail_run_id))!);
   await ensureRunWorkflow(deps, inserted);
-  return { status: 201, body: await present(deps, inserted) };
+  return { status: 201, body: await presentMailRun(deps, inserted) };
 }
 
 /** GET /v1/mail-runs/{id}: the run with its children. */
@@ -319,7 +113,7 @@ export async function getMailRun(deps: Deps, auth: AuthContext, mailRunId: strin
   const run = await visibleRun(deps, auth, mailRunId);
   // A run whose workflow start was lost gets it now, so its window still closes.
   if (!run.workflow_started_at) await ensureRunWorkflow(deps, run).catch(() => undefined);
-  return present(deps, run);
+  return presentMailRun(deps, run);
 }
 
 /**
@@ -335,7 +129,7 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   let now = run;
   if (run.status === 'open' || run.status === 'funding_pending') {
     // No Update id from a key: a commit answered "funding pending" must run again when retried.
-    const result = await runUpdate(deps, run, commitMailRunUpdate);
+    const result = await runMailRunUpdate(deps, run, commitMailRunUpdate);
     // No answer means the workflow had already finished: another call settled the run.
     alreadyCommitted = result ? result.alreadyFunded : true;
     chargedCents = result ? result.chargedCents : 0;
@@ -374,12 +168,12 @@ export async function cancelMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   let now = run;
   if (!alreadyCancelled) {
     if (run.status === 'funded' || run.status === 'closed') throw notCancellable(run);
-    const result = await runUpdate(deps, run, cancelMailRunUpdate);
+    const result = await runMailRunUpdate(deps, run, cancelMailRunUpdate);
     alreadyCancelled = result ? result.alreadyCancelled : true;
     now = (await loadMailRunById(deps.db, run.id))!;
   }
   if (now.status !== 'cancelled') throw notCancellable(now);
-  return { mail_run: await present(deps, now), already_cancelled: alreadyCancelled };
+  return { mail_run: await presentMailRun(deps, now), already_cancelled: alreadyCancelled };
 }
 
 // ---------------------------------------------------------------------------------------
