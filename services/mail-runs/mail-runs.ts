@@ -14,7 +14,9 @@ import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { balanceCents, billingUrl } from '../billing/credits';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
-import { MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, pendingReasonAction, settingsBlock } from '../../domain/workflow-safe/mail-runs';
+import {
+  MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MailRunPendingReason, pendingReasonAction, settingsBlock,
+} from '../../domain/workflow-safe/mail-runs';
 import { cancelMailRunUpdate, commitMailRunUpdate } from '../../workflows/mail-runs/contracts';
 import {
   creditsRequired, loadMailRun, loadMailRunById, loadMailRunChildren, MailRun, MailRunRow, presentMailRun, toMailRun,
@@ -79,11 +81,17 @@ function runClosed(run: Pick<MailRunRow, 'mail_run_id' | 'status' | 'closes_at'>
 // ---------------------------------------------------------------------------------------
 // Endpoints
 
+/** An open call's answer: the run, and whether this call created it. */
+export interface OpenedMailRun {
+  created: boolean;
+  run: MailRun;
+}
+
 /**
- * POST /v1/mail-runs: opens the run (201). Opening the same mail_run_id again answers the
- * existing run (200) unchanged: its close time never moves.
+ * POST /v1/mail-runs: opens the run. Opening the same mail_run_id again answers the
+ * existing run unchanged (created false): its close time never moves.
  */
-export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_run_id: string }): Promise<{ status: number; body: MailRun }> {
+export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_run_id: string }): Promise<OpenedMailRun> {
   assertRunKey(auth, 'Opening a Business mail run');
   const existing = async (run: MailRunRow) => {
     if (run.agent_id !== auth.agentId) {
@@ -92,7 +100,7 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
       });
     }
     await ensureRunWorkflow(deps, run);
-    return { status: 200, body: await presentMailRun(deps, run) };
+    return { created: false, run: await presentMailRun(deps, run) };
   };
   const before = await loadMailRun(deps.db, auth.memberId!, input.mail_run_id);
   if (before) return existing(before);
@@ -105,7 +113,7 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
   // A concurrent open of the same id committed first: answer with its run.
   if (!inserted) return existing((await loadMailRun(deps.db, auth.memberId!, input.mail_run_id))!);
   await ensureRunWorkflow(deps, inserted);
-  return { status: 201, body: await presentMailRun(deps, inserted) };
+  return { created: true, run: await presentMailRun(deps, inserted) };
 }
 
 /** GET /v1/mail-runs/{id}: the run with its children. */
@@ -116,12 +124,35 @@ export async function getMailRun(deps: Deps, auth: AuthContext, mailRunId: strin
   return presentMailRun(deps, run);
 }
 
+/** A commit that funded the run (now or earlier: a repeat debits nothing). */
+export interface FundedMailRun {
+  mail_run: MailRun;
+  status: 'funded';
+  credits_charged_cents: number;
+  credit_balance_cents: number;
+  already_committed: boolean;
+}
+
+/** A commit whose funding waits for a human: what is missing, and the same call to retry before closes_at. */
+export interface FundingPendingMailRun {
+  mail_run: MailRun;
+  status: 'funding_pending';
+  pending_reason: MailRunPendingReason;
+  credits_required_cents: number;
+  credit_balance_cents: number;
+  credit_shortfall_cents: number;
+  billing_url: string;
+  retry: { method: 'POST'; url: string; before: string };
+  suggested_action: string;
+}
+
 /**
- * POST /v1/mail-runs/{id}/commit. 200 once funded (a repeat answers the same, debiting
- * nothing); 202 while funding waits for a human (credits, Business status, Auto-Fill or
- * the daily spend cap): the body says what is missing, and the same call is retried.
+ * POST /v1/mail-runs/{id}/commit: funded once credits and settings allow (a repeat
+ * answers the same, debiting nothing); funding_pending while funding waits for a human
+ * (credits, Business status, Auto-Fill or the daily spend cap), and the same call is
+ * retried. A run that can no longer be funded is refused.
  */
-export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<FundedMailRun | FundingPendingMailRun> {
   assertRunKey(auth, 'Committing a Business mail run');
   const run = await visibleRun(deps, auth, mailRunId);
   let alreadyCommitted = run.status === 'funded';
@@ -139,23 +170,20 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   const balance = await balanceCents(deps.db, now.member_id);
   const mailRun = toMailRun(now, children);
   if (now.status === 'funded') {
-    return { status: 200, body: { mail_run: mailRun, status: now.status, credits_charged_cents: chargedCents, credit_balance_cents: balance, already_committed: alreadyCommitted } };
+    return { mail_run: mailRun, status: now.status, credits_charged_cents: chargedCents, credit_balance_cents: balance, already_committed: alreadyCommitted };
   }
   if (now.status === 'funding_pending') {
     const required = creditsRequired(children);
     return {
-      status: 202,
-      body: {
-        mail_run: mailRun,
-        status: now.status,
-        pending_reason: now.pending_reason,
-        credits_required_cents: required,
-        credit_balance_cents: balance,
-        credit_shortfall_cents: Math.max(0, required - balance),
-        billing_url: billingUrl(deps),
-        retry: { method: 'POST', url: runPath(deps, now, '/commit'), before: now.closes_at.toISOString() },
-        suggested_action: pendingReasonAction(now.pending_reason!),
-      },
+      mail_run: mailRun,
+      status: now.status,
+      pending_reason: now.pending_reason!,
+      credits_required_cents: required,
+      credit_balance_cents: balance,
+      credit_shortfall_cents: Math.max(0, required - balance),
+      billing_url: billingUrl(deps),
+      retry: { method: 'POST', url: runPath(deps, now, '/commit'), before: now.closes_at.toISOString() },
+      suggested_action: pendingReasonAction(now.pending_reason!),
     };
   }
   throw notCommittable(now);

@@ -37,7 +37,10 @@ export const routes: RouteDef[] = [
       ...errorResponses,
       409: { description: 'MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
     },
-    handler: async ({ deps, auth, body }) => openMailRun(deps, auth, body),
+    handler: async ({ deps, auth, body }) => {
+      const opened = await openMailRun(deps, auth, body);
+      return { status: opened.created ? 201 : 200, body: opened.run };
+    },
   }),
 
   defineRoute({
@@ -68,7 +71,11 @@ export const routes: RouteDef[] = [
       ...errorResponses,
       409: { description: 'MAIL_RUN_NOT_COMMITTABLE (cancelled or closed), MAIL_RUN_FORCE_APPROVAL or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
     },
-    handler: async ({ deps, auth, params }) => commitMailRun(deps, auth, params.id),
+    handler: async ({ deps, auth, params }) => {
+      const committed = await commitMailRun(deps, auth, params.id);
+      // 202: nothing is wrong with the call, a human still has to act before funding.
+      return { status: committed.status === 'funded' ? 200 : 202, body: committed };
+    },
   }),
 
   defineRoute({
