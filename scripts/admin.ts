@@ -6,7 +6,7 @@ import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
 import { getBalance, topUp } from '../services/billing/credits';
-import { approveMail, rejectMail } from '../services/outbound-mail/mail';
+import { approveMail, rejectMail } from '../services/outbound-mail/approval';
 import { answerSupportConversation } from '../services/support/support';
 import { assignMailbox } from '../services/physical-inbound/facility-inbound';
 import { enablePackages } from '../services/physical-inbound/packages';

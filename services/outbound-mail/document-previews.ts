@@ -14,7 +14,7 @@ import { TEXT_COLUMNS, TEXT_LINES_PER_PAGE, textPages } from '../../domain/outbo
 import { errors } from '../../domain/shared/errors';
 import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
-import { visibleMailRow } from './mail';
+import { visibleMailRow } from './read';
 
 const run = promisify(execFile);
 /** 60 dpi: a US Letter page is 510 x 660 pixels, enough to read a letter on a phone. */

@@ -4,7 +4,7 @@
 // and the deliveries, which no REST read groups by piece.
 import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
-import { visibleMailRow } from './mail';
+import { visibleMailRow } from './read';
 
 export interface MailHistoryEvent {
   id: string;

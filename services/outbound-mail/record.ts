@@ -32,6 +32,8 @@ export interface MailRow {
   recipient_state: string;
   recipient_zip: string;
   recipient_country: string;
+  /** Normalised recipient address, for duplicate protection. */
+  recipient_fingerprint: string;
   return_name: string | null;
   return_company: string | null;
   return_line1: string | null;

@@ -1,8 +1,10 @@
 // The lookups behind outbound mail's safeguards: live spend over the last 24 hours, the
 // pieces a key created in the last 24 hours, and an earlier copy of the same letter
 // (duplicate protection). Each takes a Queryable so it can run under the member lock.
+// Also the refusals a submission answers with when a safeguard stops it.
 import type { EntityManager } from 'typeorm';
-import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS } from '../../domain/workflow-safe/mail-rules';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS, Refusal } from '../../domain/workflow-safe/mail-rules';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -44,4 +46,27 @@ export async function findDuplicate(db: Queryable, p: DuplicateProbe): Promise<s
       ORDER BY created_at DESC LIMIT 1`,
     [p.memberId, p.agentId, p.recipientFingerprint, p.documentSha256, p.mailClass, p.testMode, [...DUPLICATE_IGNORED_STATUSES], String(DUPLICATE_WINDOW_HOURS)]);
   return row?.id ?? null;
+}
+
+/** Duplicate protection's lookup; an unavailable check refuses (503) rather than risk a double send. */
+export async function checkDuplicate(db: Queryable, probe: DuplicateProbe): Promise<string | null> {
+  try {
+    return await findDuplicate(db, probe);
+  } catch (err) {
+    throw errors.unavailable('DUPLICATE_PROTECTION_UNAVAILABLE', `Duplicate protection is unavailable right now (${(err as Error).message}); nothing was charged.`);
+  }
+}
+
+export function duplicateRefusal(existingId: string): ApiError {
+  return errors.conflict('DUPLICATE_OUTBOUND_MAIL', 'The same letter was already sent to this recipient in the last 24 hours; nothing was charged.', {
+    details: { existing_outbound_mail_id: existingId },
+    suggestedAction: 'Check the existing piece. To send the same letter again on purpose, resend with allow_duplicate=true.',
+  });
+}
+
+/** A spending or daily-pieces safeguard's refusal (422). */
+export function safeguardRefusal(r: Refusal): ApiError {
+  return errors.unprocessable(r.code, `${r.message} Nothing was charged.`, {
+    details: r.details, suggestedAction: 'Lower the cost (fewer pages, black-and-white, another mail_class) or ask your human to change the limit.',
+  });
 }

@@ -96,6 +96,11 @@ export async function startMailWorkflow(
 
 export { mailNotCancellable, mailStateConflict };
 
+/** A call's Idempotency-Key: the workflow Update's id derives from it, so a retry is the same Update. */
+export interface MailCallOptions {
+  idempotencyKey?: string;
+}
+
 /** Raised when the piece's workflow has already finished (the piece is in a final state). */
 export class MailWorkflowClosed extends Error {}
 

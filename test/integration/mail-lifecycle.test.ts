@@ -10,7 +10,7 @@ import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts'
 import { MailStatus } from '../../workflows/shared/search-attributes';
 import { commands } from '../../scripts/admin';
 import { authenticate } from '../../services/accounts/auth';
-import { advanceTestMail } from '../../services/outbound-mail/mail';
+import { advanceTestMail } from '../../services/outbound-mail/sandbox-advance';
 import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
 
 async function fetchPng(url: string): Promise<PNG> {

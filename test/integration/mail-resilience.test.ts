@@ -7,7 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { createObjectStorage } from '../../services/shared/storage';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createWorker } from '../../worker/worker';
-import { mailFaults } from '../../services/outbound-mail/mail';
+import { mailFaults } from '../../services/outbound-mail/submit';
 import { ensureMailReconcilerSchedule } from '../../services/outbound-mail/workflow';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { api, balance, ledger, letterForm, letterPdf, mailCount, mailEvents, newSender, sendLetter, waitFor } from './mail-helpers';

@@ -4,7 +4,10 @@
 import { z } from 'zod';
 import { errors } from '../../../domain/shared/errors';
 import { decodeBase64 } from '../../../domain/support/conversations';
-import { advanceTestMail, cancelMail, getMail, listMail, submitMail } from '../../../services/outbound-mail/mail';
+import { submitMail } from '../../../services/outbound-mail/submit';
+import { getMail, listMail } from '../../../services/outbound-mail/read';
+import { cancelMail } from '../../../services/outbound-mail/cancel';
+import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance';
 import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';
 import { PG_INT_MAX, Uuid, visible } from '../../schemas/common';

@@ -11,9 +11,11 @@ import {
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
-import {
-  advanceTestMail, approveMail, cancelMail, getMail, listMail, mailDocumentUrl, rejectMail, submitMail,
-} from '../../../services/outbound-mail/mail';
+import { submitMail } from '../../../services/outbound-mail/submit';
+import { getMail, listMail, mailDocumentUrl } from '../../../services/outbound-mail/read';
+import { cancelMail } from '../../../services/outbound-mail/cancel';
+import { approveMail, rejectMail } from '../../../services/outbound-mail/approval';
+import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance';
 import { getUsage } from '../../../services/billing/usage';
 import { SIGNED_URL_SECONDS } from '../../../services/shared/storage';
 import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';

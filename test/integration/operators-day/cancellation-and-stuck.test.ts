@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../../helpers/app';
 import { client } from '../../helpers/http';
 import { newMember } from '../../helpers/factories';
-import { mailFaults } from '../../../services/outbound-mail/mail';
+import { mailFaults } from '../../../services/outbound-mail/submit';
 import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import { outboundMailWorkflowId } from '../../../workflows/outbound-mail/contracts';
 import { batchWorkflowId } from '../../../workflows/batches/contracts';

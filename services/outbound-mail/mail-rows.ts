@@ -1,0 +1,102 @@
+// The `outbound_mail` row a submission stores: every column it writes, filled from the
+// quoted submission, and the INSERT that writes them (inside the submission's
+// transaction, next to the debit).
+import type { EntityManager } from 'typeorm';
+import type { AuthContext } from '../accounts/auth';
+import type { CostBreakdown } from '../../domain/outbound-mail/pricing';
+import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
+import type { MailRow } from './record';
+import type { MemberSettings, QuotedSubmission, SubmitMailFields } from './quote';
+
+/** The columns a submission writes, in the INSERT's order; the others keep their defaults. */
+const INSERTED_COLUMNS = [
+  'id', 'member_id', 'agent_id', 'owner_key', 'idempotency_key', 'request_fingerprint', 'status', 'test_mode', 'mail_class',
+  'recipient_name', 'recipient_company', 'recipient_line1', 'recipient_line2', 'recipient_city', 'recipient_state', 'recipient_zip', 'recipient_country',
+  'recipient_fingerprint', 'return_name', 'return_company', 'return_line1', 'return_line2', 'return_city', 'return_state', 'return_zip',
+  'color', 'duplex', 'page_count', 'page_count_source', 'document_key', 'document_filename', 'document_type', 'document_content_type',
+  'document_sha256', 'document_size_bytes', 'simulated_document', 'price_cents', 'cost_cents', 'cost_breakdown', 'origin_zip', 'facility_id',
+  'approval_source', 'max_cost_cents', 'safeguards', 'allow_duplicate', 'package_id', 'inbound_capture_id', 'postal_mail_thread_id',
+  'mail_run_id', 'agent_notes', 'metadata', 'submitted_at',
+] as const satisfies readonly (keyof MailRow)[];
+
+/** Stored as JSON text. */
+const JSON_COLUMNS: ReadonlySet<string> = new Set(['cost_breakdown', 'safeguards', 'metadata']);
+
+/** A new piece's row as the submission writes it. */
+export type NewMailRow = Omit<Pick<MailRow, (typeof INSERTED_COLUMNS)[number]>, 'cost_breakdown'> & { cost_breakdown: CostBreakdown };
+
+/** What the submission decided beyond its quote. */
+export interface NewPiece {
+  status: MailStatusName;
+  documentKey: string;
+  facilityId: string | null;
+  fingerprint: string;
+  idempotencyKey: string | null;
+}
+
+/** The return address: the request's whole block when it sent one, else the member's default. */
+function returnAddress(f: SubmitMailFields, m: MemberSettings) {
+  const sentBlock = f.return_line1 !== undefined;
+  return {
+    return_name: f.return_name ?? m.return_name,
+    return_company: f.return_company ?? m.return_company,
+    return_line1: sentBlock ? f.return_line1! : m.return_line1,
+    return_line2: sentBlock ? f.return_line2 ?? null : m.return_line2,
+    return_city: sentBlock ? f.return_city! : m.return_city,
+    return_state: sentBlock ? f.return_state! : m.return_state,
+    return_zip: sentBlock ? f.return_zip! : m.return_zip,
+  };
+}
+
+/** The safeguards as they applied to this piece (stored with it and shown in its record). */
+function safeguardsApplied(auth: AuthContext, q: QuotedSubmission) {
+  return {
+    requires_approval: q.pending,
+    approval_source: q.fields.requires_approval ? 'request' as const : auth.forceApproval ? 'force_approval' as const : null,
+    force_approval: auth.forceApproval,
+    max_cost_cents: q.maxCostCents,
+    spend_limits_applied: !q.testMode,
+    per_transaction_limit_cents: q.member.per_transaction_limit_cents,
+    daily_spend_limit_cents: q.member.daily_spend_limit_cents,
+    spent_last_24h_cents: q.spendCheck.spentLast24hCents,
+    max_daily_pieces: auth.maxDailyPieces,
+    pieces_last_24h: q.piecesToday.used,
+    duplicate_protection: q.fields.allow_duplicate ? 'bypassed' : 'checked',
+  };
+}
+
+export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPiece): NewMailRow {
+  const f = q.fields;
+  const doc = q.document;
+  const safeguards = safeguardsApplied(auth, q);
+  return {
+    id: q.id, member_id: auth.memberId!, agent_id: q.agentId, owner_key: auth.ownerKey, idempotency_key: piece.idempotencyKey,
+    request_fingerprint: piece.fingerprint, status: piece.status, test_mode: q.testMode, mail_class: f.mail_class,
+    recipient_name: f.recipient_name ?? null, recipient_company: f.recipient_company ?? null, recipient_line1: f.recipient_line1,
+    recipient_line2: f.recipient_line2 ?? null, recipient_city: f.recipient_city, recipient_state: f.recipient_state,
+    recipient_zip: f.recipient_zip, recipient_country: f.recipient_country, recipient_fingerprint: q.probe.recipientFingerprint,
+    ...returnAddress(f, q.member),
+    color: f.color, duplex: f.duplex, page_count: doc.pageCount, page_count_source: doc.pageCountSource, document_key: piece.documentKey,
+    document_filename: doc.filename, document_type: doc.type, document_content_type: doc.contentType, document_sha256: doc.sha256,
+    document_size_bytes: doc.sizeBytes, simulated_document: doc.simulated,
+    price_cents: q.priceCents, cost_cents: q.testMode ? 0 : q.priceCents, cost_breakdown: q.breakdown, origin_zip: q.originZip,
+    facility_id: piece.facilityId, approval_source: safeguards.approval_source, max_cost_cents: q.maxCostCents, safeguards,
+    allow_duplicate: f.allow_duplicate, package_id: f.package_id ?? null, inbound_capture_id: f.inbound_capture_id ?? null,
+    postal_mail_thread_id: f.postal_mail_thread_id ?? null, mail_run_id: f.mail_run_id ?? null, agent_notes: f.agent_notes ?? null,
+    metadata: f.metadata ?? null, submitted_at: piece.status === 'submitted' ? new Date() : null,
+  };
+}
+
+export async function insertMailRow(tx: Pick<EntityManager, 'query'>, row: NewMailRow): Promise<MailRow> {
+  const values = INSERTED_COLUMNS.map((column) => {
+    const value = row[column];
+    return JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value;
+  });
+  const [inserted] = await tx.query(
+    `INSERT INTO outbound_mail (${INSERTED_COLUMNS.join(', ')})
+     VALUES (${INSERTED_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+     RETURNING *`,
+    values,
+  );
+  return inserted as MailRow;
+}

@@ -1,0 +1,177 @@
+// A submission priced and checked before anything is stored: the inspected document (or
+// the sandbox's simulated letter), the member's return address and spending settings,
+// the facility that prices it, the price, and the spending safeguards that refuse it
+// (422). Also the dry run's answer: the price with the warnings a real submission would
+// meet (daily pieces, duplicate, approval, credits), storing and charging nothing.
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { formatCents } from '../../domain/shared/money';
+import { InspectedDocument, inspectDocument } from '../../domain/outbound-mail/documents';
+import { CostBreakdown, MailClass, priceOutboundMail, PricingOverrides } from '../../domain/outbound-mail/pricing';
+import { recipientFingerprint } from '../../domain/outbound-mail/address';
+import { DailyPieces, dailyPiecesWarning, SpendCheck, spendRefusal } from '../../domain/workflow-safe/mail-rules';
+import { balanceCents } from '../billing/credits';
+import { assignFacility } from '../operations/facilities';
+import { checkDuplicate, DuplicateProbe, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
+import type { MailRow } from './record';
+import { simulatedLetterPdf } from './sandbox';
+
+/** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
+export interface SubmitMailFields {
+  recipient_name?: string;
+  recipient_company?: string;
+  recipient_line1: string;
+  recipient_line2?: string;
+  recipient_city: string;
+  recipient_state: string;
+  recipient_zip: string;
+  recipient_country: string;
+  return_name?: string;
+  return_company?: string;
+  return_line1?: string;
+  return_line2?: string;
+  return_city?: string;
+  return_state?: string;
+  return_zip?: string;
+  mail_class: MailClass;
+  color: boolean;
+  duplex: boolean;
+  page_count?: number;
+  package_id?: string;
+  inbound_capture_id?: string;
+  postal_mail_thread_id?: string;
+  mail_run_id?: string;
+  agent_notes?: string;
+  requires_approval: boolean;
+  metadata?: Record<string, unknown>;
+  dry_run: boolean;
+  allow_duplicate: boolean;
+}
+
+export interface SubmitMailRequest {
+  fields: SubmitMailFields;
+  /** The uploaded document, or a simulated letter of N pages (sandbox test pieces). */
+  document: { data: Buffer; filename: string | null } | { simulatedPages: number };
+  /** Member keys: which agent's mailbox sends the piece. */
+  agentId?: string;
+  /** X-Max-Cost-Cents. */
+  maxCostCents?: number | null;
+  idempotencyKey?: string;
+  /** Idempotency operation name (the route). */
+  operation?: string;
+}
+
+/** The member's default return address (the piece's return_* columns) and spending settings. */
+export interface MemberSettings extends Pick<MailRow,
+  'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'> {
+  per_transaction_limit_cents: number | null;
+  daily_spend_limit_cents: number | null;
+  pricing_overrides: PricingOverrides | null;
+}
+
+/** A submission priced and past the spending safeguards; nothing is stored or spent yet. */
+export interface QuotedSubmission {
+  /** The new piece's id (a simulated letter already names it). */
+  id: string;
+  fields: SubmitMailFields;
+  agentId: string;
+  testMode: boolean;
+  document: InspectedDocument & { data: Buffer; filename: string | null; simulated: boolean };
+  member: MemberSettings;
+  originZip: string;
+  breakdown: CostBreakdown;
+  /** The live price (breakdown.total_cents); a test piece is priced the same and costs nothing. */
+  priceCents: number;
+  maxCostCents: number | null;
+  /** The spend check that passed; a debit runs it again under the member lock. */
+  spendCheck: SpendCheck;
+  piecesToday: DailyPieces;
+  probe: DuplicateProbe;
+  /** Waits for the owner's approval: requires_approval, or a force_approval key. */
+  pending: boolean;
+  balanceCents: number;
+}
+
+/** Inspects the document, prices the piece and applies the spending safeguards: each refuses (422) before anything is stored or spent. */
+export async function quoteSubmission(deps: Deps, auth: AuthContext, req: SubmitMailRequest, agentId: string): Promise<QuotedSubmission> {
+  const f = req.fields;
+  const testMode = auth.testMode;
+  const id = randomUUID();
+
+  const data = 'data' in req.document ? req.document.data : await simulatedLetterPdf(req.document.simulatedPages, id);
+  const filename = 'data' in req.document ? req.document.filename : `sandbox-letter-${id}.pdf`;
+  const document = await inspectDocument(data, filename, f.page_count !== undefined ? { pageCountOverride: f.page_count } : {});
+
+  const [member]: MemberSettings[] = await deps.db.query(
+    `SELECT return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip,
+            per_transaction_limit_cents, daily_spend_limit_cents, pricing_overrides FROM members WHERE id = $1`, [auth.memberId]);
+  const facility = await assignFacility(deps.db, testMode, auth.memberId);
+  const breakdown = priceOutboundMail({
+    pageCount: document.pageCount, color: f.color, duplex: f.duplex, mailClass: f.mail_class,
+    destinationZip: f.recipient_zip, destinationCountry: f.recipient_country, originZip: facility.originZip,
+  }, member.pricing_overrides);
+  const price = breakdown.total_cents;
+  const maxCostCents = req.maxCostCents ?? null;
+
+  const spent = testMode ? 0 : await spentLast24h(deps.db, auth.memberId!);
+  const spendCheck = { costCents: price, maxCostCents, perTransactionLimitCents: member.per_transaction_limit_cents, dailySpendLimitCents: member.daily_spend_limit_cents, spentLast24hCents: spent, live: !testMode };
+  const spendProblem = spendRefusal(spendCheck);
+  if (spendProblem) throw safeguardRefusal(spendProblem);
+  const pieces = { limit: auth.maxDailyPieces, used: await piecesLast24h(deps.db, auth.ownerKey) };
+
+  const recipient = {
+    name: f.recipient_name, company: f.recipient_company, line1: f.recipient_line1, line2: f.recipient_line2,
+    city: f.recipient_city, state: f.recipient_state, zip: f.recipient_zip, country: f.recipient_country,
+  };
+  const probe = { memberId: auth.memberId!, agentId, recipientFingerprint: recipientFingerprint(recipient), documentSha256: document.sha256, mailClass: f.mail_class, testMode };
+  return {
+    id, fields: f, agentId, testMode,
+    document: { ...document, data, filename, simulated: !('data' in req.document) },
+    member, originZip: facility.originZip, breakdown, priceCents: price, maxCostCents, spendCheck, piecesToday: pieces, probe,
+    pending: f.requires_approval || auth.forceApproval,
+    balanceCents: await balanceCents(deps.db, auth.memberId!),
+  };
+}
+
+/** The dry run's answer (200): what the piece would cost, and what a real submission would meet. */
+export interface DryRunQuote {
+  dry_run: true;
+  cost_cents: number;
+  cost_display: string;
+  credits_required_cents: number;
+  /** Test keys: what the piece would cost live. */
+  estimated_live_cost_cents?: number;
+  cost_breakdown: CostBreakdown;
+  credit_balance_cents: number;
+  page_count: number;
+  mail_class: MailClass;
+  warnings: Record<string, unknown>[];
+}
+
+export async function dryRunQuote(deps: Deps, q: QuotedSubmission): Promise<DryRunQuote> {
+  const { testMode, priceCents: price, balanceCents: balance } = q;
+  const warnings: Record<string, unknown>[] = [];
+  const piecesWarning = dailyPiecesWarning(q.piecesToday);
+  if (piecesWarning) warnings.push(piecesWarning);
+  const duplicateId = q.fields.allow_duplicate ? null : await checkDuplicate(deps.db, q.probe);
+  if (duplicateId) {
+    warnings.push({ code: 'duplicate_outbound_mail', message: 'The same letter went to this recipient in the last 24 hours; a real submission would be refused (409) unless allow_duplicate=true.', existing_outbound_mail_id: duplicateId });
+  }
+  if (q.pending) warnings.push({ code: 'requires_approval', message: 'A real submission would wait for the account owner\'s approval; credits are debited on approval.' });
+  if (!testMode && balance < price) {
+    warnings.push({ code: 'insufficient_credits', message: `The balance (${formatCents(balance)}) does not cover this piece; a real submission would be refused (402).`, credit_balance_cents: balance, credit_shortfall_cents: price - balance });
+  }
+  return {
+    dry_run: true,
+    cost_cents: testMode ? 0 : price,
+    cost_display: testMode ? `${formatCents(0)} (test mode; live cost ${formatCents(price)})` : formatCents(price),
+    credits_required_cents: testMode ? 0 : price,
+    ...(testMode ? { estimated_live_cost_cents: price } : {}),
+    cost_breakdown: q.breakdown,
+    credit_balance_cents: balance,
+    page_count: q.document.pageCount,
+    mail_class: q.fields.mail_class,
+    warnings,
+  };
+}

@@ -1,0 +1,232 @@
+// Submitting outbound mail, shared by REST and MCP (POST /v1/mail, POST /v1/test/mail,
+// send_outbound_mail, create_test_outbound_mail), with dry run and every safeguard.
+// Submission order: validate -> (mail run checks) -> inspect document -> price ->
+// spending safeguards -> (dry run answers here) -> duplicate protection -> upload -> one
+// transaction (record + debit) -> start the piece workflow. Everything after the commit
+// belongs to the workflow. A child of a Business mail run is stored funding_pending and
+// debited by its run's funding, unless its class commits immediately (then it is debited
+// and submitted like any piece).
+import type { EntityManager } from 'typeorm';
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { isAgentKey } from '../accounts/auth';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { dailyPiecesRefusal, MailStatusName, spendRefusal } from '../../domain/workflow-safe/mail-rules';
+import { commitsImmediately } from '../../domain/workflow-safe/mail-runs';
+import { balanceCents, debit, insufficientCredits } from '../billing/credits';
+import { requestFingerprint, runIdempotent } from '../shared/idempotency';
+import { assignFacility } from '../operations/facilities';
+import { assertLinkedObjects } from '../shared/linked-objects';
+import { getOutboundMailbox, listMailboxes } from '../accounts/agents';
+import { lockMailRunForChild, mailRunForChild } from '../mail-runs/mail-runs';
+import type { MailRunRow } from '../mail-runs/record';
+import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
+import { MailRecord, MailRow, toMailRecord } from './record';
+import { dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
+import { insertMailRow, newMailRow } from './mail-rows';
+import { startMailWorkflow } from './workflow';
+
+export type { SubmitMailFields, SubmitMailRequest } from './quote';
+
+/** A created piece's answer: its record and the balance after its debit. */
+export type SubmittedMail = MailRecord & { credit_balance_cents: number };
+
+export interface ServiceResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Fault injection for the "API dies between commit and workflow start" case: tests set
+ * afterCommit to throw, which leaves a committed, debited piece without a workflow for
+ * the reconciler to find. Never set outside tests.
+ */
+export const mailFaults: { afterCommit?: (outboundMailId: string) => void } = {};
+
+/** How long a submission waits for its workflow start before leaving it to the reconciler. */
+const WORKFLOW_START_DEADLINE_MS = 5_000;
+
+/** What makes two submissions the same request for an Idempotency-Key: the fields, the sender, the cap and the document's bytes. */
+export function submissionFingerprint(req: SubmitMailRequest): string {
+  const doc = 'data' in req.document ? req.document : null;
+  return requestFingerprint({
+    fields: req.fields, agent_id: req.agentId ?? null, max_cost_cents: req.maxCostCents ?? null,
+    document: doc ? sha256Hex(doc.data) : { simulated_pages: (req.document as { simulatedPages: number }).simulatedPages },
+  });
+}
+
+/**
+ * POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks.
+ *
+ * Two idempotency guards, on purpose. runIdempotent stores the first answer and holds
+ * concurrent repeats off while it runs; but its record is completed only after the piece's
+ * transaction has committed, so a process that dies in between leaves a record that a
+ * retry takes over after 30 s and runs again. The piece row carries the key itself
+ * (unique per owner key, written in the same transaction as the debit), so that rerun finds
+ * the committed piece (pieceForIdempotencyKey) instead of charging a second one.
+ */
+export async function submitMail(deps: Deps, auth: AuthContext, req: SubmitMailRequest): Promise<ServiceResult> {
+  const fingerprint = submissionFingerprint(req);
+  return runIdempotent(deps, auth, { operation: req.operation ?? 'POST /v1/mail', key: req.idempotencyKey, fingerprint },
+    () => submitOnce(deps, auth, req, fingerprint));
+}
+
+async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest, fingerprint: string): Promise<ServiceResult> {
+  const f = req.fields;
+  if (req.idempotencyKey) {
+    const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
+    if (earlier) return earlier;
+  }
+  // Linked objects must be the caller's (and in its environment) before anything is priced or stored.
+  await assertLinkedObjects(deps.db, auth, {
+    package_id: ['package', f.package_id],
+    inbound_capture_id: ['inbound_mail_item', f.inbound_capture_id],
+    postal_mail_thread_id: ['postal_thread', f.postal_mail_thread_id],
+  });
+  const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
+  const agentId = await sendingAgent(deps, auth, req.agentId);
+  const quote = await quoteSubmission(deps, auth, req, agentId);
+  if (f.dry_run) return { status: 200, body: await dryRunQuote(deps, quote) };
+
+  const plan = await refuseBeforeUpload(deps, quote, run);
+  const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
+  await deps.storage.put(documentKey, quote.document.data, quote.document.contentType);
+  let row: MailRow;
+  try {
+    row = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null });
+  } catch (err) {
+    await deps.storage.remove(documentKey).catch(() => undefined);
+    // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
+    if (req.idempotencyKey && (err as { constraint?: string }).constraint === 'outbound_mail_idempotency') {
+      const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
+      if (earlier) return earlier;
+    }
+    throw err;
+  }
+
+  mailFaults.afterCommit?.(row.id);
+  await startPieceWorkflow(deps, row);
+  // The inserted row is the answer: the workflow start sets only workflow_started_at,
+  // which the record does not show.
+  return { status: 201, body: await submittedMail(deps, row) };
+}
+
+/** The piece an earlier request with this Idempotency-Key created, if any; the key with another request is refused. */
+async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string, fingerprint: string): Promise<ServiceResult | null> {
+  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`, [auth.ownerKey, key]);
+  if (!row) return null;
+  if (row.request_fingerprint !== fingerprint) {
+    throw errors.unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.', {
+      suggestedAction: 'Use a new Idempotency-Key for a different request.',
+    });
+  }
+  return { status: 201, body: await submittedMail(deps, row) };
+}
+
+async function submittedMail(deps: Deps, row: MailRow): Promise<SubmittedMail> {
+  const record = await toMailRecord(deps, row, []);
+  return { ...record, credit_balance_cents: await balanceCents(deps.db, row.member_id) };
+}
+
+function noActiveMailbox(message: string): ApiError {
+  return codedError(404, 'MAILBOX_NOT_FOUND', message, {
+    suggestedAction: 'Create an agent (POST /v1/agents) or pass ?agent_id= naming one of your active agents (GET /v1/mailboxes).',
+  });
+}
+
+/**
+ * The agent whose mailbox sends the piece. An agent key sends from its own agent's
+ * mailbox (404 when the agent was deleted). A member key names one with ?agent_id=, or
+ * sends from its only agent; with no active agent there is no mailbox (404), and with
+ * several it must choose (400).
+ */
+async function sendingAgent(deps: Deps, auth: AuthContext, requested?: string): Promise<string> {
+  if (isAgentKey(auth)) return (await getOutboundMailbox(deps, auth, auth.agentId!)).agent_id;
+  if (requested) return (await getOutboundMailbox(deps, auth, requested)).agent_id;
+  const mailboxes = await listMailboxes(deps, auth);
+  if (mailboxes.length === 0) throw noActiveMailbox('No active mailbox: this account has no active agent to send from.');
+  if (mailboxes.length > 1) {
+    throw errors.validation([{ path: 'query.agent_id', message: 'this account has several agents; name the sending agent with ?agent_id=' }]);
+  }
+  return mailboxes[0].agent_id;
+}
+
+/** What the piece becomes once stored: debited now, or waiting for approval or for its run's funding. */
+interface PiecePlan {
+  status: MailStatusName;
+  charge: boolean;
+}
+
+/** The refusals that need no lock, before the upload: daily pieces, duplicate protection, credits. */
+async function refuseBeforeUpload(deps: Deps, q: QuotedSubmission, run: MailRunRow | null): Promise<PiecePlan> {
+  const f = q.fields;
+  const piecesProblem = dailyPiecesRefusal(q.piecesToday);
+  if (piecesProblem) throw safeguardRefusal(piecesProblem);
+  if (!f.allow_duplicate) {
+    const duplicateId = await checkDuplicate(deps.db, q.probe);
+    if (duplicateId) throw duplicateRefusal(duplicateId);
+  }
+  // A run child waits for its run's funding unless its class commits immediately.
+  const awaitsFunding = run !== null && !commitsImmediately(f.mail_class);
+  const charge = !q.testMode && !q.pending && !awaitsFunding;
+  // A cheap look before uploading; the debit below re-checks under the member lock.
+  if (charge && q.balanceCents < q.priceCents) throw insufficientCredits(deps, q.priceCents, q.balanceCents);
+  return { status: q.pending ? 'pending_approval' : awaitsFunding ? 'funding_pending' : 'submitted', charge };
+}
+
+/** A transaction-scoped lock on a name (a hash collision only makes two submissions wait for each other). */
+async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
+}
+
+/** One transaction: the safeguards again under their locks, the piece's row, and its debit. */
+async function storePiece(
+  deps: Deps, auth: AuthContext, q: QuotedSubmission,
+  piece: PiecePlan & { run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null },
+): Promise<MailRow> {
+  const { fields: f, probe } = q;
+  return deps.db.transaction(async (tx) => {
+    // Serialise only what the re-checks below need, always in this order: the member's
+    // ledger for a debit and spend caps, the key's daily count when it has a limit, and
+    // this very letter for duplicate protection. Unrelated submissions of one member
+    // (other letters, other recipients, sandbox pieces) then commit side by side.
+    if (piece.charge) await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+    if (auth.maxDailyPieces !== null) await lockName(tx, `mail-daily-pieces:${auth.ownerKey}`);
+    if (!f.allow_duplicate) await lockName(tx, `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`);
+    if (piece.run) await lockMailRunForChild(tx, piece.run);
+    const again = dailyPiecesRefusal({ limit: auth.maxDailyPieces, used: await piecesLast24h(tx, auth.ownerKey) });
+    if (again) throw safeguardRefusal(again);
+    if (!f.allow_duplicate) {
+      const duplicateId = await checkDuplicate(tx, probe);
+      if (duplicateId) throw duplicateRefusal(duplicateId);
+    }
+    if (piece.charge) {
+      const spendAgain = spendRefusal({ ...q.spendCheck, spentLast24hCents: await spentLast24h(tx, auth.memberId!) });
+      if (spendAgain) throw safeguardRefusal(spendAgain);
+    }
+    // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
+    const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
+    const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
+    if (piece.charge) {
+      await debit(deps, tx, {
+        memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,
+        referenceType: 'outbound_mail', referenceId: q.id, description: `Outbound mail ${q.id} (${f.mail_class})`,
+      });
+    }
+    return row;
+  });
+}
+
+/** Starts the piece's workflow; a failure leaves the committed (and paid) piece to the reconciler. */
+async function startPieceWorkflow(deps: Deps, row: MailRow): Promise<void> {
+  try {
+    // Bounded: when Temporal is unreachable the caller gets its 201 after a few seconds,
+    // not after the client's own retries give up.
+    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () => startMailWorkflow(deps, row));
+  } catch (err) {
+    // The piece is committed (and paid): the reconciler starts its workflow shortly.
+    deps.log.error({ err, outbound_mail_id: row.id }, 'starting the outbound mail workflow failed; the reconciler will start it');
+  }
+}
