@@ -58,8 +58,6 @@ export interface SubmitMailRequest {
   /** X-Max-Cost-Cents. */
   maxCostCents?: number | null;
   idempotencyKey?: string;
-  /** Idempotency operation name (the route). */
-  operation?: string;
 }
 
 /** The member's default return address (the piece's return_* columns) and spending settings. */

@@ -15,7 +15,7 @@ import { sha256Hex } from '../../domain/accounts/keys';
 import { dailyPiecesRefusal, MailStatusName, spendRefusal } from '../../domain/workflow-safe/mail-rules';
 import { commitsImmediately } from '../../domain/workflow-safe/mail-runs';
 import { balanceCents, debit, insufficientCredits } from '../billing/credits';
-import { requestFingerprint, runIdempotent } from '../shared/idempotency';
+import { requestFingerprint } from '../shared/idempotency';
 import { assignFacility } from '../operations/facilities';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { getOutboundMailbox, listMailboxes } from '../accounts/agents';
@@ -23,7 +23,7 @@ import { lockMailRunForChild, mailRunForChild } from '../mail-runs/mail-runs';
 import type { MailRunRow } from '../mail-runs/record';
 import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
 import { MailRecord, MailRow, toMailRecord } from './record';
-import { dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
+import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
 import { insertMailRow, newMailRow } from './mail-rows';
 import { startMailWorkflow } from './workflow';
 
@@ -32,11 +32,10 @@ export type { SubmitMailFields, SubmitMailRequest } from './quote';
 /** A created piece's answer: its record and the balance after its debit. */
 export type SubmittedMail = MailRecord & { credit_balance_cents: number };
 
-export interface ServiceResult {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
+/** What a submission did: priced it only (dry run), or created the piece (or found the one this Idempotency-Key created). */
+export type SubmitOutcome =
+  | { kind: 'dry_run'; quote: DryRunQuote }
+  | { kind: 'created'; mail: SubmittedMail };
 
 /**
  * Fault injection for the "API dies between commit and workflow start" case: tests set
@@ -60,20 +59,18 @@ export function submissionFingerprint(req: SubmitMailRequest): string {
 /**
  * POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks.
  *
- * Two idempotency guards, on purpose. runIdempotent stores the first answer and holds
- * concurrent repeats off while it runs; but its record is completed only after the piece's
- * transaction has committed, so a process that dies in between leaves a record that a
- * retry takes over after 30 s and runs again. The piece row carries the key itself
- * (unique per owner key, written in the same transaction as the debit), so that rerun finds
- * the committed piece (pieceForIdempotencyKey) instead of charging a second one.
+ * Two idempotency guards, on purpose. The caller's runIdempotent (at the API boundary,
+ * which stores the HTTP answer) stores the first answer and holds concurrent repeats off
+ * while it runs; but its record is completed only after the piece's transaction has
+ * committed, so a process that dies in between leaves a record that a retry takes over
+ * after 30 s and runs again. The piece row carries the key itself (unique per owner key,
+ * written in the same transaction as the debit), so that rerun finds the committed piece
+ * (pieceForIdempotencyKey) instead of charging a second one. `fingerprint` is the one
+ * runIdempotent was given.
  */
-export async function submitMail(deps: Deps, auth: AuthContext, req: SubmitMailRequest): Promise<ServiceResult> {
-  const fingerprint = submissionFingerprint(req);
-  return runIdempotent(deps, auth, { operation: req.operation ?? 'POST /v1/mail', key: req.idempotencyKey, fingerprint },
-    () => submitOnce(deps, auth, req, fingerprint));
-}
-
-async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest, fingerprint: string): Promise<ServiceResult> {
+export async function submitMail(
+  deps: Deps, auth: AuthContext, req: SubmitMailRequest, fingerprint = submissionFingerprint(req),
+): Promise<SubmitOutcome> {
   const f = req.fields;
   if (req.idempotencyKey) {
     const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
@@ -88,7 +85,7 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
   const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
   const agentId = await sendingAgent(deps, auth, req.agentId);
   const quote = await quoteSubmission(deps, auth, req, agentId);
-  if (f.dry_run) return { status: 200, body: await dryRunQuote(deps, quote) };
+  if (f.dry_run) return { kind: 'dry_run', quote: await dryRunQuote(deps, quote) };
 
   const plan = await refuseBeforeUpload(deps, quote, run);
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
@@ -110,11 +107,11 @@ async function submitOnce(deps: Deps, auth: AuthContext, req: SubmitMailRequest,
   await startPieceWorkflow(deps, row);
   // The inserted row is the answer: the workflow start sets only workflow_started_at,
   // which the record does not show.
-  return { status: 201, body: await submittedMail(deps, row) };
+  return { kind: 'created', mail: await submittedMail(deps, row) };
 }
 
 /** The piece an earlier request with this Idempotency-Key created, if any; the key with another request is refused. */
-async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string, fingerprint: string): Promise<ServiceResult | null> {
+async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string, fingerprint: string): Promise<SubmitOutcome | null> {
   const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`, [auth.ownerKey, key]);
   if (!row) return null;
   if (row.request_fingerprint !== fingerprint) {
@@ -122,7 +119,7 @@ async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string
       suggestedAction: 'Use a new Idempotency-Key for a different request.',
     });
   }
-  return { status: 201, body: await submittedMail(deps, row) };
+  return { kind: 'created', mail: await submittedMail(deps, row) };
 }
 
 async function submittedMail(deps: Deps, row: MailRow): Promise<SubmittedMail> {

@@ -1,14 +1,15 @@
 // Outbound tools: send a letter (the document as base64), list, read, cancel, and the
-// sandbox's test pieces. The mail service keeps its own idempotency record
-// (bound to the piece), so the submit tools hand it idempotency_key instead of wrapping.
+// sandbox's test pieces. A submission keeps its own idempotency record (submit-answer.ts,
+// with the key bound to the piece), so the submit tools hand it idempotency_key instead
+// of the framework wrapping them.
 import { z } from 'zod';
 import { errors } from '../../../domain/shared/errors';
 import { decodeBase64 } from '../../../domain/support/conversations';
-import { submitMail } from '../../../services/outbound-mail/submit';
 import { getMail, listMail } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
 import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance';
 import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
+import { submitAndAnswer } from '../../routes/outbound-mail/submit-answer';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';
 import { PG_INT_MAX, Uuid, visible } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
@@ -44,9 +45,9 @@ export const outboundTools = [
       const data = decodeBase64(base64);
       if (!data) throw errors.validation([{ path: 'document_base64', message: 'must be base64' }]);
       if (data.length > MAX_DOCUMENT_BYTES) throw errors.validation([{ path: 'document_base64', message: 'the document may be at most 10 MB' }]);
-      const r = await submitMail(deps, auth, {
-        fields, document: { data, filename }, agentId, maxCostCents, idempotencyKey: call.idempotencyKey, operation: call.operation,
-      });
+      const r = await submitAndAnswer(deps, auth, {
+        fields, document: { data, filename }, agentId, maxCostCents, idempotencyKey: call.idempotencyKey,
+      }, call.operation);
       return new RestOutcome(r.status, r.body);
     },
   }),
@@ -82,10 +83,9 @@ export const outboundTools = [
     idempotency: 'service',
     handler: async (deps, auth, input, call) => {
       const { page_count: pages, agent_id: agentId, max_cost_cents: maxCostCents, ...fields } = input;
-      const r = await submitMail(deps, auth, {
-        fields: { ...fields, dry_run: false }, document: { simulatedPages: pages }, agentId, maxCostCents,
-        idempotencyKey: call.idempotencyKey, operation: call.operation,
-      });
+      const r = await submitAndAnswer(deps, auth, {
+        fields: { ...fields, dry_run: false }, document: { simulatedPages: pages }, agentId, maxCostCents, idempotencyKey: call.idempotencyKey,
+      }, call.operation);
       return new RestOutcome(r.status, r.body);
     },
   }),

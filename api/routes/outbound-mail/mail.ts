@@ -11,7 +11,7 @@ import {
   SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
-import { submitMail } from '../../../services/outbound-mail/submit';
+import { submitAndAnswer } from './submit-answer';
 import { getMail, listMail, mailDocumentUrl } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
 import { approveMail, rejectMail } from '../../../services/outbound-mail/approval';
@@ -85,14 +85,13 @@ export const routes: RouteDef[] = [
       const file = files.document;
       if (!file) throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
       const data = await readUpload(file);
-      return submitMail(deps, auth, {
+      return submitAndAnswer(deps, auth, {
         fields: body,
         document: { data, filename: file.originalFilename },
         agentId: query.agent_id,
         maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
         idempotencyKey: headers['idempotency-key'],
-        operation: 'POST /v1/mail',
-      });
+      }, 'POST /v1/mail');
     },
   }),
 
@@ -213,14 +212,13 @@ export const routes: RouteDef[] = [
     },
     handler: async ({ deps, auth, query, body, headers }) => {
       const { page_count: pages, ...fields } = body;
-      return submitMail(deps, auth, {
+      return submitAndAnswer(deps, auth, {
         fields: { ...fields, dry_run: false },
         document: { simulatedPages: pages },
         agentId: query.agent_id,
         maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
         idempotencyKey: headers['idempotency-key'],
-        operation: 'POST /v1/test/mail',
-      });
+      }, 'POST /v1/test/mail');
     },
   }),
 
