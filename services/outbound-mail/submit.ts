@@ -59,11 +59,11 @@ export function submissionFingerprint(req: SubmitMailRequest): string {
 /**
  * POST /v1/mail (and POST /v1/test/mail): see the module comment for the order of checks.
  *
- * Two idempotency guards, on purpose. The caller's runIdempotent (at the API boundary,
- * which stores the HTTP answer) stores the first answer and holds concurrent repeats off
- * while it runs; but its record is completed only after the piece's transaction has
- * committed, so a process that dies in between leaves a record that a retry takes over
- * after 30 s and runs again. The piece row carries the key itself (unique per owner key,
+ * Two idempotency guards, on purpose. The caller's runIdempotent
+ * (api/routes/outbound-mail/submit-answer.ts) stores the first answer and holds concurrent
+ * repeats off while it runs; but its record is completed only after the piece's
+ * transaction has committed, so a process that dies in between leaves a record that a
+ * retry takes over after 30 s and runs again. The piece row carries the key itself (unique per owner key,
  * written in the same transaction as the debit), so that rerun finds the committed piece
  * (pieceForIdempotencyKey) instead of charging a second one. `fingerprint` is the one
  * runIdempotent was given.
