@@ -3,18 +3,22 @@
 // profile, two of each (the load is spread over both APIs; both workers poll one task
 // queue), a member with a high rate limit and an agent with live and test keys, a local
 // webhook receiver, and the helpers the benches share: a fixed multipart letter,
-// percentiles, and a metric builder.
+// percentiles, a metric builder, the node flags of a bench child process (CPU profile,
+// counters) and the marks of the load windows that profiles are cut to.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createMember, insertMemberKey } from '../services/accounts/accounts';
+import { freePort } from '../scripts/stack';
 import { ApiProcess, deleteSchedulesOf, ROOT, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../test/faults/children';
 import type { BenchMetric } from './run';
+import { COUNTERS_PRELOAD, countingEnabled } from './counters';
+import { WindowMarks } from './profiles';
 
 export interface BenchServices {
   apis: ApiProcess[];
@@ -30,6 +34,16 @@ export interface BenchServices {
   /** A test key of a second agent without a webhook, for load that should not fan out. */
   quietTestKey: string;
   receiver: Receiver;
+  /** The environment the API and worker children run with (stack, task queue, keys). */
+  env: Record<string, string | undefined>;
+  /** Node flags for a bench child of this role: a CPU profile (BENCH_CPU_PROF=1) and the counters (BENCH_COUNT=1). */
+  nodeArgs(role: string): string[];
+  /** Where the children's counters are dumped (BENCH_COUNT=1). */
+  countersDir: string;
+  /** Load windows by name (monotonic clock), for cutting the CPU profiles. */
+  marks: WindowMarks;
+  /** Each worker's Prometheus endpoint (WORKER_METRICS_ADDRESS), e.g. for its workflow cache size. */
+  workerMetricsUrls: string[];
   stop(): Promise<void>;
 }
 
@@ -89,24 +103,38 @@ async function call(baseUrl: string, method: string, p: string, key: string, jso
  * own, LOG_LEVEL=info, BENCH_LOG_LEVEL overrides) except NODE_ENV=benchmark: the bench's
  * webhook receivers listen on 127.0.0.1, which needs WEBHOOKS_ALLOW_INSECURE_LOCAL, and
  * production refuses that flag.
- * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/.
+ * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/<run>/<role>/;
+ * BENCH_COUNT=1 preloads bench/counters-preload.cjs into both.
  */
-export async function startBenchServices(log: (m: string) => void, processes = 1): Promise<BenchServices> {
+export async function startBenchServices(log: (m: string) => void, processes = 1, opts: { profileDir?: string } = {}): Promise<BenchServices> {
   const taskQueue = `bench-services-${randomBytes(3).toString('hex')}`;
+  const countersDir = path.join(ROOT, '.data', 'test', `bench-counters-${taskQueue}`);
   const env = stackEnv({
     NODE_ENV: 'benchmark', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     TEMPORAL_TASK_QUEUE: taskQueue,
+    ...(countingEnabled() ? { BENCH_COUNTERS_DIR: countersDir } : {}),
   });
-  const profileDir = path.join(ROOT, 'bench', 'results', 'profiles');
-  const nodeArgs = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  if (nodeArgs.length) mkdirSync(profileDir, { recursive: true });
+  if (countingEnabled()) mkdirSync(countersDir, { recursive: true });
+  const profileDir = opts.profileDir ?? path.join(ROOT, 'bench', 'results', 'profiles');
+  const nodeArgs = (role: string) => {
+    const args: string[] = [];
+    if (process.env.BENCH_CPU_PROF === '1') {
+      mkdirSync(path.join(profileDir, role), { recursive: true });
+      args.push('--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, role)}`);
+    }
+    if (countingEnabled()) args.push('--require', COUNTERS_PRELOAD);
+    return args;
+  };
 
   const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 16, name: 'bench' });
   log(`starting ${processes} worker process(es) (each bundles the workflows) and ${processes} API process(es) ...`);
   const count = Array.from({ length: processes });
+  const metricsPorts = await Promise.all(count.map(() => freePort()));
   const [workers, apis] = await Promise.all([
-    Promise.all(count.map(() => startWorkerProcess(deps.temporal, { env, taskQueue, nodeArgs }))),
-    Promise.all(count.map(() => startApiProcess({ env, nodeArgs }))),
+    Promise.all(count.map((_, i) => startWorkerProcess(deps.temporal, {
+      env: { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` }, taskQueue, nodeArgs: nodeArgs(`worker${i || ''}`),
+    }))),
+    Promise.all(count.map((_, i) => startApiProcess({ env, nodeArgs: nodeArgs(`api${i || ''}`) }))),
   ]);
   const api = apis[0];
   log(`APIs ${apis.map((a) => `pid ${a.proc.pid} at ${a.baseUrl}`).join(', ')}; workers pids ${workers.map((w) => w.pid).join(', ')} on ${taskQueue}`);
@@ -127,13 +155,15 @@ export async function startBenchServices(log: (m: string) => void, processes = 1
   await call(api.baseUrl, 'PUT', '/v1/webhooks/settings', live.key, { webhook_url: receiver.url, enabled: true, event_types: ['*'] }, { 'x-service-md-version': '1' });
 
   return {
-    apis, workers, deps, taskQueue, receiver,
+    apis, workers, deps, taskQueue, receiver, env, nodeArgs, countersDir, marks: new WindowMarks(),
+    workerMetricsUrls: metricsPorts.map((p) => `http://127.0.0.1:${p}/metrics`),
     memberId: member.member_id, agentId: agent.id, memberKey: member.key, agentKey: live.key, agentTestKey: test.key, quietTestKey: quietTest.key,
     async stop() {
       await Promise.all([...apis.map((a) => a.proc.stop()), ...workers.map((w) => w.stop())]);
       await receiver.close();
       await deleteSchedulesOf(deps.temporal, taskQueue);
       await closeDeps(deps);
+      rmSync(countersDir, { recursive: true, force: true });
     },
   };
 }
