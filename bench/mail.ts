@@ -20,7 +20,7 @@ import { CpuMeter, cpuPerUnit } from './cpu';
 import { BASELINE_PROCESSES, baselineResults } from './baseline';
 import { countingEnabled, CounterDelta, diffCounters, dumpCounters, perUnit } from './counters';
 import { benchDetails } from './details';
-import { outboundMailWorkflowId } from '../workflows/contracts/mail';
+import { outboundMailWorkflowId } from '../workflows/outbound-mail/contracts';
 
 export interface MailBenchOptions {
   durationSeconds?: number;
