@@ -2,6 +2,8 @@
 import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './outbound-mail/mail';
 import { createBatchActivities } from './batches/batch';
+import { createScheduledMailActivities } from './outbound-mail/scheduled-send';
+import { createScheduledBatchActivities } from './batches/scheduled-send';
 import { createWebhookDeliveryActivities } from './webhooks/delivery';
 import { createInboundExtractionActivities } from './inbound-email/inbound-extraction';
 import { createHandlingActivities } from './physical-inbound/handling';
@@ -13,6 +15,8 @@ export function createActivities(deps: Deps) {
   return {
     ...createMailActivities(deps),
     ...createBatchActivities(deps),
+    ...createScheduledMailActivities(deps),
+    ...createScheduledBatchActivities(deps),
     ...createWebhookDeliveryActivities(deps),
     ...createInboundExtractionActivities(deps),
     ...createHandlingActivities(deps),

@@ -4,11 +4,14 @@
 // batch on. Every state-changing step runs through one queue, so a cancel arriving while
 // a confirm is charging waits for it and then refunds what was charged. A cancellation
 // request from Temporal cancels (and refunds) the batch like DELETE while it is
-// cancellable, and is refused and recorded once the facility has started.
+// cancellable, and is refused and recorded once the facility has started. A scheduled
+// batch (send_after, an extension) is held from the facility once submitted until its
+// durable timer fires; the sandbox advance skips the wait.
 import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../../activities/batches/batch';
+import type { createScheduledBatchActivities } from '../../activities/batches/scheduled-send';
 import {
   advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName,
   BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
@@ -16,10 +19,15 @@ import {
 } from './contracts';
 import { BatchStatus } from '../shared/search-attributes';
 import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from '../shared/operator-cancellation';
-import { publishStatus, showDetails } from '../shared/status-visibility';
+import { publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
+import { heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
 
 // Postgres or the object store being down must not lose a paid batch: retry without limit.
 const acts = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+const scheduledActs = proxyActivities<ReturnType<typeof createScheduledBatchActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -47,6 +55,8 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   const { batchId } = input;
   let status: BatchStatusName = 'draft';
   let confirmed = false;
+  // Scheduled send: true until the workflow lets the facility see the batch.
+  let held = input.sendAfter !== undefined;
 
   let queue: Promise<unknown> = Promise.resolve();
   function serial<T>(step: () => Promise<T>): Promise<T> {
@@ -62,7 +72,11 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     submitted: 'Submitted: waiting for the facility to start it; until then DELETE (or a cancellation request) cancels it with a full refund.',
     in_progress: 'The facility is fulfilling it; it can no longer be cancelled. Waiting for finish or fail.',
   };
-  const details = () => showDetails([`**Batch ${batchId}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`, WAITING[status] ?? 'Finished.'], refusedCancellation);
+  const waiting = () => (held && status === 'submitted'
+    ? `Submitted and scheduled: hidden from the facility until ${input.sendAfter}; until then DELETE (or a cancellation request) cancels it with a full refund.`
+    : WAITING[status]);
+  const details = () => showDetails([`**Batch ${batchId}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`, waiting() ?? 'Finished.'], refusedCancellation);
+  const submittedStep = () => (held ? 'scheduled' : 'awaiting_start');
 
   // Update handlers change `status` while the main flow awaits; read it through this so
   // TypeScript does not narrow it.
@@ -71,7 +85,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   function setStatus(next: BatchStatusName): void {
     if (next === status) return;
     status = next;
-    publishStatus(BatchStatus, next, { step: next === 'submitted' ? 'awaiting_start' : next === 'in_progress' ? 'in_progress' : null });
+    publishStatus(BatchStatus, next, { step: next === 'submitted' ? submittedStep() : next === 'in_progress' ? 'in_progress' : null });
     details();
   }
 
@@ -113,8 +127,22 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     setStatus((await unwrap(acts.startBatchFulfilment({ batchId }))).status);
   }
 
+  /** Scheduled send: lets the facility see the batch (its timer fired, or the sandbox skipped the wait). */
+  async function release(): Promise<void> {
+    await scheduledActs.releaseScheduledBatch({ batchId });
+    held = false;
+    if (status === 'submitted') publishFacilityStep({ step: submittedStep() });
+    details();
+  }
+
+  /** A facility that guessed a scheduled batch's id still cannot act on it early. */
+  const refuseWhileHeld = () => {
+    if (held) throw refuse(BatchFailureType.stateConflict, heldMessage('batch', input.sendAfter!));
+  };
+
   setHandler(advanceTestBatchUpdate, () => serial(async () => {
     const previousStatus = status;
+    if (held && status === 'submitted') await release();
     if (status === 'submitted') await startFulfilment();
     else if (status === 'in_progress') {
       await unwrap(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
@@ -140,9 +168,15 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   };
 
   setHandler(startBatchFulfilmentUpdate, () => serial(async () => {
+    refuseWhileHeld();
     if (status === 'submitted') await startFulfilment();
     return { status };
-  }), { validator: requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started') });
+  }), {
+    validator: () => {
+      requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
+      refuseWhileHeld();
+    },
+  });
 
   setHandler(markBatchPiecesUpdate, (mark) => serial(async () => unwrap(acts.markBatchPieces({ batchId, ...mark }))),
     { validator: (_mark: MarkBatchPiecesInput) => requireStatus(['in_progress'], 'pieces can be marked only while it is in_progress')() });
@@ -157,10 +191,16 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   });
 
   setHandler(failBatchUpdate, (fail) => serial(async () => {
+    refuseWhileHeld();
     const r = await unwrap(acts.failBatch({ batchId, ...fail }));
     await finishWith(r);
     return r;
-  }), { validator: (_fail: FailBatchInput) => requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')() });
+  }), {
+    validator: (_fail: FailBatchInput) => {
+      requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')();
+      refuseWhileHeld();
+    },
+  });
 
   /** A cancellation request from Temporal: cancel and refund like DELETE while cancellable, else refuse and record why. */
   async function onCancellationRequest(): Promise<void> {
@@ -216,6 +256,19 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
         const r = await generation.finishBatchGeneration({ batchId });
         setStatus(r.status);
         if (r.status === 'submitted') await publish('batch.submitted');
+      });
+    }
+
+    // Scheduled send: once submitted, the batch waits on a durable timer before the
+    // facility sees it. DELETE (or a cancellation request) may cancel it meanwhile; the
+    // sandbox advance releases it at once.
+    if (held && current() === 'submitted') {
+      const remainingMs = holdRemainingMs(input.sendAfter!, Date.now());
+      if (remainingMs > 0) {
+        await condition(() => !held || status !== 'submitted', remainingMs, { summary: 'Scheduled send: hold the batch from the facility until send_after' });
+      }
+      await serial(async () => {
+        if (held && status === 'submitted') await release();
       });
     }
 

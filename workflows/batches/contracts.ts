@@ -31,6 +31,11 @@ export interface BatchWorkflowInput {
   createdAt: string;
   /** How long a draft waits for confirm (7 days; tests pass seconds). */
   draftExpirySeconds: number;
+  /**
+   * Scheduled send (extension): once submitted, the batch stays hidden from the facility
+   * until this time. Absent for every other batch, so their histories are unchanged.
+   */
+  sendAfter?: string;
 }
 
 export interface BatchWorkflowResult {

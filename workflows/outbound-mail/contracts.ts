@@ -37,6 +37,12 @@ export interface OutboundMailWorkflowInput {
    * claimed it for printing.
    */
   restart?: { previousRunStatus: string; printingStarted: boolean; facilityId: string | null };
+  /**
+   * Scheduled send (extension): set while the piece has a send_after its workflow has not
+   * released yet. Once submitted (paid), the piece stays hidden from the facility until
+   * this time; absent for every other piece, so their histories are unchanged.
+   */
+  sendAfter?: string;
 }
 
 export function mailStatusAtStart(input: OutboundMailWorkflowInput): MailStartStatus {

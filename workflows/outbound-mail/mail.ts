@@ -7,11 +7,14 @@
 // time so that, for example, a cancel and a start-of-printing cannot both succeed.
 // A cancellation request from Temporal cancels the piece like the sender's DELETE while
 // that is possible, and is refused (and recorded) once printing has started.
+// A scheduled piece (send_after, an extension) is held from the facility once paid until
+// its durable timer fires; the sandbox advance skips the wait.
 import {
   ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../../activities/outbound-mail/mail';
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
+import type { createScheduledMailActivities } from '../../activities/outbound-mail/scheduled-send';
 import {
   approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
   MAIL_FAILURE, mailStatusAtStart, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
@@ -23,6 +26,7 @@ import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
 import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
+import { FACILITY_MAIL_MOVES, heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 
@@ -41,6 +45,10 @@ const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
   startToCloseTimeout: '1 minute',
   retry: UNLIMITED_RETRY,
 });
+const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: UNLIMITED_RETRY,
+});
 
 
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
@@ -55,10 +63,12 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   let runSettled = Boolean(input.restart);
   let refusedCancellation: string | null = null;
   const approvalDeadline = new Date(Date.now() + input.approvalTimeoutSeconds * 1000);
+  // Scheduled send: true until the workflow lets the facility see the piece.
+  let held = input.sendAfter !== undefined;
 
   /** What the facility is doing with the piece (the FacilityStep search attribute). */
   const facility = (): FacilityView => ({
-    step: status === 'submitted' ? (printingStarted ? 'printing' : 'awaiting_print')
+    step: status === 'submitted' ? (held ? 'scheduled' : printingStarted ? 'printing' : 'awaiting_print')
       : status === 'ready' ? 'awaiting_dispatch' : status === 'mailed' ? 'in_transit' : null,
     facilityId,
   });
@@ -66,9 +76,11 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   const WAITING: Record<string, () => string> = {
     pending_approval: () => `Waiting for the owner's approval until ${approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`,
     funding_pending: () => 'Waiting for its Business mail run to be funded, cancelled or closed.',
-    submitted: () => (printingStarted
-      ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
-      : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).'),
+    submitted: () => (held
+      ? `Paid and scheduled: hidden from the facility until ${input.sendAfter}; until then it can be cancelled (refunded).`
+      : printingStarted
+        ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
+        : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).'),
     ready: () => 'Printed. Waiting for the facility to dispatch it.',
     mailed: () => 'Mailed. Waiting for delivery (or a carrier failure).',
   };
@@ -88,6 +100,18 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     if (!moveAllowed(move, status)) {
       throw ApplicationFailure.create({ message: `The piece is ${status}; ${move} is not possible now.`, type: MAIL_FAILURE.stateConflict, details: [{ status, move }], nonRetryable: true });
     }
+    // A facility that guessed a scheduled piece's id still cannot act on it early.
+    if (held && FACILITY_MAIL_MOVES.includes(move)) {
+      throw ApplicationFailure.create({ message: heldMessage('piece', input.sendAfter!), type: MAIL_FAILURE.stateConflict, details: [{ status, move }], nonRetryable: true });
+    }
+  };
+
+  /** Scheduled send: lets the facility see the piece (its timer fired, or the sandbox skipped the wait). */
+  const release = async () => {
+    await call(scheduledActs.releaseScheduledMail({ outboundMailId: id }));
+    held = false;
+    publishFacilityStep(facility());
+    details();
   };
 
 
@@ -178,6 +202,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     if (!input.testMode || !step) {
       throw ApplicationFailure.create({ message: `A ${status} piece cannot be advanced.`, type: MAIL_FAILURE.stateConflict, details: [{ status }], nonRetryable: true });
     }
+    if (held) await release();
     const sim = await call(acts.simulateFulfillment({ outboundMailId: id, step }));
     if (step === 'printed') await steps.printed(null, sim.photos);
     else if (step === 'dispatched') await steps.dispatched(null, { carrier: sim.carrier!, trackingNumber: sim.trackingNumber, dispatchMethod: sim.dispatchMethod!, photos: sim.photos });
@@ -244,6 +269,19 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
           setStatus('cancelled');
         });
       }
+    }
+
+    // Scheduled send: once paid, the piece waits on a durable timer before the facility
+    // sees it. DELETE (or a cancellation request) may cancel it meanwhile; the sandbox
+    // advance releases it at once.
+    if (held && status === 'submitted') {
+      const remainingMs = holdRemainingMs(input.sendAfter!, Date.now());
+      if (remainingMs > 0) {
+        await condition(() => !held || status !== 'submitted', remainingMs, { summary: 'Scheduled send: hold the paid piece from the facility until send_after' });
+      }
+      await exclusive(async () => {
+        if (held && status === 'submitted') await release();
+      });
     }
 
     await condition(() => isTerminalMailStatus(status) && !turns.busy && allHandlersFinished());
