@@ -50,6 +50,7 @@ export function toBatchObject(r: BatchRow) {
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),
     cancelled_at: iso(r.cancelled_at),
+    send_after: iso(r.send_after),
   };
 }
 export type BatchObject = ReturnType<typeof toBatchObject>;

@@ -7,6 +7,7 @@ import { updateWorkflow } from '../shared/workflow-gateway';
 import { BatchWorkflowInput, batchWorkflowId } from '../../workflows/batches/contracts';
 import { AgentId, BatchStatus, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 import { BatchRow, loadBatchRow } from './rows';
+import { scheduledBatchInput } from './scheduled-send';
 
 export const BATCH_MAIL_WORKFLOW = 'batchMailWorkflow';
 
@@ -48,6 +49,7 @@ export function batchWorkflowInput(r: BatchRow, expirySeconds: number): BatchWor
     testMode: r.test_mode,
     createdAt: r.created_at.toISOString(),
     draftExpirySeconds: expirySeconds,
+    ...scheduledBatchInput(r),
   };
 }
 

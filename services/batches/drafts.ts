@@ -16,6 +16,7 @@ import { BatchRow, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import { BATCH_MAIL_WORKFLOW, BatchServiceOptions, batchWorkflowInput, batchWorkflowStartOptions, draftExpirySeconds } from './batch-workflow';
+import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
 export const TEMPLATE_MAX_PAGES = 200;
@@ -37,6 +38,8 @@ export interface CreateBatchInput {
   duplex: boolean;
   color: boolean;
   column_map?: ColumnMap;
+  /** Scheduled send (extension; scheduled-send.ts). */
+  send_after?: string;
   template?: UploadedFileRef;
   recipients?: UploadedFileRef;
 }
@@ -95,6 +98,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
     ...(input.recipients ? [] : [{ path: 'recipients', message: 'a recipients CSV file is required' }]),
   ];
   if (missing.length) throw errors.validation(missing);
+  checkSendAfter(input.send_after);
   const template = input.template!;
   const recipientsFile = input.recipients!;
 
@@ -147,6 +151,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
         price.subtotal_cents, price.discount_cents, price.total_cents, String(expirySeconds)],
     );
     await insertRecipients(tx, id, parsed.recipients);
+    await recordBatchSendAfter(tx, id, input.send_after);
     return (await loadBatchRow(tx, id))!;
   });
 

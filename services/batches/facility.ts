@@ -15,6 +15,7 @@ import {
 import { BatchRow, CountRow, loadBatchRow } from './rows';
 import { BATCH_ID_PATTERN, toBatchObject } from './batch-view';
 import { reload, runUpdate } from './batch-workflow';
+import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
 
 /** A facility step's Idempotency-Key (the Update id is derived from it, so a retried step is applied once). */
 export interface FacilityStepOptions {
@@ -23,7 +24,7 @@ export interface FacilityStepOptions {
 
 async function facilityBatch(deps: Deps, auth: AuthContext, id: string): Promise<BatchRow> {
   const row = BATCH_ID_PATTERN.test(id) ? await loadBatchRow(deps.db, id) : undefined;
-  if (!row || row.test_mode || !auth.facilityId || row.facility_id !== auth.facilityId) throw errors.notFound('Batch');
+  if (!row || row.test_mode || !auth.facilityId || row.facility_id !== auth.facilityId || heldFromFacility(row)) throw errors.notFound('Batch');
   return row;
 }
 
@@ -31,9 +32,9 @@ export async function listFacilityBatches(deps: Deps, auth: AuthContext, input: 
   const statuses = input.status ? [input.status] : ['submitted', 'in_progress'];
   const params = [auth.facilityId, statuses];
   const [{ total }]: CountRow[] = await deps.db.query(
-    `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2)`, params);
+    `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}`, params);
   const rows: BatchRow[] = await deps.db.query(
-    `SELECT * FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2)
+    `SELECT * FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}
       ORDER BY submitted_at NULLS LAST, created_at, id LIMIT $3 OFFSET $4`, [...params, input.limit, input.offset]);
   return {
     batches: rows.map(toBatchObject),

@@ -44,6 +44,9 @@ export interface BatchRow extends BatchPrice {
   cancelled_at: Date | null;
   /** Set once the assigned facility has begun the batch (services/operations/facilities.ts). */
   facility_claimed_at: Date | null;
+  /** Scheduled send (extension; scheduled-send.ts): the facility sees the batch only from this time. */
+  send_after: Date | null;
+  released_to_facility_at: Date | null;
 }
 
 /** A batch_recipients row: one valid recipient; seq is its piece's batch_sequence (1..valid). */

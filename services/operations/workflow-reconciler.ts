@@ -17,6 +17,7 @@ import { BATCH_MAIL_WORKFLOW, batchWorkflowInput, batchWorkflowStartOptions } fr
 import { loadBatchRow } from '../batches/rows';
 import { loadMailRunById } from '../mail-runs/record';
 import { mailRunStartOptions } from '../mail-runs/workflow';
+import { scheduledSendInput } from '../outbound-mail/scheduled-send';
 import { findOperation, handlingSettings, handlingWorkflowInput } from '../physical-inbound/handling';
 import { positiveInt } from '../outbound-mail/workflow';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
@@ -113,6 +114,7 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
       // The approval deadline counts from the piece's creation, not from this restart.
       approvalTimeoutSeconds: Math.max(1, Math.ceil((row.created_at.getTime() + timeout * 1000 - Date.now()) / 1000)),
       restart: { previousRunStatus, printingStarted: Boolean(row.printing_started_at), facilityId: row.facility_id },
+      ...scheduledSendInput(row),
     };
     await deps.temporal.workflow.start(OUTBOUND_MAIL_WORKFLOW, { ...mailWorkflowStartOptions(deps, row, input, mailStatusSince(row)), ...again });
   } else if (rec.objectType === 'mail_run') {
@@ -185,7 +187,7 @@ export async function reconcileClosedWorkflows(deps: Deps, opts: { lookbackHours
 /** Starts the workflow of every piece committed more than graceSeconds ago without one, and records each. */
 export async function reconcileUnstartedMail(deps: Deps, input: ReconcileOutboundMailInput): Promise<string[]> {
   const rows: MailRow[] = await deps.db.query(
-    `SELECT id, status, test_mode, member_id, agent_id, created_at FROM outbound_mail
+    `SELECT id, status, test_mode, member_id, agent_id, created_at, send_after, released_to_facility_at FROM outbound_mail
       WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted')
         AND created_at < now() - ($1 || ' seconds')::interval
       ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);

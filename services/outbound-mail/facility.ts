@@ -3,7 +3,8 @@
 // failed, carrier delivery failed). Steps are Updates to the piece workflow, so the
 // facility learns at once when a step is refused (for example a piece the caller has
 // just cancelled). A facility sees pieces assigned to it and pieces submitted while no
-// facility was active (it takes those on its first step).
+// facility was active (it takes those on its first step). A scheduled piece (send_after)
+// is not shown until its workflow releases it.
 import { pagination } from '../../domain/shared/pagination';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
@@ -18,6 +19,7 @@ import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow
 import { isWorkflowUnavailable, updateIdFor } from '../shared/workflow-gateway';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { PhotoRef } from '../../workflows/outbound-mail/contracts';
+import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
 
 export interface UploadedPhoto {
   category: PhotoCategory;
@@ -57,10 +59,11 @@ async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[], upda
   return refs;
 }
 
-/** A live piece this facility may work on; 404 otherwise (sandbox pieces, and pieces awaiting approval or funding, are never fulfilled). */
+/** A live piece this facility may work on; 404 otherwise (sandbox pieces, and pieces awaiting approval, funding or their send_after, are never fulfilled). */
 async function facilityMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
   const row = await loadMailRow(deps.db, id);
-  if (!row || row.test_mode || row.status === 'pending_approval' || row.status === 'funding_pending' || (row.facility_id !== null && row.facility_id !== auth.facilityId)) {
+  if (!row || row.test_mode || row.status === 'pending_approval' || row.status === 'funding_pending' || (row.facility_id !== null && row.facility_id !== auth.facilityId)
+    || heldFromFacility(row)) {
     throw errors.notFound('Outbound mail');
   }
   return row;
@@ -104,7 +107,7 @@ async function itemOf(deps: Deps, row: MailRow) {
 /** The queue, oldest submission first. Without ?status= it is the open work: submitted, ready and mailed. */
 export async function listFacilityMail(deps: Deps, auth: AuthContext, q: { status?: string; limit: number; offset: number }) {
   const statuses = q.status ? [q.status] : ['submitted', 'ready', 'mailed'];
-  const where = `test_mode = false AND status = ANY($1::text[]) AND (facility_id = $2 OR facility_id IS NULL)`;
+  const where = `test_mode = false AND status = ANY($1::text[]) AND (facility_id = $2 OR facility_id IS NULL) AND ${RELEASED_TO_FACILITY_SQL}`;
   const params = [statuses, auth.facilityId];
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM outbound_mail WHERE ${where}`, params);
   const rows: MailRow[] = await deps.db.query(

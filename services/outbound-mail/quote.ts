@@ -16,6 +16,7 @@ import { assignFacility } from '../operations/facilities';
 import { checkDuplicate, DuplicateProbe, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
 import type { MailRow } from './record';
 import { simulatedLetterPdf } from './sandbox';
+import { sendAfterEcho } from './scheduled-send';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
 export interface SubmitMailFields {
@@ -47,6 +48,8 @@ export interface SubmitMailFields {
   metadata?: Record<string, unknown>;
   dry_run: boolean;
   allow_duplicate: boolean;
+  /** Scheduled send (extension; scheduled-send.ts). */
+  send_after?: string;
 }
 
 export interface SubmitMailRequest {
@@ -144,6 +147,8 @@ export interface DryRunQuote {
   credit_balance_cents: number;
   page_count: number;
   mail_class: MailClass;
+  /** Scheduled send (extension): the requested time, or null. */
+  send_after: string | null;
   warnings: Record<string, unknown>[];
 }
 
@@ -170,6 +175,7 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission): Promise<DryR
     credit_balance_cents: balance,
     page_count: q.document.pageCount,
     mail_class: q.fields.mail_class,
+    send_after: sendAfterEcho(q.fields.send_after),
     warnings,
   };
 }

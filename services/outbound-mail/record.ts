@@ -10,6 +10,7 @@ import { formatAddressLines } from '../../domain/outbound-mail/address';
 import { mailboxIdFor } from '../../domain/accounts/agents';
 import { contentDisposition } from '../../domain/shared/downloads';
 import type { MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
+import { scheduledNextStep } from './scheduled-send';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -87,6 +88,10 @@ export interface MailRow {
   workflow_started_at: Date | null;
   /** When its Business mail run's funding debited this child (null for every other piece). */
   run_funded_at: Date | null;
+  /** Scheduled send (extension): the facility sees the piece only from this time (null: at once). */
+  send_after: Date | null;
+  /** When the piece's workflow let the facility see a scheduled piece. */
+  released_to_facility_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -175,11 +180,11 @@ function nextStep(row: MailRow): string {
       return `Waits for its Business mail run ${row.mail_run_id} to be funded (POST /v1/mail-runs/${row.mail_run_id}/commit); nothing is charged until then. ` +
         'It is submitted once the run is funded, and cancelled if the run is cancelled or its window closes unfunded.';
     case 'submitted':
-      return row.test_mode
+      return scheduledNextStep(row) ?? (row.test_mode
         ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate printing; DELETE /v1/mail/${row.id} cancels.`
         : row.printing_started_at
           ? 'The facility is printing this piece; it can no longer be cancelled.'
-          : `Queued for printing. DELETE /v1/mail/${row.id} cancels and refunds until printing starts.`;
+          : `Queued for printing. DELETE /v1/mail/${row.id} cancels and refunds until printing starts.`);
     case 'ready':
       return row.test_mode ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate dispatch.` : 'Printed and photographed; waiting to be handed to the carrier.';
     case 'mailed':
@@ -271,6 +276,7 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
     requires_approval: row.approval_source !== null,
     approved_at: iso(row.approved_at),
     submitted_at: iso(row.submitted_at),
+    send_after: iso(row.send_after),
     ready_at: iso(row.ready_at),
     mailed_at: iso(row.mailed_at),
     delivered_at: iso(row.delivered_at),

@@ -25,6 +25,7 @@ import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spen
 import { MailRecord, MailRow, toMailRecord } from './record';
 import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
 import { insertMailRow, newMailRow } from './mail-rows';
+import { checkSendAfter, recordMailSendAfter } from './scheduled-send';
 import { startMailWorkflow } from './workflow';
 
 export type { SubmitMailFields, SubmitMailRequest } from './quote';
@@ -76,6 +77,7 @@ export async function submitMail(
     const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
     if (earlier) return earlier;
   }
+  checkSendAfter(f.send_after);
   // Linked objects must be the caller's (and in its environment) before anything is priced or stored.
   await assertLinkedObjects(deps.db, auth, {
     package_id: ['package', f.package_id],
@@ -205,7 +207,7 @@ async function storePiece(
     }
     // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
     const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
-    const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
+    const row = await recordMailSendAfter(tx, await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId })), f.send_after);
     if (piece.charge) {
       await debit(deps, tx, {
         memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,

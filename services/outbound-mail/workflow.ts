@@ -15,6 +15,7 @@ import {
 } from '../../workflows/outbound-mail/contracts';
 import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../../workflows/shared/search-attributes';
 import type { MailRow } from './record';
+import { scheduledSendInput } from './scheduled-send';
 
 /** A whole number >= 1, or `fallback` (the closed-workflow reconciler's settings still read the environment this way). */
 export function positiveInt(value: string | undefined, fallback: number): number {
@@ -22,7 +23,7 @@ export function positiveInt(value: string | undefined, fallback: number): number
   return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
 }
 
-type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>;
+type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> & Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at'>>;
 type NewMailStatus = NonNullable<OutboundMailWorkflowInput['status']>;
 
 /** The statuses a piece is created in, so the only ones its workflow can start from. */
@@ -66,6 +67,7 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStat
     memberId: row.member_id,
     agentId: row.agent_id,
     approvalTimeoutSeconds,
+    ...scheduledSendInput(row),
   };
   return {
     workflowType: OUTBOUND_MAIL_WORKFLOW,

@@ -6,6 +6,7 @@ import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible }
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
 import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../../domain/outbound-mail/address';
 import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../../domain/workflow-safe/mail-rules';
+import { SEND_AFTER_FORMAT_MESSAGE, SEND_AFTER_MAX_DAYS } from '../../../domain/workflow-safe/send-after';
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefined, schema.optional());
@@ -46,6 +47,11 @@ const flag = formBoolean.optional().default(false);
 const mailClass = optional(z.enum(MAIL_CLASSES as [MailClass, ...MailClass[]])).transform((v) => v ?? 'first_class');
 /** metadata is echoed in every response and webhook, so it is kept small (16 KiB as sent). */
 const metadata = optional(formJsonObject());
+/** Scheduled send (extension); the window (future, at most 180 days ahead) is checked by the service. */
+const sendAfter = optional(z.string().datetime({ offset: true, message: SEND_AFTER_FORMAT_MESSAGE }))
+  .describe(`Extension (not in the spec): scheduled send. An ISO 8601 date-time with offset, in the future and at most ${SEND_AFTER_MAX_DAYS} days ahead `
+    + '(otherwise 400 at send_after). The piece is priced, checked and debited now like any other and stays submitted, but the facility does not see it '
+    + 'before this time; until then DELETE cancels it with a full refund. Sandbox: the first advance skips the wait. Not combinable with mail_run_id.');
 
 const addressFields = {
   recipient_name: optionalText(MAX_LINE),
@@ -77,6 +83,7 @@ const pieceFields = {
   requires_approval: flag,
   metadata,
   allow_duplicate: flag,
+  send_after: sendAfter,
 };
 
 interface CrossFieldInput {
@@ -90,6 +97,7 @@ interface CrossFieldInput {
   mail_run_id?: string;
   dry_run?: boolean;
   requires_approval?: boolean;
+  send_after?: string;
 }
 
 function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
@@ -105,6 +113,7 @@ function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
   }
   if (v.mail_run_id !== undefined && v.dry_run) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with dry_run' });
   if (v.mail_run_id !== undefined && v.requires_approval) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with requires_approval' });
+  if (v.mail_run_id !== undefined && v.send_after !== undefined) ctx.addIssue({ code: 'custom', path: ['send_after'], message: 'cannot be combined with mail_run_id' });
 }
 
 /** POST /v1/mail multipart fields (the file `document` is read separately). */
@@ -226,6 +235,7 @@ export const MailRecordSchema = z.object({
   requires_approval: z.boolean(),
   approved_at: z.string().nullable(),
   submitted_at: z.string().nullable(),
+  send_after: z.string().nullable().describe('Extension (not in the spec): the scheduled send time; the facility does not see the piece before it. Null: sent at once.'),
   ready_at: z.string().nullable(),
   mailed_at: z.string().nullable(),
   delivered_at: z.string().nullable(),
@@ -259,6 +269,7 @@ export const DryRunSchema = z.object({
   credit_balance_cents: z.number().int(),
   page_count: z.number().int(),
   mail_class: z.string(),
+  send_after: z.string().nullable().describe('Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)'),
   warnings: z.array(z.looseObject({ code: z.string(), message: z.string() })),
   test_mode: z.boolean(),
 });
