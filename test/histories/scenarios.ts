@@ -203,4 +203,33 @@ export const SCENARIOS: Scenario[] = [
       return { 'inbound-extraction': inboundExtractionWorkflowId(bill), 'inbound-extraction-ocr': inboundExtractionWorkflowId(scan) };
     },
   },
+  {
+    // (h) scheduled send (send_after): a live piece held until its timer fires, then
+    // delivered by the facility; a live batch held the same way, then fulfilled.
+    files: ['outbound-mail-scheduled', 'batch-scheduled'],
+    async run(ctx) {
+      const api = client(ctx.app.baseUrl);
+      const released = (table: string, id: string) => waitFor(async () =>
+        (await ctx.app.deps.db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND released_to_facility_at IS NOT NULL`, [id])).length > 0, `${table} ${id} released`);
+      const piece = await liveLetter(ctx, await newSender(ctx.app, { creditsCents: 100000 }), { send_after: new Date(Date.now() + 3000).toISOString() });
+      await released('outbound_mail', piece.id);
+      await facilityDelivers(ctx, piece.id);
+
+      const member = await newMember(ctx.app.deps, { creditsCents: 100000 });
+      const batch = must(await api('POST', '/v1/batch-mail', {
+        key: member.key, form: batchForm(await pdf(1), recipientsCsv(5), { send_after: new Date(Date.now() + 8000).toISOString() }),
+      }), 201, 'scheduled draft').batch;
+      must(await api('POST', `/v1/batch-mail/${batch.id}/confirm`, { key: member.key }), 200, 'confirm');
+      await waitForStatus(ctx.app.baseUrl, member.key, batch.id, ['submitted']);
+      await released('batches', batch.id);
+      const [{ facility_id }] = await ctx.app.deps.db.query(`SELECT facility_id FROM batches WHERE id = $1`, [batch.id]);
+      const facilityKey = await facilityKeyFor(ctx.app.deps, facility_id);
+      const fac = (suffix: string, json?: unknown) => api('POST', `/v1/facility/batches/${batch.id}${suffix}`, { key: facilityKey, json });
+      must(await fac('/start'), 200, 'start');
+      must(await fac('/pieces', { status: 'mailed', ranges: [{ from: 1, to: 5 }] }), 200, 'pieces');
+      const finished = must(await fac('/finish', {}), 200, 'finish');
+      if (finished.batch.status !== 'completed') throw new Error(`batch is ${finished.batch.status}`);
+      return { 'outbound-mail-scheduled': outboundMailWorkflowId(piece.id), 'batch-scheduled': batchWorkflowId(batch.id) };
+    },
+  },
 ];

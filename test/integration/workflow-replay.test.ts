@@ -15,7 +15,8 @@ describe('recorded workflow histories', () => {
   const files = historyFiles();
 
   it('include one of every workflow shape the recorder makes', () => {
-    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction']) {
+    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction',
+      'outbound-mail-scheduled', 'batch-scheduled']) {
       expect(files).toContain(`${name}.json`);
     }
   });
