@@ -10,7 +10,7 @@ import { newMember } from '../helpers/factories';
 import { createWorker } from '../../worker/worker';
 import { createFacility } from '../../services/accounts/accounts';
 import { assignMemberFacility } from '../../services/operations/facilities';
-import { mailFaults } from '../../services/outbound-mail/mail';
+import { mailFaults } from '../../services/outbound-mail/submit';
 import { reconcileUnstartedMail } from '../../services/operations/workflow-reconciler';
 import { registeredTools } from '../../api/mcp/tools';
 import { outboundMailWorkflowId, startPrintingUpdate } from '../../workflows/outbound-mail/contracts';
