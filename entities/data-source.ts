@@ -1,5 +1,7 @@
-// The one TypeORM DataSource factory. Entities live in entities/*.entity.ts and
-// migrations in entities/migrations/*.ts; schema changes go through migrations only.
+// The one TypeORM DataSource factory. TypeORM is the Postgres connection pool, the
+// transactions (DataSource.transaction hands out an EntityManager) and the runner of
+// entities/migrations/*.ts, the only way the schema changes. It maps no entities: services
+// write SQL, and the rows that SQL returns are typed interfaces in services/<area>/rows.ts.
 import 'reflect-metadata';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
@@ -13,7 +15,6 @@ export function createDataSource(opts: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: opts.databaseUrl,
-    entities: [path.join(__dirname, '*.entity.{ts,js}')],
     migrations: [path.join(__dirname, 'migrations', '*.{ts,js}')],
     migrationsTableName: 'schema_migrations',
     synchronize: false,
