@@ -2,8 +2,7 @@
 // scripts/test.ts starts and describes through environment variables.
 const swc = ['@swc/jest', {
   jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
+    parser: { syntax: 'typescript' },
     target: 'es2022',
   },
   module: { type: 'commonjs' },
@@ -13,7 +12,6 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  setupFiles: ['reflect-metadata'],
   testTimeout: 60000,
   maxWorkers: 2,
   // The Temporal SDK's native runtime keeps a thread alive after every Worker and

@@ -3,7 +3,6 @@
 // few seconds) is answered 408 and closed instead of holding a connection for ever. On
 // SIGTERM/SIGINT it drains (api/lifecycle.ts) for at most SHUTDOWN_GRACE_SECONDS, then
 // closes its connections to Postgres, Temporal and the object store and exits.
-import 'reflect-metadata';
 import http from 'node:http';
 import type { Server } from 'node:http';
 import { config } from '../config';

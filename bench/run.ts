@@ -17,7 +17,6 @@
 // BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
 // Temporal as four services on Postgres, started or reused) with two API and two worker
 // processes; the batch bench still runs its API and worker inside this process.
-import 'reflect-metadata';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';

@@ -2,7 +2,6 @@
 // transactions (DataSource.transaction hands out an EntityManager) and the runner of
 // entities/migrations/*.ts, the only way the schema changes. It maps no entities: services
 // write SQL, and the rows that SQL returns are typed interfaces in services/<area>/rows.ts.
-import 'reflect-metadata';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
 

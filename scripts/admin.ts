@@ -1,6 +1,5 @@
 // `npm run admin -- <command> [options]`: the operator CLI. Runs pending migrations
 // first, so it works against a fresh database.
-import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';

@@ -1,7 +1,6 @@
 // The worker process: runs workflows and activities until SIGINT/SIGTERM, then drains:
 // it stops polling, lets in-flight tasks finish (activities get WORKER_SHUTDOWN_GRACE_SECONDS
 // before they are cancelled) and exits.
-import 'reflect-metadata';
 import { config } from '../config';
 import { closeDeps, createDeps } from '../services/shared/deps';
 import { createWorker } from './worker';

@@ -1,5 +1,4 @@
 // The SMTP receiver process: accepts mail for intake aliases on SMTP_PORT until SIGINT/SIGTERM.
-import 'reflect-metadata';
 import { config } from '../../config';
 import { closeDeps, createDeps } from '../../services/shared/deps';
 import { startSmtpServer } from './server';

@@ -1,6 +1,5 @@
 // Starts the API (on a free port) and a Temporal worker (on a task queue of its own)
 // inside the test process, against the stack that scripts/test.ts started.
-import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
