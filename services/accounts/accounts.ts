@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { topUp } from '../billing/credits';
+import type { MemberApiKeyRow } from './rows';
 
 export interface CreatedMember {
   member_id: string;
@@ -23,16 +24,17 @@ export interface NewMember {
 
 /** The member_api_keys columns an API answer shows (never the hash). */
 export const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
+export type MemberKeyColumns = Pick<MemberApiKeyRow, 'id' | 'key_prefix' | 'name' | 'environment' | 'status' | 'expires_at' | 'created_at' | 'rotated_to_id'>;
 
 /** Inserts a member key; `row` holds its MEMBER_KEY_COLUMNS, `key` the raw key (shown once). */
 export async function insertMemberKey(tx: Pick<EntityManager, 'query'>, memberId: string, opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null }) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
-  const [row] = await tx.query(
+  const [row]: MemberKeyColumns[] = await tx.query(
     `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${MEMBER_KEY_COLUMNS}`,
     [memberId, opts.name, hashKey(key), keyPrefixOf(key), opts.environment, opts.expiresAt ?? null],
   );
-  return { id: row.id as string, key, createdAt: row.created_at as Date, row };
+  return { id: row.id, key, createdAt: row.created_at, row };
 }
 
 export async function createMember(deps: Deps, input: NewMember): Promise<CreatedMember> {

@@ -11,6 +11,7 @@ import { mailboxIdFor } from '../../domain/accounts/agents';
 import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from '../shared/scoping';
 import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
+import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
 
 export interface AgentInput {
   name: string;
@@ -46,9 +47,14 @@ const AGENT_COLUMNS = `a.id, a.member_id, a.name, a.display_name, a.description,
 const CURRENT_INSTRUCTIONS = `LEFT JOIN LATERAL (
     SELECT version, hash, created_at FROM instructions_versions WHERE agent_id = a.id ORDER BY version DESC LIMIT 1
   ) iv ON true`;
+/** What AGENT_COLUMNS selects. Every agent has instructions version 1 from its creation, so the lateral join always finds one. */
+type AgentColumns = Pick<AgentRow, 'id' | 'member_id' | 'name' | 'display_name' | 'description' | 'webhook_url' | 'webhook_signing_key_id' | 'created_at'> & {
+  instructions_version: InstructionsVersionRow['version'];
+  instructions_hash: InstructionsVersionRow['hash'];
+  instructions_updated_at: InstructionsVersionRow['created_at'];
+};
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toRecord(row: any): AgentRecord {
+function toRecord(row: AgentColumns): AgentRecord {
   return {
     id: row.id,
     name: row.name,
@@ -61,9 +67,9 @@ function toRecord(row: any): AgentRecord {
     instructions: {
       version: row.instructions_version,
       hash: row.instructions_hash,
-      updated_at: (row.instructions_updated_at as Date).toISOString(),
+      updated_at: row.instructions_updated_at.toISOString(),
     },
-    created_at: (row.created_at as Date).toISOString(),
+    created_at: row.created_at.toISOString(),
   };
 }
 
@@ -79,9 +85,9 @@ function isNameViolation(err: unknown): boolean {
 }
 
 /** The caller's view of one agent; 404 for another member's or another agent's. */
-async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string) {
+async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string): Promise<AgentColumns> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
-  const [row] = await deps.db.query(
+  const [row]: AgentColumns[] = await deps.db.query(
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
       WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL`, [agentId, auth.memberId]);
   if (!row) throw errors.notFound('Agent');
@@ -91,13 +97,13 @@ async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string) {
 export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: number; offset: number }) {
   const filter = isAgentKey(auth) ? 'AND a.id = $2' : '';
   const args: unknown[] = [auth.memberId, ...(isAgentKey(auth) ? [auth.agentId] : [])];
-  const [{ total }] = await deps.db.query(
+  const [{ total }]: { total: number }[] = await deps.db.query(
     `SELECT count(*)::int AS total FROM agents a WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}`, args);
-  const rows = await deps.db.query(
+  const rows: AgentColumns[] = await deps.db.query(
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
       WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}
       ORDER BY a.created_at, a.id LIMIT ${page.limit} OFFSET ${page.offset}`, args);
-  return { agents: rows.map(toRecord), total: total as number };
+  return { agents: rows.map(toRecord), total };
 }
 
 /**
@@ -107,12 +113,12 @@ export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: n
 export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInput): Promise<AgentDetail> {
   if (input.webhook_url) await assertWebhookTarget(deps, input.webhook_url, 'agent_webhook', 'webhook_url');
   const created = await deps.db.transaction(async (tx) => {
-    const [dup] = await tx.query(
+    const [dup]: unknown[] = await tx.query(
       `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`, [auth.memberId, input.name]);
     if (dup) throw nameTaken(input.name);
     let agentId: string;
     try {
-      const [row] = await tx.query(
+      const [row]: Pick<AgentRow, 'id'>[] = await tx.query(
         `INSERT INTO agents (member_id, name, display_name, description, webhook_url) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
         [auth.memberId, input.name, input.display_name ?? null, input.description ?? null, input.webhook_url ?? null],
       );
@@ -173,13 +179,13 @@ export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string
 export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string) {
   await assertAgentOfMember(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
-    const [agent] = await tx.query(
+    const [agent]: { deleted_at: Date }[] = await tx.query(
       `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`, [agentId]);
     if (!agent) throw errors.notFound('Agent');
-    const revoked = await tx.query(
+    const revoked: Pick<AgentCredentialRow, 'id'>[] = await tx.query(
       `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id)
        SELECT * FROM changed`, [agentId]);
-    return { id: agentId, deleted: true as const, deleted_at: (agent.deleted_at as Date).toISOString(), revoked_credentials: revoked.length as number };
+    return { id: agentId, deleted: true as const, deleted_at: agent.deleted_at.toISOString(), revoked_credentials: revoked.length };
   });
 }
 
@@ -194,14 +200,14 @@ export interface Mailbox {
   status: 'active';
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toMailbox(row: any): Mailbox {
+function toMailbox(row: MailboxColumns): Mailbox {
   return {
     id: mailboxIdFor(row.id),
     type: 'outbound',
     agent_id: row.id,
     name: row.display_name ?? row.name,
-    return_address: row.return_line1
+    // The member's return address is stored whole or not at all (services/accounts/accounts.ts createMember).
+    return_address: row.return_line1 && row.return_city && row.return_state && row.return_zip
       ? { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip }
       : null,
     status: 'active',
@@ -212,13 +218,15 @@ const MAILBOX_QUERY = `SELECT a.id, a.name, a.display_name, m.return_name, m.ret
     m.return_city, m.return_state, m.return_zip
   FROM agents a JOIN members m ON m.id = a.member_id
  WHERE a.member_id = $1 AND a.deleted_at IS NULL`;
+type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'>
+  & Pick<MemberRow, 'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'>;
 
 /**
  * Logical outbound endpoints: one per agent (an agent key sees its own), with the
  * member profile's return address. Never a receiving address.
  */
 export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mailbox[]> {
-  const rows = isAgentKey(auth)
+  const rows: MailboxColumns[] = isAgentKey(auth)
     ? await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
     : await deps.db.query(`${MAILBOX_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
   return rows.map(toMailbox);
@@ -227,7 +235,7 @@ export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mail
 /** The outbound mailbox a piece is sent from; 404 "No active mailbox" when the agent has none. */
 export async function getOutboundMailbox(deps: Deps, auth: AuthContext, agentId: string): Promise<Mailbox> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw noActiveMailbox();
-  const [row] = await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
+  const [row]: MailboxColumns[] = await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
   if (!row) throw noActiveMailbox();
   return toMailbox(row);
 }

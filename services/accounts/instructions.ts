@@ -7,6 +7,7 @@ import { isAgentKey } from './auth';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { assertAgentOfMember } from '../shared/scoping';
+import type { InstructionsProposalRow, InstructionsVersionRow } from './rows';
 
 export interface InstructionsDocument {
   agent_id: string;
@@ -36,14 +37,14 @@ export async function createInitialInstructions(tx: EntityManager, agentId: stri
 }
 
 const DOCUMENT_COLUMNS = `agent_id, text, version, hash, created_at, source`;
+type DocumentColumns = Pick<InstructionsVersionRow, 'agent_id' | 'text' | 'version' | 'hash' | 'created_at' | 'source'>;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toDocument(row: any): InstructionsDocument {
+function toDocument(row: DocumentColumns): InstructionsDocument {
   return { agent_id: row.agent_id, text: row.text, version: row.version, hash: row.hash, updated_at: row.created_at.toISOString(), source: row.source };
 }
 
 export async function currentInstructions(deps: Deps | { db: { query: EntityManager['query'] } }, agentId: string): Promise<InstructionsDocument | null> {
-  const [row] = await deps.db.query(
+  const [row]: DocumentColumns[] = await deps.db.query(
     `SELECT ${DOCUMENT_COLUMNS} FROM instructions_versions
       WHERE agent_id = $1 ORDER BY version DESC LIMIT 1`, [agentId]);
   return row ? toDocument(row) : null;
@@ -51,7 +52,7 @@ export async function currentInstructions(deps: Deps | { db: { query: EntityMana
 
 /** The latest version number, or 0 when the agent has none (reads no document text). */
 async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string): Promise<number> {
-  const [row] = await db.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  const [row]: { version: number | null }[] = await db.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
   return Number(row.version ?? 0);
 }
 
@@ -113,7 +114,7 @@ async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: stri
   const current = await latestVersion(tx, agentId);
   if (current !== expected) throw staleVersion(expected, current);
   try {
-    const [row] = await tx.query(
+    const [row]: DocumentColumns[] = await tx.query(
       `INSERT INTO instructions_versions (agent_id, version, text, hash, source, reason) VALUES ($1, $2, $3, $4, 'renter', $5)
        RETURNING ${DOCUMENT_COLUMNS}`,
       [agentId, expected + 1, text, instructionsHash(text), reason],
@@ -141,14 +142,14 @@ export interface InstructionsVersionRecord {
 
 export async function listInstructionsVersions(deps: Deps, auth: AuthContext, agentId: string, page: { limit: number; offset: number }) {
   await assertAgentOfMember(deps, auth, agentId);
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`, [agentId]);
-  const rows = await deps.db.query(
+  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  const rows: Pick<InstructionsVersionRow, 'version' | 'text' | 'hash' | 'source' | 'reason' | 'created_at'>[] = await deps.db.query(
     `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
       ORDER BY version DESC LIMIT $2 OFFSET $3`, [agentId, page.limit, page.offset]);
-  const versions: InstructionsVersionRecord[] = rows.map((r: InstructionsVersionRecord & { created_at: Date }) => ({
+  const versions: InstructionsVersionRecord[] = rows.map((r) => ({
     version: r.version, text: r.text, hash: r.hash, source: r.source, reason: r.reason, created_at: r.created_at.toISOString(),
   }));
-  return { versions, total: total as number };
+  return { versions, total };
 }
 
 // ---------------------------------------------------------------- proposals
@@ -166,9 +167,10 @@ export interface InstructionsProposal {
 }
 
 const PROPOSAL_COLUMNS = `id, agent_id, status, base_version, suggested_content, reason, resulting_version, decided_at, created_at`;
+type ProposalColumns = Pick<InstructionsProposalRow,
+  'id' | 'agent_id' | 'status' | 'base_version' | 'suggested_content' | 'reason' | 'resulting_version' | 'decided_at' | 'created_at'>;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toProposal(row: any): InstructionsProposal {
+function toProposal(row: ProposalColumns): InstructionsProposal {
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -177,8 +179,8 @@ function toProposal(row: any): InstructionsProposal {
     suggested_content: row.suggested_content,
     reason: row.reason,
     resulting_version: row.resulting_version,
-    decided_at: row.decided_at ? (row.decided_at as Date).toISOString() : null,
-    created_at: (row.created_at as Date).toISOString(),
+    decided_at: row.decided_at ? row.decided_at.toISOString() : null,
+    created_at: row.created_at.toISOString(),
   };
 }
 
@@ -189,7 +191,7 @@ function toProposal(row: any): InstructionsProposal {
 export async function proposeInstructionsEdit(deps: Deps, auth: AuthContext, agentId: string, input: { suggested_content: string; reason?: string | null }): Promise<InstructionsProposal> {
   await assertAgentOfMember(deps, auth, agentId);
   const baseVersion = (await latestVersion(deps.db, agentId)) || 1;
-  const [row] = await deps.db.query(
+  const [row]: ProposalColumns[] = await deps.db.query(
     `INSERT INTO instructions_proposals (agent_id, member_id, credential_id, base_version, suggested_content, reason)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROPOSAL_COLUMNS}`,
     [agentId, auth.memberId, isAgentKey(auth) ? auth.keyId : null, baseVersion, input.suggested_content, input.reason ?? null],
@@ -202,11 +204,11 @@ export async function listInstructionsProposals(deps: Deps, auth: AuthContext, a
   const args: unknown[] = [agentId];
   let where = 'agent_id = $1';
   if (filter.status) { args.push(filter.status); where += ` AND status = $${args.length}`; }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`, args);
-  const rows = await deps.db.query(
+  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`, args);
+  const rows: ProposalColumns[] = await deps.db.query(
     `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE ${where} ORDER BY created_at DESC, id
       LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
-  return { proposals: rows.map(toProposal), total: total as number };
+  return { proposals: rows.map(toProposal), total };
 }
 
 /**
@@ -219,7 +221,7 @@ export async function decideInstructionsProposal(
 ): Promise<{ proposal: InstructionsProposal; instructions: InstructionsDocument }> {
   await assertAgentOfMember(deps, auth, agentId);
   const proposal = await deps.db.transaction(async (tx) => {
-    const [row] = await tx.query(
+    const [row]: ProposalColumns[] = await tx.query(
       `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`, [proposalId, agentId]);
     if (!row) throw errors.notFound('Proposal');
     if (row.status !== 'pending') {
@@ -236,7 +238,7 @@ export async function decideInstructionsProposal(
       resulting = input.expected_version + 1;
     }
     // A CTE: TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
-    const [updated] = await tx.query(
+    const [updated]: ProposalColumns[] = await tx.query(
       `WITH changed AS (UPDATE instructions_proposals SET status = $2, resulting_version = $3, decided_at = now() WHERE id = $1
                          RETURNING ${PROPOSAL_COLUMNS}) SELECT * FROM changed`,
       [proposalId, input.decision === 'accept' ? 'accepted' : 'rejected', resulting],

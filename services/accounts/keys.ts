@@ -9,7 +9,8 @@ import type { AuthContext } from './auth';
 import { errors } from '../../domain/shared/errors';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import type { Scope } from '../../domain/shared/access';
-import { insertMemberKey, MEMBER_KEY_COLUMNS } from './accounts';
+import { insertMemberKey, MEMBER_KEY_COLUMNS, MemberKeyColumns } from './accounts';
+import type { AgentCredentialRow } from './rows';
 import { assertAgentOfMember } from '../shared/scoping';
 
 const DAY_MS = 86_400_000;
@@ -51,9 +52,10 @@ export interface CredentialRecord {
 }
 
 const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces`;
+type CredentialColumns = Pick<AgentCredentialRow,
+  'id' | 'agent_id' | 'key_prefix' | 'scopes' | 'status' | 'environment' | 'expires_at' | 'revoked_at' | 'created_at' | 'force_approval' | 'max_daily_pieces'>;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toCredential(row: any): CredentialRecord {
+function toCredential(row: CredentialColumns): CredentialRecord {
   return {
     id: row.id,
     key_prefix: row.key_prefix,
@@ -64,7 +66,7 @@ function toCredential(row: any): CredentialRecord {
     environment: row.environment,
     expires_at: iso(row.expires_at),
     revoked_at: iso(row.revoked_at),
-    created_at: iso(row.created_at)!,
+    created_at: row.created_at.toISOString(),
     force_approval: row.force_approval,
     max_daily_pieces: row.max_daily_pieces,
   };
@@ -79,7 +81,7 @@ export async function createCredential(deps: Deps, auth: AuthContext, agentId: s
   if (auth.testMode && input.environment === 'live') throw liveKeyRequired('issue live agent credentials');
   const key = generateKey(input.environment === 'test' ? 'agent_test' : 'agent');
   const scopes = [...new Set(input.scopes)];
-  const [row] = await deps.db.query(
+  const [row]: CredentialColumns[] = await deps.db.query(
     `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, expires_at, force_approval, max_daily_pieces)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CREDENTIAL_COLUMNS}`,
     [agentId, auth.memberId, hashKey(key), keyPrefixOf(key), scopes, input.environment, expiryFrom(input.expires_in_days),
@@ -90,7 +92,7 @@ export async function createCredential(deps: Deps, auth: AuthContext, agentId: s
 
 export async function listCredentials(deps: Deps, auth: AuthContext, agentId: string): Promise<CredentialRecord[]> {
   await assertAgentOfMember(deps, auth, agentId);
-  const rows = await deps.db.query(
+  const rows: CredentialColumns[] = await deps.db.query(
     `SELECT ${CREDENTIAL_COLUMNS} FROM agent_credentials WHERE agent_id = $1 AND member_id = $2 ORDER BY created_at, id`,
     [agentId, auth.memberId]);
   return rows.map(toCredential);
@@ -99,11 +101,11 @@ export async function listCredentials(deps: Deps, auth: AuthContext, agentId: st
 /** Revokes once; revoking an already revoked credential answers its record again. */
 export async function revokeCredential(deps: Deps, auth: AuthContext, agentId: string, credentialId: string): Promise<CredentialRecord> {
   await assertAgentOfMember(deps, auth, agentId);
-  const [row] = await deps.db.query(
+  const [row]: Pick<AgentCredentialRow, 'environment'>[] = await deps.db.query(
     `SELECT environment FROM agent_credentials WHERE id = $1 AND agent_id = $2 AND member_id = $3`, [credentialId, agentId, auth.memberId]);
   if (!row) throw errors.notFound('Credential');
   if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
-  const [updated] = await deps.db.query(
+  const [updated]: CredentialColumns[] = await deps.db.query(
     `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
       WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`, [credentialId]);
   return toCredential(updated);
@@ -129,8 +131,7 @@ export interface MemberKeyRecord {
   rotated_to_id: string | null;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toMemberKey(row: any): MemberKeyRecord {
+function toMemberKey(row: MemberKeyColumns): MemberKeyRecord {
   return {
     id: row.id,
     key_prefix: row.key_prefix,
@@ -138,13 +139,13 @@ function toMemberKey(row: any): MemberKeyRecord {
     environment: row.environment,
     status: row.status,
     expires_at: iso(row.expires_at),
-    created_at: iso(row.created_at)!,
+    created_at: row.created_at.toISOString(),
     rotated_to_id: row.rotated_to_id,
   };
 }
 
 export async function listMemberKeys(deps: Deps, auth: AuthContext): Promise<MemberKeyRecord[]> {
-  const rows = await deps.db.query(
+  const rows: MemberKeyColumns[] = await deps.db.query(
     `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE member_id = $1 ORDER BY created_at, id`, [auth.memberId]);
   return rows.map(toMemberKey);
 }
@@ -158,8 +159,8 @@ export async function createMemberKey(deps: Deps, auth: AuthContext, input: Memb
   return { ...toMemberKey(created.row), key: created.key };
 }
 
-async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext, keyId: string, lock = false) {
-  const [row] = await db.query(
+async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext, keyId: string, lock = false): Promise<MemberKeyColumns> {
+  const [row]: MemberKeyColumns[] = await db.query(
     `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [keyId, auth.memberId]);
   if (!row) throw errors.notFound('API key');
   return row;
@@ -178,7 +179,7 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
       });
     }
     const created = await insertMemberKey(tx, auth.memberId!, { name: old.name, environment: old.environment, expiresAt: old.expires_at });
-    const [rotated] = await tx.query(
+    const [rotated]: MemberKeyColumns[] = await tx.query(
       `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
        SELECT * FROM changed`, [keyId, created.id]);
     return { api_key: { ...toMemberKey(created.row), key: created.key }, rotated_key: toMemberKey(rotated) };
@@ -189,7 +190,7 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
 export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<MemberKeyRecord> {
   const row = await findMemberKey(deps.db, auth, keyId);
   if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
-  const [updated] = await deps.db.query(
+  const [updated]: MemberKeyColumns[] = await deps.db.query(
     `WITH changed AS (UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS})
      SELECT * FROM changed`, [keyId]);
   return toMemberKey(updated ?? row);
