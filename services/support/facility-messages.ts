@@ -12,6 +12,7 @@ import { assignFacility } from '../operations/facilities';
 import { resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { errors } from '../../domain/shared/errors';
+import type { FacilityConversationRow, FacilityMessageRow } from './rows';
 
 export interface FacilityMessageInput {
   body: string;
@@ -41,27 +42,26 @@ export interface FacilityMessage {
 }
 
 type Queryable = Pick<EntityManager, 'query'>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = any;
 
+// Every column of each table, so their rows are FacilityConversationRow and FacilityMessageRow.
 const CONVERSATION_COLUMNS = `c.id, c.member_id, c.agent_id, c.facility_id, c.subject, c.environment, c.message_count,
   c.last_message_at, c.created_at`;
 const MESSAGE_COLUMNS = `id, conversation_id, sequence, sender_type, agent_id, facility_id, body, created_at`;
 
-function toConversation(row: Row): FacilityConversation {
+function toConversation(row: FacilityConversationRow): FacilityConversation {
   return {
     id: row.id,
     subject: row.subject,
     agent_id: row.agent_id,
     facility_id: row.facility_id,
     message_count: row.message_count,
-    last_message_at: (row.last_message_at as Date).toISOString(),
-    created_at: (row.created_at as Date).toISOString(),
+    last_message_at: row.last_message_at.toISOString(),
+    created_at: row.created_at.toISOString(),
     test_mode: row.environment === 'test',
   };
 }
 
-function toMessage(row: Row): FacilityMessage {
+function toMessage(row: FacilityMessageRow): FacilityMessage {
   return {
     id: row.id,
     conversation_id: row.conversation_id,
@@ -69,7 +69,7 @@ function toMessage(row: Row): FacilityMessage {
     agent_id: row.agent_id,
     facility_id: row.facility_id,
     body: row.body,
-    created_at: (row.created_at as Date).toISOString(),
+    created_at: row.created_at.toISOString(),
   };
 }
 
@@ -84,9 +84,9 @@ function visibility(auth: AuthContext, firstArg: number): { where: string; args:
   return { where, args };
 }
 
-async function findConversation(db: Queryable, auth: AuthContext, id: string, forUpdate = false): Promise<Row> {
+async function findConversation(db: Queryable, auth: AuthContext, id: string, forUpdate = false): Promise<FacilityConversationRow> {
   const v = visibility(auth, 2);
-  const [row] = await db.query(
+  const [row]: FacilityConversationRow[] = await db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE c.id = $1 AND ${v.where} ${forUpdate ? 'FOR UPDATE' : ''}`,
     [id, ...v.args]);
   if (!row) throw errors.notFound('Facility conversation');
@@ -95,14 +95,14 @@ async function findConversation(db: Queryable, auth: AuthContext, id: string, fo
 
 /** Appends a message and answers it with the conversation as updated by it. */
 async function appendMessage(
-  tx: Queryable, conversation: Row, sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>, body: string,
+  tx: Queryable, conversation: FacilityConversationRow, sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>, body: string,
 ): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   const sequence = conversation.message_count + 1;
-  const [row] = await tx.query(
+  const [row]: FacilityMessageRow[] = await tx.query(
     `INSERT INTO facility_messages (id, conversation_id, sequence, sender_type, agent_id, facility_id, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
     [randomUUID(), conversation.id, sequence, sender.sender_type, sender.agent_id, sender.facility_id, body]);
-  const [updated] = await tx.query(
+  const [updated]: FacilityConversationRow[] = await tx.query(
     `WITH changed AS (UPDATE facility_conversations c SET message_count = $2, last_message_at = $3 WHERE c.id = $1
                        RETURNING ${CONVERSATION_COLUMNS}) SELECT * FROM changed`,
     [conversation.id, sequence, row.created_at]);
@@ -113,7 +113,7 @@ async function appendMessage(
 export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: FacilityMessageInput): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   await assertLinkedObjects(deps.db, auth, { conversation_id: ['facility_conversation', input.conversation_id] });
   return deps.db.transaction(async (tx) => {
-    let conversation: Row;
+    let conversation: FacilityConversationRow;
     if (input.conversation_id) {
       conversation = await findConversation(tx, auth, input.conversation_id, true);
     } else {
@@ -139,12 +139,12 @@ export async function listFacilityConversations(
     const agentId = await resolveAgentFilter(deps, auth, filter.agent_id);
     if (agentId && !isAgentKey(auth)) { args.push(agentId); where += ` AND c.agent_id = $${args.length}`; }
   }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM facility_conversations c WHERE ${where}`, args);
-  const rows = await deps.db.query(
+  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM facility_conversations c WHERE ${where}`, args);
+  const rows: FacilityConversationRow[] = await deps.db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE ${where}
       ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
   // The facility needs to know which account wrote; members already know.
-  const conversations = rows.map((r: Row) => (auth.kind === 'facility' ? { ...toConversation(r), member_id: r.member_id as string } : toConversation(r)));
+  const conversations = rows.map((r) => (auth.kind === 'facility' ? { ...toConversation(r), member_id: r.member_id } : toConversation(r)));
   return { conversations, total };
 }
 
@@ -153,7 +153,7 @@ export async function getFacilityMessages(
   deps: Deps, auth: AuthContext, conversationId: string, page: { limit: number; offset: number },
 ): Promise<{ conversation: FacilityConversation; messages: FacilityMessage[]; total: number }> {
   const conversation = await findConversation(deps.db, auth, conversationId);
-  const rows = await deps.db.query(
+  const rows: FacilityMessageRow[] = await deps.db.query(
     `SELECT ${MESSAGE_COLUMNS} FROM facility_messages WHERE conversation_id = $1 ORDER BY sequence LIMIT ${page.limit} OFFSET ${page.offset}`,
     [conversationId]);
   return { conversation: toConversation(conversation), messages: rows.map(toMessage), total: conversation.message_count };

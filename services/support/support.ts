@@ -17,6 +17,7 @@ import {
   attachmentTotalProblem, decodeBase64, MAX_ACTIVE_TICKETS, MAX_NEW_TICKETS_PER_DAY, SupportCategory, supportCaseId,
   supportMessageId, SupportStatus, ticketLimitRefusal,
 } from '../../domain/support/conversations';
+import type { SupportAttachmentRow, SupportConversationRow, SupportMessageRow } from './rows';
 
 export interface SupportAttachmentInput {
   filename: string;
@@ -72,11 +73,13 @@ type Queryable = Pick<EntityManager, 'query'>;
 
 const CONVERSATION_COLUMNS = `c.id, c.case_number, c.member_id, c.agent_id, c.category, c.status, c.environment,
   c.message_count, c.last_message_at, c.resolved_at, c.created_at`;
+type ConversationColumns = Pick<SupportConversationRow,
+  'id' | 'case_number' | 'member_id' | 'agent_id' | 'category' | 'status' | 'environment' | 'message_count' | 'last_message_at' | 'resolved_at' | 'created_at'>;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = any;
+const MESSAGE_COLUMNS = `id, conversation_id, sequence, author_type, agent_id, category, body, created_at`;
+type MessageColumns = Pick<SupportMessageRow, 'id' | 'conversation_id' | 'sequence' | 'author_type' | 'agent_id' | 'category' | 'body' | 'created_at'>;
 
-function toConversation(row: Row): SupportConversation {
+function toConversation(row: ConversationColumns): SupportConversation {
   return {
     id: row.id,
     support_case_id: supportCaseId(row.case_number),
@@ -84,9 +87,9 @@ function toConversation(row: Row): SupportConversation {
     status: row.status,
     agent_id: row.agent_id,
     message_count: row.message_count,
-    last_message_at: (row.last_message_at as Date).toISOString(),
-    resolved_at: row.resolved_at ? (row.resolved_at as Date).toISOString() : null,
-    created_at: (row.created_at as Date).toISOString(),
+    last_message_at: row.last_message_at.toISOString(),
+    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+    created_at: row.created_at.toISOString(),
   };
 }
 
@@ -95,8 +98,8 @@ function environmentOf(auth: AuthContext): 'live' | 'test' {
 }
 
 /** The caller's conversation, locked when `forUpdate`; another member's or agent's is 404. */
-async function findConversation(db: Queryable, auth: AuthContext, id: string, forUpdate = false): Promise<Row> {
-  const [row] = await db.query(
+async function findConversation(db: Queryable, auth: AuthContext, id: string, forUpdate = false): Promise<ConversationColumns> {
+  const [row]: ConversationColumns[] = await db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c
       WHERE c.id = $1 AND c.member_id = $2 AND c.environment = $3 ${forUpdate ? 'FOR UPDATE' : ''}`,
     [id, auth.memberId, environmentOf(auth)],
@@ -116,13 +119,13 @@ function activeLimitError(active: number): ApiError {
 /** Locks the member row and refuses a new (or reopened) ticket over the limits. */
 async function assertTicketAllowed(tx: Queryable, memberId: string, opts: { newTicket: boolean }): Promise<void> {
   await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
-  const [{ active }] = await tx.query(
+  const [{ active }]: { active: number }[] = await tx.query(
     `SELECT count(*)::int AS active FROM support_conversations WHERE member_id = $1 AND status <> 'resolved'`, [memberId]);
   if (!opts.newTicket) {
     if (active >= MAX_ACTIVE_TICKETS) throw activeLimitError(active);
     return;
   }
-  const recent: Array<{ created_at: Date }> = await tx.query(
+  const recent: Pick<SupportConversationRow, 'created_at'>[] = await tx.query(
     `SELECT created_at FROM support_conversations WHERE member_id = $1 AND created_at > now() - interval '24 hours'`, [memberId]);
   const refusal = ticketLimitRefusal(active, recent.map((r) => r.created_at), new Date());
   if (!refusal) return;
@@ -156,7 +159,7 @@ async function decodeAttachments(inputs: SupportAttachmentInput[]): Promise<Arra
 async function loadAttachments(deps: Deps, messageIds: string[], signed: boolean): Promise<Map<string, SupportAttachment[]>> {
   const out = new Map<string, SupportAttachment[]>();
   if (!messageIds.length) return out;
-  const rows: Row[] = await deps.db.query(
+  const rows: Pick<SupportAttachmentRow, 'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes' | 'sha256' | 'storage_key'>[] = await deps.db.query(
     `SELECT id, message_id, filename, content_type, size_bytes, sha256, storage_key FROM support_attachments
       WHERE message_id = ANY($1) ORDER BY created_at, id`, [messageIds]);
   for (const r of rows) {
@@ -167,7 +170,7 @@ async function loadAttachments(deps: Deps, messageIds: string[], signed: boolean
   return out;
 }
 
-function toMessage(row: Row, caseNumber: number, status: SupportStatus, attachments: SupportAttachment[]): SupportMessage {
+function toMessage(row: MessageColumns, caseNumber: SupportConversationRow['case_number'], status: SupportStatus, attachments: SupportAttachment[]): SupportMessage {
   return {
     id: row.id,
     conversation_id: row.conversation_id,
@@ -179,19 +182,19 @@ function toMessage(row: Row, caseNumber: number, status: SupportStatus, attachme
     agent_id: row.agent_id,
     body: row.body,
     attachments,
-    created_at: (row.created_at as Date).toISOString(),
+    created_at: row.created_at.toISOString(),
   };
 }
 
 async function insertMessage(
-  deps: Deps, tx: Queryable, conversation: Row, author: { type: 'member' | 'agent' | 'support'; agentId: string | null },
+  deps: Deps, tx: Queryable, conversation: ConversationColumns, author: { type: 'member' | 'agent' | 'support'; agentId: string | null },
   category: SupportCategory, body: string, attachments: Array<SupportAttachmentInput & { bytes: Buffer }>, status: SupportStatus,
 ): Promise<SupportMessage> {
   const id = randomUUID();
   const sequence = conversation.message_count + 1;
-  const [row] = await tx.query(
+  const [row]: MessageColumns[] = await tx.query(
     `INSERT INTO support_messages (id, conversation_id, sequence, author_type, agent_id, category, body)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, conversation_id, sequence, author_type, agent_id, category, body, created_at`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
     [id, conversation.id, sequence, author.type, author.agentId, category, body],
   );
   const stored: SupportAttachment[] = [];
@@ -234,7 +237,7 @@ async function postSupportMessage(deps: Deps, auth: AuthContext, input: SupportM
   const attachments = await decodeAttachments(input.attachments ?? []);
   const author = { type: isAgentKey(auth) ? 'agent' as const : 'member' as const, agentId: auth.agentId };
   return deps.db.transaction(async (tx) => {
-    let conversation: Row;
+    let conversation: ConversationColumns;
     if (input.conversation_id) {
       const found = await findConversation(tx, auth, input.conversation_id, true);
       if (found.status === 'resolved') await assertTicketAllowed(tx, auth.memberId!, { newTicket: false });
@@ -259,8 +262,8 @@ export async function listSupportConversations(
   let where = 'c.member_id = $1 AND c.environment = $2';
   if (agentId) { args.push(agentId); where += ` AND c.agent_id = $${args.length}`; }
   if (filter.status) { args.push(filter.status); where += ` AND c.status = $${args.length}`; }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM support_conversations c WHERE ${where}`, args);
-  const rows = await deps.db.query(
+  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM support_conversations c WHERE ${where}`, args);
+  const rows: ConversationColumns[] = await deps.db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c WHERE ${where}
       ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
   return { conversations: rows.map(toConversation), total };
@@ -271,8 +274,8 @@ export async function getSupportMessages(
   deps: Deps, auth: AuthContext, conversationId: string, page: { limit: number; offset: number },
 ): Promise<{ conversation: SupportConversation; messages: SupportMessage[]; total: number }> {
   const conversation = await findConversation(deps.db, auth, conversationId);
-  const rows: Row[] = await deps.db.query(
-    `SELECT id, conversation_id, sequence, author_type, agent_id, category, body, created_at FROM support_messages
+  const rows: MessageColumns[] = await deps.db.query(
+    `SELECT ${MESSAGE_COLUMNS} FROM support_messages
       WHERE conversation_id = $1 ORDER BY sequence LIMIT ${page.limit} OFFSET ${page.offset}`, [conversationId]);
   const attachments = await loadAttachments(deps, rows.map((r) => r.id), true);
   return {
@@ -298,7 +301,7 @@ export async function answerSupportConversation(
 ): Promise<SupportMessage> {
   const byNumber = /^SUP-(\d+)$/i.exec(caseRef);
   return deps.db.transaction(async (tx) => {
-    const [conversation] = await tx.query(
+    const [conversation]: ConversationColumns[] = await tx.query(
       `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c WHERE ${byNumber ? 'c.case_number = $1' : 'c.id::text = $1'} FOR UPDATE`,
       [byNumber ? Number(byNumber[1]) : caseRef]);
     if (!conversation) throw errors.notFound('Support conversation');
