@@ -9,8 +9,8 @@ import type { Deps } from '../../services/shared/deps';
 import type { McpToolName } from './tools';
 import { PG_INT_MAX } from '../schemas/common';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ToolInputSchema = z.ZodObject<any, any>;
+/** Any zod object schema: whatever its fields, and strict or not. */
+export type ToolInputSchema = z.ZodObject<Record<string, z.ZodType>, z.core.$ZodObjectConfig>;
 
 export interface ToolDeclaration<I extends ToolInputSchema = ToolInputSchema> {
   name: McpToolName;
