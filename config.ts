@@ -65,6 +65,18 @@ export interface Config {
   mailRunWindowSeconds: number;
   /** PREVIEW_CACHE_DIR: where rendered page images of outbound documents are cached (default: under the system temp directory). */
   previewCacheDir: string;
+  /**
+   * TRUST_PROXY=true: the API runs behind a proxy whose X-Forwarded-For and X-Forwarded-Proto
+   * it believes (the per-IP signup limit, Secure console cookies behind TLS termination).
+   */
+  trustProxy: boolean;
+  /** The console caches its compiled templates when NODE_ENV=production; elsewhere an edited template shows on the next request. */
+  cacheConsoleTemplates: boolean;
+  /**
+   * The closed-workflow reconciler: runs every CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS (60) and
+   * looks back CLOSED_WORKFLOW_LOOKBACK_HOURS (168) for runs closed while their record is open.
+   */
+  closedWorkflowReconciler: { everySeconds: number; lookbackHours: number };
   worker: WorkerTuning;
 }
 
@@ -100,6 +112,13 @@ function wholeNumber<T extends number | undefined>(env: NodeJS.ProcessEnv, name:
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(value)})`);
   return n;
+}
+
+/** A whole number >= 1 from the environment; unset or anything else means `fallback` (these settings never refused to start). */
+function positiveIntOr(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -204,6 +223,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     mailRunWindowSeconds: wholeNumber(env, 'MAIL_RUN_WINDOW_SECONDS', MAIL_RUN_WINDOW_SECONDS),
     previewCacheDir: env.PREVIEW_CACHE_DIR ?? path.join(tmpdir(), 'postal-mail-previews'),
+    trustProxy: env.TRUST_PROXY === 'true',
+    cacheConsoleTemplates: env.NODE_ENV === 'production',
+    closedWorkflowReconciler: {
+      everySeconds: positiveIntOr(env, 'CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS', 60),
+      lookbackHours: positiveIntOr(env, 'CLOSED_WORKFLOW_LOOKBACK_HOURS', 168),
+    },
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

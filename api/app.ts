@@ -22,7 +22,7 @@ import { httpMetrics, metricsEndpoint } from './metrics';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle = new Lifecycle()): Koa {
   const app = new Koa();
-  app.proxy = process.env.TRUST_PROXY === 'true';
+  app.proxy = deps.config.trustProxy;
 
   const site = new Router();
   // Built on first request (config.siteUrl may be set after start-up), then served as is.

@@ -19,7 +19,10 @@ export const SESSION_COOKIE = 'pm_console';
 const PRE_SESSION_COOKIE = 'pm_console_csrf';
 const FORM_LIMIT_BYTES = 256 * 1024;
 
-const eta = new Eta({ views: path.join(__dirname, 'views'), cache: process.env.NODE_ENV === 'production', autoEscape: true });
+/** Two engines, one caching compiled templates (config.cacheConsoleTemplates) and one re-reading them; each compiles only when used. */
+const VIEWS = path.join(__dirname, 'views');
+const cachingEta = new Eta({ views: VIEWS, cache: true, autoEscape: true });
+const rereadingEta = new Eta({ views: VIEWS, cache: false, autoEscape: true });
 
 /** Cookies are Secure when the site is served over https (directly or behind a proxy that says so). */
 export function cookieOptions(ctx: Context, expires?: Date) {
@@ -50,10 +53,11 @@ const helpers = {
   },
 };
 
-export function renderView(ctx: Context, view: string, data: Record<string, unknown>, status = 200): void {
+export function renderView(deps: Deps, ctx: Context, view: string, data: Record<string, unknown>, status = 200): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
+  const eta = deps.config.cacheConsoleTemplates ? cachingEta : rereadingEta;
   ctx.body = eta.render(view, { ...data, h: helpers, path: ctx.path });
 }
 
@@ -117,7 +121,7 @@ export function pageFor(deps: Deps, ctx: Context, session: ConsoleSession, form:
       return (await rest<T>(deps, session.auth, ctx, operation, call)).body;
     },
     render(view, data = {}, status = 200) {
-      renderView(ctx, view, { ...data, session, csrf: csrfFor(session.csrfSecret) }, status);
+      renderView(deps, ctx, view, { ...data, session, csrf: csrfFor(session.csrfSecret) }, status);
     },
   };
 }

@@ -45,15 +45,15 @@ function consolePolicy(deps: Deps): string {
 
 function renderFailure(deps: Deps, ctx: Context, err: unknown, signedIn: boolean, extra: Record<string, unknown> = {}): void {
   if (err instanceof FormRefused) {
-    renderView(ctx, 'error', { error: { status: 403, title: 'Form refused', message: err.message, fields: [], action: null, code: 'csrf' }, signedIn, ...extra }, 403);
+    renderView(deps, ctx, 'error', { error: { status: 403, title: 'Form refused', message: err.message, fields: [], action: null, code: 'csrf' }, signedIn, ...extra }, 403);
     return;
   }
   if (err instanceof ApiError) {
-    renderView(ctx, 'error', { error: describeError(err), signedIn, ...extra }, err.status);
+    renderView(deps, ctx, 'error', { error: describeError(err), signedIn, ...extra }, err.status);
     return;
   }
   deps.log.error({ err, path: ctx.path }, 'console page failed');
-  renderView(ctx, 'error', {
+  renderView(deps, ctx, 'error', {
     error: { status: 500, title: 'Something went wrong', message: `The page could not be built. Reference: ${ctx.state.requestId}.`, fields: [], action: 'Try again in a moment.', code: null },
     signedIn, ...extra,
   }, 500);
@@ -108,7 +108,7 @@ export function consoleRoutes(deps: Deps): Router {
         if (method === 'get') {
           ctx.redirect(`${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(safeNext(ctx.url))}`);
         } else {
-          renderView(ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: CONSOLE_PATH, error: 'Your session has ended. Sign in again, then repeat what you were doing.' }, 401);
+          renderView(deps, ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: CONSOLE_PATH, error: 'Your session has ended. Sign in again, then repeat what you were doing.' }, 401);
         }
         return;
       }
@@ -132,7 +132,7 @@ export function consoleRoutes(deps: Deps): Router {
   // Any other console path: a page in words, not the API's JSON.
   router.all(`${CONSOLE_PATH}/{*rest}`, async (ctx) => {
     const session = await loadSession(deps, ctx);
-    renderView(ctx, 'error', {
+    renderView(deps, ctx, 'error', {
       error: { status: 404, title: 'Not found', message: 'There is no such page.', fields: [], action: null, code: null },
       signedIn: Boolean(session), ...(session ? { session, csrf: csrfFor(session.csrfSecret) } : {}),
     }, 404);

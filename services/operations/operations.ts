@@ -13,7 +13,7 @@ import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysica
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
-  abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, closedWorkflowSettings, mailStatusSince, objectOfWorkflowId, openRecord,
+  abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, mailStatusSince, objectOfWorkflowId, openRecord,
   reconcileClosedWorkflows, reconcileUnstartedMail,
 } from './workflow-reconciler';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
@@ -200,7 +200,7 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
 
   const closed: StuckReport['closed_workflows'] = [];
   const seen = new Set<string>();
-  const query = abandonedWorkflowsQuery(taskQueue, new Date(Date.now() - closedWorkflowSettings().lookbackHours * 3600_000))
+  const query = abandonedWorkflowsQuery(taskQueue, new Date(Date.now() - deps.config.closedWorkflowReconciler.lookbackHours * 3600_000))
     + (opts.memberId ? ` AND MemberId = "${opts.memberId}"` : '');
   for await (const listed of deps.temporal.workflow.list({ query })) {
     if (seen.has(listed.workflowId) || closed.length >= opts.limit) continue;

@@ -19,7 +19,6 @@ import { loadMailRunById } from '../mail-runs/record';
 import { mailRunStartOptions } from '../mail-runs/workflow';
 import { scheduledSendInput } from '../outbound-mail/scheduled-send';
 import { findOperation, handlingSettings, handlingWorkflowInput } from '../physical-inbound/handling';
-import { positiveInt } from '../outbound-mail/workflow';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
 import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../../workflows/mail-runs/contracts';
@@ -52,17 +51,6 @@ export function workflowIdOf(objectType: IncidentObjectType, objectId: string): 
 export function objectOfWorkflowId(workflowId: string): { objectType: IncidentObjectType; objectId: string } | null {
   const w = BUSINESS_WORKFLOWS.find((b) => workflowId.startsWith(b.prefix));
   return w ? { objectType: w.objectType, objectId: workflowId.slice(w.prefix.length) } : null;
-}
-
-/**
- * Reconciler timings from the environment: CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS (60)
- * and CLOSED_WORKFLOW_LOOKBACK_HOURS (how far back closed runs are looked at; 168).
- */
-export function closedWorkflowSettings(env: NodeJS.ProcessEnv = process.env) {
-  return {
-    everySeconds: positiveInt(env.CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS, 60),
-    lookbackHours: positiveInt(env.CLOSED_WORKFLOW_LOOKBACK_HOURS, 168),
-  };
 }
 
 /** The visibility query of this deployment's business workflows closed without finishing their record. */
@@ -147,7 +135,7 @@ export interface ReconciledWorkflow {
 
 /** Finds business workflows closed while their record is open; restarts or reports each (once per closed run). */
 export async function reconcileClosedWorkflows(deps: Deps, opts: { lookbackHours?: number } = {}): Promise<ReconciledWorkflow[]> {
-  const lookbackHours = opts.lookbackHours ?? closedWorkflowSettings().lookbackHours;
+  const lookbackHours = opts.lookbackHours ?? deps.config.closedWorkflowReconciler.lookbackHours;
   const query = abandonedWorkflowsQuery(deps.config.taskQueue, new Date(Date.now() - lookbackHours * 3600_000));
   const seen = new Set<string>();
   const out: ReconciledWorkflow[] = [];
@@ -219,7 +207,7 @@ export function closedWorkflowReconcilerScheduleId(taskQueue: string): string {
 
 /** Creates (or updates) the schedule of the closed-workflow reconciler. The worker calls it at start. */
 export async function ensureClosedWorkflowReconcilerSchedule(deps: Deps): Promise<string> {
-  const settings = closedWorkflowSettings();
+  const settings = deps.config.closedWorkflowReconciler;
   return ensureIntervalSchedule(deps, {
     scheduleId: closedWorkflowReconcilerScheduleId(deps.config.taskQueue),
     workflowType: RECONCILE_CLOSED_WORKFLOWS_WORKFLOW,

@@ -53,3 +53,19 @@ describe('metrics settings', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 });
+
+describe('reconciler, proxy and console settings', () => {
+  it('runs the closed-workflow reconciler every minute over a week unless set; values that are not whole numbers >= 1 keep the defaults', () => {
+    expect(loadConfig({}).closedWorkflowReconciler).toEqual({ everySeconds: 60, lookbackHours: 168 });
+    expect(loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '15', CLOSED_WORKFLOW_LOOKBACK_HOURS: '24' }).closedWorkflowReconciler)
+      .toEqual({ everySeconds: 15, lookbackHours: 24 });
+    expect(loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '0', CLOSED_WORKFLOW_LOOKBACK_HOURS: '1.5' }).closedWorkflowReconciler)
+      .toEqual({ everySeconds: 60, lookbackHours: 168 });
+  });
+
+  it('trusts a proxy only on TRUST_PROXY=true and caches console templates only in production', () => {
+    expect([loadConfig({}).trustProxy, loadConfig({ TRUST_PROXY: '1' }).trustProxy, loadConfig({ TRUST_PROXY: 'true' }).trustProxy]).toEqual([false, false, true]);
+    const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
+    expect([loadConfig({ NODE_ENV: 'test' }).cacheConsoleTemplates, loadConfig(production).cacheConsoleTemplates]).toEqual([false, true]);
+  });
+});

@@ -18,7 +18,7 @@ interface Hooks {
 
 export function signInRoutes(deps: Deps, router: Router, hooks: Hooks): void {
   const signInPage = (ctx: Context, data: Record<string, unknown>, status = 200) =>
-    renderView(ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: safeNext(ctx.query.next), ...data }, status);
+    renderView(deps, ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: safeNext(ctx.query.next), ...data }, status);
 
   router.get('/console/sign-in', async (ctx) => {
     const session = await loadSession(deps, ctx);
@@ -63,7 +63,7 @@ export function signInRoutes(deps: Deps, router: Router, hooks: Hooks): void {
 
   router.get('/console/sign-in/link', async (ctx) => {
     const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
-    renderView(ctx, 'sign-in-link', { csrf: csrfFor(preSessionSecret(ctx)), token });
+    renderView(deps, ctx, 'sign-in-link', { csrf: csrfFor(preSessionSecret(ctx)), token });
   });
 
   router.post('/console/sign-in/link', async (ctx) => {
@@ -76,7 +76,7 @@ export function signInRoutes(deps: Deps, router: Router, hooks: Hooks): void {
       ctx.redirect('/console');
     } catch (err) {
       if (err instanceof ApiError) {
-        renderView(ctx, 'sign-in-link', { csrf: csrfFor(preSessionSecret(ctx)), token: '', error: err.message }, err.status);
+        renderView(deps, ctx, 'sign-in-link', { csrf: csrfFor(preSessionSecret(ctx)), token: '', error: err.message }, err.status);
         return;
       }
       hooks.renderFailure(ctx, err);
