@@ -4,7 +4,10 @@ import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectComm
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../../config';
 
-// Node 20 is this project's runtime; the SDK's upgrade notice is noise in every log.
+// Not a setting: the AWS SDK reads only this variable to silence its notice that later
+// releases will need Node 22. Node 20 is this project's runtime, so the notice would be
+// noise in every log; it is set before any client is built.
+// eslint-disable-next-line no-restricted-syntax -- sets a variable for the SDK, reads no setting
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { errors } from '../../domain/shared/errors';
 

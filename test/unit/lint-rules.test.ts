@@ -1,16 +1,19 @@
-// The lint's workflow guard (eslint.config.mjs) refuses what would break the workflow
-// sandbox, and lets through what workflow code legitimately imports.
+// The lint's guards (eslint.config.mjs): the workflow guard refuses what would break the
+// workflow sandbox and lets through what workflow code legitimately imports; the settings
+// guard refuses process.env outside config.ts and the runners.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-/** The import-rule messages ESLint gives `code` as if it were `file` (an existing file, so the type-aware parser finds it in the project). ESLint runs as its CLI: its config is an ES module, which Jest's module sandbox cannot load. */
-async function importErrors(file: string, code: string): Promise<string[]> {
+/** The messages of `ruleId` that ESLint gives `code` as if it were `file` (an existing file, so the type-aware parser finds it in the project). ESLint runs as its CLI: its config is an ES module, which Jest's module sandbox cannot load. */
+async function ruleErrors(ruleId: string, file: string, code: string): Promise<string[]> {
   const run = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'eslint'), ['--stdin', '--stdin-filename', path.join(ROOT, file), '-f', 'json'], { cwd: ROOT, input: code, encoding: 'utf8' });
   const [result] = JSON.parse(run.stdout) as { messages: { ruleId: string | null; message: string }[] }[];
-  return result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  return result.messages.filter((m) => m.ruleId === ruleId).map((m) => m.message);
 }
+
+const importErrors = (file: string, code: string) => ruleErrors('@typescript-eslint/no-restricted-imports', file, code);
 
 describe('workflow import guard', () => {
   jest.setTimeout(60_000);
@@ -49,5 +52,26 @@ describe('workflow import guard', () => {
   it('keeps workflow-safe domain modules from importing anything else', async () => {
     const errors = await importErrors('domain/workflow-safe/mail-rules.ts', "import { randomUUID } from 'node:crypto';\nexport const probe = randomUUID;\n");
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('settings guard', () => {
+  jest.setTimeout(60_000);
+
+  /** Every way of reaching the environment the guard knows. */
+  const READS_ENV = [
+    "import { env as nodeEnv } from 'node:process';",
+    'const { env } = process;',
+    "export const probe = [process.env.PREVIEW_CACHE_DIR, process['env'].TRUST_PROXY, env, nodeEnv];",
+  ].join('\n');
+
+  it('refuses process.env in a service file, however it is reached', async () => {
+    const errors = await ruleErrors('no-restricted-syntax', 'services/accounts/keys.ts', READS_ENV);
+    expect(errors).toHaveLength(4);
+    expect(errors[0]).toMatch(/config\.ts/);
+  });
+
+  it('lets config.ts read the environment', async () => {
+    expect(await ruleErrors('no-restricted-syntax', 'config.ts', READS_ENV)).toEqual([]);
   });
 });
