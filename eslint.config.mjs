@@ -9,10 +9,6 @@ const PROCESS_ENV_MESSAGE = 'Read settings in config.ts (loadConfig) and take th
  * into config.ts on their own branches. Empty this list as those branches merge.
  */
 const PROCESS_ENV_PENDING = [
-  'services/outbound-mail/workflow.ts',
-  'services/outbound-mail/document-previews.ts',
-  'services/mail-runs/mail-runs.ts',
-  'services/batches/batches.ts',
   'services/physical-inbound/handling.ts',
   'services/inbound-email/ocr.ts',
 ];
