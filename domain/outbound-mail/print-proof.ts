@@ -320,9 +320,12 @@ async function addPdfPages(doc: PDFDocument, bytes: Uint8Array, layout: ProofLay
     }
     const target = h >= w ? [layout.page.width, layout.page.height] : [layout.page.height, layout.page.width];
     const scale = Math.min(target[0] / w, target[1] / h);
-    const embedded = await doc.embedPage(page, { left: box.x, bottom: box.y, right: box.x + box.width, top: box.y + box.height });
     const sheet = doc.addPage(target as [number, number]);
-    drawRotated(sheet, embedded, quarter, scale, (target[0] - w * scale) / 2, (target[1] - h * scale) / 2);
+    // A page without content (a blank page) cannot be embedded, and prints blank anyway.
+    if (page.node.Contents()) {
+      const embedded = await doc.embedPage(page, { left: box.x, bottom: box.y, right: box.x + box.width, top: box.y + box.height });
+      drawRotated(sheet, embedded, quarter, scale, (target[0] - w * scale) / 2, (target[1] - h * scale) / 2);
+    }
     pages.push(sheet);
     warnings.push(`page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`);
   }

@@ -197,6 +197,18 @@ describe('renderPrintProof: pages and sheets', () => {
     expect(turned.xMin).toBeGreaterThan(306);
   });
 
+  it('prints a blank non-Letter page (one without content) as a blank Letter page', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([595.28, 841.89]);
+    doc.addPage([595.28, 841.89]).drawText('After the blank page', { x: 72, y: 700, size: 14 });
+    const proof = await renderPrintProof(input({ document: { bytes: await doc.save(), kind: 'pdf', pageCount: 2 } }));
+    const rendered = await PDFDocument.load(proof.pdf);
+    expect(rendered.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([[612, 792], [612, 792], [612, 792]]);
+    const pages = await textLines(proof.pdf);
+    expect(pages[1].lines).toEqual([]);
+    expect(pages[2].lines.map((l) => l.text)).toEqual(['After the blank page']);
+  });
+
   it('says when the piece is more sheets than a #10 envelope holds', async () => {
     const proof = await renderPrintProof(input({ document: { bytes: await pdfOf([1, 2, 3, 4, 5, 6].map((n) => ({ text: `p${n}` }))), kind: 'pdf', pageCount: 6 } }));
     expect(proof.sheets).toBe(7);
