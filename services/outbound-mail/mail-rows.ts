@@ -6,6 +6,7 @@ import type { AuthContext } from '../accounts/auth';
 import type { CostBreakdown } from '../../domain/outbound-mail/pricing';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import type { MailRow } from './record';
+import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import type { MemberSettings, QuotedSubmission, SubmitMailFields } from './quote';
 
 /** The columns a submission writes, in the INSERT's order; the others keep their defaults. */
@@ -16,11 +17,11 @@ const INSERTED_COLUMNS = [
   'color', 'duplex', 'page_count', 'page_count_source', 'document_key', 'document_filename', 'document_type', 'document_content_type',
   'document_sha256', 'document_size_bytes', 'simulated_document', 'price_cents', 'cost_cents', 'cost_breakdown', 'origin_zip', 'facility_id',
   'approval_source', 'max_cost_cents', 'safeguards', 'allow_duplicate', 'package_id', 'inbound_capture_id', 'postal_mail_thread_id',
-  'mail_run_id', 'agent_notes', 'metadata', 'submitted_at',
+  'mail_run_id', 'agent_notes', 'metadata', 'submitted_at', 'send_after', 'address_check',
 ] as const satisfies readonly (keyof MailRow)[];
 
 /** Stored as JSON text. */
-const JSON_COLUMNS: ReadonlySet<string> = new Set(['cost_breakdown', 'safeguards', 'metadata']);
+const JSON_COLUMNS: ReadonlySet<string> = new Set(['cost_breakdown', 'safeguards', 'metadata', 'address_check']);
 
 /** A new piece's row as the submission writes it. */
 export type NewMailRow = Omit<Pick<MailRow, (typeof INSERTED_COLUMNS)[number]>, 'cost_breakdown'> & { cost_breakdown: CostBreakdown };
@@ -32,6 +33,8 @@ export interface NewPiece {
   facilityId: string | null;
   fingerprint: string;
   idempotencyKey: string | null;
+  /** The offline recipient address check (extension; address-review.ts). */
+  addressCheck: AddressCheck;
 }
 
 /** The return address: the request's whole block when it sent one, else the member's default. */
@@ -84,6 +87,7 @@ export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPie
     allow_duplicate: f.allow_duplicate, package_id: f.package_id ?? null, inbound_capture_id: f.inbound_capture_id ?? null,
     postal_mail_thread_id: f.postal_mail_thread_id ?? null, mail_run_id: f.mail_run_id ?? null, agent_notes: f.agent_notes ?? null,
     metadata: f.metadata ?? null, submitted_at: piece.status === 'submitted' ? new Date() : null,
+    send_after: f.send_after !== undefined ? new Date(f.send_after) : null, address_check: piece.addressCheck,
   };
 }
 

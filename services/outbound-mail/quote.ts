@@ -17,6 +17,8 @@ import { checkDuplicate, DuplicateProbe, piecesLast24h, safeguardRefusal, spentL
 import type { MailRow } from './record';
 import { simulatedLetterPdf } from './sandbox';
 import { sendAfterEcho } from './scheduled-send';
+import { addressDryRunWarnings } from './address-review';
+import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
 export interface SubmitMailFields {
@@ -50,6 +52,8 @@ export interface SubmitMailFields {
   allow_duplicate: boolean;
   /** Scheduled send (extension; scheduled-send.ts). */
   send_after?: string;
+  /** Extension: refuse (400) a recipient address the offline check finds doubtful. */
+  strict_address?: boolean;
 }
 
 export interface SubmitMailRequest {
@@ -150,9 +154,11 @@ export interface DryRunQuote {
   /** Scheduled send (extension): the requested time, or null. */
   send_after: string | null;
   warnings: Record<string, unknown>[];
+  /** Extension: the offline recipient address check. */
+  address_check: AddressCheck;
 }
 
-export async function dryRunQuote(deps: Deps, q: QuotedSubmission): Promise<DryRunQuote> {
+export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck: AddressCheck): Promise<DryRunQuote> {
   const { testMode, priceCents: price, balanceCents: balance } = q;
   const warnings: Record<string, unknown>[] = [];
   const piecesWarning = dailyPiecesWarning(q.piecesToday);
@@ -165,6 +171,8 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission): Promise<DryR
   if (!testMode && balance < price) {
     warnings.push({ code: 'insufficient_credits', message: `The balance (${formatCents(balance)}) does not cover this piece; a real submission would be refused (402).`, credit_balance_cents: balance, credit_shortfall_cents: price - balance });
   }
+  // Extension: the address check's warnings.
+  warnings.push(...addressDryRunWarnings(addressCheck));
   return {
     dry_run: true,
     cost_cents: testMode ? 0 : price,
@@ -177,5 +185,6 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission): Promise<DryR
     mail_class: q.fields.mail_class,
     send_after: sendAfterEcho(q.fields.send_after),
     warnings,
+    address_check: addressCheck,
   };
 }

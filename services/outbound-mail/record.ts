@@ -11,6 +11,8 @@ import { mailboxIdFor } from '../../domain/accounts/agents';
 import { contentDisposition } from '../../domain/shared/downloads';
 import type { MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 import { scheduledNextStep } from './scheduled-send';
+import type { AddressCheck } from '../../domain/outbound-mail/address-check';
+import { storedAddressCheck } from './address-review';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -92,6 +94,8 @@ export interface MailRow {
   send_after: Date | null;
   /** When the piece's workflow let the facility see a scheduled piece. */
   released_to_facility_at: Date | null;
+  /** The offline recipient address check at submission (null for pieces from before it). */
+  address_check: AddressCheck | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -285,6 +289,7 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
     created_at: row.created_at.toISOString(),
     document_preview_url: documentPreviewUrl(deps, row.id),
     pdf_url: isPdf(row) ? await signedDocumentUrl(deps, row) : null,
+    address_check: storedAddressCheck(row),
     fulfillment_photos: await signedPhotos(deps, photos),
     human_review: humanReview(deps, row),
     package_id: row.package_id,

@@ -26,14 +26,6 @@ export function sendAfterEcho(sendAfter: string | undefined): string | null {
   return sendAfter === undefined ? null : new Date(sendAfter).toISOString();
 }
 
-/** Stores send_after on the piece just inserted (same transaction) and answers the row as it now is. */
-export async function recordMailSendAfter(tx: Queryable, row: MailRow, sendAfter: string | undefined): Promise<MailRow> {
-  if (sendAfter === undefined) return row;
-  const result = await tx.query(`UPDATE outbound_mail SET send_after = $2 WHERE id = $1 RETURNING *`, [row.id, new Date(sendAfter)]);
-  // TypeORM answers UPDATE ... RETURNING with [rows, count] (record.ts imports this module, so not its updateReturning).
-  return (Array.isArray(result[0]) ? result[0][0] : result[0]) as MailRow;
-}
-
 /**
  * The piece workflow's scheduled-send input: the time while the workflow has not yet
  * released the piece, nothing otherwise (rows read without the columns count as none).

@@ -25,7 +25,9 @@ import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spen
 import { MailRecord, MailRow, toMailRecord } from './record';
 import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
 import { insertMailRow, newMailRow } from './mail-rows';
-import { checkSendAfter, recordMailSendAfter } from './scheduled-send';
+import { checkSendAfter } from './scheduled-send';
+import { reviewRecipientAddress } from './address-review';
+import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { startMailWorkflow } from './workflow';
 
 export type { SubmitMailFields, SubmitMailRequest } from './quote';
@@ -78,6 +80,8 @@ export async function submitMail(
     if (earlier) return earlier;
   }
   checkSendAfter(f.send_after);
+  // Extension: the offline address check (advice; a 400 only with strict_address=true).
+  const addressCheck = reviewRecipientAddress(f);
   // Linked objects must be the caller's (and in its environment) before anything is priced or stored.
   await assertLinkedObjects(deps.db, auth, {
     package_id: ['package', f.package_id],
@@ -87,14 +91,14 @@ export async function submitMail(
   const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
   const agentId = await sendingAgent(deps, auth, req.agentId);
   const quote = await quoteSubmission(deps, auth, req, agentId);
-  if (f.dry_run) return { kind: 'dry_run', quote: await dryRunQuote(deps, quote) };
+  if (f.dry_run) return { kind: 'dry_run', quote: await dryRunQuote(deps, quote, addressCheck) };
 
   const plan = await refuseBeforeUpload(deps, quote, run);
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
   await deps.storage.put(documentKey, quote.document.data, quote.document.contentType);
   let row: MailRow;
   try {
-    row = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null });
+    row = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
     // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
@@ -183,7 +187,7 @@ async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise
 /** One transaction: the safeguards again under their locks, the piece's row, and its debit. */
 async function storePiece(
   deps: Deps, auth: AuthContext, q: QuotedSubmission,
-  piece: PiecePlan & { run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null },
+  piece: PiecePlan & { run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null; addressCheck: AddressCheck },
 ): Promise<MailRow> {
   const { fields: f, probe } = q;
   return deps.db.transaction(async (tx) => {
@@ -207,7 +211,7 @@ async function storePiece(
     }
     // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
     const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
-    const row = await recordMailSendAfter(tx, await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId })), f.send_after);
+    const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
     if (piece.charge) {
       await debit(deps, tx, {
         memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,

@@ -84,6 +84,8 @@ const pieceFields = {
   metadata,
   allow_duplicate: flag,
   send_after: sendAfter,
+  strict_address: formBoolean.optional()
+    .describe('extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only'),
 };
 
 interface CrossFieldInput {
@@ -174,6 +176,22 @@ export const CostBreakdownSchema = z.looseObject({
   service_adjustment_cents: z.number().int(),
 });
 
+/** The offline recipient address check (services/outbound-mail/address-review.ts); an extension beyond the spec. */
+export const AddressCheckSchema = z.object({
+  deliverability: z.enum(['likely', 'doubtful', 'unknown'])
+    .describe('likely: ZIP, city and state agree in the offline ZIP directory (not a confirmation of delivery); doubtful: something looks wrong (see warnings); unknown: not checked (a non-US country) or a field is missing'),
+  normalized: z.object({ line1: z.string(), line2: z.string().nullable(), city: z.string(), state: z.string(), zip: z.string() })
+    .describe('the address written the USPS way (Publication 28); advice only: the piece is printed as sent'),
+  changes: z.array(z.object({
+    field: z.enum(['line1', 'line2', 'city', 'state', 'zip']), from: z.string(), to: z.string().describe("'' when dropped"), reason: z.string(),
+  })).describe('what normalisation changed, besides case and spacing'),
+  warnings: z.array(z.object({
+    code: z.string().describe('missing_field, state_unknown, zip_invalid, zip_unknown, zip_state_mismatch, zip_city_mismatch, military_city, military_zip_mismatch, military_city_state, country_state_mismatch or not_checked'),
+    field: z.enum(['line1', 'line2', 'city', 'state', 'zip', 'country']),
+    message: z.string(),
+  })),
+}).describe('extension: the offline check of the recipient address (no external service is called)');
+
 export const FulfillmentPhotoSchema = z.object({
   category: z.enum(PHOTO_CATEGORIES),
   url: z.string().describe('signed, 1-hour expiry'),
@@ -244,6 +262,7 @@ export const MailRecordSchema = z.object({
   created_at: z.string(),
   document_preview_url: z.string().nullable().describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
   pdf_url: z.string().nullable().describe('only for PDF documents; signed, 1-hour expiry'),
+  address_check: AddressCheckSchema.nullable().describe('extension: the recipient address check at submission; null for pieces from before it'),
   fulfillment_photos: z.array(FulfillmentPhotoSchema),
   human_review: HumanReviewSchema,
   package_id: z.string().nullable(),
@@ -270,7 +289,9 @@ export const DryRunSchema = z.object({
   page_count: z.number().int(),
   mail_class: z.string(),
   send_after: z.string().nullable().describe('Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)'),
-  warnings: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+  warnings: z.array(z.looseObject({ code: z.string(), message: z.string() }))
+    .describe('besides the spec\'s: recipient_address (one per address check warning, with check_code and field)'),
+  address_check: AddressCheckSchema,
   test_mode: z.boolean(),
 });
 

@@ -66,7 +66,9 @@ export const routes: RouteDef[] = [
       'status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). ' +
       'Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, ' +
       'unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true ' +
-      'to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent).',
+      'to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). ' +
+      'Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), ' +
+      'and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent.',
     tags: ['Outbound mail'],
     query: SubmitMailQuery,
     body: SubmitMailForm,
