@@ -1,6 +1,7 @@
 // All activities, built from per-area factories that close over the process's Deps.
 import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './outbound-mail/mail';
+import { createPrintProofActivities } from './outbound-mail/print-proof';
 import { createBatchActivities } from './batches/batch';
 import { createScheduledMailActivities } from './outbound-mail/scheduled-send';
 import { createScheduledBatchActivities } from './batches/scheduled-send';
@@ -14,6 +15,7 @@ import { createOperationsActivities } from './operations/operations';
 export function createActivities(deps: Deps) {
   return {
     ...createMailActivities(deps),
+    ...createPrintProofActivities(deps),
     ...createBatchActivities(deps),
     ...createScheduledMailActivities(deps),
     ...createScheduledBatchActivities(deps),

@@ -7,6 +7,7 @@ import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhooks/maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhooks/dispatch';
 import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow';
+import { ensureDryRunProofCleanupSchedule } from '../services/outbound-mail/print-proofs';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/handling';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/operations/workflow-reconciler';
 
@@ -17,6 +18,7 @@ async function main() {
   await ensureWebhookCleanupSchedule(deps);
   await ensureWebhookDispatchReconcilerSchedule(deps);
   await ensureMailReconcilerSchedule(deps);
+  await ensureDryRunProofCleanupSchedule(deps);
   await ensurePhysicalInboundReconcilerSchedule(deps);
   await ensureClosedWorkflowReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');

@@ -1,5 +1,6 @@
 // Every workflow the worker registers, one module per business object.
 export * from './outbound-mail/mail';
+export * from './outbound-mail/proof-cleanup';
 export * from './batches/batch';
 export * from './webhooks/delivery';
 export * from './webhooks/dispatch';

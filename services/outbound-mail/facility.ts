@@ -20,6 +20,7 @@ import { isWorkflowUnavailable, updateIdFor } from '../shared/workflow-gateway';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { PhotoRef } from '../../workflows/outbound-mail/contracts';
 import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
+import { pieceProofUrl } from './print-proofs';
 
 export interface UploadedPhoto {
   category: PhotoCategory;
@@ -131,6 +132,8 @@ export async function facilityDocument(deps: Deps, auth: AuthContext, id: string
     page_count: row.page_count,
     color: row.color,
     duplex: row.duplex,
+    // Extension: the same proof file the sender saw.
+    proof_url: await pieceProofUrl(deps, row),
   };
 }
 

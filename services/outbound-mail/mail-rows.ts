@@ -38,7 +38,7 @@ export interface NewPiece {
 }
 
 /** The return address: the request's whole block when it sent one, else the member's default. */
-function returnAddress(f: SubmitMailFields, m: MemberSettings) {
+export function returnAddress(f: SubmitMailFields, m: MemberSettings) {
   const sentBlock = f.return_line1 !== undefined;
   return {
     return_name: f.return_name ?? m.return_name,

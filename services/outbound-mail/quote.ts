@@ -18,6 +18,8 @@ import type { MailRow } from './record';
 import { simulatedLetterPdf } from './sandbox';
 import { sendAfterEcho } from './scheduled-send';
 import { addressDryRunWarnings } from './address-review';
+import { dryRunProof } from './print-proofs';
+import { returnAddress } from './mail-rows';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
@@ -156,6 +158,8 @@ export interface DryRunQuote {
   warnings: Record<string, unknown>[];
   /** Extension: the offline recipient address check. */
   address_check: AddressCheck;
+  /** Extension: the print proof (signed, 1 hour), or null when it could not be rendered. */
+  proof_url: string | null;
 }
 
 export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck: AddressCheck): Promise<DryRunQuote> {
@@ -171,8 +175,10 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck:
   if (!testMode && balance < price) {
     warnings.push({ code: 'insufficient_credits', message: `The balance (${formatCents(balance)}) does not cover this piece; a real submission would be refused (402).`, credit_balance_cents: balance, credit_shortfall_cents: price - balance });
   }
-  // Extension: the address check's warnings.
+  // Extensions: the address check's warnings and the print proof (rendered off the event loop).
   warnings.push(...addressDryRunWarnings(addressCheck));
+  const proof = await dryRunProof(deps, { ...q.fields, ...returnAddress(q.fields, q.member) }, q.document.data, q.document);
+  warnings.push(...proof.warnings);
   return {
     dry_run: true,
     cost_cents: testMode ? 0 : price,
@@ -186,5 +192,6 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck:
     send_after: sendAfterEcho(q.fields.send_after),
     warnings,
     address_check: addressCheck,
+    proof_url: proof.url,
   };
 }

@@ -13,6 +13,7 @@ import type { MailStatusName, PhotoCategory } from '../../domain/workflow-safe/m
 import { scheduledNextStep } from './scheduled-send';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { storedAddressCheck } from './address-review';
+import { pieceProofUrl } from './print-proofs';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -96,6 +97,8 @@ export interface MailRow {
   released_to_facility_at: Date | null;
   /** The offline recipient address check at submission (null for pieces from before it). */
   address_check: AddressCheck | null;
+  /** The print proof beside the document, once the worker has rendered it. */
+  proof_key: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -289,6 +292,7 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
     created_at: row.created_at.toISOString(),
     document_preview_url: documentPreviewUrl(deps, row.id),
     pdf_url: isPdf(row) ? await signedDocumentUrl(deps, row) : null,
+    proof_url: await pieceProofUrl(deps, row),
     address_check: storedAddressCheck(row),
     fulfillment_photos: await signedPhotos(deps, photos),
     human_review: humanReview(deps, row),

@@ -99,9 +99,11 @@ describe('Postgres connections dropped during submissions', () => {
       expect(mine.map((p) => p.id)).toEqual([a.final.body.id]);
     }
 
-    // Every document is stored, and nothing else is.
+    // Every document is stored, and nothing else is (besides print proofs of these pieces,
+    // which the worker stores beside their documents).
     const objects = await app.objectKeys();
-    expect(objects.sort()).toEqual(pieces.map((p) => p.document_key).sort());
+    expect(objects.filter((k) => !k.endsWith('/proof.pdf')).sort()).toEqual(pieces.map((p) => p.document_key).sort());
+    expect(objects.filter((k) => k.endsWith('/proof.pdf')).every((k) => pieces.some((p) => k === `mail/${p.id}/proof.pdf`))).toBe(true);
 
     // Every piece's workflow runs and announced it once.
     await until('every piece announced', async () => {

@@ -107,3 +107,16 @@ export const carrierDeliveryFailedUpdate = defineUpdate<void, [FacilityActor & {
 export const testAdvanceUpdate = defineUpdate<{ status: string }, []>('testAdvance');
 
 export const mailStatusQuery = defineQuery<string>('status');
+
+/** The daily clean-up of dry-run print proofs (services/outbound-mail/print-proofs.ts). */
+export const DRY_RUN_PROOF_CLEANUP_WORKFLOW = 'dryRunProofCleanupWorkflow';
+
+/** One schedule per task queue, like the other maintenance schedules. */
+export function dryRunProofCleanupScheduleId(taskQueue: string): string {
+  return `dry-run-proof-cleanup-${taskQueue}`;
+}
+
+export interface DryRunProofCleanupInput {
+  /** Dry-run proofs stored longer ago than this are deleted. */
+  retentionHours: number;
+}

@@ -10,9 +10,10 @@
 // A scheduled piece (send_after, an extension) is held from the facility once paid until
 // its durable timer fires; the sandbox advance skips the wait.
 import {
-  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
+  ApplicationFailure, allHandlersFinished, condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../../activities/outbound-mail/mail';
+import type { createPrintProofActivities } from '../../activities/outbound-mail/print-proof';
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import type { createScheduledMailActivities } from '../../activities/outbound-mail/scheduled-send';
 import {
@@ -49,6 +50,15 @@ const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActiv
   startToCloseTimeout: '1 minute',
   retry: UNLIMITED_RETRY,
 });
+// The print proof: a large document renders for seconds, and an outage that outlasts the
+// retries leaves the piece without a proof rather than its workflow open.
+const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', backoffCoefficient: 2, maximumAttempts: 12 },
+});
+
+/** Histories from before print proofs replay without the proof activity. */
+const PRINT_PROOF_PATCH = 'render-print-proof';
 
 
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
@@ -250,6 +260,10 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
       const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
       await exclusive(() => call(announce({ outboundMailId: id, status: created })));
     }
+    // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
+    const proof = patched(PRINT_PROOF_PATCH)
+      ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => { log.warn('the print proof was not rendered', { error: String(err) }); })
+      : undefined;
 
     while (status === 'funding_pending') {
       await condition(() => runSettled || status !== 'funding_pending');
@@ -285,6 +299,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     }
 
     await condition(() => isTerminalMailStatus(status) && !turns.busy && allHandlersFinished());
+    await proof;
     return status;
   }, onCancellationRequest);
 }

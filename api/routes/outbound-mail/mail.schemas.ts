@@ -262,6 +262,8 @@ export const MailRecordSchema = z.object({
   created_at: z.string(),
   document_preview_url: z.string().nullable().describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
   pdf_url: z.string().nullable().describe('only for PDF documents; signed, 1-hour expiry'),
+  proof_url: z.string().nullable()
+    .describe('extension: the print proof (the address page placed for a #10 double-window envelope, then the document as printed); signed, 1-hour expiry; null until the worker has rendered it'),
   address_check: AddressCheckSchema.nullable().describe('extension: the recipient address check at submission; null for pieces from before it'),
   fulfillment_photos: z.array(FulfillmentPhotoSchema),
   human_review: HumanReviewSchema,
@@ -290,8 +292,9 @@ export const DryRunSchema = z.object({
   mail_class: z.string(),
   send_after: z.string().nullable().describe('Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)'),
   warnings: z.array(z.looseObject({ code: z.string(), message: z.string() }))
-    .describe('besides the spec\'s: recipient_address (one per address check warning, with check_code and field)'),
+    .describe('besides the spec\'s: recipient_address (one per address check warning, with check_code and field), print_proof and print_proof_unavailable'),
   address_check: AddressCheckSchema,
+  proof_url: z.string().nullable().describe('extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored'),
   test_mode: z.boolean(),
 });
 
@@ -365,6 +368,8 @@ export const FacilityDocumentSchema = z.object({
   page_count: z.number().int(),
   color: z.boolean(),
   duplex: z.boolean(),
+  proof_url: z.string().nullable()
+    .describe('extension: the print proof the sender saw (address page first, then the document as it prints); signed, 1-hour expiry; null until rendered'),
 });
 
 export const UsageSchema = z.object({

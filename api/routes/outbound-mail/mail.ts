@@ -68,7 +68,8 @@ export const routes: RouteDef[] = [
       'unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true ' +
       'to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). ' +
       'Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), ' +
-      'and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent.',
+      'and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; ' +
+      'a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour.',
     tags: ['Outbound mail'],
     query: SubmitMailQuery,
     body: SubmitMailForm,
@@ -115,7 +116,7 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/mail/:id',
     summary: 'Read one outbound piece',
-    description: 'The canonical record with fresh 1-hour signed URLs for pdf_url and fulfillment_photos.',
+    description: 'The canonical record with fresh 1-hour signed URLs for pdf_url, proof_url (the print proof, once rendered) and fulfillment_photos.',
     tags: ['Outbound mail'],
     params: IdParams,
     responses: { 200: { description: 'The record', schema: MailRecordSchema }, ...errorResponses },

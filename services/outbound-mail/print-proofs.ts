@@ -1,0 +1,219 @@
+// Print proofs of outbound letters (domain/outbound-mail/print-proof.ts): what the facility
+// prints, shown to the sender before paying. A submitted piece's proof is rendered by the
+// worker (activities/outbound-mail/print-proof.ts) once the piece is recorded and stored
+// beside its document (mail/<id>/proof.pdf, `proof_key` on the row); a dry run's is
+// rendered while the request waits and stored under proofs/dry-run/<day>/<digest>.pdf, which
+// the daily proof clean-up deletes after two days. Both are handed out as 1-hour signed
+// URLs, and the facility gets the same file.
+//
+// A dry run's proof is named by what it shows (document hash, addresses, print settings)
+// and dated the start of its UTC day, so pricing the same letter again that day names the
+// same file: a process that rendered it already only signs it again.
+//
+// Rendering runs on a worker thread (print-proof.worker.js): a 200-page PDF or a large
+// image takes seconds of CPU in pdf-lib, which would otherwise stall every other request
+// (API) or activity (worker) the process is serving.
+import os from 'node:os';
+import path from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { Piscina } from 'piscina';
+import type { Deps } from '../shared/deps';
+import type { DocumentType } from '../../domain/outbound-mail/documents';
+import type { MailAddress } from '../../domain/outbound-mail/address';
+import type { PrintProof, PrintProofInput } from '../../domain/outbound-mail/print-proof';
+import { contentDisposition } from '../../domain/shared/downloads';
+import { sha256Hex } from '../../domain/accounts/keys';
+import { ensureIntervalSchedule } from '../operations/schedules';
+import type { MailRow } from './record';
+import {
+  DRY_RUN_PROOF_CLEANUP_WORKFLOW, dryRunProofCleanupScheduleId, DryRunProofCleanupInput,
+} from '../../workflows/outbound-mail/contracts';
+
+/** Where dry-run proofs live; nothing else is stored under it. */
+export const DRY_RUN_PROOF_PREFIX = 'proofs/dry-run/';
+/**
+ * Dry-run proofs older than this are deleted by the clean-up. A day's proof may be signed
+ * until the day ends (1-hour URLs), so two days leave every URL its full hour.
+ */
+export const DRY_RUN_PROOF_RETENTION_HOURS = 48;
+/** Dry-run proofs this process stored, by key, with their warnings (the oldest are forgotten first). */
+const storedDryRunProofs = new Map<string, Record<string, unknown>[]>();
+const REMEMBERED_DRY_RUN_PROOFS = 1000;
+/** Renders waiting for a thread beyond this many are refused (a dry run then answers without a proof). */
+const MAX_QUEUED_RENDERS = 32;
+/**
+ * How long a render may take, waiting for a thread included; past it the thread is stopped.
+ * The largest documents render in a few seconds (README, Print proofs), so only a document
+ * pdf-lib cannot get through meets these: a dry run answers without a proof, a piece keeps none.
+ */
+export const DRY_RUN_RENDER_TIMEOUT_MS = 20_000;
+export const PIECE_RENDER_TIMEOUT_MS = 120_000;
+
+let renderers: Piscina | undefined;
+
+/** Renders a proof on a worker thread, stopping it after timeoutMs. One core stays with the event loop. */
+export function renderProofOffThread(input: PrintProofInput, timeoutMs: number): Promise<PrintProof> {
+  renderers ??= new Piscina({
+    filename: path.join(__dirname, 'print-proof.worker.js'),
+    maxThreads: Math.max(1, os.availableParallelism() - 1),
+    maxQueue: MAX_QUEUED_RENDERS,
+    // Loading the renderer costs a second or two; an idle minute ends the thread, so a
+    // process that has stopped serving exits without a close call.
+    idleTimeout: 60_000,
+    // A runaway render ends its thread (the task fails), never the process.
+    resourceLimits: { maxOldGenerationSizeMb: 1536 },
+  });
+  return renderers.run(input, { signal: AbortSignal.timeout(timeoutMs) });
+}
+
+/** The fields of a piece a proof shows: a stored row, or a dry run's validated fields with the return address it would get. */
+export interface ProofPiece {
+  recipient_name?: string | null;
+  recipient_company?: string | null;
+  recipient_line1: string;
+  recipient_line2?: string | null;
+  recipient_city: string;
+  recipient_state: string;
+  recipient_zip: string;
+  recipient_country: string;
+  return_name?: string | null;
+  return_company?: string | null;
+  return_line1?: string | null;
+  return_line2?: string | null;
+  return_city?: string | null;
+  return_state?: string | null;
+  return_zip?: string | null;
+  mail_class: string;
+  color: boolean;
+  duplex: boolean;
+}
+
+/** The renderer's input: the addresses as sent (never the address check's normalised lines). */
+export function proofInput(piece: ProofPiece, document: { bytes: Uint8Array; type: DocumentType; pageCount: number }, createdAt: Date): PrintProofInput {
+  const recipient: MailAddress = {
+    name: piece.recipient_name ?? null, company: piece.recipient_company ?? null, line1: piece.recipient_line1, line2: piece.recipient_line2 ?? null,
+    city: piece.recipient_city, state: piece.recipient_state, zip: piece.recipient_zip, country: piece.recipient_country,
+  };
+  // As the record's human_review shows it: an incomplete return address is none.
+  const returnAddress: MailAddress | null = piece.return_line1 && piece.return_city && piece.return_state && piece.return_zip
+    ? {
+      name: piece.return_name ?? null, company: piece.return_company ?? null, line1: piece.return_line1, line2: piece.return_line2 ?? null,
+      city: piece.return_city, state: piece.return_state, zip: piece.return_zip, country: 'US',
+    }
+    : null;
+  return {
+    document: { bytes: document.bytes, kind: document.type, pageCount: document.pageCount },
+    recipient, returnAddress, mailClass: piece.mail_class, color: piece.color, duplex: piece.duplex, createdAt,
+  };
+}
+
+/** The object key of a piece's proof, beside its document. */
+export function pieceProofKey(outboundMailId: string): string {
+  return `mail/${outboundMailId}/proof.pdf`;
+}
+
+/** A fresh 1-hour signed URL of a stored proof, shown inline as proof.pdf. */
+export function signedProofUrl(deps: Deps, key: string): Promise<string> {
+  return deps.storage.signedUrl(key, { contentDisposition: contentDisposition('proof.pdf', { type: 'inline', fallbackName: 'proof.pdf' }) });
+}
+
+/** The record's proof_url: null until the worker has rendered the proof (and for pieces from before proofs). */
+export function pieceProofUrl(deps: Deps, row: Pick<MailRow, 'proof_key'>): Promise<string | null> {
+  return row.proof_key ? signedProofUrl(deps, row.proof_key) : Promise.resolve(null);
+}
+
+const proofWarnings = (proof: PrintProof) => proof.warnings.map((w) => ({ code: 'print_proof', message: `Print proof: ${w}` }));
+
+/**
+ * A dry run's proof, stored and signed. A proof that cannot be rendered or stored is no
+ * refusal: the dry run answers proof_url null and says why in a warning.
+ */
+export async function dryRunProof(
+  deps: Deps, piece: ProofPiece, data: Buffer, document: { type: DocumentType; pageCount: number; sha256: string },
+): Promise<{ url: string | null; warnings: Record<string, unknown>[] }> {
+  const day = new Date().toISOString().slice(0, 10);
+  const input = proofInput(piece, { bytes: data, type: document.type, pageCount: document.pageCount }, new Date(`${day}T00:00:00Z`));
+  const shown = { ...input, document: { sha256: document.sha256, type: document.type, pageCount: document.pageCount } };
+  const key = `${DRY_RUN_PROOF_PREFIX}${day}/${sha256Hex(JSON.stringify(shown))}.pdf`;
+  const stored = storedDryRunProofs.get(key);
+  if (stored) return { url: await signedProofUrl(deps, key), warnings: stored };
+
+  let proof: PrintProof;
+  try {
+    proof = await renderProofOffThread(input, DRY_RUN_RENDER_TIMEOUT_MS);
+  } catch (err) {
+    deps.log.warn({ err }, 'rendering a dry-run print proof failed');
+    return { url: null, warnings: [{ code: 'print_proof_unavailable', message: 'The print proof could not be rendered; the facility prints the document as sent. A real submission is not affected.' }] };
+  }
+  const warnings = proofWarnings(proof);
+  try {
+    await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+  } catch (err) {
+    deps.log.warn({ err }, 'storing a dry-run print proof failed');
+    return { url: null, warnings: [...warnings, { code: 'print_proof_unavailable', message: 'The print proof could not be stored right now; send the dry run again to see it.' }] };
+  }
+  storedDryRunProofs.set(key, warnings);
+  if (storedDryRunProofs.size > REMEMBERED_DRY_RUN_PROOFS) storedDryRunProofs.delete(storedDryRunProofs.keys().next().value!);
+  return { url: await signedProofUrl(deps, key), warnings };
+}
+
+export type PieceProofOutcome =
+  | { status: 'rendered' | 'already_rendered'; proofKey: string }
+  | { status: 'not_renderable'; reason: string };
+
+/**
+ * Renders and stores a recorded piece's proof once (the worker's activity). Idempotent: a
+ * piece that has its proof_key is left alone, and a retry renders the same bytes (the
+ * proof's date is the piece's creation). A document the renderer cannot lay out is
+ * reported, not retried; a store or database outage throws, so the activity retries.
+ */
+export async function renderPieceProof(deps: Deps, outboundMailId: string): Promise<PieceProofOutcome> {
+  const [row]: MailRow[] = await deps.db.query(`SELECT * FROM outbound_mail WHERE id = $1`, [outboundMailId]);
+  if (!row) return { status: 'not_renderable', reason: 'the piece does not exist' };
+  if (row.proof_key) return { status: 'already_rendered', proofKey: row.proof_key };
+  const bytes = await deps.storage.get(row.document_key);
+  let proof: PrintProof;
+  try {
+    proof = await renderProofOffThread(proofInput(row, { bytes, type: row.document_type as DocumentType, pageCount: row.page_count }, row.created_at), PIECE_RENDER_TIMEOUT_MS);
+  } catch (err) {
+    deps.log.warn({ err, outbound_mail_id: row.id }, 'the print proof of a piece could not be rendered');
+    return { status: 'not_renderable', reason: (err as Error).message };
+  }
+  const key = pieceProofKey(row.id);
+  await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+  await deps.db.query(`UPDATE outbound_mail SET proof_key = $2 WHERE id = $1 AND proof_key IS NULL`, [row.id, key]);
+  return { status: 'rendered', proofKey: key };
+}
+
+/**
+ * Deletes dry-run proofs stored before `before` (the object store's LastModified), a page
+ * of keys at a time; `progress` runs after each page. Returns how many were deleted.
+ */
+export async function deleteOldDryRunProofs(deps: Deps, before: Date, progress: () => void = () => undefined): Promise<number> {
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const page = await deps.storage.client.send(new ListObjectsV2Command({ Bucket: deps.storage.bucket, Prefix: DRY_RUN_PROOF_PREFIX, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) {
+      if (!object.Key || !object.LastModified || object.LastModified >= before) continue;
+      await deps.storage.remove(object.Key);
+      deleted++;
+    }
+    progress();
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
+}
+
+/** Creates or updates the daily clean-up schedule of dry-run proofs on this deployment's task queue. */
+export async function ensureDryRunProofCleanupSchedule(deps: Deps): Promise<string> {
+  const input: DryRunProofCleanupInput = { retentionHours: DRY_RUN_PROOF_RETENTION_HOURS };
+  return ensureIntervalSchedule(deps, {
+    scheduleId: dryRunProofCleanupScheduleId(deps.config.taskQueue),
+    workflowType: DRY_RUN_PROOF_CLEANUP_WORKFLOW,
+    workflowId: `dry-run-proof-cleanup-${deps.config.taskQueue}`,
+    args: [input],
+    every: '1 day',
+    catchupWindow: '1 hour',
+  });
+}
