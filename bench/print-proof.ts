@@ -3,7 +3,10 @@
 // of text, so the bytes are as hard to copy as a scanned letter's), rendered in colour
 // simplex and in black-and-white duplex, a 200-page TXT, and the two hardest PNGs. Each case runs in its own
 // child process so its peak RSS is its own. Not part of `npm run bench`; run it with
-// `npx tsx bench/print-proof.ts`. Prints one line per case: wall time, CPU time, the
+// `npx tsx bench/print-proof.ts`, or `npx tsx bench/print-proof.ts --off-thread` for the way
+// the API and the worker render (services/outbound-mail/print-proofs.ts: a worker thread;
+// each case first renders a 1-page letter on a cold thread, then the case on the warm one,
+// and the stall is the calling thread's, which is what other requests wait for). Prints one line per case: wall time, CPU time, the
 // longest event-loop stall, RSS before and at its peak during the render (sampled every
 // 5 ms), the growth of heap plus Buffers, and the proof's size.
 import { fork } from 'node:child_process';
@@ -13,9 +16,10 @@ import {
 } from 'pdf-lib';
 import { PNG } from 'pngjs';
 import { inspectDocument, MAX_DOCUMENT_BYTES } from '../domain/outbound-mail/documents';
-import { renderPrintProof, PrintProofInput } from '../domain/outbound-mail/print-proof';
+import { renderPrintProof, PrintProof, PrintProofInput } from '../domain/outbound-mail/print-proof';
+import { renderProofOffThread } from '../services/outbound-mail/print-proofs';
 
-const CASES = ['pdf-color-simplex', 'pdf-gray-duplex', 'txt-color-simplex', 'png-noise-9mb', 'png-50mp-flat'] as const;
+const CASES = ['pdf-1-page', 'pdf-color-simplex', 'pdf-gray-duplex', 'txt-color-simplex', 'png-noise-9mb', 'png-50mp-flat'] as const;
 type Case = (typeof CASES)[number];
 
 /** 200 Letter pages, each with a 100 x 170 RGB image of random bytes (51 KB, stored raw) and a line of text: about 10.3 MB. */
@@ -53,13 +57,34 @@ function bigPng(name: Case): Uint8Array {
   return PNG.sync.write(png, { colorType: 2 });
 }
 
+/** A typical letter: one page of text. */
+async function onePagePdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  doc.addPage([612, 792]).drawText('Dear Jane, this is a one-page letter.', { x: 72, y: 700, size: 12, font });
+  return doc.save();
+}
+
 const documentFor = async (name: Case): Promise<Uint8Array> => {
+  if (name === 'pdf-1-page') return onePagePdf();
   if (name.startsWith('pdf')) return bigPdf();
   if (name.startsWith('png')) return bigPng(name);
   return bigText();
 };
 
-async function runCase(name: Case): Promise<void> {
+async function runCase(name: Case, offThread: boolean): Promise<void> {
+  let render = (input: PrintProofInput): Promise<PrintProof> => renderPrintProof(input);
+  let coldMs: number | null = null;
+  if (offThread) {
+    render = (input) => renderProofOffThread(input, 600_000);
+    const started = performance.now();
+    const letter = await onePagePdf();
+    await render({
+      document: { bytes: letter, kind: 'pdf', pageCount: 1 }, recipient: { name: 'A', line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' },
+      returnAddress: null, mailClass: 'first_class', color: false, duplex: false, createdAt: new Date('2026-01-01T00:00:00Z'),
+    });
+    coldMs = performance.now() - started;
+  }
   const bytes = await documentFor(name);
   const inspected = await inspectDocument(Buffer.from(bytes), null);
   if (bytes.length > MAX_DOCUMENT_BYTES) throw new Error(`the bench document is ${bytes.length} bytes, over the upload limit`);
@@ -95,14 +120,15 @@ async function runCase(name: Case): Promise<void> {
   const sampler = setInterval(sample, 5);
   const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
-  const proof = await renderPrintProof(input);
+  const proof = await render(input);
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   const cpuUsed = process.cpuUsage(cpu);
   sample();
   clearInterval(sampler);
   const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
   console.log([
-    name.padEnd(18),
+    `${name}${offThread ? ' (thread)' : ''}`.padEnd(27),
+    ...(coldMs === null ? [] : [`cold thread 1-page ${coldMs.toFixed(0)} ms`]),
     `input ${mb(bytes.length)} MB / ${inspected.pageCount} pages`,
     `proof ${mb(proof.pdf.length)} MB / ${proof.pageCount} pages / ${proof.sheets} sheets`,
     `wall ${wallMs.toFixed(0)} ms`,
@@ -114,12 +140,13 @@ async function runCase(name: Case): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const only = process.argv[2] as Case | undefined;
-  if (only) return runCase(only);
+  const offThread = process.argv.includes('--off-thread');
+  const only = process.argv.slice(2).find((a) => !a.startsWith('--')) as Case | undefined;
+  if (only) return runCase(only, offThread);
   for (const name of CASES) {
     for (let round = 1; round <= 2; round++) {
       await new Promise<void>((resolve, reject) => {
-        const child = fork(__filename, [name], { execArgv: [...process.execArgv, '--expose-gc'] });
+        const child = fork(__filename, [name, ...(offThread ? ['--off-thread'] : [])], { execArgv: [...process.execArgv, '--expose-gc'] });
         child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${name} exited with ${code}`))));
       });
     }
