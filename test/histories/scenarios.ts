@@ -91,6 +91,18 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // (b2) a live piece whose workflow renders its print proof (patch 'render-print-proof'),
+    // waited for before the facility steps so the history holds the proof activity's result.
+    files: ['outbound-mail-print-proof'],
+    async run(ctx) {
+      const s = await newSender(ctx.app, { creditsCents: 100000 });
+      const live = await liveLetter(ctx, s, { mail_class: 'priority' });
+      await waitFor(async () => (await client(ctx.app.baseUrl)('GET', `/v1/mail/${live.id}`, { key: s.key })).body.proof_url, 'the print proof', 60000);
+      await facilityDelivers(ctx, live.id);
+      return { 'outbound-mail-print-proof': outboundMailWorkflowId(live.id) };
+    },
+  },
+  {
     // (c) a live batch: draft -> confirm -> submitted -> facility start, pieces, finish -> completed;
     // and a sandbox batch advanced to completed.
     files: ['batch-live', 'batch-sandbox'],

@@ -4,6 +4,8 @@
 // older ones kept for code that has since changed behind patched():
 //   scan-bundle-workflow-before-context-outcome.json: an Open & Scan bundle of the code
 //   that completed the operation at fulfilment (before 'scan-outcome-after-context').
+//   outbound-mail-*.json but outbound-mail-print-proof.json: pieces recorded before their
+//   workflow rendered a print proof (before 'render-print-proof').
 // The guard itself is tested: a history replayed against a deliberately changed workflow
 // fails with DeterminismViolationError.
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -15,7 +17,7 @@ describe('recorded workflow histories', () => {
   const files = historyFiles();
 
   it('include one of every workflow shape the recorder makes', () => {
-    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction',
+    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'outbound-mail-print-proof', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction',
       'outbound-mail-scheduled', 'batch-scheduled']) {
       expect(files).toContain(`${name}.json`);
     }
