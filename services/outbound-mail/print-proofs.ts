@@ -164,8 +164,9 @@ export type PieceProofOutcome =
 /**
  * Renders and stores a recorded piece's proof once (the worker's activity). Idempotent: a
  * piece that has its proof_key is left alone, and a retry renders the same bytes (the
- * proof's date is the piece's creation). A document the renderer cannot lay out is
- * reported, not retried; a store or database outage throws, so the activity retries.
+ * proof's date is the piece's creation). A document the renderer cannot lay out (or not
+ * within PIECE_RENDER_TIMEOUT_MS) is reported, not retried; a store or database outage or
+ * a full render queue throws, so the activity retries.
  */
 export async function renderPieceProof(deps: Deps, outboundMailId: string): Promise<PieceProofOutcome> {
   const [row]: MailRow[] = await deps.db.query(`SELECT * FROM outbound_mail WHERE id = $1`, [outboundMailId]);
@@ -176,6 +177,8 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
   try {
     proof = await renderProofOffThread(proofInput(row, { bytes, type: row.document_type as DocumentType, pageCount: row.page_count }, row.created_at), PIECE_RENDER_TIMEOUT_MS);
   } catch (err) {
+    // A full queue is load, not the document: the activity retries later.
+    if (/queue is at limit/i.test((err as Error).message)) throw err;
     deps.log.warn({ err, outbound_mail_id: row.id }, 'the print proof of a piece could not be rendered');
     return { status: 'not_renderable', reason: (err as Error).message };
   }

@@ -155,7 +155,7 @@ describe('print proof (extension)', () => {
     expect((await fetch(dry.body.proof_url)).status).toBe(404);
   });
 
-  it('a sandbox piece gets its proof too, and a piece from before proofs reads proof_url null', async () => {
+  it('a sandbox piece gets its proof too; a piece from before proofs, or whose document cannot be laid out, reads proof_url null', async () => {
     const s = await newSender(app, { environment: 'test' });
     const created = await api(app)('POST', '/v1/test/mail', { key: s.key, headers: s.headers, json: { ...RECIPIENT_FIELDS, page_count: 2 } });
     expect(created.status).toBe(201);
@@ -165,6 +165,12 @@ describe('print proof (extension)', () => {
     expect((await PDFDocument.load(await download(url))).getPageCount()).toBe(3);
 
     await app.deps.db.query(`UPDATE outbound_mail SET proof_key = NULL WHERE id = $1`, [id]);
+    expect((await api(app)('GET', `/v1/mail/${id}`, { key: s.key })).body.proof_url).toBeNull();
+
+    // A document the renderer cannot lay out is reported once, not retried, and leaves no proof.
+    const [row] = await app.deps.db.query(`SELECT document_key FROM outbound_mail WHERE id = $1`, [id]);
+    await app.deps.storage.put(row.document_key, Buffer.from('%PDF-1.7\nnot really a PDF'), 'application/pdf');
+    expect(await renderPieceProof(app.deps, id)).toMatchObject({ status: 'not_renderable', reason: expect.any(String) });
     expect((await api(app)('GET', `/v1/mail/${id}`, { key: s.key })).body.proof_url).toBeNull();
   });
 });
