@@ -3,7 +3,6 @@
 // the sender opted in with strict_address=true, shown as dry-run warnings, and stored on the
 // piece (address_check) so its record shows what the sender was told. Advice only: the
 // piece is printed with the address as sent, never with the normalised lines.
-import type { EntityManager } from 'typeorm';
 import { AddressCheck, AddressWarning, addressCheckWarnings, checkUsAddress } from '../../domain/outbound-mail/address-check';
 import { ApiError } from '../../domain/shared/errors';
 import type { MailRow } from './record';

@@ -3,12 +3,9 @@
 // holds it from the facility until send_after (workflows/outbound-mail/mail.ts). This
 // module owns the API's side: the window check, storing the time with the new row, the
 // workflow input that carries it, the facility queue's filter and the record's next step.
-import type { EntityManager } from 'typeorm';
 import { errors } from '../../domain/shared/errors';
 import { heldFromFacility, sendAfterProblem } from '../../domain/workflow-safe/send-after';
 import type { MailRow } from './record';
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 /**
  * 400 at `send_after` unless it is in the future and at most 180 days ahead. Checked by
