@@ -17,6 +17,7 @@
 // - A warning that something is wrong makes the address "doubtful", even when a field is
 //   also missing; with nothing wrong, a missing field makes it "unknown".
 import { toStateCode } from '../workflow-safe/us-states';
+import type { MailAddress } from './address';
 import { DIRECTIONALS, STREET_SUFFIXES, UNIT_DESIGNATORS_ALONE, UNIT_DESIGNATORS_WITH_NUMBER } from './usps-publication-28';
 import { lookupZip, statesOfZipPrefix, zipsOfCity, type ZipPlace } from './zip-directory';
 
@@ -37,14 +38,8 @@ export type AddressWarningCode =
   | 'military_city_state'
   | 'country_state_mismatch';
 
-export interface AddressCheckInput {
-  line1: string;
-  line2?: string | null;
-  city: string;
-  state: string;
-  zip: string;
-  country?: string | null;
-}
+/** The address lines the check reads: an outbound address without its name and company. */
+export type AddressCheckInput = Omit<MailAddress, 'name' | 'company'>;
 
 export interface NormalizedUsAddress {
   line1: string;

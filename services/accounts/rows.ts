@@ -4,8 +4,19 @@
 // parsed. A query that selects some columns types its result as a Pick of these (plus
 // any joined or computed columns), next to the SQL that selects them.
 
+/** The default return address columns of a member (and, as sent or defaulted, of each outbound piece). */
+export interface ReturnAddressColumns {
+  return_name: string | null;
+  return_company: string | null;
+  return_line1: string | null;
+  return_line2: string | null;
+  return_city: string | null;
+  return_state: string | null;
+  return_zip: string | null;
+}
+
 /** members */
-export interface MemberRow {
+export interface MemberRow extends ReturnAddressColumns {
   id: string;
   email: string;
   full_name: string;
@@ -15,13 +26,6 @@ export interface MemberRow {
   business: boolean;
   agent_auto_fill: boolean;
   packages_enabled: boolean;
-  return_name: string | null;
-  return_company: string | null;
-  return_line1: string | null;
-  return_line2: string | null;
-  return_city: string | null;
-  return_state: string | null;
-  return_zip: string | null;
   per_transaction_limit_cents: number | null;
   daily_spend_limit_cents: number | null;
   /** Account overrides of the default price constants (domain/outbound-mail/pricing). */

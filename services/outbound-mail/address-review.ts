@@ -6,17 +6,11 @@
 import { AddressCheck, AddressWarning, addressCheckWarnings, checkUsAddress } from '../../domain/outbound-mail/address-check';
 import { ApiError } from '../../domain/shared/errors';
 import type { MailRow } from './record';
+import type { SubmitMailFields } from './quote';
 
 /** The recipient fields of a validated submission, and the opt-in refusal. */
-export interface AddressReviewFields {
-  recipient_line1: string;
-  recipient_line2?: string;
-  recipient_city: string;
-  recipient_state: string;
-  recipient_zip: string;
-  recipient_country: string;
-  strict_address?: boolean;
-}
+export type AddressReviewFields = Pick<SubmitMailFields,
+  'recipient_line1' | 'recipient_line2' | 'recipient_city' | 'recipient_state' | 'recipient_zip' | 'recipient_country' | 'strict_address'>;
 
 /** The request field each checked field came from. */
 const REQUEST_FIELD: Record<AddressWarning['field'], string> = {

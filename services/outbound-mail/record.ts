@@ -14,11 +14,12 @@ import { scheduledNextStep } from './scheduled-send';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { storedAddressCheck } from './address-review';
 import { pieceProofUrl } from './print-proofs';
+import type { ReturnAddressColumns } from '../accounts/rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
 /** One row of `outbound_mail`, as node-postgres returns it. */
-export interface MailRow {
+export interface MailRow extends ReturnAddressColumns {
   id: string;
   member_id: string;
   agent_id: string | null;
@@ -38,13 +39,6 @@ export interface MailRow {
   recipient_country: string;
   /** Normalised recipient address, for duplicate protection. */
   recipient_fingerprint: string;
-  return_name: string | null;
-  return_company: string | null;
-  return_line1: string | null;
-  return_line2: string | null;
-  return_city: string | null;
-  return_state: string | null;
-  return_zip: string | null;
   color: boolean;
   duplex: boolean;
   page_count: number;
