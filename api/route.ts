@@ -5,16 +5,12 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AuthContext } from '../services/accounts/auth';
 import type { Deps } from '../services/shared/deps';
+import type { UploadedFile } from '../services/shared/uploads';
+
+/** Routes name the services' upload type (services/shared/uploads.ts), so there is one definition. */
+export type { UploadedFile };
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-export interface UploadedFile {
-  fieldName: string;
-  filepath: string;
-  originalFilename: string | null;
-  mimetype: string | null;
-  size: number;
-}
 
 export interface MultipartSpec {
   /** Largest accepted file (bytes) per field; larger files get a 400 naming the field. */

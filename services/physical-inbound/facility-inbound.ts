@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import type { UploadedFile } from '../../api/route';
+import type { UploadedFile } from '../shared/uploads';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { checkImage } from '../../domain/shared/images';
