@@ -77,6 +77,8 @@ export interface Config {
    * looks back CLOSED_WORKFLOW_LOOKBACK_HOURS (168) for runs closed while their record is open.
    */
   closedWorkflowReconciler: { everySeconds: number; lookbackHours: number };
+  /** The Tesseract binary the OCR module runs (TESSERACT_PATH; default `tesseract`, found on the PATH). */
+  tesseractPath: string;
   worker: WorkerTuning;
 }
 
@@ -229,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       everySeconds: positiveIntOr(env, 'CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS', 60),
       lookbackHours: positiveIntOr(env, 'CLOSED_WORKFLOW_LOOKBACK_HOURS', 168),
     },
+    tesseractPath: env.TESSERACT_PATH ?? 'tesseract',
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

@@ -12,9 +12,12 @@ import { analyseInbound, Analysis, TextSource } from '../domain/inbound-email/an
 import { normaliseName } from '../domain/inbound-email/thread';
 import { pdfPageTexts } from '../services/inbound-email/document-tools';
 import { ocrImage, ocrImageFile } from '../services/inbound-email/ocr';
+import { loadConfig } from '../config';
 import type { InvoiceExpectation } from '../scripts/make-invoice-fixtures';
 
 const DIR = path.join(__dirname, '..', 'test', 'fixtures', 'invoices');
+/** The Tesseract the service would run (TESSERACT_PATH). */
+const engine = { tesseractPath: loadConfig().tesseractPath };
 export const FIELDS = ['invoice_number', 'amount_due', 'due_date', 'sender'] as const;
 type Field = (typeof FIELDS)[number];
 
@@ -49,7 +52,7 @@ export async function textLayerSource(file: string): Promise<TextSource> {
 }
 
 export async function scanSource(scan: string): Promise<TextSource & { ms: number }> {
-  const run = await ocrImage(readFileSync(path.join(DIR, 'scans', scan)), 'png');
+  const run = await ocrImage(engine, readFileSync(path.join(DIR, 'scans', scan)), 'png');
   if (!run.ok) throw new Error(`OCR of ${scan} failed: ${run.message}`);
   return { source: 'ocr', fileId: null, text: run.page.text, layout: run.page.layout, confidence: run.page.confidence, ms: run.elapsedMs };
 }
@@ -83,9 +86,9 @@ async function main() {
         const t0 = Date.now();
         const env = { ...process.env };
         delete env.OMP_THREAD_LIMIT;
-        execFileSync(process.env.TESSERACT_PATH ?? 'tesseract', [file, '-'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
+        execFileSync(engine.tesseractPath, [file, '-'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
         const before = Date.now() - t0;
-        const after = await ocrImageFile(file);
+        const after = await ocrImageFile(engine, file);
         timings.push(`${scan}: default threading ${before} ms, OCR module (OMP_THREAD_LIMIT=1) ${after.ok ? after.elapsedMs : NaN} ms`);
       }
     }

@@ -210,9 +210,9 @@ export function createInboundExtractionActivities(deps: Deps) {
           `SELECT metadata FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'pdf_text' AND field = 'pages_without_text'`, [fileId],
         );
         const wanted: number[] = marker?.metadata?.pages ?? [];
-        pages = (await ocrPdfPages(body, wanted, heartbeat)).map((run, i) => ({ page: wanted[i], run }));
+        pages = (await ocrPdfPages(deps.config, body, wanted, heartbeat)).map((run, i) => ({ page: wanted[i], run }));
       } else {
-        pages = [{ page: 1, run: await ocrImage(body, file.content_type.split('/')[1] ?? 'img') }];
+        pages = [{ page: 1, run: await ocrImage(deps.config, body, file.content_type.split('/')[1] ?? 'img') }];
         heartbeat(1);
       }
       for (const { page, run } of pages) {

@@ -598,7 +598,7 @@ export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof ocr
     return { status: current?.ocr_status ?? 'failed', retry: false };
   }
   const image = await deps.storage.get(page.storage_key);
-  const result = await runner(image, page.content_type === 'image/jpeg' ? 'jpg' : 'png');
+  const result = await runner(deps.config, image, page.content_type === 'image/jpeg' ? 'jpg' : 'png');
   if (result.ok) {
     const text = result.page.text.slice(0, MAX_OCR_PAGE_CHARS);
     const status = ocrPageStatus(result.page);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { analyse, billFieldsOf, FIELDS, manifest, matches, scanSource, textLayerSource } from '../../bench/inbound-extraction';
 import { MAX_UNCERTAIN_SPAN_CHARS, NEEDS_REVIEW_CONFIDENCE, ocrPageStatus } from '../../domain/inbound-email/ocr';
 import { ocrImage } from '../../services/inbound-email/ocr';
+import { loadConfig } from '../../config';
 
 jest.setTimeout(180_000);
 
@@ -37,10 +38,11 @@ describe('bill fields from scans (OCR)', () => {
 
 describe('OCR confidence, status and uncertain spans', () => {
   const read = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', 'invoices', 'scans', name));
+  const engine = loadConfig();
 
   it('a clean scan is ready with a high confidence; the degraded copy needs review and names its uncertain spans', async () => {
-    const clean = await ocrImage(read('utility-bill.png'), 'png');
-    const degraded = await ocrImage(read('utility-bill-degraded.png'), 'png');
+    const clean = await ocrImage(engine, read('utility-bill.png'), 'png');
+    const degraded = await ocrImage(engine, read('utility-bill-degraded.png'), 'png');
     if (!clean.ok || !degraded.ok) throw new Error('OCR failed');
     expect(clean.page.confidence).toBeGreaterThanOrEqual(NEEDS_REVIEW_CONFIDENCE);
     expect(ocrPageStatus(clean.page)).toBe('ready');
