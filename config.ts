@@ -79,6 +79,7 @@ export interface Config {
   closedWorkflowReconciler: { everySeconds: number; lookbackHours: number };
   /** The Tesseract binary the OCR module runs (TESSERACT_PATH; default `tesseract`, found on the PATH). */
   tesseractPath: string;
+  physicalInbound: PhysicalInboundSettings;
   worker: WorkerTuning;
 }
 
@@ -92,6 +93,16 @@ export interface OutboundMailSettings {
   /** MAIL_RECONCILE_EVERY_SECONDS: how often the reconciler of lost workflow starts runs (30). */
   reconcileEverySeconds: number;
   /** MAIL_RECONCILE_GRACE_SECONDS: how old an unstarted piece must be before the reconciler starts it (30). */
+  reconcileGraceSeconds: number;
+}
+
+/** Physical inbound timings. */
+export interface PhysicalInboundSettings {
+  /** HANDLING_APPROVAL_TIMEOUT_SECONDS: how long a handling proposal waits for the owner before it is rejected as expired (14 days). */
+  handlingApprovalTimeoutSeconds: number;
+  /** INBOUND_RECONCILE_EVERY_SECONDS: how often the physical inbound reconciler runs (30; at least 1). */
+  reconcileEverySeconds: number;
+  /** INBOUND_RECONCILE_GRACE_SECONDS: how old an unstarted record must be before the reconciler starts its workflow (30). */
   reconcileGraceSeconds: number;
 }
 
@@ -181,6 +192,21 @@ function metricsAddress(env: NodeJS.ProcessEnv): string | null {
   return value;
 }
 
+/**
+ * The physical inbound timings. Unlike wholeNumber, a value that is not a whole number in
+ * range falls back to its default instead of refusing to start: that is how these were
+ * always read.
+ */
+function physicalInboundSettings(env: NodeJS.ProcessEnv): PhysicalInboundSettings {
+  const approval = Number(env.HANDLING_APPROVAL_TIMEOUT_SECONDS);
+  const seconds = (v: string | undefined, d: number) => (v !== undefined && v !== '' && Number.isInteger(Number(v)) && Number(v) >= 0 ? Number(v) : d);
+  return {
+    handlingApprovalTimeoutSeconds: Number.isInteger(approval) && approval >= 1 ? approval : 14 * 86400,
+    reconcileEverySeconds: Math.max(1, seconds(env.INBOUND_RECONCILE_EVERY_SECONDS, 30)),
+    reconcileGraceSeconds: seconds(env.INBOUND_RECONCILE_GRACE_SECONDS, 30),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
   const host = env.HOST ?? '127.0.0.1';
@@ -232,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lookbackHours: positiveIntOr(env, 'CLOSED_WORKFLOW_LOOKBACK_HOURS', 168),
     },
     tesseractPath: env.TESSERACT_PATH ?? 'tesseract',
+    physicalInbound: physicalInboundSettings(env),
     worker: {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),

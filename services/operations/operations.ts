@@ -9,7 +9,7 @@ import { errors } from '../../domain/shared/errors';
 import { loadMailRow, MailRow } from '../outbound-mail/record';
 import { startMailWorkflow } from '../outbound-mail/workflow';
 import { reconcilerScheduleId } from '../outbound-mail/workflow';
-import { inboundReconcileSettings, inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
+import { inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
@@ -286,7 +286,7 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
 export async function runReconcilersNow(deps: Deps) {
   const mail = deps.config.outboundMail;
   const started = await reconcileUnstartedMail(deps, { graceSeconds: mail.reconcileGraceSeconds, approvalTimeoutSeconds: mail.approvalTimeoutSeconds });
-  const inbound = await reconcilePhysicalInbound(deps, inboundReconcileSettings().graceSeconds);
+  const inbound = await reconcilePhysicalInbound(deps, deps.config.physicalInbound.reconcileGraceSeconds);
   const closed = await reconcileClosedWorkflows(deps);
   return {
     lost_mail_starts_started: started,

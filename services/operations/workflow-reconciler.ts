@@ -18,7 +18,7 @@ import { loadBatchRow } from '../batches/rows';
 import { loadMailRunById } from '../mail-runs/record';
 import { mailRunStartOptions } from '../mail-runs/workflow';
 import { scheduledSendInput } from '../outbound-mail/scheduled-send';
-import { findOperation, handlingSettings, handlingWorkflowInput } from '../physical-inbound/handling';
+import { findOperation, handlingWorkflowInput } from '../physical-inbound/handling';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
 import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../../workflows/mail-runs/contracts';
@@ -110,7 +110,7 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
     await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...mailRunStartOptions(deps, run), ...again });
   } else if (rec.objectType === 'handling') {
     const op = (await findOperation(deps.db, rec.objectId))!;
-    const left = op.created_at.getTime() + handlingSettings().approvalTimeoutSeconds * 1000 - Date.now();
+    const left = op.created_at.getTime() + deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000 - Date.now();
     const input = handlingWorkflowInput(op, Math.max(1000, left));
     await deps.temporal.workflow.start('handlingWorkflow', {
       taskQueue: deps.config.taskQueue, workflowId: workflowIdOf('handling', op.id), args: [input], ...again,

@@ -35,15 +35,6 @@ import {
   HandlingWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate,
 } from '../../workflows/physical-inbound/contracts';
 
-/**
- * HANDLING_APPROVAL_TIMEOUT_SECONDS: how long a proposal waits for the owner before it is
- * rejected as expired (default 14 days). Read at use so tests can shorten it.
- */
-export function handlingSettings(env: NodeJS.ProcessEnv = process.env) {
-  const n = Number(env.HANDLING_APPROVAL_TIMEOUT_SECONDS);
-  return { approvalTimeoutSeconds: Number.isInteger(n) && n >= 1 ? n : 14 * 86400 };
-}
-
 export interface OperationRow {
   id: string;
   item_id: string;
@@ -120,8 +111,12 @@ export async function findOperation(db: Db, id: string, opts: { forUpdate?: bool
 // ---------------------------------------------------------------------------------------
 // Workflow plumbing
 
-/** The operation's workflow input from its row (the reconciler restarts from it with the time left to approve). */
-export function handlingWorkflowInput(op: OperationRow, approvalTimeoutMs = handlingSettings().approvalTimeoutSeconds * 1000): HandlingWorkflowInput {
+/**
+ * The operation's workflow input from its row; a new operation waits
+ * config.physicalInbound.handlingApprovalTimeoutSeconds for the owner (the reconciler
+ * restarts from the row with the time left to approve).
+ */
+export function handlingWorkflowInput(op: OperationRow, approvalTimeoutMs: number): HandlingWorkflowInput {
   return {
     operationId: op.id, itemId: op.item_id, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test',
     actionType: op.action_type, status: op.status, version: op.version, approvalTimeoutMs,
@@ -130,12 +125,14 @@ export function handlingWorkflowInput(op: OperationRow, approvalTimeoutMs = hand
 
 const MARK_HANDLING_STARTED = `UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`;
 
+const approvalTimeoutMs = (deps: Deps) => deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000;
+
 const handlingAttributes = (op: OperationRow) =>
   ({ objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test' });
 
 export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promise<void> {
   // A closed workflow of this id means the operation already reached its outcome.
-  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [handlingWorkflowInput(op)], handlingAttributes(op), MARK_HANDLING_STARTED);
+  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [handlingWorkflowInput(op, approvalTimeoutMs(deps))], handlingAttributes(op), MARK_HANDLING_STARTED);
 }
 
 /** How `handling-<id>` starts from the row, when its start was lost; only an open operation has a running workflow. */
@@ -143,7 +140,7 @@ function handlingWorkflowStart(deps: Deps, op: OperationRow): WorkflowStart | nu
   if (!isOpenHandlingStatus(op.status)) return null;
   return {
     workflowType: 'handlingWorkflow',
-    options: inboundStartOptions(deps, handlingWorkflowId(op.id), [handlingWorkflowInput(op)], handlingAttributes(op)),
+    options: inboundStartOptions(deps, handlingWorkflowId(op.id), [handlingWorkflowInput(op, approvalTimeoutMs(deps))], handlingAttributes(op)),
     markStarted: () => deps.db.query(MARK_HANDLING_STARTED, [op.id]),
   };
 }
@@ -628,15 +625,6 @@ export async function publishHandlingOutcome(deps: Deps, operationId: string): P
 // Reconciler: every committed record gets its workflow, even if the process died between
 // the commit and the start (member Open & Scan is charged in that commit).
 
-/**
- * INBOUND_RECONCILE_EVERY_SECONDS (default 30): how often the reconciler runs;
- * INBOUND_RECONCILE_GRACE_SECONDS (default 30): how old an unstarted record must be.
- */
-export function inboundReconcileSettings(env: NodeJS.ProcessEnv = process.env) {
-  const positive = (v: string | undefined, d: number) => (Number.isInteger(Number(v)) && Number(v) >= 0 && v !== undefined && v !== '' ? Number(v) : d);
-  return { everySeconds: Math.max(1, positive(env.INBOUND_RECONCILE_EVERY_SECONDS, 30)), graceSeconds: positive(env.INBOUND_RECONCILE_GRACE_SECONDS, 30) };
-}
-
 export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
   const age = `now() - ($1 || ' seconds')::interval`;
   const ops: OperationRow[] = await deps.db.query(
@@ -670,17 +658,20 @@ export function inboundReconcilerScheduleId(deps: Deps): string {
   return `physical-inbound-reconciler-${deps.config.taskQueue}`;
 }
 
-/** Creates (or updates) the Temporal Schedule that runs the reconciler. The worker calls it at start. */
+/**
+ * Creates (or updates) the Temporal Schedule that runs the reconciler every
+ * config.physicalInbound.reconcileEverySeconds. The worker calls it at start.
+ */
 export async function ensurePhysicalInboundReconcilerSchedule(deps: Deps): Promise<string> {
-  const settings = inboundReconcileSettings();
+  const settings = deps.config.physicalInbound;
   const scheduleId = inboundReconcilerScheduleId(deps);
-  const input: PhysicalInboundReconcileInput = { graceSeconds: settings.graceSeconds };
+  const input: PhysicalInboundReconcileInput = { graceSeconds: settings.reconcileGraceSeconds };
   return ensureIntervalSchedule(deps, {
     scheduleId,
     workflowType: 'physicalInboundReconcileWorkflow',
     workflowId: scheduleId,
     args: [input],
-    every: settings.everySeconds * 1000,
+    every: settings.reconcileEverySeconds * 1000,
     catchupWindow: '1 minute',
     workflowExecutionTimeout: 10 * 60 * 1000,
   });
