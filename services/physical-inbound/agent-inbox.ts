@@ -12,7 +12,6 @@ import {
 } from '../../domain/physical-inbound/agent-inbox';
 import { SEARCH_MODE } from '../../domain/physical-inbound/search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../accounts/instructions';
-import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
   literalTermsSql, loadItemBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
@@ -250,68 +249,61 @@ export interface AcknowledgmentBody {
   note?: string;
 }
 
-/** The Idempotency-Key of a request that requires one, or 400. */
-/** POST /v1/agent-inbox/{id}/acknowledgments: an outcome for the exact context the agent read. */
-export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, itemId: string, body: AcknowledgmentBody, idempotencyKey: string | undefined) {
-  const key = requireIdempotencyKey(idempotencyKey);
-  return runIdempotent(deps, auth, { operation: `agent-inbox.ack:${itemId}`, key, fingerprint: requestFingerprint(body) }, async () => {
-    const { item, assignment } = await loadAssignment(deps, auth, itemId);
-    const context = await buildContext(deps, auth, item, assignment);
-    if (context.context_version !== body.context_version) {
-      throw errors.conflict('CONTEXT_VERSION_MISMATCH', 'The context changed since it was read; fetch it again and report against the new context_version.', {
-        details: { current_context_version: context.context_version },
-        suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
-      });
-    }
-    const [ack] = await deps.db.query(
-      `INSERT INTO agent_inbox_acknowledgments (assignment_id, item_id, agent_id, environment, outcome, context_version, run_id, note)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [assignment.id, item.id, assignment.agent_id, assignment.environment, body.outcome, body.context_version, body.run_id, body.note ?? null],
-    );
-    await recordActivity(deps.db, item, 'acknowledged', { outcome: body.outcome, run_id: body.run_id, agent_id: assignment.agent_id });
-    return {
-      status: 201,
-      body: {
-        acknowledgment: {
-          id: ack.id, item_id: item.id, assignment_id: assignment.id, outcome: ack.outcome, context_version: ack.context_version,
-          run_id: ack.run_id, note: ack.note, created_at: (ack.created_at as Date).toISOString(),
-        },
-      },
-    };
-  });
+/**
+ * POST /v1/agent-inbox/{id}/acknowledgments: an outcome for the exact context the agent
+ * read (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts).
+ */
+export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, itemId: string, body: AcknowledgmentBody) {
+  const { item, assignment } = await loadAssignment(deps, auth, itemId);
+  const context = await buildContext(deps, auth, item, assignment);
+  if (context.context_version !== body.context_version) {
+    throw errors.conflict('CONTEXT_VERSION_MISMATCH', 'The context changed since it was read; fetch it again and report against the new context_version.', {
+      details: { current_context_version: context.context_version },
+      suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
+    });
+  }
+  const [ack] = await deps.db.query(
+    `INSERT INTO agent_inbox_acknowledgments (assignment_id, item_id, agent_id, environment, outcome, context_version, run_id, note)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [assignment.id, item.id, assignment.agent_id, assignment.environment, body.outcome, body.context_version, body.run_id, body.note ?? null],
+  );
+  await recordActivity(deps.db, item, 'acknowledged', { outcome: body.outcome, run_id: body.run_id, agent_id: assignment.agent_id });
+  return {
+    acknowledgment: {
+      id: ack.id, item_id: item.id, assignment_id: assignment.id, outcome: ack.outcome, context_version: ack.context_version,
+      run_id: ack.run_id, note: ack.note, created_at: (ack.created_at as Date).toISOString(),
+    },
+  };
 }
 
 export const SEED_SCENARIOS = ['two_page_letter', 'needs_review'] as const;
 
-/** POST /v1/agent-inbox/sandbox/seed: a test item from a fixture, assigned to the caller. */
-export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body: { scenario: (typeof SEED_SCENARIOS)[number] }, idempotencyKey: string | undefined) {
-  const key = requireIdempotencyKey(idempotencyKey);
-  return runIdempotent(deps, auth, { operation: 'agent-inbox.seed', key, fingerprint: requestFingerprint(body) }, async () => {
-    const fixture = loadFixture(body.scenario);
-    await uploadFixture(deps, fixture);
-    const created = await deps.db.transaction(async (tx) => {
-      const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [auth.memberId]);
-      const made = (await createFixtureItem(tx, {
-        memberId: auth.memberId!, agentId: auth.agentId, sourceDomain: 'sandbox', scenario: body.scenario,
-        recipientName: member.full_name, recipientEmail: member.email,
-      }))!;
-      const [assignment] = await tx.query(
-        `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
-         VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`, [made.item.id, auth.agentId, auth.memberId]);
-      await recordActivity(tx, made.item, 'received', { source_domain: 'sandbox', scenario: body.scenario });
-      return { ...made, assignment: assignment as AssignmentRow };
-    });
-    // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
-    await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));
-    const bundles = await loadItemBundles(deps.db, created.item.id);
-    return {
-      status: 201,
-      body: {
-        scenario: body.scenario,
-        item: inboxItemView(created.item),
-        assignment: assignmentView(created.assignment),
-        scan: bundles.length ? scanSummary(bundles[0]) : null,
-      },
-    };
+/**
+ * POST /v1/agent-inbox/sandbox/seed: a test item from a fixture, assigned to the caller
+ * (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts).
+ */
+export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body: { scenario: (typeof SEED_SCENARIOS)[number] }) {
+  const fixture = loadFixture(body.scenario);
+  await uploadFixture(deps, fixture);
+  const created = await deps.db.transaction(async (tx) => {
+    const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [auth.memberId]);
+    const made = (await createFixtureItem(tx, {
+      memberId: auth.memberId!, agentId: auth.agentId, sourceDomain: 'sandbox', scenario: body.scenario,
+      recipientName: member.full_name, recipientEmail: member.email,
+    }))!;
+    const [assignment] = await tx.query(
+      `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
+       VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`, [made.item.id, auth.agentId, auth.memberId]);
+    await recordActivity(tx, made.item, 'received', { source_domain: 'sandbox', scenario: body.scenario });
+    return { ...made, assignment: assignment as AssignmentRow };
   });
+  // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
+  await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));
+  const bundles = await loadItemBundles(deps.db, created.item.id);
+  return {
+    scenario: body.scenario,
+    item: inboxItemView(created.item),
+    assignment: assignmentView(created.assignment),
+    scan: bundles.length ? scanSummary(bundles[0]) : null,
+  };
 }

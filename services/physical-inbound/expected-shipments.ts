@@ -11,7 +11,6 @@ import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-speci
 import { isAgentKey } from '../accounts/auth';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
 import { Db, updateReturning } from './inbound-items';
-import { requestFingerprint, runIdempotent } from '../shared/idempotency';
 import { errors } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';
 import { ArrivalAction, ARRIVAL_LIMITS, ExpectedShipmentStatus, normaliseTrackingNumber, PieceKind } from '../../domain/physical-inbound/package-arrival';
@@ -121,12 +120,7 @@ export async function listExpectedShipments(deps: Deps, auth: AuthContext, query
   return { expected_shipments: rows.map(shipmentView), pagination: pagination(total, query.limit, query.offset) };
 }
 
-/** POST /v1/expected-shipments (optional Idempotency-Key). */
-export async function requestExpectedShipment(deps: Deps, auth: AuthContext, agentIdQuery: string | undefined, body: ShipmentFields & { tracking_number: string }, idempotencyKey?: string) {
-  return runIdempotent(deps, auth, { operation: 'expected-shipments.create', key: idempotencyKey, fingerprint: requestFingerprint({ agentIdQuery, body }) },
-    async () => ({ status: 201, body: await createExpectedShipment(deps, auth, agentIdQuery, body) }));
-}
-
+/** POST /v1/expected-shipments (once per optional Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts). */
 export async function createExpectedShipment(deps: Deps, auth: AuthContext, agentIdQuery: string | undefined, body: ShipmentFields & { tracking_number: string }) {
   await assertPackagesEnabled(deps, auth);
   const agentId = (await scopedAgent(deps, auth, agentIdQuery, { required: true }))!;

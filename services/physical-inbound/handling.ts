@@ -21,7 +21,6 @@ import {
   ProposalInput, quoteHandling, unavailableReason,
 } from '../../domain/workflow-safe/handling';
 import { debit, insufficientCredits, refund } from '../billing/credits';
-import { requestFingerprint, requireIdempotencyKey, runIdempotent } from '../shared/idempotency';
 import {
   addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
   openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
@@ -211,35 +210,33 @@ export async function getAgentInboxHandling(deps: Deps, auth: AuthContext, itemI
   };
 }
 
-export async function proposeHandling(deps: Deps, auth: AuthContext, itemId: string, body: ProposalInput, idempotencyKey: string | undefined) {
-  const key = requireIdempotencyKey(idempotencyKey);
-  return runIdempotent(deps, auth, { operation: `agent-inbox.handling:${itemId}`, key, fingerprint: requestFingerprint(body) }, async () => {
-    const { item } = await loadAssignment(deps, auth, itemId);
-    const check = checkProposal(body, item);
-    if (!check.ok) {
-      if (check.kind === 'invalid') throw errors.validation(check.fields);
-      if (check.kind === 'inactive') {
-        throw errors.badRequest('HANDLING_ACTION_INACTIVE', check.message, {
-          fields: [{ path: 'action_type', message: check.message }], suggestedAction: HANDLING_CAPABILITIES_HINT,
-        });
-      }
-      throw errors.conflict('HANDLING_NOT_AVAILABLE', check.message, { suggestedAction: HANDLING_CAPABILITIES_HINT });
-    }
-    const p = check.proposal;
-    const quote = quoteHandling({ kind: item.kind, actionType: p.action_type, mailClass: p.mail_class, weightOz: item.weight_oz });
-    const op = await deps.db.transaction(async (tx) => {
-      const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
-      assertVersion(locked.version, body.expected_version, 'The item');
-      return insertOperation(tx, locked, {
-        origin: 'agent', status: 'awaiting_member_approval', actionType: p.action_type, agentId: auth.agentId,
-        mailClass: p.mail_class, untrackedAcknowledged: p.untracked_acknowledged, destination: p.destination,
-        quoteCents: locked.environment === 'test' ? 0 : quote.amount_cents,
+/** The agent's proposal (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts). */
+export async function proposeHandling(deps: Deps, auth: AuthContext, itemId: string, body: ProposalInput) {
+  const { item } = await loadAssignment(deps, auth, itemId);
+  const check = checkProposal(body, item);
+  if (!check.ok) {
+    if (check.kind === 'invalid') throw errors.validation(check.fields);
+    if (check.kind === 'inactive') {
+      throw errors.badRequest('HANDLING_ACTION_INACTIVE', check.message, {
+        fields: [{ path: 'action_type', message: check.message }], suggestedAction: HANDLING_CAPABILITIES_HINT,
       });
+    }
+    throw errors.conflict('HANDLING_NOT_AVAILABLE', check.message, { suggestedAction: HANDLING_CAPABILITIES_HINT });
+  }
+  const p = check.proposal;
+  const quote = quoteHandling({ kind: item.kind, actionType: p.action_type, mailClass: p.mail_class, weightOz: item.weight_oz });
+  const op = await deps.db.transaction(async (tx) => {
+    const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
+    assertVersion(locked.version, body.expected_version, 'The item');
+    return insertOperation(tx, locked, {
+      origin: 'agent', status: 'awaiting_member_approval', actionType: p.action_type, agentId: auth.agentId,
+      mailClass: p.mail_class, untrackedAcknowledged: p.untracked_acknowledged, destination: p.destination,
+      quoteCents: locked.environment === 'test' ? 0 : quote.amount_cents,
     });
-    await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
-    const fresh = (await findItem(deps.db, item.id))!;
-    return { status: 201, body: { operation: operationView(op), item_version: fresh.version } };
   });
+  await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
+  const fresh = (await findItem(deps.db, item.id))!;
+  return { operation: operationView(op), item_version: fresh.version };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -251,47 +248,45 @@ export interface InboundActionBody {
   expected_quote?: { amount_cents: number; currency: 'usd' };
 }
 
-export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId: string, body: InboundActionBody, idempotencyKey: string | undefined) {
-  const key = requireIdempotencyKey(idempotencyKey);
-  return runIdempotent(deps, auth, { operation: `inbound-items.actions:${itemId}`, key, fingerprint: requestFingerprint(body) }, async () => {
-    const item = await loadManagedItem(deps, auth, itemId);
-    const quote = openAndScanQuote(item);
-    const member = isMemberKey(auth);
-    if (member && !body.expected_quote) {
-      throw errors.validation([{ path: 'expected_quote', message: 'member keys must include the displayed expected_quote ({amount_cents, currency})' }]);
-    }
-    if (body.expected_quote && body.expected_quote.amount_cents !== quote.amount_cents) {
-      throw errors.conflict('QUOTE_CHANGED', `The Open & Scan price is now ${quote.display}; confirm the new quote.`, {
-        details: { quote },
-        suggestedAction: 'Show the new quote (details.quote) to the owner and send it as expected_quote.',
-      });
-    }
-    const reason = unavailableReason(item);
-    if (reason) throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`, { suggestedAction: HANDLING_CAPABILITIES_HINT });
-    const op = await deps.db.transaction(async (tx) => {
-      const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
-      assertVersion(locked.version, body.expected_version, 'The item');
-      // Member-origin confirmations start at awaiting_facility and are charged now.
-      const created = await insertOperation(tx, locked, {
-        origin: member ? 'member' : 'agent', status: member ? 'awaiting_facility' : 'awaiting_member_approval', actionType: 'open_and_scan',
-        agentId: isAgentKey(auth) ? auth.agentId : locked.agent_id, mailClass: null, untrackedAcknowledged: false, destination: null,
-        quoteCents: quote.amount_cents,
-      });
-      if (member && created.quote_cents > 0) {
-        await debit(deps, tx as EntityManager, {
-          memberId: locked.member_id, amountCents: created.quote_cents, entryKey: `debit:handling:${created.id}`,
-          referenceType: 'handling', referenceId: created.id, description: 'Open & Scan',
-        });
-        const [charged] = await updateReturning(tx,
-          `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`, [created.id]);
-        return charged as OperationRow;
-      }
-      return created;
+/** Open & Scan of a managed item (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts). */
+export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId: string, body: InboundActionBody) {
+  const item = await loadManagedItem(deps, auth, itemId);
+  const quote = openAndScanQuote(item);
+  const member = isMemberKey(auth);
+  if (member && !body.expected_quote) {
+    throw errors.validation([{ path: 'expected_quote', message: 'member keys must include the displayed expected_quote ({amount_cents, currency})' }]);
+  }
+  if (body.expected_quote && body.expected_quote.amount_cents !== quote.amount_cents) {
+    throw errors.conflict('QUOTE_CHANGED', `The Open & Scan price is now ${quote.display}; confirm the new quote.`, {
+      details: { quote },
+      suggestedAction: 'Show the new quote (details.quote) to the owner and send it as expected_quote.',
     });
-    await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
-    const [view] = await managedItemViews(deps.db, [(await findItem(deps.db, item.id))!]);
-    return { status: 201, body: { operation: operationView(op), item: view } };
+  }
+  const reason = unavailableReason(item);
+  if (reason) throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`, { suggestedAction: HANDLING_CAPABILITIES_HINT });
+  const op = await deps.db.transaction(async (tx) => {
+    const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
+    assertVersion(locked.version, body.expected_version, 'The item');
+    // Member-origin confirmations start at awaiting_facility and are charged now.
+    const created = await insertOperation(tx, locked, {
+      origin: member ? 'member' : 'agent', status: member ? 'awaiting_facility' : 'awaiting_member_approval', actionType: 'open_and_scan',
+      agentId: isAgentKey(auth) ? auth.agentId : locked.agent_id, mailClass: null, untrackedAcknowledged: false, destination: null,
+      quoteCents: quote.amount_cents,
+    });
+    if (member && created.quote_cents > 0) {
+      await debit(deps, tx as EntityManager, {
+        memberId: locked.member_id, amountCents: created.quote_cents, entryKey: `debit:handling:${created.id}`,
+        referenceType: 'handling', referenceId: created.id, description: 'Open & Scan',
+      });
+      const [charged] = await updateReturning(tx,
+        `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`, [created.id]);
+      return charged as OperationRow;
+    }
+    return created;
   });
+  await startAfterCommit(deps, `operation ${op.id}`, () => startHandlingWorkflow(deps, op));
+  const [view] = await managedItemViews(deps.db, [(await findItem(deps.db, item.id))!]);
+  return { operation: operationView(op), item: view };
 }
 
 export async function quoteInboundForward(deps: Deps, auth: AuthContext, itemId: string, mailClass: ForwardMailClass) {

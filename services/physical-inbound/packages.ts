@@ -18,7 +18,6 @@ import {
   bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
 } from './inbound-items';
 import { scanRequestView } from './facility-inbound';
-import { requestFingerprint, runIdempotent } from '../shared/idempotency';
 import { shipmentOfPackage } from './expected-shipments';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {
@@ -256,19 +255,6 @@ export async function listPackageActions(deps: Deps, auth: AuthContext, id: stri
 }
 
 /**
- * Runs a package request once per Idempotency-Key (optional here): a retried forward or
- * scan request replays the first answer instead of asking the facility twice.
- */
-async function once(deps: Deps, auth: AuthContext, operation: string, key: string | undefined, body: unknown, fn: () => Promise<unknown>) {
-  return runIdempotent(deps, auth, { operation, key, fingerprint: requestFingerprint(body) }, async () => ({ status: 201, body: await fn() }));
-}
-
-/** POST /v1/packages/{id}/actions: scope forward.create for forward, package.write otherwise. */
-export async function requestPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody, idempotencyKey?: string) {
-  return once(deps, auth, `packages.actions:${id}`, idempotencyKey, body, () => createPackageAction(deps, auth, id, body));
-}
-
-/**
  * The caller may ask for this action (forward needs forward.create, anything else
  * package.write) and a forward names a valid address, which is returned. `prefix` is the
  * field path of the ActionRequest in the body.
@@ -281,6 +267,10 @@ export function checkActionRequest(auth: AuthContext, body: ActionRequestBody, p
   return checked.address;
 }
 
+/**
+ * POST /v1/packages/{id}/actions: scope forward.create for forward, package.write otherwise
+ * (once per optional Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts).
+ */
 export async function createPackageAction(deps: Deps, auth: AuthContext, id: string, body: ActionRequestBody) {
   const forward = checkActionRequest(auth, body);
   const action = await deps.db.transaction(async (tx) => {
@@ -380,12 +370,7 @@ export interface ForwardBody {
   carrier_preference?: string; service_level?: string; insurance?: boolean; signature_required?: boolean;
 }
 
-/** POST /v1/packages/{id}/forward (optional Idempotency-Key). */
-export async function requestPackageForward(deps: Deps, auth: AuthContext, id: string, body: ForwardBody, idempotencyKey?: string) {
-  return once(deps, auth, `packages.forward:${id}`, idempotencyKey, body, () => createPackageForward(deps, auth, id, body));
-}
-
-/** A forwarding request; the package becomes forwarding_requested. */
+/** POST /v1/packages/{id}/forward: a forwarding request; the package becomes forwarding_requested. */
 export async function createPackageForward(deps: Deps, auth: AuthContext, id: string, body: ForwardBody) {
   const checked = checkForwardAddress(body as unknown as Record<string, unknown>);
   if (!checked.ok) throw errors.validation(checked.fields);
@@ -419,11 +404,7 @@ export async function listPackageScans(deps: Deps, auth: AuthContext, id: string
   };
 }
 
-/** POST /v1/packages/{id}/scan (optional Idempotency-Key). */
-export async function requestPackageScan(deps: Deps, auth: AuthContext, id: string, body: { scan_type?: string; options?: Record<string, unknown> }, idempotencyKey?: string) {
-  return once(deps, auth, `packages.scan:${id}`, idempotencyKey, body, () => createPackageScan(deps, auth, id, body));
-}
-
+/** POST /v1/packages/{id}/scan: a scan request, recorded as a scan action. */
 export async function createPackageScan(deps: Deps, auth: AuthContext, id: string, body: { scan_type?: string; options?: Record<string, unknown> }) {
   const scanType = body.scan_type ?? 'document';
   const action = await deps.db.transaction(async (tx) => {

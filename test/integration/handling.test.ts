@@ -250,9 +250,8 @@ describe('a lost workflow start', () => {
     const broken = withoutTemporalStarts(app.deps);
     const item = await receivePiece(app, w);
     const member = await authenticate(app.deps, `Bearer ${w.memberKey}`);
-    const created = await requestInboundAction(broken, member, item, { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 500, currency: 'usd' } }, 'lost-start');
-    expect(created.status).toBe(201);
-    const op = (created.body as { operation: { id: string; charged_cents: number } }).operation;
+    const created = await requestInboundAction(broken, member, item, { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 500, currency: 'usd' } });
+    const op = created.operation;
     expect(op.charged_cents).toBe(500);
     const [row] = await app.deps.db.query(`SELECT workflow_started_at FROM handling_operations WHERE id = $1`, [op.id]);
     expect(row.workflow_started_at).toBeNull();

@@ -1,14 +1,17 @@
 // Physical inbound tools: the managed mailbox (items, pages, quotes, Open & Scan, the
 // activity timeline) and the assigned-inbound agent inbox (context, sources, outcomes,
 // handling proposals, sandbox seeding). The agent-inbox reads are deprecated in favour
-// of the managed-mailbox tools and stay served unchanged. Services that demand an
-// Idempotency-Key keep their own record, so those tools require idempotency_key.
+// of the managed-mailbox tools and stay served unchanged. Requests whose REST route
+// demands an Idempotency-Key share that route's record (idempotent-requests.ts: same
+// operation, so a retry through either surface replays), and their tools require idempotency_key.
 import { z } from 'zod';
 import {
-  acknowledgeAgentInboxItem, getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox,
-  listAgentInboxScans, seedAgentInboxSandbox,
+  getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox, listAgentInboxScans,
 } from '../../../services/physical-inbound/agent-inbox';
-import { getAgentInboxHandling, proposeHandling, quoteInboundForward, requestInboundAction } from '../../../services/physical-inbound/handling';
+import { getAgentInboxHandling, quoteInboundForward } from '../../../services/physical-inbound/handling';
+import {
+  acknowledgeOnce, proposeHandlingOnce, requestInboundActionOnce, seedSandboxOnce,
+} from '../../routes/physical-inbound/idempotent-requests';
 import { getInboundItem, listInboundActivity, listInboundItems, listInboundItemScans } from '../../../services/physical-inbound/inbound-items';
 import {
   AcknowledgmentBody, ActivityQuery, AgentInboxListQuery, ForwardQuoteQuery, InboundActionBody, InboundItemListQuery, PageQuery, ProposalBody,
@@ -72,7 +75,7 @@ export const managedMailboxTools = [
     access: 'POST /v1/inbound-items/:id/actions',
     mutation: true,
     idempotency: 'service',
-    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await requestInboundAction(deps, auth, id, body, call.idempotencyKey)),
+    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await requestInboundActionOnce(deps, auth, id, body, call.idempotencyKey)),
   }),
   defineTool({
     name: 'get_inbound_activity',
@@ -133,7 +136,7 @@ export const agentInboxTools = [
     access: 'POST /v1/agent-inbox/:id/acknowledgments',
     mutation: true,
     idempotency: 'service',
-    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await acknowledgeAgentInboxItem(deps, auth, id, body, call.idempotencyKey)),
+    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await acknowledgeOnce(deps, auth, id, body, call.idempotencyKey)),
   }),
   defineTool({
     name: 'get_agent_inbox_handling',
@@ -150,7 +153,7 @@ export const agentInboxTools = [
     access: 'POST /v1/agent-inbox/:id/handling',
     mutation: true,
     idempotency: 'service',
-    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await proposeHandling(deps, auth, id, body, call.idempotencyKey)),
+    handler: async (deps, auth, { item_id: id, ...body }, call) => served(await proposeHandlingOnce(deps, auth, id, body, call.idempotencyKey)),
   }),
   defineTool({
     name: 'seed_agent_inbox_sandbox',
@@ -159,6 +162,6 @@ export const agentInboxTools = [
     access: 'POST /v1/agent-inbox/sandbox/seed',
     mutation: true,
     idempotency: 'service',
-    handler: async (deps, auth, input, call) => served(await seedAgentInboxSandbox(deps, auth, input, call.idempotencyKey)),
+    handler: async (deps, auth, input, call) => served(await seedSandboxOnce(deps, auth, input, call.idempotencyKey)),
   }),
 ];

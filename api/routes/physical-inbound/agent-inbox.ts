@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import {
-  acknowledgeAgentInboxItem, getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox,
-  listAgentInboxScans, seedAgentInboxSandbox,
+  getAgentInboxActivity, getAgentInboxContext, getAgentInboxScan, getAgentInboxSources, listAgentInbox, listAgentInboxScans,
 } from '../../../services/physical-inbound/agent-inbox';
-import { getAgentInboxHandling, proposeHandling } from '../../../services/physical-inbound/handling';
+import { getAgentInboxHandling } from '../../../services/physical-inbound/handling';
+import { acknowledgeOnce, proposeHandlingOnce, seedSandboxOnce } from './idempotent-requests';
 import {
   Acknowledgment, AcknowledgmentBody, AgentInboxActivity, AgentInboxContext, AgentInboxList, AgentInboxListQuery, AgentInboxScan,
   AgentInboxScans, AgentInboxSources, HandlingOperation, HandlingState, IdParam, PageQuery, ProposalBody, ScanOperationParams, SeedBody, SeedResult,
@@ -45,7 +45,7 @@ export const routes: RouteDef[] = [
     body: SeedBody, requestHeaders: IDEMPOTENCY,
     responses: { 201: { description: 'Seeded', schema: SeedResult }, 400: { description: 'validation' }, 403: { description: 'live key (reason test_key_required)' } },
     handler: async ({ deps, auth, body, headers }) => {
-      const r = await seedAgentInboxSandbox(deps, auth, body, headers['idempotency-key']);
+      const r = await seedSandboxOnce(deps, auth, body, headers['idempotency-key']);
       return { status: r.status, body: r.body, headers: r.headers };
     },
   }),
@@ -85,7 +85,7 @@ export const routes: RouteDef[] = [
     params: IdParam, body: AcknowledgmentBody, requestHeaders: IDEMPOTENCY,
     responses: { 201: { description: 'Recorded', schema: Acknowledgment }, 400: { description: 'validation' }, ...refusals, 409: { description: 'CONTEXT_VERSION_MISMATCH' } },
     handler: async ({ deps, auth, params, body, headers }) => {
-      const r = await acknowledgeAgentInboxItem(deps, auth, params.id, body, headers['idempotency-key']);
+      const r = await acknowledgeOnce(deps, auth, params.id, body, headers['idempotency-key']);
       return { status: r.status, body: r.body, headers: r.headers };
     },
   }),
@@ -109,7 +109,7 @@ export const routes: RouteDef[] = [
       409: { description: 'VERSION_STALE, HANDLING_OPERATION_OPEN, HANDLING_NOT_AVAILABLE or SERVICE_MD_VERSION_MISMATCH' },
     },
     handler: async ({ deps, auth, params, body, headers }) => {
-      const r = await proposeHandling(deps, auth, params.id, body, headers['idempotency-key']);
+      const r = await proposeHandlingOnce(deps, auth, params.id, body, headers['idempotency-key']);
       return { status: r.status, body: r.body, headers: r.headers };
     },
   }),

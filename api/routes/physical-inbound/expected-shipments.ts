@@ -2,8 +2,9 @@
 // (agent-specific: member keys pass ?agent_id=; physical inbound custody, live keys only).
 import { defineRoute, RouteDef } from '../../route';
 import {
-  cancelExpectedShipment, getExpectedShipment, listExpectedShipments, requestExpectedShipment, updateExpectedShipment,
+  cancelExpectedShipment, getExpectedShipment, listExpectedShipments, updateExpectedShipment,
 } from '../../../services/physical-inbound/expected-shipments';
+import { createExpectedShipmentOnce } from './idempotent-requests';
 import {
   AgentScopedQuery, ExpectedShipmentBody, ExpectedShipmentCancelled, ExpectedShipmentCreate, ExpectedShipmentList, ExpectedShipmentListQuery,
   ExpectedShipmentUpdate,
@@ -43,7 +44,7 @@ export const routes: RouteDef[] = [
       409: { description: 'EXPECTED_SHIPMENT_DUPLICATE (details.existing_expected_shipment_id) or SERVICE_MD_VERSION_MISMATCH' },
       422: { description: 'EXPECTED_SHIPMENT_LIMIT' },
     },
-    handler: async ({ deps, auth, query, body, headers }) => requestExpectedShipment(deps, auth, query.agent_id, body, headers['idempotency-key']),
+    handler: async ({ deps, auth, query, body, headers }) => createExpectedShipmentOnce(deps, auth, query.agent_id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/expected-shipments/:id', tags,

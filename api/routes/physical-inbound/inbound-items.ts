@@ -7,8 +7,9 @@ import {
   getInboundItem, getInboundItemPages, listInboundActivity, listInboundItems, listInboundItemScans,
 } from '../../../services/physical-inbound/inbound-items';
 import {
-  approveHandling, getHandlingOperation, listMemberHandling, quoteInboundForward, rejectHandling, requestInboundAction, resetMemberSample,
+  approveHandling, getHandlingOperation, listMemberHandling, quoteInboundForward, rejectHandling, resetMemberSample,
 } from '../../../services/physical-inbound/handling';
+import { requestInboundActionOnce } from './idempotent-requests';
 import {
   ActivityQuery, ApproveBody, ForwardQuoteQuery, HandlingList, HandlingListQuery, HandlingOperation, IdParam, InboundActionBody,
   InboundItemListQuery, InboundScans, ManagedItem, ManagedItemList, PageInfo, PageQuery, Quote, RejectBody, SourcePage,
@@ -47,7 +48,7 @@ export const routes: RouteDef[] = [
       409: { description: 'VERSION_STALE, QUOTE_CHANGED, HANDLING_OPERATION_OPEN, HANDLING_NOT_AVAILABLE' },
     },
     handler: async ({ deps, auth, params, body, headers }) => {
-      const r = await requestInboundAction(deps, auth, params.id, body, headers['idempotency-key']);
+      const r = await requestInboundActionOnce(deps, auth, params.id, body, headers['idempotency-key']);
       return { status: r.status, body: r.body, headers: r.headers };
     },
   }),

@@ -4,9 +4,9 @@ import { defineRoute, RouteDef } from '../../route';
 import { errors } from '../../../domain/shared/errors';
 import {
   addPackageNote, addPackageTag, getPackage, getPackageAction, listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos,
-  listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag, requestPackageAction, requestPackageForward,
-  requestPackageScan,
+  listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag,
 } from '../../../services/physical-inbound/packages';
+import { requestPackageActionOnce, requestPackageForwardOnce, requestPackageScanOnce } from './idempotent-requests';
 import {
   ActionPatchRequest, ActionRequest, ForwardingRequest, ForwardRequest, IdParam, Note, NoteBody, PackageAction, PackageActionParams,
   PackageDetail, PackageList, PackageListQuery, PackagePhoto, PackagePhotosQuery, PackageSummary, PageInfo, PageQuery, ScanRequestBody,
@@ -63,7 +63,7 @@ export const routes: RouteDef[] = [
       400: { description: 'validation, SERVICE_MD_VERSION_REQUIRED or PACKAGE_NOT_FORWARDABLE' }, ...refusals,
       409: { description: 'SERVICE_MD_VERSION_MISMATCH or PACKAGE_ACTION_NOT_AVAILABLE' },
     },
-    handler: async ({ deps, auth, params, body, headers }) => requestPackageAction(deps, auth, params.id, body, headers['idempotency-key']),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageActionOnce(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/actions/:actionId', tags,
@@ -104,7 +104,7 @@ export const routes: RouteDef[] = [
       201: { description: 'Forwarding requested', schema: z.object({ forwarding_request: ForwardingRequest, action: PackageAction, package: PackageSummary }) },
       400: { description: 'missing fields or PACKAGE_NOT_FORWARDABLE' }, ...refusals, 409: { description: 'SERVICE_MD_VERSION_MISMATCH' },
     },
-    handler: async ({ deps, auth, params, body, headers }) => requestPackageForward(deps, auth, params.id, body, headers['idempotency-key']),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageForwardOnce(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/scan', tags,
@@ -121,7 +121,7 @@ export const routes: RouteDef[] = [
       201: { description: 'Scan requested', schema: z.object({ scan_request: ScanRequestView, action: PackageAction }) },
       400: { description: 'invalid scan_type' }, ...refusals,
     },
-    handler: async ({ deps, auth, params, body, headers }) => requestPackageScan(deps, auth, params.id, body, headers['idempotency-key']),
+    handler: async ({ deps, auth, params, body, headers }) => requestPackageScanOnce(deps, auth, params.id, body, headers['idempotency-key']),
   }),
   defineRoute({
     method: 'get', path: '/v1/packages/:id/tags', tags,
