@@ -13,7 +13,7 @@ import { errors } from '../../domain/shared/errors';
 import { contentDisposition } from '../../domain/shared/downloads';
 import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
-import { updateReturning } from '../physical-inbound/inbound-items';
+import { updateReturning } from '../physical-inbound/item-records';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];

@@ -12,11 +12,11 @@ import {
 } from '../../domain/physical-inbound/agent-inbox';
 import { SEARCH_MODE } from '../../domain/physical-inbound/search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../accounts/instructions';
-import {
-  createFixtureItem, derivedUuid, ensureMemberSample, environmentOf, findItem, ITEM_COLUMNS, ItemRow, literalQueryOrThrow,
-  literalTermsSql, loadItemBundles, loadFixture, ocrRecord, receivedRangeSql, recordActivity, runSearch, scanSummary,
-  startAfterCommit, startScanBundleWorkflow, toItemRow, uploadFixture, memberSampleId, sourcePageView,
-} from './inbound-items';
+import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
+import { environmentOf, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow } from './item-records';
+import { createFixtureItem, derivedUuid, ensureMemberSample, loadFixture, memberSampleId, uploadFixture } from './sandbox-fixtures';
+import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
+import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
 
 export interface AssignmentRow {
   id: string;

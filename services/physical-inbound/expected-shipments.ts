@@ -10,7 +10,7 @@ import type { Deps } from '../shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
 import { isAgentKey } from '../accounts/auth';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
-import { Db, updateReturning } from './inbound-items';
+import { Db, updateReturning } from './item-records';
 import { errors } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';
 import { ArrivalAction, ARRIVAL_LIMITS, ExpectedShipmentStatus, normaliseTrackingNumber, PieceKind } from '../../domain/physical-inbound/package-arrival';

@@ -21,10 +21,10 @@ import { publishEvent } from '../webhooks/events';
 import { emitRuleMatches } from '../webhooks/rules';
 import { expectingAgent } from './expected-shipments';
 import { applyArrival } from './package-arrival';
-import {
-  bumpItem, bundleOcrStatus, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, recordActivity, refreshSearchFields,
-  startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow, toItemRow, updateReturning,
-} from './inbound-items';
+import { startAfterCommit, startInboundReceivedWorkflow, startScanBundleWorkflow } from './inbound-workflows';
+import { bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
+import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
+import { refreshSearchFields } from './search-index';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 

@@ -21,11 +21,12 @@ import {
   ProposalInput, quoteHandling, unavailableReason,
 } from '../../domain/workflow-safe/handling';
 import { debit, insufficientCredits, refund } from '../billing/credits';
-import {
-  addFixtureBundle, bumpItem, Db, environmentOf, findItem, ItemRow, loadItemBundles, loadFixture, loadManagedItem, managedItemViews,
-  openAndScanQuote, quoteView, recordActivity, refreshSearchFields, uploadFixture, ensureMemberSample, bundleOcrStatus, updateReturning,
-  inboundStartOptions, ITEM_COLUMNS, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow, toItemRow,
-} from './inbound-items';
+import { loadManagedItem, managedItemViews, openAndScanQuote, quoteView } from './inbound-items';
+import { inboundStartOptions, startAfterCommit, startInboundReceivedWorkflow, startOnce, startScanBundleWorkflow } from './inbound-workflows';
+import { bumpItem, Db, environmentOf, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
+import { addFixtureBundle, ensureMemberSample, loadFixture, uploadFixture } from './sandbox-fixtures';
+import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
+import { refreshSearchFields } from './search-index';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import { publishEvent } from '../webhooks/events';
 import { signalScanOutcome } from './facility-inbound';

@@ -7,7 +7,7 @@ import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
 import { assertPackagesEnabled, checkActionRequest } from './packages';
-import { Db, updateReturning } from './inbound-items';
+import { Db, updateReturning } from './item-records';
 import { errors } from '../../domain/shared/errors';
 import type { FieldError } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';

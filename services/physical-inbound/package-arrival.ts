@@ -9,7 +9,7 @@ import { planArrival } from '../../domain/physical-inbound/package-arrival';
 import { receiveExpectedShipment, setArrivalAction } from './expected-shipments';
 import { countRuleMatches, rulesOfAgent } from './mailbox-rules';
 import { insertAction } from './packages';
-import { ItemRow, recordActivity } from './inbound-items';
+import { ItemRow, recordActivity } from './item-records';
 
 export interface ArrivalOutcome {
   expected_shipment_id: string | null;

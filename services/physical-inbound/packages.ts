@@ -14,9 +14,9 @@ import {
   packageStatusOnRequest,
 } from '../../domain/workflow-safe/handling';
 import { sourcesKind } from '../../domain/physical-inbound/agent-inbox';
-import {
-  bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, loadItemBundles, ocrPageView, recordActivity, refreshSearchFields, scanSummary, toItemRow, updateReturning,
-} from './inbound-items';
+import { bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
+import { loadItemBundles, ocrPageView, scanSummary } from './scan-bundles';
+import { refreshSearchFields } from './search-index';
 import { scanRequestView } from './facility-inbound';
 import { shipmentOfPackage } from './expected-shipments';
 

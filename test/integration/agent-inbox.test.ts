@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newCredential } from '../helpers/agents';
 import { eventsOf, newWorld, receivePiece, waitFor, World } from '../helpers/physical-inbound';
-import { memberSampleId } from '../../services/physical-inbound/inbound-items';
+import { memberSampleId } from '../../services/physical-inbound/sandbox-fixtures';
 
 describe('agent inbox', () => {
   let app: TestApp;

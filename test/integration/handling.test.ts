@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { eventsOf, FIXTURES, fixtureImage, newWorld, receivePiece, waitFor, World } from '../helpers/physical-inbound';
 import { getBalance } from '../../services/billing/credits';
-import { memberSampleId } from '../../services/physical-inbound/inbound-items';
+import { memberSampleId } from '../../services/physical-inbound/sandbox-fixtures';
 import { reconcilePhysicalInbound, requestInboundAction } from '../../services/physical-inbound/handling';
 import { attachExterior, commitDraft, matchDraft } from '../../services/physical-inbound/facility-inbound';
 import { authenticate } from '../../services/accounts/auth';

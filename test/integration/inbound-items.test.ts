@@ -5,7 +5,7 @@ import { client } from '../helpers/http';
 import { newCredential } from '../helpers/agents';
 import { newWorld, receivePiece, World } from '../helpers/physical-inbound';
 import { getBalance } from '../../services/billing/credits';
-import { memberSampleId } from '../../services/physical-inbound/inbound-items';
+import { memberSampleId } from '../../services/physical-inbound/sandbox-fixtures';
 
 describe('managed mailbox items', () => {
   let app: TestApp;

@@ -24,7 +24,7 @@ import { createFacility, insertMemberKey, revokeKey } from '../../services/accou
 import { SAMPLE_EVENT_TYPES } from '../../domain/webhooks/samples';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { newWorld, receivePiece } from '../helpers/physical-inbound';
-import { memberSampleId } from '../../services/physical-inbound/inbound-items';
+import { memberSampleId } from '../../services/physical-inbound/sandbox-fixtures';
 import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { registeredTools } from '../../api/mcp/tools';
 import { letterForm, letterPdf } from '../integration/mail-helpers';

@@ -1,0 +1,76 @@
+// The physical inbound item record (one row of physical_inbound_items per piece in
+// custody, letter or parcel): reading and locking it, moving its version, and appending to
+// its activity timeline. Packages, managed mailbox items and the agent inbox all present
+// this one record.
+import type { EntityManager } from 'typeorm';
+import type { AuthContext } from '../accounts/auth';
+import type { ItemKind } from '../../domain/physical-inbound/search';
+
+export type Db = Pick<EntityManager, 'query'>;
+export type Environment = 'live' | 'test';
+export type SourceDomain = 'internal_team' | 'sandbox' | 'member_sample';
+
+export function environmentOf(auth: AuthContext): Environment {
+  return auth.testMode ? 'test' : 'live';
+}
+
+export interface ItemRow {
+  id: string;
+  reference_code: string;
+  member_id: string;
+  agent_id: string | null;
+  facility_id: string | null;
+  mailbox_id: string | null;
+  kind: ItemKind;
+  environment: Environment;
+  source_domain: SourceDomain;
+  scenario: string | null;
+  status: string;
+  version: number;
+  carrier: string | null;
+  tracking_number: string | null;
+  weight_oz: number | null;
+  sender_name: string | null;
+  recipient_name: string | null;
+  recipient_email: string | null;
+  received_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const ITEM_COLUMNS = `i.id, i.reference_code, i.member_id, i.agent_id, i.facility_id, i.mailbox_id, i.kind, i.environment,
+  i.source_domain, i.scenario, i.status, i.version, i.carrier, i.tracking_number, i.weight_oz, i.sender_name, i.recipient_name,
+  i.recipient_email, i.received_at, i.created_at, i.updated_at`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function toItemRow(row: any): ItemRow {
+  return { ...row, weight_oz: row.weight_oz === null || row.weight_oz === undefined ? null : Number(row.weight_oz) };
+}
+
+export async function findItem(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<ItemRow | null> {
+  const [row] = await db.query(`SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return row ? toItemRow(row) : null;
+}
+
+/** Runs an UPDATE/DELETE ... RETURNING; TypeORM answers those with [rows, count], so this returns the rows. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function updateReturning(db: Db, sql: string, params: unknown[]): Promise<any[]> {
+  const result = await db.query(sql, params);
+  return Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result;
+}
+
+/** Bumps the item's version (every change a reader could act on moves it). */
+export async function bumpItem(db: Db, itemId: string, status?: string | null): Promise<number> {
+  const [row] = await updateReturning(db,
+    `UPDATE physical_inbound_items SET version = version + 1, status = COALESCE($2, status), updated_at = now() WHERE id = $1 RETURNING version`,
+    [itemId, status ?? null],
+  );
+  return row.version;
+}
+
+export async function recordActivity(db: Db, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>, kind: string, detail: Record<string, unknown> = {}): Promise<void> {
+  await db.query(
+    `INSERT INTO inbound_item_activity (item_id, member_id, agent_id, environment, kind, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [item.id, item.member_id, item.agent_id, item.environment, kind, JSON.stringify(detail)],
+  );
+}

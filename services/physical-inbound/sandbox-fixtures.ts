@@ -1,0 +1,166 @@
+// Sandbox fixtures of physical inbound: page images with their saved (template) OCR, the
+// member sample (a static sandbox letter every test key of the member can read) and the
+// seeded test items built from them.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Deps } from '../shared/deps';
+import { sha256Hex } from '../../domain/accounts/keys';
+import type { ItemKind } from '../../domain/physical-inbound/search';
+import type { PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
+import { Db, ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
+import { refreshSearchFields } from './search-index';
+
+interface FixtureManifestPage {
+  file: string;
+  text_file: string;
+  role: PageRole;
+  status: 'ready' | 'needs_review';
+  uncertain_spans: Array<{ text: string; reason: string }>;
+}
+
+export interface FixturePage extends FixtureManifestPage {
+  image: Buffer;
+  text: string;
+  sha256: string;
+}
+
+export interface Fixture {
+  name: string;
+  kind: ItemKind;
+  reference_prefix: string;
+  sender: string;
+  pages: FixturePage[];
+}
+
+export const FIXTURE_DIR = path.join(__dirname, '..', '..', 'test', 'fixtures', 'inbound-pages');
+export const TEMPLATE_OCR = { provider: 'template', model: 'template-ocr-v1', version: 1 };
+const fixtureCache = new Map<string, Fixture>();
+
+export function loadFixture(name: string): Fixture {
+  const cached = fixtureCache.get(name);
+  if (cached) return cached;
+  const manifest = JSON.parse(readFileSync(path.join(FIXTURE_DIR, 'manifest.json'), 'utf8')) as Record<string, Omit<Fixture, 'name' | 'pages'> & { pages: FixtureManifestPage[] }>;
+  const entry = manifest[name];
+  if (!entry) throw new Error(`no inbound fixture named ${name}`);
+  const fixture: Fixture = {
+    name, kind: entry.kind, reference_prefix: entry.reference_prefix, sender: entry.sender,
+    pages: entry.pages.map((p) => {
+      const image = readFileSync(path.join(FIXTURE_DIR, p.file));
+      return { ...p, image, text: readFileSync(path.join(FIXTURE_DIR, p.text_file), 'utf8').replace(/\n+$/, ''), sha256: sha256Hex(image) };
+    }),
+  };
+  fixtureCache.set(name, fixture);
+  return fixture;
+}
+
+export function fixtureStorageKey(page: FixturePage): string {
+  return `inbound/fixtures/${page.sha256}.png`;
+}
+
+/** Uploads a fixture's page images (content-addressed, so repeating it is harmless). */
+export async function uploadFixture(deps: Deps, fixture: Fixture): Promise<void> {
+  for (const page of fixture.pages) await deps.storage.put(fixtureStorageKey(page), page.image, 'image/png');
+}
+
+/** A UUID derived from a name, so the member sample keeps one id per member across resets. */
+export function derivedUuid(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  const variant = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export function memberSampleId(memberId: string): string {
+  return derivedUuid(`member-sample:${memberId}`);
+}
+
+/**
+ * Adds a fulfilled sandbox scan of the fixture's pages (`roles` picks which) to an item,
+ * with the fixture's transcript saved as template OCR. `announced`: no bundle workflow
+ * is to run for it (the static sample, or a scan whose events its handling workflow
+ * publishes). Returns the bundle id.
+ */
+export async function addFixtureBundle(tx: Db, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'source_domain'>, fixture: Fixture,
+  roles: PageRole[], announced: boolean): Promise<string> {
+  const [request] = await tx.query(
+    `INSERT INTO scan_requests (item_id, member_id, agent_id, scan_type, origin, status, fulfilled_at)
+     VALUES ($1, $2, $3, 'document', 'sandbox', 'fulfilled', now()) RETURNING id`,
+    [item.id, item.member_id, item.agent_id],
+  );
+  const [bundle] = await tx.query(
+    `INSERT INTO scan_bundles (request_id, item_id, workflow_started_at) VALUES ($1, $2, CASE WHEN $3::boolean THEN now() END) RETURNING id, created_at`,
+    [request.id, item.id, announced]);
+  const origin: PageOrigin = item.source_domain === 'member_sample' ? 'sample' : 'physical';
+  const extractedAt = (bundle.created_at as Date).toISOString();
+  let n = 0;
+  for (const page of fixture.pages.filter((p) => roles.includes(p.role))) {
+    n++;
+    await tx.query(
+      `INSERT INTO scan_pages (bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256,
+         ocr_status, ocr_text, ocr_is_blank, ocr_uncertain_spans, ocr_provider, ocr_model, ocr_completed_at, ocr_attempts, ocr_provenance)
+       VALUES ($1, $2, $3, $4, $5, $6, 'image/png', $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16)`,
+      [bundle.id, item.id, n, page.role, origin, fixtureStorageKey(page), page.image.length, page.sha256, page.status, page.text,
+        page.text.trim() === '', JSON.stringify(page.uncertain_spans), TEMPLATE_OCR.provider, TEMPLATE_OCR.model, bundle.created_at,
+        JSON.stringify({ kind: 'template_ocr', template_version: TEMPLATE_OCR.version, source_sha256: page.sha256,
+          transcript_sha256: sha256Hex(page.text), extracted_at: extractedAt })],
+    );
+  }
+  return bundle.id;
+}
+
+export interface NewFixtureItem {
+  id?: string;
+  memberId: string;
+  agentId: string | null;
+  sourceDomain: 'sandbox' | 'member_sample';
+  scenario: string;
+  recipientName: string | null;
+  recipientEmail: string | null;
+}
+
+/**
+ * Creates a test-environment item from a fixture, already scanned. Null if the id exists.
+ * A seed's inbound.received is published by its bundle's workflow (before
+ * inbound.scan_available), so the item itself needs no workflow.
+ */
+export async function createFixtureItem(tx: Db, input: NewFixtureItem): Promise<{ item: ItemRow; bundleId: string } | null> {
+  const fixture = loadFixture(input.scenario);
+  const reference = input.sourceDomain === 'member_sample'
+    ? `${fixture.reference_prefix}-${input.memberId.slice(0, 8).toUpperCase()}`
+    : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
+  const [row] = await tx.query(
+    `INSERT INTO physical_inbound_items (id, reference_code, member_id, agent_id, kind, environment, source_domain, scenario, status,
+       sender_name, recipient_name, recipient_email, received_workflow_started_at)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10, now())
+     ON CONFLICT DO NOTHING RETURNING ${ITEM_COLUMNS.replace(/i\./g, '')}`,
+    [input.id ?? null, reference, input.memberId, input.agentId, fixture.kind, input.sourceDomain, input.scenario, fixture.sender,
+      input.recipientName, input.recipientEmail],
+  );
+  if (!row) return null;
+  const item = toItemRow(row);
+  // Seeds announce themselves through their bundle's workflow (received first); the sample never does.
+  const bundleId = await addFixtureBundle(tx, item, fixture, ['envelope', 'letter'], input.sourceDomain === 'member_sample');
+  await refreshSearchFields(tx, item.id);
+  return { item, bundleId };
+}
+
+/**
+ * The member sample: a static sandbox letter (envelope and contents, template OCR) that
+ * every test key of the member can read. Materialised on first read; reading it emits
+ * nothing.
+ */
+export async function ensureMemberSample(deps: Deps, memberId: string): Promise<string> {
+  const id = memberSampleId(memberId);
+  const [exists] = await deps.db.query(`SELECT 1 FROM physical_inbound_items WHERE id = $1`, [id]);
+  if (exists) return id;
+  const fixture = loadFixture('member_sample');
+  await uploadFixture(deps, fixture);
+  await deps.db.transaction(async (tx) => {
+    const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [memberId]);
+    await createFixtureItem(tx, {
+      id, memberId, agentId: null, sourceDomain: 'member_sample', scenario: 'member_sample',
+      recipientName: member?.full_name ?? null, recipientEmail: member?.email ?? null,
+    });
+  });
+  return id;
+}
