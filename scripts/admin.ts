@@ -7,7 +7,7 @@ import { createFacility, createMember, revokeKey } from '../services/accounts/ac
 import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/approval';
 import { answerSupportConversation } from '../services/support/support';
-import { assignMailbox } from '../services/physical-inbound/facility-inbound';
+import { assignMailbox } from '../services/physical-inbound/facility-intake';
 import { enablePackages } from '../services/physical-inbound/packages';
 import { setMemberRunSettings } from '../services/mail-runs/mail-runs';
 import { ensureDatabase, migrate } from './stack';

@@ -5,7 +5,7 @@ import type { Deps } from '../../services/shared/deps';
 import {
   acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
 } from '../../services/physical-inbound/handling';
-import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../../services/physical-inbound/facility-inbound';
+import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../../services/physical-inbound/facility-intake';
 
 export function createHandlingActivities(deps: Deps) {
   return {

@@ -7,7 +7,7 @@ import { client } from './http';
 import { newMember } from './factories';
 import { newAgent, newCredential } from './agents';
 import { createFacility, insertMemberKey } from '../../services/accounts/accounts';
-import { assignMailbox } from '../../services/physical-inbound/facility-inbound';
+import { assignMailbox } from '../../services/physical-inbound/facility-intake';
 import { enablePackages } from '../../services/physical-inbound/packages';
 
 export const ALL_INBOUND_SCOPES = [

@@ -6,7 +6,7 @@ import { eventsOf, FIXTURES, fixtureImage, newWorld, receivePiece, waitFor, Worl
 import { getBalance } from '../../services/billing/credits';
 import { memberSampleId } from '../../services/physical-inbound/sandbox-fixtures';
 import { reconcilePhysicalInbound, requestInboundAction } from '../../services/physical-inbound/handling';
-import { attachExterior, commitDraft, matchDraft } from '../../services/physical-inbound/facility-inbound';
+import { attachExterior, commitDraft, matchDraft } from '../../services/physical-inbound/facility-intake';
 import { authenticate } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import { handlingWorkflowId } from '../../workflows/physical-inbound/contracts';

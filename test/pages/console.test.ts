@@ -15,7 +15,7 @@ import { newAgent, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts/accounts';
 import { topUp } from '../../services/billing/credits';
 import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/accounts/console-sessions';
-import { assignMailbox } from '../../services/physical-inbound/facility-inbound';
+import { assignMailbox } from '../../services/physical-inbound/facility-intake';
 import { enablePackages } from '../../services/physical-inbound/packages';
 import { consoleRoutes } from '../../api/console';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';

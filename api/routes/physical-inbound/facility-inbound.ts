@@ -8,7 +8,7 @@ import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
   attachExterior, commitDraft, createDraft, fulfilScanRequest, getDraft, identifyMailbox, listDrafts, listFacilityPackageActions,
   listScanRequests, matchDraft, MAX_PHOTO_BYTES, rejectScanRequest, SCAN_PAGE_FIELDS, updateDraft, updateFacilityPackageAction,
-} from '../../../services/physical-inbound/facility-inbound';
+} from '../../../services/physical-inbound/facility-intake';
 import { decideFacilityHandling, listFacilityHandling } from '../../../services/physical-inbound/handling';
 import {
   CommitBody, CommitResult, DecisionBody, Draft, DraftCreateBody, DraftListQuery, DraftPutBody, ExteriorForm, FacilityActionsQuery,
