@@ -5,7 +5,9 @@ import type { Deps } from '../../services/shared/deps';
 import {
   acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, reconcilePhysicalInbound, rejectOperation, sandboxFulfilOperation,
 } from '../../services/physical-inbound/handling';
-import { finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome } from '../../services/physical-inbound/facility-intake';
+import {
+  finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome,
+} from '../../services/physical-inbound/scan-pipeline';
 
 export function createHandlingActivities(deps: Deps) {
   return {

@@ -29,7 +29,7 @@ import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import { publishEvent } from '../webhooks/events';
-import { signalScanOutcome } from './facility-intake';
+import { signalScanOutcome } from './scan-requests';
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, HandlingSnapshot, handlingWorkflowId,
   HandlingWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate,

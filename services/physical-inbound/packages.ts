@@ -17,7 +17,7 @@ import { sourcesKind } from '../../domain/physical-inbound/agent-inbox';
 import { bumpItem, Db, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
 import { loadItemBundles, ocrPageView, scanSummary } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import { scanRequestView } from './facility-intake';
+import { scanRequestView } from './scan-requests';
 import { shipmentOfPackage } from './expected-shipments';
 
 export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {

@@ -6,9 +6,10 @@ import { defineRoute, RouteDef } from '../../route';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
-  attachExterior, commitDraft, createDraft, fulfilScanRequest, getDraft, identifyMailbox, listDrafts, listFacilityPackageActions,
-  listScanRequests, matchDraft, MAX_PHOTO_BYTES, rejectScanRequest, SCAN_PAGE_FIELDS, updateDraft, updateFacilityPackageAction,
+  attachExterior, commitDraft, createDraft, getDraft, identifyMailbox, listDrafts, matchDraft, MAX_PHOTO_BYTES, updateDraft,
 } from '../../../services/physical-inbound/facility-intake';
+import { listFacilityPackageActions, updateFacilityPackageAction } from '../../../services/physical-inbound/facility-package-actions';
+import { fulfilScanRequest, listScanRequests, rejectScanRequest, SCAN_PAGE_FIELDS } from '../../../services/physical-inbound/scan-requests';
 import { decideFacilityHandling, listFacilityHandling } from '../../../services/physical-inbound/handling';
 import {
   CommitBody, CommitResult, DecisionBody, Draft, DraftCreateBody, DraftListQuery, DraftPutBody, ExteriorForm, FacilityActionsQuery,
