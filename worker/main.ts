@@ -8,7 +8,7 @@ import { ensureWebhookCleanupSchedule } from '../services/webhooks/maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhooks/dispatch';
 import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow';
 import { ensureDryRunProofCleanupSchedule } from '../services/outbound-mail/print-proofs';
-import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/handling';
+import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/inbound-reconciler';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/operations/workflow-reconciler';
 
 async function main() {

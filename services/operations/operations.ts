@@ -9,7 +9,7 @@ import { errors } from '../../domain/shared/errors';
 import { loadMailRow, MailRow } from '../outbound-mail/record';
 import { startMailWorkflow } from '../outbound-mail/workflow';
 import { reconcilerScheduleId } from '../outbound-mail/workflow';
-import { inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/handling';
+import { inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/inbound-reconciler';
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {

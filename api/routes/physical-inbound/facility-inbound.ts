@@ -10,7 +10,7 @@ import {
 } from '../../../services/physical-inbound/facility-intake';
 import { listFacilityPackageActions, updateFacilityPackageAction } from '../../../services/physical-inbound/facility-package-actions';
 import { fulfilScanRequest, listScanRequests, rejectScanRequest, SCAN_PAGE_FIELDS } from '../../../services/physical-inbound/scan-requests';
-import { decideFacilityHandling, listFacilityHandling } from '../../../services/physical-inbound/handling';
+import { decideFacilityHandling, listFacilityHandling } from '../../../services/physical-inbound/handling-decisions';
 import {
   CommitBody, CommitResult, DecisionBody, Draft, DraftCreateBody, DraftListQuery, DraftPutBody, ExteriorForm, FacilityActionsQuery,
   FacilityActionStatusBody, FacilityHandlingQuery, FulfilForm, FulfilResult, HandlingOperation, IdentifyBody, IdentifyResult, IdParam,

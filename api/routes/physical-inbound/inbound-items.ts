@@ -6,9 +6,10 @@ import { defineRoute, RouteDef } from '../../route';
 import {
   getInboundItem, getInboundItemPages, listInboundActivity, listInboundItems, listInboundItemScans,
 } from '../../../services/physical-inbound/inbound-items';
+import { quoteInboundForward } from '../../../services/physical-inbound/handling';
 import {
-  approveHandling, getHandlingOperation, listMemberHandling, quoteInboundForward, rejectHandling, resetMemberSample,
-} from '../../../services/physical-inbound/handling';
+  approveHandling, getHandlingOperation, listMemberHandling, rejectHandling, resetMemberSample,
+} from '../../../services/physical-inbound/handling-decisions';
 import { requestInboundActionOnce } from './idempotent-requests';
 import {
   ActivityQuery, ApproveBody, ForwardQuoteQuery, HandlingList, HandlingListQuery, HandlingOperation, IdParam, InboundActionBody,

@@ -13,7 +13,7 @@ import { sandboxPhotoPng } from '../../../services/outbound-mail/sandbox';
 import {
   facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityFailed, facilityPrinted, facilityStartPrinting,
 } from '../../../services/outbound-mail/facility';
-import { decideFacilityHandling } from '../../../services/physical-inbound/handling';
+import { decideFacilityHandling } from '../../../services/physical-inbound/handling-decisions';
 import { finishFacilityBatch, markFacilityBatchPieces, startFacilityBatch } from '../../../services/batches/facility';
 import { newMember } from '../../helpers/factories';
 import { eventsOf, fixtureImage, newWorld, photoForm as exteriorForm, receivePiece, waitFor, World } from '../../helpers/physical-inbound';
