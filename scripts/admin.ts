@@ -8,7 +8,7 @@ import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/approval';
 import { answerSupportConversation } from '../services/support/support';
 import { assignMailbox } from '../services/physical-inbound/facility-intake';
-import { enablePackages } from '../services/physical-inbound/packages';
+import { enablePackages } from '../services/physical-inbound/package-custody';
 import { setMemberRunSettings } from '../services/mail-runs/mail-runs';
 import { ensureDatabase, migrate } from './stack';
 import { cents, Command, flag, friendlyError, isUniqueViolation, required, withPositional } from './admin/cli';

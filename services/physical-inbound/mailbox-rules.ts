@@ -6,7 +6,8 @@
 import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
-import { assertPackagesEnabled, checkActionRequest } from './packages';
+import { checkActionRequest } from './package-actions';
+import { assertPackagesEnabled } from './package-custody';
 import { Db, updateReturning } from './item-records';
 import { errors } from '../../domain/shared/errors';
 import type { FieldError } from '../../domain/shared/errors';

@@ -8,7 +8,7 @@ import { checkForwardAddress } from '../../domain/workflow-safe/handling';
 import { planArrival } from '../../domain/physical-inbound/package-arrival';
 import { receiveExpectedShipment, setArrivalAction } from './expected-shipments';
 import { countRuleMatches, rulesOfAgent } from './mailbox-rules';
-import { insertAction } from './packages';
+import { insertAction } from './package-actions';
 import { ItemRow, recordActivity } from './item-records';
 
 export interface ArrivalOutcome {

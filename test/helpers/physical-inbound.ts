@@ -8,7 +8,7 @@ import { newMember } from './factories';
 import { newAgent, newCredential } from './agents';
 import { createFacility, insertMemberKey } from '../../services/accounts/accounts';
 import { assignMailbox } from '../../services/physical-inbound/facility-intake';
-import { enablePackages } from '../../services/physical-inbound/packages';
+import { enablePackages } from '../../services/physical-inbound/package-custody';
 
 export const ALL_INBOUND_SCOPES = [
   'agent.read', 'agent.inbox.read', 'agent.inbox.report', 'agent.inbox.propose', 'inbound.item.read', 'inbound.item.scan.read',

@@ -16,7 +16,7 @@ import { createFacility } from '../../services/accounts/accounts';
 import { topUp } from '../../services/billing/credits';
 import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/accounts/console-sessions';
 import { assignMailbox } from '../../services/physical-inbound/facility-intake';
-import { enablePackages } from '../../services/physical-inbound/packages';
+import { enablePackages } from '../../services/physical-inbound/package-custody';
 import { consoleRoutes } from '../../api/console';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';
 import { pdf, recipientsCsv, batchForm } from '../integration/batch-helpers';

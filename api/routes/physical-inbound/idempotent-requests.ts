@@ -10,7 +10,9 @@ import type { Deps } from '../../../services/shared/deps';
 import { IdempotentResult, requestFingerprint, requireIdempotencyKey, runIdempotent } from '../../../services/shared/idempotency';
 import { acknowledgeAgentInboxItem, AcknowledgmentBody, SEED_SCENARIOS, seedAgentInboxSandbox } from '../../../services/physical-inbound/agent-inbox';
 import { InboundActionBody, proposeHandling, requestInboundAction } from '../../../services/physical-inbound/handling';
-import { ActionRequestBody, createPackageAction, createPackageForward, createPackageScan, ForwardBody } from '../../../services/physical-inbound/packages';
+import {
+  ActionRequestBody, createPackageAction, createPackageForward, createPackageScan, ForwardBody,
+} from '../../../services/physical-inbound/package-actions';
 import { createExpectedShipment, ShipmentFields } from '../../../services/physical-inbound/expected-shipments';
 import type { ProposalInput } from '../../../domain/workflow-safe/handling';
 

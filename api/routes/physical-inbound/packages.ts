@@ -3,8 +3,10 @@ import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { errors } from '../../../domain/shared/errors';
 import {
-  addPackageNote, addPackageTag, getPackage, getPackageAction, listPackageActions, listPackageForwards, listPackageNotes, listPackagePhotos,
-  listPackages, listPackageScans, listPackageTags, patchPackageAction, removePackageTag,
+  getPackageAction, listPackageActions, listPackageForwards, listPackageScans, patchPackageAction,
+} from '../../../services/physical-inbound/package-actions';
+import {
+  addPackageNote, addPackageTag, getPackage, listPackageNotes, listPackagePhotos, listPackages, listPackageTags, removePackageTag,
 } from '../../../services/physical-inbound/packages';
 import { requestPackageActionOnce, requestPackageForwardOnce, requestPackageScanOnce } from './idempotent-requests';
 import {
