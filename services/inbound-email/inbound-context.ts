@@ -1,19 +1,19 @@
-// Forwarded inbound context: intake aliases (list, create, update), forwarded mail items
-// with their files, OCR, lineage and drafting context, and postal threads. Used by the
+// Forwarded inbound context: the mail items received on intake aliases, with their files,
+// OCR, lineage and drafting context (the sender, the reply contact, deadlines, key facts and
+// the outbound replies already sent), and downloads of their stored files. Used by the
 // REST routes and the MCP tools alike. Callers see only their member's records in their
-// key's environment; agent keys see only records of aliases assigned to their agent.
+// key's environment; agent keys see only records of aliases assigned to their agent. The
+// aliases are services/inbound-email/forwarding-addresses.ts; threads, postal-threads.ts.
 import { pagination } from '../../domain/shared/pagination';
-import { randomBytes } from 'node:crypto';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
-import { canSee, resolveAgentFilter } from '../shared/scoping';
-import { assertLinkedObjects } from '../shared/linked-objects';
+import { canSee } from '../shared/scoping';
 import { errors } from '../../domain/shared/errors';
 import { contentDisposition } from '../../domain/shared/downloads';
-import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
-import { updateReturning } from '../physical-inbound/item-records';
+import { iso, ownerFilter, Row } from './caller-scope';
+import { ALIAS_COLUMNS } from './forwarding-addresses';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
@@ -22,166 +22,6 @@ export const ITEM_INCLUDE_VALUES = [...INCLUDE_VALUES, 'signed_urls'] as const;
 export type InboundItemInclude = (typeof ITEM_INCLUDE_VALUES)[number];
 
 const NOTE_PREVIEW_CHARS = 280;
-
-// ---------------------------------------------------------------- aliases
-
-const ALIAS_COLUMNS = `id, member_id, agent_id, test_mode, label, alias_local_part, domain, alias_local_part || '@' || domain AS email, alias_type,
-  requested_alias_local_part, source_type, provider, handled_by, capture_method, automation_level, approval_mode, status,
-  last_received_at, metadata, created_at, updated_at`;
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = Record<string, any>;
-
-function shapeAlias(r: Row) {
-  return {
-    id: r.id, member_id: r.member_id, agent_id: r.agent_id, label: r.label, alias_local_part: r.alias_local_part, domain: r.domain,
-    email: r.email, alias_type: r.alias_type, requested_alias_local_part: r.requested_alias_local_part, source_type: r.source_type,
-    provider: r.provider, handled_by: r.handled_by, capture_method: r.capture_method, automation_level: r.automation_level,
-    approval_mode: r.approval_mode, status: r.status, last_received_at: iso(r.last_received_at), metadata: r.metadata ?? {},
-    created_at: iso(r.created_at), updated_at: iso(r.updated_at),
-  };
-}
-export type ForwardingAddress = ReturnType<typeof shapeAlias>;
-
-function iso(d: Date | string | null | undefined): string | null {
-  if (!d) return null;
-  return (d instanceof Date ? d : new Date(d)).toISOString();
-}
-
-
-/** SQL filter on (member_id, test_mode, agent_id) for the caller; `$1..$n` starting at `from`. */
-async function ownerFilter(deps: Deps, auth: AuthContext, alias: string, requestedAgentId: string | null | undefined, params: unknown[]): Promise<string> {
-  params.push(auth.memberId, auth.testMode);
-  let sql = `${alias}.member_id = $${params.length - 1} AND ${alias}.test_mode = $${params.length}`;
-  const agentId = await resolveAgentFilter(deps, auth, requestedAgentId);
-  if (agentId) {
-    params.push(agentId);
-    sql += ` AND ${alias}.agent_id = $${params.length}`;
-  }
-  return sql;
-}
-
-export interface ListAliasesInput { status?: AliasStatus; agent_id?: string; limit: number; offset: number }
-
-export async function listForwardingAddresses(deps: Deps, auth: AuthContext, input: ListAliasesInput) {
-  const params: unknown[] = [];
-  let where = await ownerFilter(deps, auth, 'a', input.agent_id, params);
-  if (input.status) {
-    params.push(input.status);
-    where += ` AND a.status = $${params.length}`;
-  }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM inbound_forwarding_aliases a WHERE ${where}`, params);
-  const rows = await deps.db.query(
-    `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
-  );
-  return { forwarding_addresses: rows.map(shapeAlias), pagination: pagination(total, input.limit, input.offset) };
-}
-
-async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
-  const [row] = await deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`, [id]);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
-    throw errors.notFound('Inbound forwarding address');
-  }
-  return row;
-}
-
-export async function getForwardingAddress(deps: Deps, auth: AuthContext, id: string) {
-  return { forwarding_address: shapeAlias(await loadAlias(deps, auth, id)) };
-}
-
-export interface AliasSettings {
-  label?: string;
-  source_type?: string;
-  provider?: string | null;
-  handled_by?: string;
-  capture_method?: string;
-  automation_level?: string;
-  approval_mode?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export interface CreateAliasInput extends AliasSettings {
-  agent_id?: string | null;
-  alias_type: 'random' | 'vanity';
-  requested_alias_local_part?: string;
-}
-
-const RANDOM_ATTEMPTS = 5;
-const ALIAS_ARCHIVED_HINT = 'Archived aliases stay archived; create a new alias with POST /v1/inbound-forwarding-addresses.';
-
-export async function createForwardingAddress(deps: Deps, auth: AuthContext, input: CreateAliasInput) {
-  // Agent keys always create aliases for their own agent (an agent_id they pass is ignored).
-  const agentId = isAgentKey(auth) ? auth.agentId : input.agent_id ?? null;
-  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
-  const handledBy = input.handled_by ?? (agentId ? 'agent' : 'member');
-  if (handledBy === 'agent' && !agentId) {
-    throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
-  }
-  let requested: string | null = null;
-  if (input.alias_type === 'vanity') {
-    if (!input.requested_alias_local_part) throw errors.validation([{ path: 'requested_alias_local_part', message: 'required when alias_type is vanity' }]);
-    const problem = vanityProblem(input.requested_alias_local_part);
-    if (problem) throw errors.validation([{ path: 'requested_alias_local_part', message: problem }]);
-    requested = input.requested_alias_local_part;
-  } else if (input.requested_alias_local_part !== undefined) {
-    throw errors.validation([{ path: 'requested_alias_local_part', message: 'only allowed when alias_type is vanity' }]);
-  }
-
-  for (let attempt = 0; attempt < (requested ? 1 : RANDOM_ATTEMPTS); attempt++) {
-    const localPart = requested ? requested.trim().toLowerCase() : randomLocalPart(randomBytes(10));
-    const rows = await deps.db.query(
-      `INSERT INTO inbound_forwarding_aliases (member_id, agent_id, test_mode, label, alias_local_part, domain, alias_type, requested_alias_local_part,
-                                              source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT (lower(alias_local_part), lower(domain)) DO NOTHING RETURNING ${ALIAS_COLUMNS}`,
-      [auth.memberId, agentId, auth.testMode, input.label ?? 'Forwarded mail', localPart, deps.config.inboundEmailDomain, input.alias_type, requested,
-        input.source_type ?? 'email_forward', input.provider ?? null, handledBy, input.capture_method ?? 'any', input.automation_level ?? 'medium',
-        input.approval_mode ?? 'always_require', JSON.stringify(input.metadata ?? {})],
-    );
-    if (rows.length) return { forwarding_address: shapeAlias(rows[0]) };
-  }
-  if (requested) {
-    throw errors.conflict('ALIAS_TAKEN', `${requested.toLowerCase()}@${deps.config.inboundEmailDomain} is already taken.`, {
-      suggestedAction: 'Choose another requested_alias_local_part, or create a random alias.',
-    });
-  }
-  throw errors.unavailable('ALIAS_GENERATION_FAILED', 'Could not generate a free random alias; retry.');
-}
-
-export interface UpdateAliasInput extends AliasSettings {
-  agent_id?: string | null;
-  status?: AliasStatus;
-}
-
-export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id: string, input: UpdateAliasInput) {
-  const current = await loadAlias(deps, auth, id);
-  if (input.agent_id !== undefined && isAgentKey(auth) && input.agent_id !== current.agent_id) {
-    throw errors.forbidden('member_key_required', 'Only a member key can reassign an alias to another agent.');
-  }
-  if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', input.agent_id] });
-  if (input.status) {
-    const problem = aliasStatusMoveProblem(current.status, input.status);
-    if (problem) throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`, { suggestedAction: ALIAS_ARCHIVED_HINT });
-  } else if (current.status === 'archived' && Object.keys(input).length) {
-    throw errors.conflict('ALIAS_ARCHIVED', 'This alias is archived and can no longer be changed.', { suggestedAction: ALIAS_ARCHIVED_HINT });
-  }
-  const agentId = input.agent_id !== undefined ? input.agent_id : current.agent_id;
-  const handledBy = input.handled_by ?? (input.agent_id === null && current.handled_by === 'agent' ? 'member' : current.handled_by);
-  if (handledBy === 'agent' && !agentId) {
-    throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
-  }
-  const [updated] = await updateReturning(deps.db,
-    `UPDATE inbound_forwarding_aliases SET label = $2, agent_id = $3, source_type = $4, provider = $5, handled_by = $6, capture_method = $7,
-            automation_level = $8, approval_mode = $9, status = $10, metadata = $11, updated_at = now()
-      WHERE id = $1 RETURNING ${ALIAS_COLUMNS}`,
-    [id, input.label ?? current.label, agentId, input.source_type ?? current.source_type, input.provider !== undefined ? input.provider : current.provider,
-      handledBy, input.capture_method ?? current.capture_method, input.automation_level ?? current.automation_level,
-      input.approval_mode ?? current.approval_mode, input.status ?? current.status, JSON.stringify(input.metadata ?? current.metadata ?? {})],
-  );
-  return { forwarding_address: shapeAlias(updated) };
-}
-
-// ---------------------------------------------------------------- items
 
 export interface ListInboundInput {
   limit: number;
@@ -253,7 +93,7 @@ function shapeOutbound(r: Row) {
 }
 
 /** Outbound pieces the caller may see that reply to these items or their threads. */
-async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: string[], threadIds: string[]): Promise<Row[]> {
+export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: string[], threadIds: string[]): Promise<Row[]> {
   if (!itemIds.length) return [];
   const params: unknown[] = [auth.memberId, auth.testMode, itemIds, threadIds];
   let agent = '';
@@ -384,88 +224,5 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: S
       }));
     }
     return item;
-  }));
-}
-
-// ---------------------------------------------------------------- threads
-
-export interface ListThreadsInput {
-  limit: number;
-  offset: number;
-  category?: string;
-  status?: string;
-  agent_id?: string;
-  include: Array<'events'>;
-}
-
-const THREAD_SELECT = `SELECT t.*, GREATEST(t.last_event_at, (SELECT max(o.created_at) FROM outbound_mail o
-    WHERE o.member_id = t.member_id AND o.test_mode = t.test_mode
-      AND (o.postal_mail_thread_id = t.id OR o.inbound_capture_id IN (SELECT i.id FROM inbound_mail_items i WHERE i.thread_id = t.id)))) AS latest_event_at
-  FROM postal_threads t`;
-
-export async function listPostalThreads(deps: Deps, auth: AuthContext, input: ListThreadsInput) {
-  const params: unknown[] = [];
-  let where = await ownerFilter(deps, auth, 't', input.agent_id, params);
-  for (const [column, value] of [['category', input.category], ['status', input.status]] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    where += ` AND t.${column} = $${params.length}`;
-  }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`, params);
-  const rows = await deps.db.query(`${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`, params);
-  return { threads: await shapeThreads(deps, auth, rows, input.include.includes('events')), pagination: pagination(total, input.limit, input.offset) };
-}
-
-async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
-  const [row] = await deps.db.query(`${THREAD_SELECT} WHERE t.id = $1`, [id]);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
-    throw errors.notFound('Postal thread');
-  }
-  return row;
-}
-
-export async function getPostalThread(deps: Deps, auth: AuthContext, input: { id: string; include: Array<'events'> }) {
-  const [thread] = await shapeThreads(deps, auth, [await loadThread(deps, auth, input.id)], input.include.includes('events'));
-  return thread;
-}
-
-export async function updatePostalThread(deps: Deps, auth: AuthContext, id: string, input: { status?: string; title?: string }) {
-  const current = await loadThread(deps, auth, id);
-  await deps.db.query(`UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [id, input.status ?? current.status, input.title ?? current.title]);
-  return getPostalThread(deps, auth, { id, include: [] });
-}
-
-async function shapeThreads(deps: Deps, auth: AuthContext, rows: Row[], withEvents: boolean) {
-  const ids = rows.map((r) => r.id);
-  let events = new Map<string, unknown[]>();
-  if (withEvents && ids.length) {
-    const items = await deps.db.query(
-      `SELECT id, thread_id, status, category, subject, summary, received_at FROM inbound_mail_items WHERE thread_id = ANY($1::uuid[]) ORDER BY received_at`, [ids],
-    );
-    const itemThread = new Map(items.map((i: Row) => [i.id, i.thread_id]));
-    const outbound = await linkedOutbound(deps, auth, items.map((i: Row) => i.id), ids);
-    const all: Array<{ threadId: string; at: Date; event: Record<string, unknown> }> = [
-      ...items.map((i: Row) => ({
-        threadId: i.thread_id, at: i.received_at,
-        event: { type: 'inbound_mail_item', inbound_mail_item_id: i.id, occurred_at: iso(i.received_at), status: i.status, category: i.category, summary: i.summary ?? i.subject },
-      })),
-      ...outbound.map((o) => ({
-        threadId: (o.postal_mail_thread_id && ids.includes(o.postal_mail_thread_id) ? o.postal_mail_thread_id : itemThread.get(o.inbound_capture_id)) as string,
-        at: o.created_at,
-        event: { type: 'outbound_mail', outbound_mail_id: o.id, occurred_at: iso(o.created_at), status: o.status, inbound_capture_id: o.inbound_capture_id, summary: `Reply to ${o.recipient_name ?? o.recipient_company}` },
-      })),
-    ];
-    all.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
-    events = new Map(ids.map((id) => [id, all.filter((e) => e.threadId === id).map((e) => e.event)]));
-  }
-  return rows.map((r) => ({
-    id: r.id,
-    object: 'postal_mail_thread',
-    title: r.title,
-    category: r.category,
-    status: r.status,
-    summary: r.summary,
-    last_event_at: iso(r.latest_event_at ?? r.last_event_at),
-    ...(withEvents ? { events: events.get(r.id) ?? [] } : {}),
   }));
 }

@@ -1,9 +1,8 @@
 // Forwarded-context tools: intake aliases, forwarded inbound mail with its drafting
 // context, and postal threads.
-import { z } from 'zod';
-import {
-  getInboundMail, getPostalThread, listForwardingAddresses, listInboundMail, listPostalThreads,
-} from '../../../services/inbound-email/inbound-context';
+import { listForwardingAddresses } from '../../../services/inbound-email/forwarding-addresses';
+import { getInboundMail, listInboundMail } from '../../../services/inbound-email/inbound-context';
+import { getPostalThread, listPostalThreads } from '../../../services/inbound-email/postal-threads';
 import { AliasListQuery, InboundGetQuery, InboundListQuery, ThreadGetQuery, ThreadListQuery } from '../../routes/inbound-email/inbound-context.schemas';
 import { Uuid } from '../../schemas/common';
 import { defineTool } from '../tool';

@@ -7,9 +7,10 @@ import {
   ThreadGetQuery, ThreadListQuery, ThreadUpdateRequest,
 } from './inbound-context.schemas';
 import {
-  createForwardingAddress, getForwardingAddress, getInboundFile, getInboundMail, getPostalThread, listForwardingAddresses, listInboundMail,
-  listPostalThreads, updateForwardingAddress, updatePostalThread,
-} from '../../../services/inbound-email/inbound-context';
+  createForwardingAddress, getForwardingAddress, listForwardingAddresses, updateForwardingAddress,
+} from '../../../services/inbound-email/forwarding-addresses';
+import { getInboundFile, getInboundMail, listInboundMail } from '../../../services/inbound-email/inbound-context';
+import { getPostalThread, listPostalThreads, updatePostalThread } from '../../../services/inbound-email/postal-threads';
 import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../../services/inbound-email/intake';
 import { contentDisposition } from '../../../domain/shared/downloads';
 import { BodyTooLargeError, readBodyBytes } from '../../json-body';
