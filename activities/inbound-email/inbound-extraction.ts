@@ -12,6 +12,7 @@ import type { Deps } from '../../services/shared/deps';
 import { publishEvent } from '../../services/webhooks/events';
 import { docxText, pdfMetadata, pdfPageTexts } from '../../services/inbound-email/document-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from '../../services/inbound-email/ocr';
+import type { InboundMailFileRow } from '../../services/inbound-email/rows';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -43,25 +44,11 @@ async function replaceExtractions(tx: Tx, itemId: string, scope: { fileId?: stri
   );
 }
 
-interface FileRow {
-  id: string;
-  inbound_mail_item_id: string;
-  kind: 'raw_email' | 'attachment';
-  filename: string;
-  content_type: string;
-  declared_content_type: string | null;
-  content_type_mismatch: boolean;
-  size_bytes: string;
-  sha256: string;
-  storage_key: string;
-  extraction_status: string;
-}
-
 const FILE_SOURCES = ['pdf_metadata', 'pdf_text', 'docx_text', 'plain_text', 'content_sniffer', 'extraction_error'];
 const ANALYSIS_SOURCES = ['heuristic_classifier', 'address_parser', 'date_extractor', 'amount_extractor', 'reference_extractor', 'field_extractor'];
 
 export function createInboundExtractionActivities(deps: Deps) {
-  async function loadFile(fileId: string): Promise<FileRow> {
+  async function loadFile(fileId: string): Promise<InboundMailFileRow> {
     const [file] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE id = $1`, [fileId]);
     if (!file) throw new Error(`inbound file ${fileId} not found`);
     return file;
@@ -96,7 +83,7 @@ export function createInboundExtractionActivities(deps: Deps) {
 
     /** captured -> stored once every object reads back with its recorded size and SHA-256. */
     async verifyInboundStorage(itemId: string): Promise<{ status: 'stored' | 'failed'; attachmentIds: string[] }> {
-      const files: FileRow[] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = $1 ORDER BY position`, [itemId]);
+      const files: InboundMailFileRow[] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = $1 ORDER BY position`, [itemId]);
       const [item] = await deps.db.query(`SELECT status FROM inbound_mail_items WHERE id = $1`, [itemId]);
       const attachmentIds = files.filter((f) => f.kind === 'attachment').map((f) => f.id);
       if (item.status !== 'captured') return { status: item.status === 'failed' ? 'failed' : 'stored', attachmentIds };

@@ -5,9 +5,6 @@ import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { resolveAgentFilter } from '../shared/scoping';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Row = Record<string, any>;
-
 export function iso(d: Date | string | null | undefined): string | null {
   if (!d) return null;
   return (d instanceof Date ? d : new Date(d)).toISOString();

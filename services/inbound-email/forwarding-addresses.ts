@@ -11,13 +11,17 @@ import { errors } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';
 import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
 import { updateReturning } from '../physical-inbound/item-records';
-import { iso, ownerFilter, Row } from './caller-scope';
+import { iso, ownerFilter } from './caller-scope';
+import type { InboundForwardingAliasRow } from './rows';
 
 export const ALIAS_COLUMNS = `id, member_id, agent_id, test_mode, label, alias_local_part, domain, alias_local_part || '@' || domain AS email, alias_type,
   requested_alias_local_part, source_type, provider, handled_by, capture_method, automation_level, approval_mode, status,
   last_received_at, metadata, created_at, updated_at`;
 
-function shapeAlias(r: Row) {
+/** An alias as ALIAS_COLUMNS reads it: its row and its address. */
+export type AliasRow = InboundForwardingAliasRow & { email: string };
+
+function shapeAlias(r: AliasRow) {
   return {
     id: r.id, member_id: r.member_id, agent_id: r.agent_id, label: r.label, alias_local_part: r.alias_local_part, domain: r.domain,
     email: r.email, alias_type: r.alias_type, requested_alias_local_part: r.requested_alias_local_part, source_type: r.source_type,
@@ -38,14 +42,14 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
     where += ` AND a.status = $${params.length}`;
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM inbound_forwarding_aliases a WHERE ${where}`, params);
-  const rows = await deps.db.query(
+  const rows: AliasRow[] = await deps.db.query(
     `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
   );
   return { forwarding_addresses: rows.map(shapeAlias), pagination: pagination(total, input.limit, input.offset) };
 }
 
-async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
-  const [row] = await deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`, [id]);
+async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<AliasRow> {
+  const [row]: AliasRow[] = await deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`, [id]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound forwarding address');
   }
@@ -96,7 +100,7 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
 
   for (let attempt = 0; attempt < (requested ? 1 : RANDOM_ATTEMPTS); attempt++) {
     const localPart = requested ? requested.trim().toLowerCase() : randomLocalPart(randomBytes(10));
-    const rows = await deps.db.query(
+    const rows: AliasRow[] = await deps.db.query(
       `INSERT INTO inbound_forwarding_aliases (member_id, agent_id, test_mode, label, alias_local_part, domain, alias_type, requested_alias_local_part,
                                               source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
@@ -137,7 +141,7 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (handledBy === 'agent' && !agentId) {
     throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
   }
-  const [updated] = await updateReturning(deps.db,
+  const [updated] = await updateReturning<AliasRow>(deps.db,
     `UPDATE inbound_forwarding_aliases SET label = $2, agent_id = $3, source_type = $4, provider = $5, handled_by = $6, capture_method = $7,
             automation_level = $8, approval_mode = $9, status = $10, metadata = $11, updated_at = now()
       WHERE id = $1 RETURNING ${ALIAS_COLUMNS}`,

@@ -12,8 +12,9 @@ import { canSee } from '../shared/scoping';
 import { errors } from '../../domain/shared/errors';
 import { contentDisposition } from '../../domain/shared/downloads';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
-import { iso, ownerFilter, Row } from './caller-scope';
-import { ALIAS_COLUMNS } from './forwarding-addresses';
+import { iso, ownerFilter } from './caller-scope';
+import { ALIAS_COLUMNS, AliasRow } from './forwarding-addresses';
+import type { InboundExtractionRow, InboundMailFileRow, InboundMailItemRow, InboundReplyContactRow, PostalThreadRow } from './rows';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
@@ -22,6 +23,25 @@ export const ITEM_INCLUDE_VALUES = [...INCLUDE_VALUES, 'signed_urls'] as const;
 export type InboundItemInclude = (typeof ITEM_INCLUDE_VALUES)[number];
 
 const NOTE_PREVIEW_CHARS = 280;
+
+/** An outbound piece that replies to an item or its thread (columns of outbound_mail). */
+export interface LinkedOutboundRow {
+  id: string;
+  status: string;
+  mail_class: string;
+  recipient_name: string | null;
+  recipient_company: string | null;
+  recipient_city: string;
+  recipient_state: string;
+  tracking_number: string | null;
+  inbound_capture_id: string | null;
+  postal_mail_thread_id: string | null;
+  created_at: Date;
+  mailed_at: Date | null;
+}
+
+/** An extraction as the item reads select it: confidence cast to a float. */
+type ExtractionRead = Omit<InboundExtractionRow, 'confidence' | 'position'> & { confidence: number };
 
 export interface ListInboundInput {
   limit: number;
@@ -42,14 +62,14 @@ export async function listInboundMail(deps: Deps, auth: AuthContext, input: List
     where += ` AND i.${column} = $${params.length}`;
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM inbound_mail_items i WHERE ${where}`, params);
-  const rows = await deps.db.query(
+  const rows: InboundMailItemRow[] = await deps.db.query(
     `SELECT i.* FROM inbound_mail_items i WHERE ${where} ORDER BY i.received_at DESC, i.id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
   );
   return { items: await shapeItems(deps, auth, rows, new Set(input.include), false), pagination: pagination(total, input.limit, input.offset) };
 }
 
-async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
-  const [row] = await deps.db.query(`SELECT * FROM inbound_mail_items WHERE id = $1`, [id]);
+async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<InboundMailItemRow> {
+  const [row]: InboundMailItemRow[] = await deps.db.query(`SELECT * FROM inbound_mail_items WHERE id = $1`, [id]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound mail item');
   }
@@ -66,15 +86,15 @@ export async function getInboundMail(deps: Deps, auth: AuthContext, input: { id:
 /** The bytes of one stored file (raw email or attachment) for an authenticated download. */
 export async function getInboundFile(deps: Deps, auth: AuthContext, input: { id: string; fileId: string }) {
   await loadItem(deps, auth, input.id);
-  const [file] = await deps.db.query(
+  const [file]: Array<Pick<InboundMailFileRow, 'filename' | 'content_type' | 'storage_key'>> = await deps.db.query(
     `SELECT filename, content_type, storage_key FROM inbound_mail_files WHERE id = $1 AND inbound_mail_item_id = $2`, [input.fileId, input.id],
   );
   if (!file) throw errors.notFound('Inbound mail file');
-  return { body: await deps.storage.get(file.storage_key), contentType: file.content_type as string, filename: file.filename as string };
+  return { body: await deps.storage.get(file.storage_key), contentType: file.content_type, filename: file.filename };
 }
 
-function groupBy<T extends Row>(rows: T[], key: string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
+function groupBy<T, K extends keyof T>(rows: T[], key: K): Map<T[K], T[]> {
+  const out = new Map<T[K], T[]>();
   for (const r of rows) {
     const k = r[key];
     if (!out.has(k)) out.set(k, []);
@@ -83,7 +103,7 @@ function groupBy<T extends Row>(rows: T[], key: string): Map<string, T[]> {
   return out;
 }
 
-function shapeOutbound(r: Row) {
+function shapeOutbound(r: LinkedOutboundRow) {
   return {
     id: r.id, status: r.status, mail_class: r.mail_class, recipient_name: r.recipient_name, recipient_company: r.recipient_company,
     recipient_city: r.recipient_city, recipient_state: r.recipient_state, tracking_number: r.tracking_number,
@@ -93,7 +113,7 @@ function shapeOutbound(r: Row) {
 }
 
 /** Outbound pieces the caller may see that reply to these items or their threads. */
-export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: string[], threadIds: string[]): Promise<Row[]> {
+export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: string[], threadIds: string[]): Promise<LinkedOutboundRow[]> {
   if (!itemIds.length) return [];
   const params: unknown[] = [auth.memberId, auth.testMode, itemIds, threadIds];
   let agent = '';
@@ -110,18 +130,20 @@ export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: str
   );
 }
 
-async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: Set<InboundInclude>, signedUrls: boolean) {
+async function shapeItems(deps: Deps, auth: AuthContext, rows: InboundMailItemRow[], include: Set<InboundInclude>, signedUrls: boolean) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const threadIds = [...new Set(rows.map((r) => r.thread_id).filter(Boolean))] as string[];
-  const [files, threads, aliases, contacts]: Row[][] = await Promise.all([
+  const [files, threads, aliases, contacts]: [
+    InboundMailFileRow[], Array<Pick<PostalThreadRow, 'id' | 'title' | 'category' | 'status'>>, AliasRow[], InboundReplyContactRow[],
+  ] = await Promise.all([
     deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY position`, [ids]),
     threadIds.length ? deps.db.query(`SELECT id, title, category, status FROM postal_threads WHERE id = ANY($1::uuid[])`, [threadIds]) : [],
     deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = ANY($1::uuid[])`, [[...new Set(rows.map((r) => r.alias_id))]]),
     include.has('drafting') ? deps.db.query(`SELECT * FROM inbound_reply_contacts WHERE inbound_mail_item_id = ANY($1::uuid[])`, [ids]) : [],
   ]);
   const needExtractions = include.has('lineage') || include.has('ocr');
-  const extractions: Row[] = needExtractions
+  const extractions: ExtractionRead[] = needExtractions
     ? await deps.db.query(
       `SELECT id, inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence::float AS confidence, metadata, created_at
          FROM inbound_extractions WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY created_at, position`, [ids])
@@ -129,9 +151,9 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: Row[], include: S
   const outbound = include.has('drafting') ? await linkedOutbound(deps, auth, ids, threadIds) : [];
   const filesByItem = groupBy(files, 'inbound_mail_item_id');
   const extractionsByItem = groupBy(extractions, 'inbound_mail_item_id');
-  const threadById = new Map<string, Row>(threads.map((t) => [t.id, t]));
-  const aliasById = new Map<string, Row>(aliases.map((a) => [a.id, a]));
-  const contactByItem = new Map<string, Row>(contacts.map((c) => [c.inbound_mail_item_id, c]));
+  const threadById = new Map(threads.map((t) => [t.id, t]));
+  const aliasById = new Map(aliases.map((a) => [a.id, a]));
+  const contactByItem = new Map(contacts.map((c) => [c.inbound_mail_item_id, c]));
   const withDownload = include.has('files') || signedUrls;
 
   return Promise.all(rows.map(async (r) => {

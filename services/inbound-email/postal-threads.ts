@@ -7,7 +7,8 @@ import type { AuthContext } from '../accounts/auth';
 import type { Deps } from '../shared/deps';
 import { canSee } from '../shared/scoping';
 import { errors } from '../../domain/shared/errors';
-import { iso, ownerFilter, Row } from './caller-scope';
+import { iso, ownerFilter } from './caller-scope';
+import type { InboundMailItemRow, PostalThreadRow } from './rows';
 import { linkedOutbound } from './inbound-context';
 
 export interface ListThreadsInput {
@@ -18,6 +19,12 @@ export interface ListThreadsInput {
   agent_id?: string;
   include: Array<'events'>;
 }
+
+/** A thread as THREAD_SELECT reads it: its row and when its latest event (inbound or a reply) happened. */
+type ThreadRead = PostalThreadRow & { latest_event_at: Date };
+
+/** An item in a thread's timeline (thread_id is set: the query asks for the thread's items). */
+type ThreadItem = Pick<InboundMailItemRow, 'id' | 'status' | 'category' | 'subject' | 'summary' | 'received_at'> & { thread_id: string };
 
 const THREAD_SELECT = `SELECT t.*, GREATEST(t.last_event_at, (SELECT max(o.created_at) FROM outbound_mail o
     WHERE o.member_id = t.member_id AND o.test_mode = t.test_mode
@@ -33,12 +40,12 @@ export async function listPostalThreads(deps: Deps, auth: AuthContext, input: Li
     where += ` AND t.${column} = $${params.length}`;
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`, params);
-  const rows = await deps.db.query(`${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`, params);
+  const rows: ThreadRead[] = await deps.db.query(`${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`, params);
   return { threads: await shapeThreads(deps, auth, rows, input.include.includes('events')), pagination: pagination(total, input.limit, input.offset) };
 }
 
-async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<Row> {
-  const [row] = await deps.db.query(`${THREAD_SELECT} WHERE t.id = $1`, [id]);
+async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<ThreadRead> {
+  const [row]: ThreadRead[] = await deps.db.query(`${THREAD_SELECT} WHERE t.id = $1`, [id]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Postal thread');
   }
@@ -56,17 +63,17 @@ export async function updatePostalThread(deps: Deps, auth: AuthContext, id: stri
   return getPostalThread(deps, auth, { id, include: [] });
 }
 
-async function shapeThreads(deps: Deps, auth: AuthContext, rows: Row[], withEvents: boolean) {
+async function shapeThreads(deps: Deps, auth: AuthContext, rows: ThreadRead[], withEvents: boolean) {
   const ids = rows.map((r) => r.id);
   let events = new Map<string, unknown[]>();
   if (withEvents && ids.length) {
-    const items = await deps.db.query(
+    const items: ThreadItem[] = await deps.db.query(
       `SELECT id, thread_id, status, category, subject, summary, received_at FROM inbound_mail_items WHERE thread_id = ANY($1::uuid[]) ORDER BY received_at`, [ids],
     );
-    const itemThread = new Map(items.map((i: Row) => [i.id, i.thread_id]));
-    const outbound = await linkedOutbound(deps, auth, items.map((i: Row) => i.id), ids);
+    const itemThread = new Map<string | null, string>(items.map((i) => [i.id, i.thread_id]));
+    const outbound = await linkedOutbound(deps, auth, items.map((i) => i.id), ids);
     const all: Array<{ threadId: string; at: Date; event: Record<string, unknown> }> = [
-      ...items.map((i: Row) => ({
+      ...items.map((i) => ({
         threadId: i.thread_id, at: i.received_at,
         event: { type: 'inbound_mail_item', inbound_mail_item_id: i.id, occurred_at: iso(i.received_at), status: i.status, category: i.category, summary: i.summary ?? i.subject },
       })),

@@ -13,23 +13,13 @@ import {
 import { SEARCH_MODE } from '../../domain/physical-inbound/search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../accounts/instructions';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
-import { environmentOf, findItem, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow } from './item-records';
+import { environmentOf, findItem, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow } from './item-records';
 import { createFixtureItem, derivedUuid, ensureMemberSample, loadFixture, memberSampleId, uploadFixture } from './sandbox-fixtures';
 import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
+import type { AgentInboxAcknowledgmentRow, AgentInboxAssignmentRow } from './rows';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
 
-export interface AssignmentRow {
-  id: string;
-  item_id: string;
-  agent_id: string;
-  member_id: string;
-  source_domain: 'internal_team' | 'sandbox' | 'member_sample';
-  environment: 'live' | 'test';
-  revision: number;
-  assigned_at: Date;
-}
-
-export function assignmentView(a: AssignmentRow) {
+export function assignmentView(a: AgentInboxAssignmentRow) {
   return {
     id: a.id,
     item_id: a.item_id,
@@ -57,15 +47,25 @@ async function ensureSampleAssignment(deps: Deps, auth: AuthContext): Promise<vo
 }
 
 /** The caller's assignment of an item in its key's environment; 404 otherwise. */
-export async function loadAssignment(deps: Deps, auth: AuthContext, itemId: string): Promise<{ item: ItemRow; assignment: AssignmentRow }> {
+export async function loadAssignment(deps: Deps, auth: AuthContext, itemId: string): Promise<{ item: ItemRow; assignment: AgentInboxAssignmentRow }> {
   await ensureSampleAssignment(deps, auth);
-  const [assignment] = await deps.db.query(
+  const [assignment]: AgentInboxAssignmentRow[] = await deps.db.query(
     `SELECT * FROM agent_inbox_assignments WHERE item_id = $1 AND agent_id = $2 AND environment = $3`,
     [itemId, auth.agentId, environmentOf(auth)],
   );
   const item = assignment ? await findItem(deps.db, itemId) : null;
   if (!assignment || !item) throw errors.notFound('Agent inbox item');
   return { item, assignment };
+}
+
+/** The assignment's columns beside ITEM_COLUMNS in the inbox list (a_ prefixed). */
+interface InboxAssignmentColumns {
+  a_id: string;
+  a_source_domain: AgentInboxAssignmentRow['source_domain'];
+  a_environment: AgentInboxAssignmentRow['environment'];
+  a_agent_id: string;
+  a_revision: number;
+  a_assigned_at: Date;
 }
 
 export interface InboxListQuery {
@@ -97,7 +97,7 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
   params.push(query.limit, query.offset);
   const from = `FROM agent_inbox_assignments a JOIN physical_inbound_items i ON i.id = a.item_id WHERE ${where.join(' AND ')}`;
   const run = async (db: Pick<Deps['db'], 'query'>) => {
-    const rows = await db.query(
+    const rows: Array<ItemColumns & InboxAssignmentColumns> = await db.query(
       `SELECT ${ITEM_COLUMNS}, a.id AS a_id, a.source_domain AS a_source_domain, a.environment AS a_environment, a.agent_id AS a_agent_id,
               a.revision AS a_revision, a.assigned_at AS a_assigned_at
          ${from} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
@@ -108,14 +108,13 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
   return {
     schema_version: AGENT_INBOX_SCHEMA_VERSION,
     environment: environmentOf(auth),
-    items: rows.map((r: Record<string, unknown>) => {
+    items: rows.map((r) => {
       const item = toItemRow(r);
       return {
         item: inboxItemView(item),
         assignment: assignmentView({
-          id: r.a_id as string, item_id: item.id, agent_id: r.a_agent_id as string, member_id: item.member_id,
-          source_domain: r.a_source_domain as AssignmentRow['source_domain'], environment: r.a_environment as AssignmentRow['environment'],
-          revision: r.a_revision as number, assigned_at: r.a_assigned_at as Date,
+          id: r.a_id, item_id: item.id, agent_id: r.a_agent_id, member_id: item.member_id, source_domain: r.a_source_domain,
+          environment: r.a_environment, revision: r.a_revision, assigned_at: r.a_assigned_at,
         }),
       };
     }),
@@ -128,7 +127,7 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
   };
 }
 
-async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assignment: AssignmentRow) {
+async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assignment: AgentInboxAssignmentRow) {
   const [agent] = await deps.db.query(`SELECT id, name FROM agents WHERE id = $1`, [assignment.agent_id]);
   const doc = await currentInstructions(deps, assignment.agent_id);
   const text = doc?.text ?? PLATFORM_FALLBACK_INSTRUCTIONS;
@@ -262,7 +261,7 @@ export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, i
       suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
     });
   }
-  const [ack] = await deps.db.query(
+  const [ack]: AgentInboxAcknowledgmentRow[] = await deps.db.query(
     `INSERT INTO agent_inbox_acknowledgments (assignment_id, item_id, agent_id, environment, outcome, context_version, run_id, note)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [assignment.id, item.id, assignment.agent_id, assignment.environment, body.outcome, body.context_version, body.run_id, body.note ?? null],
@@ -271,7 +270,7 @@ export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, i
   return {
     acknowledgment: {
       id: ack.id, item_id: item.id, assignment_id: assignment.id, outcome: ack.outcome, context_version: ack.context_version,
-      run_id: ack.run_id, note: ack.note, created_at: (ack.created_at as Date).toISOString(),
+      run_id: ack.run_id, note: ack.note, created_at: ack.created_at.toISOString(),
     },
   };
 }
@@ -291,11 +290,11 @@ export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body:
       memberId: auth.memberId!, agentId: auth.agentId, sourceDomain: 'sandbox', scenario: body.scenario,
       recipientName: member.full_name, recipientEmail: member.email,
     }))!;
-    const [assignment] = await tx.query(
+    const [assignment]: AgentInboxAssignmentRow[] = await tx.query(
       `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
        VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`, [made.item.id, auth.agentId, auth.memberId]);
     await recordActivity(tx, made.item, 'received', { source_domain: 'sandbox', scenario: body.scenario });
-    return { ...made, assignment: assignment as AssignmentRow };
+    return { ...made, assignment };
   });
   // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
   await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));

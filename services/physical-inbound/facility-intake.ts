@@ -15,8 +15,9 @@ import { assignFacility } from '../operations/facilities';
 import { expectingAgent } from './expected-shipments';
 import { applyArrival } from './package-arrival';
 import { startAfterCommit, startInboundReceivedWorkflow } from './inbound-workflows';
-import { Db, findItem, ITEM_COLUMNS, recordActivity, toItemRow, updateReturning } from './item-records';
+import { Db, findItem, ITEM_COLUMNS, ItemColumns, recordActivity, toItemRow, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
+import type { AgentInboxAssignmentRow, InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
 
 // ---------------------------------------------------------------------------------------
 // Private mailboxes
@@ -30,8 +31,7 @@ export interface PrivateMailbox {
   created_at: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function mailboxView(r: any): PrivateMailbox {
+function mailboxView(r: PrivateMailboxRow): PrivateMailbox {
   return { mailbox_id: r.mailbox_id, member_id: r.member_id, agent_id: r.agent_id, facility_id: r.facility_id, status: r.status, created_at: r.created_at.toISOString() };
 }
 
@@ -48,14 +48,14 @@ export async function assignMailbox(deps: Deps, input: { memberId: string; agent
       if (!agent) throw new Error(`agent ${input.agentId} does not belong to member ${input.memberId}`);
     }
     const facilityId = input.facilityId ?? (await assignFacility(tx, false, input.memberId)).id;
-    const [existing] = await tx.query(`SELECT * FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`, [input.memberId]);
+    const [existing]: PrivateMailboxRow[] = await tx.query(`SELECT * FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`, [input.memberId]);
     if (existing) {
-      const [updated] = await updateReturning(tx,
+      const [updated] = await updateReturning<PrivateMailboxRow>(tx,
         `UPDATE private_mailboxes SET agent_id = COALESCE($2, agent_id), facility_id = COALESCE($3, facility_id), updated_at = now()
           WHERE id = $1 RETURNING *`, [existing.id, input.agentId ?? null, input.facilityId ?? null]);
       return mailboxView(updated);
     }
-    const [row] = await tx.query(
+    const [row]: PrivateMailboxRow[] = await tx.query(
       `INSERT INTO private_mailboxes (mailbox_id, member_id, agent_id, facility_id)
        VALUES ('PMB-' || nextval('private_mailbox_number_seq'), $1, $2, $3) RETURNING *`,
       [input.memberId, input.agentId ?? null, facilityId],
@@ -97,6 +97,9 @@ export async function identifyMailbox(deps: Deps, auth: AuthContext, input: { ma
 // ---------------------------------------------------------------------------------------
 // Intake drafts
 
+/** An intake photo as a draft's view lists it. */
+type DraftPhoto = Omit<InboundPhotoRow, 'item_id'>;
+
 export interface DraftFields {
   kind: 'letter' | 'parcel';
   carrier?: string | null;
@@ -108,50 +111,50 @@ export interface DraftFields {
   mailbox_id?: string | null;
 }
 
-async function draftView(deps: Deps, draft: Record<string, unknown>) {
+async function draftView(deps: Deps, draft: InboundDraftRow) {
   const [view] = await draftViews(deps, [draft]);
   return view;
 }
 
 /** The drafts as the facility sees them, with their photos (one query for all drafts). */
-async function draftViews(deps: Deps, drafts: Array<Record<string, unknown>>) {
-  const rows: Array<Record<string, unknown>> = drafts.length ? await deps.db.query(
+async function draftViews(deps: Deps, drafts: InboundDraftRow[]) {
+  const rows: DraftPhoto[] = drafts.length ? await deps.db.query(
     `SELECT id, draft_id, photo_type, storage_key, content_type, size_bytes, sha256, created_at FROM inbound_photos
       WHERE draft_id = ANY($1::uuid[]) ORDER BY created_at, id`, [drafts.map((d) => d.id)]) : [];
-  const byDraft = new Map<unknown, Array<Record<string, unknown>>>();
+  const byDraft = new Map<string | null, DraftPhoto[]>();
   for (const p of rows) (byDraft.get(p.draft_id) ?? byDraft.set(p.draft_id, []).get(p.draft_id)!).push(p);
   return Promise.all(drafts.map((draft) => draftViewWith(deps, draft, byDraft.get(draft.id) ?? [])));
 }
 
-async function draftViewWith(deps: Deps, draft: Record<string, unknown>, photos: Array<Record<string, unknown>>) {
+async function draftViewWith(deps: Deps, draft: InboundDraftRow, photos: DraftPhoto[]) {
   return {
     object: 'inbound_draft' as const,
-    id: draft.id as string,
-    facility_id: draft.facility_id as string,
-    kind: draft.kind as string,
-    carrier: draft.carrier as string | null,
-    tracking_number: draft.tracking_number as string | null,
+    id: draft.id,
+    facility_id: draft.facility_id,
+    kind: draft.kind,
+    carrier: draft.carrier,
+    tracking_number: draft.tracking_number,
     weight_oz: draft.weight_oz === null ? null : Number(draft.weight_oz),
-    sender_name: draft.sender_name as string | null,
-    recipient_name: draft.recipient_name as string | null,
-    notes: draft.notes as string | null,
-    mailbox_id: draft.mailbox_id as string | null,
-    member_id: draft.member_id as string | null,
-    agent_id: draft.agent_id as string | null,
-    status: draft.status as string,
-    version: draft.version as number,
-    item_id: draft.item_id as string | null,
+    sender_name: draft.sender_name,
+    recipient_name: draft.recipient_name,
+    notes: draft.notes,
+    mailbox_id: draft.mailbox_id,
+    member_id: draft.member_id,
+    agent_id: draft.agent_id,
+    status: draft.status,
+    version: draft.version,
+    item_id: draft.item_id,
     photos: await Promise.all(photos.map(async (p) => ({
-      id: p.id as string, photo_type: p.photo_type as string, content_type: p.content_type as string, size_bytes: p.size_bytes as number,
-      sha256: p.sha256 as string, created_at: (p.created_at as Date).toISOString(), url: await deps.storage.signedUrl(p.storage_key as string),
+      id: p.id, photo_type: p.photo_type, content_type: p.content_type, size_bytes: p.size_bytes,
+      sha256: p.sha256, created_at: p.created_at.toISOString(), url: await deps.storage.signedUrl(p.storage_key),
     }))),
-    created_at: (draft.created_at as Date).toISOString(),
-    updated_at: (draft.updated_at as Date).toISOString(),
+    created_at: draft.created_at.toISOString(),
+    updated_at: draft.updated_at.toISOString(),
   };
 }
 
-async function loadDraft(db: Db, auth: AuthContext, id: string, forUpdate = false) {
-  const [draft] = await db.query(`SELECT * FROM inbound_drafts WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [id, auth.facilityId]);
+async function loadDraft(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<InboundDraftRow> {
+  const [draft]: InboundDraftRow[] = await db.query(`SELECT * FROM inbound_drafts WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [id, auth.facilityId]);
   if (!draft) throw errors.notFound('Draft');
   return draft;
 }
@@ -172,7 +175,7 @@ function assertDraftOpen(draft: { status: string }) {
 }
 
 export async function createDraft(deps: Deps, auth: AuthContext, body: DraftFields) {
-  const [draft] = await deps.db.query(
+  const [draft]: InboundDraftRow[] = await deps.db.query(
     `INSERT INTO inbound_drafts (facility_id, kind, carrier, tracking_number, weight_oz, sender_name, recipient_name, notes, mailbox_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
     [auth.facilityId, body.kind, body.carrier ?? null, body.tracking_number ?? null, body.weight_oz ?? null, body.sender_name ?? null,
@@ -186,7 +189,7 @@ export async function listDrafts(deps: Deps, auth: AuthContext, query: { status?
   let where = 'facility_id = $1';
   if (query.status) { params.push(query.status); where += ` AND status = $${params.length}`; }
   params.push(query.limit, query.offset);
-  const rows = await deps.db.query(
+  const rows: Array<InboundDraftRow & { total: string }> = await deps.db.query(
     `SELECT *, count(*) OVER () AS total FROM inbound_drafts WHERE ${where} ORDER BY created_at DESC, id DESC
       LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
   return {
@@ -205,7 +208,7 @@ export async function updateDraft(deps: Deps, auth: AuthContext, id: string, bod
     const current = await loadDraft(tx, auth, id, true);
     assertDraftOpen(current);
     assertDraftVersion(current, body.expected_version);
-    const [updated] = await updateReturning(tx,
+    const [updated] = await updateReturning<InboundDraftRow>(tx,
       `UPDATE inbound_drafts SET kind = $2, carrier = $3, tracking_number = $4, weight_oz = $5, sender_name = $6, recipient_name = $7,
          notes = $8, mailbox_id = COALESCE($9, mailbox_id), version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`,
       [id, body.kind, body.carrier ?? null, body.tracking_number ?? null, body.weight_oz ?? null, body.sender_name ?? null,
@@ -240,7 +243,7 @@ export async function attachExterior(deps: Deps, auth: AuthContext, id: string, 
     await tx.query(
       `INSERT INTO inbound_photos (id, draft_id, photo_type, storage_key, content_type, size_bytes, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [photoId, id, photoType, key, image.contentType, image.data.length, sha256Hex(image.data)]);
-    const [updated] = await updateReturning(tx,`UPDATE inbound_drafts SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`, [id]);
+    const [updated] = await updateReturning<InboundDraftRow>(tx, `UPDATE inbound_drafts SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`, [id]);
     return updated;
   });
   return { draft: await draftView(deps, draft), photo_id: photoId };
@@ -253,7 +256,7 @@ export async function matchDraft(deps: Deps, auth: AuthContext, id: string, body
     assertDraftOpen(current);
     assertDraftVersion(current, body.expected_version);
     const mailboxId = normaliseMailboxId(body.mailbox_id);
-    const [mailbox] = await tx.query(
+    const [mailbox]: PrivateMailboxRow[] = await tx.query(
       `SELECT * FROM private_mailboxes WHERE mailbox_id = $1 AND status = 'active' AND (facility_id = $2 OR facility_id IS NULL)`, [mailboxId, auth.facilityId]);
     if (!mailbox) throw errors.notFound('Mailbox');
     // Unnamed, the piece goes to the agent expecting its tracking number, else the mailbox's default agent.
@@ -263,7 +266,7 @@ export async function matchDraft(deps: Deps, auth: AuthContext, id: string, body
     }
     const [agent] = await tx.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [agentId, mailbox.member_id]);
     if (!agent) throw errors.validation([{ path: 'agent_id', message: 'is not an agent of the mailbox holder' }]);
-    const [updated] = await updateReturning(tx,
+    const [updated] = await updateReturning<InboundDraftRow>(tx,
       `UPDATE inbound_drafts SET mailbox_id = $2, member_id = $3, agent_id = $4, status = 'matched', version = version + 1, updated_at = now()
         WHERE id = $1 RETURNING *`, [id, mailboxId, mailbox.member_id, agentId]);
     return updated;
@@ -294,7 +297,7 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
     });
     const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [draft.member_id]);
     const now = new Date();
-    const [row] = await tx.query(
+    const [row]: ItemColumns[] = await tx.query(
       `INSERT INTO physical_inbound_items (reference_code, member_id, agent_id, facility_id, mailbox_id, draft_id, kind, environment,
          source_domain, status, carrier, tracking_number, weight_oz, sender_name, recipient_name, recipient_email, received_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'live', 'internal_team', 'received', $8, $9, $10, $11, $12, $13, $14)
@@ -304,10 +307,10 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
     );
     const item = toItemRow(row);
     await tx.query(`UPDATE inbound_photos SET item_id = $2 WHERE draft_id = $1`, [id, item.id]);
-    const [assignment] = await tx.query(
+    const [assignment]: AgentInboxAssignmentRow[] = await tx.query(
       `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
        VALUES ($1, $2, $3, 'internal_team', 'live') RETURNING *`, [item.id, draft.agent_id, draft.member_id]);
-    const [committed] = await updateReturning(tx,
+    const [committed] = await updateReturning<InboundDraftRow>(tx,
       `UPDATE inbound_drafts SET status = 'committed', item_id = $2, version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`, [id, item.id]);
     await recordActivity(tx, item, 'received', { facility_id: auth.facilityId, mailbox_id: item.mailbox_id, draft_id: id });
     await recordActivity(tx, item, 'assigned', { agent_id: item.agent_id, assignment_id: assignment.id });
@@ -323,7 +326,7 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       mailbox_id: result.item.mailbox_id, member_id: result.item.member_id, agent_id: result.item.agent_id,
       received_at: result.item.received_at.toISOString(), version: result.item.version,
     },
-    assignment: { id: result.assignment.id as string, agent_id: result.assignment.agent_id as string, revision: result.assignment.revision as number },
+    assignment: { id: result.assignment.id, agent_id: result.assignment.agent_id, revision: result.assignment.revision },
     arrival: result.arrival,
   };
 }

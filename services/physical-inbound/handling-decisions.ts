@@ -13,7 +13,8 @@ import { checkFacilityDecision, FacilityDecisionInput, HandlingStatus, nextHandl
 import {
   acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, handlingWorkflowId, rejectHandlingUpdate,
 } from '../../workflows/physical-inbound/contracts';
-import { assertVersion, findOperation, OperationRow, operationView, sendUpdate } from './handling';
+import { assertVersion, findOperation, operationView, sendUpdate } from './handling';
+import type { HandlingOperationRow } from './rows';
 import { loadManagedItem, managedItemViews } from './inbound-items';
 import { environmentOf, findItem } from './item-records';
 import { ensureMemberSample } from './sandbox-fixtures';
@@ -21,7 +22,7 @@ import { ensureMemberSample } from './sandbox-fixtures';
 // ---------------------------------------------------------------------------------------
 // Owner (member keys)
 
-async function loadMemberOperation(deps: Deps, auth: AuthContext, id: string): Promise<OperationRow> {
+async function loadMemberOperation(deps: Deps, auth: AuthContext, id: string): Promise<HandlingOperationRow> {
   const op = await findOperation(deps.db, id);
   if (!op || op.member_id !== auth.memberId || op.environment !== environmentOf(auth)) throw errors.notFound('Handling operation');
   return op;
@@ -33,7 +34,7 @@ export async function listMemberHandling(deps: Deps, auth: AuthContext, query: {
   if (query.status) { params.push(query.status); where.push(`status = $${params.length}`); }
   if (query.item_id) { params.push(query.item_id); where.push(`item_id = $${params.length}`); }
   params.push(query.limit, query.offset);
-  const rows = await deps.db.query(
+  const rows: Array<HandlingOperationRow & { total: string }> = await deps.db.query(
     `SELECT *, count(*) OVER () AS total FROM handling_operations WHERE ${where.join(' AND ')}
       ORDER BY created_at DESC, id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
   const total = rows.length ? Number(rows[0].total) : 0;
@@ -71,7 +72,7 @@ export async function rejectHandling(deps: Deps, auth: AuthContext, id: string, 
 
 export async function listFacilityHandling(deps: Deps, auth: AuthContext, query: { status?: HandlingStatus; limit: number; offset: number }) {
   const statuses = query.status ? [query.status] : ['awaiting_facility', 'accepted'];
-  const rows = await deps.db.query(
+  const rows: Array<HandlingOperationRow & { reference_code: string; kind: string; mailbox_id: string | null; item_status: string; total: string }> = await deps.db.query(
     `SELECT o.*, i.reference_code, i.kind, i.mailbox_id, i.status AS item_status, count(*) OVER () AS total
        FROM handling_operations o JOIN physical_inbound_items i ON i.id = o.item_id
       WHERE o.facility_id = $1 AND o.environment = 'live' AND o.status = ANY($2::text[])
@@ -79,7 +80,7 @@ export async function listFacilityHandling(deps: Deps, auth: AuthContext, query:
     [auth.facilityId, statuses, query.limit, query.offset]);
   const total = rows.length ? Number(rows[0].total) : 0;
   return {
-    operations: rows.map((r: OperationRow & { reference_code: string; kind: string; mailbox_id: string | null; item_status: string }) => ({
+    operations: rows.map((r) => ({
       ...operationView(r),
       item: { id: r.item_id, reference_code: r.reference_code, kind: r.kind, mailbox_id: r.mailbox_id, status: r.item_status },
     })),
@@ -134,7 +135,7 @@ export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: s
       fields: [{ path: 'params.id', message: 'is not the member sample' }], suggestedAction: 'Reset the member sample (its id is listed by GET /v1/inbound-items with a test key).',
     });
   }
-  const open: OperationRow[] = await deps.db.query(
+  const open: HandlingOperationRow[] = await deps.db.query(
     `SELECT * FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`, [item.id]);
   for (const op of open) {
     try {

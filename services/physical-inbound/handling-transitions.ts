@@ -14,7 +14,8 @@ import {
 import { HANDLING_FAILURES, HandlingSnapshot } from '../../workflows/physical-inbound/contracts';
 import { debit, refund } from '../billing/credits';
 import { publishEvent } from '../webhooks/events';
-import { findOperation, OperationRow } from './handling';
+import { findOperation } from './handling';
+import type { HandlingOperationRow } from './rows';
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { addFixtureBundle, loadFixture, uploadFixture } from './sandbox-fixtures';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
@@ -24,14 +25,14 @@ function fail(type: string, message: string, details: Record<string, unknown> = 
   return ApplicationFailure.create({ message, type, details: [details], nonRetryable: true });
 }
 
-function snapshot(op: Pick<OperationRow, 'id' | 'status' | 'version'>): HandlingSnapshot {
+function snapshot(op: Pick<HandlingOperationRow, 'id' | 'status' | 'version'>): HandlingSnapshot {
   return { id: op.id, status: op.status, version: op.version };
 }
 
-type TransitionEffect = (tx: EntityManager, op: OperationRow, item: ItemRow) => Promise<Record<string, unknown>>;
+type TransitionEffect = (tx: EntityManager, op: HandlingOperationRow, item: ItemRow) => Promise<Record<string, unknown>>;
 
 async function transition(deps: Deps, input: { operationId: string; expectedVersion: number; event: HandlingEvent; actor: 'member' | 'facility' | 'system' },
-  effect: TransitionEffect, itemStatus: (op: OperationRow, item: ItemRow) => string | null): Promise<HandlingSnapshot> {
+  effect: TransitionEffect, itemStatus: (op: HandlingOperationRow, item: ItemRow) => string | null): Promise<HandlingSnapshot> {
   return deps.db.transaction(async (tx) => {
     const op = await findOperation(tx, input.operationId, { forUpdate: true });
     if (!op) throw fail(HANDLING_FAILURES.invalidState, 'The operation no longer exists.');
@@ -46,7 +47,7 @@ async function transition(deps: Deps, input: { operationId: string; expectedVers
     const item = (await findItem(tx, op.item_id, { forUpdate: true }))!;
     const changes = await effect(tx, op, item);
     const sets = Object.keys(changes).map((k, n) => `${k} = $${n + 3}`);
-    const [updated] = await updateReturning(tx,
+    const [updated] = await updateReturning<HandlingOperationRow>(tx,
       `UPDATE handling_operations SET status = $2, version = version + 1, updated_at = now()${sets.length ? ', ' + sets.join(', ') : ''}
         WHERE id = $1 RETURNING *`,
       [op.id, target, ...Object.values(changes)],

@@ -24,44 +24,13 @@ import { inboundStartOptions, startAfterCommit, startOnce } from './inbound-work
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import { HandlingSnapshot, handlingWorkflowId, HandlingWorkflowInput } from '../../workflows/physical-inbound/contracts';
-
-export interface OperationRow {
-  id: string;
-  item_id: string;
-  member_id: string;
-  agent_id: string | null;
-  facility_id: string | null;
-  environment: 'live' | 'test';
-  origin: 'agent' | 'member';
-  action_type: HandlingActionType;
-  status: HandlingStatus;
-  version: number;
-  mail_class: ForwardMailClass | null;
-  untracked_acknowledged: boolean;
-  destination: Record<string, unknown> | null;
-  quote_cents: number;
-  charged_cents: number;
-  refunded_cents: number;
-  destructive_confirmed: boolean;
-  item_status_before: string | null;
-  scan_request_id: string | null;
-  tracking_number: string | null;
-  attestation: string | null;
-  rejection_reason: string | null;
-  rejected_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-  approved_at: Date | null;
-  accepted_at: Date | null;
-  completed_at: Date | null;
-  rejected_at: Date | null;
-}
+import type { HandlingOperationRow } from './rows';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 const HANDLING_CAPABILITIES_HINT = 'GET /v1/agent-inbox/{id}/handling lists the actions available for this item now.';
 
-export function operationView(op: OperationRow) {
+export function operationView(op: HandlingOperationRow) {
   return {
     object: 'handling_operation' as const,
     id: op.id,
@@ -93,8 +62,8 @@ export function operationView(op: OperationRow) {
   };
 }
 
-export async function findOperation(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<OperationRow | null> {
-  const [row] = await db.query(`SELECT * FROM handling_operations WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+export async function findOperation(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<HandlingOperationRow | null> {
+  const [row]: HandlingOperationRow[] = await db.query(`SELECT * FROM handling_operations WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return row ?? null;
 }
 
@@ -106,7 +75,7 @@ export async function findOperation(db: Db, id: string, opts: { forUpdate?: bool
  * config.physicalInbound.handlingApprovalTimeoutSeconds for the owner (the reconciler
  * restarts from the row with the time left to approve).
  */
-export function handlingWorkflowInput(op: OperationRow, approvalTimeoutMs: number): HandlingWorkflowInput {
+export function handlingWorkflowInput(op: HandlingOperationRow, approvalTimeoutMs: number): HandlingWorkflowInput {
   return {
     operationId: op.id, itemId: op.item_id, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test',
     actionType: op.action_type, status: op.status, version: op.version, approvalTimeoutMs,
@@ -117,16 +86,16 @@ const MARK_HANDLING_STARTED = `UPDATE handling_operations SET workflow_started_a
 
 const approvalTimeoutMs = (deps: Deps) => deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000;
 
-const handlingAttributes = (op: OperationRow) =>
+const handlingAttributes = (op: HandlingOperationRow) =>
   ({ objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test' });
 
-export async function startHandlingWorkflow(deps: Deps, op: OperationRow): Promise<void> {
+export async function startHandlingWorkflow(deps: Deps, op: HandlingOperationRow): Promise<void> {
   // A closed workflow of this id means the operation already reached its outcome.
   await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [handlingWorkflowInput(op, approvalTimeoutMs(deps))], handlingAttributes(op), MARK_HANDLING_STARTED);
 }
 
 /** How `handling-<id>` starts from the row, when its start was lost; only an open operation has a running workflow. */
-function handlingWorkflowStart(deps: Deps, op: OperationRow): WorkflowStart | null {
+function handlingWorkflowStart(deps: Deps, op: HandlingOperationRow): WorkflowStart | null {
   if (!isOpenHandlingStatus(op.status)) return null;
   return {
     workflowType: 'handlingWorkflow',
@@ -136,7 +105,7 @@ function handlingWorkflowStart(deps: Deps, op: OperationRow): WorkflowStart | nu
 }
 
 /** Sends an Update to the operation's workflow through the gateway; answers the operation as it is now. */
-export async function sendUpdate<A>(deps: Deps, op: OperationRow, update: UpdateDefinition<HandlingSnapshot, [A]>, args: A, updateId?: string): Promise<OperationRow> {
+export async function sendUpdate<A>(deps: Deps, op: HandlingOperationRow, update: UpdateDefinition<HandlingSnapshot, [A]>, args: A, updateId?: string): Promise<HandlingOperationRow> {
   const answer = await updateWorkflow(deps, {
     workflowId: handlingWorkflowId(op.id), update, args: [args], updateId, startFromRow: () => handlingWorkflowStart(deps, op),
   });
@@ -156,8 +125,8 @@ export function assertVersion(current: number, expected: number, what: string): 
 async function insertOperation(tx: Db, item: ItemRow, o: {
   origin: 'agent' | 'member'; status: HandlingStatus; actionType: HandlingActionType; agentId: string | null; mailClass: ForwardMailClass | null;
   untrackedAcknowledged: boolean; destination: unknown; quoteCents: number;
-}): Promise<OperationRow> {
-  const [open] = await tx.query(
+}): Promise<HandlingOperationRow> {
+  const [open]: Array<Pick<HandlingOperationRow, 'id' | 'status'>> = await tx.query(
     `SELECT id, status FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`, [item.id]);
   if (open) {
     throw errors.conflict('HANDLING_OPERATION_OPEN', `Operation ${open.id} on this item is still ${open.status}; wait for its outcome.`, {
@@ -165,7 +134,7 @@ async function insertOperation(tx: Db, item: ItemRow, o: {
       suggestedAction: 'Wait for that operation\'s outcome (GET /v1/agent-inbox/{id}/handling), then propose again.',
     });
   }
-  const [op] = await tx.query(
+  const [op]: HandlingOperationRow[] = await tx.query(
     `INSERT INTO handling_operations (item_id, member_id, agent_id, facility_id, environment, origin, action_type, status, mail_class,
        untracked_acknowledged, destination, quote_cents)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
@@ -184,7 +153,7 @@ async function insertOperation(tx: Db, item: ItemRow, o: {
 
 export async function getAgentInboxHandling(deps: Deps, auth: AuthContext, itemId: string) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
-  const ops: OperationRow[] = await deps.db.query(`SELECT * FROM handling_operations WHERE item_id = $1 ORDER BY created_at DESC, id`, [item.id]);
+  const ops: HandlingOperationRow[] = await deps.db.query(`SELECT * FROM handling_operations WHERE item_id = $1 ORDER BY created_at DESC, id`, [item.id]);
   const open = ops.some((o) => isOpenHandlingStatus(o.status));
   return {
     schema_version: 1,
@@ -269,9 +238,9 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
         memberId: locked.member_id, amountCents: created.quote_cents, entryKey: `debit:handling:${created.id}`,
         referenceType: 'handling', referenceId: created.id, description: 'Open & Scan',
       });
-      const [charged] = await updateReturning(tx,
+      const [charged] = await updateReturning<HandlingOperationRow>(tx,
         `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`, [created.id]);
-      return charged as OperationRow;
+      return charged;
     }
     return created;
   });

@@ -6,14 +6,15 @@
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import type { PhysicalInboundReconcileInput } from '../../workflows/physical-inbound/contracts';
-import { OperationRow, startHandlingWorkflow } from './handling';
+import { startHandlingWorkflow } from './handling';
+import type { HandlingOperationRow } from './rows';
 import { startInboundReceivedWorkflow, startScanBundleWorkflow } from './inbound-workflows';
 import { ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
 import { signalScanOutcome } from './scan-requests';
 
 export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
   const age = `now() - ($1 || ' seconds')::interval`;
-  const ops: OperationRow[] = await deps.db.query(
+  const ops: HandlingOperationRow[] = await deps.db.query(
     `SELECT * FROM handling_operations WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`, [String(graceSeconds)]);
   for (const op of ops) await startHandlingWorkflow(deps, op);
   const items = await deps.db.query(

@@ -4,64 +4,48 @@
 // this one record.
 import type { EntityManager } from 'typeorm';
 import type { AuthContext } from '../accounts/auth';
-import type { ItemKind } from '../../domain/physical-inbound/search';
+import type { Environment, PhysicalInboundItemRow } from './rows';
 
+export type { Environment, SourceDomain } from './rows';
 export type Db = Pick<EntityManager, 'query'>;
-export type Environment = 'live' | 'test';
-export type SourceDomain = 'internal_team' | 'sandbox' | 'member_sample';
 
 export function environmentOf(auth: AuthContext): Environment {
   return auth.testMode ? 'test' : 'live';
 }
 
-export interface ItemRow {
-  id: string;
-  reference_code: string;
-  member_id: string;
-  agent_id: string | null;
-  facility_id: string | null;
-  mailbox_id: string | null;
-  kind: ItemKind;
-  environment: Environment;
-  source_domain: SourceDomain;
-  scenario: string | null;
-  status: string;
-  version: number;
-  carrier: string | null;
-  tracking_number: string | null;
+/** The columns of an item that ITEM_COLUMNS selects, as pg returns them. */
+export type ItemColumns = Omit<PhysicalInboundItemRow, 'draft_id' | 'received_workflow_started_at'>;
+
+/** An item as services use it: its ITEM_COLUMNS, with weight_oz (numeric, a string from pg) as a number. */
+export interface ItemRow extends Omit<ItemColumns, 'weight_oz'> {
   weight_oz: number | null;
-  sender_name: string | null;
-  recipient_name: string | null;
-  recipient_email: string | null;
-  received_at: Date;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export const ITEM_COLUMNS = `i.id, i.reference_code, i.member_id, i.agent_id, i.facility_id, i.mailbox_id, i.kind, i.environment,
   i.source_domain, i.scenario, i.status, i.version, i.carrier, i.tracking_number, i.weight_oz, i.sender_name, i.recipient_name,
   i.recipient_email, i.received_at, i.created_at, i.updated_at`;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function toItemRow(row: any): ItemRow {
+export function toItemRow(row: ItemColumns): ItemRow {
   return { ...row, weight_oz: row.weight_oz === null || row.weight_oz === undefined ? null : Number(row.weight_oz) };
 }
 
 export async function findItem(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<ItemRow | null> {
-  const [row] = await db.query(`SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  const [row]: ItemColumns[] = await db.query(`SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return row ? toItemRow(row) : null;
 }
 
-/** Runs an UPDATE/DELETE ... RETURNING; TypeORM answers those with [rows, count], so this returns the rows. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function updateReturning(db: Db, sql: string, params: unknown[]): Promise<any[]> {
-  const result = await db.query(sql, params);
-  return Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result;
+/**
+ * Runs an UPDATE/DELETE ... RETURNING; TypeORM answers those with [rows, count], so this
+ * returns the rows, typed as the caller's RETURNING list says.
+ */
+export async function updateReturning<T>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
+  const result: unknown = await db.query(sql, params);
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 /** Bumps the item's version (every change a reader could act on moves it). */
 export async function bumpItem(db: Db, itemId: string, status?: string | null): Promise<number> {
-  const [row] = await updateReturning(db,
+  const [row] = await updateReturning<Pick<PhysicalInboundItemRow, 'version'>>(db,
     `UPDATE physical_inbound_items SET version = version + 1, status = COALESCE($2, status), updated_at = now() WHERE id = $1 RETURNING version`,
     [itemId, status ?? null],
   );

@@ -16,28 +16,31 @@ import { loadItemBundles, scanSummary } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
 import { scanRequestView } from './scan-requests';
 import { loadPackage, packageSummary, photoCounts, requireScope } from './package-custody';
+import type { PackageActionRow, PackageForwardRow, ScanRequestRow } from './rows';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function actionView(r: any) {
+/** An action as ACTION_SELECT reads it: its row and the id of its scan request, if it has one. */
+export type PackageAction = PackageActionRow & { scan_request_id: string | null };
+
+export function actionView(r: PackageAction) {
   return {
-    id: r.id as string,
-    package_id: r.item_id as string,
-    action: r.action as PackageActionType,
-    priority: r.priority as string,
-    parameters: r.parameters as Record<string, unknown>,
-    status: r.status as PackageActionStatus,
-    version: r.version as number,
-    requested_by: r.requested_by as string,
-    agent_notes: r.agent_notes as string | null,
-    agent_data: r.agent_data as Record<string, unknown> | null,
-    clarification_question: r.clarification_question as string | null,
-    clarification_response: r.clarification_response as string | null,
-    decision_context: r.decision_context as Record<string, unknown> | null,
-    result: r.result as Record<string, unknown> | null,
-    scan_request_id: (r.scan_request_id ?? null) as string | null,
-    created_at: (r.created_at as Date).toISOString(),
-    updated_at: (r.updated_at as Date).toISOString(),
-    completed_at: r.completed_at ? (r.completed_at as Date).toISOString() : null,
+    id: r.id,
+    package_id: r.item_id,
+    action: r.action,
+    priority: r.priority,
+    parameters: r.parameters,
+    status: r.status,
+    version: r.version,
+    requested_by: r.requested_by,
+    agent_notes: r.agent_notes,
+    agent_data: r.agent_data,
+    clarification_question: r.clarification_question,
+    clarification_response: r.clarification_response,
+    decision_context: r.decision_context,
+    result: r.result,
+    scan_request_id: r.scan_request_id ?? null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+    completed_at: r.completed_at ? r.completed_at.toISOString() : null,
   };
 }
 
@@ -66,7 +69,7 @@ function requesterOf(auth: AuthContext, item: ItemRow): ActionRequester {
 /** Records an action (inside `tx`): forwarding record, package state and scan request as the action needs. */
 export async function insertAction(tx: EntityManager, requester: ActionRequester, item: ItemRow, body: ActionRequestBody, forward: ForwardAddress & {
   carrier_preference?: string | null; service_level?: string; insurance?: boolean; signature_required?: boolean;
-} | null) {
+} | null): Promise<PackageAction> {
   const reason = packageActionUnavailable(body.action, item.status);
   if (reason) {
     const message = `${body.action} is not possible: ${reason}.`;
@@ -75,7 +78,7 @@ export async function insertAction(tx: EntityManager, requester: ActionRequester
     throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message, { suggestedAction });
   }
   const parameters = body.parameters ?? {};
-  const [action] = await tx.query(
+  const [action]: PackageActionRow[] = await tx.query(
     `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before, agent_notes, agent_data)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [item.id, item.member_id, requester.agentId, body.action, body.priority ?? 'normal', JSON.stringify(parameters),
@@ -92,7 +95,7 @@ export async function insertAction(tx: EntityManager, requester: ActionRequester
   if (body.action === 'scan' || body.action === 'open_and_scan') {
     const scanType = typeof parameters.scan_type === 'string' && SCAN_TYPES.includes(parameters.scan_type)
       ? parameters.scan_type : body.action === 'open_and_scan' ? 'content' : 'document';
-    const [request] = await tx.query(
+    const [request]: Array<Pick<ScanRequestRow, 'id'>> = await tx.query(
       `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, package_action_id, options)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
       [item.id, item.member_id, action.agent_id, item.facility_id, scanType, parameters.origin === 'package_scan' ? 'package_scan' : 'package_action',
@@ -107,7 +110,7 @@ export async function insertAction(tx: EntityManager, requester: ActionRequester
 
 export async function listPackageActions(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows = await deps.db.query(`${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [item.id]);
+  const rows: PackageAction[] = await deps.db.query(`${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [item.id]);
   return { package_id: item.id, actions: rows.map(actionView) };
 }
 
@@ -137,8 +140,8 @@ export async function createPackageAction(deps: Deps, auth: AuthContext, id: str
   return { action: actionView(action) };
 }
 
-async function loadAction(db: Db, itemId: string, actionId: string, lock = false) {
-  const [row] = await db.query(`${ACTION_SELECT} WHERE p.id = $1 AND p.item_id = $2${lock ? ' FOR UPDATE OF p NOWAIT' : ''}`, [actionId, itemId]);
+async function loadAction(db: Db, itemId: string, actionId: string, lock = false): Promise<PackageAction> {
+  const [row]: PackageAction[] = await db.query(`${ACTION_SELECT} WHERE p.id = $1 AND p.item_id = $2${lock ? ' FOR UPDATE OF p NOWAIT' : ''}`, [actionId, itemId]);
   if (!row) throw errors.notFound('Action');
   return row;
 }
@@ -177,7 +180,7 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
       if (body.respond_to_clarification !== undefined && action.status !== 'clarification_needed') {
         throw errors.validation([{ path: 'respond_to_clarification', message: 'the action is not waiting for a clarification' }]);
       }
-      const [row] = await updateReturning(tx,
+      const [row] = await updateReturning<PackageAction>(tx,
         `UPDATE package_actions SET agent_notes = COALESCE($2, agent_notes), agent_data = COALESCE($3, agent_data),
            decision_context = COALESCE($4, decision_context), clarification_response = COALESCE($5, clarification_response),
            status = CASE WHEN $5::text IS NOT NULL THEN 'requested' ELSE status END, version = version + 1, updated_at = now()
@@ -203,14 +206,16 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
 // ---------------------------------------------------------------------------------------
 // Forwarding
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function forwardView(r: any) {
+/** A forwarding request as FORWARD_SELECT reads it: its row with its action's status and result. */
+export type PackageForward = PackageForwardRow & { action_status: PackageActionStatus; result: PackageActionRow['result'] };
+
+export function forwardView(r: PackageForward) {
   return {
-    id: r.id as string, package_id: r.item_id as string, action_id: r.action_id as string, status: r.action_status as string,
+    id: r.id, package_id: r.item_id, action_id: r.action_id, status: r.action_status,
     to_name: r.to_name, to_line1: r.to_line1, to_line2: r.to_line2, to_city: r.to_city, to_state: r.to_state, to_zip: r.to_zip,
     to_country: r.to_country, carrier_preference: r.carrier_preference, service_level: r.service_level, insurance: r.insurance,
     signature_required: r.signature_required, tracking_number: (r.result?.tracking_number ?? null) as string | null,
-    carrier: (r.result?.carrier ?? null) as string | null, created_at: (r.created_at as Date).toISOString(),
+    carrier: (r.result?.carrier ?? null) as string | null, created_at: r.created_at.toISOString(),
   };
 }
 
@@ -218,7 +223,7 @@ export const FORWARD_SELECT = `SELECT f.*, a.status AS action_status, a.result F
 
 export async function listPackageForwards(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows = await deps.db.query(`${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [item.id]);
+  const rows: PackageForward[] = await deps.db.query(`${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [item.id]);
   return { package_id: item.id, forwarding_requests: rows.map(forwardView) };
 }
 
@@ -238,7 +243,7 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
     const created = await insertAction(tx, requesterOf(auth, locked), locked, { action: 'forward', parameters: { ...checked.address, ...extras } }, { ...checked.address, ...extras });
     return { action: created, item: locked };
   });
-  const [forward] = await deps.db.query(`${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
+  const [forward]: PackageForward[] = await deps.db.query(`${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
   const fresh = (await findItem(deps.db, item.id))!;
   const counts = await photoCounts(deps.db, [item.id]);
   return { forwarding_request: forwardView(forward), action: actionView(action), package: packageSummary(fresh, counts.get(item.id) ?? 0) };
@@ -249,12 +254,12 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
 
 export async function listPackageScans(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const requests = await deps.db.query(`SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`, [item.id]);
+  const requests: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`, [item.id]);
   const bundles = await loadItemBundles(deps.db, item.id);
   const byRequest = new Map(bundles.map((b) => [b.request_id, b]));
   return {
     package_id: item.id,
-    scans: requests.map((r: { id: string }) => {
+    scans: requests.map((r) => {
       const bundle = byRequest.get(r.id);
       return { scan_request: scanRequestView(r), bundle: bundle ? scanSummary(bundle) : null };
     }),
@@ -268,6 +273,6 @@ export async function createPackageScan(deps: Deps, auth: AuthContext, id: strin
     const item = await loadPackage(deps, auth, id, tx, true);
     return insertAction(tx, requesterOf(auth, item), item, { action: 'scan', parameters: { scan_type: scanType, options: body.options ?? {}, origin: 'package_scan' } }, null);
   });
-  const [request] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [action.scan_request_id]);
+  const [request]: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [action.scan_request_id]);
   return { scan_request: scanRequestView(request), action: actionView(action) };
 }

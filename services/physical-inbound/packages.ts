@@ -10,11 +10,12 @@ import { isAgentKey } from '../accounts/auth';
 import { assertAgentOfMember } from '../shared/scoping';
 import { errors } from '../../domain/shared/errors';
 import { sourcesKind } from '../../domain/physical-inbound/agent-inbox';
-import { Db, ITEM_COLUMNS, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
+import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
 import { loadItemBundles, ocrPageView } from './scan-bundles';
 import { shipmentOfPackage } from './expected-shipments';
 import { assertPackagesEnabled, loadPackage, packageSummary, photoCounts } from './package-custody';
 import { ACTION_SELECT, actionView, FORWARD_SELECT, forwardView } from './package-actions';
+import type { InboundPhotoRow, PackageNoteRow } from './rows';
 
 export interface PackageListQuery {
   agent_id?: string;
@@ -45,7 +46,7 @@ export async function listPackages(deps: Deps, auth: AuthContext, query: Package
   if (query.since) { params.push(query.since); where.push(`i.received_at >= $${params.length}`); }
   if (query.before) { params.push(query.before); where.push(`i.received_at <= $${params.length}`); }
   params.push(query.limit, query.offset);
-  const rows = await deps.db.query(
+  const rows: Array<ItemColumns & { total: string }> = await deps.db.query(
     `SELECT ${ITEM_COLUMNS}, count(*) OVER () AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}
       ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
   let total = rows.length ? Number(rows[0].total) : 0;
@@ -54,9 +55,9 @@ export async function listPackages(deps: Deps, auth: AuthContext, query: Package
     total = Number(c.total);
   }
   const items = rows.map(toItemRow);
-  const counts = await photoCounts(deps.db, items.map((i: ItemRow) => i.id));
+  const counts = await photoCounts(deps.db, items.map((i) => i.id));
   return {
-    packages: items.map((i: ItemRow) => packageSummary(i, counts.get(i.id) ?? 0)),
+    packages: items.map((i) => packageSummary(i, counts.get(i.id) ?? 0)),
     pagination: pagination(total, query.limit, query.offset),
   };
 }
@@ -68,14 +69,14 @@ export const PACKAGE_PHOTO_TYPES = ['sealed_exterior', 'label', 'scan_envelope',
 
 async function packagePhotos(deps: Deps, item: ItemRow, photoType?: string) {
   const expiresAt = new Date(Date.now() + 3600_000).toISOString();
-  const intake: Array<Record<string, unknown>> = await deps.db.query(
+  const intake: InboundPhotoRow[] = await deps.db.query(
     `SELECT * FROM inbound_photos WHERE item_id = $1 ORDER BY created_at, id`, [item.id]);
   const bundles = await loadItemBundles(deps.db, item.id);
   const photos = [
     ...await Promise.all(intake.map(async (p) => ({
-      id: p.id as string, photo_type: p.photo_type as string, content_type: p.content_type as string, size_bytes: p.size_bytes as number,
-      sha256: p.sha256 as string, url: await deps.storage.signedUrl(p.storage_key as string), url_expires_at: expiresAt,
-      created_at: (p.created_at as Date).toISOString(), scan: null, ocr: null,
+      id: p.id, photo_type: p.photo_type as string, content_type: p.content_type, size_bytes: p.size_bytes,
+      sha256: p.sha256, url: await deps.storage.signedUrl(p.storage_key), url_expires_at: expiresAt,
+      created_at: p.created_at.toISOString(), scan: null, ocr: null,
     }))),
     ...await Promise.all(bundles.flatMap((b) => b.pages.map(async (p) => {
       const ocr = ocrPageView(p);
@@ -117,21 +118,20 @@ export async function addPackageTag(deps: Deps, auth: AuthContext, id: string, t
 
 export async function removePackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
-  const removed = await updateReturning(deps.db, `DELETE FROM package_tags WHERE item_id = $1 AND tag = $2 RETURNING tag`, [item.id, tag]);
+  const removed = await updateReturning<{ tag: string }>(deps.db, `DELETE FROM package_tags WHERE item_id = $1 AND tag = $2 RETURNING tag`, [item.id, tag]);
   if (!removed.length) throw errors.notFound('Tag');
   await recordActivity(deps.db, item, 'tag_removed', { tag });
   return { removed: tag, ...(await packageTags(deps.db, item)) };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function noteView(r: any) {
-  return { id: r.id as string, package_id: r.item_id as string, note: r.note as string, metadata: r.metadata as Record<string, unknown> | null,
-    author: r.author as string, agent_id: r.agent_id as string | null, created_at: (r.created_at as Date).toISOString() };
+function noteView(r: PackageNoteRow) {
+  return { id: r.id, package_id: r.item_id, note: r.note, metadata: r.metadata,
+    author: r.author, agent_id: r.agent_id, created_at: r.created_at.toISOString() };
 }
 
 export async function listPackageNotes(deps: Deps, auth: AuthContext, id: string, page: { limit: number; offset: number }) {
   const item = await loadPackage(deps, auth, id);
-  const rows = await deps.db.query(
+  const rows: Array<PackageNoteRow & { total: string }> = await deps.db.query(
     `SELECT *, count(*) OVER () AS total FROM package_notes WHERE item_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
     [item.id, page.limit, page.offset]);
   return { package_id: item.id, notes: rows.map(noteView), pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset) };
@@ -139,7 +139,7 @@ export async function listPackageNotes(deps: Deps, auth: AuthContext, id: string
 
 export async function addPackageNote(deps: Deps, auth: AuthContext, id: string, note: string, metadata?: Record<string, unknown>) {
   const item = await loadPackage(deps, auth, id);
-  const [row] = await deps.db.query(
+  const [row]: PackageNoteRow[] = await deps.db.query(
     `INSERT INTO package_notes (item_id, note, metadata, author, agent_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
     [item.id, note, metadata ? JSON.stringify(metadata) : null, isAgentKey(auth) ? 'agent' : 'member', isAgentKey(auth) ? auth.agentId : null]);
   await recordActivity(deps.db, item, 'note_added', { note_id: row.id });

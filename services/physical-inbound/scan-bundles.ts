@@ -1,41 +1,12 @@
 // Scans of an item: its scan bundles with their pages in order and each page's saved OCR,
 // and the views of them that the managed mailbox, packages and the agent inbox answer with.
-import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, PageOrigin, PageRole, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
+import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
 import type { Db } from './item-records';
+import type { ScanBundleRow, ScanPageRow } from './rows';
 
-export interface PageRow {
-  id: string;
-  bundle_id: string;
-  item_id: string;
-  page_number: number;
-  page_role: PageRole;
-  origin: PageOrigin;
-  storage_key: string;
-  content_type: string;
-  size_bytes: number;
-  source_sha256: string;
-  created_at: Date;
-  ocr_status: OcrPageStatus;
-  ocr_text: string | null;
-  ocr_is_blank: boolean | null;
-  /** Mean word confidence of engine OCR (0-1); null for template OCR and unfinished pages. */
-  ocr_confidence: string | null;
-  ocr_uncertain_spans: Array<{ text: string; reason: string }>;
-  ocr_provider: string | null;
-  ocr_model: string | null;
-  ocr_completed_at: Date | null;
-  ocr_attempts: number;
-  ocr_error_code: string | null;
-  ocr_provenance: Record<string, unknown> | null;
-}
-
-export interface BundleRow {
-  id: string;
-  request_id: string;
-  item_id: string;
-  ocr_id: string;
-  created_at: Date;
-  pages: PageRow[];
+/** A scan bundle with its pages in order. */
+export interface BundleRow extends Omit<ScanBundleRow, 'workflow_started_at'> {
+  pages: ScanPageRow[];
 }
 
 /** Every scan bundle of the given items, oldest first, with their pages in order. */
@@ -44,9 +15,9 @@ export async function loadBundles(db: Db, itemIds: string[]): Promise<Map<string
   if (!itemIds.length) return out;
   const bundles: BundleRow[] = await db.query(
     `SELECT id, request_id, item_id, ocr_id, created_at FROM scan_bundles WHERE item_id = ANY($1::uuid[]) ORDER BY created_at, id`, [itemIds]);
-  const pages: PageRow[] = await db.query(
+  const pages: ScanPageRow[] = await db.query(
     `SELECT * FROM scan_pages WHERE item_id = ANY($1::uuid[]) ORDER BY page_number`, [itemIds]);
-  const byBundle = new Map<string, PageRow[]>();
+  const byBundle = new Map<string, ScanPageRow[]>();
   for (const p of pages) (byBundle.get(p.bundle_id) ?? byBundle.set(p.bundle_id, []).get(p.bundle_id)!).push(p);
   for (const b of bundles) {
     b.pages = byBundle.get(b.id) ?? [];
@@ -74,7 +45,7 @@ export function scanSummary(bundle: BundleRow) {
   };
 }
 
-export function ocrPageView(p: PageRow) {
+export function ocrPageView(p: ScanPageRow) {
   return {
     page_id: p.id,
     page_number: p.page_number,

@@ -14,6 +14,7 @@ import { emitRuleMatches } from '../webhooks/rules';
 import { findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
+import type { ScanPageRow } from './rows';
 
 function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
   return { item_id: item.id, agent_id: item.agent_id, source_domain: item.source_domain, ocr_status: ocrStatus };
@@ -67,7 +68,7 @@ export const MAX_OCR_ATTEMPTS = 3;
  * attempt) are left as they are. Returns whether another attempt may help.
  */
 export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof ocrImage = ocrImage): Promise<{ status: string; retry: boolean }> {
-  const [page] = await updateReturning(deps.db,
+  const [page] = await updateReturning<ScanPageRow>(deps.db,
     `UPDATE scan_pages SET ocr_status = 'processing', ocr_attempts = ocr_attempts + 1
       WHERE id = $1 AND ocr_status IN ('queued','processing') AND ocr_attempts < $2 RETURNING *`, [pageId, MAX_OCR_ATTEMPTS]);
   if (!page) {

@@ -10,33 +10,37 @@ import type { UploadedFile } from '../shared/uploads';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { PageRole } from '../../domain/physical-inbound/agent-inbox';
+import type { ItemKind } from '../../domain/physical-inbound/search';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 import { readImage } from './facility-intake';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
 import { bumpItem, Db, findItem, recordActivity, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
+import type { ScanRequestRow } from './rows';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function scanRequestView(r: any) {
+/** The item's columns a facility list adds to each request. */
+type ScanRequestItemColumns = { reference_code: string; kind: ItemKind; mailbox_id: string | null };
+
+export function scanRequestView(r: ScanRequestRow & Partial<ScanRequestItemColumns>) {
   return {
-    id: r.id as string,
-    item_id: r.item_id as string,
-    agent_id: r.agent_id as string | null,
-    scan_type: r.scan_type as string,
-    origin: r.origin as string,
-    package_action_id: r.package_action_id as string | null,
-    handling_id: r.handling_id as string | null,
-    options: r.options as Record<string, unknown>,
-    status: r.status as string,
-    rejection_reason: r.rejection_reason as string | null,
-    requested_at: (r.requested_at as Date).toISOString(),
-    fulfilled_at: r.fulfilled_at ? (r.fulfilled_at as Date).toISOString() : null,
+    id: r.id,
+    item_id: r.item_id,
+    agent_id: r.agent_id,
+    scan_type: r.scan_type,
+    origin: r.origin,
+    package_action_id: r.package_action_id,
+    handling_id: r.handling_id,
+    options: r.options,
+    status: r.status,
+    rejection_reason: r.rejection_reason,
+    requested_at: r.requested_at.toISOString(),
+    fulfilled_at: r.fulfilled_at ? r.fulfilled_at.toISOString() : null,
     ...(r.reference_code ? { item: { reference_code: r.reference_code, kind: r.kind, mailbox_id: r.mailbox_id } } : {}),
   };
 }
 
 export async function listScanRequests(deps: Deps, auth: AuthContext, query: { status?: string; limit: number; offset: number }) {
-  const rows = await deps.db.query(
+  const rows: Array<ScanRequestRow & ScanRequestItemColumns & { total: string }> = await deps.db.query(
     `SELECT r.*, i.reference_code, i.kind, i.mailbox_id, count(*) OVER () AS total
        FROM scan_requests r JOIN physical_inbound_items i ON i.id = r.item_id
       WHERE r.facility_id = $1 AND r.status = $2 ORDER BY r.requested_at, r.id LIMIT $3 OFFSET $4`,
@@ -47,8 +51,8 @@ export async function listScanRequests(deps: Deps, auth: AuthContext, query: { s
   };
 }
 
-async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate = false) {
-  const [r] = await db.query(`SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [id, auth.facilityId]);
+async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<ScanRequestRow> {
+  const [r]: ScanRequestRow[] = await db.query(`SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [id, auth.facilityId]);
   if (!r) throw errors.notFound('Scan request');
   return r;
 }
@@ -126,7 +130,7 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
   const request = await deps.db.transaction(async (tx) => {
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
-    const [updated] = await updateReturning(tx,`UPDATE scan_requests SET status = 'rejected', rejection_reason = $2 WHERE id = $1 RETURNING *`, [id, body.reason]);
+    const [updated] = await updateReturning<ScanRequestRow>(tx, `UPDATE scan_requests SET status = 'rejected', rejection_reason = $2 WHERE id = $1 RETURNING *`, [id, body.reason]);
     if (locked.package_action_id) {
       await tx.query(
         `UPDATE package_actions SET status = 'failed', result = $2, version = version + 1, updated_at = now() WHERE id = $1`,
