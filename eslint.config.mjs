@@ -4,15 +4,6 @@ import tseslint from 'typescript-eslint';
 /** Settings come from the environment in config.ts only; everything else reads them from Deps (deps.config) or its caller. */
 const PROCESS_ENV_MESSAGE = 'Read settings in config.ts (loadConfig) and take them from deps.config; process.env is read nowhere else.';
 
-/**
- * TEMPORARY: files of other areas that still read process.env while their settings move
- * into config.ts on their own branches. Empty this list as those branches merge.
- */
-const PROCESS_ENV_PENDING = [
-  'services/physical-inbound/handling.ts',
-  'services/inbound-email/ocr.ts',
-];
-
 /** What workflow code may import besides its own folder: the SDK's workflow API and the pure rules of domain/workflow-safe/. */
 const WORKFLOW_IMPORT_MESSAGE = 'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/** and domain/workflow-safe/; reach anything else through an activity.';
 
@@ -36,7 +27,7 @@ export default tseslint.config(
     // The environment is read in one place: config.ts. The CLI and test runners (scripts/),
     // the benches and the tests set up processes and their environments, so they may read it.
     files: ['**/*.ts'],
-    ignores: ['config.ts', 'scripts/**', 'bench/**', 'test/**', ...PROCESS_ENV_PENDING],
+    ignores: ['config.ts', 'scripts/**', 'bench/**', 'test/**'],
     rules: {
       'no-restricted-syntax': ['error',
         { selector: "MemberExpression[object.name='process'][property.name='env']", message: PROCESS_ENV_MESSAGE },

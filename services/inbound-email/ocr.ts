@@ -35,6 +35,7 @@ function run(cmd: string, args: string[], timeout: number): Promise<{ stdout: st
   return new Promise((resolve, reject) => {
     // The child's environment, not a setting: the service's own environment plus the
     // thread limit that every OCR run needs.
+    // eslint-disable-next-line no-restricted-syntax -- passes the environment on, reads no setting
     execFile(cmd, args, { timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...process.env, OMP_THREAD_LIMIT: '1' } },
       (err, stdout, stderr) => (err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr })));
   });
