@@ -318,7 +318,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
       const storeDir = path.join(dataDir, 's3');
       mkdirSync(storeDir, { recursive: true });
       const child = startProcess(OBJECT_STORE_BIN,
-        ['--port', `127.0.0.1:${port}`, '--access', opts.s3AccessKeyId, '--secret', opts.s3SecretAccessKey, '--region', opts.s3Region, '--quiet', 'posix', storeDir],
+        ['--port', `127.0.0.1:${port}`, '--access', opts.s3AccessKeyId, '--secret', opts.s3SecretAccessKey, '--region', opts.s3Region, '--quiet', '--keep-alive', 'posix', storeDir],
         path.join(dataDir, 'object-store.log'), opts.detached);
       children.push(child);
       s3 = { endpoint, pid: child.pid, external: false };

@@ -36,6 +36,12 @@ export function createS3Client(config: Config): S3Client {
     forcePathStyle: true,
     credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey },
     maxAttempts: 2,
+    // Off: with the SDK's default, a body over 2 MB is sent with "Expect: 100-continue",
+    // and the SDK's handler opens a fresh connection (keep-alive off) for each such request.
+    expectContinueHeader: false,
+    // Connections are kept and reused (the SDK's own defaults, stated so they do not
+    // drift); 50 sockets is well above the API's and the worker's concurrency.
+    requestHandler: { httpAgent: { keepAlive: true, maxSockets: 50 }, httpsAgent: { keepAlive: true, maxSockets: 50 } },
   });
 }
 
