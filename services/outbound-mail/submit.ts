@@ -96,9 +96,9 @@ export async function submitMail(
   const plan = await refuseBeforeUpload(deps, quote, run);
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
   await deps.storage.put(documentKey, quote.document.data, quote.document.contentType);
-  let row: MailRow;
+  let stored: StoredPiece;
   try {
-    row = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck });
+    stored = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
     // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
@@ -109,11 +109,12 @@ export async function submitMail(
     throw err;
   }
 
+  const { row, balanceCents: balanceAfter } = stored;
   mailFaults.afterCommit?.(row.id);
   await startPieceWorkflow(deps, row);
   // The inserted row is the answer: the workflow start sets only workflow_started_at,
-  // which the record does not show.
-  return { kind: 'created', mail: await submittedMail(deps, row) };
+  // which the record does not show. The balance is the one the transaction saw.
+  return { kind: 'created', mail: { ...(await toMailRecord(deps, row, [])), credit_balance_cents: balanceAfter } };
 }
 
 /** The piece an earlier request with this Idempotency-Key created, if any; the key with another request is refused. */
@@ -125,12 +126,8 @@ async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string
       suggestedAction: 'Use a new Idempotency-Key for a different request.',
     });
   }
-  return { kind: 'created', mail: await submittedMail(deps, row) };
-}
-
-async function submittedMail(deps: Deps, row: MailRow): Promise<SubmittedMail> {
   const record = await toMailRecord(deps, row, []);
-  return { ...record, credit_balance_cents: await balanceCents(deps.db, row.member_id) };
+  return { kind: 'created', mail: { ...record, credit_balance_cents: await balanceCents(deps.db, row.member_id) } };
 }
 
 function noActiveMailbox(message: string): ApiError {
@@ -184,11 +181,17 @@ async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
 }
 
+/** The committed piece and the member's balance after it: the debit's result, or the quote's reading when nothing was charged. */
+interface StoredPiece {
+  row: MailRow;
+  balanceCents: number;
+}
+
 /** One transaction: the safeguards again under their locks, the piece's row, and its debit. */
 async function storePiece(
   deps: Deps, auth: AuthContext, q: QuotedSubmission,
   piece: PiecePlan & { run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null; addressCheck: AddressCheck },
-): Promise<MailRow> {
+): Promise<StoredPiece> {
   const { fields: f, probe } = q;
   return deps.db.transaction(async (tx) => {
     // Serialise only what the re-checks below need, always in this order: the member's
@@ -199,8 +202,11 @@ async function storePiece(
     if (auth.maxDailyPieces !== null) await lockName(tx, `mail-daily-pieces:${auth.ownerKey}`);
     if (!f.allow_duplicate) await lockName(tx, `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`);
     if (piece.run) await lockMailRunForChild(tx, piece.run);
-    const again = dailyPiecesRefusal({ limit: auth.maxDailyPieces, used: await piecesLast24h(tx, auth.ownerKey) });
-    if (again) throw safeguardRefusal(again);
+    // Counted again only for a key with a daily limit: without one nothing can refuse.
+    if (auth.maxDailyPieces !== null) {
+      const again = dailyPiecesRefusal({ limit: auth.maxDailyPieces, used: await piecesLast24h(tx, auth.ownerKey) });
+      if (again) throw safeguardRefusal(again);
+    }
     if (!f.allow_duplicate) {
       const duplicateId = await checkDuplicate(tx, probe);
       if (duplicateId) throw duplicateRefusal(duplicateId);
@@ -212,13 +218,12 @@ async function storePiece(
     // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
     const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
     const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
-    if (piece.charge) {
-      await debit(deps, tx, {
-        memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,
-        referenceType: 'outbound_mail', referenceId: q.id, description: `Outbound mail ${q.id} (${f.mail_class})`,
-      });
-    }
-    return row;
+    if (!piece.charge) return { row, balanceCents: q.balanceCents };
+    const debited = await debit(deps, tx, {
+      memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,
+      referenceType: 'outbound_mail', referenceId: q.id, description: `Outbound mail ${q.id} (${f.mail_class})`,
+    });
+    return { row, balanceCents: debited.balanceCents };
   });
 }
 
