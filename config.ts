@@ -106,17 +106,24 @@ export interface PhysicalInboundSettings {
   reconcileGraceSeconds: number;
 }
 
-/** Worker slots and cache; unset values keep the Temporal SDK's defaults. */
+/** Worker slots and cache; unset slot counts keep the Temporal SDK's defaults. */
 export interface WorkerTuning {
   maxConcurrentWorkflowTaskExecutions?: number;
   maxConcurrentActivityTaskExecutions?: number;
   maxConcurrentLocalActivityExecutions?: number;
-  maxCachedWorkflows?: number;
+  /**
+   * Workflows kept in the sticky cache (default 200): the SDK's own default follows the heap
+   * limit (2,310 workflows, ~450 MB when full), too much for a 512 MB container.
+   */
+  maxCachedWorkflows: number;
   /** After SIGTERM/SIGINT, how long in-flight activities may run before they are cancelled; the process exits at most 5 s later. */
   shutdownGraceSeconds: number;
   /** host:port where the worker serves the Temporal SDK's Prometheus metrics (/metrics); unset: not served. */
   metricsAddress: string | null;
 }
+
+/** The worker's default sticky cache size (WORKER_MAX_CACHED_WORKFLOWS); see WorkerTuning. */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
 
 /** A whole number >= min from the environment; unset means `fallback`; anything else refuses to start. */
 function wholeNumber<T extends number | undefined>(env: NodeJS.ProcessEnv, name: string, fallback: T, min = 1): number | T {
@@ -263,7 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrentWorkflowTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', undefined, 2),
       maxConcurrentActivityTaskExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', undefined),
       maxConcurrentLocalActivityExecutions: wholeNumber(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', undefined),
-      maxCachedWorkflows: wholeNumber(env, 'WORKER_MAX_CACHED_WORKFLOWS', undefined, 0),
+      maxCachedWorkflows: wholeNumber(env, 'WORKER_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 0),
       shutdownGraceSeconds: wholeNumber(env, 'WORKER_SHUTDOWN_GRACE_SECONDS', 30, 0),
       metricsAddress: metricsAddress(env),
     },

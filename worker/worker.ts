@@ -34,8 +34,8 @@ function installRuntime(level: string, metricsAddress: string | null): void {
 }
 
 /**
- * The configured slots, cache and shutdown grace as Worker options. An unset slot or cache
- * size is left out (not passed as undefined) so the SDK's default applies. After the
+ * The configured slots, cache and shutdown grace as Worker options. An unset slot count
+ * is left out (not passed as undefined) so the SDK's default applies. After the
  * grace, in-flight activities are cancelled; 5 s later the worker gives up waiting
  * (run() rejects) and the process exits, leaving what is left to Temporal's retries.
  */

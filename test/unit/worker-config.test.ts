@@ -1,13 +1,14 @@
 // Worker tuning and shutdown settings: read from the environment, refused when malformed,
-// and passed to the Temporal Worker only when set (an unset knob keeps the SDK's default).
+// and passed to the Temporal Worker only when set (an unset knob keeps the SDK's default,
+// except the workflow cache, which is 200 unless set).
 import { loadConfig } from '../../config';
 import { tuningOptions } from '../../worker/worker';
 
 describe('worker tuning and shutdown settings', () => {
-  it('leaves the SDK defaults alone when nothing is set', () => {
+  it('leaves the SDK defaults alone when nothing is set, except a cache of 200 workflows', () => {
     const config = loadConfig({});
     expect(config.shutdownGraceSeconds).toBe(20);
-    expect(tuningOptions(config.worker)).toEqual({ shutdownGraceTime: 30000, shutdownForceTime: 35000 });
+    expect(tuningOptions(config.worker)).toEqual({ maxCachedWorkflows: 200, shutdownGraceTime: 30000, shutdownForceTime: 35000 });
   });
 
   it('passes every knob that is set', () => {
