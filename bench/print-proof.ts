@@ -47,7 +47,7 @@ function bigText(): Uint8Array {
 /**
  * PNGs, which pdf-lib decodes in JavaScript to split colour from alpha: 1,750 x 1,750 of
  * noise (9 MB, the most bytes) and 7,000 x 7,000 of one colour (a small file, but the
- * 50-megapixel limit of domain/images.ts).
+ * 50-megapixel limit of domain/shared/images.ts).
  */
 function bigPng(name: Case): Uint8Array {
   const side = name === 'png-noise-9mb' ? 1750 : 7000;

@@ -110,7 +110,7 @@ const PURPOSES: Array<[string, (frames: Frame[]) => boolean]> = [
   ['Postgres client (pg, TypeORM)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'pg', 'typeorm', 'postgres-', 'bench/counters-preload')],
   ['Temporal client / worker SDK (gRPC, protobuf, core bridge, rxjs)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, '@temporalio/', '@grpc/', 'protobufjs', '@protobufjs/', 'long', 'rxjs')],
   ['multipart parse (formidable, temp files)', (fr) => anywhere(fr, (f) => owned(f, 'formidable', 'api/multipart.ts') || f.fn === 'removeUploads' || f.fn === 'readUpload')],
-  ['PDF inspection (pdf-lib, domain/documents.ts)', (fr) => anywhere(fr, (f) => owned(f, 'pdf-lib', 'pako', '@pdf-lib/', 'domain/documents.ts'))],
+  ['PDF inspection (pdf-lib, domain/outbound-mail/documents.ts)', (fr) => anywhere(fr, (f) => owned(f, 'pdf-lib', 'pako', '@pdf-lib/', 'domain/outbound-mail/documents.ts'))],
   ['validation (zod)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'zod')],
   ['logging and metrics (pino, prom-client)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'pino', 'sonic-boom', 'prom-client', 'thread-stream', 'api/metrics.ts', 'worker/metrics.ts')],
   ['HTTP server (Node http, Koa, router)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'koa', '@koa/', 'raw-body', 'co-body', 'koa-body', 'http-errors', 'statuses', 'on-finished', 'content-type', 'type-is')

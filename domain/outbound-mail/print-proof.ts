@@ -44,7 +44,7 @@ export interface ProofLayout {
   proofMark: { text: string; font: StandardFonts; size: number; x: number; baselinesFromTop: [number, number] };
   /** Image documents: the clear margin around an image scaled to fit the page. */
   imageMargin: number;
-  /** TXT and CSV documents: the very lines domain/documents.ts counts (80 columns, 66 lines a page), in Courier. */
+  /** TXT and CSV documents: the very lines domain/outbound-mail/documents.ts counts (80 columns, 66 lines a page), in Courier. */
   text: { font: StandardFonts; size: number; left: number; top: number; lineHeight: number; columns: number; linesPerPage: number };
 }
 

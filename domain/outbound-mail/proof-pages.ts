@@ -194,7 +194,7 @@ async function addImagePage(doc: PDFDocument, bytes: Uint8Array, kind: 'jpg' | '
 }
 
 /**
- * Plain text typeset in exactly the lines domain/documents.ts counts and charges for
+ * Plain text typeset in exactly the lines domain/outbound-mail/documents.ts counts and charges for
  * (textPages: tabs expanded, 80-column wrap, 66 lines a page, form feeds), in Courier.
  */
 async function addTextPages(doc: PDFDocument, text: string, layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
