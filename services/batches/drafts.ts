@@ -17,18 +17,13 @@ import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import { BATCH_MAIL_WORKFLOW, BatchServiceOptions, batchWorkflowInput, batchWorkflowStartOptions, draftExpirySeconds } from './batch-workflow';
 import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
+import type { UploadedFile } from '../shared/uploads';
 
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
 export const TEMPLATE_MAX_PAGES = 200;
 
 export function newBatchId(): string {
   return `bat_${randomBytes(12).toString('hex')}`;
-}
-
-export interface UploadedFileRef {
-  filepath: string;
-  originalFilename: string | null;
-  size: number;
 }
 
 export interface CreateBatchInput {
@@ -40,13 +35,13 @@ export interface CreateBatchInput {
   column_map?: ColumnMap;
   /** Scheduled send (extension; scheduled-send.ts). */
   send_after?: string;
-  template?: UploadedFileRef;
-  recipients?: UploadedFileRef;
+  template?: UploadedFile;
+  recipients?: UploadedFile;
 }
 
 /** What makes two create requests "the same" for Idempotency-Key: the fields and both files' bytes. */
 export async function batchCreateFingerprint(input: CreateBatchInput): Promise<string> {
-  const fileHash = async (f?: UploadedFileRef) => (f ? sha256Hex(await readFile(f.filepath)) : null);
+  const fileHash = async (f?: UploadedFile) => (f ? sha256Hex(await readFile(f.filepath)) : null);
   const { template, recipients, ...fields } = input;
   return requestFingerprint({ fields, template: await fileHash(template), recipients: await fileHash(recipients) });
 }

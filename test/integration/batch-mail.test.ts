@@ -230,8 +230,8 @@ describe('batch mail (sandbox and reads)', () => {
     writeFileSync(path.join(dir, 'r.csv'), recipientsCsv(3));
     const draft = await createBatchDraft(app.deps, auth, {
       job_name: 'Short-lived', mail_type: 'postcard_4x6', mailing_class: 'first_class', duplex: false, color: false,
-      template: { filepath: path.join(dir, 't.pdf'), originalFilename: 't.pdf', size: postcard.length },
-      recipients: { filepath: path.join(dir, 'r.csv'), originalFilename: 'r.csv', size: recipientsCsv(3).length },
+      template: { fieldName: 'template', filepath: path.join(dir, 't.pdf'), originalFilename: 't.pdf', mimetype: 'application/pdf', size: postcard.length },
+      recipients: { fieldName: 'recipients', filepath: path.join(dir, 'r.csv'), originalFilename: 'r.csv', mimetype: 'text/csv', size: recipientsCsv(3).length },
     }, { draftExpirySeconds: 2 });
     const id = draft.batch.id;
     const expired = await waitForStatus(app.baseUrl, testKey, id, ['cancelled'], 30000);
