@@ -1,6 +1,7 @@
 // How a batch is read and presented: the spec's Batch object and batch event payload,
 // the caller-visibility check (404 for anything not theirs), and the list and detail reads.
 import { pagination } from '../../domain/shared/pagination';
+import type { BatchAddressCheck } from '../../domain/batches/address-summary';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
@@ -27,7 +28,9 @@ export function toBatchObject(r: BatchRow) {
     page_count: r.page_count,
     duplex: r.duplex,
     color: r.color,
-    recipients: { total_rows: r.total_rows, valid: r.valid, skipped: r.skipped, skipped_rows: r.skipped_rows },
+    recipients: {
+      total_rows: r.total_rows, valid: r.valid, skipped: r.skipped, skipped_rows: r.skipped_rows, address_check: storedBatchAddressCheck(r),
+    },
     pieces: { total: r.valid, created: r.pieces_created, mailed: r.pieces_mailed, failed: r.pieces_failed },
     pricing: {
       per_piece_cents: r.per_piece_cents,
@@ -54,6 +57,13 @@ export function toBatchObject(r: BatchRow) {
   };
 }
 export type BatchObject = ReturnType<typeof toBatchObject>;
+
+/** The stored address check summary in its own key order (jsonb sorts keys), or null for batches from before it. */
+function storedBatchAddressCheck(r: Pick<BatchRow, 'address_check'>): BatchAddressCheck | null {
+  const c = r.address_check;
+  if (!c) return null;
+  return { likely: c.likely, doubtful: c.doubtful, unknown: c.unknown, doubtful_rows: c.doubtful_rows.map((d) => ({ row: d.row, warnings: d.warnings })) };
+}
 
 /** The spec's batch event payload. */
 export function batchEvent(r: BatchRow, eventType: BatchEventType): DomainEvent {

@@ -11,6 +11,7 @@ import { ApiError, errors } from '../../domain/shared/errors';
 import { formatCents } from '../../domain/shared/money';
 import { BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, priceBatch } from '../../domain/batches/pricing';
 import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES } from '../../domain/batches/recipients-csv';
+import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
 import { BatchRow, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
@@ -125,6 +126,9 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
     mailType: input.mail_type, mailingClass: input.mailing_class, pieces: parsed.valid, pageCount, color: input.color, duplex: input.duplex,
   });
 
+  // Advice only (extension): every valid row is still printed, at the same price.
+  const addressCheck = checkBatchAddresses(parsed.recipients);
+
   const id = newBatchId();
   const templateKey = `batches/${id}/template.pdf`;
   const recipientsKey = `batches/${id}/recipients.csv`;
@@ -137,13 +141,13 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
       `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
          template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
          per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
-         expires_at)
+         expires_at, address_check)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-         now() + ($24 || ' seconds')::interval)`,
+         now() + ($24 || ' seconds')::interval, $25)`,
       [id, auth.memberId, auth.agentId, auth.testMode, input.job_name, input.mail_type, input.mailing_class, input.duplex, input.color, pageCount,
         templateKey, recipientsKey, parsed.total_rows, parsed.valid, parsed.skipped, JSON.stringify(parsed.skipped_rows),
         price.per_piece_cents, price.color_surcharge_cents, price.effective_per_piece_cents, price.volume_discount_pct,
-        price.subtotal_cents, price.discount_cents, price.total_cents, String(expirySeconds)],
+        price.subtotal_cents, price.discount_cents, price.total_cents, String(expirySeconds), JSON.stringify(addressCheck)],
     );
     await insertRecipients(tx, id, parsed.recipients);
     await recordBatchSendAfter(tx, id, input.send_after);

@@ -4,6 +4,7 @@
 import type { EntityManager } from 'typeorm';
 import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/batches/pricing';
 import type { SkippedRow } from '../../domain/batches/recipients-csv';
+import type { BatchAddressCheck } from '../../domain/batches/address-summary';
 import type { BatchStatusName } from '../../workflows/batches/contracts';
 
 /** A batches row; its price columns are the BatchPrice stored at draft time. */
@@ -47,6 +48,8 @@ export interface BatchRow extends BatchPrice {
   /** Scheduled send (extension; scheduled-send.ts): the facility sees the batch only from this time. */
   send_after: Date | null;
   released_to_facility_at: Date | null;
+  /** Address check summary of the valid recipients (extension; null for batches from before it). */
+  address_check: BatchAddressCheck | null;
 }
 
 /** A batch_recipients row: one valid recipient; seq is its piece's batch_sequence (1..valid). */

@@ -1,6 +1,7 @@
 // Request and response schemas of batch mail (member, agent and facility routes).
 import { z } from 'zod';
 import { BATCH_MAILING_CLASSES, BATCH_MAIL_TYPES, BATCH_MAX_PIECES } from '../../../domain/batches/pricing';
+import { DOUBTFUL_ROWS_SHOWN } from '../../../domain/batches/address-summary';
 import { BATCH_STATUSES } from '../../../workflows/batches/contracts';
 import { BATCH_ID_PATTERN } from '../../../services/batches/batch-view';
 import { TEMPLATE_MAX_PAGES } from '../../../services/batches/drafts';
@@ -80,6 +81,16 @@ export const SkippedRowSchema = z.object({
   error: z.string(),
 });
 
+const BatchAddressCheckSchema = z.object({
+  likely: z.number().int().describe('Valid recipients whose ZIP, city and state agree in the offline ZIP directory'),
+  doubtful: z.number().int().describe('Valid recipients whose address looks wrong (see doubtful_rows)'),
+  unknown: z.number().int().describe('Valid recipients that could not be judged'),
+  doubtful_rows: z.array(z.object({
+    row: z.number().int().describe('The CSV row number the recipient came from, as in skipped_rows'),
+    warnings: z.array(z.string()),
+  })).describe(`The first ${DOUBTFUL_ROWS_SHOWN} doubtful recipients with their warnings`),
+});
+
 export const BatchObject = z.object({
   id: z.string(),
   job_name: z.string(),
@@ -96,6 +107,8 @@ export const BatchObject = z.object({
     valid: z.number().int(),
     skipped: z.number().int(),
     skipped_rows: z.array(SkippedRowSchema),
+    address_check: BatchAddressCheckSchema.nullable()
+      .describe('Extension (not in the spec): the offline US address check of the valid recipients at draft time. Advice only: no row is skipped and the price is unchanged. Null for batches from before it.'),
   }),
   pieces: z.object({ total: z.number().int(), created: z.number().int(), mailed: z.number().int(), failed: z.number().int() }),
   pricing: z.object({ ...PriceFields, credits_charged: z.boolean(), refunded_cents: z.number().int() }),
