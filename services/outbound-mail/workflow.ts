@@ -17,12 +17,6 @@ import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } fr
 import type { MailRow } from './record';
 import { scheduledSendInput } from './scheduled-send';
 
-/** A whole number >= 1, or `fallback` (the closed-workflow reconciler's settings still read the environment this way). */
-export function positiveInt(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
-}
-
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> & Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at'>>;
 type NewMailStatus = NonNullable<OutboundMailWorkflowInput['status']>;
 
