@@ -103,6 +103,7 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
       approvalTimeoutSeconds: Math.max(1, Math.ceil((row.created_at.getTime() + timeout * 1000 - Date.now()) / 1000)),
       restart: { previousRunStatus, printingStarted: Boolean(row.printing_started_at), facilityId: row.facility_id },
       ...scheduledSendInput(row),
+      printProof: true,
     };
     await deps.temporal.workflow.start(OUTBOUND_MAIL_WORKFLOW, { ...mailWorkflowStartOptions(deps, row, input, mailStatusSince(row)), ...again });
   } else if (rec.objectType === 'mail_run') {
@@ -180,7 +181,7 @@ export async function reconcileUnstartedMail(deps: Deps, input: ReconcileOutboun
         AND created_at < now() - ($1 || ' seconds')::interval
       ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);
   for (const row of rows) {
-    await startMailWorkflow(deps, row, input.approvalTimeoutSeconds, row.created_at);
+    await startMailWorkflow(deps, row, { approvalTimeoutSeconds: input.approvalTimeoutSeconds, statusSince: row.created_at });
     await recordIncident(deps, {
       incidentKey: `lost_start:outbound-mail-${row.id}`, objectType: 'outbound_mail', objectId: row.id, workflowId: `outbound-mail-${row.id}`,
       runId: null, kind: 'lost_start', objectStatus: row.status, workflowStatus: null, action: 'started',

@@ -351,10 +351,13 @@ export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType:
   };
 }
 
-/** Publishes mail.<status> for a piece once (event key `mail:<id>:<event_type>`). Call after the change is committed. */
-export async function publishMailEvent(deps: Deps, row: MailRow, eventType: string): Promise<void> {
-  const photos = await loadPhotos(deps.db, [row.id]);
-  const payload = await buildMailEventPayload(deps, row, eventType, photos.get(row.id) ?? []);
+/**
+ * Publishes mail.<status> for a piece once (event key `mail:<id>:<event_type>`). Call after
+ * the change is committed. `photos`: the piece's fulfillment photos when the caller knows
+ * them (a new piece has none), else they are loaded.
+ */
+export async function publishMailEvent(deps: Deps, row: MailRow, eventType: string, photos?: PhotoRow[]): Promise<void> {
+  const payload = await buildMailEventPayload(deps, row, eventType, photos ?? (await loadPhotos(deps.db, [row.id])).get(row.id) ?? []);
   await publishEvent(deps, {
     eventKey: `mail:${row.id}:${eventType}`,
     memberId: row.member_id,

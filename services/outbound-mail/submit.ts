@@ -2,8 +2,8 @@
 // send_outbound_mail, create_test_outbound_mail), with dry run and every safeguard.
 // Submission order: validate -> (mail run checks) -> inspect document -> price ->
 // spending safeguards -> (dry run answers here) -> duplicate protection -> upload -> one
-// transaction (record + debit) -> start the piece workflow. Everything after the commit
-// belongs to the workflow. A child of a Business mail run is stored funding_pending and
+// transaction (record + debit) -> publish the piece's first event -> start the piece
+// workflow. Everything after that belongs to the workflow. A child of a Business mail run is stored funding_pending and
 // debited by its run's funding, unless its class commits immediately (then it is debited
 // and submitted like any piece).
 import type { EntityManager } from 'typeorm';
@@ -22,7 +22,7 @@ import { getOutboundMailbox, listMailboxes } from '../accounts/agents';
 import { lockMailRunForChild, mailRunForChild } from '../mail-runs/mail-runs';
 import type { MailRunRow } from '../mail-runs/record';
 import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
-import { MailRecord, MailRow, toMailRecord } from './record';
+import { MailRecord, MailRow, publishMailEvent, toMailRecord } from './record';
 import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
 import { insertMailRow, newMailRow } from './mail-rows';
 import { checkSendAfter } from './scheduled-send';
@@ -43,9 +43,10 @@ export type SubmitOutcome =
 /**
  * Fault injection for the "API dies between commit and workflow start" case: tests set
  * afterCommit to throw, which leaves a committed, debited piece without a workflow for
- * the reconciler to find. Never set outside tests.
+ * the reconciler to find; announce to throw makes publishing the piece's first event
+ * fail. Never set outside tests.
  */
-export const mailFaults: { afterCommit?: (outboundMailId: string) => void } = {};
+export const mailFaults: { afterCommit?: (outboundMailId: string) => void; announce?: (outboundMailId: string) => void } = {};
 
 /** How long a submission waits for its workflow start before leaving it to the reconciler. */
 const WORKFLOW_START_DEADLINE_MS = 5_000;
@@ -111,7 +112,8 @@ export async function submitMail(
 
   const { row, balanceCents: balanceAfter } = stored;
   mailFaults.afterCommit?.(row.id);
-  await startPieceWorkflow(deps, row);
+  const announced = await announcePiece(deps, row);
+  await startPieceWorkflow(deps, row, announced);
   // The inserted row is the answer: the workflow start sets only workflow_started_at,
   // which the record does not show. The balance is the one the transaction saw.
   return { kind: 'created', mail: { ...(await toMailRecord(deps, row, [])), credit_balance_cents: balanceAfter } };
@@ -227,12 +229,32 @@ async function storePiece(
   });
 }
 
+/**
+ * Publishes the new piece's first event (mail.submitted or mail.pending_approval; a run
+ * child waiting for funding is announced by its run). Here rather than in the workflow's
+ * first task: it saves the worker an activity and the server its markers for every piece
+ * (see README, Performance). True when published; on a failure the workflow announces it,
+ * and so does any workflow the reconciler starts (a crash before the start), once by the
+ * event key either way.
+ */
+async function announcePiece(deps: Deps, row: MailRow): Promise<boolean> {
+  if (row.status !== 'submitted' && row.status !== 'pending_approval') return false;
+  try {
+    mailFaults.announce?.(row.id);
+    await publishMailEvent(deps, row, `mail.${row.status}`, []);
+    return true;
+  } catch (err) {
+    deps.log.warn({ err, outbound_mail_id: row.id }, 'publishing the new piece\'s event failed; its workflow will publish it');
+    return false;
+  }
+}
+
 /** Starts the piece's workflow; a failure leaves the committed (and paid) piece to the reconciler. */
-async function startPieceWorkflow(deps: Deps, row: MailRow): Promise<void> {
+async function startPieceWorkflow(deps: Deps, row: MailRow, announced: boolean): Promise<void> {
   try {
     // Bounded: when Temporal is unreachable the caller gets its 201 after a few seconds,
     // not after the client's own retries give up.
-    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () => startMailWorkflow(deps, row));
+    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () => startMailWorkflow(deps, row, { announced }));
   } catch (err) {
     // The piece is committed (and paid): the reconciler starts its workflow shortly.
     deps.log.error({ err, outbound_mail_id: row.id }, 'starting the outbound mail workflow failed; the reconciler will start it');

@@ -52,20 +52,32 @@ export function mailWorkflowStartOptions(deps: Deps, row: StartableRow, input: O
   };
 }
 
+/** How a piece's workflow is started: from a submission that announced it, or later. */
+export interface MailStartOptions {
+  /** How long a pending piece waits for its owner (from the start); the configured timeout unless given. */
+  approvalTimeoutSeconds?: number;
+  /** When the piece entered its status (StatusChangedAt); now unless given. */
+  statusSince?: Date;
+  /** The caller published the piece's first event already (see OutboundMailWorkflowInput.announced). */
+  announced?: boolean;
+}
+
 /** How a new piece's `outbound-mail-<id>` starts from its row (the same for a first start and a lost one). */
-function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStatus }, approvalTimeoutSeconds: number, statusSince = new Date()): WorkflowStart {
+function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStatus }, opts: MailStartOptions = {}): WorkflowStart {
   const input: OutboundMailWorkflowInput = {
     outboundMailId: row.id,
     statusAtStart: row.status,
     testMode: row.test_mode,
     memberId: row.member_id,
     agentId: row.agent_id,
-    approvalTimeoutSeconds,
+    approvalTimeoutSeconds: opts.approvalTimeoutSeconds ?? deps.config.outboundMail.approvalTimeoutSeconds,
     ...scheduledSendInput(row),
+    ...(opts.announced ? { announced: true as const } : {}),
+    printProof: true,
   };
   return {
     workflowType: OUTBOUND_MAIL_WORKFLOW,
-    options: { ...mailWorkflowStartOptions(deps, row, input, statusSince), workflowIdReusePolicy: 'REJECT_DUPLICATE' },
+    options: { ...mailWorkflowStartOptions(deps, row, input, opts.statusSince ?? new Date()), workflowIdReusePolicy: 'REJECT_DUPLICATE' },
     markStarted: () => deps.db.query(`UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [row.id]),
   };
 }
@@ -74,13 +86,11 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStat
  * Starts `outbound-mail-<id>` unless it exists (running or closed), then records
  * workflow_started_at. Safe to call any number of times for the same piece.
  */
-export async function startMailWorkflow(
-  deps: Deps, row: StartableRow, approvalTimeoutSeconds = deps.config.outboundMail.approvalTimeoutSeconds, statusSince = new Date(),
-): Promise<void> {
+export async function startMailWorkflow(deps: Deps, row: StartableRow, opts: MailStartOptions = {}): Promise<void> {
   if (!isStartableStatus(row.status)) {
     throw new Error(`piece ${row.id} is ${row.status}; only new pieces get a workflow`);
   }
-  const start = mailWorkflowStart(deps, { ...row, status: row.status }, approvalTimeoutSeconds, statusSince);
+  const start = mailWorkflowStart(deps, { ...row, status: row.status }, opts);
   try {
     await deps.temporal.workflow.start(start.workflowType, { ...start.options, workflowIdConflictPolicy: 'USE_EXISTING' } as WorkflowStartOptions);
   } catch (err) {
@@ -116,7 +126,7 @@ export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName
       if (!isStartableStatus(row.status)) return null;
       const [started] = await deps.db.query(`SELECT workflow_started_at FROM outbound_mail WHERE id = $1`, [row.id]);
       if (started?.workflow_started_at) return null;
-      return mailWorkflowStart(deps, { ...row, status: row.status }, deps.config.outboundMail.approvalTimeoutSeconds);
+      return mailWorkflowStart(deps, { ...row, status: row.status });
     },
   });
   if (answer.closed) throw new MailWorkflowClosed(`outbound mail ${row.id}: workflow finished`);

@@ -1,6 +1,6 @@
 // Business events (mail.*, batch.*, inbound.*). Producers call publishEvent from an
-// activity after the state change it reports is committed; the event key makes a retried
-// activity publish once. Publishing records the event and fans it out to every
+// activity after the state change it reports is committed (a new outbound piece: from its
+// submission, after the commit); the event key makes a retried publish a no-op. Publishing records the event and fans it out to every
 // subscribed receiver (legacy agent webhook, custom webhook endpoints) as delivery rows
 // that the receivers' dispatcher workflows send.
 import type { EntityManager } from 'typeorm';

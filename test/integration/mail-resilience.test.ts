@@ -4,6 +4,7 @@
 import type { Worker } from '@temporalio/worker';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
+import { temporal } from '@temporalio/proto';
 import { createObjectStorage } from '../../services/shared/storage';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createWorker } from '../../worker/worker';
@@ -78,6 +79,41 @@ describe('outbound mail survives crashes', () => {
     } finally {
       await app.deps.temporal.schedule.getHandle(scheduleId).delete();
     }
+  });
+
+  it('announces a new piece from the submission, and its workflow announces nothing and records no marker', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    const created = await sendLetter(app, s, letterForm(await letterPdf()));
+    expect(created.status).toBe(201);
+    // Published before the answer, not by the workflow afterwards.
+    expect((await mailEvents(app, created.body.id)).map((e) => e.event_type)).toEqual(['mail.submitted']);
+    const handle = app.deps.temporal.workflow.getHandle(outboundMailWorkflowId(created.body.id));
+    await waitFor(async () => (await api(app)('GET', `/v1/mail/${created.body.id}`, { key: s.key })).body.proof_url, 'the print proof', 60000);
+    const history = await handle.fetchHistory();
+    const input = JSON.parse(Buffer.from(history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0].data!).toString());
+    expect(input).toMatchObject({ announced: true, printProof: true });
+    const types = history.events!.map((e) => e.eventType);
+    expect(types).not.toContain(temporal.api.enums.v1.EventType.EVENT_TYPE_MARKER_RECORDED);
+    expect(types).not.toContain(temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+    expect(await mailEvents(app, created.body.id)).toHaveLength(1);
+  });
+
+  it('leaves the announcement to the workflow when the submission could not publish it, once', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    mailFaults.announce = () => { throw new Error('simulated event store failure'); };
+    let created;
+    try {
+      created = await sendLetter(app, s, letterForm(await letterPdf()));
+    } finally {
+      delete mailFaults.announce;
+    }
+    expect(created.status).toBe(201);
+    await waitFor(async () => (await mailEvents(app, created.body.id)).length === 1, 'mail.submitted from the workflow');
+    expect((await mailEvents(app, created.body.id))[0].event_type).toBe('mail.submitted');
+    const history = await app.deps.temporal.workflow.getHandle(outboundMailWorkflowId(created.body.id)).fetchHistory();
+    const input = JSON.parse(Buffer.from(history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0].data!).toString());
+    expect(input.announced).toBeUndefined();
+    expect(await ledger(app, created.body.id)).toHaveLength(1);
   });
 
   it('answers a retry of a crashed submission with its Idempotency-Key with the committed piece, never a second one', async () => {

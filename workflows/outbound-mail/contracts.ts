@@ -43,6 +43,19 @@ export interface OutboundMailWorkflowInput {
    * this time; absent for every other piece, so their histories are unchanged.
    */
   sendAfter?: string;
+  /**
+   * Set when the submission published the piece's first event (mail.submitted or
+   * mail.pending_approval) itself, after its commit: the workflow then does not announce
+   * it again. Absent on every other start (the reconciler's, a mail run's child, an
+   * announcement that failed), so those workflows announce, once by the event key.
+   */
+  announced?: true;
+  /**
+   * Set on every start since print proofs exist: render the proof without consulting the
+   * `render-print-proof` patch, whose marker and search-attribute upsert cost the server
+   * two history events per piece. Absent in histories begun before it, which replay the patch.
+   */
+  printProof?: true;
 }
 
 export function mailStatusAtStart(input: OutboundMailWorkflowInput): MailStartStatus {

@@ -1,4 +1,5 @@
-// One workflow per outbound piece (`outbound-mail-<id>`): it announces the piece, waits
+// One workflow per outbound piece (`outbound-mail-<id>`): it announces the piece (unless
+// its submission did: input.announced), waits
 // for approval when needed (cancelling it when the approval timeout passes) or, for a
 // Business mail run child, for its run to settle (the run's workflow owns that wait), then
 // applies each facility or sandbox step as an Update until the piece is delivered,
@@ -35,9 +36,9 @@ const acts = proxyActivities<MailActivities>({
   startToCloseTimeout: '1 minute',
   retry: UNLIMITED_RETRY,
 });
-// The announcement runs inside the first workflow task (a short database write and a
-// wake-up of the webhook dispatchers): no activity task round trip through the server
-// for every new piece, which is most of what a submission costs Temporal.
+// When the workflow announces (a reconciled start, or a submission whose publish failed),
+// it does so inside the first workflow task (a short database write and a wake-up of the
+// webhook dispatchers): no activity task round trip through the server.
 const localActs = proxyLocalActivities<MailActivities>({
   startToCloseTimeout: '1 minute',
   retry: UNLIMITED_RETRY,
@@ -255,13 +256,13 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     details();
     // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
     const created = statusAtStart;
-    if (!input.restart && created !== 'funding_pending' && created !== 'ready' && created !== 'mailed') {
+    if (!input.restart && !input.announced && created !== 'funding_pending' && created !== 'ready' && created !== 'mailed') {
       // Histories begun before the announcement became a local activity replay the activity.
       const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
       await exclusive(() => call(announce({ outboundMailId: id, status: created })));
     }
     // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
-    const proof = patched(PRINT_PROOF_PATCH)
+    const proof = (input.printProof ?? patched(PRINT_PROOF_PATCH))
       ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => { log.warn('the print proof was not rendered', { error: String(err) }); })
       : undefined;
 
