@@ -89,7 +89,7 @@ export async function startDeliveryWorkflow(deps: Deps, d: Pick<DeliveryRow, 'id
   }
 }
 
-interface EventRow {
+export interface EventRow {
   id: string;
   member_id: string;
   agent_id: string | null;
@@ -102,10 +102,13 @@ interface EventRow {
 /**
  * One delivery per subscribed receiver of the event (unique per event and receiver);
  * returns the ones still to send. Safe to run again: existing deliveries are kept.
+ * Given the row of an event its caller has just inserted (so no delivery of it can exist
+ * yet), it skips reading the event and, with no receiver, looking for deliveries.
  */
-export async function createEventDeliveries(deps: Deps, eventId: string): Promise<DeliveryRow[]> {
-  const [event]: EventRow[] = await deps.db.query(
-    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [eventId]);
+export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string | EventRow): Promise<DeliveryRow[]> {
+  const newRow = typeof eventIdOrNewRow === 'string' ? null : eventIdOrNewRow;
+  const [event]: EventRow[] = newRow ? [newRow] : await deps.db.query(
+    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [eventIdOrNewRow]);
   if (!event) return [];
   const targets: Array<{ target: string; type: 'agent_webhook' | 'endpoint'; endpointId: string | null; agentId: string | null }> = [];
 
@@ -133,6 +136,7 @@ export async function createEventDeliveries(deps: Deps, eventId: string): Promis
     }
   }
 
+  if (newRow && targets.length === 0) return [];
   for (const t of targets) {
     await deps.db.query(
       `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind, max_attempts)

@@ -5,7 +5,7 @@
 // that the receivers' dispatcher workflows send.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
-import { createEventDeliveries } from './deliveries';
+import { createEventDeliveries, EventRow } from './deliveries';
 import { wakeDispatchers } from './dispatch';
 
 export interface DomainEvent {
@@ -24,16 +24,25 @@ export interface DomainEvent {
 export interface PublishedEvent {
   id: string;
   created: boolean;
+  /** When this call inserted the event: its stored row. */
+  createdRow?: EventRow;
 }
 
 /** Records the event (once) inside `tx`. Returns its id either way. */
 export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEvent): Promise<PublishedEvent> {
-  const inserted = await tx.query(
+  const environment = e.testMode ? 'test' : 'live';
+  const inserted: Array<{ id: string; created_at: Date }> = await tx.query(
     `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_key) DO NOTHING RETURNING id`,
-    [e.eventKey, e.memberId, e.agentId, e.eventType, e.testMode ? 'test' : 'live', e.objectType, e.objectId, JSON.stringify(e.payload)],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_key) DO NOTHING RETURNING id, created_at`,
+    [e.eventKey, e.memberId, e.agentId, e.eventType, environment, e.objectType, e.objectId, JSON.stringify(e.payload)],
   );
-  if (inserted.length) return { id: inserted[0].id, created: true };
+  if (inserted.length) {
+    const { id, created_at } = inserted[0];
+    return {
+      id, created: true,
+      createdRow: { id, member_id: e.memberId, agent_id: e.agentId, event_type: e.eventType, environment, payload: e.payload, created_at },
+    };
+  }
   const [existing] = await tx.query(`SELECT id FROM events WHERE event_key = $1`, [e.eventKey]);
   return { id: existing.id, created: false };
 }
@@ -45,7 +54,8 @@ export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEve
 export async function publishEvent(deps: Deps, e: DomainEvent): Promise<PublishedEvent> {
   // One INSERT ... ON CONFLICT is atomic on its own: no transaction round trips needed.
   const published = await recordEvent(deps.db, e);
-  await fanOut(deps, published.id);
+  // A new event's row is known: the fan-out neither reads it back nor looks for earlier deliveries.
+  await wakeDispatchers(deps, await createEventDeliveries(deps, published.createdRow ?? published.id));
   return published;
 }
 
