@@ -1,6 +1,6 @@
 // One workflow per outbound piece (`outbound-mail-<id>`): it announces the piece (unless
-// its submission did: input.announced), waits
-// for approval when needed (cancelling it when the approval timeout passes) or, for a
+// its submission did: input.announced), waits for approval when needed (cancelling it
+// when the approval timeout passes) or, for a
 // Business mail run child, for its run to settle (the run's workflow owns that wait), then
 // applies each facility or sandbox step as an Update until the piece is delivered,
 // failed or cancelled. Every change is one idempotent activity that updates the row
