@@ -120,6 +120,11 @@ export interface WorkerTuning {
   shutdownGraceSeconds: number;
   /** host:port where the worker serves the Temporal SDK's Prometheus metrics (/metrics); unset: not served. */
   metricsAddress: string | null;
+  /**
+   * WORKFLOW_BUNDLE_PATH: a prebuilt workflow bundle (worker/bundle-workflows.ts) to load;
+   * unset: the worker builds one at start in a short-lived child process.
+   */
+  workflowBundlePath: string | null;
 }
 
 /** The worker's default sticky cache size (WORKER_MAX_CACHED_WORKFLOWS); see WorkerTuning. */
@@ -273,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCachedWorkflows: wholeNumber(env, 'WORKER_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 0),
       shutdownGraceSeconds: wholeNumber(env, 'WORKER_SHUTDOWN_GRACE_SECONDS', 30, 0),
       metricsAddress: metricsAddress(env),
+      workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || null,
     },
   };
 }

@@ -11,7 +11,7 @@ import { createWorker } from '../worker/worker';
 
 async function main() {
   const deps = await createDeps(config, { name: 'bench-noop-worker' });
-  const { worker, connection } = await createWorker(deps, { extra: { workflowsPath: path.join(__dirname, 'noop-workflow.ts') } });
+  const { worker, connection } = await createWorker(deps, { workflowsPath: path.join(__dirname, 'noop-workflow.ts') });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

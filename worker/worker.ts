@@ -1,14 +1,14 @@
 // Builds a Temporal Worker for this project's workflows and activities. Used by the
-// worker process and by tests, which pass a prebuilt workflow bundle to start fast.
-import path from 'node:path';
+// worker process and by tests. The workflows always come as a prebuilt bundle (given, or
+// built in a child process: worker/bundle.ts), never bundled inside this process.
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { IllegalStateError } from '@temporalio/common';
 import { activityFailureMetrics } from './metrics';
 import type { Deps } from '../services/shared/deps';
 import type { WorkerTuning } from '../config';
-
-export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.ts');
+import { workflowBundle } from './bundle';
+import { WORKFLOWS_PATH } from './bundle-workflows';
 
 let runtimeInstalled = false;
 
@@ -53,18 +53,34 @@ export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
   };
 }
 
-export async function createWorker(deps: Deps, opts: { workflowBundlePath?: string; taskQueue?: string; extra?: Partial<WorkerOptions> } = {}) {
+/**
+ * `workflowBundlePath` (tests pass the run's bundle) or else WORKFLOW_BUNDLE_PATH is loaded
+ * as it is; it must hold the project's workflows, so with another `workflowsPath` (the
+ * bench's no-op worker) the bundle is built from that module instead.
+ */
+export async function createWorker(deps: Deps, opts: { workflowBundlePath?: string; workflowsPath?: string; taskQueue?: string; extra?: Partial<WorkerOptions> } = {}) {
   installRuntime(deps.config.logLevel === 'info' ? 'warn' : deps.config.logLevel, deps.config.worker.metricsAddress);
-  const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
-  const worker = await Worker.create({
-    connection,
-    namespace: deps.config.temporalNamespace,
-    taskQueue: opts.taskQueue ?? deps.config.taskQueue,
-    activities: createActivities(deps),
-    interceptors: { activity: [activityFailureMetrics] },
-    ...tuningOptions(deps.config.worker),
-    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
-    ...opts.extra,
+  const bundle = await workflowBundle({
+    prebuiltPath: opts.workflowBundlePath ?? (opts.workflowsPath ? null : deps.config.worker.workflowBundlePath),
+    workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
   });
-  return { worker, connection };
+  const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: deps.config.temporalNamespace,
+      taskQueue: opts.taskQueue ?? deps.config.taskQueue,
+      activities: createActivities(deps),
+      interceptors: { activity: [activityFailureMetrics] },
+      ...tuningOptions(deps.config.worker),
+      workflowBundle: { codePath: bundle.codePath },
+      ...opts.extra,
+    });
+    return { worker, connection };
+  } catch (err) {
+    await connection.close().catch(() => undefined);
+    throw err;
+  } finally {
+    bundle.release();
+  }
 }

@@ -34,6 +34,14 @@ describe('worker tuning and shutdown settings', () => {
   });
 });
 
+describe('workflow bundle setting', () => {
+  it('loads WORKFLOW_BUNDLE_PATH when set; unset (or empty) the worker builds its bundle at start', () => {
+    expect(loadConfig({}).worker.workflowBundlePath).toBeNull();
+    expect(loadConfig({ WORKFLOW_BUNDLE_PATH: '' }).worker.workflowBundlePath).toBeNull();
+    expect(loadConfig({ WORKFLOW_BUNDLE_PATH: '/srv/postal/workflows.js' }).worker.workflowBundlePath).toBe('/srv/postal/workflows.js');
+  });
+});
+
 describe('metrics settings', () => {
   it('serves no metrics unless asked', () => {
     const config = loadConfig({});
