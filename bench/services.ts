@@ -127,7 +127,7 @@ export async function startBenchServices(log: (m: string) => void, processes = 1
   };
 
   const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 16, name: 'bench' });
-  log(`starting ${processes} worker process(es) (each bundles the workflows) and ${processes} API process(es) ...`);
+  log(`starting ${processes} worker process(es) (each loads the run's workflow bundle, WORKFLOW_BUNDLE_PATH) and ${processes} API process(es) ...`);
   const count = Array.from({ length: processes });
   const metricsPorts = await Promise.all(count.map(() => freePort()));
   const [workers, apis] = await Promise.all([
