@@ -64,23 +64,26 @@ export async function createWorker(deps: Deps, opts: { workflowBundlePath?: stri
     prebuiltPath: opts.workflowBundlePath ?? (opts.workflowsPath ? null : deps.config.worker.workflowBundlePath),
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
   });
-  const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
   try {
-    const worker = await Worker.create({
-      connection,
-      namespace: deps.config.temporalNamespace,
-      taskQueue: opts.taskQueue ?? deps.config.taskQueue,
-      activities: createActivities(deps),
-      interceptors: { activity: [activityFailureMetrics] },
-      ...tuningOptions(deps.config.worker),
-      workflowBundle: { codePath: bundle.codePath },
-      ...opts.extra,
-    });
-    return { worker, connection };
-  } catch (err) {
-    await connection.close().catch(() => undefined);
-    throw err;
+    const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
+    try {
+      const worker = await Worker.create({
+        connection,
+        namespace: deps.config.temporalNamespace,
+        taskQueue: opts.taskQueue ?? deps.config.taskQueue,
+        activities: createActivities(deps),
+        interceptors: { activity: [activityFailureMetrics] },
+        ...tuningOptions(deps.config.worker),
+        workflowBundle: { codePath: bundle.codePath },
+        ...opts.extra,
+      });
+      return { worker, connection };
+    } catch (err) {
+      await connection.close().catch(() => undefined);
+      throw err;
+    }
   } finally {
+    // Worker.create has read the file by now (or failed).
     bundle.release();
   }
 }
