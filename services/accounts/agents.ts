@@ -12,6 +12,7 @@ import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from '../shared/scoping';
 import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
 import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
+import type { PricingOverrides } from '../../domain/outbound-mail/pricing';
 
 export interface AgentInput {
   name: string;
@@ -214,12 +215,43 @@ function toMailbox(row: MailboxColumns): Mailbox {
   };
 }
 
-const MAILBOX_QUERY = `SELECT a.id, a.name, a.display_name, m.return_name, m.return_company, m.return_line1, m.return_line2,
-    m.return_city, m.return_state, m.return_zip
-  FROM agents a JOIN members m ON m.id = a.member_id
+const MAILBOX_COLUMNS = `a.id, a.name, a.display_name, m.return_name, m.return_company, m.return_line1, m.return_line2,
+    m.return_city, m.return_state, m.return_zip`;
+const MAILBOX_FROM = `FROM agents a JOIN members m ON m.id = a.member_id
  WHERE a.member_id = $1 AND a.deleted_at IS NULL`;
+const MAILBOX_QUERY = `SELECT ${MAILBOX_COLUMNS} ${MAILBOX_FROM}`;
 type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'>
   & Pick<MemberRow, 'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'>;
+
+/**
+ * The sending member's columns a submission needs besides the mailbox: the stored return
+ * address as is (whole or empty), the spending limits and the price overrides.
+ */
+export type SenderMember = Pick<MemberRow,
+  'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'
+  | 'per_transaction_limit_cents' | 'daily_spend_limit_cents'> & { pricing_overrides: PricingOverrides | null };
+
+/** A mailbox a piece may be sent from, with its member's settings. */
+export interface SendingMailbox {
+  mailbox: Mailbox;
+  member: SenderMember;
+}
+
+// The mailbox query with the member's settings: a submission reads both in one statement.
+const SENDER_QUERY = `SELECT ${MAILBOX_COLUMNS}, m.per_transaction_limit_cents, m.daily_spend_limit_cents, m.pricing_overrides ${MAILBOX_FROM}`;
+type SenderColumns = MailboxColumns & Pick<SenderMember, 'per_transaction_limit_cents' | 'daily_spend_limit_cents' | 'pricing_overrides'>;
+
+function toSendingMailbox(row: SenderColumns): SendingMailbox {
+  return {
+    mailbox: toMailbox(row),
+    member: {
+      return_name: row.return_name, return_company: row.return_company, return_line1: row.return_line1, return_line2: row.return_line2,
+      return_city: row.return_city, return_state: row.return_state, return_zip: row.return_zip,
+      per_transaction_limit_cents: row.per_transaction_limit_cents, daily_spend_limit_cents: row.daily_spend_limit_cents,
+      pricing_overrides: row.pricing_overrides,
+    },
+  };
+}
 
 /**
  * Logical outbound endpoints: one per agent (an agent key sees its own), with the
@@ -232,12 +264,25 @@ export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mail
   return rows.map(toMailbox);
 }
 
+/** The outbound mailbox a piece is sent from, with its member's settings in the same statement; 404 "No active mailbox" when the agent has none. */
+export async function getSendingMailbox(deps: Deps, auth: AuthContext, agentId: string): Promise<SendingMailbox> {
+  if (isAgentKey(auth) && auth.agentId !== agentId) throw noActiveMailbox();
+  const [row]: SenderColumns[] = await deps.db.query(`${SENDER_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
+  if (!row) throw noActiveMailbox();
+  return toSendingMailbox(row);
+}
+
+/** listMailboxes with the member's settings, in the same statement (none without an active agent). */
+export async function listSendingMailboxes(deps: Deps, auth: AuthContext): Promise<SendingMailbox[]> {
+  const rows: SenderColumns[] = isAgentKey(auth)
+    ? await deps.db.query(`${SENDER_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
+    : await deps.db.query(`${SENDER_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
+  return rows.map(toSendingMailbox);
+}
+
 /** The outbound mailbox a piece is sent from; 404 "No active mailbox" when the agent has none. */
 export async function getOutboundMailbox(deps: Deps, auth: AuthContext, agentId: string): Promise<Mailbox> {
-  if (isAgentKey(auth) && auth.agentId !== agentId) throw noActiveMailbox();
-  const [row]: MailboxColumns[] = await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
-  if (!row) throw noActiveMailbox();
-  return toMailbox(row);
+  return (await getSendingMailbox(deps, auth, agentId)).mailbox;
 }
 
 function noActiveMailbox(): ApiError {

@@ -8,13 +8,13 @@ import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { formatCents } from '../../domain/shared/money';
 import { InspectedDocument, inspectDocument } from '../../domain/outbound-mail/documents';
-import { CostBreakdown, MailClass, priceOutboundMail, PricingOverrides } from '../../domain/outbound-mail/pricing';
+import { CostBreakdown, MailClass, priceOutboundMail } from '../../domain/outbound-mail/pricing';
 import { recipientFingerprint } from '../../domain/outbound-mail/address';
 import { DailyPieces, dailyPiecesWarning, SpendCheck, spendRefusal } from '../../domain/workflow-safe/mail-rules';
 import { balanceCents } from '../billing/credits';
 import { assignFacility } from '../operations/facilities';
 import { checkDuplicate, DuplicateProbe, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
-import type { MailRow } from './record';
+import type { SenderMember } from '../accounts/agents';
 import { simulatedLetterPdf } from './sandbox';
 import { sendAfterEcho } from './scheduled-send';
 import { addressDryRunWarnings } from './address-review';
@@ -69,13 +69,8 @@ export interface SubmitMailRequest {
   idempotencyKey?: string;
 }
 
-/** The member's default return address (the piece's return_* columns) and spending settings. */
-export interface MemberSettings extends Pick<MailRow,
-  'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'> {
-  per_transaction_limit_cents: number | null;
-  daily_spend_limit_cents: number | null;
-  pricing_overrides: PricingOverrides | null;
-}
+/** The member's default return address (the piece's return_* columns) and spending settings, read with the sending mailbox. */
+export type MemberSettings = SenderMember;
 
 /** A submission priced and past the spending safeguards; nothing is stored or spent yet. */
 export interface QuotedSubmission {
@@ -100,8 +95,15 @@ export interface QuotedSubmission {
   balanceCents: number;
 }
 
-/** Inspects the document, prices the piece and applies the spending safeguards: each refuses (422) before anything is stored or spent. */
-export async function quoteSubmission(deps: Deps, auth: AuthContext, req: SubmitMailRequest, agentId: string): Promise<QuotedSubmission> {
+/**
+ * Inspects the document, prices the piece and applies the spending safeguards: each refuses
+ * (422) before anything is stored or spent. `sender` is the sending agent and its member's
+ * settings, read with the mailbox (services/accounts/agents.ts getSendingMailbox).
+ */
+export async function quoteSubmission(
+  deps: Deps, auth: AuthContext, req: SubmitMailRequest, sender: { agentId: string; member: MemberSettings },
+): Promise<QuotedSubmission> {
+  const { agentId, member } = sender;
   const f = req.fields;
   const testMode = auth.testMode;
   const id = randomUUID();
@@ -110,9 +112,6 @@ export async function quoteSubmission(deps: Deps, auth: AuthContext, req: Submit
   const filename = 'data' in req.document ? req.document.filename : `sandbox-letter-${id}.pdf`;
   const document = await inspectDocument(data, filename, f.page_count !== undefined ? { pageCountOverride: f.page_count } : {});
 
-  const [member]: MemberSettings[] = await deps.db.query(
-    `SELECT return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip,
-            per_transaction_limit_cents, daily_spend_limit_cents, pricing_overrides FROM members WHERE id = $1`, [auth.memberId]);
   const facility = await assignFacility(deps.db, testMode, auth.memberId);
   const breakdown = priceOutboundMail({
     pageCount: document.pageCount, color: f.color, duplex: f.duplex, mailClass: f.mail_class,

@@ -18,7 +18,7 @@ import { balanceCents, debit, insufficientCredits } from '../billing/credits';
 import { requestFingerprint } from '../shared/idempotency';
 import { assignFacility } from '../operations/facilities';
 import { assertLinkedObjects } from '../shared/linked-objects';
-import { getOutboundMailbox, listMailboxes } from '../accounts/agents';
+import { getSendingMailbox, listSendingMailboxes, SendingMailbox } from '../accounts/agents';
 import { lockMailRunForChild, mailRunForChild } from '../mail-runs/mail-runs';
 import type { MailRunRow } from '../mail-runs/record';
 import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
@@ -90,8 +90,8 @@ export async function submitMail(
     postal_mail_thread_id: ['postal_thread', f.postal_mail_thread_id],
   });
   const run = f.mail_run_id !== undefined ? await mailRunForChild(deps, auth, f.mail_run_id) : null;
-  const agentId = await sendingAgent(deps, auth, req.agentId);
-  const quote = await quoteSubmission(deps, auth, req, agentId);
+  const sender = await sendingMailbox(deps, auth, req.agentId);
+  const quote = await quoteSubmission(deps, auth, req, { agentId: sender.mailbox.agent_id, member: sender.member });
   if (f.dry_run) return { kind: 'dry_run', quote: await dryRunQuote(deps, quote, addressCheck) };
 
   const plan = await refuseBeforeUpload(deps, quote, run);
@@ -139,20 +139,20 @@ function noActiveMailbox(message: string): ApiError {
 }
 
 /**
- * The agent whose mailbox sends the piece. An agent key sends from its own agent's
- * mailbox (404 when the agent was deleted). A member key names one with ?agent_id=, or
- * sends from its only agent; with no active agent there is no mailbox (404), and with
- * several it must choose (400).
+ * The mailbox (agent) that sends the piece, with the member's settings read in the same
+ * statement. An agent key sends from its own agent's mailbox (404 when the agent was
+ * deleted). A member key names one with ?agent_id=, or sends from its only agent; with no
+ * active agent there is no mailbox (404), and with several it must choose (400).
  */
-async function sendingAgent(deps: Deps, auth: AuthContext, requested?: string): Promise<string> {
-  if (isAgentKey(auth)) return (await getOutboundMailbox(deps, auth, auth.agentId!)).agent_id;
-  if (requested) return (await getOutboundMailbox(deps, auth, requested)).agent_id;
-  const mailboxes = await listMailboxes(deps, auth);
+async function sendingMailbox(deps: Deps, auth: AuthContext, requested?: string): Promise<SendingMailbox> {
+  if (isAgentKey(auth)) return getSendingMailbox(deps, auth, auth.agentId!);
+  if (requested) return getSendingMailbox(deps, auth, requested);
+  const mailboxes = await listSendingMailboxes(deps, auth);
   if (mailboxes.length === 0) throw noActiveMailbox('No active mailbox: this account has no active agent to send from.');
   if (mailboxes.length > 1) {
     throw errors.validation([{ path: 'query.agent_id', message: 'this account has several agents; name the sending agent with ?agent_id=' }]);
   }
-  return mailboxes[0].agent_id;
+  return mailboxes[0];
 }
 
 /** What the piece becomes once stored: debited now, or waiting for approval or for its run's funding. */
