@@ -1,6 +1,7 @@
 // The prepaid credits ledger. Append-only; the balance is the sum of entries. A debit
-// locks the member row, checks the balance and inserts under a unique entry key, all in
-// the caller's transaction, so concurrent debits never overdraw and retries never repeat.
+// locks the member row (or is shown that its transaction holds that lock already), checks
+// the balance and inserts under a unique entry key, all in the caller's transaction, so
+// concurrent debits never overdraw and retries never repeat.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { ApiError, codedError } from '../../domain/shared/errors';
@@ -45,12 +46,38 @@ export interface LedgerMovement {
 }
 
 /**
+ * Proof that a transaction holds the member row's lock (FOR UPDATE), which serialises the
+ * member's debits and spend checks. Only lockMemberRow makes one.
+ */
+export interface MemberLock {
+  readonly tx: EntityManager;
+  readonly memberId: string;
+}
+const memberLocks = new WeakSet<MemberLock>();
+
+/** Locks the member row in `tx` until it ends; a later debit() in `tx` may be given the result instead of locking again. */
+export async function lockMemberRow(tx: EntityManager, memberId: string): Promise<MemberLock> {
+  await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+  const lock = Object.freeze({ tx, memberId });
+  memberLocks.add(lock);
+  return lock;
+}
+
+/**
  * Debits inside `tx`. Returns the balance after the debit. Throws 402 when short.
  * If a debit with the same entry key exists already, nothing more is taken.
+ * Locks the member row first, unless `opts.memberLock` shows that `tx` holds it already
+ * (a lock from another transaction or for another member is a programming error).
  */
-export async function debit(deps: Deps, tx: EntityManager, m: LedgerMovement): Promise<{ balanceCents: number; alreadyDebited: boolean }> {
+export async function debit(
+  deps: Deps, tx: EntityManager, m: LedgerMovement, opts: { memberLock?: MemberLock } = {},
+): Promise<{ balanceCents: number; alreadyDebited: boolean }> {
   if (m.amountCents < 0) throw new Error('debit amount must be >= 0');
-  await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [m.memberId]);
+  const held = opts.memberLock;
+  if (!held) await lockMemberRow(tx, m.memberId);
+  else if (!memberLocks.has(held) || held.tx !== tx || held.memberId !== m.memberId) {
+    throw new Error('debit: memberLock is not this transaction\'s lock on this member');
+  }
   const [existing] = await tx.query(`SELECT id FROM credits_ledger WHERE entry_key = $1`, [m.entryKey]);
   const balance = await balanceCents(tx, m.memberId);
   if (existing) return { balanceCents: balance, alreadyDebited: true };

@@ -14,7 +14,7 @@ import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { dailyPiecesRefusal, MailStatusName, spendRefusal } from '../../domain/workflow-safe/mail-rules';
 import { commitsImmediately } from '../../domain/workflow-safe/mail-runs';
-import { balanceCents, debit, insufficientCredits } from '../billing/credits';
+import { balanceCents, debit, insufficientCredits, lockMemberRow } from '../billing/credits';
 import { requestFingerprint } from '../shared/idempotency';
 import { assignFacility } from '../operations/facilities';
 import { assertLinkedObjects } from '../shared/linked-objects';
@@ -200,7 +200,8 @@ async function storePiece(
     // ledger for a debit and spend caps, the key's daily count when it has a limit, and
     // this very letter for duplicate protection. Unrelated submissions of one member
     // (other letters, other recipients, sandbox pieces) then commit side by side.
-    if (piece.charge) await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+    // The member lock is taken once here; the debit below is told it is held.
+    const memberLock = piece.charge ? await lockMemberRow(tx, auth.memberId!) : null;
     if (auth.maxDailyPieces !== null) await lockName(tx, `mail-daily-pieces:${auth.ownerKey}`);
     if (!f.allow_duplicate) await lockName(tx, `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`);
     if (piece.run) await lockMailRunForChild(tx, piece.run);
@@ -220,11 +221,11 @@ async function storePiece(
     // Picked again under the facility's lock: a deactivation meanwhile is waited for, not missed.
     const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
     const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
-    if (!piece.charge) return { row, balanceCents: q.balanceCents };
+    if (!memberLock) return { row, balanceCents: q.balanceCents };
     const debited = await debit(deps, tx, {
       memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,
       referenceType: 'outbound_mail', referenceId: q.id, description: `Outbound mail ${q.id} (${f.mail_class})`,
-    });
+    }, { memberLock });
     return { row, balanceCents: debited.balanceCents };
   });
 }
