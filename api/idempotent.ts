@@ -2,10 +2,10 @@
 // (services/shared/idempotency.ts); the key is handed to the service so that a workflow step it
 // sends is the same Temporal Update on every retry (services/shared/workflow-gateway.ts), which
 // covers an answer lost after the workflow applied the step but before it was stored.
-import { readFile } from 'node:fs/promises';
 import type { HandlerArgs, RouteResult } from './route';
 import { requestFingerprint, runIdempotent } from '../services/shared/idempotency';
 import { sha256Hex } from '../domain/accounts/keys';
+import { uploadBytes } from '../services/shared/uploads';
 
 /** OpenAPI text of the optional header on routes that use idempotentRoute. */
 export const IDEMPOTENCY_KEY_HEADER = {
@@ -17,7 +17,7 @@ export const IDEMPOTENCY_KEY_HEADER = {
 async function fingerprint(args: HandlerArgs<unknown, unknown, unknown>): Promise<string> {
   const files: Record<string, string> = {};
   for (const [field, file] of Object.entries(args.files ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
-    files[field] = sha256Hex(await readFile(file.filepath));
+    files[field] = sha256Hex(await uploadBytes(file));
   }
   // Without files, the shape records kept before uploads were fingerprinted.
   return requestFingerprint(Object.keys(files).length ? { params: args.params, body: args.body ?? null, files } : { params: args.params, body: args.body });

@@ -5,6 +5,13 @@
 // limit, a file field sent twice or a file where none belongs, too many fields, too much
 // field text (all 400). After a refusal the rest of the body is read and thrown away, so
 // the client gets the answer rather than a reset connection.
+// Where file parts go: a body whose Content-Length is at most IN_MEMORY_BODY_BYTES keeps its
+// files in memory (a letter of a few KB never touches the disk); any other body streams
+// each file to a temporary file, which every path removes: the router after the handler,
+// parseMultipart itself when parsing fails or the client aborts.
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError, errors } from '../domain/shared/errors';
@@ -17,6 +24,51 @@ export const MAX_FORM_FIELDS = 100;
 export const MAX_FORM_FIELDS_BYTES = 64 * 1024;
 /** Boundaries and part headers on top of the fields and files. */
 const PART_HEADERS_BYTES = 64 * 1024;
+
+/**
+ * Bodies up to this many bytes (by their Content-Length) keep their files in memory. The
+ * HTTP parser ends a body at its Content-Length, so memory stays bounded by it; a body
+ * without a length (chunked) always goes to temporary files.
+ */
+export const IN_MEMORY_BODY_BYTES = 1024 * 1024;
+
+/** The bytes of in-memory file parts, by formidable's file object (a Buffer once the part has ended). */
+const inMemoryParts = new WeakMap<object, Buffer[] | Buffer>();
+
+/** A file part kept in memory. */
+function memorySink(file: object): Writable {
+  const chunks: Buffer[] = [];
+  inMemoryParts.set(file, chunks);
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done(); },
+    final(done) { inMemoryParts.set(file, Buffer.concat(chunks)); done(); },
+  });
+}
+
+/** A file part streamed to its temporary file; `opened` lets a failed parse remove it. */
+function diskSink(filepath: string, opened: WriteStream[]): WriteStream {
+  const stream = createWriteStream(filepath);
+  opened.push(stream);
+  return stream;
+}
+
+/** Removes the temporary files of a parse that failed, once each stream has closed (an unlink before the open would leave the file behind). */
+async function removeTempFiles(opened: WriteStream[]): Promise<void> {
+  await Promise.all(opened.map(async (stream) => {
+    if (!stream.closed) {
+      const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+      stream.destroy();
+      await closed;
+    }
+    await rm(String(stream.path), { force: true }).catch(() => undefined);
+  }));
+}
+
+/** Whether this request's files are kept in memory: a declared length within IN_MEMORY_BODY_BYTES, not chunked. */
+function keepsFilesInMemory(ctx: Context): boolean {
+  const length = ctx.get('content-length');
+  return /^\d+$/.test(length) && Number(length) <= IN_MEMORY_BODY_BYTES && !ctx.get('transfer-encoding');
+}
 
 /** The largest body a multipart route accepts. */
 export function multipartBodyLimit(spec: MultipartSpec): number {
@@ -111,6 +163,8 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
   }
   const parts: PartRead[] = [];
   const fileLimits = Object.values(spec.maxFileBytes);
+  const inMemory = keepsFilesInMemory(ctx);
+  const opened: WriteStream[] = [];
   const parser = koaBody({
     multipart: true,
     json: false,
@@ -123,6 +177,9 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
       maxFieldsSize: MAX_FORM_FIELDS_BYTES,
       allowEmptyFiles: true,
       minFileSize: 0,
+      // formidable's supported hook for where a file part's bytes go (it then hands back a
+      // VolatileFile with the same size, name, type and filepath fields).
+      fileWriteStreamHandler: (file) => (inMemory ? memorySink(file!) : diskSink((file as unknown as FormidableFile).filepath, opened)),
       onPart: (p, handle) => {
         // formidable stores a part with a Content-Type as a file, any other as a field.
         const read: PartRead = { field: p.name ?? 'body', file: Boolean(p.mimetype), bytes: 0 };
@@ -137,6 +194,7 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
   } catch (err) {
     // formidable stops reading at its first error (sometimes with the request paused).
     discardBody(ctx.req);
+    await removeTempFiles(opened);
     throw refusal(err as { code?: number; message?: string }, spec, parts) ?? err;
   }
   const problem = fileFieldProblem(parts.filter((p) => p.file).map((p) => p.field), spec);
@@ -146,13 +204,32 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
   }
 }
 
-/** The parsed files by field (one per field: parseMultipart refuses repeats). */
-export function uploadedFiles(ctx: Context): Record<string, UploadedFile> {
+/** formidable's file objects, by field (a repeated field holds several). */
+function parsedFiles(ctx: Context): Array<[string, FormidableFile]> {
   const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
+  return Object.entries(files).flatMap(([field, value]) => (Array.isArray(value) ? value : [value]).map((f) => [field, f as FormidableFile] as [string, FormidableFile]));
+}
+
+interface FormidableFile {
+  filepath: string;
+  originalFilename: string | null;
+  mimetype: string | null;
+  size: number;
+}
+
+/** The parsed files by field (one per field: parseMultipart refuses repeats), in memory or in their temporary files. */
+export function uploadedFiles(ctx: Context): Record<string, UploadedFile> {
   const out: Record<string, UploadedFile> = {};
-  for (const [field, value] of Object.entries(files)) {
-    const file = (Array.isArray(value) ? value[0] : value) as { filepath: string; originalFilename: string | null; mimetype: string | null; size: number };
-    out[field] = { fieldName: field, filepath: file.filepath, originalFilename: file.originalFilename, mimetype: file.mimetype, size: file.size };
+  for (const [field, file] of parsedFiles(ctx)) {
+    if (out[field]) continue;
+    const info = { fieldName: field, originalFilename: file.originalFilename, mimetype: file.mimetype, size: file.size };
+    const data = inMemoryParts.get(file);
+    out[field] = data ? { ...info, data: Buffer.isBuffer(data) ? data : Buffer.concat(data) } : { ...info, filepath: file.filepath };
   }
   return out;
+}
+
+/** The temporary files of a parsed request (none for a body kept in memory), for removal once it is answered. */
+export function temporaryUploadPaths(ctx: Context): string[] {
+  return parsedFiles(ctx).filter(([, file]) => !inMemoryParts.has(file)).map(([, file]) => file.filepath);
 }

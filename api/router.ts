@@ -5,7 +5,7 @@ import { unlink } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { BodyTooLargeError, JsonBodyError, readJsonBody } from './json-body';
-import { parseMultipart, uploadedFiles } from './multipart';
+import { parseMultipart, temporaryUploadPaths, uploadedFiles } from './multipart';
 import { z } from 'zod';
 import { Access, accessKey, ENDPOINT_ACCESS } from '../domain/shared/access';
 import { ApiError, codedError, errors, FieldError } from '../domain/shared/errors';
@@ -179,9 +179,7 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
 }
 
 async function removeUploads(ctx: Context): Promise<void> {
-  const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
-  const paths = Object.values(files).flatMap((v) => (Array.isArray(v) ? v : [v])).map((f) => (f as { filepath?: string }).filepath);
-  await Promise.all(paths.filter((p): p is string => Boolean(p)).map((p) => unlink(p).catch(() => undefined)));
+  await Promise.all(temporaryUploadPaths(ctx).map((p) => unlink(p).catch(() => undefined)));
 }
 
 export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, limit: number): Promise<void> {

@@ -2,7 +2,6 @@
 // is stored, then the files go to the object store, the priced draft and its recipients to
 // Postgres in one transaction, and the draft's workflow (which expires it) is started.
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { requestFingerprint } from '../shared/idempotency';
@@ -18,7 +17,7 @@ import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import { BATCH_MAIL_WORKFLOW, BatchServiceOptions, batchWorkflowInput, batchWorkflowStartOptions, draftExpirySeconds } from './batch-workflow';
 import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
-import type { UploadedFile } from '../shared/uploads';
+import { UploadedFile, uploadBytes } from '../shared/uploads';
 
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
 export const TEMPLATE_MAX_PAGES = 200;
@@ -42,7 +41,7 @@ export interface CreateBatchInput {
 
 /** What makes two create requests "the same" for Idempotency-Key: the fields and both files' bytes. */
 export async function batchCreateFingerprint(input: CreateBatchInput): Promise<string> {
-  const fileHash = async (f?: UploadedFile) => (f ? sha256Hex(await readFile(f.filepath)) : null);
+  const fileHash = async (f?: UploadedFile) => (f ? sha256Hex(await uploadBytes(f)) : null);
   const { template, recipients, ...fields } = input;
   return requestFingerprint({ fields, template: await fileHash(template), recipients: await fileHash(recipients) });
 }
@@ -101,7 +100,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   // Every check runs before anything is stored.
   if (template.size > TEMPLATE_MAX_BYTES) throw errors.validation([{ path: 'template', message: 'the template PDF may be at most 10 MB' }]);
   if (recipientsFile.size > RECIPIENTS_CSV_MAX_BYTES) throw errors.validation([{ path: 'recipients', message: 'the recipients CSV may be at most 5 MB' }]);
-  const templateBytes = await readFile(template.filepath);
+  const templateBytes = await uploadBytes(template);
   const pageCount = await templatePageCount(templateBytes);
   if (pageCount > TEMPLATE_MAX_PAGES) {
     throw errors.badRequest('BATCH_TEMPLATE_PAGES_INVALID', `The template has ${pageCount} pages; at most ${TEMPLATE_MAX_PAGES} are accepted.`, {
@@ -111,7 +110,7 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   }
   assertPagesFit(input.mail_type, input.duplex, pageCount, 'template');
 
-  const csvBytes = await readFile(recipientsFile.filepath);
+  const csvBytes = await uploadBytes(recipientsFile);
   const parsed = parseRecipientsCsv(csvBytes, { columnMap: input.column_map });
   if (parsed.valid === 0) {
     throw new ApiError(400, 'The recipients CSV has no valid recipients', {

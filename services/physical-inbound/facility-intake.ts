@@ -4,10 +4,9 @@
 // agent, and commit it into custody, where it becomes an inbound item.
 import { paginationWithNext } from '../../domain/shared/pagination';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import type { UploadedFile } from '../shared/uploads';
+import { UploadedFile, uploadBytes } from '../shared/uploads';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { checkImage } from '../../domain/shared/images';
@@ -221,7 +220,7 @@ export async function updateDraft(deps: Deps, auth: AuthContext, id: string, bod
 
 /** A photo or page image, decoded in full before anything is stored (400 on `field` otherwise). */
 export async function readImage(file: UploadedFile, field: string) {
-  const data = await readFile(file.filepath);
+  const data = await uploadBytes(file);
   const image = await checkImage(data, field);
   return { data, contentType: image.contentType, ext: image.extension };
 }

@@ -5,14 +5,17 @@
 // (too many fields, a file sent twice, a field too large, a file too large), reaches the
 // client even while it is still sending (no reset), and leaves no row, no ledger entry
 // and no stored object behind.
-import { readFileSync } from 'node:fs';
+import fs, { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { client } from '../helpers/http';
 import { HOSTILE_EXPECTATIONS } from '../fixtures/hostile/generate';
 import { letterForm } from '../integration/mail-helpers';
 import { batchForm, recipientsCsv } from '../integration/batch-helpers';
-import { HostileApp, hostileMember, rawPost, RawAnswer, refusalProblem, snapshot, startHostileApp } from './helpers';
+import { HostileApp, hostileMember, rawPost, RawAnswer, refusalProblem, sleep, snapshot, startHostileApp } from './helpers';
+import { IN_MEMORY_BODY_BYTES } from '../../api/multipart';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hostile');
 
@@ -215,6 +218,70 @@ describe('hostile uploads', () => {
       ['text/plain instead of multipart', () => raw('recipient_name=Jane', 'text/plain')],
     ])('%s: 4xx, nothing stored', async (_label, make) => {
       await refused(make(), [400, 413, 415]);
+    });
+  });
+
+  describe('where file parts go: memory for a small body, temporary files (always removed) for a larger one', () => {
+    let spy: jest.SpyInstance;
+    /** Temporary files the parser opened (formidable names them in the OS temp directory). */
+    const tempFilesOpened = () => spy.mock.calls.map(([p]) => String(p)).filter((p) => path.dirname(p) === os.tmpdir());
+    beforeEach(() => { spy = jest.spyOn(fs, 'createWriteStream'); });
+    afterEach(() => { spy.mockRestore(); });
+    const post = (parts: Parameters<typeof multipart>[0], opts: { chunked?: boolean } = {}) => {
+      const { body, contentType } = multipart([{ name: 'allow_duplicate', value: 'true' }, ...parts]);
+      return { size: body.length, answer: rawPost(`${app.baseUrl}/v1/mail`, { authorization: `Bearer ${testKey}`, 'content-type': contentType }, body, opts) };
+    };
+
+    it('a 1-page letter is parsed in memory: no temporary file is opened, and the piece is stored', async () => {
+      const sent = post([...LETTER_FIELDS, { name: 'document', value: template, filename: 'a.pdf' }]);
+      expect(sent.size).toBeLessThan(IN_MEMORY_BODY_BYTES);
+      const res = await sent.answer;
+      expect([res.status, res.body.page_count]).toEqual([201, 1]);
+      expect(tempFilesOpened()).toEqual([]);
+    });
+
+    it('a body just over the threshold, or one without a length, streams to a temporary file that is gone after the answer', async () => {
+      const big = await pdfOfSize(IN_MEMORY_BODY_BYTES + 1);
+      const sized = await post([...LETTER_FIELDS, { name: 'document', value: big, filename: 'a.pdf' }]).answer;
+      const chunked = await post([...LETTER_FIELDS, { name: 'document', value: template, filename: 'b.pdf' }], { chunked: true }).answer;
+      expect([sized.status, chunked.status]).toEqual([201, 201]);
+      const opened = tempFilesOpened();
+      expect(opened).toHaveLength(2);
+      expect(opened.filter((p) => existsSync(p))).toEqual([]);
+    });
+
+    it('refusals answer the same from memory and from temporary files, and leave no file behind', async () => {
+      const small = template;
+      const large = await pdfOfSize(Math.ceil(IN_MEMORY_BODY_BYTES / 2) + 1024);
+      const answers: RawAnswer[] = [];
+      for (const doc of [small, large]) {
+        answers.push(await post([...LETTER_FIELDS, { name: 'document', value: doc, filename: 'a.pdf' }, { name: 'document', value: doc, filename: 'b.pdf' }]).answer);
+      }
+      expect(answers.map((a) => [a.status, a.body.error, a.body.fields])).toEqual([
+        [400, 'More than one document file', [{ path: 'document', message: 'send one file in this field, not several' }]],
+        [400, 'More than one document file', [{ path: 'document', message: 'send one file in this field, not several' }]],
+      ]);
+      // Only the large body's two parts went to disk; the wrong-field part of a large body too.
+      const wrongField = await post([...LETTER_FIELDS, { name: 'document', value: large, filename: 'a.pdf' }, { name: 'metadata', value: large, filename: 'm.json', type: 'application/json' }]).answer;
+      expect([wrongField.status, wrongField.body.fields]).toEqual([400, [{ path: 'metadata', message: expect.stringMatching(/not a file field/) }]]);
+      const opened = tempFilesOpened();
+      expect(opened.length).toBeGreaterThanOrEqual(3);
+      expect(opened.filter((p) => existsSync(p))).toEqual([]);
+    });
+
+    it('an upload the client aborts halfway leaves no temporary file', async () => {
+      const { body, contentType } = multipart([...LETTER_FIELDS, { name: 'document', value: await pdfOfSize(3 * 1024 * 1024), filename: 'a.pdf' }]);
+      const { hostname, port } = new URL(app.baseUrl);
+      const socket = net.connect(Number(port), hostname);
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(`POST ${new URL(app.baseUrl).pathname}/v1/mail HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${testKey}\r\ncontent-type: ${contentType}\r\ncontent-length: ${body.length}\r\n\r\n`);
+      socket.write(body.subarray(0, 1536 * 1024));
+      for (let i = 0; i < 100 && tempFilesOpened().length === 0; i++) await sleep(50);
+      const opened = tempFilesOpened();
+      expect(opened).toHaveLength(1);
+      socket.destroy();
+      for (let i = 0; i < 100 && existsSync(opened[0]); i++) await sleep(50);
+      expect(existsSync(opened[0])).toBe(false);
     });
   });
 });

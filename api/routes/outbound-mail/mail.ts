@@ -22,8 +22,9 @@ import { requestFingerprint, runIdempotent } from '../../../services/shared/idem
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
-/** Reads an uploaded file and removes its temporary copy. */
+/** Reads an uploaded file and removes its temporary copy, if it has one. */
 export async function readUpload(file: UploadedFile): Promise<Buffer> {
+  if (file.data !== undefined) return file.data;
   try {
     return await readFile(file.filepath);
   } finally {
