@@ -1,7 +1,8 @@
 // The Postgres statements one POST /v1/mail runs, counted at the driver (pg.Client#query,
 // which TypeORM uses) while no worker runs, so every statement seen is the API's own: the
 // member's settings come with the mailbox lookup, not from a query of their own, and a
-// charged piece locks the member row once (its debit is told the lock is held). debit()
+// charged piece locks the member row once (its debit is told the lock is held), and the
+// facility is picked in one statement each time. debit()
 // itself still locks for every caller that does not show it holds the lock.
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
@@ -49,6 +50,15 @@ describe('statements of one POST /v1/mail', () => {
       expect(lookups).toHaveLength(1);
       expect(lookups[0]).toContain('m.per_transaction_limit_cents, m.daily_spend_limit_cents, m.pricing_overrides');
     }
+  });
+
+  it('picks the live facility with one statement for the price and one under the transaction', async () => {
+    const s = await newSender(app, { creditsCents: 100000 });
+    const live = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }));
+    expect(live.result.status).toBe(201);
+    const picks = live.statements.filter((st) => /\bFROM facilit(y_assignments|ies)\b/.test(st));
+    expect(picks).toHaveLength(2);
+    for (const pick of picks) expect(pick).toContain('FOR KEY SHARE OF f');
   });
 
   it('locks the member row once for a charged piece, and not at all for a sandbox piece', async () => {
