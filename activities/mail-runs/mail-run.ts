@@ -7,7 +7,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Deps } from '../../services/shared/deps';
-import { balanceCents, debit } from '../../services/billing/credits';
+import { balanceCents, debit, lockMemberRowReading } from '../../services/billing/credits';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { startMailWorkflow } from '../../services/outbound-mail/workflow';
@@ -37,8 +37,9 @@ export function createMailRunActivities(deps: Deps) {
       return deps.db.transaction(async (tx) => {
         const peek = await loadMailRunById(tx, input.mailRunUuid);
         if (!peek) throw runNotFound(input.mailRunUuid);
-        const [member] = await tx.query(
-          `SELECT business, agent_auto_fill, daily_spend_limit_cents FROM members WHERE id = $1 FOR UPDATE`, [peek.member_id]);
+        const { lock: memberLock, member } = await lockMemberRowReading<{ business: boolean; agent_auto_fill: boolean; daily_spend_limit_cents: number | null }>(
+          tx, peek.member_id, ['business', 'agent_auto_fill', 'daily_spend_limit_cents']);
+        if (!member) throw new Error(`the run's member ${peek.member_id} does not exist`);
         const run = (await loadMailRunById(tx, input.mailRunUuid, { forUpdate: true }))!;
         const answer = (status: MailRunStatusName, chargedCents = 0): FundMailRunResult => ({
           status, alreadyFunded: false, chargedCents, pendingReason: null,
@@ -80,7 +81,7 @@ export function createMailRunActivities(deps: Deps) {
             memberId: run.member_id, amountCents: child.price_cents, entryKey: `debit:mail:${child.id}`,
             referenceType: 'outbound_mail', referenceId: child.id,
             description: `Outbound mail ${child.id} (${child.mail_class}, Business mail run ${run.mail_run_id})`,
-          });
+          }, { memberLock });
         }
         if (children.length) {
           await tx.query(`UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`, [children.map((c) => c.id)]);

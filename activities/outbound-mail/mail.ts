@@ -8,7 +8,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../services/shared/deps';
 import { ApiError } from '../../domain/shared/errors';
 import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
-import { balanceCents, debit, refund } from '../../services/billing/credits';
+import { balanceCents, debit, lockMemberRowReading, refund } from '../../services/billing/credits';
 import { loadMailRow, MailRow, publishMailEvent, updateReturning } from '../../services/outbound-mail/record';
 import { spentLast24h } from '../../services/outbound-mail/safeguards';
 import { reconcileUnstartedMail } from '../../services/operations/workflow-reconciler';
@@ -118,7 +118,9 @@ export function createMailActivities(deps: Deps) {
         if (row.status !== 'pending_approval') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; only pending pieces can be approved.`, { status: row.status });
         let balance: number | null = null;
         if (!row.test_mode) {
-          const [member] = await tx.query(`SELECT per_transaction_limit_cents, daily_spend_limit_cents FROM members WHERE id = $1 FOR UPDATE`, [row.member_id]);
+          const { lock, member } = await lockMemberRowReading<{ per_transaction_limit_cents: number | null; daily_spend_limit_cents: number | null }>(
+            tx, row.member_id, ['per_transaction_limit_cents', 'daily_spend_limit_cents']);
+          if (!member) throw fail(MAIL_FAILURE.notFound, `The piece's member ${row.member_id} no longer exists.`);
           const refusal = spendRefusal({
             costCents: row.price_cents, maxCostCents: null, perTransactionLimitCents: member.per_transaction_limit_cents,
             dailySpendLimitCents: member.daily_spend_limit_cents, spentLast24hCents: await spentLast24h(tx, row.member_id), live: true,
@@ -128,7 +130,7 @@ export function createMailActivities(deps: Deps) {
             const debited = await debit(deps, tx, {
               memberId: row.member_id, amountCents: row.price_cents, entryKey: `debit:mail:${row.id}`,
               referenceType: 'outbound_mail', referenceId: row.id, description: `Outbound mail ${row.id} (${row.mail_class}, approved)`,
-            });
+            }, { memberLock: lock });
             balance = debited.balanceCents;
           } catch (err) {
             if (err instanceof ApiError && err.code === 'INSUFFICIENT_CREDITS') {

@@ -55,12 +55,22 @@ export interface MemberLock {
 }
 const memberLocks = new WeakSet<MemberLock>();
 
+/** Member columns a caller may read in the statement that takes the lock. */
+type MemberColumn = 'id' | 'per_transaction_limit_cents' | 'daily_spend_limit_cents' | 'business' | 'agent_auto_fill';
+
 /** Locks the member row in `tx` until it ends; a later debit() in `tx` may be given the result instead of locking again. */
 export async function lockMemberRow(tx: EntityManager, memberId: string): Promise<MemberLock> {
-  await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+  return (await lockMemberRowReading(tx, memberId, ['id'])).lock;
+}
+
+/** lockMemberRow that also reads `columns` of the row in the same statement (`member` is undefined when there is no such member). */
+export async function lockMemberRowReading<T extends Partial<Record<MemberColumn, unknown>>>(
+  tx: EntityManager, memberId: string, columns: readonly MemberColumn[],
+): Promise<{ lock: MemberLock; member: T | undefined }> {
+  const [member]: T[] = await tx.query(`SELECT ${columns.join(', ')} FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
   const lock = Object.freeze({ tx, memberId });
   memberLocks.add(lock);
-  return lock;
+  return { lock, member };
 }
 
 /**

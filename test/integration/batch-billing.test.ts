@@ -152,7 +152,8 @@ describe('batch mail billing (live keys, facility)', () => {
 
   it('completes a fully mailed batch without a refund', async () => {
     const { member, batch, facilityKey } = await submittedBatch(20);
-    await api('POST', `/v1/facility/batches/${batch.id}/start`, { key: facilityKey });
+    const started = await api('POST', `/v1/facility/batches/${batch.id}/start`, { key: facilityKey });
+    expect(started.body).toMatchObject({ batch: { status: 'in_progress' } });
     await api('POST', `/v1/facility/batches/${batch.id}/pieces`, { key: facilityKey, json: { status: 'mailed', ranges: [{ from: 1, to: 20 }] } });
     const done = await api('POST', `/v1/facility/batches/${batch.id}/finish`, { key: facilityKey, json: {} });
     expect(done.body).toMatchObject({ refunded_credits_cents: 0, batch: { status: 'completed', pieces: { mailed: 20, failed: 0 } } });
