@@ -103,7 +103,7 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
       approvalTimeoutSeconds: Math.max(1, Math.ceil((row.created_at.getTime() + timeout * 1000 - Date.now()) / 1000)),
       restart: { previousRunStatus, printingStarted: Boolean(row.printing_started_at), facilityId: row.facility_id },
       ...scheduledSendInput(row),
-      printProof: true,
+      printProof: row.proof_key ? 'stored' : 'render',
     };
     await deps.temporal.workflow.start(OUTBOUND_MAIL_WORKFLOW, { ...mailWorkflowStartOptions(deps, row, input, mailStatusSince(row)), ...again });
   } else if (rec.objectType === 'mail_run') {

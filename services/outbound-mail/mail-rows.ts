@@ -17,7 +17,7 @@ const INSERTED_COLUMNS = [
   'color', 'duplex', 'page_count', 'page_count_source', 'document_key', 'document_filename', 'document_type', 'document_content_type',
   'document_sha256', 'document_size_bytes', 'simulated_document', 'price_cents', 'cost_cents', 'cost_breakdown', 'origin_zip', 'facility_id',
   'approval_source', 'max_cost_cents', 'safeguards', 'allow_duplicate', 'package_id', 'inbound_capture_id', 'postal_mail_thread_id',
-  'mail_run_id', 'agent_notes', 'metadata', 'submitted_at', 'send_after', 'address_check',
+  'mail_run_id', 'agent_notes', 'metadata', 'submitted_at', 'send_after', 'address_check', 'proof_key',
 ] as const satisfies readonly (keyof MailRow)[];
 
 /** Stored as JSON text. */
@@ -35,6 +35,8 @@ export interface NewPiece {
   idempotencyKey: string | null;
   /** The offline recipient address check (extension; address-review.ts). */
   addressCheck: AddressCheck;
+  /** The print proof the submission stored (extension; print-proofs.ts), or null for the worker to render. */
+  proofKey: string | null;
 }
 
 /** The return address: the request's whole block when it sent one, else the member's default. */
@@ -88,6 +90,7 @@ export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPie
     postal_mail_thread_id: f.postal_mail_thread_id ?? null, mail_run_id: f.mail_run_id ?? null, agent_notes: f.agent_notes ?? null,
     metadata: f.metadata ?? null, submitted_at: piece.status === 'submitted' ? new Date() : null,
     send_after: f.send_after !== undefined ? new Date(f.send_after) : null, address_check: piece.addressCheck,
+    proof_key: piece.proofKey,
   };
 }
 

@@ -1,7 +1,9 @@
 // Print proofs of outbound letters (domain/outbound-mail/print-proof.ts): what the facility
-// prints, shown to the sender before paying. A submitted piece's proof is rendered by the
-// worker (activities/outbound-mail/print-proof.ts) once the piece is recorded and stored
-// beside its document (mail/<id>/proof.pdf, `proof_key` on the row); a dry run's is
+// prints, shown to the sender before paying. A submitted piece's proof is stored beside its
+// document (mail/<id>/proof.pdf, `proof_key` on the row): rendered by the submission itself
+// when the document is small (storeSubmissionProof: a few milliseconds on a thread, beside
+// the document's upload), else by the worker (activities/outbound-mail/print-proof.ts) once
+// the piece is recorded, as for any piece whose submission did not store one; a dry run's is
 // rendered while the request waits and stored under proofs/dry-run/<day>/<digest>.pdf, which
 // the daily proof clean-up deletes after two days. Both are handed out as 1-hour signed
 // URLs, and the facility gets the same file.
@@ -48,6 +50,15 @@ const MAX_QUEUED_RENDERS = 32;
  */
 export const DRY_RUN_RENDER_TIMEOUT_MS = 20_000;
 export const PIECE_RENDER_TIMEOUT_MS = 120_000;
+/**
+ * Documents a submission renders while it waits: a few pages render in 2-3 ms of CPU, which
+ * costs less than the worker's activity round trip for it; larger ones (up to seconds for
+ * 200 pages) stay off the request path, with the worker. A render that takes longer than
+ * the timeout (a busy machine) is left to the worker too.
+ */
+export const SUBMISSION_PROOF_MAX_PAGES = 10;
+export const SUBMISSION_PROOF_MAX_BYTES = 1024 * 1024;
+export const SUBMISSION_RENDER_TIMEOUT_MS = 5_000;
 
 let renderers: Piscina | undefined;
 
@@ -155,6 +166,27 @@ export async function dryRunProof(
   storedDryRunProofs.set(key, warnings);
   if (storedDryRunProofs.size > REMEMBERED_DRY_RUN_PROOFS) storedDryRunProofs.delete(storedDryRunProofs.keys().next().value!);
   return { url: await signedProofUrl(deps, key), warnings };
+}
+
+/**
+ * A submission's proof of its new piece (the id the row will get), stored at the piece's
+ * key: the key, or null when the document is too large to render here or the render or
+ * the upload failed (logged), which leaves the proof to the piece's workflow. Dated
+ * `createdAt`, the submission's time. Never throws.
+ */
+export async function storeSubmissionProof(
+  deps: Deps, outboundMailId: string, piece: ProofPiece, document: { bytes: Uint8Array; type: DocumentType; pageCount: number }, createdAt: Date,
+): Promise<string | null> {
+  if (document.pageCount > SUBMISSION_PROOF_MAX_PAGES || document.bytes.byteLength > SUBMISSION_PROOF_MAX_BYTES) return null;
+  try {
+    const proof = await renderProofOffThread(proofInput(piece, document, createdAt), SUBMISSION_RENDER_TIMEOUT_MS);
+    const key = pieceProofKey(outboundMailId);
+    await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+    return key;
+  } catch (err) {
+    deps.log.warn({ err, outbound_mail_id: outboundMailId }, 'the submission could not store the print proof; the worker renders it');
+    return null;
+  }
 }
 
 export type PieceProofOutcome =

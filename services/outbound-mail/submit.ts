@@ -1,7 +1,8 @@
 // Submitting outbound mail, shared by REST and MCP (POST /v1/mail, POST /v1/test/mail,
 // send_outbound_mail, create_test_outbound_mail), with dry run and every safeguard.
 // Submission order: validate -> (mail run checks) -> inspect document -> price ->
-// spending safeguards -> (dry run answers here) -> duplicate protection -> upload -> one
+// spending safeguards -> (dry run answers here) -> duplicate protection -> upload (and the
+// print proof of a small document, rendered beside it) -> one
 // transaction (record + debit) -> publish the piece's first event -> start the piece
 // workflow. Everything after that belongs to the workflow. A child of a Business mail run is stored funding_pending and
 // debited by its run's funding, unless its class commits immediately (then it is debited
@@ -24,7 +25,8 @@ import type { MailRunRow } from '../mail-runs/record';
 import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
 import { MailRecord, MailRow, publishMailEvent, toMailRecord } from './record';
 import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
-import { insertMailRow, newMailRow } from './mail-rows';
+import { insertMailRow, newMailRow, returnAddress } from './mail-rows';
+import { storeSubmissionProof } from './print-proofs';
 import { checkSendAfter } from './scheduled-send';
 import { reviewRecipientAddress } from './address-review';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
@@ -96,12 +98,13 @@ export async function submitMail(
 
   const plan = await refuseBeforeUpload(deps, quote, run);
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
-  await deps.storage.put(documentKey, quote.document.data, quote.document.contentType);
+  const proofKey = await uploadDocumentAndProof(deps, quote, documentKey);
   let stored: StoredPiece;
   try {
-    stored = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck });
+    stored = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck, proofKey });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
+    if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
     // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
     if (req.idempotencyKey && (err as { constraint?: string }).constraint === 'outbound_mail_idempotency') {
       const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);
@@ -161,6 +164,25 @@ interface PiecePlan {
   charge: boolean;
 }
 
+/**
+ * Uploads the document and, beside it, the print proof when the submission renders it
+ * (small documents; storeSubmissionProof). Returns the proof's key, or null for the
+ * workflow to render it. A failed document upload leaves neither object behind.
+ */
+async function uploadDocumentAndProof(deps: Deps, q: QuotedSubmission, documentKey: string): Promise<string | null> {
+  const doc = q.document;
+  const proofing = storeSubmissionProof(deps, q.id, { ...q.fields, ...returnAddress(q.fields, q.member) },
+    { bytes: doc.data, type: doc.type, pageCount: doc.pageCount }, new Date());
+  try {
+    await deps.storage.put(documentKey, doc.data, doc.contentType);
+  } catch (err) {
+    const proofKey = await proofing;
+    if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
+    throw err;
+  }
+  return proofing;
+}
+
 /** The refusals that need no lock, before the upload: daily pieces, duplicate protection, credits. */
 async function refuseBeforeUpload(deps: Deps, q: QuotedSubmission, run: MailRunRow | null): Promise<PiecePlan> {
   const f = q.fields;
@@ -192,7 +214,9 @@ interface StoredPiece {
 /** One transaction: the safeguards again under their locks, the piece's row, and its debit. */
 async function storePiece(
   deps: Deps, auth: AuthContext, q: QuotedSubmission,
-  piece: PiecePlan & { run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null; addressCheck: AddressCheck },
+  piece: PiecePlan & {
+    run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null; addressCheck: AddressCheck; proofKey: string | null;
+  },
 ): Promise<StoredPiece> {
   const { fields: f, probe } = q;
   return deps.db.transaction(async (tx) => {

@@ -17,7 +17,8 @@ import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } fr
 import type { MailRow } from './record';
 import { scheduledSendInput } from './scheduled-send';
 
-type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> & Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at'>>;
+type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>
+  & Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at' | 'proof_key'>>;
 type NewMailStatus = NonNullable<OutboundMailWorkflowInput['status']>;
 
 /** The statuses a piece is created in, so the only ones its workflow can start from. */
@@ -73,7 +74,7 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStat
     approvalTimeoutSeconds: opts.approvalTimeoutSeconds ?? deps.config.outboundMail.approvalTimeoutSeconds,
     ...scheduledSendInput(row),
     ...(opts.announced ? { announced: true as const } : {}),
-    printProof: true,
+    printProof: row.proof_key ? 'stored' : 'render',
   };
   return {
     workflowType: OUTBOUND_MAIL_WORKFLOW,

@@ -103,21 +103,25 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
-    // (b3) a live piece whose submission announced it (input.announced) and whose proof
-    // needs no patch (input.printProof): a first workflow task with no marker; then
-    // requires_approval, announced the same way, approved and delivered.
-    files: ['outbound-mail-announced-by-submission', 'outbound-mail-approval-announced-by-submission'],
+    // (b3) a live piece whose submission announced it (input.announced) and stored its
+    // print proof (printProof 'stored'): a first workflow task with no marker and no
+    // activity; a piece of 11 pages, whose proof the worker renders (printProof 'render');
+    // and a requires_approval piece, announced the same way, approved and delivered.
+    files: ['outbound-mail-announced-by-submission', 'outbound-mail-proof-by-worker', 'outbound-mail-approval-announced-by-submission'],
     async run(ctx) {
       const s = await newSender(ctx.app, { creditsCents: 100000 });
       const live = await liveLetter(ctx, s, { mail_class: 'priority' });
-      await waitFor(async () => (await client(ctx.app.baseUrl)('GET', `/v1/mail/${live.id}`, { key: s.key })).body.proof_url, 'the print proof', 60000);
       await facilityDelivers(ctx, live.id);
+      const long = must(await sendLetter(ctx.app, s, letterForm(await letterPdf(11))), 201, 'POST /v1/mail (11 pages)');
+      await waitFor(async () => (await client(ctx.app.baseUrl)('GET', `/v1/mail/${long.id}`, { key: s.key })).body.proof_url, 'the print proof', 60000);
+      await facilityDelivers(ctx, long.id);
       const pending = await liveLetter(ctx, s, { requires_approval: 'true' });
       if (pending.status !== 'pending_approval') throw new Error(`piece is ${pending.status}`);
       must(await client(ctx.app.baseUrl)('POST', `/v1/mail/${pending.id}/approve`, { key: s.memberKey }), 200, 'approve');
       await facilityDelivers(ctx, pending.id, { startPrinting: false });
       return {
         'outbound-mail-announced-by-submission': outboundMailWorkflowId(live.id),
+        'outbound-mail-proof-by-worker': outboundMailWorkflowId(long.id),
         'outbound-mail-approval-announced-by-submission': outboundMailWorkflowId(pending.id),
       };
     },

@@ -1,5 +1,6 @@
 // The print proof on the real stack (an extension beyond the spec): a live piece's proof is
-// rendered by the worker once the piece is recorded and appears as proof_url on its record;
+// rendered by its submission (a document of up to 10 pages) or by the worker once the piece
+// is recorded (a longer one), and appears as proof_url on its record;
 // the file opens with pdf-lib, has the address page in front of the document's pages, and
 // poppler (pdftotext -bbox-layout) finds the recipient, as sent, inside PROOF_LAYOUT's
 // recipient window; the facility gets the very same file; a dry run answers a proof the
@@ -82,10 +83,12 @@ describe('print proof (extension)', () => {
   });
   afterAll(async () => { await app.close(); });
 
-  it('a live piece gets proof_url once the worker rendered it: address page, then the document; the facility gets the same file', async () => {
+  it('a live piece answers its proof_url at once: address page, then the document; the facility gets the same file', async () => {
     const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
     const sent = await sendLetter(app, s, letterForm(await letterPdf(2, 'Proof body'), RECIPIENT_FIELDS));
     expect(sent.status).toBe(201);
+    // Rendered and stored by the submission (2 pages), before its answer.
+    expect(sent.body.proof_url).toMatch(/^http/);
     const id = sent.body.id;
 
     const record = await waitFor(async () => {
@@ -155,13 +158,24 @@ describe('print proof (extension)', () => {
     expect((await fetch(dry.body.proof_url)).status).toBe(404);
   });
 
+  it('a document of more than 10 pages gets its proof from the worker, after the answer', async () => {
+    const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
+    const sent = await sendLetter(app, s, letterForm(await letterPdf(11, 'Long letter'), RECIPIENT_FIELDS));
+    expect(sent.status).toBe(201);
+    expect(sent.body.proof_url).toBeNull();
+    const url = await waitFor(async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null, 'the worker\'s proof', 60_000);
+    const proof = await download(url);
+    expect((await PDFDocument.load(proof)).getPageCount()).toBe(12);
+    expect((await textLines(proof))[11].map((l) => l.text)).toContain('Long letter p11');
+  });
+
   it('a sandbox piece gets its proof too; a piece from before proofs, or whose document cannot be laid out, reads proof_url null', async () => {
     const s = await newSender(app, { environment: 'test' });
     const created = await api(app)('POST', '/v1/test/mail', { key: s.key, headers: s.headers, json: { ...RECIPIENT_FIELDS, page_count: 2 } });
     expect(created.status).toBe(201);
-    expect(created.body.proof_url).toBeNull();
     const id = created.body.id;
-    const url = await waitFor(async () => (await api(app)('GET', `/v1/mail/${id}`, { key: s.key })).body.proof_url as string | null, 'the sandbox proof', 60_000);
+    const url = created.body.proof_url as string;
+    expect(url).toMatch(/^http/);
     expect((await PDFDocument.load(await download(url))).getPageCount()).toBe(3);
 
     await app.deps.db.query(`UPDATE outbound_mail SET proof_key = NULL WHERE id = $1`, [id]);

@@ -51,11 +51,13 @@ export interface OutboundMailWorkflowInput {
    */
   announced?: true;
   /**
-   * Set on every start since print proofs exist: render the proof without consulting the
-   * `render-print-proof` patch, whose marker and search-attribute upsert cost the server
-   * two history events per piece. Absent in histories begun before it, which replay the patch.
+   * Set on every start since print proofs exist, so the workflow need not consult the
+   * `render-print-proof` patch (whose marker and search-attribute upsert cost the server two
+   * history events per piece): `render` when the workflow renders the proof, `stored` when
+   * the piece has it already (its submission rendered it). Absent in histories begun before
+   * it, which replay the patch.
    */
-  printProof?: true;
+  printProof?: 'render' | 'stored';
 }
 
 export function mailStatusAtStart(input: OutboundMailWorkflowInput): MailStartStatus {

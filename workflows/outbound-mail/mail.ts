@@ -262,7 +262,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
       await exclusive(() => call(announce({ outboundMailId: id, status: created })));
     }
     // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
-    const proof = (input.printProof ?? patched(PRINT_PROOF_PATCH))
+    const proof = (input.printProof ? input.printProof === 'render' : patched(PRINT_PROOF_PATCH))
       ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => { log.warn('the print proof was not rendered', { error: String(err) }); })
       : undefined;
 
