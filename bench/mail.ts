@@ -163,7 +163,11 @@ export async function runMailBench(s: BenchServices, opts: MailBenchOptions = {}
       await s.marks.end(bench);
       const to = new Date();
       const backends = await stopSampling();
-      const after = await meter.settled();
+      // Work the window left behind (workflow tasks, activities) is waited for, however long;
+      // how long it took says how far the processes fell behind the answers.
+      const windowEnd = Date.now();
+      const after = await meter.settled({ maxMs: Math.max(15_000, 2 * duration * 1000) });
+      const catchUpSeconds = (Date.now() - windowEnd) / 1000;
       await stopTracking();
       const d = meter.delta(before, after);
       const answered = Object.entries(r.statuses).filter(([code]) => code.startsWith('2')).reduce((n, [, v]) => n + v, 0);
@@ -173,7 +177,8 @@ export async function runMailBench(s: BenchServices, opts: MailBenchOptions = {}
 
       log(`${bench}: ${r.requestsPerSecond.toFixed(1)} req/s, p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms, ${r.total} requests, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}`);
       log(`${bench}: CPU ${cpu.total.toFixed(2)} ms per answer (${countedLabel}: API ${sum(apiNames).toFixed(2)}, worker ${sum(workerNames).toFixed(2)}, dev server ${(cpu.byProcess.temporal ?? NaN).toFixed(2)}); `
-        + `besides: Postgres backends ${cpu.byProcess.postgres.toFixed(2)}, object store ${(cpu.byProcess.s3 ?? NaN).toFixed(2)}; machine ${(d.machineBusyShare * 100).toFixed(0)} % busy; backends (avg count) ${JSON.stringify(backends)}`);
+        + `besides: Postgres backends ${cpu.byProcess.postgres.toFixed(2)}, object store ${(cpu.byProcess.s3 ?? NaN).toFixed(2)}; machine ${(d.machineBusyShare * 100).toFixed(0)} % busy; `
+        + `near idle ${catchUpSeconds.toFixed(1)} s after the window; backends (avg count) ${JSON.stringify(backends)}`);
       metrics.push(
         metric(bench, 'requests/s', r.requestsPerSecond, 'req/s', dryRun && c === 16 ? { text: '>= 200', ok: r.requestsPerSecond >= 200 } : undefined),
         metric(bench, 'p50 latency', r.p50, 'ms'),
@@ -189,6 +194,9 @@ export async function runMailBench(s: BenchServices, opts: MailBenchOptions = {}
         ...(pids.s3 ? [metric(bench, 'CPU per answer: object store (not in the total)', cpu.byProcess.s3, 'ms')] : []),
         metric(bench, 'CPU per answer, all of the above', cpu.total + extra, 'ms'),
         metric(bench, 'machine busy during the window', d.machineBusyShare * 100, '%'),
+        metric(bench, 'processes near idle again after the window', catchUpSeconds, 's'),
+        // What the processes kept up with: answers over the window and the catch-up after it.
+        metric(bench, 'pieces finished per second (answers / (window + catch-up))', answered / (duration + catchUpSeconds), 'pieces/s'),
       );
       const details: Record<string, unknown> = { cpuMsPerAnswer: cpu.byProcess, machineBusyShare: d.machineBusyShare, backendsWaiting: backends, answered };
 
