@@ -1,7 +1,7 @@
 // Print proofs of outbound letters (domain/outbound-mail/print-proof.ts): what the facility
 // prints, shown to the sender before paying. A submitted piece's proof is stored beside its
 // document (mail/<id>/proof.pdf, `proof_key` on the row): rendered by the submission itself
-// when the document is small (storeSubmissionProof: a few milliseconds on a thread, beside
+// when the document is a short PDF (storeSubmissionProof: a few milliseconds on a thread, beside
 // the document's upload), else by the worker (activities/outbound-mail/print-proof.ts) once
 // the piece is recorded, as for any piece whose submission did not store one; a dry run's is
 // rendered while the request waits and stored under proofs/dry-run/<day>/<digest>.pdf, which
@@ -51,10 +51,12 @@ const MAX_QUEUED_RENDERS = 32;
 export const DRY_RUN_RENDER_TIMEOUT_MS = 20_000;
 export const PIECE_RENDER_TIMEOUT_MS = 120_000;
 /**
- * Documents a submission renders while it waits: a few pages render in 2-3 ms of CPU, which
- * costs less than the worker's activity round trip for it; larger ones (up to seconds for
- * 200 pages) stay off the request path, with the worker. A render that takes longer than
- * the timeout (a busy machine) is left to the worker too.
+ * Documents a submission renders while it waits: a PDF of a few pages renders in 2-3 ms of
+ * CPU (its pages are copied, never decoded, so memory follows its bytes), which costs less
+ * than the worker's activity round trip for it. Larger ones (up to seconds for 200 pages),
+ * images (a 1 MiB PNG can hold 50 megapixels, +500 MB to lay out), text and DOCX stay off
+ * the request path, with the worker. A render that takes longer than the timeout (a busy
+ * machine) is left to the worker too.
  */
 export const SUBMISSION_PROOF_MAX_PAGES = 10;
 export const SUBMISSION_PROOF_MAX_BYTES = 1024 * 1024;
@@ -177,7 +179,7 @@ export async function dryRunProof(
 export async function storeSubmissionProof(
   deps: Deps, outboundMailId: string, piece: ProofPiece, document: { bytes: Uint8Array; type: DocumentType; pageCount: number }, createdAt: Date,
 ): Promise<string | null> {
-  if (document.pageCount > SUBMISSION_PROOF_MAX_PAGES || document.bytes.byteLength > SUBMISSION_PROOF_MAX_BYTES) return null;
+  if (document.type !== 'pdf' || document.pageCount > SUBMISSION_PROOF_MAX_PAGES || document.bytes.byteLength > SUBMISSION_PROOF_MAX_BYTES) return null;
   try {
     const proof = await renderProofOffThread(proofInput(piece, document, createdAt), SUBMISSION_RENDER_TIMEOUT_MS);
     const key = pieceProofKey(outboundMailId);

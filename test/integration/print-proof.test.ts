@@ -158,6 +158,15 @@ describe('print proof (extension)', () => {
     expect((await fetch(dry.body.proof_url)).status).toBe(404);
   });
 
+  it('a text letter gets its proof from the worker (the submission renders short PDFs only)', async () => {
+    const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
+    const sent = await sendLetter(app, s, letterForm(Buffer.from('Dear reader,\nA plain text letter.\n'), RECIPIENT_FIELDS, 'letter.txt'));
+    expect(sent.status).toBe(201);
+    expect(sent.body.proof_url).toBeNull();
+    const url = await waitFor(async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null, 'the worker\'s proof', 60_000);
+    expect((await textLines(await download(url)))[1].map((l) => l.text)).toContain('A plain text letter.');
+  });
+
   it('a document of more than 10 pages gets its proof from the worker, after the answer', async () => {
     const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
     const sent = await sendLetter(app, s, letterForm(await letterPdf(11, 'Long letter'), RECIPIENT_FIELDS));
