@@ -219,7 +219,6 @@ const MAILBOX_COLUMNS = `a.id, a.name, a.display_name, m.return_name, m.return_c
     m.return_city, m.return_state, m.return_zip`;
 const MAILBOX_FROM = `FROM agents a JOIN members m ON m.id = a.member_id
  WHERE a.member_id = $1 AND a.deleted_at IS NULL`;
-const MAILBOX_QUERY = `SELECT ${MAILBOX_COLUMNS} ${MAILBOX_FROM}`;
 type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'>
   & Pick<MemberRow, 'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'>;
 
@@ -258,10 +257,7 @@ function toSendingMailbox(row: SenderColumns): SendingMailbox {
  * member profile's return address. Never a receiving address.
  */
 export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mailbox[]> {
-  const rows: MailboxColumns[] = isAgentKey(auth)
-    ? await deps.db.query(`${MAILBOX_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
-    : await deps.db.query(`${MAILBOX_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
-  return rows.map(toMailbox);
+  return (await listSendingMailboxes(deps, auth)).map((m) => m.mailbox);
 }
 
 /** The outbound mailbox a piece is sent from, with its member's settings in the same statement; 404 "No active mailbox" when the agent has none. */

@@ -26,24 +26,16 @@ export interface AssignedFacility {
  */
 export async function assignFacility(db: Queryable, testMode: boolean, memberId?: string | null): Promise<AssignedFacility> {
   if (testMode) return { id: null, originZip: DEFAULT_ORIGIN_ZIP };
-  // One statement in the usual case: the member's facility, else the default, else the oldest.
-  const [first] = await db.query(
-    `SELECT f.id, f.origin_zip FROM facilities f
-       LEFT JOIN facility_assignments a ON a.facility_id = f.id AND a.member_id = $1
-      WHERE f.status = 'active'
-      ORDER BY (a.member_id IS NOT NULL) DESC, f.is_default DESC, f.created_at, f.id
-      LIMIT 1 FOR KEY SHARE OF f`, [memberId ?? null]);
-  if (first) return { id: first.id, originZip: first.origin_zip };
-  // None came back: no facility is active, or the one picked was deactivated while this
-  // waited for its lock (Postgres then drops it from a LIMIT 1). Try each choice in turn.
-  const picks: Array<[string, unknown[]]> = [
-    ...(memberId ? [[`SELECT f.id, f.origin_zip FROM facility_assignments a JOIN facilities f ON f.id = a.facility_id
-                        WHERE a.member_id = $1 AND f.status = 'active' FOR KEY SHARE OF f`, [memberId]] as [string, unknown[]]] : []),
-    [`SELECT id, origin_zip FROM facilities WHERE is_default AND status = 'active' FOR KEY SHARE`, []],
-    [`SELECT id, origin_zip FROM facilities WHERE status = 'active' ORDER BY created_at, id LIMIT 1 FOR KEY SHARE`, []],
-  ];
-  for (const [sql, params] of picks) {
-    const [row] = await db.query(sql, params);
+  // The member's facility, else the default, else the oldest active one, in one statement.
+  // A pick that waited on a deactivation (which locks every facility row) finds its row
+  // no longer active and returns none; the second try, a new snapshot, sees the change.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const [row] = await db.query(
+      `SELECT f.id, f.origin_zip FROM facilities f
+         LEFT JOIN facility_assignments a ON a.facility_id = f.id AND a.member_id = $1
+        WHERE f.status = 'active'
+        ORDER BY (a.member_id IS NOT NULL) DESC, f.is_default DESC, f.created_at, f.id
+        LIMIT 1 FOR KEY SHARE OF f`, [memberId ?? null]);
     if (row) return { id: row.id, originZip: row.origin_zip };
   }
   return { id: null, originZip: DEFAULT_ORIGIN_ZIP };

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { debit, lockMemberRow } from '../../services/billing/credits';
 import { newMember } from '../helpers/factories';
+import { createFacility } from '../../services/accounts/accounts';
 import { api, letterForm, letterPdf, newSender } from './mail-helpers';
 
 /** Every statement text the process sends while `fn` runs. */
@@ -53,6 +54,7 @@ describe('statements of one POST /v1/mail', () => {
   });
 
   it('picks the live facility with one statement for the price and one under the transaction', async () => {
+    await createFacility(app.deps, `Statements Facility ${randomUUID()}`);
     const s = await newSender(app, { creditsCents: 100000 });
     const live = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }));
     expect(live.result.status).toBe(201);
