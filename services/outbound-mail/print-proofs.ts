@@ -130,7 +130,7 @@ export function signedProofUrl(deps: Deps, key: string): Promise<string> {
   return deps.storage.signedUrl(key, { contentDisposition: contentDisposition('proof.pdf', { type: 'inline', fallbackName: 'proof.pdf' }) });
 }
 
-/** The record's proof_url: null until the worker has rendered the proof (and for pieces from before proofs). */
+/** The record's proof_url: null until the proof is stored (and for pieces from before proofs). */
 export function pieceProofUrl(deps: Deps, row: Pick<MailRow, 'proof_key'>): Promise<string | null> {
   return row.proof_key ? signedProofUrl(deps, row.proof_key) : Promise.resolve(null);
 }

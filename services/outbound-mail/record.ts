@@ -91,7 +91,7 @@ export interface MailRow extends ReturnAddressColumns {
   released_to_facility_at: Date | null;
   /** The offline recipient address check at submission (null for pieces from before it). */
   address_check: AddressCheck | null;
-  /** The print proof beside the document, once the worker has rendered it. */
+  /** The print proof beside the document, once rendered (by the submission for short PDFs, else by the worker). */
   proof_key: string | null;
   created_at: Date;
   updated_at: Date;

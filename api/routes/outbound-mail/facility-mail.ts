@@ -60,7 +60,7 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/facility/mail/:id/document',
     summary: 'The document to print',
-    description: 'A signed URL of the stored document (1-hour expiry) and the print settings, and proof_url: the print-ready proof the sender saw (an address page for a #10 double-window envelope, then the document as it prints; signed, 1 hour; null until the worker has rendered it).',
+    description: 'A signed URL of the stored document (1-hour expiry) and the print settings, and proof_url: the print-ready proof the sender saw (an address page for a #10 double-window envelope, then the document as it prints; signed, 1 hour; null until rendered: at submission for a PDF of up to 10 pages, else by the worker shortly after).',
     tags: ['Facility'],
     params: IdParams,
     responses: { 200: { description: 'Document', schema: FacilityDocumentSchema }, 404: { description: 'Not found', schema: ErrorBody } },

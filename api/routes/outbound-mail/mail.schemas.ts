@@ -263,7 +263,7 @@ export const MailRecordSchema = z.object({
   document_preview_url: z.string().nullable().describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
   pdf_url: z.string().nullable().describe('only for PDF documents; signed, 1-hour expiry'),
   proof_url: z.string().nullable()
-    .describe('extension: the print proof (the address page placed for a #10 double-window envelope, then the document as printed); signed, 1-hour expiry; null until the worker has rendered it'),
+    .describe('extension: the print proof (the address page placed for a #10 double-window envelope, then the document as printed); signed, 1-hour expiry; set in the creation answer for a PDF of up to 10 pages (rendered by the submission), else null until the worker has rendered it'),
   address_check: AddressCheckSchema.nullable().describe('extension: the recipient address check at submission; null for pieces from before it'),
   fulfillment_photos: z.array(FulfillmentPhotoSchema),
   human_review: HumanReviewSchema,
