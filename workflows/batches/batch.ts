@@ -168,12 +168,16 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   };
 
   setHandler(startBatchFulfilmentUpdate, () => serial(async () => {
+    requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
     refuseWhileHeld();
     if (status === 'submitted') await startFulfilment();
     return { status };
   }), {
     validator: () => {
-      requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
+      // 'generating' too, as for the sandbox advance: the row says submitted (which is when
+      // the API lets a facility start it) as soon as the last generation step commits, a
+      // moment before this workflow records it; the handler waits behind that step.
+      requireStatus(['generating', 'submitted', 'in_progress'], 'only submitted batches can be started')();
       refuseWhileHeld();
     },
   });
