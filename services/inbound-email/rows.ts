@@ -3,6 +3,7 @@
 // 1732700000000-InboundContext). numeric and bigint columns arrive as strings, timestamptz
 // as Date, jsonb already parsed; text columns with a CHECK list are typed as that list.
 import type { AliasStatus } from '../../domain/inbound-email/aliases';
+import type { ParsedAddress, VerificationStatus } from '../../domain/inbound-email/address';
 
 /** inbound_forwarding_aliases */
 export interface InboundForwardingAliasRow {
@@ -115,18 +116,12 @@ export interface InboundExtractionRow {
 }
 
 /** inbound_reply_contacts */
-export interface InboundReplyContactRow {
+export interface InboundReplyContactRow extends Pick<ParsedAddress, 'name' | 'line1' | 'line2' | 'city' | 'state' | 'postal_code'> {
   id: string;
   inbound_mail_item_id: string;
-  name: string | null;
-  line1: string | null;
-  line2: string | null;
-  city: string;
-  state: string;
-  postal_code: string;
   country: string;
   source_type: string;
-  verification_status: 'unverified' | 'parsed' | 'verified_format';
+  verification_status: VerificationStatus;
   /** numeric(4,3) */
   confidence: string;
   created_at: Date;

@@ -6,7 +6,7 @@
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { OcrPageStatus, PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import type {
-  ForwardMailClass, HandlingActionType, HandlingStatus, PackageActionStatus, PackageActionType,
+  ForwardAddress, ForwardMailClass, HandlingActionType, HandlingStatus, PackageActionStatus, PackageActionType,
 } from '../../domain/workflow-safe/handling';
 
 export type Environment = 'live' | 'test';
@@ -138,17 +138,10 @@ export interface PackageActionRow {
 }
 
 /** package_forwards */
-export interface PackageForwardRow {
+export interface PackageForwardRow extends ForwardAddress {
   id: string;
   item_id: string;
   action_id: string;
-  to_name: string;
-  to_line1: string;
-  to_line2: string | null;
-  to_city: string;
-  to_state: string;
-  to_zip: string;
-  to_country: string;
   carrier_preference: string | null;
   service_level: string;
   insurance: boolean;
