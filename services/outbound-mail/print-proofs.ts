@@ -120,6 +120,11 @@ export function proofInput(piece: ProofPiece, document: { bytes: Uint8Array; typ
   };
 }
 
+/** Stores a rendered proof under `key` (its bytes as they are, no copy). */
+function putProof(deps: Deps, key: string, proof: PrintProof): Promise<void> {
+  return deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+}
+
 /** The object key of a piece's proof, beside its document. */
 export function pieceProofKey(outboundMailId: string): string {
   return `mail/${outboundMailId}/proof.pdf`;
@@ -160,7 +165,7 @@ export async function dryRunProof(
   }
   const warnings = proofWarnings(proof);
   try {
-    await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+    await putProof(deps, key, proof);
   } catch (err) {
     deps.log.warn({ err }, 'storing a dry-run print proof failed');
     return { url: null, warnings: [...warnings, { code: 'print_proof_unavailable', message: 'The print proof could not be stored right now; send the dry run again to see it.' }] };
@@ -183,7 +188,7 @@ export async function storeSubmissionProof(
   try {
     const proof = await renderProofOffThread(proofInput(piece, document, createdAt), SUBMISSION_RENDER_TIMEOUT_MS);
     const key = pieceProofKey(outboundMailId);
-    await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+    await putProof(deps, key, proof);
     return key;
   } catch (err) {
     deps.log.warn({ err, outbound_mail_id: outboundMailId }, 'the submission could not store the print proof; the worker renders it');
@@ -217,7 +222,7 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
     return { status: 'not_renderable', reason: (err as Error).message };
   }
   const key = pieceProofKey(row.id);
-  await deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+  await putProof(deps, key, proof);
   await deps.db.query(`UPDATE outbound_mail SET proof_key = $2 WHERE id = $1 AND proof_key IS NULL`, [row.id, key]);
   return { status: 'rendered', proofKey: key };
 }

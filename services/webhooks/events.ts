@@ -55,7 +55,7 @@ export async function publishEvent(deps: Deps, e: DomainEvent): Promise<Publishe
   // One INSERT ... ON CONFLICT is atomic on its own: no transaction round trips needed.
   const published = await recordEvent(deps.db, e);
   // A new event's row is known: the fan-out neither reads it back nor looks for earlier deliveries.
-  await wakeDispatchers(deps, await createEventDeliveries(deps, published.createdRow ?? published.id));
+  await fanOut(deps, published.createdRow ?? published.id);
   return published;
 }
 
@@ -65,6 +65,6 @@ export async function publishEvent(deps: Deps, e: DomainEvent): Promise<Publishe
  * wakes the receivers' dispatchers. Idempotent: deliveries are unique per (event,
  * receiver), and waking a dispatcher with nothing due does nothing.
  */
-export async function fanOut(deps: Deps, eventId: string): Promise<void> {
-  await wakeDispatchers(deps, await createEventDeliveries(deps, eventId));
+export async function fanOut(deps: Deps, event: string | EventRow): Promise<void> {
+  await wakeDispatchers(deps, await createEventDeliveries(deps, event));
 }
