@@ -131,11 +131,17 @@ export interface WorkerTuning {
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
 
 /** A whole number >= min from the environment; unset means `fallback`; anything else refuses to start. */
-function wholeNumber<T extends number | undefined>(env: NodeJS.ProcessEnv, name: string, fallback: T, min = 1): number | T {
+function wholeNumber<T extends number | undefined>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: T,
+  min = 1,
+): number | T {
   const value = env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(value)})`);
   return n;
 }
 
@@ -160,10 +166,12 @@ export const LOCAL_DEV_ENCRYPTION_KEY = 'bG9jYWwtZGV2LW9ubHktcG9zdGFsLW1haWwta2V
 function encryptionKey(env: NodeJS.ProcessEnv): string {
   const value = env.APP_ENCRYPTION_KEY;
   if (!value) {
-    if (env.NODE_ENV === 'production') throw new Error('APP_ENCRYPTION_KEY (base64 of 32 random bytes) is required in production');
+    if (env.NODE_ENV === 'production')
+      throw new Error('APP_ENCRYPTION_KEY (base64 of 32 random bytes) is required in production');
     return LOCAL_DEV_ENCRYPTION_KEY;
   }
-  if (Buffer.from(value, 'base64').length !== 32) throw new Error('APP_ENCRYPTION_KEY must be base64 of exactly 32 bytes');
+  if (Buffer.from(value, 'base64').length !== 32)
+    throw new Error('APP_ENCRYPTION_KEY must be base64 of exactly 32 bytes');
   return value;
 }
 
@@ -171,7 +179,9 @@ function encryptionKey(env: NodeJS.ProcessEnv): string {
 function insecureLocalWebhooks(env: NodeJS.ProcessEnv): boolean {
   const allowed = bool(env.WEBHOOKS_ALLOW_INSECURE_LOCAL, false);
   if (allowed && env.NODE_ENV === 'production') {
-    throw new Error('WEBHOOKS_ALLOW_INSECURE_LOCAL=true is refused when NODE_ENV=production: it lets webhooks reach this machine over plain http');
+    throw new Error(
+      'WEBHOOKS_ALLOW_INSECURE_LOCAL=true is refused when NODE_ENV=production: it lets webhooks reach this machine over plain http',
+    );
   }
   return allowed;
 }
@@ -184,7 +194,8 @@ function httpTimeouts(env: NodeJS.ProcessEnv) {
   for (const [name, value] of Object.entries({ httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs })) {
     if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive number of milliseconds`);
   }
-  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs)
+    throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs };
 }
 
@@ -192,7 +203,8 @@ function httpTimeouts(env: NodeJS.ProcessEnv) {
 function metricsToken(env: NodeJS.ProcessEnv): string | null {
   const value = env.METRICS_TOKEN;
   if (!value) return null;
-  if (value.length < 24) throw new Error('METRICS_TOKEN must be at least 24 characters (or unset to not serve /metrics)');
+  if (value.length < 24)
+    throw new Error('METRICS_TOKEN must be at least 24 characters (or unset to not serve /metrics)');
   return value;
 }
 
@@ -200,7 +212,8 @@ function metricsToken(env: NodeJS.ProcessEnv): string | null {
 function metricsAddress(env: NodeJS.ProcessEnv): string | null {
   const value = env.WORKER_METRICS_ADDRESS;
   if (!value) return null;
-  if (!/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/.test(value)) throw new Error(`WORKER_METRICS_ADDRESS must be host:port (got ${JSON.stringify(value)})`);
+  if (!/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/.test(value))
+    throw new Error(`WORKER_METRICS_ADDRESS must be host:port (got ${JSON.stringify(value)})`);
   return value;
 }
 
@@ -211,7 +224,8 @@ function metricsAddress(env: NodeJS.ProcessEnv): string | null {
  */
 function physicalInboundSettings(env: NodeJS.ProcessEnv): PhysicalInboundSettings {
   const approval = Number(env.HANDLING_APPROVAL_TIMEOUT_SECONDS);
-  const seconds = (v: string | undefined, d: number) => (v !== undefined && v !== '' && Number.isInteger(Number(v)) && Number(v) >= 0 ? Number(v) : d);
+  const seconds = (v: string | undefined, d: number) =>
+    v !== undefined && v !== '' && Number.isInteger(Number(v)) && Number(v) >= 0 ? Number(v) : d;
   return {
     handlingApprovalTimeoutSeconds: Number.isInteger(approval) && approval >= 1 ? approval : 14 * 86400,
     reconcileEverySeconds: Math.max(1, seconds(env.INBOUND_RECONCILE_EVERY_SECONDS, 30)),

@@ -2,10 +2,12 @@
 import tseslint from 'typescript-eslint';
 
 /** Settings come from the environment in config.ts only; everything else reads them from Deps (deps.config) or its caller. */
-const PROCESS_ENV_MESSAGE = 'Read settings in config.ts (loadConfig) and take them from deps.config; process.env is read nowhere else.';
+const PROCESS_ENV_MESSAGE =
+  'Read settings in config.ts (loadConfig) and take them from deps.config; process.env is read nowhere else.';
 
 /** What workflow code may import besides its own folder: the SDK's workflow API and the pure rules of domain/workflow-safe/. */
-const WORKFLOW_IMPORT_MESSAGE = 'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/** and domain/workflow-safe/; reach anything else through an activity.';
+const WORKFLOW_IMPORT_MESSAGE =
+  'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/** and domain/workflow-safe/; reach anything else through an activity.';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', '**/*.js', '**/*.mjs'] },
@@ -29,11 +31,18 @@ export default tseslint.config(
     files: ['**/*.ts'],
     ignores: ['config.ts', 'scripts/**', 'bench/**', 'test/**'],
     rules: {
-      'no-restricted-syntax': ['error',
+      'no-restricted-syntax': [
+        'error',
         { selector: "MemberExpression[object.name='process'][property.name='env']", message: PROCESS_ENV_MESSAGE },
         { selector: "MemberExpression[object.name='process'][property.value='env']", message: PROCESS_ENV_MESSAGE },
-        { selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']", message: PROCESS_ENV_MESSAGE },
-        { selector: "ImportDeclaration[source.value=/^(node:)?process$/] > ImportSpecifier[imported.name='env']", message: PROCESS_ENV_MESSAGE },
+        {
+          selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+          message: PROCESS_ENV_MESSAGE,
+        },
+        {
+          selector: "ImportDeclaration[source.value=/^(node:)?process$/] > ImportSpecifier[imported.name='env']",
+          message: PROCESS_ENV_MESSAGE,
+        },
       ],
     },
   },
@@ -49,26 +58,56 @@ export default tseslint.config(
     // activities only as types (for proxyActivities). Two depths, so that `../` cannot leave workflows/.
     files: ['workflows/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(?!(@temporalio/(workflow|common)|\\./[\\w-]+(/[\\w.-]+)?|\\.\\./domain/workflow-safe/[\\w-]+)$)', allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^(?!(@temporalio/(workflow|common)|\\./[\\w-]+(/[\\w.-]+)?|\\.\\./domain/workflow-safe/[\\w-]+)$)',
+              allowTypeImports: true,
+              message: WORKFLOW_IMPORT_MESSAGE,
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['workflows/*/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(?!(@temporalio/(workflow|common)|\\./[\\w.-]+|\\.\\./[\\w-]+(/[\\w.-]+)?|\\.\\./\\.\\./domain/workflow-safe/[\\w-]+)$)', allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^(?!(@temporalio/(workflow|common)|\\./[\\w.-]+|\\.\\./[\\w-]+(/[\\w.-]+)?|\\.\\./\\.\\./domain/workflow-safe/[\\w-]+)$)',
+              allowTypeImports: true,
+              message: WORKFLOW_IMPORT_MESSAGE,
+            },
+          ],
+        },
+      ],
     },
   },
   {
     // The workflow-safe rules are pure: no Node built-ins, no packages, nothing outside their folder.
     files: ['domain/workflow-safe/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(?!\\./[\\w-]+$)', allowTypeImports: true, message: 'A workflow-safe domain module may import only other workflow-safe modules (types from anywhere in domain/).' }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./[\\w-]+$)',
+              allowTypeImports: true,
+              message:
+                'A workflow-safe domain module may import only other workflow-safe modules (types from anywhere in domain/).',
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -1,12 +1,15 @@
 // Unit tests need nothing running; integration and e2e tests use the stack that
 // scripts/test.ts starts and describes through environment variables.
-const swc = ['@swc/jest', {
-  jsc: {
-    parser: { syntax: 'typescript' },
-    target: 'es2022',
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript' },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
   },
-  module: { type: 'commonjs' },
-}];
+];
 
 module.exports = {
   testEnvironment: 'node',

@@ -31,7 +31,9 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   let openapiYamlText: string | undefined;
   const doc = () => (openapi ??= buildOpenApi(deps.config, routes));
   // Liveness: the process answers; no dependency is asked, so an outage elsewhere never gets it restarted.
-  site.get('/livez', (ctx) => { ctx.body = { ok: true }; });
+  site.get('/livez', (ctx) => {
+    ctx.body = { ok: true };
+  });
   // Readiness (and /healthz, its older name): Postgres, Temporal and the object store answer and the process is not draining.
   const readiness: Koa.Middleware = async (ctx) => {
     const health = await checkHealth(deps);
@@ -42,9 +44,15 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   site.get('/readyz', readiness);
   site.get('/healthz', readiness);
   // A string body, so the test_mode marker does not add a field the OpenAPI schema forbids.
-  site.get('/openapi.json', (ctx) => { ctx.body = (openapiJson ??= JSON.stringify(doc())); ctx.type = 'application/json'; });
+  site.get('/openapi.json', (ctx) => {
+    ctx.body = openapiJson ??= JSON.stringify(doc());
+    ctx.type = 'application/json';
+  });
   if (deps.config.metricsToken) site.get('/metrics', metricsEndpoint(deps.config.metricsToken));
-  site.get('/openapi.yaml', (ctx) => { ctx.type = 'application/yaml'; ctx.body = (openapiYamlText ??= openApiYaml(doc())); });
+  site.get('/openapi.yaml', (ctx) => {
+    ctx.type = 'application/yaml';
+    ctx.body = openapiYamlText ??= openApiYaml(doc());
+  });
 
   const api = buildRouter(deps, routes);
   const prefixed = new Router({ prefix: deps.config.apiPrefix });

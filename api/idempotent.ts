@@ -9,8 +9,9 @@ import { uploadBytes } from '../services/shared/uploads';
 
 /** OpenAPI text of the optional header on routes that use idempotentRoute. */
 export const IDEMPOTENCY_KEY_HEADER = {
-  'Idempotency-Key': 'Optional (1-255 visible ASCII characters). A retry with the same key and body returns the first answer and applies nothing twice, '
-    + 'also when the first answer was lost; the same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED).',
+  'Idempotency-Key':
+    'Optional (1-255 visible ASCII characters). A retry with the same key and body returns the first answer and applies nothing twice, ' +
+    'also when the first answer was lost; the same key with another body is refused (422 IDEMPOTENCY_KEY_REUSED).',
 };
 
 /** What a request is, for "same key, same request": its path parameters, body and uploaded files' bytes. */
@@ -20,7 +21,11 @@ async function fingerprint(args: HandlerArgs<unknown, unknown, unknown>): Promis
     files[field] = sha256Hex(await uploadBytes(file));
   }
   // Without files, the shape records kept before uploads were fingerprinted.
-  return requestFingerprint(Object.keys(files).length ? { params: args.params, body: args.body ?? null, files } : { params: args.params, body: args.body });
+  return requestFingerprint(
+    Object.keys(files).length
+      ? { params: args.params, body: args.body ?? null, files }
+      : { params: args.params, body: args.body },
+  );
 }
 
 /**
@@ -28,12 +33,19 @@ async function fingerprint(args: HandlerArgs<unknown, unknown, unknown>): Promis
  * sent; `fn` gets the key so the service can derive its workflow Update id from it.
  */
 export async function idempotentRoute(
-  args: HandlerArgs<unknown, unknown, unknown>, operation: string, fn: (idempotencyKey: string | undefined) => Promise<RouteResult>,
+  args: HandlerArgs<unknown, unknown, unknown>,
+  operation: string,
+  fn: (idempotencyKey: string | undefined) => Promise<RouteResult>,
 ): Promise<RouteResult> {
   const key = args.headers['idempotency-key'];
-  const r = await runIdempotent(args.deps, args.auth, { operation, key, fingerprint: await fingerprint(args) }, async () => {
-    const out = await fn(key);
-    return { status: out.status ?? 200, body: out.body };
-  });
+  const r = await runIdempotent(
+    args.deps,
+    args.auth,
+    { operation, key, fingerprint: await fingerprint(args) },
+    async () => {
+      const out = await fn(key);
+      return { status: out.status ?? 200, body: out.body };
+    },
+  );
   return { status: r.status, body: r.body, headers: r.headers };
 }

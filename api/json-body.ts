@@ -12,15 +12,31 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import {
-  dotPath, freeFormPaths, JSON_BODY_LIMITS, JsonInspection, JsonProblem, JsonScanLimits, oversizedFreeForm, scanJson,
+  dotPath,
+  freeFormPaths,
+  JSON_BODY_LIMITS,
+  JsonInspection,
+  JsonProblem,
+  JsonScanLimits,
+  oversizedFreeForm,
+  scanJson,
 } from '../domain/shared/json-limits';
 
 /** The media types parsed as JSON (the ones koa-body parsed before). */
-const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/scim+json'];
+const JSON_TYPES = [
+  'application/json',
+  'application/json-patch+json',
+  'application/vnd.api+json',
+  'application/csp-report',
+  'application/scim+json',
+];
 
 /** A JSON body that is unreadable or over a JSON limit: a 400 at `path`. */
 export class JsonBodyError extends Error {
-  constructor(message: string, readonly path = 'body') {
+  constructor(
+    message: string,
+    readonly path = 'body',
+  ) {
     super(message);
   }
 }
@@ -33,7 +49,11 @@ export class BodyTooLargeError extends Error {
 }
 
 export function formatBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+  return bytes % (1024 * 1024) === 0
+    ? `${bytes / (1024 * 1024)} MB`
+    : bytes % 1024 === 0
+      ? `${bytes / 1024} KiB`
+      : `${bytes} bytes`;
 }
 
 /** Reads the rest of a refused body and throws it away, so the refusal reaches the client. */
@@ -88,7 +108,12 @@ export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolv
  * domain/shared/json-limits.ts's scan with a turn of the event loop after every slice of it
  * (about a millisecond), so that a 14 MB body never holds up other requests.
  */
-export async function inspectJsonInTurns(raw: Buffer, limits: JsonScanLimits, wanted: string[][] = [], kept: string[][] = []): Promise<JsonInspection> {
+export async function inspectJsonInTurns(
+  raw: Buffer,
+  limits: JsonScanLimits,
+  wanted: string[][] = [],
+  kept: string[][] = [],
+): Promise<JsonInspection> {
   const scan = scanJson(raw, limits, wanted, kept);
   for (;;) {
     const step = scan.next();

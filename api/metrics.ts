@@ -25,10 +25,18 @@ export function apiMetrics(): ApiMetrics {
   collectDefaultMetrics({ register: registry });
   shared = {
     registry,
-    requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status.', labelNames: LABELS, registers: [registry] }),
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status.',
+      labelNames: LABELS,
+      registers: [registry],
+    }),
     duration: new Histogram({
-      name: 'http_request_duration_seconds', help: 'Time from receiving a request to its handler finishing, by method, route template and status.',
-      labelNames: LABELS, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry],
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to its handler finishing, by method, route template and status.',
+      labelNames: LABELS,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
     }),
   };
   return shared;
@@ -47,7 +55,11 @@ export function httpMetrics(m = apiMetrics()): Koa.Middleware {
     try {
       await next();
     } finally {
-      const labels = { method: METHODS.has(ctx.method) ? ctx.method : 'OTHER', route: routeTemplate(ctx), status: String(ctx.status) };
+      const labels = {
+        method: METHODS.has(ctx.method) ? ctx.method : 'OTHER',
+        route: routeTemplate(ctx),
+        status: String(ctx.status),
+      };
       stop(labels);
       m.requests.inc(labels);
     }

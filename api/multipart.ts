@@ -40,8 +40,14 @@ function memorySink(file: object): Writable {
   const chunks: Buffer[] = [];
   inMemoryParts.set(file, chunks);
   return new Writable({
-    write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done(); },
-    final(done) { inMemoryParts.set(file, Buffer.concat(chunks)); done(); },
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      done();
+    },
+    final(done) {
+      inMemoryParts.set(file, Buffer.concat(chunks));
+      done();
+    },
   });
 }
 
@@ -54,14 +60,16 @@ function diskSink(filepath: string, opened: WriteStream[]): WriteStream {
 
 /** Removes the temporary files of a parse that failed, once each stream has closed (an unlink before the open would leave the file behind). */
 async function removeTempFiles(opened: WriteStream[]): Promise<void> {
-  await Promise.all(opened.map(async (stream) => {
-    if (!stream.closed) {
-      const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
-      stream.destroy();
-      await closed;
-    }
-    await rm(String(stream.path), { force: true }).catch(() => undefined);
-  }));
+  await Promise.all(
+    opened.map(async (stream) => {
+      if (!stream.closed) {
+        const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+        stream.destroy();
+        await closed;
+      }
+      await rm(String(stream.path), { force: true }).catch(() => undefined);
+    }),
+  );
 }
 
 /** Whether this request's files are kept in memory: a declared length within IN_MEMORY_BODY_BYTES, not chunked. */
@@ -88,18 +96,29 @@ const FORMIDABLE = {
 
 function fileTooLarge(field: string, spec: MultipartSpec): ApiError {
   const limit = spec.maxFileBytes[field];
-  const message = limit === undefined ? 'is not a file field of this request' : `the file may be at most ${formatBytes(limit)}`;
-  return errors.validation([{ path: field, message }], limit === undefined ? 'Unexpected file' : `Upload too large: ${field} may be at most ${formatBytes(limit)}`);
+  const message =
+    limit === undefined ? 'is not a file field of this request' : `the file may be at most ${formatBytes(limit)}`;
+  return errors.validation(
+    [{ path: field, message }],
+    limit === undefined ? 'Unexpected file' : `Upload too large: ${field} may be at most ${formatBytes(limit)}`,
+  );
 }
 
 function fileFieldProblem(names: string[], spec: MultipartSpec): ApiError | null {
   const expected = Object.keys(spec.maxFileBytes);
   const unexpected = names.find((n) => !expected.includes(n));
   if (unexpected !== undefined) {
-    return errors.validation([{ path: unexpected, message: `is not a file field of this request (files go in ${expected.join(', ')})` }], 'Unexpected file');
+    return errors.validation(
+      [{ path: unexpected, message: `is not a file field of this request (files go in ${expected.join(', ')})` }],
+      'Unexpected file',
+    );
   }
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined) return errors.validation([{ path: repeated, message: 'send one file in this field, not several' }], `More than one ${repeated} file`);
+  if (repeated !== undefined)
+    return errors.validation(
+      [{ path: repeated, message: 'send one file in this field, not several' }],
+      `More than one ${repeated} file`,
+    );
   return null;
 }
 
@@ -114,7 +133,11 @@ interface PartRead {
 }
 
 /** The first part whose bytes, added to those of the earlier parts of its kind, pass `limit`. */
-function partPassing(parts: PartRead[], file: boolean, limit: (part: PartRead, total: number) => boolean): string | undefined {
+function partPassing(
+  parts: PartRead[],
+  file: boolean,
+  limit: (part: PartRead, total: number) => boolean,
+): string | undefined {
   let total = 0;
   for (const p of parts.filter((x) => x.file === file)) {
     total += p.bytes;
@@ -131,23 +154,43 @@ function refusal(err: { code?: number; message?: string }, spec: MultipartSpec, 
     case FORMIDABLE.aborted:
       return errors.validation([{ path: 'body', message: 'the upload was aborted before its end' }], 'Upload aborted');
     case FORMIDABLE.maxFieldsExceeded:
-      return errors.validation([{ path: 'body', message: `at most ${MAX_FORM_FIELDS} form fields` }], 'Too many form fields');
+      return errors.validation(
+        [{ path: 'body', message: `at most ${MAX_FORM_FIELDS} form fields` }],
+        'Too many form fields',
+      );
     case FORMIDABLE.maxFieldsSizeExceeded:
-      return errors.validation([{
-        path: partPassing(parts, false, (_p, total) => total > MAX_FORM_FIELDS_BYTES) ?? 'body',
-        message: `form fields may hold at most ${formatBytes(MAX_FORM_FIELDS_BYTES)} of text in total`,
-      }], 'Form fields too large');
+      return errors.validation(
+        [
+          {
+            path: partPassing(parts, false, (_p, total) => total > MAX_FORM_FIELDS_BYTES) ?? 'body',
+            message: `form fields may hold at most ${formatBytes(MAX_FORM_FIELDS_BYTES)} of text in total`,
+          },
+        ],
+        'Form fields too large',
+      );
     case FORMIDABLE.maxFilesExceeded:
-      return fileFieldProblem(fileParts, spec)
-        ?? errors.validation([{ path: 'body', message: `at most ${Object.keys(spec.maxFileBytes).length} files` }], 'Too many files');
+      return (
+        fileFieldProblem(fileParts, spec) ??
+        errors.validation(
+          [{ path: 'body', message: `at most ${Object.keys(spec.maxFileBytes).length} files` }],
+          'Too many files',
+        )
+      );
     case FORMIDABLE.biggerThanMaxFileSize:
     case FORMIDABLE.biggerThanTotalMaxFileSize:
-      return fileTooLarge(partPassing(parts, true, (p, total) => p.bytes > (spec.maxFileBytes[p.field] ?? 0) || total > totalFileBytes)
-        ?? fileParts[fileParts.length - 1] ?? Object.keys(spec.maxFileBytes)[0], spec);
+      return fileTooLarge(
+        partPassing(parts, true, (p, total) => p.bytes > (spec.maxFileBytes[p.field] ?? 0) || total > totalFileBytes) ??
+          fileParts[fileParts.length - 1] ??
+          Object.keys(spec.maxFileBytes)[0],
+        spec,
+      );
     case FORMIDABLE.cannotCreateDir:
       return null;
     default:
-      return errors.validation([{ path: 'body', message: `Malformed multipart body: ${err.message ?? 'unreadable'}` }], 'Validation failed');
+      return errors.validation(
+        [{ path: 'body', message: `Malformed multipart body: ${err.message ?? 'unreadable'}` }],
+        'Validation failed',
+      );
   }
 }
 
@@ -179,12 +222,15 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
       minFileSize: 0,
       // formidable's supported hook for where a file part's bytes go (it then hands back a
       // VolatileFile with the same size, name, type and filepath fields).
-      fileWriteStreamHandler: (file) => (inMemory ? memorySink(file!) : diskSink((file as unknown as FormidableFile).filepath, opened)),
+      fileWriteStreamHandler: (file) =>
+        inMemory ? memorySink(file!) : diskSink((file as unknown as FormidableFile).filepath, opened),
       onPart: (p, handle) => {
         // formidable stores a part with a Content-Type as a file, any other as a field.
         const read: PartRead = { field: p.name ?? 'body', file: Boolean(p.mimetype), bytes: 0 };
         parts.push(read);
-        p.on('data', (chunk: Buffer) => { read.bytes += chunk.length; });
+        p.on('data', (chunk: Buffer) => {
+          read.bytes += chunk.length;
+        });
         handle(p);
       },
     },
@@ -197,7 +243,10 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
     await removeTempFiles(opened);
     throw refusal(err as { code?: number; message?: string }, spec, parts) ?? err;
   }
-  const problem = fileFieldProblem(parts.filter((p) => p.file).map((p) => p.field), spec);
+  const problem = fileFieldProblem(
+    parts.filter((p) => p.file).map((p) => p.field),
+    spec,
+  );
   if (problem) throw problem;
   for (const file of Object.values(uploadedFiles(ctx))) {
     if (file.size > spec.maxFileBytes[file.fieldName]) throw fileTooLarge(file.fieldName, spec);
@@ -207,7 +256,9 @@ export async function parseMultipart(ctx: Context, spec: MultipartSpec): Promise
 /** formidable's file objects, by field (a repeated field holds several). */
 function parsedFiles(ctx: Context): Array<[string, FormidableFile]> {
   const files = (ctx.request as unknown as { files?: Record<string, unknown> }).files ?? {};
-  return Object.entries(files).flatMap(([field, value]) => (Array.isArray(value) ? value : [value]).map((f) => [field, f as FormidableFile] as [string, FormidableFile]));
+  return Object.entries(files).flatMap(([field, value]) =>
+    (Array.isArray(value) ? value : [value]).map((f) => [field, f as FormidableFile] as [string, FormidableFile]),
+  );
 }
 
 interface FormidableFile {
@@ -222,14 +273,23 @@ export function uploadedFiles(ctx: Context): Record<string, UploadedFile> {
   const out: Record<string, UploadedFile> = {};
   for (const [field, file] of parsedFiles(ctx)) {
     if (out[field]) continue;
-    const info = { fieldName: field, originalFilename: file.originalFilename, mimetype: file.mimetype, size: file.size };
+    const info = {
+      fieldName: field,
+      originalFilename: file.originalFilename,
+      mimetype: file.mimetype,
+      size: file.size,
+    };
     const data = inMemoryParts.get(file);
-    out[field] = data ? { ...info, data: Buffer.isBuffer(data) ? data : Buffer.concat(data) } : { ...info, filepath: file.filepath };
+    out[field] = data
+      ? { ...info, data: Buffer.isBuffer(data) ? data : Buffer.concat(data) }
+      : { ...info, filepath: file.filepath };
   }
   return out;
 }
 
 /** The temporary files of a parsed request (none for a body kept in memory), for removal once it is answered. */
 export function temporaryUploadPaths(ctx: Context): string[] {
-  return parsedFiles(ctx).filter(([, file]) => !inMemoryParts.has(file)).map(([, file]) => file.filepath);
+  return parsedFiles(ctx)
+    .filter(([, file]) => !inMemoryParts.has(file))
+    .map(([, file]) => file.filepath);
 }

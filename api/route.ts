@@ -57,6 +57,8 @@ export interface RouteDef<P = unknown, Q = unknown, B = unknown> {
   handler(args: HandlerArgs<P, Q, B>): Promise<RouteResult>;
 }
 
-export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  def: RouteDef<P, Q, B>,
+): RouteDef<P, Q, B> {
   return def;
 }

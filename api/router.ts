@@ -21,7 +21,8 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 
 export function zodFields(error: z.ZodError, prefix?: string): FieldError[] {
   return error.issues.map((issue) => ({
-    path: [prefix, ...issue.path.map(String)].filter((p) => p !== undefined && p !== '').join('.') || (prefix ?? 'body'),
+    path:
+      [prefix, ...issue.path.map(String)].filter((p) => p !== undefined && p !== '').join('.') || (prefix ?? 'body'),
     message: issue.message,
   }));
 }
@@ -34,9 +35,15 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, prefix?: s
 
 function kindRefusal(allowed: KeyKind[]): ApiError {
   const only = (kinds: KeyKind[]) => allowed.every((k) => kinds.includes(k));
-  if (only(['member', 'member_test'])) return errors.forbidden('member_key_required', 'This endpoint needs a member key (sk_live_).');
-  if (only(['agent', 'agent_test'])) return errors.forbidden('agent_key_required', 'This endpoint needs an agent-scoped key; member and facility keys cannot act as an agent.');
-  if (only(['facility'])) return errors.forbidden('facility_key_required', 'This endpoint needs a facility key (sk_facility_).');
+  if (only(['member', 'member_test']))
+    return errors.forbidden('member_key_required', 'This endpoint needs a member key (sk_live_).');
+  if (only(['agent', 'agent_test']))
+    return errors.forbidden(
+      'agent_key_required',
+      'This endpoint needs an agent-scoped key; member and facility keys cannot act as an agent.',
+    );
+  if (only(['facility']))
+    return errors.forbidden('facility_key_required', 'This endpoint needs a facility key (sk_facility_).');
   return errors.forbidden('key_kind_not_allowed', 'This kind of key cannot call this endpoint.');
 }
 
@@ -47,17 +54,25 @@ export function authorize(access: Access, auth: AuthContext, path: string): void
     if (path.startsWith('/v1/api-keys') && isAgentKey(auth)) {
       throw errors.unauthorized('member_key_required', 'Agent credentials cannot manage member API keys.');
     }
-    if (access.testOnly && !auth.testMode) throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
+    if (access.testOnly && !auth.testMode)
+      throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
     throw kindRefusal(access.callers);
   }
-  if (access.testOnly && !auth.testMode) throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
+  if (access.testOnly && !auth.testMode)
+    throw errors.forbidden('test_key_required', 'This sandbox endpoint needs a test key.');
   if (access.liveOnly && auth.testMode) {
     throw errors.forbidden('live_key_required', 'Test keys cannot use this endpoint; use a live key.');
   }
   if (access.sandboxUnsupported && auth.testMode) {
-    throw codedError(403, 'sandbox_not_supported', 'Physical inbound custody is live-only; test keys are not supported here.', {
-      reason: 'sandbox_not_supported', suggestedAction: 'Use a live key (sk_live_ or sk_agent_); physical inbound custody has no sandbox.',
-    });
+    throw codedError(
+      403,
+      'sandbox_not_supported',
+      'Physical inbound custody is live-only; test keys are not supported here.',
+      {
+        reason: 'sandbox_not_supported',
+        suggestedAction: 'Use a live key (sk_live_ or sk_agent_); physical inbound custody has no sandbox.',
+      },
+    );
   }
   if (isAgentKey(auth)) {
     const missing = (access.scopes ?? []).filter((s) => !auth.scopes.has(s));
@@ -65,7 +80,8 @@ export function authorize(access: Access, auth: AuthContext, path: string): void
     if (missing.length || !anyOk) {
       const needed = missing.length ? missing : access.anyScope!;
       throw new ApiError(403, `Missing scope: ${needed.join(missing.length ? ', ' : ' or ')}`, {
-        reason: 'insufficient_scope', details: { required_scopes: needed },
+        reason: 'insufficient_scope',
+        details: { required_scopes: needed },
       });
     }
   }
@@ -104,7 +120,8 @@ export function refuseNul(...parts: Array<[unknown, string | undefined]>): void 
 /** A whole body over its route's limit: 413, before or instead of reading it. */
 export function bodyTooLarge(err: BodyTooLargeError): ApiError {
   return codedError(413, 'BODY_TOO_LARGE', err.message, {
-    retryable: false, fields: [{ path: 'body', message: err.message }],
+    retryable: false,
+    fields: [{ path: 'body', message: err.message }],
     suggestedAction: 'Send a smaller body; the limits are in the API reference.',
   });
 }
@@ -140,7 +157,8 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
         await applyRateLimit(deps, ctx, `key:${auth.keyId}`, auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
         authorize(access, auth, route.path);
       } else if (access.ipRateLimit) {
-        const limit = access.ipRateLimit === 'signup' ? deps.config.signupRateLimitPerMinute : deps.config.rateLimitPerMinute;
+        const limit =
+          access.ipRateLimit === 'signup' ? deps.config.signupRateLimitPerMinute : deps.config.rateLimitPerMinute;
         await applyRateLimit(deps, ctx, `ip:${access.ipRateLimit}:${ctx.ip}`, limit);
       }
 
@@ -159,8 +177,14 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       }
 
       const result = await route.handler({
-        deps, auth: auth as AuthContext, params, query, body, files,
-        headers: ctx.headers as Record<string, string | undefined>, ctx,
+        deps,
+        auth: auth as AuthContext,
+        params,
+        query,
+        body,
+        files,
+        headers: ctx.headers as Record<string, string | undefined>,
+        ctx,
       });
       ctx.status = result.status ?? 200;
       ctx.body = result.body;
@@ -189,7 +213,8 @@ export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, l
   ctx.set('X-RateLimit-Reset', String(r.resetSeconds));
   if (!r.allowed) {
     throw codedError(429, 'RATE_LIMITED', `Rate limit of ${r.limit} requests per minute exceeded`, {
-      retryable: true, suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
+      retryable: true,
+      suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
       headers: { 'Retry-After': String(r.resetSeconds) },
     });
   }

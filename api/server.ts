@@ -10,14 +10,22 @@ import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createApp } from './app';
 import { drainServer, Lifecycle } from './lifecycle';
 
-export async function startServer(deps: Deps, port = deps.config.port, host = deps.config.host, lifecycle = new Lifecycle()): Promise<Server> {
+export async function startServer(
+  deps: Deps,
+  port = deps.config.port,
+  host = deps.config.host,
+  lifecycle = new Lifecycle(),
+): Promise<Server> {
   const { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs } = deps.config;
-  const server = http.createServer({
-    requestTimeout: httpRequestTimeoutMs,
-    headersTimeout: httpHeadersTimeoutMs,
-    // How often the deadlines are checked: Node's 30 s default would let a 20 s deadline run to 50 s.
-    connectionsCheckingInterval: Math.min(1000, httpHeadersTimeoutMs),
-  }, createApp(deps, undefined, lifecycle).callback());
+  const server = http.createServer(
+    {
+      requestTimeout: httpRequestTimeoutMs,
+      headersTimeout: httpHeadersTimeoutMs,
+      // How often the deadlines are checked: Node's 30 s default would let a 20 s deadline run to 50 s.
+      connectionsCheckingInterval: Math.min(1000, httpHeadersTimeoutMs),
+    },
+    createApp(deps, undefined, lifecycle).callback(),
+  );
   server.keepAliveTimeout = httpKeepAliveTimeoutMs;
   return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
 }

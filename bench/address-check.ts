@@ -29,7 +29,12 @@ export async function runAddressCheckBench(opts: { seconds?: number } = {}): Pro
     global.gc?.();
     metrics.push(
       { bench, metric: 'first check (loads the ZIP directory)', value: Math.round(loadMs), unit: 'ms' },
-      { bench, metric: 'RSS added by the ZIP directory', value: Math.round((process.memoryUsage().rss - rssBefore) / 1e6), unit: 'MB' },
+      {
+        bench,
+        metric: 'RSS added by the ZIP directory',
+        value: Math.round((process.memoryUsage().rss - rssBefore) / 1e6),
+        unit: 'MB',
+      },
     );
   }
   // The city index behind the "ZIPs include" hints is built on the first mismatch.
@@ -41,15 +46,23 @@ export async function runAddressCheckBench(opts: { seconds?: number } = {}): Pro
     for (const a of MIX) checkUsAddress(a);
     checks += MIX.length;
   }
-  metrics.push({ bench, metric: 'checks per second (mixed addresses)', value: Math.round(checks / ((performance.now() - t0) / 1000)), unit: 'checks/s' });
+  metrics.push({
+    bench,
+    metric: 'checks per second (mixed addresses)',
+    value: Math.round(checks / ((performance.now() - t0) / 1000)),
+    unit: 'checks/s',
+  });
   return metrics;
 }
 
 if (require.main === module) {
-  runAddressCheckBench().then((metrics) => {
-    for (const m of metrics) console.log(`[bench] ${m.bench}: ${m.metric} = ${m.value} ${m.unit}`);
-  }, (err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
+  runAddressCheckBench().then(
+    (metrics) => {
+      for (const m of metrics) console.log(`[bench] ${m.bench}: ${m.metric} = ${m.value} ${m.unit}`);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
 }

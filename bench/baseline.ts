@@ -46,7 +46,9 @@ export interface BaselineOptions {
 /** Starts bench/noop-worker.ts on its own task queue and waits until it polls. */
 async function startNoopWorker(s: BenchServices, taskQueue: string, nodeArgs: string[]) {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join('bench', 'noop-worker.ts')], {
-    cwd: ROOT, env: { ...process.env, ...s.env, TEMPORAL_TASK_QUEUE: taskQueue }, stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: ROOT,
+    env: { ...process.env, ...s.env, TEMPORAL_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const reap = () => child.kill('SIGKILL');
@@ -54,9 +56,13 @@ async function startNoopWorker(s: BenchServices, taskQueue: string, nodeArgs: st
   const end = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error('the no-op worker exited before it polled');
-    const res = await s.deps.temporal.workflowService.describeTaskQueue({
-      namespace: s.deps.temporal.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-    }).catch(() => undefined);
+    const res = await s.deps.temporal.workflowService
+      .describeTaskQueue({
+        namespace: s.deps.temporal.options.namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+      })
+      .catch(() => undefined);
     if ((res?.pollers ?? []).some((p) => (p.identity ?? '').startsWith(`${child.pid}@`))) break;
     if (Date.now() > end) throw new Error('the no-op worker did not poll within 180 s');
     await new Promise((r) => setTimeout(r, 250));
@@ -81,20 +87,32 @@ async function load(s: BenchServices, taskQueue: string, concurrency: number, du
   let n = 0;
   const started = performance.now();
   const until = started + durationSeconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < until) {
-      const t0 = performance.now();
-      try {
-        await s.deps.temporal.workflow.execute<typeof benchNoopWorkflow>('benchNoopWorkflow', { taskQueue, workflowId: `${prefix}-${n++}`, args: [] });
-        latencies.push(performance.now() - t0);
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        try {
+          await s.deps.temporal.workflow.execute<typeof benchNoopWorkflow>('benchNoopWorkflow', {
+            taskQueue,
+            workflowId: `${prefix}-${n++}`,
+            args: [],
+          });
+          latencies.push(performance.now() - t0);
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), completed: latencies.length, errors };
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    completed: latencies.length,
+    errors,
+  };
 }
 
 export async function runBaselineBench(s: BenchServices, opts: BaselineOptions): Promise<BenchMetric[]> {
@@ -111,28 +129,54 @@ export async function runBaselineBench(s: BenchServices, opts: BaselineOptions):
     await load(s, taskQueue, 4, 2);
     for (const c of levels) {
       const before = await meter.settled();
-      const pids: Record<string, number> = { 'noop-worker': worker.pid, client: process.pid, ...(opts.temporalPid ? { temporal: opts.temporalPid } : {}) };
+      const pids: Record<string, number> = {
+        'noop-worker': worker.pid,
+        client: process.pid,
+        ...(opts.temporalPid ? { temporal: opts.temporalPid } : {}),
+      };
       s.marks.begin(`baseline c=${c}`, pids);
       const r = await load(s, taskQueue, c, duration);
       await s.marks.end(`baseline c=${c}`);
       const after = await meter.settled();
       const d = meter.delta(before, after);
-      const cpu = cpuPerUnit(d, r.completed, BASELINE_PROCESSES.filter((p) => p in d.processes));
+      const cpu = cpuPerUnit(
+        d,
+        r.completed,
+        BASELINE_PROCESSES.filter((p) => p in d.processes),
+      );
       const level: BaselineLevel = {
-        concurrency: c, workflowsPerSecond: r.perSecond, p50: r.p50, p99: r.p99, completed: r.completed, errors: r.errors,
-        cpuMsPerWorkflow: cpu.total, cpuByProcess: cpu.byProcess,
+        concurrency: c,
+        workflowsPerSecond: r.perSecond,
+        p50: r.p50,
+        p99: r.p99,
+        completed: r.completed,
+        errors: r.errors,
+        cpuMsPerWorkflow: cpu.total,
+        cpuByProcess: cpu.byProcess,
       };
       baselineResults.set(c, level);
-      const parts = Object.entries(cpu.byProcess).filter(([name]) => name !== 'postgres').map(([name, ms]) => `${name} ${ms.toFixed(2)}`).join(', ');
-      log(`baseline c=${c}: ${r.perSecond.toFixed(1)} workflows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.completed} completed, ${r.errors} errors; `
-        + `CPU ${cpu.total.toFixed(2)} ms/workflow (${parts}); machine ${(d.machineBusyShare * 100).toFixed(0)} % busy`);
+      const parts = Object.entries(cpu.byProcess)
+        .filter(([name]) => name !== 'postgres')
+        .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+        .join(', ');
+      log(
+        `baseline c=${c}: ${r.perSecond.toFixed(1)} workflows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.completed} completed, ${r.errors} errors; ` +
+          `CPU ${cpu.total.toFixed(2)} ms/workflow (${parts}); machine ${(d.machineBusyShare * 100).toFixed(0)} % busy`,
+      );
       const bench = `baseline no-op workflow c=${c}`;
       metrics.push(
         metric(bench, 'workflows/s (start + complete)', r.perSecond, 'workflows/s'),
         metric(bench, 'p50 latency', r.p50, 'ms'),
         metric(bench, 'p99 latency', r.p99, 'ms'),
-        metric(bench, `CPU per workflow (${BASELINE_PROCESSES.filter((p) => p in d.processes).join(' + ')})`, cpu.total, 'ms'),
-        ...Object.entries(cpu.byProcess).filter(([name]) => name !== 'postgres').map(([name, ms]) => metric(bench, `CPU per workflow: ${name}`, ms, 'ms')),
+        metric(
+          bench,
+          `CPU per workflow (${BASELINE_PROCESSES.filter((p) => p in d.processes).join(' + ')})`,
+          cpu.total,
+          'ms',
+        ),
+        ...Object.entries(cpu.byProcess)
+          .filter(([name]) => name !== 'postgres')
+          .map(([name, ms]) => metric(bench, `CPU per workflow: ${name}`, ms, 'ms')),
         metric(bench, 'machine busy during the window', d.machineBusyShare * 100, '%'),
         metric(bench, 'errors', r.errors, 'errors', { text: '0', ok: r.errors === 0 }),
       );

@@ -20,7 +20,13 @@ const dir = process.env.BENCH_COUNTERS_DIR;
 const mb = (n) => Math.round((n / 1048576) * 10) / 10;
 const memory = () => {
   const m = process.memoryUsage();
-  return { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) };
+  return {
+    rss: mb(m.rss),
+    heapTotal: mb(m.heapTotal),
+    heapUsed: mb(m.heapUsed),
+    external: mb(m.external),
+    arrayBuffers: mb(m.arrayBuffers),
+  };
 };
 /** Memory of this isolate before and after a full collection, written atomically to `file`. */
 function writeMemory(gc, file) {
@@ -28,7 +34,16 @@ function writeMemory(gc, file) {
   gc();
   const after = memory();
   const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name, mb(sp.space_used_size)]));
-  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ at: Date.now(), before, after, heapLimitMb: mb(v8.getHeapStatistics().heap_size_limit), spacesAfterGc: spaces }));
+  fs.writeFileSync(
+    `${file}.tmp`,
+    JSON.stringify({
+      at: Date.now(),
+      before,
+      after,
+      heapLimitMb: mb(v8.getHeapStatistics().heap_size_limit),
+      spacesAfterGc: spaces,
+    }),
+  );
   fs.renameSync(`${file}.tmp`, file);
 }
 
@@ -39,7 +54,11 @@ if (dir && !isMainThread) {
   let handled = Date.now();
   setInterval(() => {
     let at = 0;
-    try { at = fs.statSync(request).mtimeMs; } catch { return; }
+    try {
+      at = fs.statSync(request).mtimeMs;
+    } catch {
+      return;
+    }
     if (at <= handled) return;
     handled = at;
     writeMemory(gc, path.join(dir, `${process.pid}.thread-${threadId}.mem.json`));
@@ -47,8 +66,17 @@ if (dir && !isMainThread) {
 }
 
 if (dir && isMainThread) {
-  const counts = { seq: 0, pid: process.pid, script: process.argv[1] || '', pg: { statements: {}, connects: 0 }, grpc: {}, http: { requests: {}, connections: {}, headers: {} } };
-  const bump = (obj, key, n = 1) => { obj[key] = (obj[key] || 0) + n; };
+  const counts = {
+    seq: 0,
+    pid: process.pid,
+    script: process.argv[1] || '',
+    pg: { statements: {}, connects: 0 },
+    grpc: {},
+    http: { requests: {}, connections: {}, headers: {} },
+  };
+  const bump = (obj, key, n = 1) => {
+    obj[key] = (obj[key] || 0) + n;
+  };
   const sqlKey = (text) => String(text).replace(/\s+/g, ' ').trim().slice(0, 110);
 
   const pg = require('pg');
@@ -72,16 +100,25 @@ if (dir && isMainThread) {
       bump(counts.grpc, String(method).split('/').pop());
       return unary.call(this, method, ...rest);
     };
-  } catch { /* no Temporal client in this process */ }
+  } catch {
+    /* no Temporal client in this process */
+  }
 
   const request = http.request;
   http.request = function countedRequest(...args) {
-    const opts = typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : (typeof args[1] === 'object' ? args[1] : {});
+    const opts =
+      typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : typeof args[1] === 'object' ? args[1] : {};
     const where = `${opts.hostname || opts.host || '?'}:${opts.port || ''}`;
     bump(counts.http.requests, `${opts.method || 'GET'} ${where}`);
     for (const h of Object.keys(opts.headers || {})) {
       const lower = h.toLowerCase();
-      if (lower.startsWith('x-amz-checksum') || lower === 'x-amz-sdk-checksum-algorithm' || lower === 'expect' || lower === 'content-md5') bump(counts.http.headers, lower);
+      if (
+        lower.startsWith('x-amz-checksum') ||
+        lower === 'x-amz-sdk-checksum-algorithm' ||
+        lower === 'expect' ||
+        lower === 'content-md5'
+      )
+        bump(counts.http.headers, lower);
     }
     return request.apply(this, args);
   };

@@ -22,7 +22,7 @@ export const countingEnabled = () => process.env.BENCH_COUNT === '1';
 
 function read(file: string): CounterDump | null {
   try {
-    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) as CounterDump : null;
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CounterDump) : null;
   } catch {
     return null; // being renamed into place
   }
@@ -32,7 +32,11 @@ function read(file: string): CounterDump | null {
 export async function dumpCounters(dir: string, pid: number): Promise<CounterDump | null> {
   const file = path.join(dir, `${pid}.json`);
   const seq = read(file)?.seq ?? 0;
-  try { process.kill(pid, 'SIGWINCH'); } catch { return null; }
+  try {
+    process.kill(pid, 'SIGWINCH');
+  } catch {
+    return null;
+  }
   const end = Date.now() + 5000;
   while (Date.now() < end) {
     const now = read(file);
@@ -43,7 +47,11 @@ export async function dumpCounters(dir: string, pid: number): Promise<CounterDum
 }
 
 const diffMap = (a: Record<string, number> | undefined, b: Record<string, number>) =>
-  Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - (a?.[k] ?? 0)]).filter(([, v]) => (v as number) > 0)) as Record<string, number>;
+  Object.fromEntries(
+    Object.entries(b)
+      .map(([k, v]) => [k, v - (a?.[k] ?? 0)])
+      .filter(([, v]) => (v as number) > 0),
+  ) as Record<string, number>;
 
 export interface CounterDelta {
   statements: Record<string, number>;
@@ -61,7 +69,9 @@ export function diffCounters(a: CounterDump | null, b: CounterDump): CounterDelt
   return {
     statements,
     statementsTotal: Object.values(statements).reduce((x, y) => x + y, 0),
-    transactions: Object.entries(statements).filter(([sql]) => /^(BEGIN|START TRANSACTION)/i.test(sql)).reduce((x, [, n]) => x + n, 0),
+    transactions: Object.entries(statements)
+      .filter(([sql]) => /^(BEGIN|START TRANSACTION)/i.test(sql))
+      .reduce((x, [, n]) => x + n, 0),
     pgConnects: b.pg.connects - (a?.pg.connects ?? 0),
     grpc: diffMap(a?.grpc, b.grpc),
     httpRequests: diffMap(a?.http.requests, b.http.requests),
@@ -84,11 +94,15 @@ export interface MemoryDump {
 export async function dumpMemory(dir: string, pid: number): Promise<MemoryDump | null> {
   const file = path.join(dir, `${pid}.mem.json`);
   const sent = Date.now();
-  try { process.kill(pid, 'SIGURG'); } catch { return null; }
+  try {
+    process.kill(pid, 'SIGURG');
+  } catch {
+    return null;
+  }
   const end = sent + 10_000;
   while (Date.now() < end) {
     try {
-      const m = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) as MemoryDump : null;
+      const m = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as MemoryDump) : null;
       if (m && m.at >= sent) {
         // Worker threads look for the request once a second and collect their own heap.
         await new Promise((r) => setTimeout(r, 3000));
@@ -99,7 +113,9 @@ export async function dumpMemory(dir: string, pid: number): Promise<MemoryDump |
         }
         return { ...m, threads };
       }
-    } catch { /* being renamed into place */ }
+    } catch {
+      /* being renamed into place */
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return null;
@@ -107,5 +123,7 @@ export async function dumpMemory(dir: string, pid: number): Promise<MemoryDump |
 
 /** Per unit of work, largest first, for the log and the results. */
 export function perUnit(m: Record<string, number>, units: number): Array<[string, number]> {
-  return Object.entries(m).map(([k, v]) => [k, v / units] as [string, number]).sort((x, y) => y[1] - x[1]);
+  return Object.entries(m)
+    .map(([k, v]) => [k, v / units] as [string, number])
+    .sort((x, y) => y[1] - x[1]);
 }

@@ -29,7 +29,11 @@ export function pidListeningOn(port: number): number | null {
   const inodes = new Set<string>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
-    try { text = readFileSync(file, 'utf8'); } catch { continue; }
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       if (cols.length < 10) continue;
@@ -41,12 +45,18 @@ export function pidListeningOn(port: number): number | null {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let fds: string[] = [];
-    try { fds = readdirSync(`/proc/${entry}/fd`); } catch { continue; }
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
     for (const fd of fds) {
       try {
         const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`));
         if (m && inodes.has(m[1])) return Number(entry);
-      } catch { /* closed meanwhile */ }
+      } catch {
+        /* closed meanwhile */
+      }
     }
   }
   return null;
@@ -106,21 +116,31 @@ export class CpuMeter {
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
-    return async () => { stopped = true; await loop; };
+    return async () => {
+      stopped = true;
+      await loop;
+    };
   }
 
   get names(): string[] {
-    return Object.entries(this.opts.pids).filter(([, pid]) => pid).map(([name]) => name);
+    return Object.entries(this.opts.pids)
+      .filter(([, pid]) => pid)
+      .map(([name]) => name);
   }
 
   private async postgresBackends(): Promise<Map<number, number>> {
     const out = new Map<number, number>();
     if (!this.opts.db || !this.opts.databaseName) return out;
     const rows: Array<{ pid: number }> = await this.opts.db.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`, [this.opts.databaseName]);
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`,
+      [this.opts.databaseName],
+    );
     for (const { pid } of rows) {
       const ms = processCpuMs(pid);
-      if (ms !== null) { out.set(pid, ms); this.lastSeen.set(pid, ms); }
+      if (ms !== null) {
+        out.set(pid, ms);
+        this.lastSeen.set(pid, ms);
+      }
     }
     // Backends that ended since: their last reading stands.
     return new Map([...this.lastSeen, ...out]);
@@ -142,7 +162,12 @@ export class CpuMeter {
     let postgres = 0;
     for (const [pid, after] of b.postgres) postgres += after - (a.postgres.get(pid) ?? 0);
     const total = b.machine.total - a.machine.total;
-    return { seconds: (b.at - a.at) / 1000, processes, postgres, machineBusyShare: total > 0 ? (b.machine.busy - a.machine.busy) / total : 0 };
+    return {
+      seconds: (b.at - a.at) / 1000,
+      processes,
+      postgres,
+      machineBusyShare: total > 0 ? (b.machine.busy - a.machine.busy) / total : 0,
+    };
   }
 
   /**
@@ -165,7 +190,11 @@ export class CpuMeter {
 }
 
 /** CPU ms per unit of work, per process and summed over `counted` (the processes that make up the ratio). */
-export function cpuPerUnit(d: CpuDelta, units: number, counted: string[]): { total: number; byProcess: Record<string, number> } {
+export function cpuPerUnit(
+  d: CpuDelta,
+  units: number,
+  counted: string[],
+): { total: number; byProcess: Record<string, number> } {
   const byProcess: Record<string, number> = {};
   for (const [name, ms] of Object.entries(d.processes)) byProcess[name] = ms / units;
   byProcess.postgres = d.postgres / units;

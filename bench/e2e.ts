@@ -40,39 +40,53 @@ export async function runEndToEndBench(s: BenchServices, opts: E2eBenchOptions =
   let failures = 0;
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < pieces) {
-      const base = s.apis[next++ % s.apis.length].baseUrl;
-      const t0 = performance.now();
-      try {
-        const res = await fetch(`${base}/v1/mail`, { method: 'POST', headers: { ...headers, 'content-type': contentType }, body });
-        const piece = await res.json() as { id: string };
-        if (res.status !== 201) throw new Error(`submit: ${res.status} ${JSON.stringify(piece)}`);
-        const all = new Promise<void>((resolve, reject) => {
-          const seen = early.get(piece.id) ?? new Set<string>();
-          early.delete(piece.id);
-          const timer = setTimeout(() => reject(new Error(`piece ${piece.id}: only ${[...seen].join(', ')} after 60 s`)), 60000);
-          const done = () => { clearTimeout(timer); resolve(); };
-          waiting.set(piece.id, { seen, done });
-          if (EVENTS.every((e) => seen.has(e))) done();
-        });
-        for (let step = 0; step < 3; step++) {
-          const adv = await fetch(`${base}/v1/test/mail/${piece.id}/advance`, { method: 'POST', headers });
-          if (adv.status !== 200) throw new Error(`advance: ${adv.status} ${await adv.text()}`);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < pieces) {
+        const base = s.apis[next++ % s.apis.length].baseUrl;
+        const t0 = performance.now();
+        try {
+          const res = await fetch(`${base}/v1/mail`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': contentType },
+            body,
+          });
+          const piece = (await res.json()) as { id: string };
+          if (res.status !== 201) throw new Error(`submit: ${res.status} ${JSON.stringify(piece)}`);
+          const all = new Promise<void>((resolve, reject) => {
+            const seen = early.get(piece.id) ?? new Set<string>();
+            early.delete(piece.id);
+            const timer = setTimeout(
+              () => reject(new Error(`piece ${piece.id}: only ${[...seen].join(', ')} after 60 s`)),
+              60000,
+            );
+            const done = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            waiting.set(piece.id, { seen, done });
+            if (EVENTS.every((e) => seen.has(e))) done();
+          });
+          for (let step = 0; step < 3; step++) {
+            const adv = await fetch(`${base}/v1/test/mail/${piece.id}/advance`, { method: 'POST', headers });
+            if (adv.status !== 200) throw new Error(`advance: ${adv.status} ${await adv.text()}`);
+          }
+          await all;
+          waiting.delete(piece.id);
+          timings.push(performance.now() - t0);
+        } catch (err) {
+          failures++;
+          log(`e2e piece failed: ${(err as Error).message}`);
         }
-        await all;
-        waiting.delete(piece.id);
-        timings.push(performance.now() - t0);
-      } catch (err) {
-        failures++;
-        log(`e2e piece failed: ${(err as Error).message}`);
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   s.receiver.onRequest = null;
   timings.sort((a, b) => a - b);
-  log(`e2e: ${timings.length} pieces in ${seconds.toFixed(1)} s, p50 ${percentile(timings, 50).toFixed(0)} ms, p99 ${percentile(timings, 99).toFixed(0)} ms, ${failures} failed`);
+  log(
+    `e2e: ${timings.length} pieces in ${seconds.toFixed(1)} s, p50 ${percentile(timings, 50).toFixed(0)} ms, p99 ${percentile(timings, 99).toFixed(0)} ms, ${failures} failed`,
+  );
   const bench = `e2e submit -> delivered -> 4 webhooks (c=${concurrency})`;
   return [
     metric(bench, 'p50', percentile(timings, 50), 'ms'),

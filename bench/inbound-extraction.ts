@@ -36,25 +36,51 @@ export function billFieldsOf(a: Analysis): Record<Field, string | number | null>
 }
 
 export function matches(e: InvoiceExpectation, field: Field, got: string | number | null): boolean | null {
-  const want = { invoice_number: e.invoice_number, amount_due: e.amount_due_cents, due_date: e.due_date, sender: e.sender }[field];
+  const want = {
+    invoice_number: e.invoice_number,
+    amount_due: e.amount_due_cents,
+    due_date: e.due_date,
+    sender: e.sender,
+  }[field];
   if (want === null) return null;
   if (field === 'sender') return typeof got === 'string' && normaliseName(got) === normaliseName(String(want));
   return got === want;
 }
 
 export function analyse(doc: TextSource): Analysis {
-  return analyseInbound({ subject: 'Fwd: bill', body: '', fromName: 'Jordan Example', fromAddress: 'jordan@example.test', aliasEmail: 'bills@in.postal.localhost', hasAttachments: true, documents: [doc] });
+  return analyseInbound({
+    subject: 'Fwd: bill',
+    body: '',
+    fromName: 'Jordan Example',
+    fromAddress: 'jordan@example.test',
+    aliasEmail: 'bills@in.postal.localhost',
+    hasAttachments: true,
+    documents: [doc],
+  });
 }
 
 export async function textLayerSource(file: string): Promise<TextSource> {
   const pages = await pdfPageTexts(readFileSync(path.join(DIR, file)));
-  return { source: 'pdf_text', fileId: null, text: pages.map((p) => p.text).join('\n\n'), layout: pages.map((p) => p.layout).join('\n\n'), confidence: 1 };
+  return {
+    source: 'pdf_text',
+    fileId: null,
+    text: pages.map((p) => p.text).join('\n\n'),
+    layout: pages.map((p) => p.layout).join('\n\n'),
+    confidence: 1,
+  };
 }
 
 export async function scanSource(scan: string): Promise<TextSource & { ms: number }> {
   const run = await ocrImage(engine, readFileSync(path.join(DIR, 'scans', scan)), 'png');
   if (!run.ok) throw new Error(`OCR of ${scan} failed: ${run.message}`);
-  return { source: 'ocr', fileId: null, text: run.page.text, layout: run.page.layout, confidence: run.page.confidence, ms: run.elapsedMs };
+  return {
+    source: 'ocr',
+    fileId: null,
+    text: run.page.text,
+    layout: run.page.layout,
+    confidence: run.page.confidence,
+    ms: run.elapsedMs,
+  };
 }
 
 async function main() {
@@ -89,7 +115,9 @@ async function main() {
         execFileSync(engine.tesseractPath, [file, '-'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
         const before = Date.now() - t0;
         const after = await ocrImageFile(engine, file);
-        timings.push(`${scan}: default threading ${before} ms, OCR module (OMP_THREAD_LIMIT=1) ${after.ok ? after.elapsedMs : NaN} ms`);
+        timings.push(
+          `${scan}: default threading ${before} ms, OCR module (OMP_THREAD_LIMIT=1) ${after.ok ? after.elapsedMs : NaN} ms`,
+        );
       }
     }
   }
@@ -98,7 +126,9 @@ async function main() {
   for (const p of ['text', 'ocr'] as const) {
     const found = FIELDS.reduce((s, f) => s + totals[p][f][0], 0);
     const expected = FIELDS.reduce((s, f) => s + totals[p][f][1], 0);
-    console.log(`${p}: ${FIELDS.map((f) => `${f} ${totals[p][f][0]}/${totals[p][f][1]}`).join(', ')}; recall ${found}/${expected} = ${(100 * found / expected).toFixed(1)}%`);
+    console.log(
+      `${p}: ${FIELDS.map((f) => `${f} ${totals[p][f][0]}/${totals[p][f][1]}`).join(', ')}; recall ${found}/${expected} = ${((100 * found) / expected).toFixed(1)}%`,
+    );
   }
   for (const t of timings) console.log(t);
 }

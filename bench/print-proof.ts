@@ -12,14 +12,26 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState, StandardFonts,
+  concatTransformationMatrix,
+  drawObject,
+  PDFDocument,
+  popGraphicsState,
+  pushGraphicsState,
+  StandardFonts,
 } from 'pdf-lib';
 import { PNG } from 'pngjs';
 import { inspectDocument, MAX_DOCUMENT_BYTES } from '../domain/outbound-mail/documents';
 import { renderPrintProof, PrintProof, PrintProofInput } from '../domain/outbound-mail/print-proof';
 import { renderProofOffThread } from '../services/outbound-mail/print-proofs';
 
-const CASES = ['pdf-1-page', 'pdf-color-simplex', 'pdf-gray-duplex', 'txt-color-simplex', 'png-noise-9mb', 'png-50mp-flat'] as const;
+const CASES = [
+  'pdf-1-page',
+  'pdf-color-simplex',
+  'pdf-gray-duplex',
+  'txt-color-simplex',
+  'png-noise-9mb',
+  'png-50mp-flat',
+] as const;
 type Case = (typeof CASES)[number];
 
 /** 200 Letter pages, each with a 100 x 170 RGB image of random bytes (51 KB, stored raw) and a line of text: about 10.3 MB. */
@@ -28,11 +40,23 @@ async function bigPdf(): Promise<Uint8Array> {
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (let n = 1; n <= 200; n++) {
     const page = doc.addPage([612, 792]);
-    const image = doc.context.register(doc.context.stream(randomBytes(100 * 170 * 3), {
-      Type: 'XObject', Subtype: 'Image', Width: 100, Height: 170, ColorSpace: 'DeviceRGB', BitsPerComponent: 8,
-    }));
+    const image = doc.context.register(
+      doc.context.stream(randomBytes(100 * 170 * 3), {
+        Type: 'XObject',
+        Subtype: 'Image',
+        Width: 100,
+        Height: 170,
+        ColorSpace: 'DeviceRGB',
+        BitsPerComponent: 8,
+      }),
+    );
     const name = page.node.newXObject('Im', image);
-    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(400, 0, 0, 680, 106, 56), drawObject(name), popGraphicsState());
+    page.pushOperators(
+      pushGraphicsState(),
+      concatTransformationMatrix(400, 0, 0, 680, 106, 56),
+      drawObject(name),
+      popGraphicsState(),
+    );
     page.drawText(`Page ${n} of 200`, { x: 72, y: 750, size: 12, font });
   }
   return doc.save();
@@ -41,7 +65,9 @@ async function bigPdf(): Promise<Uint8Array> {
 /** 200 pages of 66 full 80-column lines. */
 function bigText(): Uint8Array {
   const line = 'The quick brown fox jumps over the lazy dog. 0123456789 ,.;:!? ()[]{} <>=+-*/ ';
-  return Buffer.from(Array.from({ length: 200 * 66 }, (_, i) => `${String(i).padStart(5, '0')} ${line}`.slice(0, 80)).join('\n'));
+  return Buffer.from(
+    Array.from({ length: 200 * 66 }, (_, i) => `${String(i).padStart(5, '0')} ${line}`.slice(0, 80)).join('\n'),
+  );
 }
 
 /**
@@ -80,14 +106,20 @@ async function runCase(name: Case, offThread: boolean): Promise<void> {
     const started = performance.now();
     const letter = await onePagePdf();
     await render({
-      document: { bytes: letter, kind: 'pdf', pageCount: 1 }, recipient: { name: 'A', line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' },
-      returnAddress: null, mailClass: 'first_class', color: false, duplex: false, createdAt: new Date('2026-01-01T00:00:00Z'),
+      document: { bytes: letter, kind: 'pdf', pageCount: 1 },
+      recipient: { name: 'A', line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' },
+      returnAddress: null,
+      mailClass: 'first_class',
+      color: false,
+      duplex: false,
+      createdAt: new Date('2026-01-01T00:00:00Z'),
     });
     coldMs = performance.now() - started;
   }
   const bytes = await documentFor(name);
   const inspected = await inspectDocument(Buffer.from(bytes), null);
-  if (bytes.length > MAX_DOCUMENT_BYTES) throw new Error(`the bench document is ${bytes.length} bytes, over the upload limit`);
+  if (bytes.length > MAX_DOCUMENT_BYTES)
+    throw new Error(`the bench document is ${bytes.length} bytes, over the upload limit`);
   const input: PrintProofInput = {
     document: { bytes, kind: inspected.type, pageCount: inspected.pageCount },
     recipient: { name: 'Jane Doe', line1: '123 Main St', city: 'Springfield', state: 'IL', zip: '62701' },
@@ -126,17 +158,19 @@ async function runCase(name: Case, offThread: boolean): Promise<void> {
   sample();
   clearInterval(sampler);
   const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
-  console.log([
-    `${name}${offThread ? ' (thread)' : ''}`.padEnd(27),
-    ...(coldMs === null ? [] : [`cold thread 1-page ${coldMs.toFixed(0)} ms`]),
-    `input ${mb(bytes.length)} MB / ${inspected.pageCount} pages`,
-    `proof ${mb(proof.pdf.length)} MB / ${proof.pageCount} pages / ${proof.sheets} sheets`,
-    `wall ${wallMs.toFixed(0)} ms`,
-    `cpu ${((cpuUsed.user + cpuUsed.system) / 1000).toFixed(0)} ms`,
-    `longest event-loop stall ${longestStall.toFixed(0)} ms`,
-    `rss ${mb(before.rss)} -> peak ${mb(peak.rss)} MB`,
-    `heap+buffers peak +${mb(peak.data - before.data)} MB`,
-  ].join(' | '));
+  console.log(
+    [
+      `${name}${offThread ? ' (thread)' : ''}`.padEnd(27),
+      ...(coldMs === null ? [] : [`cold thread 1-page ${coldMs.toFixed(0)} ms`]),
+      `input ${mb(bytes.length)} MB / ${inspected.pageCount} pages`,
+      `proof ${mb(proof.pdf.length)} MB / ${proof.pageCount} pages / ${proof.sheets} sheets`,
+      `wall ${wallMs.toFixed(0)} ms`,
+      `cpu ${((cpuUsed.user + cpuUsed.system) / 1000).toFixed(0)} ms`,
+      `longest event-loop stall ${longestStall.toFixed(0)} ms`,
+      `rss ${mb(before.rss)} -> peak ${mb(peak.rss)} MB`,
+      `heap+buffers peak +${mb(peak.data - before.data)} MB`,
+    ].join(' | '),
+  );
 }
 
 async function main(): Promise<void> {
@@ -146,14 +180,19 @@ async function main(): Promise<void> {
   for (const name of CASES) {
     for (let round = 1; round <= 2; round++) {
       await new Promise<void>((resolve, reject) => {
-        const child = fork(__filename, [name, ...(offThread ? ['--off-thread'] : [])], { execArgv: [...process.execArgv, '--expose-gc'] });
+        const child = fork(__filename, [name, ...(offThread ? ['--off-thread'] : [])], {
+          execArgv: [...process.execArgv, '--expose-gc'],
+        });
         child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${name} exited with ${code}`))));
       });
     }
   }
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -101,20 +101,108 @@ const firstOwned = (frames: Frame[]) => frames.find((f) => f.owner !== null) ?? 
  * Whole-stack rules come first (a signed URL's signing is presigning, not an upload).
  */
 const PURPOSES: Array<[string, (frames: Frame[]) => boolean]> = [
-  ['workflow thread: promise stack-trace tracking (SDK promise hook, prepareStackTrace, source maps)', (fr) => anywhere(fr, (f) => f.fn === 'initAll' || f.fn === 'Error.prepareStackTrace' || f.fn === 'formatCallsiteName' || f.fn === 'cutoffStackTrace' || owned(f, 'source-map'))],
-  ['workflow thread: module evaluation per workflow (webpack require)', (fr) => anywhere(fr, (f) => f.fn === '__webpack_require__')],
+  [
+    'workflow thread: promise stack-trace tracking (SDK promise hook, prepareStackTrace, source maps)',
+    (fr) =>
+      anywhere(
+        fr,
+        (f) =>
+          f.fn === 'initAll' ||
+          f.fn === 'Error.prepareStackTrace' ||
+          f.fn === 'formatCallsiteName' ||
+          f.fn === 'cutoffStackTrace' ||
+          owned(f, 'source-map'),
+      ),
+  ],
+  [
+    'workflow thread: module evaluation per workflow (webpack require)',
+    (fr) => anywhere(fr, (f) => f.fn === '__webpack_require__'),
+  ],
   ['workflow thread: entering the VM context (runInContext)', (fr) => fr[0]?.fn === 'runInContext'],
-  ['workflow thread: workflow code and SDK in the bundle', (fr) => anywhere(fr, (f) => owned(f, 'workflow-bundle-') || (f.owner ?? '').startsWith('evalmachine'))],
-  ['S3 signed URLs (presign: SigV4 per URL)', (fr) => anywhere(fr, (f) => f.fn === 'getSignedUrl' || f.fn === 'presign' || owned(f, '@aws-sdk/s3-request-presigner') || f.fn === 'signedUrl')],
-  ['S3 PutObject (SDK middleware, SigV4, CRC32, HTTP)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, '@aws-sdk/', '@smithy/', '@aws-crypto/')],
-  ['Postgres client (pg, TypeORM)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'pg', 'typeorm', 'postgres-', 'bench/counters-preload')],
-  ['Temporal client / worker SDK (gRPC, protobuf, core bridge, rxjs)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, '@temporalio/', '@grpc/', 'protobufjs', '@protobufjs/', 'long', 'rxjs')],
-  ['multipart parse (formidable, temp files)', (fr) => anywhere(fr, (f) => owned(f, 'formidable', 'api/multipart.ts') || f.fn === 'removeUploads' || f.fn === 'readUpload')],
-  ['PDF inspection (pdf-lib, domain/outbound-mail/documents.ts)', (fr) => anywhere(fr, (f) => owned(f, 'pdf-lib', 'pako', '@pdf-lib/', 'domain/outbound-mail/documents.ts'))],
+  [
+    'workflow thread: workflow code and SDK in the bundle',
+    (fr) => anywhere(fr, (f) => owned(f, 'workflow-bundle-') || (f.owner ?? '').startsWith('evalmachine')),
+  ],
+  [
+    'S3 signed URLs (presign: SigV4 per URL)',
+    (fr) =>
+      anywhere(
+        fr,
+        (f) =>
+          f.fn === 'getSignedUrl' ||
+          f.fn === 'presign' ||
+          owned(f, '@aws-sdk/s3-request-presigner') ||
+          f.fn === 'signedUrl',
+      ),
+  ],
+  [
+    'S3 PutObject (SDK middleware, SigV4, CRC32, HTTP)',
+    (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, '@aws-sdk/', '@smithy/', '@aws-crypto/'),
+  ],
+  [
+    'Postgres client (pg, TypeORM)',
+    (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'pg', 'typeorm', 'postgres-', 'bench/counters-preload'),
+  ],
+  [
+    'Temporal client / worker SDK (gRPC, protobuf, core bridge, rxjs)',
+    (fr) =>
+      owned(
+        firstOwned(fr) ?? { fn: '', owner: null },
+        '@temporalio/',
+        '@grpc/',
+        'protobufjs',
+        '@protobufjs/',
+        'long',
+        'rxjs',
+      ),
+  ],
+  [
+    'multipart parse (formidable, temp files)',
+    (fr) =>
+      anywhere(
+        fr,
+        (f) => owned(f, 'formidable', 'api/multipart.ts') || f.fn === 'removeUploads' || f.fn === 'readUpload',
+      ),
+  ],
+  [
+    'PDF inspection (pdf-lib, domain/outbound-mail/documents.ts)',
+    (fr) => anywhere(fr, (f) => owned(f, 'pdf-lib', 'pako', '@pdf-lib/', 'domain/outbound-mail/documents.ts')),
+  ],
   ['validation (zod)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'zod')],
-  ['logging and metrics (pino, prom-client)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'pino', 'sonic-boom', 'prom-client', 'thread-stream', 'api/metrics.ts', 'worker/metrics.ts')],
-  ['HTTP server (Node http, Koa, router)', (fr) => owned(firstOwned(fr) ?? { fn: '', owner: null }, 'koa', '@koa/', 'raw-body', 'co-body', 'koa-body', 'http-errors', 'statuses', 'on-finished', 'content-type', 'type-is')
-    || anywhere(fr, (f) => f.fn === 'parserOnHeadersComplete' || f.fn === 'parserOnIncoming' || f.fn === 'handleResponse')],
+  [
+    'logging and metrics (pino, prom-client)',
+    (fr) =>
+      owned(
+        firstOwned(fr) ?? { fn: '', owner: null },
+        'pino',
+        'sonic-boom',
+        'prom-client',
+        'thread-stream',
+        'api/metrics.ts',
+        'worker/metrics.ts',
+      ),
+  ],
+  [
+    'HTTP server (Node http, Koa, router)',
+    (fr) =>
+      owned(
+        firstOwned(fr) ?? { fn: '', owner: null },
+        'koa',
+        '@koa/',
+        'raw-body',
+        'co-body',
+        'koa-body',
+        'http-errors',
+        'statuses',
+        'on-finished',
+        'content-type',
+        'type-is',
+      ) ||
+      anywhere(
+        fr,
+        (f) => f.fn === 'parserOnHeadersComplete' || f.fn === 'parserOnIncoming' || f.fn === 'handleResponse',
+      ),
+  ],
   ['project code (api/, services/, domain/, activities/)', (fr) => (firstOwned(fr)?.owner ?? '').endsWith('.ts')],
   ['other packages', (fr) => firstOwned(fr) !== null],
 ];
@@ -146,8 +234,16 @@ export function summariseCpuProfile(file: string, windows: Window[], minSamples 
       const name = leaf.callFrame.functionName;
       if (name === '(idle)') continue;
       busy++;
-      if (name === '(garbage collector)') { gc++; add(purposes, 'garbage collection'); continue; }
-      if (name === '(program)') { program++; add(purposes, 'native, outside JavaScript ((program))'); continue; }
+      if (name === '(garbage collector)') {
+        gc++;
+        add(purposes, 'garbage collection');
+        continue;
+      }
+      if (name === '(program)') {
+        program++;
+        add(purposes, 'native, outside JavaScript ((program))');
+        continue;
+      }
       let owner: string | null = null;
       let near: string | null = null;
       const seen = new Set<string>();
@@ -162,21 +258,48 @@ export function summariseCpuProfile(file: string, windows: Window[], minSamples 
         if (o && o.endsWith('.ts')) {
           const key = `${f.functionName || '(anonymous)'} (${o})`;
           near ??= key;
-          if (!seen.has(key)) { seen.add(key); add(projectFns, key); }
+          if (!seen.has(key)) {
+            seen.add(key);
+            add(projectFns, key);
+          }
         }
         if (f.functionName && outer.length < 12) outer.push(`${f.functionName}${o ? ` [${o}]` : ''}`);
       }
-      add(owners, owner ?? `node internals / native (${leaf.callFrame.url.replace(/^node:/, '').split('/').slice(0, 2).join('/') || name})`);
+      add(
+        owners,
+        owner ??
+          `node internals / native (${
+            leaf.callFrame.url
+              .replace(/^node:/, '')
+              .split('/')
+              .slice(0, 2)
+              .join('/') || name
+          })`,
+      );
       // No project frame: the outermost frames say who started it (a socket read, a timer, the SDK's loop).
       add(nearest, near ?? `(no project frame) ${outer.slice(-4).reverse().join(' > ')}`);
       add(self, `${name || '(anonymous)'} [${ownerOf(leaf.callFrame.url) ?? (leaf.callFrame.url || 'native')}]`);
-      add(purposes, PURPOSES.find(([, test]) => test(frames))?.[0] ?? 'Node internals without an owner (socket and stream I/O, microtask queue, timers)');
+      add(
+        purposes,
+        PURPOSES.find(([, test]) => test(frames))?.[0] ??
+          'Node internals without an owner (socket and stream I/O, microtask queue, timers)',
+      );
     }
     if (busy < minSamples) continue;
-    const top = (m: Map<string, number>, n: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, pct(v, busy)] as [string, number]);
+    const top = (m: Map<string, number>, n: number) =>
+      [...m.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([k, v]) => [k, pct(v, busy)] as [string, number]);
     out.push({
-      window: w.name, busySamples: busy, gc: pct(gc, busy), program: pct(program, busy),
-      byOwner: top(owners, 30), byProjectFunction: top(projectFns, 40), byNearestProjectFunction: top(nearest, 40), topSelf: top(self, 40),
+      window: w.name,
+      busySamples: busy,
+      gc: pct(gc, busy),
+      program: pct(program, busy),
+      byOwner: top(owners, 30),
+      byProjectFunction: top(projectFns, 40),
+      byNearestProjectFunction: top(nearest, 40),
+      topSelf: top(self, 40),
       byPurpose: top(purposes, 40),
     });
   }
@@ -190,7 +313,11 @@ export function summariseProfileDir(dir: string, windows: Window[]): Record<stri
   for (const role of readdirSync(dir)) {
     const roleDir = path.join(dir, role);
     let files: string[] = [];
-    try { files = readdirSync(roleDir).filter((f) => f.endsWith('.cpuprofile')); } catch { continue; }
+    try {
+      files = readdirSync(roleDir).filter((f) => f.endsWith('.cpuprofile'));
+    } catch {
+      continue;
+    }
     // CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: thread 0 is the main thread, others are worker threads (the Temporal worker's workflow threads).
     for (const f of files) {
       const thread = Number(f.split('.')[4]);
@@ -229,16 +356,24 @@ function goPackage(sym: string): string {
 
 /** `perf record` of whole processes during chosen windows (all threads, 199 Hz). */
 export class PerfRecorder {
-  private running = new Map<string, Array<{ child: ChildProcess; exited: Promise<void>; file: string; process: string }>>();
+  private running = new Map<
+    string,
+    Array<{ child: ChildProcess; exited: Promise<void>; file: string; process: string }>
+  >();
   readonly recorded: Array<{ window: string; process: string; file: string }> = [];
 
-  constructor(private readonly dir: string, private readonly wanted: (window: string) => boolean) {}
+  constructor(
+    private readonly dir: string,
+    private readonly wanted: (window: string) => boolean,
+  ) {}
 
   begin(window: string, pids: Record<string, number>): void {
     if (!this.wanted(window)) return;
     const list = Object.entries(pids).map(([name, pid]) => {
       const file = path.join(this.dir, `${window.replace(/[^\w=-]+/g, '_')}.${name}.perf.data`);
-      const child = spawn('perf', ['record', '-F', '199', '-g', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', openSync(`${file}.log`, 'w')] });
+      const child = spawn('perf', ['record', '-F', '199', '-g', '-p', String(pid), '-o', file], {
+        stdio: ['ignore', 'ignore', openSync(`${file}.log`, 'w')],
+      });
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       return { child, exited, file, process: name };
     });
@@ -250,37 +385,73 @@ export class PerfRecorder {
     if (!list) return;
     this.running.delete(window);
     // A perf that ended early (its process exited) is not waited for; one that does not stop is killed after 30 s.
-    await Promise.all(list.map(async ({ child, exited }) => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }));
+    await Promise.all(
+      list.map(async ({ child, exited }) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
     for (const r of list) this.recorded.push({ window, process: r.process, file: r.file });
   }
 
   /** Summaries of everything recorded. */
   summarise(): PerfSummary[] {
-    return this.recorded.filter((r) => existsSync(r.file)).map((r) => {
-      const report = (sort: string, limit = '0.3') => execFileSync('perf', ['report', '-i', r.file, '--stdio', '--no-children', '-g', 'none', '--sort', sort, '--percent-limit', limit], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
-      const rows = (text: string) => text.split('\n').filter((l) => /^\s+\d+\.\d+%/.test(l)).map((l) => {
-        const m = /^\s+(\d+\.\d+)%\s+(.*)$/.exec(l)!;
-        return [m[2].replace(/\s+/g, ' ').trim(), Number(m[1])] as [string, number];
-      });
-      const header = report('comm,dso');
-      const samples = Number(/# Samples: (\d+)/.exec(header)?.[1] ?? /of event '.*?'\n# Event count.*?(\d+)/.exec(header)?.[1] ?? 0);
-      const symbols = rows(report('sym', '0'));
-      const summary: PerfSummary = { window: r.window, process: r.process, samples, byThreadAndLibrary: rows(header).slice(0, 15), topSymbols: symbols.slice(0, 30) };
-      if (r.process === 'temporal') {
-        const pkgs = new Map<string, number>();
-        for (const [sym, share] of symbols) {
-          const name = sym.replace(/^\[[.k]\]\s*/, '');
-          const key = sym.startsWith('[k]') ? 'kernel' : goPackage(name);
-          pkgs.set(key, (pkgs.get(key) ?? 0) + share);
+    return this.recorded
+      .filter((r) => existsSync(r.file))
+      .map((r) => {
+        const report = (sort: string, limit = '0.3') =>
+          execFileSync(
+            'perf',
+            [
+              'report',
+              '-i',
+              r.file,
+              '--stdio',
+              '--no-children',
+              '-g',
+              'none',
+              '--sort',
+              sort,
+              '--percent-limit',
+              limit,
+            ],
+            { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] },
+          );
+        const rows = (text: string) =>
+          text
+            .split('\n')
+            .filter((l) => /^\s+\d+\.\d+%/.test(l))
+            .map((l) => {
+              const m = /^\s+(\d+\.\d+)%\s+(.*)$/.exec(l)!;
+              return [m[2].replace(/\s+/g, ' ').trim(), Number(m[1])] as [string, number];
+            });
+        const header = report('comm,dso');
+        const samples = Number(
+          /# Samples: (\d+)/.exec(header)?.[1] ?? /of event '.*?'\n# Event count.*?(\d+)/.exec(header)?.[1] ?? 0,
+        );
+        const symbols = rows(report('sym', '0'));
+        const summary: PerfSummary = {
+          window: r.window,
+          process: r.process,
+          samples,
+          byThreadAndLibrary: rows(header).slice(0, 15),
+          topSymbols: symbols.slice(0, 30),
+        };
+        if (r.process === 'temporal') {
+          const pkgs = new Map<string, number>();
+          for (const [sym, share] of symbols) {
+            const name = sym.replace(/^\[[.k]\]\s*/, '');
+            const key = sym.startsWith('[k]') ? 'kernel' : goPackage(name);
+            pkgs.set(key, (pkgs.get(key) ?? 0) + share);
+          }
+          summary.byGoPackage = [...pkgs.entries()]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 25)
+            .map(([k, v]) => [k, Math.round(v * 10) / 10]);
         }
-        summary.byGoPackage = [...pkgs.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => [k, Math.round(v * 10) / 10]);
-      }
-      return summary;
-    });
+        return summary;
+      });
   }
 }

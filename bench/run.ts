@@ -53,7 +53,10 @@ const onCluster = process.env.BENCH_STACK === 'cluster';
 /** The API and worker processes (two of each on the cluster), started by the first bench that needs them. */
 let services: BenchServices | undefined;
 const profileDir = path.join(ROOT, 'bench', 'results', 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));
-const perf = process.env.BENCH_CPU_PROF === '1' && perfAvailable() ? new PerfRecorder(profileDir, (w) => w.includes('c=16')) : null;
+const perf =
+  process.env.BENCH_CPU_PROF === '1' && perfAvailable()
+    ? new PerfRecorder(profileDir, (w) => w.includes('c=16'))
+    : null;
 const withServices = async () => {
   if (services) return services;
   services = await startBenchServices(log, onCluster ? 2 : 1, { profileDir });
@@ -82,20 +85,31 @@ function findStackPids(state: StackState): { temporal: number | null; s3: number
 // bench leaves thousands of sandbox pieces behind.
 const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
   { name: 'e2e', run: async () => runEndToEndBench(await withServices(), { log }) },
-  { name: 'webhooks', run: async () => runWebhookFanOutBench(await withServices(), { log, events: Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10000) }) },
+  {
+    name: 'webhooks',
+    run: async () =>
+      runWebhookFanOutBench(await withServices(), { log, events: Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10000) }),
+  },
   {
     name: 'baseline',
-    run: async () => runBaselineBench(await withServices(), {
-      log, temporalPid: stackPids.temporal, concurrency: process.env.BENCH_BASELINE_CONCURRENCY?.split(',').map(Number),
-    }),
+    run: async () =>
+      runBaselineBench(await withServices(), {
+        log,
+        temporalPid: stackPids.temporal,
+        concurrency: process.env.BENCH_BASELINE_CONCURRENCY?.split(',').map(Number),
+      }),
   },
   {
     name: 'mail',
-    run: async () => runMailBench(await withServices(), {
-      log, concurrency: process.env.BENCH_MAIL_CONCURRENCY?.split(',').map(Number), dryRun: process.env.BENCH_MAIL_DRY_RUN as 'only' | 'skip' | undefined,
-      durationSeconds: process.env.BENCH_MAIL_SECONDS ? Number(process.env.BENCH_MAIL_SECONDS) : undefined,
-      stackPids, databaseName,
-    }),
+    run: async () =>
+      runMailBench(await withServices(), {
+        log,
+        concurrency: process.env.BENCH_MAIL_CONCURRENCY?.split(',').map(Number),
+        dryRun: process.env.BENCH_MAIL_DRY_RUN as 'only' | 'skip' | undefined,
+        durationSeconds: process.env.BENCH_MAIL_SECONDS ? Number(process.env.BENCH_MAIL_SECONDS) : undefined,
+        stackPids,
+        databaseName,
+      }),
   },
   { name: 'batch', run: () => runBatchBench({ log }) },
   {
@@ -106,24 +120,52 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
       const of = (n: number) => (n > 1 ? `, largest of ${n}` : '');
       const s = services;
       const out = [
-        metric('processes', `API process peak RSS (VmHWM${of(s.apis.length)})`, mb(s.apis.map((a) => a.proc.peakRssKb())), 'MB'),
-        metric('processes', `worker process peak RSS (VmHWM${of(s.workers.length)})`, mb(s.workers.map((w) => w.peakRssKb())), 'MB'),
+        metric(
+          'processes',
+          `API process peak RSS (VmHWM${of(s.apis.length)})`,
+          mb(s.apis.map((a) => a.proc.peakRssKb())),
+          'MB',
+        ),
+        metric(
+          'processes',
+          `worker process peak RSS (VmHWM${of(s.workers.length)})`,
+          mb(s.workers.map((w) => w.peakRssKb())),
+          'MB',
+        ),
       ];
       // What the worker keeps: its sticky workflow cache (the SDK's metric), and with BENCH_COUNT=1 each process's heap before and after a full collection.
-      const cached = await Promise.all(s.workerMetricsUrls.map(async (url) => {
-        const text = await (await fetch(url)).text().catch(() => '');
-        return Number(/^temporal_sticky_cache_size(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
-      }).map((p) => p.catch(() => NaN)));
-      out.push(metric('processes', `worker workflow cache: cached workflows${of(s.workers.length)}`, Math.max(...cached), 'workflows'));
+      const cached = await Promise.all(
+        s.workerMetricsUrls
+          .map(async (url) => {
+            const text = await (await fetch(url)).text().catch(() => '');
+            return Number(/^temporal_sticky_cache_size(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
+          })
+          .map((p) => p.catch(() => NaN)),
+      );
+      out.push(
+        metric(
+          'processes',
+          `worker workflow cache: cached workflows${of(s.workers.length)}`,
+          Math.max(...cached),
+          'workflows',
+        ),
+      );
       if (countingEnabled()) {
         const memory: Record<string, unknown> = {};
-        for (const [role, pid] of [...s.apis.map((a, i) => [`api${i || ''}`, a.proc.pid] as const), ...s.workers.map((w, i) => [`worker${i || ''}`, w.pid] as const)]) {
+        for (const [role, pid] of [
+          ...s.apis.map((a, i) => [`api${i || ''}`, a.proc.pid] as const),
+          ...s.workers.map((w, i) => [`worker${i || ''}`, w.pid] as const),
+        ]) {
           const m = await dumpMemory(s.countersDir, pid);
           if (!m) continue;
           memory[role] = m;
-          log(`memory ${role}: before GC ${JSON.stringify(m.before)}, after a full GC ${JSON.stringify(m.after)} (MB; V8 heap limit ${m.heapLimitMb} MB); heap spaces after GC ${JSON.stringify(m.spacesAfterGc)}`);
+          log(
+            `memory ${role}: before GC ${JSON.stringify(m.before)}, after a full GC ${JSON.stringify(m.after)} (MB; V8 heap limit ${m.heapLimitMb} MB); heap spaces after GC ${JSON.stringify(m.spacesAfterGc)}`,
+          );
           for (const [thread, t] of Object.entries(m.threads ?? {})) {
-            log(`memory ${role} ${thread}: JS heap before GC ${t.before.heapUsed} MB (total ${t.before.heapTotal}), after a full GC ${t.after.heapUsed} MB (total ${t.after.heapTotal}); heap limit ${t.heapLimitMb} MB`);
+            log(
+              `memory ${role} ${thread}: JS heap before GC ${t.before.heapUsed} MB (total ${t.before.heapTotal}), after a full GC ${t.after.heapUsed} MB (total ${t.after.heapTotal}); heap limit ${t.heapLimitMb} MB`,
+            );
             out.push(metric('processes', `${role} ${thread}: JS heap used after a full GC`, t.after.heapUsed, 'MB'));
           }
           out.push(
@@ -141,10 +183,20 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
 ];
 
 function table(metrics: BenchMetric[]): string {
-  const rows = metrics.map((m) => [m.bench, m.metric, `${m.value} ${m.unit}`, m.target ? `${m.target} ${m.unit}` : '', m.ok === undefined ? '' : m.ok ? 'ok' : 'MISSED']);
+  const rows = metrics.map((m) => [
+    m.bench,
+    m.metric,
+    `${m.value} ${m.unit}`,
+    m.target ? `${m.target} ${m.unit}` : '',
+    m.ok === undefined ? '' : m.ok ? 'ok' : 'MISSED',
+  ]);
   const head = ['bench', 'metric', 'value', 'target', ''];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -159,10 +211,16 @@ async function main() {
   // The cluster profile is reused while it runs (its own API and worker processes are not needed here).
   const cluster = onCluster ? (await ensureCluster({ detached: true, apps: false, log })).state : undefined;
   const { state } = await ensureStack({
-    profile: cluster ? 'cluster' : 'test', databaseUrl, s3Bucket: 'postal-mail-test', detached: true,
+    profile: cluster ? 'cluster' : 'test',
+    databaseUrl,
+    s3Bucket: 'postal-mail-test',
+    detached: true,
     // As for `npm test`: an external Temporal or object store instead of the local ones.
-    temporalAddress: cluster?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS, s3Endpoint: cluster?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
-    s3AccessKeyId: base.s3AccessKeyId, s3SecretAccessKey: base.s3SecretAccessKey, s3Region: base.s3Region,
+    temporalAddress: cluster?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
+    s3Endpoint: cluster?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
+    s3AccessKeyId: base.s3AccessKeyId,
+    s3SecretAccessKey: base.s3SecretAccessKey,
+    s3Region: base.s3Region,
   });
 
   const bundleDir = path.join(ROOT, '.data', 'test', 'bundles');
@@ -175,7 +233,9 @@ async function main() {
   });
   writeFileSync(bundlePath, bundle.code);
   stackPids = findStackPids(state);
-  log(`CPU accounting: Temporal dev server pid ${stackPids.temporal ?? 'unknown (left out)'}, object store pid ${stackPids.s3 ?? 'unknown (left out)'}, Postgres backends of ${databaseName}`);
+  log(
+    `CPU accounting: Temporal dev server pid ${stackPids.temporal ?? 'unknown (left out)'}, object store pid ${stackPids.s3 ?? 'unknown (left out)'}, Postgres backends of ${databaseName}`,
+  );
 
   // startTestApp reads its configuration from the environment.
   Object.assign(process.env, {
@@ -190,7 +250,9 @@ async function main() {
 
   const metrics: BenchMetric[] = [];
   let failed = false;
-  const only = process.env.BENCH_ONLY?.split(',').map((n) => n.trim()).filter(Boolean);
+  const only = process.env.BENCH_ONLY?.split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   try {
     for (const b of BENCHES) {
       if (only && !only.includes(b.name) && b.name !== 'processes') continue;
@@ -215,14 +277,24 @@ async function main() {
     benchDetails.windows = services.marks.windows;
     for (const [role, list] of Object.entries(summaries)) {
       for (const p of list.filter((x) => x.window.includes('c=16'))) {
-        log(`profile ${role} ${p.window}: ${p.busySamples} busy samples, GC ${p.gc} %, native (program) ${p.program} %; by owner: ${p.byOwner.slice(0, 15).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+        log(
+          `profile ${role} ${p.window}: ${p.busySamples} busy samples, GC ${p.gc} %, native (program) ${p.program} %; by owner: ${p.byOwner
+            .slice(0, 15)
+            .map(([k, v]) => `${k} ${v} %`)
+            .join(', ')}`,
+        );
       }
     }
     if (perf) {
       const perfSummaries = perf.summarise();
       benchDetails.perf = perfSummaries;
       for (const p of perfSummaries) {
-        log(`perf ${p.process} ${p.window}: ${p.samples} samples; ${(p.byGoPackage ?? p.byThreadAndLibrary).slice(0, 12).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+        log(
+          `perf ${p.process} ${p.window}: ${p.samples} samples; ${(p.byGoPackage ?? p.byThreadAndLibrary)
+            .slice(0, 12)
+            .map(([k, v]) => `${k} ${v} %`)
+            .join(', ')}`,
+        );
       }
     }
     log(`profiles in ${path.relative(ROOT, profileDir)}`);
@@ -232,13 +304,31 @@ async function main() {
   const resultsDir = path.join(ROOT, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({
-    at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_mb: Math.round(os.totalmem() / 1048576), node: process.version },
-    stack: { profile: cluster ? 'cluster' : 'test', temporal: state.temporal.address, object_store: state.s3.endpoint, api_processes: services?.apis.length, worker_processes: services?.workers.length },
-    metrics,
-    details: benchDetails,
-  }, null, 2) + '\n');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        machine: {
+          cpus: os.cpus().length,
+          cpu: os.cpus()[0]?.model,
+          memory_mb: Math.round(os.totalmem() / 1048576),
+          node: process.version,
+        },
+        stack: {
+          profile: cluster ? 'cluster' : 'test',
+          temporal: state.temporal.address,
+          object_store: state.s3.endpoint,
+          api_processes: services?.apis.length,
+          worker_processes: services?.workers.length,
+        },
+        metrics,
+        details: benchDetails,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   log(`results written to ${path.relative(ROOT, file)}`);
   process.exit(failed ? 1 : 0);
 }

@@ -15,7 +15,15 @@ import { loadConfig } from '../config';
 import { closeDeps, createDeps, Deps } from '../services/shared/deps';
 import { createMember, insertMemberKey } from '../services/accounts/accounts';
 import { freePort } from '../scripts/stack';
-import { ApiProcess, deleteSchedulesOf, ROOT, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../test/faults/children';
+import {
+  ApiProcess,
+  deleteSchedulesOf,
+  ROOT,
+  ServiceProcess,
+  stackEnv,
+  startApiProcess,
+  startWorkerProcess,
+} from '../test/faults/children';
 import type { BenchMetric } from './run';
 import { COUNTERS_PRELOAD, countingEnabled } from './counters';
 import { WindowMarks } from './profiles';
@@ -69,8 +77,18 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       let body: Record<string, any> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
-      const r = { at: Date.now(), eventId: req.headers['x-service-event-id'] as string | undefined ?? (req.headers['webhook-id'] as string | undefined), body };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        /* counted anyway */
+      }
+      const r = {
+        at: Date.now(),
+        eventId:
+          (req.headers['x-service-event-id'] as string | undefined) ??
+          (req.headers['webhook-id'] as string | undefined),
+        body,
+      };
       receiver.received.push(r);
       receiver.onRequest?.(r);
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -87,9 +105,17 @@ export async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-async function call(baseUrl: string, method: string, p: string, key: string, json?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  baseUrl: string,
+  method: string,
+  p: string,
+  key: string,
+  json?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${baseUrl}${p}`, {
-    method, headers: { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers },
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers },
     body: json ? JSON.stringify(json) : undefined,
   });
   const body = await res.json().catch(() => undefined);
@@ -106,11 +132,17 @@ async function call(baseUrl: string, method: string, p: string, key: string, jso
  * BENCH_CPU_PROF=1 profiles both (node --cpu-prof) into bench/results/profiles/<run>/<role>/;
  * BENCH_COUNT=1 preloads bench/counters-preload.cjs into both.
  */
-export async function startBenchServices(log: (m: string) => void, processes = 1, opts: { profileDir?: string } = {}): Promise<BenchServices> {
+export async function startBenchServices(
+  log: (m: string) => void,
+  processes = 1,
+  opts: { profileDir?: string } = {},
+): Promise<BenchServices> {
   const taskQueue = `bench-services-${randomBytes(3).toString('hex')}`;
   const countersDir = path.join(ROOT, '.data', 'test', `bench-counters-${taskQueue}`);
   const env = stackEnv({
-    NODE_ENV: 'benchmark', APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    NODE_ENV: 'benchmark',
+    APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     TEMPORAL_TASK_QUEUE: taskQueue,
     ...(countingEnabled() ? { BENCH_COUNTERS_DIR: countersDir } : {}),
   });
@@ -126,38 +158,84 @@ export async function startBenchServices(log: (m: string) => void, processes = 1
     return args;
   };
 
-  const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 16, name: 'bench' });
-  log(`starting ${processes} worker process(es) (each loads the run's workflow bundle, WORKFLOW_BUNDLE_PATH) and ${processes} API process(es) ...`);
+  const deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), {
+    poolSize: 16,
+    name: 'bench',
+  });
+  log(
+    `starting ${processes} worker process(es) (each loads the run's workflow bundle, WORKFLOW_BUNDLE_PATH) and ${processes} API process(es) ...`,
+  );
   const count = Array.from({ length: processes });
   const metricsPorts = await Promise.all(count.map(() => freePort()));
   const [workers, apis] = await Promise.all([
-    Promise.all(count.map((_, i) => startWorkerProcess(deps.temporal, {
-      env: { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` }, taskQueue, nodeArgs: nodeArgs(`worker${i || ''}`),
-    }))),
+    Promise.all(
+      count.map((_, i) =>
+        startWorkerProcess(deps.temporal, {
+          env: { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` },
+          taskQueue,
+          nodeArgs: nodeArgs(`worker${i || ''}`),
+        }),
+      ),
+    ),
     Promise.all(count.map((_, i) => startApiProcess({ env, nodeArgs: nodeArgs(`api${i || ''}`) }))),
   ]);
   const api = apis[0];
-  log(`APIs ${apis.map((a) => `pid ${a.proc.pid} at ${a.baseUrl}`).join(', ')}; workers pids ${workers.map((w) => w.pid).join(', ')} on ${taskQueue}`);
+  log(
+    `APIs ${apis.map((a) => `pid ${a.proc.pid} at ${a.baseUrl}`).join(', ')}; workers pids ${workers.map((w) => w.pid).join(', ')} on ${taskQueue}`,
+  );
 
   const member = await createMember(deps, {
-    email: `bench-${randomBytes(4).toString('hex')}@example.test`, fullName: 'Bench Member', creditsCents: 100_000_000,
-    rateLimitPerMinute: 10_000_000, returnAddress: { name: 'Bench Member', line1: '1 Return Way', city: 'Austin', state: 'TX', zip: '78701' },
+    email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+    fullName: 'Bench Member',
+    creditsCents: 100_000_000,
+    rateLimitPerMinute: 10_000_000,
+    returnAddress: { name: 'Bench Member', line1: '1 Return Way', city: 'Austin', state: 'TX', zip: '78701' },
   });
   await insertMemberKey(deps.db, member.member_id, { name: 'bench sandbox', environment: 'test' });
-  const agent = await call(api.baseUrl, 'POST', '/v1/agents', member.key, { name: `bench-${randomBytes(3).toString('hex')}` });
+  const agent = await call(api.baseUrl, 'POST', '/v1/agents', member.key, {
+    name: `bench-${randomBytes(3).toString('hex')}`,
+  });
   const scopes = ['mail.send', 'agent.read', 'webhook.manage', 'webhook.read', 'billing.read'];
   const live = await call(api.baseUrl, 'POST', `/v1/agents/${agent.id}/credentials`, member.key, { scopes });
-  const test = await call(api.baseUrl, 'POST', `/v1/agents/${agent.id}/credentials`, member.key, { scopes, environment: 'test' });
-  const quiet = await call(api.baseUrl, 'POST', '/v1/agents', member.key, { name: `bench-quiet-${randomBytes(3).toString('hex')}` });
-  const quietTest = await call(api.baseUrl, 'POST', `/v1/agents/${quiet.id}/credentials`, member.key, { scopes, environment: 'test' });
+  const test = await call(api.baseUrl, 'POST', `/v1/agents/${agent.id}/credentials`, member.key, {
+    scopes,
+    environment: 'test',
+  });
+  const quiet = await call(api.baseUrl, 'POST', '/v1/agents', member.key, {
+    name: `bench-quiet-${randomBytes(3).toString('hex')}`,
+  });
+  const quietTest = await call(api.baseUrl, 'POST', `/v1/agents/${quiet.id}/credentials`, member.key, {
+    scopes,
+    environment: 'test',
+  });
   const receiver = await startReceiver();
   // Every event of the agent (live and sandbox) goes to the receiver.
-  await call(api.baseUrl, 'PUT', '/v1/webhooks/settings', live.key, { webhook_url: receiver.url, enabled: true, event_types: ['*'] }, { 'x-service-md-version': '1' });
+  await call(
+    api.baseUrl,
+    'PUT',
+    '/v1/webhooks/settings',
+    live.key,
+    { webhook_url: receiver.url, enabled: true, event_types: ['*'] },
+    { 'x-service-md-version': '1' },
+  );
 
   return {
-    apis, workers, deps, taskQueue, receiver, env, nodeArgs, countersDir, marks: new WindowMarks(),
+    apis,
+    workers,
+    deps,
+    taskQueue,
+    receiver,
+    env,
+    nodeArgs,
+    countersDir,
+    marks: new WindowMarks(),
     workerMetricsUrls: metricsPorts.map((p) => `http://127.0.0.1:${p}/metrics`),
-    memberId: member.member_id, agentId: agent.id, memberKey: member.key, agentKey: live.key, agentTestKey: test.key, quietTestKey: quietTest.key,
+    memberId: member.member_id,
+    agentId: agent.id,
+    memberKey: member.key,
+    agentKey: live.key,
+    agentTestKey: test.key,
+    quietTestKey: quietTest.key,
     async stop() {
       await Promise.all([...apis.map((a) => a.proc.stop()), ...workers.map((w) => w.stop())]);
       await receiver.close();
@@ -177,7 +255,11 @@ export async function onePageLetter(): Promise<Buffer> {
 }
 
 export const RECIPIENT = {
-  recipient_name: 'Jane Doe', recipient_line1: '123 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701',
+  recipient_name: 'Jane Doe',
+  recipient_line1: '123 Main St',
+  recipient_city: 'Austin',
+  recipient_state: 'TX',
+  recipient_zip: '78701',
 };
 
 /** A multipart/form-data body with a fixed boundary (autocannon sends the same bytes every time). */
@@ -187,7 +269,11 @@ export function multipartLetter(pdf: Buffer, fields: Record<string, string>): { 
   for (const [name, value] of Object.entries(fields)) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="letter.pdf"\r\nContent-Type: application/pdf\r\n\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="letter.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+    ),
+  );
   parts.push(pdf, Buffer.from(`\r\n--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -200,6 +286,12 @@ export function percentile(sorted: number[], p: number): number {
 
 export const round1 = (n: number) => Math.round(n * 10) / 10;
 
-export function metric(bench: string, name: string, value: number, unit: string, target?: { text: string; ok: boolean }): BenchMetric {
+export function metric(
+  bench: string,
+  name: string,
+  value: number,
+  unit: string,
+  target?: { text: string; ok: boolean },
+): BenchMetric {
   return { bench, metric: name, value: round1(value), unit, ...(target ? { target: target.text, ok: target.ok } : {}) };
 }

@@ -21,7 +21,14 @@ export const commands: Record<string, Command> = {
   'member:create': {
     usage: 'member:create --email E --name N [--credits-cents C] [--business] [--rate-limit R] [--json]',
     description: 'Create a member with a live member key (sk_live_) and optional starting credits.',
-    options: { email: { type: 'string' }, name: { type: 'string' }, 'credits-cents': { type: 'string' }, business: { type: 'boolean' }, 'rate-limit': { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      'credits-cents': { type: 'string' },
+      business: { type: 'boolean' },
+      'rate-limit': { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
       const email = required(opts, 'email');
       try {
@@ -36,31 +43,51 @@ export const commands: Record<string, Command> = {
       } catch (err) {
         if (!isUniqueViolation(err, 'members_email_lower')) throw err;
         const [existing] = await deps.db.query(`SELECT id, email FROM members WHERE lower(email) = lower($1)`, [email]);
-        throw new Error(`a member with email ${existing?.email ?? email} already exists (id ${existing?.id ?? 'unknown'})`);
+        throw new Error(
+          `a member with email ${existing?.email ?? email} already exists (id ${existing?.id ?? 'unknown'})`,
+        );
       }
     },
   },
   'member:set': {
     usage: 'member:set --member ID [--business true|false] [--agent-auto-fill true|false] [--json]',
-    description: 'Change a member\'s Business status and the human\'s Agent Auto-Fill authorisation (both needed for Business mail runs).',
-    options: { member: { type: 'string' }, business: { type: 'string' }, 'agent-auto-fill': { type: 'string' }, json: { type: 'boolean' } },
+    description:
+      "Change a member's Business status and the human's Agent Auto-Fill authorisation (both needed for Business mail runs).",
+    options: {
+      member: { type: 'string' },
+      business: { type: 'string' },
+      'agent-auto-fill': { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
       const business = flag(opts, 'business');
       const agentAutoFill = flag(opts, 'agent-auto-fill');
-      if (business === undefined && agentAutoFill === undefined) throw new Error('pass --business and/or --agent-auto-fill');
+      if (business === undefined && agentAutoFill === undefined)
+        throw new Error('pass --business and/or --agent-auto-fill');
       return setMemberRunSettings(deps, required(opts, 'member'), { business, agentAutoFill });
     },
   },
   'credits:add': {
     usage: 'credits:add --member ID --cents C [--json]',
     description: 'Add credits to a member (a top-up entry in the ledger).',
-    options: { member: { type: 'string' }, cents: { type: 'string' }, reference: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      member: { type: 'string' },
+      cents: { type: 'string' },
+      reference: { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
       const memberId = required(opts, 'member');
       const amount = cents(opts, 'cents');
       if (amount <= 0) throw new Error('--cents must be positive');
-      const reference = typeof opts.reference === 'string' ? opts.reference : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
-      await topUp(deps.db, { memberId, amountCents: amount, entryKey: `topup:admin:${memberId}:${reference}`, description: 'Operator top-up' });
+      const reference =
+        typeof opts.reference === 'string' ? opts.reference : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      await topUp(deps.db, {
+        memberId,
+        amountCents: amount,
+        entryKey: `topup:admin:${memberId}:${reference}`,
+        description: 'Operator top-up',
+      });
       return { member_id: memberId, added_cents: amount, ...(await getBalance(deps, memberId)) };
     },
   },
@@ -74,7 +101,7 @@ export const commands: Record<string, Command> = {
   },
   approve: {
     usage: 'approve --mail ID [--json]',
-    description: 'Approve an outbound piece awaiting approval: debits it now and submits it (the owner\'s approval).',
+    description: "Approve an outbound piece awaiting approval: debits it now and submits it (the owner's approval).",
     options: { mail: { type: 'string' }, json: { type: 'boolean' } },
     async run(deps, opts) {
       return approveMail(deps, 'operator', required(opts, 'mail'));
@@ -101,15 +128,31 @@ export const commands: Record<string, Command> = {
   'support:answer': {
     usage: 'support:answer --case SUP-000042|CONVERSATION_ID --body TEXT [--resolve] [--json]',
     description: 'Answer a support ticket as the support team (status waiting_on_member, or resolved with --resolve).',
-    options: { case: { type: 'string' }, body: { type: 'string' }, resolve: { type: 'boolean' }, json: { type: 'boolean' } },
+    options: {
+      case: { type: 'string' },
+      body: { type: 'string' },
+      resolve: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
-      return { message: await answerSupportConversation(deps, required(opts, 'case'), { body: required(opts, 'body'), resolve: Boolean(opts.resolve) }) };
+      return {
+        message: await answerSupportConversation(deps, required(opts, 'case'), {
+          body: required(opts, 'body'),
+          resolve: Boolean(opts.resolve),
+        }),
+      };
     },
   },
   'mailbox:assign': {
     usage: 'mailbox:assign --member ID [--agent ID] [--facility ID] [--json]',
-    description: 'Give a member its private receiving mailbox (PMB-<n>) at a facility, or set the mailbox\'s default agent.',
-    options: { member: { type: 'string' }, agent: { type: 'string' }, facility: { type: 'string' }, json: { type: 'boolean' } },
+    description:
+      "Give a member its private receiving mailbox (PMB-<n>) at a facility, or set the mailbox's default agent.",
+    options: {
+      member: { type: 'string' },
+      agent: { type: 'string' },
+      facility: { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
       return assignMailbox(deps, {
         memberId: required(opts, 'member'),
@@ -133,8 +176,12 @@ export const commands: Record<string, Command> = {
 };
 
 function help(): string {
-  return ['Usage: npm run admin -- <command> [options]', '', 'Commands:',
-    ...Object.entries(commands).map(([, c]) => `  ${c.usage}\n      ${c.description}`)].join('\n');
+  return [
+    'Usage: npm run admin -- <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(commands).map(([, c]) => `  ${c.usage}\n      ${c.description}`),
+  ].join('\n');
 }
 
 async function main() {
@@ -152,7 +199,9 @@ async function main() {
   const deps = await createDeps({ ...config, logLevel: 'silent' }, { poolSize: 2, name: 'admin' });
   try {
     const result = await command.run(deps, values);
-    console.log(values.json ? JSON.stringify(result) : command.format ? command.format(result) : JSON.stringify(result, null, 2));
+    console.log(
+      values.json ? JSON.stringify(result) : command.format ? command.format(result) : JSON.stringify(result, null, 2),
+    );
   } finally {
     await closeDeps(deps);
   }

@@ -30,8 +30,16 @@ const TEMPORAL_UI_BIN = path.join(TOOLS_BIN, 'temporal-ui-server');
  * The UI server version is the one the Temporal CLI v1.5.1 embeds.
  */
 const CLUSTER_TOOLS = [
-  { module: `go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`, installedAs: 'server', bin: TEMPORAL_SERVER_BIN },
-  { module: `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`, installedAs: 'sql', bin: TEMPORAL_SQL_TOOL_BIN },
+  {
+    module: `go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`,
+    installedAs: 'server',
+    bin: TEMPORAL_SERVER_BIN,
+  },
+  {
+    module: `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`,
+    installedAs: 'sql',
+    bin: TEMPORAL_SQL_TOOL_BIN,
+  },
   { module: 'github.com/temporalio/ui-server/v2/cmd/server@v2.42.1', installedAs: 'server', bin: TEMPORAL_UI_BIN },
 ] as const;
 
@@ -112,11 +120,19 @@ function runsWith(pid: number | undefined, ...words: string[]): boolean {
 }
 
 function logTail(file: string | undefined): string {
-  return file && existsSync(file) ? `\n--- ${path.relative(ROOT, file)} (last lines) ---\n${readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')}` : '';
+  return file && existsSync(file)
+    ? `\n--- ${path.relative(ROOT, file)} (last lines) ---\n${readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')}`
+    : '';
 }
 
 /** Polls `check`; gives up at the deadline, or at once when `exited` names a process that died (its log file). */
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string, exited: () => string | undefined = () => undefined): Promise<void> {
+async function waitUntil(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  logFile?: string,
+  exited: () => string | undefined = () => undefined,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await check().catch(() => false)) return;
@@ -129,32 +145,44 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 
 /** Builds the server, its SQL tool and the UI server (plus the CLI and object store) when missing. */
 async function ensureClusterTools(log: (m: string) => void): Promise<void> {
-  const install = (tool: (typeof CLUSTER_TOOLS)[number]) => new Promise<void>((resolve, reject) => {
-    if (existsSync(tool.bin)) return resolve();
-    const gobin = path.join(ROOT, '.tools', 'gobin', path.basename(tool.bin));
-    mkdirSync(gobin, { recursive: true });
-    log(`building ${tool.module} into .tools/bin/${path.basename(tool.bin)} (first run only; takes minutes) ...`);
-    const child = spawn('go', ['install', tool.module], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' } });
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`go install ${tool.module} failed (${code})`));
-      renameSync(path.join(gobin, tool.installedAs), tool.bin);
-      rmSync(gobin, { recursive: true, force: true });
-      try { rmdirSync(path.dirname(gobin)); } catch { /* another build still uses it */ }
-      resolve();
+  const install = (tool: (typeof CLUSTER_TOOLS)[number]) =>
+    new Promise<void>((resolve, reject) => {
+      if (existsSync(tool.bin)) return resolve();
+      const gobin = path.join(ROOT, '.tools', 'gobin', path.basename(tool.bin));
+      mkdirSync(gobin, { recursive: true });
+      log(`building ${tool.module} into .tools/bin/${path.basename(tool.bin)} (first run only; takes minutes) ...`);
+      const child = spawn('go', ['install', tool.module], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
+      });
+      child.on('exit', (code) => {
+        if (code !== 0) return reject(new Error(`go install ${tool.module} failed (${code})`));
+        renameSync(path.join(gobin, tool.installedAs), tool.bin);
+        rmSync(gobin, { recursive: true, force: true });
+        try {
+          rmdirSync(path.dirname(gobin));
+        } catch {
+          /* another build still uses it */
+        }
+        resolve();
+      });
     });
-  });
   const [server, sqlTool, ui] = CLUSTER_TOOLS;
   // The SQL tool reuses most of the server's compiled packages: build it second.
   await Promise.all([
     install(server).then(() => install(sqlTool)),
-    install(ui).catch((err) => log(`the Web UI could not be built (${(err as Error).message}); the cluster runs without it`)),
+    install(ui).catch((err) =>
+      log(`the Web UI could not be built (${(err as Error).message}); the cluster runs without it`),
+    ),
     ensureTools({ temporal: true, s3: true }, log),
   ]);
 }
 
 /** Where Go keeps the server module's source: its SQL schema files live there. */
 async function temporalSchemaDir(): Promise<string> {
-  const { stdout } = await run('go', ['mod', 'download', '-json', `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`], { cwd: ROOT });
+  const { stdout } = await run('go', ['mod', 'download', '-json', `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`], {
+    cwd: ROOT,
+  });
   return path.join(JSON.parse(stdout).Dir as string, 'schema', 'postgresql', 'v12');
 }
 
@@ -181,9 +209,25 @@ function clusterDatabases() {
 async function setupTemporalDatabases(log: (m: string) => void): Promise<void> {
   const db = clusterDatabases();
   const schema = await temporalSchemaDir();
-  const sql = (database: string, ...args: string[]) => run(TEMPORAL_SQL_TOOL_BIN,
-    ['--plugin', 'postgres12', '--ep', db.host, '-p', db.port, '-u', db.user, ...(db.password ? ['--pw', db.password] : []), '--db', database, ...args]);
-  for (const [database, dir] of [[db.temporal, 'temporal'], [db.visibility, 'visibility']] as const) {
+  const sql = (database: string, ...args: string[]) =>
+    run(TEMPORAL_SQL_TOOL_BIN, [
+      '--plugin',
+      'postgres12',
+      '--ep',
+      db.host,
+      '-p',
+      db.port,
+      '-u',
+      db.user,
+      ...(db.password ? ['--pw', db.password] : []),
+      '--db',
+      database,
+      ...args,
+    ]);
+  for (const [database, dir] of [
+    [db.temporal, 'temporal'],
+    [db.visibility, 'visibility'],
+  ] as const) {
     await sql(database, 'create-database');
     await sql(database, 'setup-schema', '-v', '0.0');
     await sql(database, 'update-schema', '-d', path.join(schema, dir, 'versioned'));
@@ -222,7 +266,13 @@ function logFile(name: string): string {
   return path.join(DATA_DIR, `${name}.log`);
 }
 
-function startLogged(cmd: string, args: string[], env: NodeJS.ProcessEnv, name: string, detached: boolean): ChildProcess {
+function startLogged(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  name: string,
+  detached: boolean,
+): ChildProcess {
   const out = openSync(logFile(name), 'a');
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', out, out], detached });
   if (detached) child.unref();
@@ -230,9 +280,28 @@ function startLogged(cmd: string, args: string[], env: NodeJS.ProcessEnv, name: 
 }
 
 /** Starts one Temporal service process (its own ports, a Prometheus endpoint of its own). */
-function startTemporalService(name: TemporalServiceName, serviceEnv: Record<string, string>, detached: boolean): ChildProcess {
-  const env = { ...process.env, ...serviceEnv, TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${CLUSTER_PORTS.temporal[name].metrics}` };
-  const args = ['--root', ROOT, '--config', path.join('scripts', 'cluster', 'temporal'), '--env', 'cluster', '--allow-no-auth', 'start', '--service', name];
+function startTemporalService(
+  name: TemporalServiceName,
+  serviceEnv: Record<string, string>,
+  detached: boolean,
+): ChildProcess {
+  const env = {
+    ...process.env,
+    ...serviceEnv,
+    TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${CLUSTER_PORTS.temporal[name].metrics}`,
+  };
+  const args = [
+    '--root',
+    ROOT,
+    '--config',
+    path.join('scripts', 'cluster', 'temporal'),
+    '--env',
+    'cluster',
+    '--allow-no-auth',
+    'start',
+    '--service',
+    name,
+  ];
   return startLogged(TEMPORAL_SERVER_BIN, args, env, `temporal-${name}`, detached);
 }
 
@@ -254,10 +323,18 @@ export async function clusterServes(address: string, namespace = CLUSTER_NAMESPA
     const svc = connection.workflowService;
     const deadline = () => Date.now() + 3000;
     await connection.withDeadline(deadline(), () => svc.getSystemInfo({}));
-    const history = await connection.withDeadline(deadline(), () => svc.describeWorkflowExecution({ namespace, execution: { workflowId: 'cluster-health-probe' } }))
-      .then(() => true, (err: { code?: number }) => err.code === GRPC_NOT_FOUND);
+    const history = await connection
+      .withDeadline(deadline(), () =>
+        svc.describeWorkflowExecution({ namespace, execution: { workflowId: 'cluster-health-probe' } }),
+      )
+      .then(
+        () => true,
+        (err: { code?: number }) => err.code === GRPC_NOT_FOUND,
+      );
     if (!history) return false;
-    await connection.withDeadline(deadline(), () => svc.describeTaskQueue({ namespace, taskQueue: { name: 'cluster-health-probe' }, taskQueueType: 1 }));
+    await connection.withDeadline(deadline(), () =>
+      svc.describeTaskQueue({ namespace, taskQueue: { name: 'cluster-health-probe' }, taskQueueType: 1 }),
+    );
     return true;
   } catch {
     return false;
@@ -267,7 +344,10 @@ export async function clusterServes(address: string, namespace = CLUSTER_NAMESPA
 }
 
 function frontendAnswers(address: string): Promise<boolean> {
-  return run(TEMPORAL_BIN, ['operator', 'cluster', 'health', '--address', address], { timeout: 5000 }).then(() => true, () => false);
+  return run(TEMPORAL_BIN, ['operator', 'cluster', 'health', '--address', address], { timeout: 5000 }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Registers the namespace (if new) and exactly the search attributes the code declares. */
@@ -279,24 +359,42 @@ async function ensureNamespace(address: string, log: (m: string) => void): Promi
     await cli('operator', 'namespace', 'create', '--namespace', CLUSTER_NAMESPACE, '--retention', CLUSTER_RETENTION);
     log(`namespace ${CLUSTER_NAMESPACE} registered (retention ${CLUSTER_RETENTION})`);
   }
-  const listed = async () => Object.keys(JSON.parse((await cli('operator', 'search-attribute', 'list', '--namespace', CLUSTER_NAMESPACE, '-o', 'json')).stdout).customAttributes ?? {});
+  const listed = async () =>
+    Object.keys(
+      JSON.parse(
+        (await cli('operator', 'search-attribute', 'list', '--namespace', CLUSTER_NAMESPACE, '-o', 'json')).stdout,
+      ).customAttributes ?? {},
+    );
   // A new namespace reaches the frontend's namespace cache within seconds.
   await waitUntil(`namespace ${CLUSTER_NAMESPACE}`, () => listed().then(() => true), 60000);
   const wanted = SEARCH_ATTRIBUTE_REGISTRATIONS.map((r) => r.split('=') as [string, string]);
   const have = new Set(await listed());
   const missing = wanted.filter(([name]) => !have.has(name));
   if (missing.length) {
-    await cli('operator', 'search-attribute', 'create', '--namespace', CLUSTER_NAMESPACE, ...missing.flatMap(([name, type]) => ['--name', name, '--type', type]));
+    await cli(
+      'operator',
+      'search-attribute',
+      'create',
+      '--namespace',
+      CLUSTER_NAMESPACE,
+      ...missing.flatMap(([name, type]) => ['--name', name, '--type', type]),
+    );
     log(`search attributes registered: ${missing.map(([n]) => n).join(', ')}`);
   }
-  await waitUntil('the search attributes', async () => {
-    const now = new Set(await listed());
-    return wanted.every(([name]) => now.has(name));
-  }, 30000);
+  await waitUntil(
+    'the search attributes',
+    async () => {
+      const now = new Set(await listed());
+      return wanted.every(([name]) => now.has(name));
+    },
+    30000,
+  );
 }
 
 /** The environment of the profile's API, worker and SMTP processes. */
-function appEnv(state: Pick<ClusterState, 'frontendAddress' | 's3Endpoint' | 'databaseUrl' | 'taskQueue'>): NodeJS.ProcessEnv {
+function appEnv(
+  state: Pick<ClusterState, 'frontendAddress' | 's3Endpoint' | 'databaseUrl' | 'taskQueue'>,
+): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TEMPORAL_ADDRESS: state.frontendAddress,
@@ -316,7 +414,11 @@ function startApp(script: string, name: string, env: NodeJS.ProcessEnv, detached
 async function pollsTaskQueue(address: string, taskQueue: string, pid: number): Promise<boolean> {
   const connection = await Connection.connect({ address, connectTimeout: 2000 });
   try {
-    const res = await connection.workflowService.describeTaskQueue({ namespace: CLUSTER_NAMESPACE, taskQueue: { name: taskQueue }, taskQueueType: 1 });
+    const res = await connection.workflowService.describeTaskQueue({
+      namespace: CLUSTER_NAMESPACE,
+      taskQueue: { name: taskQueue },
+      taskQueueType: 1,
+    });
     return (res.pollers ?? []).some((p) => (p.identity ?? '').startsWith(`${pid}@`));
   } finally {
     await connection.close();
@@ -337,7 +439,10 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ state: Clus
     return { state: await bringUp(opts, started), started };
   } catch (err) {
     // A half-started profile is not left behind; the next run starts it again.
-    await stopPids(started.filter((c) => c.exitCode === null).map((c) => c.pid!), 20000);
+    await stopPids(
+      started.filter((c) => c.exitCode === null).map((c) => c.pid!),
+      20000,
+    );
     throw err;
   }
 }
@@ -350,11 +455,23 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
   const frontendAddress = `127.0.0.1:${CLUSTER_PORTS.temporal.frontend.grpc}`;
   const serviceEnv = temporalServiceEnv();
   const down = TEMPORAL_SERVICES.filter((name) => !(previous && temporalServiceRuns(previous, name)));
-  const services = Object.fromEntries(TEMPORAL_SERVICES.filter((name) => !down.includes(name)).map((name) => [name, previous!.services[name]])) as ClusterState['services'];
+  const services = Object.fromEntries(
+    TEMPORAL_SERVICES.filter((name) => !down.includes(name)).map((name) => [name, previous!.services[name]]),
+  ) as ClusterState['services'];
   // Recorded as each starts, so `npm run stack:stop` finds them even if a later step fails.
   const recorded: ClusterState = {
-    frontendAddress, namespace: CLUSTER_NAMESPACE, uiUrl: '', serviceEnv, services, s3Endpoint: '', databaseUrl: '', taskQueue: CLUSTER_TASK_QUEUE,
-    apis: previous?.apis ?? [], workers: previous?.workers ?? [], smtp: previous?.smtp, ui: previous?.ui,
+    frontendAddress,
+    namespace: CLUSTER_NAMESPACE,
+    uiUrl: '',
+    serviceEnv,
+    services,
+    s3Endpoint: '',
+    databaseUrl: '',
+    taskQueue: CLUSTER_TASK_QUEUE,
+    apis: previous?.apis ?? [],
+    workers: previous?.workers ?? [],
+    smtp: previous?.smtp,
+    ui: previous?.ui,
   };
   const serviceChildren = new Map<TemporalServiceName, ChildProcess>();
   const start = (name: TemporalServiceName) => {
@@ -374,18 +491,50 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
     // those that lose that race exit, so the first service starts alone until it serves.
     const [first, ...rest] = down;
     start(first);
-    await waitUntil(`Temporal ${first}`, () => portOpen(CLUSTER_PORTS.temporal[first].grpc), 120000, logFile(`temporal-${first}`), exited);
+    await waitUntil(
+      `Temporal ${first}`,
+      () => portOpen(CLUSTER_PORTS.temporal[first].grpc),
+      120000,
+      logFile(`temporal-${first}`),
+      exited,
+    );
     rest.forEach(start);
   }
-  log(down.length ? `started Temporal ${down.join(', ')}; reused ${TEMPORAL_SERVICES.filter((s) => !down.includes(s)).join(', ') || 'nothing'}` : 'reusing the Temporal cluster');
-  await waitUntil(`the Temporal frontend at ${frontendAddress}`, () => frontendAnswers(frontendAddress), 120000, logFile('temporal-frontend'), exited);
+  log(
+    down.length
+      ? `started Temporal ${down.join(', ')}; reused ${TEMPORAL_SERVICES.filter((s) => !down.includes(s)).join(', ') || 'nothing'}`
+      : 'reusing the Temporal cluster',
+  );
+  await waitUntil(
+    `the Temporal frontend at ${frontendAddress}`,
+    () => frontendAnswers(frontendAddress),
+    120000,
+    logFile('temporal-frontend'),
+    exited,
+  );
   await ensureNamespace(frontendAddress, log);
-  await waitUntil('the Temporal cluster (history and matching)', () => clusterServes(frontendAddress), 120000, logFile('temporal-history'), exited);
+  await waitUntil(
+    'the Temporal cluster (history and matching)',
+    () => clusterServes(frontendAddress),
+    120000,
+    logFile('temporal-history'),
+    exited,
+  );
 
   let ui = previous?.ui && runsWith(previous.ui.pid, TEMPORAL_UI_BIN) ? previous.ui : undefined;
   if (!ui && existsSync(TEMPORAL_UI_BIN)) {
-    const env = { ...process.env, TEMPORAL_UI_TEMPORAL_ADDRESS: frontendAddress, TEMPORAL_UI_PORT: String(CLUSTER_PORTS.ui) };
-    const child = startLogged(TEMPORAL_UI_BIN, ['--root', ROOT, '--config', path.join('scripts', 'cluster', 'ui'), '--env', 'cluster', 'start'], env, 'temporal-ui', opts.detached);
+    const env = {
+      ...process.env,
+      TEMPORAL_UI_TEMPORAL_ADDRESS: frontendAddress,
+      TEMPORAL_UI_PORT: String(CLUSTER_PORTS.ui),
+    };
+    const child = startLogged(
+      TEMPORAL_UI_BIN,
+      ['--root', ROOT, '--config', path.join('scripts', 'cluster', 'ui'), '--env', 'cluster', 'start'],
+      env,
+      'temporal-ui',
+      opts.detached,
+    );
     started.push(child);
     ui = { pid: child.pid! };
     writeClusterState({ ...recorded, ui });
@@ -396,17 +545,31 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
   const config = loadConfig();
   const db = clusterDatabases();
   const { state: stack, children } = await ensureStack({
-    profile: 'cluster', ports: { temporal: CLUSTER_PORTS.temporal.frontend.grpc, temporalUi: CLUSTER_PORTS.ui, s3: CLUSTER_PORTS.s3 },
-    databaseUrl: db.appUrl, temporalAddress: frontendAddress,
-    s3Bucket: config.s3Bucket, s3AccessKeyId: config.s3AccessKeyId, s3SecretAccessKey: config.s3SecretAccessKey, s3Region: config.s3Region,
-    detached: opts.detached, log,
+    profile: 'cluster',
+    ports: { temporal: CLUSTER_PORTS.temporal.frontend.grpc, temporalUi: CLUSTER_PORTS.ui, s3: CLUSTER_PORTS.s3 },
+    databaseUrl: db.appUrl,
+    temporalAddress: frontendAddress,
+    s3Bucket: config.s3Bucket,
+    s3AccessKeyId: config.s3AccessKeyId,
+    s3SecretAccessKey: config.s3SecretAccessKey,
+    s3Region: config.s3Region,
+    detached: opts.detached,
+    log,
   });
   started.push(...children);
 
   const state: ClusterState = {
-    frontendAddress, namespace: CLUSTER_NAMESPACE, uiUrl: ui ? `http://127.0.0.1:${CLUSTER_PORTS.ui}` : '',
-    serviceEnv, services, ui, s3Endpoint: stack.s3.endpoint, databaseUrl: db.appUrl, taskQueue: CLUSTER_TASK_QUEUE,
-    apis: [], workers: [],
+    frontendAddress,
+    namespace: CLUSTER_NAMESPACE,
+    uiUrl: ui ? `http://127.0.0.1:${CLUSTER_PORTS.ui}` : '',
+    serviceEnv,
+    services,
+    ui,
+    s3Endpoint: stack.s3.endpoint,
+    databaseUrl: db.appUrl,
+    taskQueue: CLUSTER_TASK_QUEUE,
+    apis: [],
+    workers: [],
   };
   writeClusterState({ ...state, apis: recorded.apis, workers: recorded.workers, smtp: recorded.smtp });
   if (opts.apps) {
@@ -417,26 +580,46 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
 }
 
 /** Two workers, two APIs and the SMTP intake; each reused while it runs. */
-async function ensureApps(state: ClusterState, previous: ClusterState | undefined, detached: boolean, started: ChildProcess[], log: (m: string) => void) {
+async function ensureApps(
+  state: ClusterState,
+  previous: ClusterState | undefined,
+  detached: boolean,
+  started: ChildProcess[],
+  log: (m: string) => void,
+) {
   const env = appEnv(state);
-  const workers = await Promise.all([0, 1].map(async (i) => {
-    const before = previous?.workers[i];
-    if (before && runsWith(before.pid, 'worker/main.ts')) return before;
-    const child = startApp('worker/main.ts', `worker-${i + 1}`, env, detached);
-    started.push(child);
-    // The first start bundles the workflows (tens of seconds on two busy cores).
-    await waitUntil(`worker ${i + 1}`, () => pollsTaskQueue(state.frontendAddress, state.taskQueue, child.pid!), 300000, logFile(`worker-${i + 1}`));
-    return { pid: child.pid! };
-  }));
-  const apis = await Promise.all(CLUSTER_PORTS.apis.map(async (port, i) => {
-    const siteUrl = `http://127.0.0.1:${port}`;
-    const before = previous?.apis[i];
-    if (before && runsWith(before.pid, 'api/server.ts') && (await readyz(siteUrl).catch(() => false))) return before;
-    const child = startApp('api/server.ts', `api-${i + 1}`, { ...env, PORT: String(port), SITE_URL: siteUrl }, detached);
-    started.push(child);
-    await waitUntil(`API ${i + 1} at ${siteUrl}`, () => readyz(siteUrl), 120000, logFile(`api-${i + 1}`));
-    return { pid: child.pid!, siteUrl };
-  }));
+  const workers = await Promise.all(
+    [0, 1].map(async (i) => {
+      const before = previous?.workers[i];
+      if (before && runsWith(before.pid, 'worker/main.ts')) return before;
+      const child = startApp('worker/main.ts', `worker-${i + 1}`, env, detached);
+      started.push(child);
+      // The first start bundles the workflows (tens of seconds on two busy cores).
+      await waitUntil(
+        `worker ${i + 1}`,
+        () => pollsTaskQueue(state.frontendAddress, state.taskQueue, child.pid!),
+        300000,
+        logFile(`worker-${i + 1}`),
+      );
+      return { pid: child.pid! };
+    }),
+  );
+  const apis = await Promise.all(
+    CLUSTER_PORTS.apis.map(async (port, i) => {
+      const siteUrl = `http://127.0.0.1:${port}`;
+      const before = previous?.apis[i];
+      if (before && runsWith(before.pid, 'api/server.ts') && (await readyz(siteUrl).catch(() => false))) return before;
+      const child = startApp(
+        'api/server.ts',
+        `api-${i + 1}`,
+        { ...env, PORT: String(port), SITE_URL: siteUrl },
+        detached,
+      );
+      started.push(child);
+      await waitUntil(`API ${i + 1} at ${siteUrl}`, () => readyz(siteUrl), 120000, logFile(`api-${i + 1}`));
+      return { pid: child.pid!, siteUrl };
+    }),
+  );
   let smtp = previous?.smtp && runsWith(previous.smtp.pid, 'api/smtp/main.ts') ? previous.smtp : undefined;
   if (!smtp) {
     const child = startApp('api/smtp/main.ts', 'smtp', env, detached);
@@ -444,20 +627,27 @@ async function ensureApps(state: ClusterState, previous: ClusterState | undefine
     await waitUntil('the SMTP intake', () => portOpen(CLUSTER_PORTS.smtp), 60000, logFile('smtp'));
     smtp = { pid: child.pid!, port: CLUSTER_PORTS.smtp };
   }
-  log(`APIs ${apis.map((a) => a.siteUrl).join(', ')}, workers pids ${workers.map((w) => w.pid).join(', ')} on ${state.taskQueue}`);
+  log(
+    `APIs ${apis.map((a) => a.siteUrl).join(', ')}, workers pids ${workers.map((w) => w.pid).join(', ')} on ${state.taskQueue}`,
+  );
   return { apis, workers, smtp };
 }
 
 /** SIGKILL, as a crash would; resolves once the process is gone. */
 async function killProcess(pid: number): Promise<void> {
-  try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
   await waitUntil(`pid ${pid} to exit`, async () => argvOf(pid) === null, 30000);
 }
 
 /** Kills one Temporal service with SIGKILL (a crash). */
 export async function killTemporalService(name: TemporalServiceName): Promise<void> {
   const state = readClusterState();
-  if (!state || !temporalServiceRuns(state, name)) throw new Error(`Temporal ${name} of the cluster profile is not running`);
+  if (!state || !temporalServiceRuns(state, name))
+    throw new Error(`Temporal ${name} of the cluster profile is not running`);
   await killProcess(state.services[name].pid);
 }
 
@@ -465,7 +655,8 @@ export async function killTemporalService(name: TemporalServiceName): Promise<vo
 export async function restartTemporalService(name: TemporalServiceName): Promise<void> {
   const state = readClusterState();
   if (!state) throw new Error('the cluster profile is not running');
-  if (temporalServiceRuns(state, name)) throw new Error(`Temporal ${name} still runs (pid ${state.services[name].pid})`);
+  if (temporalServiceRuns(state, name))
+    throw new Error(`Temporal ${name} still runs (pid ${state.services[name].pid})`);
   const child = startTemporalService(name, state.serviceEnv, true);
   state.services[name] = { pid: child.pid!, grpcPort: CLUSTER_PORTS.temporal[name].grpc };
   writeClusterState(state);
@@ -475,12 +666,21 @@ export async function restartTemporalService(name: TemporalServiceName): Promise
 export async function stopPids(pids: number[], graceMs: number): Promise<void> {
   const alive = pids.filter((pid) => argvOf(pid) !== null);
   for (const pid of alive) {
-    try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   }
   const end = Date.now() + graceMs;
   while (Date.now() < end && alive.some((pid) => argvOf(pid) !== null)) await sleep(200);
   for (const pid of alive) {
-    if (argvOf(pid) !== null) try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    if (argvOf(pid) !== null)
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
   }
 }
 

@@ -64,17 +64,115 @@ function samplePng(): Buffer {
 /** A 1x1 mid-grey baseline JPEG, written marker by marker. */
 function sampleJpeg(): Buffer {
   return Buffer.from([
-    0xff, 0xd8, // SOI
-    0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, // APP0 "JFIF" 1.1
-    0xff, 0xdb, 0x00, 0x43, 0x00, ...new Array(64).fill(0x01), // DQT: table 0, every quantiser 1
-    0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x11, 0x00, // SOF0: 8-bit, 1x1, one component
+    0xff,
+    0xd8, // SOI
+    0xff,
+    0xe0,
+    0x00,
+    0x10,
+    0x4a,
+    0x46,
+    0x49,
+    0x46,
+    0x00,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x01,
+    0x00,
+    0x00, // APP0 "JFIF" 1.1
+    0xff,
+    0xdb,
+    0x00,
+    0x43,
+    0x00,
+    ...new Array(64).fill(0x01), // DQT: table 0, every quantiser 1
+    0xff,
+    0xc0,
+    0x00,
+    0x0b,
+    0x08,
+    0x00,
+    0x01,
+    0x00,
+    0x01,
+    0x01,
+    0x01,
+    0x11,
+    0x00, // SOF0: 8-bit, 1x1, one component
     // DHT: DC table 0, the standard luminance code lengths and symbols 0-11 (category 0 = code 00).
-    0xff, 0xc4, 0x00, 0x1f, 0x00, 0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    0xff,
+    0xc4,
+    0x00,
+    0x1f,
+    0x00,
+    0,
+    1,
+    5,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
     // DHT: AC table 0 with one symbol, end-of-block (0x00), code 0.
-    0xff, 0xc4, 0x00, 0x14, 0x10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00,
-    0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00, // SOS: one component, tables 0/0, spectral 0-63
+    0xff,
+    0xc4,
+    0x00,
+    0x14,
+    0x10,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0x00,
+    0xff,
+    0xda,
+    0x00,
+    0x08,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
+    0x3f,
+    0x00, // SOS: one component, tables 0/0, spectral 0-63
     0x1f, // scan: DC diff 0 (00), EOB (0), padded with ones: 000 11111
-    0xff, 0xd9, // EOI
+    0xff,
+    0xd9, // EOI
   ]);
 }
 
@@ -89,19 +187,22 @@ const ROOT_RELS =
 const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
 const para = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 const BODY_SECTION = '<w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr>';
-const documentXml = (body: string) => `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document ${W}><w:body>${body}${BODY_SECTION}</w:body></w:document>`;
+const documentXml = (body: string) =>
+  `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document ${W}><w:body>${body}${BODY_SECTION}</w:body></w:document>`;
 const appXml = (pages: number) =>
   '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">' +
   `<Application>Microsoft Office Word</Application><Pages>${pages}</Pages></Properties>`;
 
 async function docx(parts: Record<string, string>): Promise<Buffer> {
   const zip = new JSZip();
-  for (const [name, content] of Object.entries(parts)) zip.file(name, content, { date: FIXED_DATE, createFolders: false });
+  for (const [name, content] of Object.entries(parts))
+    zip.file(name, content, { date: FIXED_DATE, createFolders: false });
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 9 } });
 }
 
 async function main() {
-  const letterText = 'Dear Ms. Rivera, thank you for your letter of June 3. We have reviewed the enclosed documents and confirm the details below. ';
+  const letterText =
+    'Dear Ms. Rivera, thank you for your letter of June 3. We have reviewed the enclosed documents and confirm the details below. ';
   const files: Record<string, Buffer> = {
     'one-page.pdf': await samplePdf(1),
     'three-page.pdf': await samplePdf(3),
@@ -120,11 +221,14 @@ async function main() {
       '[Content_Types].xml': CONTENT_TYPES,
       '_rels/.rels': ROOT_RELS,
       'word/document.xml': documentXml(
-        para('Page one') + para(letterText) +
+        para('Page one') +
+          para(letterText) +
           '<w:p><w:r><w:br w:type="page"/></w:r></w:p>' +
-          para('Page two') + para(letterText) +
+          para('Page two') +
+          para(letterText) +
           '<w:p><w:pPr><w:sectPr><w:type w:val="nextPage"/></w:sectPr></w:pPr></w:p>' +
-          para('Page three') + para(letterText),
+          para('Page three') +
+          para(letterText),
       ),
     }),
     // document.xml inflates to 60 MB from about 60 KB.
@@ -134,7 +238,10 @@ async function main() {
       'word/document.xml': documentXml(para('A'.repeat(60 * 1024 * 1024))),
     }),
     'letter.txt': Buffer.from(`Dear Ms. Rivera,\n\n${letterText}\n\nSincerely,\nThe Service\n`, 'utf8'),
-    'recipients.csv': Buffer.from('name,address,city,state,zip\nAda Lovelace,1 Main St,Austin,TX,78701\nAlan Turing,2 Elm St,Chicago,IL,60601\n', 'utf8'),
+    'recipients.csv': Buffer.from(
+      'name,address,city,state,zip\nAda Lovelace,1 Main St,Austin,TX,78701\nAlan Turing,2 Elm St,Chicago,IL,60601\n',
+      'utf8',
+    ),
   };
 
   mkdirSync(OUT, { recursive: true });

@@ -12,19 +12,27 @@ import { ROOT } from './stack';
 
 async function main() {
   const { state, started } = await ensureCluster({ detached: false, apps: true });
-  const appPids = new Set([...state.apis.map((a) => a.pid), ...state.workers.map((w) => w.pid), ...(state.smtp ? [state.smtp.pid] : [])]);
+  const appPids = new Set([
+    ...state.apis.map((a) => a.pid),
+    ...state.workers.map((w) => w.pid),
+    ...(state.smtp ? [state.smtp.pid] : []),
+  ]);
 
   let stopping = false;
   for (const child of started) {
     child.on('exit', (code, signal) => {
-      if (!stopping) console.error(`[cluster] pid ${child.pid} (${path.basename(child.spawnfile)} ${child.spawnargs.slice(-1)[0]}) exited (${code ?? signal}); the others keep running`);
+      if (!stopping)
+        console.error(
+          `[cluster] pid ${child.pid} (${path.basename(child.spawnfile)} ${child.spawnargs.slice(-1)[0]}) exited (${code ?? signal}); the others keep running`,
+        );
     });
   }
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     console.log('[cluster] stopping (applications drain first) ...');
-    const pids = (children: ChildProcess[]) => children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => c.pid!);
+    const pids = (children: ChildProcess[]) =>
+      children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => c.pid!);
     await stopPids(pids(started.filter((c) => appPids.has(c.pid!))), 40000);
     await stopPids(pids(started.filter((c) => !appPids.has(c.pid!))), 20000);
     process.exit(0);
@@ -40,7 +48,11 @@ async function main() {
     Readiness      ${state.apis.map((a) => `${a.siteUrl}/readyz`).join('  ')}
     Workers        pids ${state.workers.map((w) => w.pid).join(', ')} on task queue ${state.taskQueue}
     SMTP intake    smtp://127.0.0.1:${state.smtp?.port} (aliases @${config.inboundEmailDomain})
-    Temporal       ${state.frontendAddress} (namespace ${state.namespace}; frontend, history, matching and worker services, pids ${Object.values(state.services).map((s) => s.pid).join(', ')})
+    Temporal       ${state.frontendAddress} (namespace ${state.namespace}; frontend, history, matching and worker services, pids ${Object.values(
+      state.services,
+    )
+      .map((s) => s.pid)
+      .join(', ')})
     Temporal UI    ${state.uiUrl || '(not built: see the log above)'}
     Object store   ${state.s3Endpoint} (bucket ${config.s3Bucket})
     Postgres       ${state.databaseUrl} (Temporal: temporal_cluster, temporal_cluster_visibility)

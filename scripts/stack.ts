@@ -91,15 +91,26 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host });
     socket.setTimeout(500);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(false));
   });
 }
 
 export function pidAlive(pid: number | undefined): boolean {
   if (!pid) return false;
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The process is alive and was started on this file (on Linux; elsewhere, alive is enough). */
@@ -132,7 +143,10 @@ async function temporalHealthy(address: string): Promise<boolean> {
   const [host, port] = address.split(':');
   if (!(await portOpen(Number(port), host))) return false;
   try {
-    execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address], { stdio: 'pipe', timeout: 5000 });
+    execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address], {
+      stdio: 'pipe',
+      timeout: 5000,
+    });
     return true;
   } catch {
     return false;
@@ -144,12 +158,29 @@ async function temporalHealthy(address: string): Promise<boolean> {
  * that sets it would fail its task: register what is missing (as scripts/cluster.ts does).
  */
 function registerMissingSearchAttributes(address: string, log: (m: string) => void): void {
-  const listed = JSON.parse(execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address, '-o', 'json'],
-    { stdio: 'pipe', timeout: 10000 }).toString()).customAttributes ?? {};
-  const missing = SEARCH_ATTRIBUTE_REGISTRATIONS.map((r) => r.split('=') as [string, string]).filter(([name]) => !(name in listed));
+  const listed =
+    JSON.parse(
+      execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'list', '--address', address, '-o', 'json'], {
+        stdio: 'pipe',
+        timeout: 10000,
+      }).toString(),
+    ).customAttributes ?? {};
+  const missing = SEARCH_ATTRIBUTE_REGISTRATIONS.map((r) => r.split('=') as [string, string]).filter(
+    ([name]) => !(name in listed),
+  );
   if (!missing.length) return;
-  execFileSync(TEMPORAL_BIN, ['operator', 'search-attribute', 'create', '--address', address, ...missing.flatMap(([name, type]) => ['--name', name, '--type', type])],
-    { stdio: 'pipe', timeout: 30000 });
+  execFileSync(
+    TEMPORAL_BIN,
+    [
+      'operator',
+      'search-attribute',
+      'create',
+      '--address',
+      address,
+      ...missing.flatMap(([name, type]) => ['--name', name, '--type', type]),
+    ],
+    { stdio: 'pipe', timeout: 30000 },
+  );
   log(`search attributes registered: ${missing.map(([n]) => n).join(', ')}`);
 }
 
@@ -243,15 +274,29 @@ const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext', 'chromium'];
 /** Installs the OCR and PDF tools and Chromium with apt-get when any is missing (root only). */
 export function ensureSystemPackages(log: (m: string) => void): void {
   const missing = SYSTEM_COMMANDS.filter((cmd) => {
-    try { execFileSync('which', [cmd], { stdio: 'pipe' }); return false; } catch { return true; }
+    try {
+      execFileSync('which', [cmd], { stdio: 'pipe' });
+      return false;
+    } catch {
+      return true;
+    }
   });
   if (!missing.length) return;
   if (process.getuid?.() !== 0) {
-    log(`missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them, the page tests need Chromium`);
+    log(
+      `missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them, the page tests need Chromium`,
+    );
     return;
   }
   log(`installing ${SYSTEM_PACKAGES.join(' ')} (missing ${missing.join(', ')}) ...`);
-  execFileSync('bash', ['-c', `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}`], { stdio: 'inherit' });
+  execFileSync(
+    'bash',
+    [
+      '-c',
+      `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}`,
+    ],
+    { stdio: 'inherit' },
+  );
 }
 
 /** Starts (or reuses) Temporal and the object store, creates bucket and database, migrates. */
@@ -270,14 +315,24 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   let temporal: StackState['temporal'];
   if (opts.temporalAddress) {
     temporal = { address: opts.temporalAddress, uiUrl: '', external: true };
-  } else if (previous.temporal && !previous.temporal.external && runsOn(previous.temporal.pid, path.join(dataDir, 'temporal.sqlite'))) {
+  } else if (
+    previous.temporal &&
+    !previous.temporal.external &&
+    runsOn(previous.temporal.pid, path.join(dataDir, 'temporal.sqlite'))
+  ) {
     // Still running: a busy server can be slow to answer, but a second server on the same
     // SQLite file would fight it for the database, so wait for this one instead.
     temporal = previous.temporal;
     try {
-      await waitFor(`Temporal at ${temporal.address} (pid ${temporal.pid})`, () => temporalHealthy(temporal.address), 120000);
+      await waitFor(
+        `Temporal at ${temporal.address} (pid ${temporal.pid})`,
+        () => temporalHealthy(temporal.address),
+        120000,
+      );
     } catch (err) {
-      throw new Error(`${(err as Error).message}; it still runs on ${path.join(dataDir, 'temporal.sqlite')}: stop it (npm run stack:stop) and retry`);
+      throw new Error(
+        `${(err as Error).message}; it still runs on ${path.join(dataDir, 'temporal.sqlite')}: stop it (npm run stack:stop) and retry`,
+      );
     }
     log(`reusing Temporal at ${temporal.address}`);
     registerMissingSearchAttributes(temporal.address, log);
@@ -290,8 +345,21 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
       log(`Temporal already answers at ${address}; using it`);
       registerMissingSearchAttributes(address, log);
     } else {
-      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
-        '--db-filename', path.join(dataDir, 'temporal.sqlite'), '--log-level', 'warn', ...TEMPORAL_SQLITE_PRAGMAS];
+      const args = [
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--db-filename',
+        path.join(dataDir, 'temporal.sqlite'),
+        '--log-level',
+        'warn',
+        ...TEMPORAL_SQLITE_PRAGMAS,
+      ];
       for (const sa of SEARCH_ATTRIBUTE_REGISTRATIONS) args.push('--search-attribute', sa);
       const child = startProcess(TEMPORAL_BIN, args, path.join(dataDir, 'temporal.log'), opts.detached);
       children.push(child);
@@ -305,7 +373,12 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   let s3: StackState['s3'];
   if (opts.s3Endpoint) {
     s3 = { endpoint: opts.s3Endpoint, external: true };
-  } else if (previous.s3 && !previous.s3.external && pidAlive(previous.s3.pid) && (await portOpen(Number(new URL(previous.s3.endpoint).port)))) {
+  } else if (
+    previous.s3 &&
+    !previous.s3.external &&
+    pidAlive(previous.s3.pid) &&
+    (await portOpen(Number(new URL(previous.s3.endpoint).port)))
+  ) {
     s3 = previous.s3;
     log(`reusing object store at ${s3.endpoint}`);
   } else {
@@ -317,16 +390,40 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
     } else {
       const storeDir = path.join(dataDir, 's3');
       mkdirSync(storeDir, { recursive: true });
-      const child = startProcess(OBJECT_STORE_BIN,
-        ['--port', `127.0.0.1:${port}`, '--access', opts.s3AccessKeyId, '--secret', opts.s3SecretAccessKey, '--region', opts.s3Region, '--quiet', '--keep-alive', 'posix', storeDir],
-        path.join(dataDir, 'object-store.log'), opts.detached);
+      const child = startProcess(
+        OBJECT_STORE_BIN,
+        [
+          '--port',
+          `127.0.0.1:${port}`,
+          '--access',
+          opts.s3AccessKeyId,
+          '--secret',
+          opts.s3SecretAccessKey,
+          '--region',
+          opts.s3Region,
+          '--quiet',
+          '--keep-alive',
+          'posix',
+          storeDir,
+        ],
+        path.join(dataDir, 'object-store.log'),
+        opts.detached,
+      );
       children.push(child);
       s3 = { endpoint, pid: child.pid, external: false };
       log(`starting object store (versitygw) at ${endpoint} ...`);
       await waitFor('object store', () => portOpen(port), 30000);
     }
   }
-  await ensureBucket(s3Client({ endpoint: s3.endpoint, region: opts.s3Region, accessKeyId: opts.s3AccessKeyId, secretAccessKey: opts.s3SecretAccessKey }), opts.s3Bucket);
+  await ensureBucket(
+    s3Client({
+      endpoint: s3.endpoint,
+      region: opts.s3Region,
+      accessKeyId: opts.s3AccessKeyId,
+      secretAccessKey: opts.s3SecretAccessKey,
+    }),
+    opts.s3Bucket,
+  );
 
   // Postgres
   await ensureDatabase(opts.databaseUrl);
@@ -337,8 +434,12 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   // A run against an external service (TEST_TEMPORAL_ADDRESS, ...) keeps the record of this
   // profile's own server: forgetting it would make the next run start a second server on
   // the same data while the first still runs.
-  const keep = <T extends { external: boolean }>(used: T, before: T | undefined) => (used.external && before && !before.external ? before : used);
-  writeFileSync(stateFile, JSON.stringify({ ...state, temporal: keep(temporal, previous.temporal), s3: keep(s3, previous.s3) }, null, 2));
+  const keep = <T extends { external: boolean }>(used: T, before: T | undefined) =>
+    used.external && before && !before.external ? before : used;
+  writeFileSync(
+    stateFile,
+    JSON.stringify({ ...state, temporal: keep(temporal, previous.temporal), s3: keep(s3, previous.s3) }, null, 2),
+  );
   return { state, children };
 }
 
@@ -352,7 +453,11 @@ export function stopStack(profile: StackProfile): void {
   if (!state) return;
   for (const svc of [state.temporal, state.s3]) {
     if (!svc.external && svc.pid && pidAlive(svc.pid)) {
-      try { process.kill(svc.pid, 'SIGTERM'); } catch { /* already gone */ }
+      try {
+        process.kill(svc.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
     }
   }
 }

@@ -18,7 +18,14 @@ import { ensureCluster, stopCluster } from './cluster';
  * restarts a dev server of its own, which says nothing about the cluster;
  * cluster.test.ts is its counterpart there.
  */
-const CLUSTER_SUITES = ['test/integration', 'test/e2e', 'test/faults', '--testPathIgnorePatterns', 'temporal-restart', 'faults/cluster'];
+const CLUSTER_SUITES = [
+  'test/integration',
+  'test/e2e',
+  'test/faults',
+  '--testPathIgnorePatterns',
+  'temporal-restart',
+  'faults/cluster',
+];
 const CLUSTER_FAULTS = ['test/faults/cluster.test.ts', '--runInBand'];
 
 async function main() {
@@ -32,6 +39,12 @@ async function main() {
     if (tsc.status !== 0) process.exit(tsc.status ?? 1);
   }
   if (process.env.SKIP_LINT !== '1') {
+    console.log('[test] checking formatting (prettier --check, .prettierrc.json) ...');
+    const format = spawnSync(bin('prettier'), ['--check', '--log-level', 'warn', ROOT], {
+      stdio: 'inherit',
+      cwd: ROOT,
+    });
+    if (format.status !== 0) process.exit(format.status ?? 1);
     console.log('[test] linting (eslint.config.mjs) ...');
     const lint = spawnSync(bin('eslint'), ['--max-warnings', '0', ROOT], { stdio: 'inherit', cwd: ROOT });
     if (lint.status !== 0) process.exit(lint.status ?? 1);
@@ -63,7 +76,10 @@ async function main() {
   const bundlePath = path.join(bundleDir, `workflows-${runId}.js`);
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const { writeFileSync } = await import('node:fs');
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'workflows', 'index.ts'), logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
+  });
   writeFileSync(bundlePath, bundle.code);
 
   const env = {
@@ -78,9 +94,20 @@ async function main() {
     WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   };
-  console.log(`[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, database ${dbUrl.pathname.slice(1)}`);
-  const jest = (args: string[], extraEnv: Record<string, string> = {}) => spawnSync(process.execPath,
-    [path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', path.join(ROOT, 'jest.config.js'), ...args], { stdio: 'inherit', env: { ...env, ...extraEnv } }).status ?? 1;
+  console.log(
+    `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, database ${dbUrl.pathname.slice(1)}`,
+  );
+  const jest = (args: string[], extraEnv: Record<string, string> = {}) =>
+    spawnSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
+        '--config',
+        path.join(ROOT, 'jest.config.js'),
+        ...args,
+      ],
+      { stdio: 'inherit', env: { ...env, ...extraEnv } },
+    ).status ?? 1;
 
   let status: number;
   if (!cluster) status = jest(jestArgs);
@@ -90,7 +117,8 @@ async function main() {
     console.log('[test] the cluster fault tests (alone: they kill Temporal services) ...');
     const faults = jest(CLUSTER_FAULTS, { TEST_CLUSTER: '1' });
     const figures = path.join(ROOT, '.data', 'cluster', 'fault-figures.json');
-    if (existsSync(figures)) console.log(`[test] cluster fault figures (${path.relative(ROOT, figures)}):\n${readFileSync(figures, 'utf8')}`);
+    if (existsSync(figures))
+      console.log(`[test] cluster fault figures (${path.relative(ROOT, figures)}):\n${readFileSync(figures, 'utf8')}`);
     status = suites || faults;
   }
 

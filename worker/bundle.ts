@@ -27,14 +27,19 @@ export async function bundleInChildProcess(workflowsPath: string): Promise<Workf
   const release = () => rmSync(dir, { recursive: true, force: true });
   try {
     const tsx = pathToFileURL(require.resolve('tsx')).href;
-    const child = spawn(process.execPath, ['--import', tsx, BUNDLER_SCRIPT, codePath, workflowsPath], { stdio: ['ignore', 'inherit', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', tsx, BUNDLER_SCRIPT, codePath, workflowsPath], {
+      stdio: ['ignore', 'inherit', 'pipe'],
+    });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8192); });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-8192);
+    });
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
       child.once('error', reject);
       child.once('close', (c, s) => resolve([c, s]));
     });
-    if (code !== 0) throw new Error(`bundling the workflows (${BUNDLER_SCRIPT}) failed: exit ${code ?? signal}\n${stderr.trim()}`);
+    if (code !== 0)
+      throw new Error(`bundling the workflows (${BUNDLER_SCRIPT}) failed: exit ${code ?? signal}\n${stderr.trim()}`);
     // The bundler's warnings, if any, belong in this process's log.
     if (stderr) process.stderr.write(stderr);
   } catch (err) {
@@ -45,7 +50,10 @@ export async function bundleInChildProcess(workflowsPath: string): Promise<Workf
 }
 
 /** The given bundle as it is (never deleted), or one built now in a child process. */
-export async function workflowBundle(opts: { prebuiltPath: string | null; workflowsPath: string }): Promise<WorkflowBundleFile> {
+export async function workflowBundle(opts: {
+  prebuiltPath: string | null;
+  workflowsPath: string;
+}): Promise<WorkflowBundleFile> {
   if (opts.prebuiltPath) return { codePath: opts.prebuiltPath, release: () => undefined };
   return bundleInChildProcess(opts.workflowsPath);
 }

@@ -27,10 +27,17 @@ export const activityFailureMetrics: ActivityInterceptorsFactory = (ctx: Context
       try {
         return await next(input);
       } catch (err) {
-        failures ??= Runtime.instance().metricMeter.createCounter(ACTIVITY_FAILURES_METRIC, 'failures', 'Activity attempts that failed, by activity type and failure type.');
+        failures ??= Runtime.instance().metricMeter.createCounter(
+          ACTIVITY_FAILURES_METRIC,
+          'failures',
+          'Activity attempts that failed, by activity type and failure type.',
+        );
         failures.add(1, {
-          activity_type: ctx.info.activityType, task_queue: ctx.info.taskQueue, workflow_type: ctx.info.workflowType ?? '',
-          failure_type: failureType(err), non_retryable: String(err instanceof ApplicationFailure && err.nonRetryable),
+          activity_type: ctx.info.activityType,
+          task_queue: ctx.info.taskQueue,
+          workflow_type: ctx.info.workflowType ?? '',
+          failure_type: failureType(err),
+          non_retryable: String(err instanceof ApplicationFailure && err.nonRetryable),
         });
         throw err;
       }

@@ -21,11 +21,26 @@ let runtimeInstalled = false;
 function installRuntime(level: string, metricsAddress: string | null): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'ERROR' };
+  const map: Record<string, LogLevel> = {
+    trace: 'TRACE',
+    debug: 'DEBUG',
+    info: 'INFO',
+    warn: 'WARN',
+    error: 'ERROR',
+    silent: 'ERROR',
+  };
   try {
     Runtime.install({
       logger: new DefaultLogger(map[level] ?? 'WARN'),
-      ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } } : {}),
+      ...(metricsAddress
+        ? {
+            telemetryOptions: {
+              metrics: {
+                prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true },
+              },
+            },
+          }
+        : {}),
     });
   } catch (err) {
     // Already installed by an earlier worker in this process; anything else (say, the metrics port is taken) stops the start.
@@ -58,7 +73,15 @@ export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
  * as it is; it must hold the project's workflows, so with another `workflowsPath` (the
  * bench's no-op worker) the bundle is built from that module instead.
  */
-export async function createWorker(deps: Deps, opts: { workflowBundlePath?: string; workflowsPath?: string; taskQueue?: string; extra?: Partial<WorkerOptions> } = {}) {
+export async function createWorker(
+  deps: Deps,
+  opts: {
+    workflowBundlePath?: string;
+    workflowsPath?: string;
+    taskQueue?: string;
+    extra?: Partial<WorkerOptions>;
+  } = {},
+) {
   installRuntime(deps.config.logLevel === 'info' ? 'warn' : deps.config.logLevel, deps.config.worker.metricsAddress);
   const bundle = await workflowBundle({
     prebuiltPath: opts.workflowBundlePath ?? (opts.workflowsPath ? null : deps.config.worker.workflowBundlePath),

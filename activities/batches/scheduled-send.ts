@@ -8,7 +8,8 @@ export function createScheduledBatchActivities(deps: Deps) {
     async releaseScheduledBatch(input: { batchId: string }): Promise<void> {
       await deps.db.query(
         `UPDATE batches SET released_to_facility_at = now(), updated_at = now() WHERE id = $1 AND released_to_facility_at IS NULL`,
-        [input.batchId]);
+        [input.batchId],
+      );
     },
   };
 }

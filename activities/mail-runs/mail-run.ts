@@ -15,7 +15,12 @@ import { loadMailRunById, MailRunRow } from '../../services/mail-runs/record';
 import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
-import { CancelMailRunResult, FundMailRunResult, MAIL_RUN_FAILURE, mailRunSettledSignal } from '../../workflows/mail-runs/contracts';
+import {
+  CancelMailRunResult,
+  FundMailRunResult,
+  MAIL_RUN_FAILURE,
+  mailRunSettledSignal,
+} from '../../workflows/mail-runs/contracts';
 
 function fail(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -37,12 +42,18 @@ export function createMailRunActivities(deps: Deps) {
       return deps.db.transaction(async (tx) => {
         const peek = await loadMailRunById(tx, input.mailRunUuid);
         if (!peek) throw runNotFound(input.mailRunUuid);
-        const { lock: memberLock, member } = await lockMemberRowReading<{ business: boolean; agent_auto_fill: boolean; daily_spend_limit_cents: number | null }>(
-          tx, peek.member_id, ['business', 'agent_auto_fill', 'daily_spend_limit_cents']);
+        const { lock: memberLock, member } = await lockMemberRowReading<{
+          business: boolean;
+          agent_auto_fill: boolean;
+          daily_spend_limit_cents: number | null;
+        }>(tx, peek.member_id, ['business', 'agent_auto_fill', 'daily_spend_limit_cents']);
         if (!member) throw new Error(`the run's member ${peek.member_id} does not exist`);
         const run = (await loadMailRunById(tx, input.mailRunUuid, { forUpdate: true }))!;
         const answer = (status: MailRunStatusName, chargedCents = 0): FundMailRunResult => ({
-          status, alreadyFunded: false, chargedCents, pendingReason: null,
+          status,
+          alreadyFunded: false,
+          chargedCents,
+          pendingReason: null,
         });
         if (run.status === 'funded') return { ...answer('funded'), alreadyFunded: true };
         if (run.status === 'cancelled' || run.status === 'closed') {
@@ -51,9 +62,14 @@ export function createMailRunActivities(deps: Deps) {
         const children: Pick<MailRow, 'id' | 'price_cents' | 'mail_class'>[] = await tx.query(
           `SELECT id, price_cents, mail_class FROM outbound_mail
             WHERE member_id = $1 AND mail_run_id = $2 AND status = 'funding_pending' AND run_funded_at IS NULL
-            ORDER BY created_at, id FOR UPDATE`, [run.member_id, run.mail_run_id]);
+            ORDER BY created_at, id FOR UPDATE`,
+          [run.member_id, run.mail_run_id],
+        );
         if (input.trigger === 'close' && children.length === 0) {
-          await tx.query(`UPDATE mail_runs SET status = 'closed', closed_at = now(), pending_reason = NULL, updated_at = now() WHERE id = $1`, [run.id]);
+          await tx.query(
+            `UPDATE mail_runs SET status = 'closed', closed_at = now(), pending_reason = NULL, updated_at = now() WHERE id = $1`,
+            [run.id],
+          );
           return answer('closed');
         }
         const required = children.reduce((sum, c) => sum + c.price_cents, 0);
@@ -67,28 +83,45 @@ export function createMailRunActivities(deps: Deps) {
         if (block && input.trigger === 'commit') {
           await tx.query(
             `UPDATE mail_runs SET status = 'funding_pending', committed_at = COALESCE(committed_at, now()), pending_reason = $2, updated_at = now()
-              WHERE id = $1`, [run.id, block]);
+              WHERE id = $1`,
+            [run.id, block],
+          );
           return { ...answer('funding_pending'), pendingReason: block };
         }
         if (block) {
           await tx.query(
             `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'unfunded_at_close', pending_reason = $2, updated_at = now()
-              WHERE id = $1`, [run.id, block]);
+              WHERE id = $1`,
+            [run.id, block],
+          );
           return { ...answer('cancelled'), pendingReason: block };
         }
         for (const child of children) {
-          await debit(deps, tx, {
-            memberId: run.member_id, amountCents: child.price_cents, entryKey: `debit:mail:${child.id}`,
-            referenceType: 'outbound_mail', referenceId: child.id,
-            description: `Outbound mail ${child.id} (${child.mail_class}, Business mail run ${run.mail_run_id})`,
-          }, { memberLock });
+          await debit(
+            deps,
+            tx,
+            {
+              memberId: run.member_id,
+              amountCents: child.price_cents,
+              entryKey: `debit:mail:${child.id}`,
+              referenceType: 'outbound_mail',
+              referenceId: child.id,
+              description: `Outbound mail ${child.id} (${child.mail_class}, Business mail run ${run.mail_run_id})`,
+            },
+            { memberLock },
+          );
         }
         if (children.length) {
-          await tx.query(`UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`, [children.map((c) => c.id)]);
+          await tx.query(
+            `UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`,
+            [children.map((c) => c.id)],
+          );
         }
         await tx.query(
           `UPDATE mail_runs SET status = 'funded', committed_at = COALESCE(committed_at, now()), funded_at = now(), funded_cents = $2,
-                  pending_reason = NULL, updated_at = now() WHERE id = $1`, [run.id, required]);
+                  pending_reason = NULL, updated_at = now() WHERE id = $1`,
+          [run.id, required],
+        );
         return answer('funded', required);
       });
     },
@@ -102,11 +135,15 @@ export function createMailRunActivities(deps: Deps) {
         const run = (await loadMailRunById(tx, input.mailRunUuid, { forUpdate: true }))!;
         if (run.status === 'cancelled') return { status: 'cancelled', alreadyCancelled: true };
         if (run.status === 'funded' || run.status === 'closed') {
-          throw fail(MAIL_RUN_FAILURE.notCancellable, `The run is ${run.status}; only a run that is not funded yet can be cancelled.`);
+          throw fail(
+            MAIL_RUN_FAILURE.notCancellable,
+            `The run is ${run.status}; only a run that is not funded yet can be cancelled.`,
+          );
         }
         await tx.query(
           `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'cancelled_by_caller', updated_at = now() WHERE id = $1`,
-          [run.id]);
+          [run.id],
+        );
         return { status: 'cancelled', alreadyCancelled: false };
       });
     },
@@ -120,7 +157,9 @@ export function createMailRunActivities(deps: Deps) {
       if (!run) throw runNotFound(input.mailRunUuid);
       const children: MailRow[] = await deps.db.query(
         `SELECT id, status, test_mode, member_id, agent_id FROM outbound_mail
-          WHERE member_id = $1 AND mail_run_id = $2 AND status = 'funding_pending' ORDER BY created_at, id`, [run.member_id, run.mail_run_id]);
+          WHERE member_id = $1 AND mail_run_id = $2 AND status = 'funding_pending' ORDER BY created_at, id`,
+        [run.member_id, run.mail_run_id],
+      );
       for (const child of children) {
         await startMailWorkflow(deps, child);
         try {
@@ -144,22 +183,36 @@ export function createMailRunActivities(deps: Deps) {
         const row = await loadMailRow(tx, input.outboundMailId, { forUpdate: true });
         if (!row) throw fail('MAIL_NOT_FOUND', `Outbound mail ${input.outboundMailId} not found`);
         if (row.status !== 'funding_pending') return row;
-        const [run]: MailRunRow[] = await tx.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [row.member_id, row.mail_run_id]);
+        const [run]: MailRunRow[] = await tx.query(
+          `SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`,
+          [row.member_id, row.mail_run_id],
+        );
         if (!run || !isSettledMailRun(run.status)) return row;
         if (run.status === 'funded') {
-          if (!row.run_funded_at) throw fail(MAIL_RUN_FAILURE.childUnfunded, `Outbound mail ${row.id} waits for funding, but its funded run did not debit it.`);
-          const [updated] = await updateReturning(tx,
-            `UPDATE outbound_mail SET status = 'submitted', submitted_at = now(), updated_at = now() WHERE id = $1 RETURNING *`, [row.id]);
+          if (!row.run_funded_at)
+            throw fail(
+              MAIL_RUN_FAILURE.childUnfunded,
+              `Outbound mail ${row.id} waits for funding, but its funded run did not debit it.`,
+            );
+          const [updated] = await updateReturning(
+            tx,
+            `UPDATE outbound_mail SET status = 'submitted', submitted_at = now(), updated_at = now() WHERE id = $1 RETURNING *`,
+            [row.id],
+          );
           return updated;
         }
-        const [updated] = await updateReturning(tx,
+        const [updated] = await updateReturning(
+          tx,
           `UPDATE outbound_mail SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'mail_run_cancelled', updated_at = now()
-            WHERE id = $1 RETURNING *`, [row.id]);
+            WHERE id = $1 RETURNING *`,
+          [row.id],
+        );
         return updated;
       });
       // Published on every attempt that finds the settled state (the event key makes it once), so a retry after the commit still announces it.
-      const settledByRun = (outcome.status === 'submitted' && outcome.run_funded_at !== null)
-        || (outcome.status === 'cancelled' && outcome.cancellation_reason === 'mail_run_cancelled');
+      const settledByRun =
+        (outcome.status === 'submitted' && outcome.run_funded_at !== null) ||
+        (outcome.status === 'cancelled' && outcome.cancellation_reason === 'mail_run_cancelled');
       if (settledByRun) await publishMailEvent(deps, outcome, `mail.${outcome.status}`);
       return { status: outcome.status };
     },

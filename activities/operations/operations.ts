@@ -9,6 +9,7 @@ export function createOperationsActivities(deps: Deps) {
     async recordWorkflowIncident(input: IncidentInput): Promise<void> {
       await recordIncident(deps, input);
     },
-    reconcileClosedWorkflows: async (input: { lookbackHours: number }) => (await reconcileClosedWorkflows(deps, input)).length,
+    reconcileClosedWorkflows: async (input: { lookbackHours: number }) =>
+      (await reconcileClosedWorkflows(deps, input)).length,
   };
 }

@@ -15,9 +15,23 @@ import { reconcileUnstartedMail } from '../../services/operations/workflow-recon
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { TRACKED_CLASSES } from '../../domain/outbound-mail/pricing';
 import {
-  CancellationReason, carrierForClass, DispatchMethod, MailMove, MailStatusName, mailEventType, moveAllowed, sandboxTrackingNumber, spendRefusal,
+  CancellationReason,
+  carrierForClass,
+  DispatchMethod,
+  MailMove,
+  MailStatusName,
+  mailEventType,
+  moveAllowed,
+  sandboxTrackingNumber,
+  spendRefusal,
 } from '../../domain/workflow-safe/mail-rules';
-import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
+import {
+  ApproveResult,
+  CancelResult,
+  MAIL_FAILURE,
+  PhotoRef,
+  ReconcileOutboundMailInput,
+} from '../../workflows/outbound-mail/contracts';
 
 function fail(type: string, message: string, details?: Record<string, unknown>): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: details ? [details] : undefined, nonRetryable: true });
@@ -41,7 +55,9 @@ function assertFacilityOwns(row: MailRow, facilityId: string | null): void {
 
 /** What was actually debited for the piece (0 in the sandbox or before approval). */
 async function debitedCents(db: Pick<EntityManager, 'query'>, id: string): Promise<number> {
-  const [row] = await db.query(`SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`, [`debit:mail:${id}`]);
+  const [row] = await db.query(`SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`, [
+    `debit:mail:${id}`,
+  ]);
   return row ? Number(row.cents) : 0;
 }
 
@@ -49,7 +65,9 @@ async function insertPhotos(tx: EntityManager, id: string, photos: PhotoRef[]): 
   for (const p of photos) {
     await tx.query(
       `INSERT INTO outbound_mail_photos (outbound_mail_id, category, storage_key, content_type) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (storage_key) DO NOTHING`, [id, p.category, p.storageKey, p.contentType]);
+       ON CONFLICT (storage_key) DO NOTHING`,
+      [id, p.category, p.storageKey, p.contentType],
+    );
   }
 }
 
@@ -75,7 +93,9 @@ async function transition(deps: Deps, t: Transition): Promise<void> {
     assertFacilityOwns(current, t.facilityId);
     if (current.status === t.to) return current;
     if (!moveAllowed(t.move, current.status)) {
-      throw fail(MAIL_FAILURE.stateConflict, `The piece is ${current.status}; ${t.move} is not possible now.`, { status: current.status });
+      throw fail(MAIL_FAILURE.stateConflict, `The piece is ${current.status}; ${t.move} is not possible now.`, {
+        status: current.status,
+      });
     }
     const set: Record<string, unknown> = { ...t.set, status: t.to, facility_id: current.facility_id ?? t.facilityId };
     const values: unknown[] = [];
@@ -84,14 +104,20 @@ async function transition(deps: Deps, t: Transition): Promise<void> {
       values.push(value);
       return `${column} = $${values.length + 1}`;
     });
-    const [updated] = await updateReturning(tx,
+    const [updated] = await updateReturning(
+      tx,
       `UPDATE outbound_mail SET ${assignments.join(', ')}, updated_at = now() WHERE id = $1 RETURNING *`,
-      [t.outboundMailId, ...values]);
+      [t.outboundMailId, ...values],
+    );
     await insertPhotos(tx, t.outboundMailId, t.photos ?? []);
     if (t.refundDebit) {
       await refund(tx, {
-        memberId: current.member_id, amountCents: await debitedCents(tx, current.id), entryKey: `refund:mail:${current.id}`,
-        referenceType: 'outbound_mail', referenceId: current.id, description: `Refund: outbound mail ${current.id} failed before mailing`,
+        memberId: current.member_id,
+        amountCents: await debitedCents(tx, current.id),
+        entryKey: `refund:mail:${current.id}`,
+        referenceType: 'outbound_mail',
+        referenceId: current.id,
+        description: `Refund: outbound mail ${current.id} failed before mailing`,
       });
     }
     return updated;
@@ -113,24 +139,50 @@ export function createMailActivities(deps: Deps) {
       const outcome = await deps.db.transaction(async (tx) => {
         const row = await lockRow(tx, input.outboundMailId);
         if (row.status === 'submitted' && row.approved_at) {
-          return { row, published: true, result: { creditsChargedCents: await debitedCents(tx, row.id), balanceCents: row.test_mode ? null : await balanceCents(tx, row.member_id) } };
+          return {
+            row,
+            published: true,
+            result: {
+              creditsChargedCents: await debitedCents(tx, row.id),
+              balanceCents: row.test_mode ? null : await balanceCents(tx, row.member_id),
+            },
+          };
         }
-        if (row.status !== 'pending_approval') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; only pending pieces can be approved.`, { status: row.status });
+        if (row.status !== 'pending_approval')
+          throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; only pending pieces can be approved.`, {
+            status: row.status,
+          });
         let balance: number | null = null;
         if (!row.test_mode) {
-          const { lock, member } = await lockMemberRowReading<{ per_transaction_limit_cents: number | null; daily_spend_limit_cents: number | null }>(
-            tx, row.member_id, ['per_transaction_limit_cents', 'daily_spend_limit_cents']);
+          const { lock, member } = await lockMemberRowReading<{
+            per_transaction_limit_cents: number | null;
+            daily_spend_limit_cents: number | null;
+          }>(tx, row.member_id, ['per_transaction_limit_cents', 'daily_spend_limit_cents']);
           if (!member) throw fail(MAIL_FAILURE.notFound, `The piece's member ${row.member_id} no longer exists.`);
           const refusal = spendRefusal({
-            costCents: row.price_cents, maxCostCents: null, perTransactionLimitCents: member.per_transaction_limit_cents,
-            dailySpendLimitCents: member.daily_spend_limit_cents, spentLast24hCents: await spentLast24h(tx, row.member_id), live: true,
+            costCents: row.price_cents,
+            maxCostCents: null,
+            perTransactionLimitCents: member.per_transaction_limit_cents,
+            dailySpendLimitCents: member.daily_spend_limit_cents,
+            spentLast24hCents: await spentLast24h(tx, row.member_id),
+            live: true,
           });
-          if (refusal) throw fail(MAIL_FAILURE.spendLimit, refusal.message, refusal as unknown as Record<string, unknown>);
+          if (refusal)
+            throw fail(MAIL_FAILURE.spendLimit, refusal.message, refusal as unknown as Record<string, unknown>);
           try {
-            const debited = await debit(deps, tx, {
-              memberId: row.member_id, amountCents: row.price_cents, entryKey: `debit:mail:${row.id}`,
-              referenceType: 'outbound_mail', referenceId: row.id, description: `Outbound mail ${row.id} (${row.mail_class}, approved)`,
-            }, { memberLock: lock });
+            const debited = await debit(
+              deps,
+              tx,
+              {
+                memberId: row.member_id,
+                amountCents: row.price_cents,
+                entryKey: `debit:mail:${row.id}`,
+                referenceType: 'outbound_mail',
+                referenceId: row.id,
+                description: `Outbound mail ${row.id} (${row.mail_class}, approved)`,
+              },
+              { memberLock: lock },
+            );
             balance = debited.balanceCents;
           } catch (err) {
             if (err instanceof ApiError && err.code === 'INSUFFICIENT_CREDITS') {
@@ -139,10 +191,17 @@ export function createMailActivities(deps: Deps) {
             throw err;
           }
         }
-        const [updated] = await updateReturning(tx,
+        const [updated] = await updateReturning(
+          tx,
           `UPDATE outbound_mail SET status = 'submitted', approved_at = now(), submitted_at = now(), cost_cents = $2, updated_at = now()
-            WHERE id = $1 RETURNING *`, [row.id, row.test_mode ? 0 : row.price_cents]);
-        return { row: updated, published: false, result: { creditsChargedCents: row.test_mode ? 0 : row.price_cents, balanceCents: balance } };
+            WHERE id = $1 RETURNING *`,
+          [row.id, row.test_mode ? 0 : row.price_cents],
+        );
+        return {
+          row: updated,
+          published: false,
+          result: { creditsChargedCents: row.test_mode ? 0 : row.price_cents, balanceCents: balance },
+        };
       });
       await publishMailEvent(deps, outcome.row, 'mail.submitted');
       return outcome.result;
@@ -153,31 +212,57 @@ export function createMailActivities(deps: Deps) {
      * what was debited, once. `requestId` identifies this cancellation, so a retry of it
      * answers as the first attempt did while a later cancel answers already_cancelled.
      */
-    async cancelMail(input: { outboundMailId: string; reason: CancellationReason; requestId: string }): Promise<CancelResult> {
+    async cancelMail(input: {
+      outboundMailId: string;
+      reason: CancellationReason;
+      requestId: string;
+    }): Promise<CancelResult> {
       const outcome = await deps.db.transaction(async (tx) => {
         const row = await lockRow(tx, input.outboundMailId);
         const balance = async () => (row.test_mode ? null : balanceCents(tx, row.member_id));
         if (row.status === 'cancelled') {
           const mine = row.cancel_request_id === input.requestId;
-          const [refunded] = mine ? await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`]) : [];
-          return { row, result: { refundedCents: refunded ? Number(refunded.amount_cents) : 0, alreadyCancelled: !mine, balanceCents: await balance() } };
+          const [refunded] = mine
+            ? await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`])
+            : [];
+          return {
+            row,
+            result: {
+              refundedCents: refunded ? Number(refunded.amount_cents) : 0,
+              alreadyCancelled: !mine,
+              balanceCents: await balance(),
+            },
+          };
         }
         // A run child waiting for funding may be cancelled by its sender; if its run's funding already debited it, that debit is refunded below.
         // An operator cancels what the sender could (CLI, or Request Cancellation in the Temporal UI).
         const bySender = input.reason === 'cancelled_by_caller' || input.reason === 'cancelled_by_operator';
         const allowed = bySender
-          ? row.status === 'pending_approval' || row.status === 'funding_pending' || (row.status === 'submitted' && !row.printing_started_at)
+          ? row.status === 'pending_approval' ||
+            row.status === 'funding_pending' ||
+            (row.status === 'submitted' && !row.printing_started_at)
           : row.status === 'pending_approval';
         if (!allowed) {
           const why = row.status === 'submitted' ? 'printing has started' : `it is ${row.status}`;
-          throw fail(bySender ? MAIL_FAILURE.notCancellable : MAIL_FAILURE.stateConflict, `The piece can no longer be cancelled: ${why}.`, { status: row.status });
+          throw fail(
+            bySender ? MAIL_FAILURE.notCancellable : MAIL_FAILURE.stateConflict,
+            `The piece can no longer be cancelled: ${why}.`,
+            { status: row.status },
+          );
         }
-        const [updated] = await updateReturning(tx,
+        const [updated] = await updateReturning(
+          tx,
           `UPDATE outbound_mail SET status = 'cancelled', cancelled_at = now(), cancellation_reason = $2, cancel_request_id = $3, updated_at = now()
-            WHERE id = $1 RETURNING *`, [row.id, input.reason, input.requestId]);
+            WHERE id = $1 RETURNING *`,
+          [row.id, input.reason, input.requestId],
+        );
         const refundedCents = await refund(tx, {
-          memberId: row.member_id, amountCents: await debitedCents(tx, row.id), entryKey: `refund:mail:${row.id}`,
-          referenceType: 'outbound_mail', referenceId: row.id, description: `Refund: outbound mail ${row.id} cancelled`,
+          memberId: row.member_id,
+          amountCents: await debitedCents(tx, row.id),
+          entryKey: `refund:mail:${row.id}`,
+          referenceType: 'outbound_mail',
+          referenceId: row.id,
+          description: `Refund: outbound mail ${row.id} cancelled`,
         });
         return { row: updated, result: { refundedCents, alreadyCancelled: false, balanceCents: await balance() } };
       });
@@ -191,30 +276,62 @@ export function createMailActivities(deps: Deps) {
         const row = await lockRow(tx, input.outboundMailId);
         assertFacilityOwns(row, input.facilityId);
         if (row.status === 'submitted' && row.printing_started_at) return;
-        if (row.status !== 'submitted') throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; printing cannot start.`, { status: row.status });
+        if (row.status !== 'submitted')
+          throw fail(MAIL_FAILURE.stateConflict, `The piece is ${row.status}; printing cannot start.`, {
+            status: row.status,
+          });
         await tx.query(
           `UPDATE outbound_mail SET printing_started_at = now(), facility_id = COALESCE(facility_id, $2), updated_at = now() WHERE id = $1`,
-          [row.id, input.facilityId]);
+          [row.id, input.facilityId],
+        );
       });
     },
 
     async markPrinted(input: { outboundMailId: string; facilityId: string | null; photos: PhotoRef[] }): Promise<void> {
       await transition(deps, {
-        outboundMailId: input.outboundMailId, move: 'printed', to: 'ready', facilityId: input.facilityId, photos: input.photos,
+        outboundMailId: input.outboundMailId,
+        move: 'printed',
+        to: 'ready',
+        facilityId: input.facilityId,
+        photos: input.photos,
         set: { ready_at: NOW, printing_started_at: NOW },
       });
     },
 
-    async markDispatched(input: { outboundMailId: string; facilityId: string | null; carrier: string; trackingNumber: string | null; dispatchMethod: DispatchMethod; photos: PhotoRef[] }): Promise<void> {
+    async markDispatched(input: {
+      outboundMailId: string;
+      facilityId: string | null;
+      carrier: string;
+      trackingNumber: string | null;
+      dispatchMethod: DispatchMethod;
+      photos: PhotoRef[];
+    }): Promise<void> {
       await transition(deps, {
-        outboundMailId: input.outboundMailId, move: 'dispatched', to: 'mailed', facilityId: input.facilityId, photos: input.photos,
-        set: { mailed_at: NOW, carrier: input.carrier, tracking_number: input.trackingNumber, dispatch_method: input.dispatchMethod },
+        outboundMailId: input.outboundMailId,
+        move: 'dispatched',
+        to: 'mailed',
+        facilityId: input.facilityId,
+        photos: input.photos,
+        set: {
+          mailed_at: NOW,
+          carrier: input.carrier,
+          tracking_number: input.trackingNumber,
+          dispatch_method: input.dispatchMethod,
+        },
       });
     },
 
-    async markDelivered(input: { outboundMailId: string; facilityId: string | null; photos: PhotoRef[] }): Promise<void> {
+    async markDelivered(input: {
+      outboundMailId: string;
+      facilityId: string | null;
+      photos: PhotoRef[];
+    }): Promise<void> {
       await transition(deps, {
-        outboundMailId: input.outboundMailId, move: 'delivered', to: 'delivered', facilityId: input.facilityId, photos: input.photos,
+        outboundMailId: input.outboundMailId,
+        move: 'delivered',
+        to: 'delivered',
+        facilityId: input.facilityId,
+        photos: input.photos,
         set: { delivered_at: NOW },
       });
     },
@@ -222,18 +339,32 @@ export function createMailActivities(deps: Deps) {
     /** The facility could not print or dispatch the piece: failed, and the debit is refunded. */
     async markFailed(input: { outboundMailId: string; facilityId: string | null; message: string }): Promise<void> {
       await transition(deps, {
-        outboundMailId: input.outboundMailId, move: 'failed', to: 'failed', facilityId: input.facilityId, refundDebit: true,
+        outboundMailId: input.outboundMailId,
+        move: 'failed',
+        to: 'failed',
+        facilityId: input.facilityId,
+        refundDebit: true,
         set: { failed_at: NOW, error_message: input.message },
       });
     },
 
     /** A mailed, tracked piece whose carrier delivery failed: failed, postage spent, no refund. */
-    async markCarrierDeliveryFailed(input: { outboundMailId: string; facilityId: string | null; message: string | null }): Promise<void> {
+    async markCarrierDeliveryFailed(input: {
+      outboundMailId: string;
+      facilityId: string | null;
+      message: string | null;
+    }): Promise<void> {
       await transition(deps, {
-        outboundMailId: input.outboundMailId, move: 'carrierDeliveryFailed', to: 'failed', facilityId: input.facilityId,
+        outboundMailId: input.outboundMailId,
+        move: 'carrierDeliveryFailed',
+        to: 'failed',
+        facilityId: input.facilityId,
         set: {
-          failed_at: NOW, error_message: input.message ?? 'The carrier reported that delivery failed.',
-          carrier_delivery_failed: true, failure_stage: 'carrier_delivery', failure_source: 'carrierx_tracking',
+          failed_at: NOW,
+          error_message: input.message ?? 'The carrier reported that delivery failed.',
+          carrier_delivery_failed: true,
+          failure_stage: 'carrier_delivery',
+          failure_source: 'carrierx_tracking',
         },
       });
     },
@@ -245,7 +376,12 @@ export function createMailActivities(deps: Deps) {
     async simulateFulfillment(input: { outboundMailId: string; step: 'printed' | 'dispatched' | 'delivered' }) {
       const row = await loadMailRow(deps.db, input.outboundMailId);
       if (!row) throw fail(MAIL_FAILURE.notFound, `Outbound mail ${input.outboundMailId} not found`);
-      const categories = input.step === 'printed' ? (['pages', 'envelope'] as const) : input.step === 'dispatched' ? (['receipt'] as const) : (['delivery'] as const);
+      const categories =
+        input.step === 'printed'
+          ? (['pages', 'envelope'] as const)
+          : input.step === 'dispatched'
+            ? (['receipt'] as const)
+            : (['delivery'] as const);
       const photos: PhotoRef[] = [];
       for (const category of categories) {
         const storageKey = `mail/${row.id}/photos/sandbox-${category}.png`;
@@ -257,7 +393,9 @@ export function createMailActivities(deps: Deps) {
         photos,
         carrier: carrierForClass(row.mail_class),
         trackingNumber: tracked ? sandboxTrackingNumber(row.id, row.mail_class) : null,
-        dispatchMethod: (row.mail_class.startsWith('carrier') ? 'carrier_pickup' : 'post_office_counter') as DispatchMethod,
+        dispatchMethod: (row.mail_class.startsWith('carrier')
+          ? 'carrier_pickup'
+          : 'post_office_counter') as DispatchMethod,
       };
     },
 

@@ -8,7 +8,8 @@ export function createScheduledMailActivities(deps: Deps) {
     async releaseScheduledMail(input: { outboundMailId: string }): Promise<void> {
       await deps.db.query(
         `UPDATE outbound_mail SET released_to_facility_at = now(), updated_at = now() WHERE id = $1 AND released_to_facility_at IS NULL`,
-        [input.outboundMailId]);
+        [input.outboundMailId],
+      );
     },
   };
 }

@@ -3,11 +3,20 @@
 // (events, OCR, rule matching). Events are published only after the change is committed.
 import type { Deps } from '../../services/shared/deps';
 import {
-  acceptOperation, approveOperation, completeOperation, publishHandlingOutcome, rejectOperation, sandboxFulfilOperation,
+  acceptOperation,
+  approveOperation,
+  completeOperation,
+  publishHandlingOutcome,
+  rejectOperation,
+  sandboxFulfilOperation,
 } from '../../services/physical-inbound/handling-transitions';
 import { reconcilePhysicalInbound } from '../../services/physical-inbound/inbound-reconciler';
 import {
-  finishScanBundle, ocrScanPage, publishInboundReceived, publishScanAvailable, reportScanBundleOutcome,
+  finishScanBundle,
+  ocrScanPage,
+  publishInboundReceived,
+  publishScanAvailable,
+  reportScanBundleOutcome,
 } from '../../services/physical-inbound/scan-pipeline';
 
 export function createHandlingActivities(deps: Deps) {

@@ -5,7 +5,12 @@ import type { Deps } from '../../services/shared/deps';
 import { heartbeat } from '@temporalio/activity';
 import { attemptDelivery, failDelivery } from '../../services/webhooks/deliveries';
 import { dispatchDueDeliveries, wakeOverdueDispatchers } from '../../services/webhooks/dispatch';
-import type { AttemptInput, AttemptOutcome, DispatchPassResult, ReconcileWebhookDispatchInput } from '../../workflows/webhooks/contracts';
+import type {
+  AttemptInput,
+  AttemptOutcome,
+  DispatchPassResult,
+  ReconcileWebhookDispatchInput,
+} from '../../workflows/webhooks/contracts';
 
 export function createWebhookDeliveryActivities(deps: Deps) {
   return {

@@ -10,7 +10,11 @@ import { ApiError } from '../../domain/shared/errors';
 import { formatCents } from '../../domain/shared/money';
 import type { Deps } from '../../services/shared/deps';
 import {
-  ConsoleSession, csrfToken, csrfTokenValid, findConsoleSession, newCsrfSecret,
+  ConsoleSession,
+  csrfToken,
+  csrfTokenValid,
+  findConsoleSession,
+  newCsrfSecret,
 } from '../../services/accounts/console-sessions';
 import { rest, RestCall } from './rest';
 
@@ -26,7 +30,14 @@ const rereadingEta = new Eta({ views: VIEWS, cache: false, autoEscape: true });
 
 /** Cookies are Secure when the site is served over https (directly or behind a proxy that says so). */
 export function cookieOptions(ctx: Context, expires?: Date) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: ctx.secure, path: '/', overwrite: true, ...(expires ? { expires } : {}) };
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: ctx.secure,
+    path: '/',
+    overwrite: true,
+    ...(expires ? { expires } : {}),
+  };
 }
 
 export interface ConsolePage {
@@ -47,7 +58,8 @@ const helpers = {
   short: (id: string | null | undefined) => (id ? id.slice(0, 8) : '—'),
   qs: (base: Record<string, unknown>, change: Record<string, unknown>) => {
     const p = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...base, ...change })) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+    for (const [k, v] of Object.entries({ ...base, ...change }))
+      if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
     const s = p.toString();
     return s ? `?${s}` : '';
   },
@@ -83,7 +95,11 @@ export function csrfFor(secret: string): string {
 /** Reads an application/x-www-form-urlencoded body (the only kind console forms send). */
 export async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) return new URLSearchParams();
-  const text = await getRawBody(ctx.req, { limit: FORM_LIMIT_BYTES, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+  const text = await getRawBody(ctx.req, {
+    limit: FORM_LIMIT_BYTES,
+    encoding: 'utf8',
+    length: ctx.get('content-length') || undefined,
+  });
   return new URLSearchParams(text);
 }
 
@@ -92,16 +108,33 @@ export class FormRefused extends Error {}
 /** A form whose CSRF token does not match the secret is refused before anything happens. */
 export function checkCsrf(secret: string, form: URLSearchParams): void {
   if (!csrfTokenValid(secret, form.get('_csrf'))) {
-    throw new FormRefused('This form has expired or did not come from this console. Go back, reload the page and try again.');
+    throw new FormRefused(
+      'This form has expired or did not come from this console. Go back, reload the page and try again.',
+    );
   }
 }
 
 /** A refusal as words: the message, each field, and what to do next. */
-export function describeError(err: ApiError): { status: number; title: string; message: string; fields: { path: string; message: string }[]; action: string | null; code: string | null; body: Record<string, unknown> } {
+export function describeError(err: ApiError): {
+  status: number;
+  title: string;
+  message: string;
+  fields: { path: string; message: string }[];
+  action: string | null;
+  code: string | null;
+  body: Record<string, unknown>;
+} {
   const body = err.toBody();
   const titles: Record<number, string> = {
-    400: 'Some of what you entered cannot be used', 401: 'Not signed in', 402: 'Not enough credits', 403: 'Not allowed',
-    404: 'Not found', 409: 'That cannot be done now', 422: 'Refused by a safeguard', 429: 'Too many requests', 503: 'Temporarily unavailable',
+    400: 'Some of what you entered cannot be used',
+    401: 'Not signed in',
+    402: 'Not enough credits',
+    403: 'Not allowed',
+    404: 'Not found',
+    409: 'That cannot be done now',
+    422: 'Refused by a safeguard',
+    429: 'Too many requests',
+    503: 'Temporarily unavailable',
   };
   return {
     status: err.status,
@@ -116,7 +149,10 @@ export function describeError(err: ApiError): { status: number; title: string; m
 
 export function pageFor(deps: Deps, ctx: Context, session: ConsoleSession, form: URLSearchParams): ConsolePage {
   return {
-    deps, ctx, session, form,
+    deps,
+    ctx,
+    session,
+    form,
     async call<T = Record<string, unknown>>(operation: string, call: RestCall = {}): Promise<T> {
       return (await rest<T>(deps, session.auth, ctx, operation, call)).body;
     },

@@ -12,8 +12,19 @@ import type { Deps } from '../../services/shared/deps';
 import { revokeConsoleSession } from '../../services/accounts/console-sessions';
 import { applyRateLimit } from '../router';
 import {
-  checkCsrf, ConsolePage, cookieOptions, csrfFor, describeError, FormRefused, loadSession, pageFor, preSessionSecret,
-  readForm, renderView, safeNext, SESSION_COOKIE,
+  checkCsrf,
+  ConsolePage,
+  cookieOptions,
+  csrfFor,
+  describeError,
+  FormRefused,
+  loadSession,
+  pageFor,
+  preSessionSecret,
+  readForm,
+  renderView,
+  safeNext,
+  SESSION_COOKIE,
 } from './framework';
 import { signInRoutes } from './pages/sign-in';
 import { mailPages } from './pages/mail';
@@ -38,14 +49,34 @@ export type AddPage = (method: 'get' | 'post', path: string, handler: PageHandle
 function consolePolicy(deps: Deps): string {
   const store = new URL(deps.config.s3Endpoint).origin;
   return [
-    "default-src 'none'", "style-src 'self'", `img-src 'self' data: ${store}`, "form-action 'self'",
-    "base-uri 'none'", "frame-ancestors 'none'",
+    "default-src 'none'",
+    "style-src 'self'",
+    `img-src 'self' data: ${store}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
   ].join('; ');
 }
 
-function renderFailure(deps: Deps, ctx: Context, err: unknown, signedIn: boolean, extra: Record<string, unknown> = {}): void {
+function renderFailure(
+  deps: Deps,
+  ctx: Context,
+  err: unknown,
+  signedIn: boolean,
+  extra: Record<string, unknown> = {},
+): void {
   if (err instanceof FormRefused) {
-    renderView(deps, ctx, 'error', { error: { status: 403, title: 'Form refused', message: err.message, fields: [], action: null, code: 'csrf' }, signedIn, ...extra }, 403);
+    renderView(
+      deps,
+      ctx,
+      'error',
+      {
+        error: { status: 403, title: 'Form refused', message: err.message, fields: [], action: null, code: 'csrf' },
+        signedIn,
+        ...extra,
+      },
+      403,
+    );
     return;
   }
   if (err instanceof ApiError) {
@@ -53,10 +84,24 @@ function renderFailure(deps: Deps, ctx: Context, err: unknown, signedIn: boolean
     return;
   }
   deps.log.error({ err, path: ctx.path }, 'console page failed');
-  renderView(deps, ctx, 'error', {
-    error: { status: 500, title: 'Something went wrong', message: `The page could not be built. Reference: ${ctx.state.requestId}.`, fields: [], action: 'Try again in a moment.', code: null },
-    signedIn, ...extra,
-  }, 500);
+  renderView(
+    deps,
+    ctx,
+    'error',
+    {
+      error: {
+        status: 500,
+        title: 'Something went wrong',
+        message: `The page could not be built. Reference: ${ctx.state.requestId}.`,
+        fields: [],
+        action: 'Try again in a moment.',
+        code: null,
+      },
+      signedIn,
+      ...extra,
+    },
+    500,
+  );
 }
 
 export function consoleRoutes(deps: Deps): Router {
@@ -64,7 +109,12 @@ export function consoleRoutes(deps: Deps): Router {
   const policy = consolePolicy(deps);
 
   router.use(async (ctx: Context, next: Next) => {
-    if (ctx.path === '/' || ctx.path === '/billing' || ctx.path === CONSOLE_PATH || ctx.path.startsWith(`${CONSOLE_PATH}/`)) {
+    if (
+      ctx.path === '/' ||
+      ctx.path === '/billing' ||
+      ctx.path === CONSOLE_PATH ||
+      ctx.path.startsWith(`${CONSOLE_PATH}/`)
+    ) {
       ctx.set('Content-Security-Policy', policy);
     }
     await next();
@@ -75,7 +125,9 @@ export function consoleRoutes(deps: Deps): Router {
   // (a form's POST and its redirect would drop the fragment, so it is written out here).
   router.get('/billing', async (ctx) => {
     const target = `${CONSOLE_PATH}/billing#credits`;
-    ctx.redirect((await loadSession(deps, ctx)) ? target : `${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(target)}`);
+    ctx.redirect(
+      (await loadSession(deps, ctx)) ? target : `${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(target)}`,
+    );
   });
   router.get(`${CONSOLE_PATH}/assets/console.css`, (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
@@ -108,12 +160,27 @@ export function consoleRoutes(deps: Deps): Router {
         if (method === 'get') {
           ctx.redirect(`${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(safeNext(ctx.url))}`);
         } else {
-          renderView(deps, ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: CONSOLE_PATH, error: 'Your session has ended. Sign in again, then repeat what you were doing.' }, 401);
+          renderView(
+            deps,
+            ctx,
+            'sign-in',
+            {
+              csrf: csrfFor(preSessionSecret(ctx)),
+              next: CONSOLE_PATH,
+              error: 'Your session has ended. Sign in again, then repeat what you were doing.',
+            },
+            401,
+          );
         }
         return;
       }
       try {
-        await applyRateLimit(deps, ctx, `console:${session.memberId}`, CONSOLE_RATE_MULTIPLE * (session.auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
+        await applyRateLimit(
+          deps,
+          ctx,
+          `console:${session.memberId}`,
+          CONSOLE_RATE_MULTIPLE * (session.auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute),
+        );
         const form = method === 'post' ? await readForm(ctx) : new URLSearchParams();
         if (method === 'post') checkCsrf(session.csrfSecret, form);
         await handler(pageFor(deps, ctx, session, form));
@@ -132,10 +199,24 @@ export function consoleRoutes(deps: Deps): Router {
   // Any other console path: a page in words, not the API's JSON.
   router.all(`${CONSOLE_PATH}/{*rest}`, async (ctx) => {
     const session = await loadSession(deps, ctx);
-    renderView(deps, ctx, 'error', {
-      error: { status: 404, title: 'Not found', message: 'There is no such page.', fields: [], action: null, code: null },
-      signedIn: Boolean(session), ...(session ? { session, csrf: csrfFor(session.csrfSecret) } : {}),
-    }, 404);
+    renderView(
+      deps,
+      ctx,
+      'error',
+      {
+        error: {
+          status: 404,
+          title: 'Not found',
+          message: 'There is no such page.',
+          fields: [],
+          action: null,
+          code: null,
+        },
+        signedIn: Boolean(session),
+        ...(session ? { session, csrf: csrfFor(session.csrfSecret) } : {}),
+      },
+      404,
+    );
   });
   return router;
 }

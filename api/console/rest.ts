@@ -20,7 +20,13 @@ export interface RestCall {
 }
 
 /** `operation` is the REST route as `METHOD /v1/path/:param`; answers the handler's status and body or throws its ApiError. */
-export async function rest<T = Record<string, unknown>>(deps: Deps, auth: AuthContext, ctx: Context, operation: string, call: RestCall = {}): Promise<{ status: number; body: T }> {
+export async function rest<T = Record<string, unknown>>(
+  deps: Deps,
+  auth: AuthContext,
+  ctx: Context,
+  operation: string,
+  call: RestCall = {},
+): Promise<{ status: number; body: T }> {
   const route = byKey.get(operation);
   if (!route) throw new Error(`no REST route ${operation}`);
   const access = ENDPOINT_ACCESS[accessKey(route.method as HttpMethod, route.path)];

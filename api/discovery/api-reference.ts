@@ -12,7 +12,8 @@ import type { Config } from '../../config';
 export const API_REFERENCE_PATH = '/api-docs';
 
 const DIST_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-const DIST_VERSION = (JSON.parse(readFileSync(path.join(DIST_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+const DIST_VERSION = (JSON.parse(readFileSync(path.join(DIST_DIR, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /** The files of swagger-ui-dist the page uses, with their content types. */
 const ASSETS: Record<string, string> = {

@@ -8,9 +8,11 @@ import { KEY_PREFIX_LENGTH, KEY_PREFIXES, KeyKind } from '../../domain/accounts/
 import { AGENT_AUTH_PATH } from './documents';
 
 const KIND_TEXT: Record<KeyKind, string> = {
-  member: 'Member key (live). Every scope; lists span all agents unless `?agent_id=` is given. Created at signup and with `POST /v1/api-keys`.',
+  member:
+    'Member key (live). Every scope; lists span all agents unless `?agent_id=` is given. Created at signup and with `POST /v1/api-keys`.',
   member_test: 'Member test key (`environment: test` on `POST /v1/api-keys`). Sandbox: no charge, no printing.',
-  agent: 'Agent key (live). One agent\'s resources, the scopes it was created with. Created by a member key with `POST /v1/agents/{id}/credentials`.',
+  agent:
+    "Agent key (live). One agent's resources, the scopes it was created with. Created by a member key with `POST /v1/agents/{id}/credentials`.",
   agent_test: 'Agent test key (`environment: test`). Agent scopes plus the sandbox.',
   facility: 'Facility key, for the scanner and print-floor apps of one facility. Created by an operator.',
 };
@@ -51,7 +53,10 @@ const REASONS_401: Array<[string, string]> = [
 
 const REASONS_403: Array<[string, string]> = [
   ['insufficient_scope', 'The agent key lacks a scope the endpoint needs; `details.required_scopes` names it.'],
-  ['live_key_required', 'A test key called a live-only setting (agent PATCH/DELETE, webhook settings, event history, key rotation).'],
+  [
+    'live_key_required',
+    'A test key called a live-only setting (agent PATCH/DELETE, webhook settings, event history, key rotation).',
+  ],
   ['sandbox_not_supported', 'A test key called physical inbound custody (packages), which is live-only.'],
   ['test_key_required', 'A live key called a sandbox helper (advance, seed, reset).'],
   ['member_key_required / agent_key_required / facility_key_required', 'The endpoint is for another kind of key.'],
@@ -59,7 +64,8 @@ const REASONS_403: Array<[string, string]> = [
 
 export function renderAuthMd(config: Config): string {
   const { siteUrl, baseUrl } = config;
-  const table = (rows: Array<[string, string]>) => ['| reason | meaning |', '|---|---|', ...rows.map(([r, m]) => `| \`${r}\` | ${m} |`)].join('\n');
+  const table = (rows: Array<[string, string]>) =>
+    ['| reason | meaning |', '|---|---|', ...rows.map(([r, m]) => `| \`${r}\` | ${m} |`)].join('\n');
   return `# Authentication — Postal Mail API
 
 Every request except signup, waitlist, lead status and the discovery documents sends

@@ -11,16 +11,76 @@ export interface DiscoveryDocument {
 }
 
 export const DISCOVERY_DOCUMENTS: DiscoveryDocument[] = [
-  { key: 'openapi_json', path: '/openapi.json', contentType: 'application/json', title: 'OpenAPI (JSON)', description: 'OpenAPI 3.1 description of every REST endpoint, generated from the code' },
-  { key: 'openapi_yaml', path: '/openapi.yaml', contentType: 'application/yaml', title: 'OpenAPI (YAML)', description: 'The same OpenAPI document as YAML' },
-  { key: 'api_reference', path: '/api-docs', contentType: 'text/html; charset=utf-8', title: 'API reference', description: 'Interactive API reference (Swagger UI) rendered from /openapi.json' },
-  { key: 'agent_card', path: '/.well-known/agent.json', contentType: 'application/json', title: 'A2A agent card', description: 'Name, skills (from the MCP tools), endpoints and authentication schemes' },
-  { key: 'llms_txt', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', title: 'llms.txt', description: 'Short orientation for language models, with links' },
-  { key: 'llms_full_txt', path: '/llms-full.txt', contentType: 'text/plain; charset=utf-8', title: 'llms-full.txt', description: 'Every REST endpoint and every MCP tool with its input' },
-  { key: 'agents_txt', path: '/agents.txt', contentType: 'text/plain; charset=utf-8', title: 'agents.txt', description: 'Where agents connect and the rules they follow' },
-  { key: 'auth_md', path: '/auth.md', contentType: 'text/markdown; charset=utf-8', title: 'auth.md', description: 'How API keys work: kinds, prefixes, scopes, 401 reasons, test mode' },
-  { key: 'oauth_protected_resource', path: '/.well-known/oauth-protected-resource', contentType: 'application/json', title: 'OAuth protected-resource metadata', description: 'RFC 9728 metadata of the API as a Bearer-protected resource' },
-  { key: 'oauth_authorization_server', path: '/.well-known/oauth-authorization-server', contentType: 'application/json', title: 'OAuth authorization-server metadata', description: 'RFC 8414 metadata; states that keys are API keys issued by a member, with no OAuth token endpoint' },
+  {
+    key: 'openapi_json',
+    path: '/openapi.json',
+    contentType: 'application/json',
+    title: 'OpenAPI (JSON)',
+    description: 'OpenAPI 3.1 description of every REST endpoint, generated from the code',
+  },
+  {
+    key: 'openapi_yaml',
+    path: '/openapi.yaml',
+    contentType: 'application/yaml',
+    title: 'OpenAPI (YAML)',
+    description: 'The same OpenAPI document as YAML',
+  },
+  {
+    key: 'api_reference',
+    path: '/api-docs',
+    contentType: 'text/html; charset=utf-8',
+    title: 'API reference',
+    description: 'Interactive API reference (Swagger UI) rendered from /openapi.json',
+  },
+  {
+    key: 'agent_card',
+    path: '/.well-known/agent.json',
+    contentType: 'application/json',
+    title: 'A2A agent card',
+    description: 'Name, skills (from the MCP tools), endpoints and authentication schemes',
+  },
+  {
+    key: 'llms_txt',
+    path: '/llms.txt',
+    contentType: 'text/plain; charset=utf-8',
+    title: 'llms.txt',
+    description: 'Short orientation for language models, with links',
+  },
+  {
+    key: 'llms_full_txt',
+    path: '/llms-full.txt',
+    contentType: 'text/plain; charset=utf-8',
+    title: 'llms-full.txt',
+    description: 'Every REST endpoint and every MCP tool with its input',
+  },
+  {
+    key: 'agents_txt',
+    path: '/agents.txt',
+    contentType: 'text/plain; charset=utf-8',
+    title: 'agents.txt',
+    description: 'Where agents connect and the rules they follow',
+  },
+  {
+    key: 'auth_md',
+    path: '/auth.md',
+    contentType: 'text/markdown; charset=utf-8',
+    title: 'auth.md',
+    description: 'How API keys work: kinds, prefixes, scopes, 401 reasons, test mode',
+  },
+  {
+    key: 'oauth_protected_resource',
+    path: '/.well-known/oauth-protected-resource',
+    contentType: 'application/json',
+    title: 'OAuth protected-resource metadata',
+    description: 'RFC 9728 metadata of the API as a Bearer-protected resource',
+  },
+  {
+    key: 'oauth_authorization_server',
+    path: '/.well-known/oauth-authorization-server',
+    contentType: 'application/json',
+    title: 'OAuth authorization-server metadata',
+    description: 'RFC 8414 metadata; states that keys are API keys issued by a member, with no OAuth token endpoint',
+  },
 ];
 
 /** The sign-in intent endpoint at the site root (POST, no key). */

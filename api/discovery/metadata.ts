@@ -11,12 +11,16 @@ import { API_VERSION } from './openapi';
 import { AGENT_AUTH_PATH } from './documents';
 
 export const API_TITLE = 'Postal Mail API';
-export const API_SUMMARY = 'Send and receive physical postal mail from software agents: letters and batches printed and posted by a licensed facility, paid from prepaid credits, with proof photos, tracking, signed webhooks and a sandbox for test keys.';
+export const API_SUMMARY =
+  'Send and receive physical postal mail from software agents: letters and batches printed and posted by a licensed facility, paid from prepaid credits, with proof photos, tracking, signed webhooks and a sandbox for test keys.';
 
 const KEY_LIST = KEY_PREFIXES.map((p) => p.prefix).join(', ');
 
 function skillName(group: string): string {
-  return group.split('_').map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w)).join(' ');
+  return group
+    .split('_')
+    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
+    .join(' ');
 }
 
 /** A2A agent card: one skill per MCP tool group that this server serves. */
@@ -36,19 +40,28 @@ export function buildAgentCard(config: Config, tools: RegisteredTool[]) {
       streaming: false,
       pushNotifications: false,
       stateTransitionHistory: false,
-      extensions: [{
-        uri: `https://modelcontextprotocol.io/specification/${MCP_PROTOCOL_VERSION}`,
-        description: 'The same operations as MCP tools (Streamable HTTP, stateless, Bearer API key).',
-        required: false,
-        params: { url: `${config.baseUrl}/mcp`, protocol_version: MCP_PROTOCOL_VERSION, server_version: MCP_SERVER_VERSION },
-      }],
+      extensions: [
+        {
+          uri: `https://modelcontextprotocol.io/specification/${MCP_PROTOCOL_VERSION}`,
+          description: 'The same operations as MCP tools (Streamable HTTP, stateless, Bearer API key).',
+          required: false,
+          params: {
+            url: `${config.baseUrl}/mcp`,
+            protocol_version: MCP_PROTOCOL_VERSION,
+            server_version: MCP_SERVER_VERSION,
+          },
+        },
+      ],
     },
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: `API key (${KEY_LIST}); see ${config.siteUrl}/auth.md` },
     },
     security: [{ bearer: [] }],
     // Older agent-card readers look for this field.
-    authentication: { schemes: ['Bearer'], credentials: `API key issued by a member; no OAuth token endpoint. Agents without a key: POST ${config.siteUrl}${AGENT_AUTH_PATH}` },
+    authentication: {
+      schemes: ['Bearer'],
+      credentials: `API key issued by a member; no OAuth token endpoint. Agents without a key: POST ${config.siteUrl}${AGENT_AUTH_PATH}`,
+    },
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
     skills: [...groups.entries()].map(([group, members]) => ({

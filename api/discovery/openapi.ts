@@ -17,8 +17,19 @@ const ErrorSchema: JsonSchema = {
   properties: {
     error: { type: 'string' },
     code: { type: 'string' },
-    reason: { type: 'string', description: 'On 401/403: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, insufficient_scope, live_key_required, sandbox_not_supported, ...' },
-    fields: { type: 'array', items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+    reason: {
+      type: 'string',
+      description:
+        'On 401/403: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, insufficient_scope, live_key_required, sandbox_not_supported, ...',
+    },
+    fields: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: { path: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
     retryable: { type: 'boolean' },
     suggested_action: { type: 'string' },
     details: { type: 'object' },
@@ -43,11 +54,20 @@ function parameters(route: RouteDef): JsonSchema[] {
     const q = toJsonSchema(route.query, 'input');
     const required = new Set((q.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonSchema>)) {
-      out.push({ name, in: 'query', required: required.has(name), schema, ...(schema.description ? { description: schema.description } : {}) });
+      out.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        schema,
+        ...(schema.description ? { description: schema.description } : {}),
+      });
     }
   }
   for (const [name, header] of Object.entries(route.requestHeaders ?? {})) {
-    const described = typeof header === 'string' ? { description: header, schema: { type: 'string' } } : { description: header.description, schema: toJsonSchema(header.schema, 'input') };
+    const described =
+      typeof header === 'string'
+        ? { description: header, schema: { type: 'string' } }
+        : { description: header.description, schema: toJsonSchema(header.schema, 'input') };
     out.push({ name, in: 'header', required: false, ...described });
   }
   return out;
@@ -58,7 +78,11 @@ function requestBody(route: RouteDef): JsonSchema | undefined {
     const base = route.body ? toJsonSchema(route.body, 'input') : { type: 'object', properties: {} };
     const properties = { ...((base.properties ?? {}) as Record<string, JsonSchema>) };
     for (const field of Object.keys(route.multipart.maxFileBytes)) {
-      properties[field] = { type: 'string', format: 'binary', description: `File, at most ${route.multipart.maxFileBytes[field]} bytes` };
+      properties[field] = {
+        type: 'string',
+        format: 'binary',
+        description: `File, at most ${route.multipart.maxFileBytes[field]} bytes`,
+      };
     }
     return { required: true, content: { 'multipart/form-data': { schema: { ...base, properties } } } };
   }
@@ -75,10 +99,18 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
     for (const [status, r] of Object.entries(route.responses)) {
       responses[status] = r.schema
         ? { description: r.description, content: { 'application/json': { schema: toJsonSchema(r.schema, 'output') } } }
-        : { description: r.description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+        : {
+            description: r.description,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          };
     }
     const op: JsonSchema = {
-      operationId: `${route.method}${p.replace(/[{}]/g, '').split(/[/-]/).filter(Boolean).map((s) => s[0].toUpperCase() + s.slice(1)).join('')}`,
+      operationId: `${route.method}${p
+        .replace(/[{}]/g, '')
+        .split(/[/-]/)
+        .filter(Boolean)
+        .map((s) => s[0].toUpperCase() + s.slice(1))
+        .join('')}`,
       summary: route.summary,
       tags: route.tags,
       parameters: parameters(route),
@@ -90,7 +122,10 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
     if (body) {
       op.requestBody = body;
       const limit = route.multipart ? multipartBodyLimit(route.multipart) : JSON_BODY_LIMIT;
-      responses['413'] ??= { description: `BODY_TOO_LARGE: the body is larger than ${limit} bytes; nothing was read or stored`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses['413'] ??= {
+        description: `BODY_TOO_LARGE: the body is larger than ${limit} bytes; nothing was read or stored`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     if (access && access.callers !== 'public') op.security = [{ bearerAuth: [] }];
     else op.security = [];
@@ -101,13 +136,19 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
     info: {
       title: 'Postal Mail API',
       version: API_VERSION,
-      description: 'Send and receive physical mail from software agents: letters, postcards and batches printed and posted by a licensed facility, paid from prepaid credits, with a sandbox for test keys.',
+      description:
+        'Send and receive physical mail from software agents: letters, postcards and batches printed and posted by a licensed facility, paid from prepaid credits, with a sandbox for test keys.',
     },
     servers: [{ url: config.baseUrl }],
     security: [{ bearerAuth: [] }],
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility)' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility)',
+        },
       },
       schemas: { Error: ErrorSchema },
     },

@@ -18,7 +18,8 @@ export const AgentAuthRequest = z.strictObject({
 type Json = Record<string, unknown>;
 
 const errorResponse = (description: string): Json => ({
-  description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 
 const JsonRpcMessage: Json = {
@@ -41,17 +42,25 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
       post: {
         operationId: 'mcp',
         summary: 'MCP server (Streamable HTTP, stateless, protocol 2025-11-25)',
-        description: 'JSON-RPC 2.0 over POST. Send `Accept: application/json, text/event-stream`. Tool results are in `result.structuredContent.result`; refusals have `result.isError: true` with text `<code or reason>: <message>`. Mutating tools take `idempotency_key`; agent keys send `service_md_version` where the REST equivalent needs X-Service-MD-Version. '
-          + `Protocol revisions ${MCP_PROTOCOL_VERSIONS.join(', ')}: initialize answers ${MCP_PROTOCOL_VERSION} for any other. `
-          + `Bodies up to ${MCP_BODY_LIMIT} bytes; arguments nest at most ${MAX_JSON_DEPTH} levels with at most ${MAX_JSON_VALUES} values, free-form objects at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent.`,
+        description:
+          'JSON-RPC 2.0 over POST. Send `Accept: application/json, text/event-stream`. Tool results are in `result.structuredContent.result`; refusals have `result.isError: true` with text `<code or reason>: <message>`. Mutating tools take `idempotency_key`; agent keys send `service_md_version` where the REST equivalent needs X-Service-MD-Version. ' +
+          `Protocol revisions ${MCP_PROTOCOL_VERSIONS.join(', ')}: initialize answers ${MCP_PROTOCOL_VERSION} for any other. ` +
+          `Bodies up to ${MCP_BODY_LIMIT} bytes; arguments nest at most ${MAX_JSON_DEPTH} levels with at most ${MAX_JSON_VALUES} values, free-form objects at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent.`,
         tags: ['MCP'],
         security: [{ bearerAuth: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
         responses: {
           200: { description: 'JSON-RPC response', content: { 'application/json': { schema: JsonRpcMessage } } },
           202: { description: 'Notification accepted' },
-          400: { description: 'Unsupported MCP-Protocol-Version (error.data.supported lists the revisions), or a request over the JSON limits outside tool arguments', content: { 'application/json': { schema: JsonRpcMessage } } },
-          413: { description: `Body larger than ${MCP_BODY_LIMIT} bytes`, content: { 'application/json': { schema: JsonRpcMessage } } },
+          400: {
+            description:
+              'Unsupported MCP-Protocol-Version (error.data.supported lists the revisions), or a request over the JSON limits outside tool arguments',
+            content: { 'application/json': { schema: JsonRpcMessage } },
+          },
+          413: {
+            description: `Body larger than ${MCP_BODY_LIMIT} bytes`,
+            content: { 'application/json': { schema: JsonRpcMessage } },
+          },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
           429: errorResponse('Rate limit'),
         },
@@ -66,10 +75,16 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
         security: [],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: stripSchemaKey(z.toJSONSchema(AgentAuthRequest, { io: 'input' }) as Json) } },
+          content: {
+            'application/json': { schema: stripSchemaKey(z.toJSONSchema(AgentAuthRequest, { io: 'input' }) as Json) },
+          },
         },
         responses: {
-          202: { description: 'Intent recorded: intent_id, status awaiting_human, credentials_issued false, human_action_required[], relay_message', content: { 'application/json': { schema: { type: 'object' } } } },
+          202: {
+            description:
+              'Intent recorded: intent_id, status awaiting_human, credentials_issued false, human_action_required[], relay_message',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
           400: errorResponse('Validation failed'),
           413: errorResponse('BODY_TOO_LARGE: more than 16 KiB'),
           429: errorResponse('More than the per-IP budget of sign-in intents per minute'),

@@ -12,8 +12,9 @@ import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
 import { API_SUMMARY, API_TITLE } from './metadata';
 
 function links(config: Config): string[] {
-  return DISCOVERY_DOCUMENTS.filter((d) => d.key !== 'llms_txt')
-    .map((d) => `- [${d.title}](${config.siteUrl}${d.path}): ${d.description}`);
+  return DISCOVERY_DOCUMENTS.filter((d) => d.key !== 'llms_txt').map(
+    (d) => `- [${d.title}](${config.siteUrl}${d.path}): ${d.description}`,
+  );
 }
 
 function orientation(config: Config, tools: RegisteredTool[]): string {
@@ -54,12 +55,15 @@ function propertyLines(schema: Record<string, unknown>): string[] {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(props).map(([name, p]) => {
     const type = p.type ?? (p.enum ? 'enum' : p.anyOf ? 'one of several types' : 'any');
-    const length = p.maxLength === undefined ? '' : p.minLength !== undefined ? `${p.minLength}-${p.maxLength} characters` : `at most ${p.maxLength} characters`;
-    const detail = [
-      p.enum ? `one of ${(p.enum as unknown[]).join(', ')}` : '',
-      length,
-      p.description ?? '',
-    ].filter(Boolean).join('; ');
+    const length =
+      p.maxLength === undefined
+        ? ''
+        : p.minLength !== undefined
+          ? `${p.minLength}-${p.maxLength} characters`
+          : `at most ${p.maxLength} characters`;
+    const detail = [p.enum ? `one of ${(p.enum as unknown[]).join(', ')}` : '', length, p.description ?? '']
+      .filter(Boolean)
+      .join('; ');
     return `  - \`${name}\` (${type}${required.has(name) ? ', required' : ''})${detail ? `: ${detail}` : ''}`;
   });
 }
@@ -68,9 +72,20 @@ export function renderLlmsFullTxt(config: Config, routes: RouteDef[], tools: Reg
   const endpoints = routes.map((r) => {
     const a = describeAccess(ENDPOINT_ACCESS[accessKey(r.method, r.path)]);
     const who = a.auth[0] === 'public' ? 'no key' : `keys: ${a.auth.join(', ')}`;
-    const scopes = [a.scopes.length ? `scopes ${a.scopes.join(' + ')}` : '', a.any_scope.length ? `one of ${a.any_scope.join(', ')}` : ''].filter(Boolean).join('; ');
-    const guards = [a.live_only && 'live keys only', a.sandbox_unsupported && 'live keys only (sandbox_not_supported)', a.test_only && 'test keys only', a.version_guard && 'agent keys send X-Service-MD-Version']
-      .filter(Boolean).join('; ');
+    const scopes = [
+      a.scopes.length ? `scopes ${a.scopes.join(' + ')}` : '',
+      a.any_scope.length ? `one of ${a.any_scope.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    const guards = [
+      a.live_only && 'live keys only',
+      a.sandbox_unsupported && 'live keys only (sandbox_not_supported)',
+      a.test_only && 'test keys only',
+      a.version_guard && 'agent keys send X-Service-MD-Version',
+    ]
+      .filter(Boolean)
+      .join('; ');
     return `### ${r.method.toUpperCase()} ${config.baseUrl}${r.path}\n\n${r.summary}${r.description ? `\n\n${r.description}` : ''}\n\n- ${[who, scopes, guards].filter(Boolean).join('; ')}`;
   });
   const toolText = tools.map((t) => {

@@ -31,23 +31,39 @@ function success(result: unknown): CallToolResult {
 /** `<code or reason>: <message>`, plus the fields of a validation error. */
 export function errorText(status: number, body: Body): string {
   const nested = body.error && typeof body.error === 'object' ? (body.error as Body) : undefined;
-  const message = String(nested ? nested.message : body.error ?? 'Request failed');
+  const message = String(nested ? nested.message : (body.error ?? 'Request failed'));
   const fields = Array.isArray(body.fields) ? (body.fields as Array<{ path: string; message: string }>) : [];
-  const label = (body.code ?? nested?.code ?? body.reason ?? (fields.length ? 'validation_error' : `http_${status}`)) as string;
+  const label = (body.code ??
+    nested?.code ??
+    body.reason ??
+    (fields.length ? 'validation_error' : `http_${status}`)) as string;
   const detail = fields.length ? ` (${fields.map((f) => `${f.path}: ${f.message}`).join('; ')})` : '';
   return `${label}: ${message}${detail}`;
 }
 
 export function errorResult(status: number, body: Body, auth?: AuthContext): CallToolResult {
   const error = { ...body, ...(auth ? { test_mode: auth.testMode } : {}) };
-  return { isError: true, content: [{ type: 'text', text: errorText(status, body) }], structuredContent: { error, status } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: errorText(status, body) }],
+    structuredContent: { error, status },
+  };
 }
 
-export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTool, args: unknown): Promise<CallToolResult> {
+export async function callTool(
+  deps: Deps,
+  auth: AuthContext,
+  tool: RegisteredTool,
+  args: unknown,
+): Promise<CallToolResult> {
   try {
     authorize(tool.access, auth, tool.accessPath);
     // The framework's own fields never reach the handler, so handlers see the REST input.
-    const { idempotency_key: key, service_md_version: version, ...input } = parseOrThrow(tool.input, args ?? {}) as Body;
+    const {
+      idempotency_key: key,
+      service_md_version: version,
+      ...input
+    } = parseOrThrow(tool.input, args ?? {}) as Body;
     if (tool.versionGuard) await assertInstructionsVersion(deps, auth, version as number | undefined);
     const call = { idempotencyKey: key as string | undefined, operation: `mcp:${tool.name}` };
     const run = async () => {
@@ -56,17 +72,30 @@ export async function callTool(deps: Deps, auth: AuthContext, tool: RegisteredTo
         ? { status: out.status, body: withTestMode(out.body, auth) }
         : { status: 200, body: withTestMode(out, auth) };
     };
-    const r = tool.mutation && tool.declaration.idempotency !== 'service'
-      ? await runIdempotent(deps, auth, { operation: call.operation, key: call.idempotencyKey, fingerprint: requestFingerprint(input) }, run)
-      : await run();
+    const r =
+      tool.mutation && tool.declaration.idempotency !== 'service'
+        ? await runIdempotent(
+            deps,
+            auth,
+            { operation: call.operation, key: call.idempotencyKey, fingerprint: requestFingerprint(input) },
+            run,
+          )
+        : await run();
     // A replayed refusal comes back as its status and body.
     if (r.status >= 400) return errorResult(r.status, r.body as Body, auth);
     return success(r.body);
   } catch (err) {
     if (err instanceof ApiError) return errorResult(err.status, err.toBody(), auth);
     deps.log.error({ err, tool: tool.name }, 'mcp tool failed');
-    return errorResult(500, {
-      error: 'Internal error', code: 'INTERNAL', retryable: true, suggested_action: 'Retry later.',
-    }, auth);
+    return errorResult(
+      500,
+      {
+        error: 'Internal error',
+        code: 'INTERNAL',
+        retryable: true,
+        suggested_action: 'Retry later.',
+      },
+      auth,
+    );
   }
 }

@@ -12,13 +12,29 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { ApiError, errors } from '../../domain/shared/errors';
 import { MAX_DOCUMENT_BYTES } from '../../domain/outbound-mail/documents';
 import {
-  dotPath, freeFormPaths, JsonInspection, JsonProblem, JsonScanLimits, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES,
-  oversizedFreeForm, spanAt,
+  dotPath,
+  freeFormPaths,
+  JsonInspection,
+  JsonProblem,
+  JsonScanLimits,
+  MAX_FREE_FORM_JSON_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_JSON_VALUES,
+  oversizedFreeForm,
+  spanAt,
 } from '../../domain/shared/json-limits';
 import { authenticate, AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import {
-  assertJsonContainer, BodyTooLargeError, formatBytes, inspectJsonInTurns, JsonBodyError, jsonText, nextTurn, problemField, readJsonBytes,
+  assertJsonContainer,
+  BodyTooLargeError,
+  formatBytes,
+  inspectJsonInTurns,
+  JsonBodyError,
+  jsonText,
+  nextTurn,
+  problemField,
+  readJsonBytes,
 } from '../json-body';
 import { applyRateLimit } from '../router';
 import { errorResult } from './call';
@@ -46,8 +62,17 @@ function jsonRpcAnswer(ctx: Context, status: number, message: Record<string, unk
   ctx.body = JSON.stringify({ jsonrpc: '2.0', ...message });
 }
 
-function jsonRpcError(ctx: Context, status: number, code: number, message: string, opts: { data?: Record<string, unknown>; id?: unknown } = {}): void {
-  jsonRpcAnswer(ctx, status, { error: { code, message, ...(opts.data ? { data: opts.data } : {}) }, id: opts.id ?? null });
+function jsonRpcError(
+  ctx: Context,
+  status: number,
+  code: number,
+  message: string,
+  opts: { data?: Record<string, unknown>; id?: unknown } = {},
+): void {
+  jsonRpcAnswer(ctx, status, {
+    error: { code, message, ...(opts.data ? { data: opts.data } : {}) },
+    id: opts.id ?? null,
+  });
 }
 
 interface Envelope {
@@ -95,7 +120,9 @@ function refuseBody(ctx: Context, auth: AuthContext, problem: JsonProblem, envel
     const refusal = errors.validation([{ path: problemField(problem, ARGUMENTS.length), message: problem.message }]);
     return jsonRpcAnswer(ctx, 200, { id: envelope.id, result: errorResult(refusal.status, refusal.toBody(), auth) });
   }
-  jsonRpcError(ctx, 400, -32600, `Invalid Request: ${dotPath(problem.path, 'the request')} ${problem.message}`, { id: envelope.id });
+  jsonRpcError(ctx, 400, -32600, `Invalid Request: ${dotPath(problem.path, 'the request')} ${problem.message}`, {
+    id: envelope.id,
+  });
 }
 
 /** 401s point MCP clients at the protected-resource metadata (RFC 9728). */
@@ -106,7 +133,9 @@ async function authenticateMcp(deps: Deps, ctx: Context): Promise<AuthContext> {
     if (err instanceof ApiError && err.status === 401) {
       throw new ApiError(401, err.message, {
         ...err.options,
-        headers: { 'WWW-Authenticate': `Bearer resource_metadata="${deps.config.siteUrl}/.well-known/oauth-protected-resource"` },
+        headers: {
+          'WWW-Authenticate': `Bearer resource_metadata="${deps.config.siteUrl}/.well-known/oauth-protected-resource"`,
+        },
       });
     }
     throw err;
@@ -127,7 +156,8 @@ export function mcpRoutes(deps: Deps, tools: RegisteredTool[] = registeredTools)
       raw = await readJsonBytes(ctx, MCP_BODY_LIMIT);
       assertJsonContainer(raw);
     } catch (err) {
-      if (err instanceof BodyTooLargeError) return jsonRpcError(ctx, 413, -32600, `Request body larger than ${formatBytes(MCP_BODY_LIMIT)}`);
+      if (err instanceof BodyTooLargeError)
+        return jsonRpcError(ctx, 413, -32600, `Request body larger than ${formatBytes(MCP_BODY_LIMIT)}`);
       if (err instanceof JsonBodyError) return jsonRpcError(ctx, 400, -32700, `Parse error: ${err.message}`);
       throw err;
     }
@@ -136,8 +166,13 @@ export function mcpRoutes(deps: Deps, tools: RegisteredTool[] = registeredTools)
     const envelope = envelopeOf(raw, inspection);
     const unsupported = unsupportedProtocolVersion(ctx, envelope);
     if (unsupported) {
-      return jsonRpcError(ctx, 400, -32000, `Bad Request: Unsupported protocol version: ${unsupported} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
-        { data: { supported: MCP_PROTOCOL_VERSIONS, requested: unsupported } });
+      return jsonRpcError(
+        ctx,
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${unsupported} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
+        { data: { supported: MCP_PROTOCOL_VERSIONS, requested: unsupported } },
+      );
     }
     const problem = inspection.problem ?? oversizedFreeForm(inspection, ARGUMENTS);
     if (problem) return refuseBody(ctx, auth, problem, envelope);
@@ -149,7 +184,12 @@ export function mcpRoutes(deps: Deps, tools: RegisteredTool[] = registeredTools)
       await nextTurn();
       body = JSON.parse(text);
     } catch (err) {
-      return jsonRpcError(ctx, 400, -32700, `Parse error: ${err instanceof JsonBodyError ? err.message : 'the body is not JSON'}`);
+      return jsonRpcError(
+        ctx,
+        400,
+        -32700,
+        `Parse error: ${err instanceof JsonBodyError ? err.message : 'the body is not JSON'}`,
+      );
     }
     await nextTurn();
 
@@ -166,7 +206,12 @@ export function mcpRoutes(deps: Deps, tools: RegisteredTool[] = registeredTools)
 
   const methodNotAllowed = (ctx: Context) => {
     ctx.set('Allow', 'POST');
-    jsonRpcError(ctx, 405, -32000, 'Method not allowed: this MCP server is stateless; send JSON-RPC requests with POST.');
+    jsonRpcError(
+      ctx,
+      405,
+      -32000,
+      'Method not allowed: this MCP server is stateless; send JSON-RPC requests with POST.',
+    );
   };
   router.get('/mcp', methodNotAllowed);
   router.delete('/mcp', methodNotAllowed);

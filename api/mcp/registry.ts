@@ -19,7 +19,13 @@ export interface ToolListing {
   title: string;
   description: string;
   inputSchema: { type: 'object'; [key: string]: unknown };
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };
+  annotations: {
+    title: string;
+    readOnlyHint: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint: boolean;
+  };
   _meta: Record<string, unknown>;
 }
 
@@ -47,7 +53,10 @@ export function toolInputJsonSchema(input: ToolInputSchema): ToolListing['inputS
   return { ...toJsonSchema(input, 'input'), type: 'object' };
 }
 
-export function buildRegistry(catalog: Record<string, CatalogEntry>, declarations: ToolDeclaration[]): RegisteredTool[] {
+export function buildRegistry(
+  catalog: Record<string, CatalogEntry>,
+  declarations: ToolDeclaration[],
+): RegisteredTool[] {
   const seen = new Set<string>();
   return declarations.map((d) => {
     const entry = catalog[d.name];
@@ -55,7 +64,8 @@ export function buildRegistry(catalog: Record<string, CatalogEntry>, declaration
     if (seen.has(d.name)) throw new Error(`MCP tool ${d.name} is declared twice`);
     seen.add(d.name);
     const access = ENDPOINT_ACCESS[d.access];
-    if (!access) throw new Error(`MCP tool ${d.name}: ${d.access} has no row in domain/shared/access.ts ENDPOINT_ACCESS`);
+    if (!access)
+      throw new Error(`MCP tool ${d.name}: ${d.access} has no row in domain/shared/access.ts ENDPOINT_ACCESS`);
 
     const mutation = Boolean(d.mutation);
     const versionGuard = Boolean(access.versionGuard);
@@ -87,8 +97,16 @@ export function buildRegistry(catalog: Record<string, CatalogEntry>, declaration
       },
     };
     return {
-      name: d.name, group: entry.group, deprecated: entry.deprecated, declaration: d, access,
-      accessPath: d.access.slice(d.access.indexOf(' ') + 1), mutation, versionGuard, input, listing,
+      name: d.name,
+      group: entry.group,
+      deprecated: entry.deprecated,
+      declaration: d,
+      access,
+      accessPath: d.access.slice(d.access.indexOf(' ') + 1),
+      mutation,
+      versionGuard,
+      input,
+      listing,
     };
   });
 }

@@ -5,7 +5,13 @@
 // `initialize` itself so that only real MCP revisions are negotiated.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, InitializeResult, ListToolsRequestSchema, McpError, ServerCapabilities,
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  InitializeResult,
+  ListToolsRequestSchema,
+  McpError,
+  ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';

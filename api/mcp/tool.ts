@@ -41,7 +41,10 @@ export interface ToolCall {
 
 /** A service answer with its HTTP status (201, 200 for a dry run, or a replayed refusal). */
 export class RestOutcome {
-  constructor(readonly status: number, readonly body: unknown) {}
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
 }
 
 export function defineTool<I extends ToolInputSchema>(def: ToolDeclaration<I>): ToolDeclaration {
@@ -49,11 +52,20 @@ export function defineTool<I extends ToolInputSchema>(def: ToolDeclaration<I>): 
 }
 
 /** Fields the framework adds to every mutation's input. */
-export const IDEMPOTENCY_KEY_FIELD = z.string().min(1).max(255)
+export const IDEMPOTENCY_KEY_FIELD = z
+  .string()
+  .min(1)
+  .max(255)
   .describe('A retry with the same key and input returns the first result without a second effect.');
 
 /** For tools whose service demands a key (REST: Idempotency-Key required). */
 export const REQUIRED_IDEMPOTENCY_KEY = { idempotency_key: IDEMPOTENCY_KEY_FIELD };
 
-export const SERVICE_MD_VERSION_FIELD = z.coerce.number().int().positive().max(PG_INT_MAX)
-  .describe('Agent keys: the current version of your instructions document (GET it with get_service_md); stale versions are refused.');
+export const SERVICE_MD_VERSION_FIELD = z.coerce
+  .number()
+  .int()
+  .positive()
+  .max(PG_INT_MAX)
+  .describe(
+    'Agent keys: the current version of your instructions document (GET it with get_service_md); stale versions are refused.',
+  );

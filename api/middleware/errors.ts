@@ -30,7 +30,9 @@ export function errorMapper(log: Logger) {
       log.error({ err, request_id: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = {
-        ...codedError(500, 'INTERNAL', 'Internal error', { suggestedAction: 'Retry later; quote the request_id if it persists.' }).toBody(),
+        ...codedError(500, 'INTERNAL', 'Internal error', {
+          suggestedAction: 'Retry later; quote the request_id if it persists.',
+        }).toBody(),
         request_id: ctx.state.requestId,
       };
     }

@@ -24,7 +24,10 @@ export function requestContext(log: Logger) {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      log.info({ request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      log.info(
+        { request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        'request',
+      );
     }
   };
 }
@@ -38,7 +41,13 @@ export function testModeMarker() {
       const testMode = Boolean(ctx.state.testMode);
       ctx.set('X-Test-Mode', String(testMode));
       const body = ctx.body as unknown;
-      if (body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body) && typeof (body as { pipe?: unknown }).pipe !== 'function') {
+      if (
+        body &&
+        typeof body === 'object' &&
+        !Array.isArray(body) &&
+        !Buffer.isBuffer(body) &&
+        typeof (body as { pipe?: unknown }).pipe !== 'function'
+      ) {
         if (!('test_mode' in (body as Record<string, unknown>))) {
           ctx.body = { ...(body as Record<string, unknown>), test_mode: testMode };
         }

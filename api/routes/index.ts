@@ -22,6 +22,24 @@ import { routes as billing } from './billing/billing';
 import { routes as facilityMessages } from './support/facility-messages';
 
 export const allRoutes: RouteDef[] = [
-  ...publicRoutes, ...agents, ...keys, ...mail, ...batches, ...webhooks, ...webhookEndpoints,
-  ...inboundContext, ...packages, ...expectedShipments, ...mailboxRules, ...inboundItems, ...agentInbox, ...facilityMail, ...facilityBatches, ...facilityInbound, ...mailRuns, ...support, ...billing, ...facilityMessages,
+  ...publicRoutes,
+  ...agents,
+  ...keys,
+  ...mail,
+  ...batches,
+  ...webhooks,
+  ...webhookEndpoints,
+  ...inboundContext,
+  ...packages,
+  ...expectedShipments,
+  ...mailboxRules,
+  ...inboundItems,
+  ...agentInbox,
+  ...facilityMail,
+  ...facilityBatches,
+  ...facilityInbound,
+  ...mailRuns,
+  ...support,
+  ...billing,
+  ...facilityMessages,
 ];

@@ -1,7 +1,12 @@
 // Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
 import { z } from 'zod';
 import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/workflow-safe/visible-text';
-import { inspectJson, JSON_BODY_LIMITS, MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH } from '../../domain/shared/json-limits';
+import {
+  inspectJson,
+  JSON_BODY_LIMITS,
+  MAX_FREE_FORM_JSON_BYTES,
+  MAX_JSON_DEPTH,
+} from '../../domain/shared/json-limits';
 
 /**
  * The largest value a Postgres integer column holds. Every integer a request carries is
@@ -18,8 +23,18 @@ export const IdParams = z.object({ id: z.string().uuid({ message: 'must be a UUI
 /** limit/offset with the spec's defaults (20, max 100). */
 export function paginationQuery(defaults: { limit?: number; max?: number; maxOffset?: number } = {}) {
   return {
-    limit: z.coerce.number().int().min(1).max(defaults.max ?? 100).default(defaults.limit ?? 20),
-    offset: z.coerce.number().int().min(0).max(defaults.maxOffset ?? PG_INT_MAX).default(0),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(defaults.max ?? 100)
+      .default(defaults.limit ?? 20),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(defaults.maxOffset ?? PG_INT_MAX)
+      .default(0),
   };
 }
 
@@ -51,13 +66,18 @@ export const formBoolean = z.preprocess((v) => {
   return v;
 }, z.boolean());
 
-export const formInt = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.number().int());
+export const formInt = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() !== '' && /^-?\d+$/.test(v.trim()) ? Number(v) : v),
+  z.number().int(),
+);
 
 /** An integer sent as text (a header): digits only, from min to max; advertised as an integer with those bounds. */
 export function textInt(min: number, max: number) {
   const message = `must be an integer from ${min} to ${max}`;
-  return z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
-    z.number({ error: message }).int({ message }).min(min, { message }).max(max, { message }));
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
+    z.number({ error: message }).int({ message }).min(min, { message }).max(max, { message }),
+  );
 }
 
 /**
@@ -66,8 +86,11 @@ export function textInt(min: number, max: number) {
  * endpoint for the top-level fields named in FREE_FORM_JSON_FIELDS, and by
  * formJsonObject for a multipart field.
  */
-export const FreeFormJson = z.record(z.string(), z.unknown())
-  .describe(`a JSON object of at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent, nested at most ${MAX_JSON_DEPTH} levels`);
+export const FreeFormJson = z
+  .record(z.string(), z.unknown())
+  .describe(
+    `a JSON object of at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent, nested at most ${MAX_JSON_DEPTH} levels`,
+  );
 
 /**
  * A JSON object sent as a multipart text field (or already parsed, from JSON and MCP
@@ -77,14 +100,19 @@ export function formJsonObject(maxBytes = MAX_FREE_FORM_JSON_BYTES) {
   return z.preprocess((v, ctx) => {
     if (typeof v !== 'string') return v;
     const bytes = Buffer.from(v);
-    const problem = bytes.length > maxBytes
-      ? `must be a JSON object of at most ${maxBytes} bytes as sent`
-      : inspectJson(bytes, JSON_BODY_LIMITS).problem?.message;
+    const problem =
+      bytes.length > maxBytes
+        ? `must be a JSON object of at most ${maxBytes} bytes as sent`
+        : inspectJson(bytes, JSON_BODY_LIMITS).problem?.message;
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }
-    try { return JSON.parse(v); } catch { return v; }
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
   }, FreeFormJson);
 }
 
@@ -102,14 +130,17 @@ export const WorkflowUnavailableBody = ErrorBody.extend({
   code: z.literal('WORKFLOW_UNAVAILABLE'),
   retryable: z.literal(true),
   suggested_action: z.string(),
-  details: z.object({ deadline_ms: z.number().int().describe('how long the API waited (WORKFLOW_UPDATE_DEADLINE_MS)') }),
+  details: z.object({
+    deadline_ms: z.number().int().describe('how long the API waited (WORKFLOW_UPDATE_DEADLINE_MS)'),
+  }),
 });
 
 /** The response entry of every route that sends its object's workflow an Update. */
 export const WORKFLOW_UNAVAILABLE_RESPONSE = {
   503: {
-    description: 'WORKFLOW_UNAVAILABLE (retryable): no worker answered within the deadline (default 10 s). The step may still be applied once '
-      + 'the workflow runs: retry the same request with the same Idempotency-Key; it is applied at most once and the retry answers its outcome.',
+    description:
+      'WORKFLOW_UNAVAILABLE (retryable): no worker answered within the deadline (default 10 s). The step may still be applied once ' +
+      'the workflow runs: retry the same request with the same Idempotency-Key; it is applied at most once and the retry answers its outcome.',
     schema: WorkflowUnavailableBody,
   },
 };

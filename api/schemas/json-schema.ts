@@ -16,11 +16,13 @@ const isNumeric = (json: z.core.JSONSchema.BaseSchema) => json.type === 'integer
 function tighten(target: z.core.JSONSchema.BaseSchema, other: z.core.JSONSchema.BaseSchema): void {
   for (const key of ['minimum', 'exclusiveMinimum'] as const) {
     const value = other[key];
-    if (typeof value === 'number') target[key] = typeof target[key] === 'number' ? Math.max(target[key] as number, value) : value;
+    if (typeof value === 'number')
+      target[key] = typeof target[key] === 'number' ? Math.max(target[key] as number, value) : value;
   }
   for (const key of ['maximum', 'exclusiveMaximum'] as const) {
     const value = other[key];
-    if (typeof value === 'number') target[key] = typeof target[key] === 'number' ? Math.min(target[key] as number, value) : value;
+    if (typeof value === 'number')
+      target[key] = typeof target[key] === 'number' ? Math.min(target[key] as number, value) : value;
   }
   if (other.type === 'integer') target.type = 'integer';
 }
@@ -33,7 +35,12 @@ function keepPipeBounds({ zodSchema, jsonSchema }: OverrideContext): void {
 }
 
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12', override: keepPipeBounds }) as JsonSchema;
+  const json = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+    override: keepPipeBounds,
+  }) as JsonSchema;
   delete json.$schema;
   return json;
 }

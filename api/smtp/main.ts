@@ -12,7 +12,10 @@ async function main() {
   const stop = () => {
     if (draining) return;
     draining = true;
-    void smtp.close().then(() => closeDeps(deps)).then(() => process.exit(0));
+    void smtp
+      .close()
+      .then(() => closeDeps(deps))
+      .then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -24,7 +24,10 @@ export function smtpReplyFor(err: unknown): { responseCode: number; message: str
     const hit = err.code ? byCode[err.code] : undefined;
     if (hit) return { responseCode: hit[0], message: `${hit[1]} ${err.message}` };
   }
-  return { responseCode: 451, message: '4.3.0 Temporary failure while storing the message; nothing was kept. Try again later.' };
+  return {
+    responseCode: 451,
+    message: '4.3.0 Temporary failure while storing the message; nothing was kept. Try again later.',
+  };
 }
 
 function smtpError(err: unknown): Error & { responseCode: number } {
@@ -58,7 +61,11 @@ export function createSmtpServer(deps: Deps): SMTPServer {
         callback(smtpError(err));
       }
     },
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
+    onData(
+      stream: SMTPServerDataStream,
+      session: SMTPServerSession,
+      callback: (err?: Error | null, message?: string) => void,
+    ) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => {
         if (!stream.sizeExceeded) chunks.push(chunk);
@@ -73,7 +80,12 @@ export function createSmtpServer(deps: Deps): SMTPServer {
           try {
             // One item per alias recipient; a retried delivery finds items already made by Message-ID.
             for (const rcpt of session.envelope.rcptTo) {
-              const result = await receiveEmail(deps, { raw, recipient: rcpt.address, captureMethod: 'smtp', envelopeFrom });
+              const result = await receiveEmail(deps, {
+                raw,
+                recipient: rcpt.address,
+                captureMethod: 'smtp',
+                envelopeFrom,
+              });
               ids.push(result.item_id);
             }
             callback(null, `2.0.0 Accepted as ${ids.join(', ')}`);
@@ -87,7 +99,10 @@ export function createSmtpServer(deps: Deps): SMTPServer {
   });
 }
 
-export async function startSmtpServer(deps: Deps, opts: { port?: number; host?: string } = {}): Promise<RunningSmtpServer> {
+export async function startSmtpServer(
+  deps: Deps,
+  opts: { port?: number; host?: string } = {},
+): Promise<RunningSmtpServer> {
   const server = createSmtpServer(deps);
   const host = opts.host ?? deps.config.host;
   await new Promise<void>((resolve, reject) => {
@@ -95,7 +110,7 @@ export async function startSmtpServer(deps: Deps, opts: { port?: number; host?: 
     server.listen(opts.port ?? deps.config.smtpPort, host, () => resolve());
   });
   server.on('error', (err) => deps.log.error({ err }, 'smtp server error'));
-  const port = ((server as unknown as { server: { address(): AddressInfo } }).server.address()).port;
+  const port = (server as unknown as { server: { address(): AddressInfo } }).server.address().port;
   return {
     server,
     port,

@@ -32,10 +32,26 @@ export interface HumanAction {
 /** What the human must do after signup; every blocker stands between the account and live keys. */
 export function humanActionsAfterSignup(urls: OnboardingUrls): HumanAction[] {
   return [
-    { step: 'verify_email', summary: `Open the verification link sent to the signup address (or visit ${urls.verifyEmailUrl}).`, blocker: true },
-    { step: 'verify_phone', summary: `Confirm a mobile number during identity verification at ${urls.kycUrl}.`, blocker: true },
-    { step: 'add_payment', summary: `Add a payment method and buy prepaid credits at ${urls.billingUrl}.`, blocker: true },
-    { step: 'select_plan', summary: `Choose a plan at ${urls.plansUrl}; the standard plan applies until another is chosen.`, blocker: false },
+    {
+      step: 'verify_email',
+      summary: `Open the verification link sent to the signup address (or visit ${urls.verifyEmailUrl}).`,
+      blocker: true,
+    },
+    {
+      step: 'verify_phone',
+      summary: `Confirm a mobile number during identity verification at ${urls.kycUrl}.`,
+      blocker: true,
+    },
+    {
+      step: 'add_payment',
+      summary: `Add a payment method and buy prepaid credits at ${urls.billingUrl}.`,
+      blocker: true,
+    },
+    {
+      step: 'select_plan',
+      summary: `Choose a plan at ${urls.plansUrl}; the standard plan applies until another is chosen.`,
+      blocker: false,
+    },
   ];
 }
 
@@ -49,15 +65,31 @@ export interface NextStep {
 export function leadNextStep(stage: LeadStage, urls: OnboardingUrls): NextStep | null {
   switch (stage) {
     case 'waitlisted':
-      return { action: 'signup', url: urls.signupUrl, hint: 'Create the account with POST /v1/signup and pass this lead_id so the reservation carries over.' };
+      return {
+        action: 'signup',
+        url: urls.signupUrl,
+        hint: 'Create the account with POST /v1/signup and pass this lead_id so the reservation carries over.',
+      };
     case 'account_created':
-      return { action: 'verify_email', url: urls.verifyEmailUrl, hint: 'The human opens the verification link sent to the signup address.' };
+      return {
+        action: 'verify_email',
+        url: urls.verifyEmailUrl,
+        hint: 'The human opens the verification link sent to the signup address.',
+      };
     case 'email_verified':
-      return { action: 'complete_kyc', url: urls.kycUrl, hint: 'The human completes identity verification and adds a payment method; live keys follow.' };
+      return {
+        action: 'complete_kyc',
+        url: urls.kycUrl,
+        hint: 'The human completes identity verification and adds a payment method; live keys follow.',
+      };
     case 'active':
       return null;
     case 'unknown':
-      return { action: 'contact_owner', url: urls.signupUrl, hint: 'The lead state is unclear; ask the service owner (contact.owner_email).' };
+      return {
+        action: 'contact_owner',
+        url: urls.signupUrl,
+        hint: 'The lead state is unclear; ask the service owner (contact.owner_email).',
+      };
   }
 }
 

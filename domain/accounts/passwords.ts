@@ -8,7 +8,9 @@ const COST = { N: 16384, r: 8, p: 1 };
 
 function scrypt(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scryptCb(password.normalize('NFKC'), salt, keyLength, options, (err, derived) => (err ? reject(err) : resolve(derived)));
+    scryptCb(password.normalize('NFKC'), salt, keyLength, options, (err, derived) =>
+      err ? reject(err) : resolve(derived),
+    );
   });
 }
 

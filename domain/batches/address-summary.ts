@@ -24,7 +24,14 @@ export interface BatchAddressCheck {
 export function checkBatchAddresses(recipients: readonly Recipient[]): BatchAddressCheck {
   const summary: BatchAddressCheck = { likely: 0, doubtful: 0, unknown: 0, doubtful_rows: [] };
   for (const r of recipients) {
-    const check = checkUsAddress({ line1: r.line1, line2: r.line2, city: r.city, state: r.state, zip: r.zip, country: 'US' });
+    const check = checkUsAddress({
+      line1: r.line1,
+      line2: r.line2,
+      city: r.city,
+      state: r.state,
+      zip: r.zip,
+      country: 'US',
+    });
     summary[check.deliverability] += 1;
     if (check.deliverability === 'doubtful' && summary.doubtful_rows.length < DOUBTFUL_ROWS_SHOWN) {
       summary.doubtful_rows.push({ row: r.row, warnings: addressCheckWarnings(check) });

@@ -2,7 +2,14 @@
 // used by the estimate, by the draft (its stored price) and by the confirm debit, so the
 // three always agree to the cent. No I/O; importable from workflows.
 
-export const BATCH_MAIL_TYPES = ['postcard_4x6', 'postcard_6x9', 'letter', 'flyer', 'pamphlet_light', 'pamphlet_heavy'] as const;
+export const BATCH_MAIL_TYPES = [
+  'postcard_4x6',
+  'postcard_6x9',
+  'letter',
+  'flyer',
+  'pamphlet_light',
+  'pamphlet_heavy',
+] as const;
 export type BatchMailType = (typeof BATCH_MAIL_TYPES)[number];
 
 export const BATCH_MAILING_CLASSES = ['first_class', 'marketing_mail'] as const;
@@ -62,7 +69,12 @@ export function letterSheets(pageCount: number, duplex: boolean): number {
 }
 
 /** The per-piece price before color and discounts (spec: Pricing constants, batch). */
-export function basePerPieceCents(mailType: BatchMailType, mailingClass: BatchMailingClass, pageCount: number, duplex: boolean): number {
+export function basePerPieceCents(
+  mailType: BatchMailType,
+  mailingClass: BatchMailingClass,
+  pageCount: number,
+  duplex: boolean,
+): number {
   const postcard = mailType === 'postcard_4x6' || mailType === 'postcard_6x9';
   if (mailingClass === 'marketing_mail') {
     if (postcard) return 28;

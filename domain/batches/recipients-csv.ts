@@ -21,16 +21,44 @@ export type ColumnMap = Partial<Record<RecipientField, string>>;
 
 /** The spec's column names, used in messages and skipped_rows[].field. */
 export const CSV_COLUMN_NAMES: Record<RecipientField, string> = {
-  name: 'name', line1: 'address', line2: 'address2', city: 'city', state: 'state', zip: 'zip',
+  name: 'name',
+  line1: 'address',
+  line2: 'address2',
+  city: 'city',
+  state: 'state',
+  zip: 'zip',
 };
 
 /** Accepted header spellings, compared after normaliseHeader (case, spaces, _ - . # / ignored). */
 export const HEADER_ALIASES: Record<RecipientField, string[]> = {
   name: ['name', 'fullname', 'recipient', 'recipientname', 'contactname', 'addressee', 'mailingname'],
-  line1: ['address', 'address1', 'addressline1', 'line1', 'street', 'street1', 'streetaddress', 'streetaddress1',
-    'addr1', 'mailingaddress', 'deliveryaddress'],
-  line2: ['address2', 'addressline2', 'line2', 'street2', 'streetaddress2', 'addr2', 'apt', 'apartment', 'suite',
-    'unit', 'aptsuite', 'aptunit'],
+  line1: [
+    'address',
+    'address1',
+    'addressline1',
+    'line1',
+    'street',
+    'street1',
+    'streetaddress',
+    'streetaddress1',
+    'addr1',
+    'mailingaddress',
+    'deliveryaddress',
+  ],
+  line2: [
+    'address2',
+    'addressline2',
+    'line2',
+    'street2',
+    'streetaddress2',
+    'addr2',
+    'apt',
+    'apartment',
+    'suite',
+    'unit',
+    'aptsuite',
+    'aptunit',
+  ],
   city: ['city', 'town', 'locality', 'citytown'],
   state: ['state', 'st', 'province', 'region', 'stateprovince', 'statecode'],
   zip: ['zip', 'zipcode', 'zip5', 'postalcode', 'postcode', 'postal', 'zippostalcode', 'zip4', 'zipplus4'],
@@ -72,7 +100,11 @@ export interface RecipientsParseResult {
 }
 
 export function normaliseHeader(header: string): string {
-  return header.normalize('NFKC').replace(/^\uFEFF/, '').toLowerCase().replace(/[\s_\-.#/]+/g, '');
+  return header
+    .normalize('NFKC')
+    .replace(/^\uFEFF/, '')
+    .toLowerCase()
+    .replace(/[\s_\-.#/]+/g, '');
 }
 
 /**
@@ -84,8 +116,10 @@ export function decodeCsv(data: Buffer): { text: string; encoding: RecipientsPar
   if (data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) {
     return { text: data.subarray(3).toString('utf8'), encoding: 'utf-8-bom' };
   }
-  if (data.length >= 2 && data[0] === 0xff && data[1] === 0xfe) return { text: iconv.decode(data, 'utf16le'), encoding: 'utf-16' };
-  if (data.length >= 2 && data[0] === 0xfe && data[1] === 0xff) return { text: iconv.decode(data, 'utf16be'), encoding: 'utf-16' };
+  if (data.length >= 2 && data[0] === 0xff && data[1] === 0xfe)
+    return { text: iconv.decode(data, 'utf16le'), encoding: 'utf-16' };
+  if (data.length >= 2 && data[0] === 0xfe && data[1] === 0xff)
+    return { text: iconv.decode(data, 'utf16be'), encoding: 'utf-16' };
   if (isUtf8(data)) return { text: data.toString('utf8'), encoding: 'utf-8' };
   return { text: iconv.decode(data, 'win1252'), encoding: 'windows-1252' };
 }
@@ -120,7 +154,11 @@ function cleanValue(raw: string | undefined): string {
 }
 
 function singleLine(v: string): string {
-  return v.split(/\r\n|\r|\n/).map((s) => s.trim()).filter(Boolean).join(' ');
+  return v
+    .split(/\r\n|\r|\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(' ');
 }
 
 export type ZipCheck = { ok: true; zip: string } | { ok: false; error: string };
@@ -140,7 +178,11 @@ export function normaliseZip(raw: string): ZipCheck {
 
 /** Duplicate key part: case, whitespace and punctuation do not matter. */
 function dedupePart(v: string): string {
-  return v.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return v
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 interface ColumnIndexes {
@@ -159,7 +201,10 @@ function resolveColumns(header: string[], columnMap: ColumnMap | undefined): Col
     let index = header.findIndex((h) => cleanValue(h) === wanted.trim());
     if (index < 0) index = normalised.indexOf(normaliseHeader(wanted));
     if (index < 0) {
-      mapErrors.push({ path: `column_map.${field}`, message: `no column "${wanted}" in the CSV header (columns: ${header.map((h) => cleanValue(h)).join(', ')})` });
+      mapErrors.push({
+        path: `column_map.${field}`,
+        message: `no column "${wanted}" in the CSV header (columns: ${header.map((h) => cleanValue(h)).join(', ')})`,
+      });
     } else fields[field] = index;
   }
   if (mapErrors.length) throw errors.validation(mapErrors, 'column_map names columns that are not in the CSV header');
@@ -184,10 +229,13 @@ function resolveColumns(header: string[], columnMap: ColumnMap | undefined): Col
   }
   const missing = REQUIRED.filter((f) => fields[f] === undefined && !(f === 'name' && out.firstName !== undefined));
   if (missing.length) {
-    throw errors.validation(missing.map((f) => ({
-      path: 'recipients',
-      message: `missing required column "${CSV_COLUMN_NAMES[f]}" (accepted headers: ${HEADER_ALIASES[f].join(', ')}; or map it with column_map.${f})`,
-    })), 'The recipients CSV lacks required columns');
+    throw errors.validation(
+      missing.map((f) => ({
+        path: 'recipients',
+        message: `missing required column "${CSV_COLUMN_NAMES[f]}" (accepted headers: ${HEADER_ALIASES[f].join(', ')}; or map it with column_map.${f})`,
+      })),
+      'The recipients CSV lacks required columns',
+    );
   }
   return out;
 }
@@ -197,12 +245,20 @@ function tooBig(message: string) {
 }
 
 export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap } = {}): RecipientsParseResult {
-  if (data.length > RECIPIENTS_CSV_MAX_BYTES) throw tooBig(`The recipients CSV may be at most 5 MB (got ${(data.length / 1048576).toFixed(1)} MB)`);
+  if (data.length > RECIPIENTS_CSV_MAX_BYTES)
+    throw tooBig(`The recipients CSV may be at most 5 MB (got ${(data.length / 1048576).toFixed(1)} MB)`);
   const { text, encoding } = decodeCsv(data);
   // Postgres text cannot hold NUL; a CSV with NUL characters is binary, or UTF-16 without a byte-order mark.
   if (text.includes('\u0000')) {
-    throw errors.validation([{ path: 'recipients', message: 'The CSV contains NUL characters: save it as UTF-8 text (or UTF-16 with a byte-order mark)' }],
-      'The recipients CSV could not be read');
+    throw errors.validation(
+      [
+        {
+          path: 'recipients',
+          message: 'The CSV contains NUL characters: save it as UTF-8 text (or UTF-16 with a byte-order mark)',
+        },
+      ],
+      'The recipients CSV could not be read',
+    );
   }
   const delimiter = detectDelimiter(text);
   let records: string[][];
@@ -215,12 +271,18 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
       skip_empty_lines: false,
     }) as string[][];
   } catch (err) {
-    throw errors.validation([{ path: 'recipients', message: `The CSV could not be read: ${(err as Error).message}` }], 'The recipients CSV could not be read');
+    throw errors.validation(
+      [{ path: 'recipients', message: `The CSV could not be read: ${(err as Error).message}` }],
+      'The recipients CSV could not be read',
+    );
   }
 
   const isBlank = (r: string[]) => r.every((v) => v.trim() === '');
   const headerIndex = records.findIndex((r) => !isBlank(r));
-  if (headerIndex < 0) throw errors.validation([{ path: 'recipients', message: 'The CSV is empty: it needs a header row and at least one recipient' }]);
+  if (headerIndex < 0)
+    throw errors.validation([
+      { path: 'recipients', message: 'The CSV is empty: it needs a header row and at least one recipient' },
+    ]);
   const header = records[headerIndex];
   const columns = resolveColumns(header, opts.columnMap);
   const width = header.length;
@@ -228,7 +290,9 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
   let totalRows = 0;
   for (let i = headerIndex + 1; i < records.length; i++) if (!isBlank(records[i])) totalRows++;
   if (totalRows > RECIPIENTS_CSV_MAX_ROWS) {
-    throw tooBig(`The recipients CSV may have at most ${RECIPIENTS_CSV_MAX_ROWS.toLocaleString('en-US')} rows (got ${totalRows.toLocaleString('en-US')})`);
+    throw tooBig(
+      `The recipients CSV may have at most ${RECIPIENTS_CSV_MAX_ROWS.toLocaleString('en-US')} rows (got ${totalRows.toLocaleString('en-US')})`,
+    );
   }
 
   const recipients: Recipient[] = [];
@@ -244,14 +308,21 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
 
     // Extra trailing cells that are all empty come from spreadsheets padding rows; keep those.
     if (rec.length < width || rec.slice(width).some((v) => v.trim() !== '')) {
-      skip('row', rec.map((v) => v.trim()).join(delimiter === '\t' ? ' | ' : `${delimiter} `), `ragged row: expected ${width} fields like the header, found ${rec.length}`);
+      skip(
+        'row',
+        rec.map((v) => v.trim()).join(delimiter === '\t' ? ' | ' : `${delimiter} `),
+        `ragged row: expected ${width} fields like the header, found ${rec.length}`,
+      );
       continue;
     }
     const get = (idx: number | undefined) => (idx === undefined ? '' : cleanValue(rec[idx]));
 
     const name = singleLine(f.name !== undefined ? get(f.name) : `${get(columns.firstName)} ${get(columns.lastName)}`);
     // A line break inside the address cell separates street and apartment lines.
-    const addressLines = get(f.line1).split(/\r\n|\r|\n/).map((s) => s.trim()).filter(Boolean);
+    const addressLines = get(f.line1)
+      .split(/\r\n|\r|\n/)
+      .map((s) => s.trim())
+      .filter(Boolean);
     let line1 = addressLines[0] ?? '';
     let line2 = singleLine(get(f.line2));
     if (addressLines.length > 1) {
@@ -263,15 +334,36 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
     const stateRaw = singleLine(get(f.state));
     const zipRaw = singleLine(get(f.zip));
 
-    if (!name) { skip('name', name, 'name is required'); continue; }
-    if (!line1) { skip('address', line1, 'address is required'); continue; }
-    if (!city) { skip('city', city, 'city is required'); continue; }
-    if (!stateRaw) { skip('state', stateRaw, 'state is required'); continue; }
+    if (!name) {
+      skip('name', name, 'name is required');
+      continue;
+    }
+    if (!line1) {
+      skip('address', line1, 'address is required');
+      continue;
+    }
+    if (!city) {
+      skip('city', city, 'city is required');
+      continue;
+    }
+    if (!stateRaw) {
+      skip('state', stateRaw, 'state is required');
+      continue;
+    }
     const state = toStateCode(stateRaw);
-    if (!state) { skip('state', stateRaw, 'unknown US state: use a 2-letter code or the full name'); continue; }
-    if (!zipRaw) { skip('zip', zipRaw, 'zip is required'); continue; }
+    if (!state) {
+      skip('state', stateRaw, 'unknown US state: use a 2-letter code or the full name');
+      continue;
+    }
+    if (!zipRaw) {
+      skip('zip', zipRaw, 'zip is required');
+      continue;
+    }
     const zip = normaliseZip(zipRaw);
-    if (!zip.ok) { skip('zip', zipRaw, zip.error); continue; }
+    if (!zip.ok) {
+      skip('zip', zipRaw, zip.error);
+      continue;
+    }
 
     const key = [name, line1, line2, city, state, zip.zip.slice(0, 5)].map(dedupePart).join('|');
     const first = seen.get(key);

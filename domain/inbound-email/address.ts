@@ -29,16 +29,68 @@ export interface ParsedAddress {
 
 /** Leading ZIP digits used by each state (coarse national areas). */
 const ZIP_AREAS: Record<string, string> = {
-  CT: '0', MA: '0', ME: '0', NH: '0', NJ: '0', RI: '0', VT: '0', PR: '0', VI: '0', AE: '0',
-  NY: '01', PA: '1', DE: '1',
-  DC: '2', MD: '2', NC: '2', SC: '2', VA: '2', WV: '2',
-  AL: '3', FL: '3', GA: '3', MS: '3', TN: '3', AA: '3',
-  IN: '4', KY: '4', MI: '4', OH: '4',
-  IA: '5', MN: '5', MT: '5', ND: '5', SD: '5', WI: '5',
-  IL: '6', KS: '6', MO: '6', NE: '6',
-  AR: '7', LA: '7', OK: '7', TX: '78',
-  AZ: '8', CO: '8', ID: '8', NM: '8', NV: '8', UT: '8', WY: '8',
-  AK: '9', CA: '9', HI: '9', OR: '9', WA: '9', AP: '9', GU: '9', AS: '9', MP: '9', FM: '9', MH: '9', PW: '9',
+  CT: '0',
+  MA: '0',
+  ME: '0',
+  NH: '0',
+  NJ: '0',
+  RI: '0',
+  VT: '0',
+  PR: '0',
+  VI: '0',
+  AE: '0',
+  NY: '01',
+  PA: '1',
+  DE: '1',
+  DC: '2',
+  MD: '2',
+  NC: '2',
+  SC: '2',
+  VA: '2',
+  WV: '2',
+  AL: '3',
+  FL: '3',
+  GA: '3',
+  MS: '3',
+  TN: '3',
+  AA: '3',
+  IN: '4',
+  KY: '4',
+  MI: '4',
+  OH: '4',
+  IA: '5',
+  MN: '5',
+  MT: '5',
+  ND: '5',
+  SD: '5',
+  WI: '5',
+  IL: '6',
+  KS: '6',
+  MO: '6',
+  NE: '6',
+  AR: '7',
+  LA: '7',
+  OK: '7',
+  TX: '78',
+  AZ: '8',
+  CO: '8',
+  ID: '8',
+  NM: '8',
+  NV: '8',
+  UT: '8',
+  WY: '8',
+  AK: '9',
+  CA: '9',
+  HI: '9',
+  OR: '9',
+  WA: '9',
+  AP: '9',
+  GU: '9',
+  AS: '9',
+  MP: '9',
+  FM: '9',
+  MH: '9',
+  PW: '9',
 };
 
 export function zipMatchesState(zip: string, state: string): boolean {
@@ -47,8 +99,10 @@ export function zipMatchesState(zip: string, state: string): boolean {
 }
 
 const STREET = /^(\d+[A-Za-z]?(?:-\d+)?\s+\S.*|P\.?\s*O\.?\s*Box\s+\d+.*|One\s+[A-Z]\S*.*)$/i;
-const SECOND_LINE = /^(suite|ste\.?|apt\.?|apartment|unit|#|floor|fl\.?|room|rm\.?|bldg\.?|building|dept\.?|department)\b.*$/i;
-const REPLY_LABEL = /(remit(?:tance)?(?: payments?)?(?: to)?|send (?:your )?payments? to|mail (?:your )?payments? to|payment address|make checks payable to|reply to|respond to|send correspondence to|correspondence address|return to)\s*:?/i;
+const SECOND_LINE =
+  /^(suite|ste\.?|apt\.?|apartment|unit|#|floor|fl\.?|room|rm\.?|bldg\.?|building|dept\.?|department)\b.*$/i;
+const REPLY_LABEL =
+  /(remit(?:tance)?(?: payments?)?(?: to)?|send (?:your )?payments? to|mail (?:your )?payments? to|payment address|make checks payable to|reply to|respond to|send correspondence to|correspondence address|return to)\s*:?/i;
 const RECIPIENT_LABEL = /^(to|bill to|sold to|ship to|service address|addressee|mailing address)\s*:?/i;
 const SENDER_LABEL = /^(from|sender|return address)\s*:?/i;
 
@@ -68,7 +122,10 @@ export function parseCityStateZip(line: string): CityLine | null {
   let city: string | null = null;
   let state: string | null = null;
   let street: string | null = null;
-  const parts = head.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = head
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (parts.length >= 2 && toStateCode(parts[parts.length - 1])) {
     state = toStateCode(parts[parts.length - 1]);
     city = parts[parts.length - 2];
@@ -133,7 +190,12 @@ export function findAddresses(text: string): ParsedAddress[] {
     let line2: string | null = null;
     let role: AddressRole = null;
     if (!line1) {
-      if (cursor >= 0 && SECOND_LINE.test(lines[cursor]) && cursor - 1 >= 0 && STREET.test(stripLabel(lines[cursor - 1]))) {
+      if (
+        cursor >= 0 &&
+        SECOND_LINE.test(lines[cursor]) &&
+        cursor - 1 >= 0 &&
+        STREET.test(stripLabel(lines[cursor - 1]))
+      ) {
         line2 = lines[cursor];
         cursor--;
       }
@@ -176,13 +238,24 @@ export function findAddresses(text: string): ParsedAddress[] {
     if (role) confidence += 0.05;
     const verification: VerificationStatus = !line1 ? 'unverified' : hasNumber && zipOk ? 'verified_format' : 'parsed';
     out.push({
-      name, line1, line2, city: city.city, state: city.state, postal_code: city.zip, country: 'US',
-      role, line_index: i, confidence: Math.round(Math.min(0.95, confidence) * 1000) / 1000, verification_status: verification,
+      name,
+      line1,
+      line2,
+      city: city.city,
+      state: city.state,
+      postal_code: city.zip,
+      country: 'US',
+      role,
+      line_index: i,
+      confidence: Math.round(Math.min(0.95, confidence) * 1000) / 1000,
+      verification_status: verification,
     });
   }
   return out;
 }
 
-export function formatAddress(a: Pick<ParsedAddress, 'name' | 'line1' | 'line2' | 'city' | 'state' | 'postal_code'>): string {
+export function formatAddress(
+  a: Pick<ParsedAddress, 'name' | 'line1' | 'line2' | 'city' | 'state' | 'postal_code'>,
+): string {
   return [a.name, a.line1, a.line2, `${a.city}, ${a.state} ${a.postal_code}`].filter(Boolean).join('\n');
 }

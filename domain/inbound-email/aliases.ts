@@ -21,8 +21,25 @@ export const RANDOM_LOCAL_PART_LENGTH = 16;
 
 /** Role and system mailboxes a member may not claim. */
 export const RESERVED_LOCAL_PARTS = new Set([
-  'abuse', 'admin', 'administrator', 'billing', 'help', 'hostmaster', 'info', 'mailer-daemon', 'no-reply', 'noreply',
-  'postmaster', 'root', 'security', 'support', 'webmaster', 'www', 'intake', 'bounce', 'bounces',
+  'abuse',
+  'admin',
+  'administrator',
+  'billing',
+  'help',
+  'hostmaster',
+  'info',
+  'mailer-daemon',
+  'no-reply',
+  'noreply',
+  'postmaster',
+  'root',
+  'security',
+  'support',
+  'webmaster',
+  'www',
+  'intake',
+  'bounce',
+  'bounces',
 ]);
 
 /** Why a requested vanity local part cannot be used; null when it can. */
@@ -52,7 +69,8 @@ export function randomLocalPart(bytes: Uint8Array): string {
       bits -= 5;
     }
   }
-  if (out.length < RANDOM_LOCAL_PART_LENGTH) throw new Error(`randomLocalPart needs ${Math.ceil((RANDOM_LOCAL_PART_LENGTH * 5) / 8)} bytes`);
+  if (out.length < RANDOM_LOCAL_PART_LENGTH)
+    throw new Error(`randomLocalPart needs ${Math.ceil((RANDOM_LOCAL_PART_LENGTH * 5) / 8)} bytes`);
   // Starts with a letter so that it never reads as a number.
   return /^[a-z]/.test(out) ? out : `m${out.slice(1)}`;
 }
@@ -65,8 +83,20 @@ export function aliasStatusMoveProblem(from: AliasStatus, to: AliasStatus): stri
 }
 
 /** How a delivery to an alias in this status is answered. */
-export function deliveryRefusal(status: AliasStatus): { code: 'ALIAS_PAUSED' | 'ALIAS_ARCHIVED'; permanent: boolean; message: string } | null {
-  if (status === 'paused') return { code: 'ALIAS_PAUSED', permanent: false, message: 'This intake alias is paused; its owner can resume it. Retry later.' };
-  if (status === 'archived') return { code: 'ALIAS_ARCHIVED', permanent: true, message: 'This intake alias is archived and accepts no more mail.' };
+export function deliveryRefusal(
+  status: AliasStatus,
+): { code: 'ALIAS_PAUSED' | 'ALIAS_ARCHIVED'; permanent: boolean; message: string } | null {
+  if (status === 'paused')
+    return {
+      code: 'ALIAS_PAUSED',
+      permanent: false,
+      message: 'This intake alias is paused; its owner can resume it. Retry later.',
+    };
+  if (status === 'archived')
+    return {
+      code: 'ALIAS_ARCHIVED',
+      permanent: true,
+      message: 'This intake alias is archived and accepts no more mail.',
+    };
   return null;
 }

@@ -92,8 +92,16 @@ export interface AnalysisInput {
 export const LOW_CATEGORY_CONFIDENCE = 0.45;
 
 const CATEGORY_LABELS: Record<Category, string> = {
-  bill: 'Bill', invoice: 'Invoice', legal_notice: 'Legal notice', government: 'Government letter', bank: 'Bank letter',
-  insurance: 'Insurance letter', medical: 'Medical letter', marketing: 'Marketing mail', personal: 'Personal mail', other: 'Mail',
+  bill: 'Bill',
+  invoice: 'Invoice',
+  legal_notice: 'Legal notice',
+  government: 'Government letter',
+  bank: 'Bank letter',
+  insurance: 'Insurance letter',
+  medical: 'Medical letter',
+  marketing: 'Marketing mail',
+  personal: 'Personal mail',
+  other: 'Mail',
 };
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -103,8 +111,16 @@ const RULE_CONFIDENCE: Record<PairingRule, number> = { same_cell: 0.9, same_line
 
 function toContact(a: ParsedAddress, src: TextSource): Contact {
   return {
-    name: a.name, line1: a.line1, line2: a.line2, city: a.city, state: a.state, postal_code: a.postal_code, country: a.country,
-    source_type: src.source, verification_status: a.verification_status, confidence: round(a.confidence * src.confidence),
+    name: a.name,
+    line1: a.line1,
+    line2: a.line2,
+    city: a.city,
+    state: a.state,
+    postal_code: a.postal_code,
+    country: a.country,
+    source_type: src.source,
+    verification_status: a.verification_status,
+    confidence: round(a.confidence * src.confidence),
     formatted_address: formatAddress(a),
   };
 }
@@ -117,19 +133,35 @@ export function analyseInbound(input: AnalysisInput): Analysis {
 
   // Addresses: documents first (letterheads), then the email body; a laid-out page is read
   // block by block so that side-by-side address blocks are not interleaved.
-  const found = texts.flatMap((src) => findAddresses(src.layout ? blocksText(src.layout) : src.text).map((a) => ({ a, src })));
+  const found = texts.flatMap((src) =>
+    findAddresses(src.layout ? blocksText(src.layout) : src.text).map((a) => ({ a, src })),
+  );
   const senderHit = found.find((f) => f.a.role === 'sender') ?? found.find((f) => f.a.role === null);
-  const recipientHit = found.find((f) => f.a.role === 'recipient') ?? found.find((f) => f.a.role === null && f !== senderHit);
+  const recipientHit =
+    found.find((f) => f.a.role === 'recipient') ?? found.find((f) => f.a.role === null && f !== senderHit);
   const replyHit = found.find((f) => f.a.role === 'reply') ?? senderHit;
   const senderAddress = senderHit ? toContact(senderHit.a, senderHit.src) : null;
   const recipientAddress = recipientHit ? toContact(recipientHit.a, recipientHit.src) : null;
   const replyContact = replyHit ? toContact(replyHit.a, replyHit.src) : null;
-  for (const [field, hit] of [['sender_address', senderHit], ['recipient_address', recipientHit], ['reply_contact', replyHit]] as const) {
+  for (const [field, hit] of [
+    ['sender_address', senderHit],
+    ['recipient_address', recipientHit],
+    ['reply_contact', replyHit],
+  ] as const) {
     if (!hit) continue;
     const c = toContact(hit.a, hit.src);
     extractions.push({
-      fileId: hit.src.fileId, source: 'address_parser', field, value: c.formatted_address, confidence: c.confidence,
-      metadata: { text_source: hit.src.source, role_label: hit.a.role, verification_status: hit.a.verification_status, line_index: hit.a.line_index },
+      fileId: hit.src.fileId,
+      source: 'address_parser',
+      field,
+      value: c.formatted_address,
+      confidence: c.confidence,
+      metadata: {
+        text_source: hit.src.source,
+        role_label: hit.a.role,
+        verification_status: hit.a.verification_status,
+        line_index: hit.a.line_index,
+      },
     });
   }
 
@@ -140,20 +172,43 @@ export function analyseInbound(input: AnalysisInput): Analysis {
   let amountDue: KeyFact | null = null;
   for (const src of texts) {
     for (const d of findDeadlines(src.text)) {
-      extractions.push({ fileId: src.fileId, source: 'date_extractor', field: 'deadline', value: d.date, confidence: round(d.confidence * src.confidence), metadata: { label: d.label, context: d.context, text_source: src.source } });
+      extractions.push({
+        fileId: src.fileId,
+        source: 'date_extractor',
+        field: 'deadline',
+        value: d.date,
+        confidence: round(d.confidence * src.confidence),
+        metadata: { label: d.label, context: d.context, text_source: src.source },
+      });
       if (!deadlines.has(d.date)) deadlines.set(d.date, { label: d.label });
     }
     for (const a of findAmounts(src.text)) {
       const field = a.isAmountDue ? 'amount_due' : 'amount';
-      extractions.push({ fileId: src.fileId, source: 'amount_extractor', field, value: a.display, confidence: round((a.label ? 0.85 : 0.5) * src.confidence), metadata: { amount_cents: a.cents, label: a.label, context: a.context, text_source: src.source } });
-      if (a.isAmountDue && !amountDue) amountDue = { kind: 'amount_due', label: a.label ?? 'amount due', value: a.display, amount_cents: a.cents };
-      else if (a.label && !a.isAmountDue && keyFacts.filter((f) => f.kind === 'amount').length < 3) keyFacts.push({ kind: 'amount', label: a.label, value: a.display, amount_cents: a.cents });
+      extractions.push({
+        fileId: src.fileId,
+        source: 'amount_extractor',
+        field,
+        value: a.display,
+        confidence: round((a.label ? 0.85 : 0.5) * src.confidence),
+        metadata: { amount_cents: a.cents, label: a.label, context: a.context, text_source: src.source },
+      });
+      if (a.isAmountDue && !amountDue)
+        amountDue = { kind: 'amount_due', label: a.label ?? 'amount due', value: a.display, amount_cents: a.cents };
+      else if (a.label && !a.isAmountDue && keyFacts.filter((f) => f.kind === 'amount').length < 3)
+        keyFacts.push({ kind: 'amount', label: a.label, value: a.display, amount_cents: a.cents });
     }
     for (const r of findReferenceNumbers(src.text)) {
       const key = referenceKey(r.value);
       if (!key || seenRefs.has(key)) continue;
       seenRefs.add(key);
-      extractions.push({ fileId: src.fileId, source: 'reference_extractor', field: r.kind, value: r.value, confidence: round(0.8 * src.confidence), metadata: { label: r.label, text_source: src.source } });
+      extractions.push({
+        fileId: src.fileId,
+        source: 'reference_extractor',
+        field: r.kind,
+        value: r.value,
+        confidence: round(0.8 * src.confidence),
+        metadata: { label: r.label, text_source: src.source },
+      });
       keyFacts.push({ kind: r.kind, label: r.label, value: r.value });
     }
   }
@@ -170,16 +225,35 @@ export function analyseInbound(input: AnalysisInput): Analysis {
   const invoice = pick((f) => f.invoiceNumber);
   const due = pick((f) => f.amountDue);
   const dueDate = pick((f) => f.dueDate);
-  const fieldRow = (field: string, value: string, found: { hit: LabelledValue<unknown>; src: TextSource }, extra: Record<string, unknown> = {}) => {
+  const fieldRow = (
+    field: string,
+    value: string,
+    found: { hit: LabelledValue<unknown>; src: TextSource },
+    extra: Record<string, unknown> = {},
+  ) => {
     extractions.push({
-      fileId: found.src.fileId, source: 'field_extractor', field, value,
+      fileId: found.src.fileId,
+      source: 'field_extractor',
+      field,
+      value,
       confidence: round(RULE_CONFIDENCE[found.hit.rule] * (found.hit.rank >= 2 ? 0.8 : 1) * found.src.confidence),
-      metadata: { label: found.hit.label, rule: found.hit.rule, line: found.hit.line, text_source: found.src.source, ...extra },
+      metadata: {
+        label: found.hit.label,
+        rule: found.hit.rule,
+        line: found.hit.line,
+        text_source: found.src.source,
+        ...extra,
+      },
     });
   };
   if (due) {
     const cents = due.hit.value;
-    amountDue = { kind: 'amount_due', label: due.hit.label.toLowerCase(), value: formatDollars(cents), amount_cents: cents };
+    amountDue = {
+      kind: 'amount_due',
+      label: due.hit.label.toLowerCase(),
+      value: formatDollars(cents),
+      amount_cents: cents,
+    };
     fieldRow('amount_due', amountDue.value, due, { amount_cents: cents });
   }
   if (amountDue) keyFacts.unshift(amountDue);
@@ -194,9 +268,15 @@ export function analyseInbound(input: AnalysisInput): Analysis {
     const key = referenceKey(number);
     const at = keyFacts.findIndex((f) => f.kind !== 'amount_due' && f.kind !== 'due_date');
     // The line-by-line finder may have read the same number under another label.
-    const same = keyFacts.findIndex((f) => f.kind !== 'amount_due' && f.kind !== 'due_date' && f.kind !== 'amount' && referenceKey(f.value) === key);
+    const same = keyFacts.findIndex(
+      (f) => f.kind !== 'amount_due' && f.kind !== 'due_date' && f.kind !== 'amount' && referenceKey(f.value) === key,
+    );
     if (same >= 0) keyFacts.splice(same, 1);
-    keyFacts.splice(at < 0 ? keyFacts.length : Math.min(at, keyFacts.length), 0, { kind: 'invoice_number', label: invoice.hit.label, value: number });
+    keyFacts.splice(at < 0 ? keyFacts.length : Math.min(at, keyFacts.length), 0, {
+      kind: 'invoice_number',
+      label: invoice.hit.label,
+      value: number,
+    });
     if (key) seenRefs.add(key);
     fieldRow('invoice_number', number, invoice);
   }
@@ -204,22 +284,51 @@ export function analyseInbound(input: AnalysisInput): Analysis {
 
   // Category and next step.
   const cls = classify(input.subject, allText);
-  const suggestedAction = suggestAction(cls.category, { hasAmountDue: Boolean(amountDue), hasDeadline: deadlineList.length > 0, text: allText });
-  extractions.push({ fileId: null, source: 'heuristic_classifier', field: 'category', value: cls.category, confidence: cls.confidence, metadata: { scores: cls.scores, matched_keywords: cls.matched } });
-  extractions.push({ fileId: null, source: 'heuristic_classifier', field: 'suggested_action', value: suggestedAction, confidence: cls.confidence, metadata: { has_amount_due: Boolean(amountDue), has_deadline: deadlineList.length > 0 } });
+  const suggestedAction = suggestAction(cls.category, {
+    hasAmountDue: Boolean(amountDue),
+    hasDeadline: deadlineList.length > 0,
+    text: allText,
+  });
+  extractions.push({
+    fileId: null,
+    source: 'heuristic_classifier',
+    field: 'category',
+    value: cls.category,
+    confidence: cls.confidence,
+    metadata: { scores: cls.scores, matched_keywords: cls.matched },
+  });
+  extractions.push({
+    fileId: null,
+    source: 'heuristic_classifier',
+    field: 'suggested_action',
+    value: suggestedAction,
+    confidence: cls.confidence,
+    metadata: { has_amount_due: Boolean(amountDue), has_deadline: deadlineList.length > 0 },
+  });
 
   // Parties: the letterhead names the sender, else the sender's address block, else the
   // remit-to block, else a forwarded message's original sender.
   const forwarded = forwardedFrom(input.body);
-  const letterhead = documents.map((src) => ({ name: letterheadName(src.layout ?? src.text), src })).find((l) => l.name);
+  const letterhead = documents
+    .map((src) => ({ name: letterheadName(src.layout ?? src.text), src }))
+    .find((l) => l.name);
   if (letterhead?.name) {
     extractions.push({
-      fileId: letterhead.src.fileId, source: 'field_extractor', field: 'sender_name', value: letterhead.name,
-      confidence: round(0.8 * letterhead.src.confidence), metadata: { rule: 'letterhead', text_source: letterhead.src.source },
+      fileId: letterhead.src.fileId,
+      source: 'field_extractor',
+      field: 'sender_name',
+      value: letterhead.name,
+      confidence: round(0.8 * letterhead.src.confidence),
+      metadata: { rule: 'letterhead', text_source: letterhead.src.source },
     });
   }
   const replyName = replyHit && replyHit !== senderHit ? replyHit.a.name : null;
-  const senderName = letterhead?.name ?? senderAddress?.name ?? replyName ?? forwarded?.name ?? (input.hasAttachments ? null : input.fromName);
+  const senderName =
+    letterhead?.name ??
+    senderAddress?.name ??
+    replyName ??
+    forwarded?.name ??
+    (input.hasAttachments ? null : input.fromName);
   const sender: Party = {
     name: senderName,
     email: forwarded?.address ?? (input.hasAttachments ? null : input.fromAddress),
@@ -228,7 +337,14 @@ export function analyseInbound(input: AnalysisInput): Analysis {
   const recipient: Party = { name: recipientAddress?.name ?? null, email: input.aliasEmail, address: recipientAddress };
 
   const threadKeys: ThreadKeys = {
-    senderKeys: [senderKey({ documentSenderName: letterhead?.name ?? senderAddress?.name ?? replyName, forwardedFromAddress: forwarded?.address, fromAddress: input.fromAddress, hasAttachments: input.hasAttachments })].filter((k): k is string => Boolean(k)),
+    senderKeys: [
+      senderKey({
+        documentSenderName: letterhead?.name ?? senderAddress?.name ?? replyName,
+        forwardedFromAddress: forwarded?.address,
+        fromAddress: input.fromAddress,
+        hasAttachments: input.hasAttachments,
+      }),
+    ].filter((k): k is string => Boolean(k)),
     subjectKeys: [subjectKey(input.subject)].filter((k): k is string => Boolean(k)),
     referenceKeys: [...seenRefs],
   };

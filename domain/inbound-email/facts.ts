@@ -3,10 +3,34 @@
 // Pure: text in, facts out.
 
 const MONTHS: Record<string, number> = {
-  jan: 1, january: 1, feb: 2, february: 2, mar: 3, march: 3, apr: 4, april: 4, may: 5, jun: 6, june: 6, jul: 7, july: 7,
-  aug: 8, august: 8, sep: 9, sept: 9, september: 9, oct: 10, october: 10, nov: 11, november: 11, dec: 12, december: 12,
+  jan: 1,
+  january: 1,
+  feb: 2,
+  february: 2,
+  mar: 3,
+  march: 3,
+  apr: 4,
+  april: 4,
+  may: 5,
+  jun: 6,
+  june: 6,
+  jul: 7,
+  july: 7,
+  aug: 8,
+  august: 8,
+  sep: 9,
+  sept: 9,
+  september: 9,
+  oct: 10,
+  october: 10,
+  nov: 11,
+  november: 11,
+  dec: 12,
+  december: 12,
 };
-const MONTH_NAMES = Object.keys(MONTHS).sort((a, b) => b.length - a.length).join('|');
+const MONTH_NAMES = Object.keys(MONTHS)
+  .sort((a, b) => b.length - a.length)
+  .join('|');
 
 export interface FoundDate {
   /** YYYY-MM-DD */
@@ -27,8 +51,14 @@ function iso(y: number, m: number, d: number): string | null {
 export function findDates(text: string): FoundDate[] {
   const out: FoundDate[] = [];
   const patterns: Array<[RegExp, (m: RegExpExecArray) => string | null]> = [
-    [new RegExp(`\\b(${MONTH_NAMES})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, 'gi'), (m) => iso(+m[3], MONTHS[m[1].toLowerCase()], +m[2])],
-    [new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(${MONTH_NAMES})\\.?,?\\s+(\\d{4})\\b`, 'gi'), (m) => iso(+m[3], MONTHS[m[2].toLowerCase()], +m[1])],
+    [
+      new RegExp(`\\b(${MONTH_NAMES})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, 'gi'),
+      (m) => iso(+m[3], MONTHS[m[1].toLowerCase()], +m[2]),
+    ],
+    [
+      new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(${MONTH_NAMES})\\.?,?\\s+(\\d{4})\\b`, 'gi'),
+      (m) => iso(+m[3], MONTHS[m[2].toLowerCase()], +m[1]),
+    ],
     [/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m) => iso(+m[1], +m[2], +m[3])],
     [/\b(\d{1,2})\/(\d{1,2})\/(\d{4}|\d{2})\b/g, (m) => iso(+m[3], +m[1], +m[2])],
   ];
@@ -48,7 +78,8 @@ export interface Deadline {
   confidence: number;
 }
 
-const STRONG_DEADLINE = /\b(due date|payment due|deadline|no later than|on or before|must be received(?: by)?|pay by|respond by|reply by|due on|due by|due|expires on|expires|expiration date|appear on|hearing date|last day to \w+)$/i;
+const STRONG_DEADLINE =
+  /\b(due date|payment due|deadline|no later than|on or before|must be received(?: by)?|pay by|respond by|reply by|due on|due by|due|expires on|expires|expiration date|appear on|hearing date|last day to \w+)$/i;
 const WEAK_DEADLINE = /\b(by|before|until)$/i;
 
 /** Dates that follow deadline words (due, by, before, deadline, ...) within a short window. */
@@ -58,7 +89,10 @@ export function findDeadlines(text: string): Deadline[] {
     const lineStart = text.lastIndexOf('\n', d.index - 1) + 1;
     // The window reaches back into the previous line for "Due date:\nMarch 15, 2025".
     const windowStart = Math.max(0, d.index - 60, text.lastIndexOf('\n', lineStart - 2) + 1);
-    const tail = text.slice(windowStart, d.index).replace(/\s+/g, ' ').replace(/[\s:,\-]+$/, '');
+    const tail = text
+      .slice(windowStart, d.index)
+      .replace(/\s+/g, ' ')
+      .replace(/[\s:,\-]+$/, '');
     const strong = STRONG_DEADLINE.exec(tail);
     const weak = strong ? null : WEAK_DEADLINE.exec(tail);
     const hit = strong ?? weak;
@@ -68,7 +102,10 @@ export function findDeadlines(text: string): Deadline[] {
     out.push({
       date: d.iso,
       label: hit[1].toLowerCase(),
-      context: text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd).trim().slice(0, 200),
+      context: text
+        .slice(lineStart, lineEnd === -1 ? undefined : lineEnd)
+        .trim()
+        .slice(0, 200),
       confidence: strong ? 0.85 : 0.6,
     });
   }
@@ -83,7 +120,8 @@ export interface Amount {
   context: string;
 }
 
-const AMOUNT_LABEL = /(total amount due|amount due|total due|balance due|minimum payment due|minimum payment|new balance|past due amount|past due|amount enclosed|total|premium|balance|amount)\b[^$\n]{0,30}$/i;
+const AMOUNT_LABEL =
+  /(total amount due|amount due|total due|balance due|minimum payment due|minimum payment|new balance|past due amount|past due|amount enclosed|total|premium|balance|amount)\b[^$\n]{0,30}$/i;
 
 /** Dollar amounts ("$1,234.56", "$ 42") with the label that precedes them on the same line. */
 export function findAmounts(text: string): Amount[] {
@@ -104,7 +142,10 @@ export function findAmounts(text: string): Amount[] {
       display: formatDollars(cents),
       label,
       isAmountDue: label !== null && /due|balance|minimum|enclosed/.test(label),
-      context: text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd).trim().slice(0, 200),
+      context: text
+        .slice(lineStart, lineEnd === -1 ? undefined : lineEnd)
+        .trim()
+        .slice(0, 200),
     });
   }
   return out;
@@ -115,7 +156,8 @@ export function formatDollars(cents: number): string {
   return `$${dollars}.${String(cents % 100).padStart(2, '0')}`;
 }
 
-export type ReferenceKind = 'account_number' | 'invoice_number' | 'policy_number' | 'claim_number' | 'case_number' | 'reference_number';
+export type ReferenceKind =
+  'account_number' | 'invoice_number' | 'policy_number' | 'claim_number' | 'case_number' | 'reference_number';
 
 export interface ReferenceNumber {
   kind: ReferenceKind;
@@ -124,7 +166,8 @@ export interface ReferenceNumber {
 }
 
 // Label and value on one line.
-const REFERENCE = /\b(account|acct|invoice|inv|policy|claim|case|docket|reference|ref|customer|member|loan|order|confirmation|notice)\.?[ \t]*(?:number|no\.?|num\.?|#|id)?[ \t]*[:#]?[ \t]*([A-Z0-9][A-Z0-9-]{3,24}[A-Z0-9])\b/gi;
+const REFERENCE =
+  /\b(account|acct|invoice|inv|policy|claim|case|docket|reference|ref|customer|member|loan|order|confirmation|notice)\.?[ \t]*(?:number|no\.?|num\.?|#|id)?[ \t]*[:#]?[ \t]*([A-Z0-9][A-Z0-9-]{3,24}[A-Z0-9])\b/gi;
 
 function referenceKind(word: string): ReferenceKind {
   const w = word.toLowerCase();
@@ -149,7 +192,14 @@ export function findReferenceNumbers(input: string): ReferenceNumber[] {
       continue;
     }
     if (out.some((r) => r.value === value)) continue;
-    out.push({ kind: referenceKind(m[1]), label: m[0].slice(0, m[0].length - value.length).replace(/[\s:#]+$/, '').trim(), value });
+    out.push({
+      kind: referenceKind(m[1]),
+      label: m[0]
+        .slice(0, m[0].length - value.length)
+        .replace(/[\s:#]+$/, '')
+        .trim(),
+      value,
+    });
   }
   return out;
 }

@@ -59,7 +59,11 @@ const overlaps = (a: Cell, b: Cell) => a.start <= b.end + 1 && b.start <= a.end 
  * Every value that one of the labels names, by the pairing rules above; the strongest
  * first (label rank, then rule order, then position on the page).
  */
-export function labelledValues<T>(rows: Row[], labels: LabelRule[], parse: (text: string) => T | null): Array<LabelledValue<T>> {
+export function labelledValues<T>(
+  rows: Row[],
+  labels: LabelRule[],
+  parse: (text: string) => T | null,
+): Array<LabelledValue<T>> {
   const out: Array<LabelledValue<T>> = [];
   const ruleOrder: PairingRule[] = ['same_cell', 'same_line', 'column_below'];
   rows.forEach((row, r) => {
@@ -88,12 +92,15 @@ export function labelledValues<T>(rows: Row[], labels: LabelRule[], parse: (text
       }
     });
   });
-  return out.sort((a, b) => a.rank - b.rank || ruleOrder.indexOf(a.rule) - ruleOrder.indexOf(b.rule) || a.line - b.line);
+  return out.sort(
+    (a, b) => a.rank - b.rank || ruleOrder.indexOf(a.rule) - ruleOrder.indexOf(b.rule) || a.line - b.line,
+  );
 }
 
 // ------------------------------------------------------------------------------ values
 
-const MONEY = /(-)?\$\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?)(?![\d,])|(-)?\b((?:\d{1,3}(?:,\d{3})+|\d+)\.(\d{2}))\b(?![\d,%])/;
+const MONEY =
+  /(-)?\$\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?)(?![\d,])|(-)?\b((?:\d{1,3}(?:,\d{3})+|\d+)\.(\d{2}))\b(?![\d,%])/;
 
 /** The first dollar amount in the text, in cents ("$1,234.56", "$ 42", "1,234.56"); null when negative or absent. */
 export function parseAmountCents(text: string): number | null {
@@ -113,7 +120,11 @@ export function parseDate(text: string): string | null {
 
 /** A document number: the first token with a digit, 3-30 characters of letters, digits and - / . (not a date or an amount). */
 export function parseDocumentNumber(text: string): string | null {
-  const token = text.trim().split(/\s+/)[0]?.replace(/[.,;:)]+$/, '') ?? '';
+  const token =
+    text
+      .trim()
+      .split(/\s+/)[0]
+      ?.replace(/[.,;:)]+$/, '') ?? '';
   if (!/^[A-Z0-9][A-Z0-9\-/.]{1,28}[A-Z0-9]$/i.test(token) || !/\d/.test(token)) return null;
   if (parseDate(token) || /^\$/.test(token) || /^\d{1,3}(,\d{3})*\.\d{2}$/.test(token)) return null;
   return token;
@@ -128,13 +139,25 @@ export const INVOICE_NUMBER_LABELS: LabelRule[] = [
 
 // The amount to pay, strongest wording first; "total" alone is the last resort.
 export const AMOUNT_DUE_LABELS: LabelRule[] = [
-  { pattern: /\b(?:total\s+)?(?:amount\s+due|balance\s+due|amount\s+you\s+owe|total\s+due|please\s+pay(?:\s+this\s+amount)?|pay\s+this\s+amount)\b(?!\s+by\b)[:]?/i, rank: 0 },
-  { pattern: /\b(?:patient\s+(?:balance|responsibility)|total\s+premium\s+due|premium\s+due|past\s+due\s+amount|new\s+balance)\b[:]?/i, rank: 1 },
+  {
+    pattern:
+      /\b(?:total\s+)?(?:amount\s+due|balance\s+due|amount\s+you\s+owe|total\s+due|please\s+pay(?:\s+this\s+amount)?|pay\s+this\s+amount)\b(?!\s+by\b)[:]?/i,
+    rank: 0,
+  },
+  {
+    pattern:
+      /\b(?:patient\s+(?:balance|responsibility)|total\s+premium\s+due|premium\s+due|past\s+due\s+amount|new\s+balance)\b[:]?/i,
+    rank: 1,
+  },
   { pattern: /^(?:invoice\s+)?total\b(?!\s+(?:current|charges|paid|payments|adjustments|credits))[:]?/i, rank: 2 },
 ];
 
 export const DUE_DATE_LABELS: LabelRule[] = [
-  { pattern: /\b(?:payment\s+due\s+date|due\s+date|date\s+due|pay\s+by|please\s+pay\s+by|payment\s+due(?:\s+by|\s+on)?|(?:amount\s+)?due\s+(?:by|on)|pay\s+on\s+or\s+before|must\s+be\s+received\s+by)\b[:]?/i, rank: 0 },
+  {
+    pattern:
+      /\b(?:payment\s+due\s+date|due\s+date|date\s+due|pay\s+by|please\s+pay\s+by|payment\s+due(?:\s+by|\s+on)?|(?:amount\s+)?due\s+(?:by|on)|pay\s+on\s+or\s+before|must\s+be\s+received\s+by)\b[:]?/i,
+    rank: 0,
+  },
 ];
 
 export interface BillFields {
@@ -155,7 +178,8 @@ export function billFields(layout: string): BillFields {
 
 // --------------------------------------------------------------------------- letterhead
 
-const DOCUMENT_TITLES = /^(?:(?:tax|sales|commercial|proforma|final|past due|patient|resident|account|billing|premium|monthly|annual|customer|utility)\s+)*(?:invoice|statement|bill|receipt|notice|remittance|estimate|quote|billing notice|notice of [a-z ]+|statement of account)s?$/i;
+const DOCUMENT_TITLES =
+  /^(?:(?:tax|sales|commercial|proforma|final|past due|patient|resident|account|billing|premium|monthly|annual|customer|utility)\s+)*(?:invoice|statement|bill|receipt|notice|remittance|estimate|quote|billing notice|notice of [a-z ]+|statement of account)s?$/i;
 
 /** A line that can be an organisation's or a person's name: words, few digits, no label, address, phone or email. */
 export function plausibleOrganisation(text: string): boolean {
@@ -164,7 +188,11 @@ export function plausibleOrganisation(text: string): boolean {
   const letters = (t.match(/[A-Za-z]/g) ?? []).length;
   const digits = (t.match(/\d/g) ?? []).length;
   if (letters < 3 || digits > 0) return false;
-  if (/[:@$;]|,\s*$|www\.|https?:|\.com\b/i.test(t) || /^(dear|re|subject|date|page|phone|tel|fax|email|to|from|attn|attention|hello|hi)\b/i.test(t)) return false;
+  if (
+    /[:@$;]|,\s*$|www\.|https?:|\.com\b/i.test(t) ||
+    /^(dear|re|subject|date|page|phone|tel|fax|email|to|from|attn|attention|hello|hi)\b/i.test(t)
+  )
+    return false;
   // A sentence ("Thank you for your business") is not a name.
   if ((t.match(/(^|\s)[a-z]/g) ?? []).length >= 3) return false;
   return t.split(/\s+/).length >= 2 || /^[A-Z][A-Za-z&.'-]{3,}$/.test(t);
@@ -175,7 +203,9 @@ export function plausibleOrganisation(text: string): boolean {
  * (a company prints its name at the top left, or centred above everything else).
  */
 export function letterheadName(layout: string): string | null {
-  const rows = layoutRows(layout).filter((r) => r.cells.length).slice(0, 6);
+  const rows = layoutRows(layout)
+    .filter((r) => r.cells.length)
+    .slice(0, 6);
   const width = Math.max(0, ...rows.flatMap((r) => r.cells.map((c) => c.end)));
   for (const row of rows) {
     const cell = row.cells[0];
@@ -195,7 +225,12 @@ export function letterheadName(layout: string): string | null {
  */
 export function blocksText(layout: string): string {
   const rows = layoutRows(layout);
-  interface Block { start: number; lastRow: number; firstRow: number; lines: string[] }
+  interface Block {
+    start: number;
+    lastRow: number;
+    firstRow: number;
+    lines: string[];
+  }
   const open: Block[] = [];
   const done: Block[] = [];
   rows.forEach((row, r) => {
@@ -214,5 +249,8 @@ export function blocksText(layout: string): string {
     }
   });
   done.push(...open);
-  return done.sort((a, b) => a.firstRow - b.firstRow || a.start - b.start).map((b) => b.lines.join('\n')).join('\n\n');
+  return done
+    .sort((a, b) => a.firstRow - b.firstRow || a.start - b.start)
+    .map((b) => b.lines.join('\n'))
+    .join('\n\n');
 }

@@ -87,7 +87,27 @@ const BY_EXTENSION: Record<string, Sniffed> = {
 
 /** Extensions of programs and scripts: never accepted, whatever the bytes are. */
 const EXECUTABLE_EXTENSIONS = new Set([
-  'exe', 'dll', 'com', 'scr', 'msi', 'bat', 'cmd', 'js', 'jse', 'vbs', 'vbe', 'wsf', 'ps1', 'sh', 'jar', 'app', 'apk', 'lnk', 'hta', 'cpl', 'pif',
+  'exe',
+  'dll',
+  'com',
+  'scr',
+  'msi',
+  'bat',
+  'cmd',
+  'js',
+  'jse',
+  'vbs',
+  'vbe',
+  'wsf',
+  'ps1',
+  'sh',
+  'jar',
+  'app',
+  'apk',
+  'lnk',
+  'hta',
+  'cpl',
+  'pif',
 ]);
 
 const BY_CONTENT_TYPE: Record<string, Sniffed> = Object.fromEntries(
@@ -107,19 +127,31 @@ function startsWith(buf: Buffer, bytes: number[], at = 0): boolean {
 /** What the bytes are, from magic numbers (never from the name). */
 export function sniffContent(buf: Buffer): Sniffed {
   if (buf.subarray(0, 1024).includes('%PDF-')) return { family: 'pdf', contentType: 'application/pdf' };
-  if (startsWith(buf, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return { family: 'image', contentType: 'image/png' };
+  if (startsWith(buf, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+    return { family: 'image', contentType: 'image/png' };
   if (startsWith(buf, [0xff, 0xd8, 0xff])) return { family: 'image', contentType: 'image/jpeg' };
-  if (buf.subarray(0, 6).toString('latin1') === 'GIF87a' || buf.subarray(0, 6).toString('latin1') === 'GIF89a') return { family: 'image', contentType: 'image/gif' };
-  if (startsWith(buf, [0x49, 0x49, 0x2a, 0x00]) || startsWith(buf, [0x4d, 0x4d, 0x00, 0x2a])) return { family: 'image', contentType: 'image/tiff' };
-  if (buf.subarray(0, 4).toString('latin1') === 'RIFF' && buf.subarray(8, 12).toString('latin1') === 'WEBP') return { family: 'image', contentType: 'image/webp' };
+  if (buf.subarray(0, 6).toString('latin1') === 'GIF87a' || buf.subarray(0, 6).toString('latin1') === 'GIF89a')
+    return { family: 'image', contentType: 'image/gif' };
+  if (startsWith(buf, [0x49, 0x49, 0x2a, 0x00]) || startsWith(buf, [0x4d, 0x4d, 0x00, 0x2a]))
+    return { family: 'image', contentType: 'image/tiff' };
+  if (buf.subarray(0, 4).toString('latin1') === 'RIFF' && buf.subarray(8, 12).toString('latin1') === 'WEBP')
+    return { family: 'image', contentType: 'image/webp' };
   if (startsWith(buf, [0x50, 0x4b, 0x03, 0x04])) {
     // Entry names in a zip's local headers are stored uncompressed.
-    return buf.includes('word/document.xml') ? { family: 'docx', contentType: DOCX } : { family: 'zip', contentType: 'application/zip' };
+    return buf.includes('word/document.xml')
+      ? { family: 'docx', contentType: DOCX }
+      : { family: 'zip', contentType: 'application/zip' };
   }
-  if (startsWith(buf, [0x4d, 0x5a]) || startsWith(buf, [0x7f, 0x45, 0x4c, 0x46])
-    || startsWith(buf, [0xfe, 0xed, 0xfa, 0xce]) || startsWith(buf, [0xfe, 0xed, 0xfa, 0xcf])
-    || startsWith(buf, [0xce, 0xfa, 0xed, 0xfe]) || startsWith(buf, [0xcf, 0xfa, 0xed, 0xfe])
-    || startsWith(buf, [0xca, 0xfe, 0xba, 0xbe]) || startsWith(buf, [0x23, 0x21])) {
+  if (
+    startsWith(buf, [0x4d, 0x5a]) ||
+    startsWith(buf, [0x7f, 0x45, 0x4c, 0x46]) ||
+    startsWith(buf, [0xfe, 0xed, 0xfa, 0xce]) ||
+    startsWith(buf, [0xfe, 0xed, 0xfa, 0xcf]) ||
+    startsWith(buf, [0xce, 0xfa, 0xed, 0xfe]) ||
+    startsWith(buf, [0xcf, 0xfa, 0xed, 0xfe]) ||
+    startsWith(buf, [0xca, 0xfe, 0xba, 0xbe]) ||
+    startsWith(buf, [0x23, 0x21])
+  ) {
     return { family: 'executable', contentType: 'application/octet-stream' };
   }
   if (looksLikeText(buf)) return { family: 'text', contentType: 'text/plain' };
@@ -146,19 +178,35 @@ export type AttachmentVerdict =
  * bytes). Any other attachment is accepted under the content type its bytes show; when its
  * extension or declared type says something else it is flagged as a mismatch.
  */
-export function attachmentVerdict(filename: string, declaredContentType: string | null, bytes: Buffer): AttachmentVerdict {
+export function attachmentVerdict(
+  filename: string,
+  declaredContentType: string | null,
+  bytes: Buffer,
+): AttachmentVerdict {
   const ext = extensionOf(filename);
   const sniffed = sniffContent(bytes);
-  if (EXECUTABLE_EXTENSIONS.has(ext)) return { action: 'refuse', reason: `attachment "${filename}" is a program or script (.${ext}); such files are not accepted` };
+  if (EXECUTABLE_EXTENSIONS.has(ext))
+    return {
+      action: 'refuse',
+      reason: `attachment "${filename}" is a program or script (.${ext}); such files are not accepted`,
+    };
   if (sniffed.family === 'executable') {
-    return { action: 'refuse', reason: `attachment "${filename}" contains an executable program${ext ? ` although its name ends in .${ext}` : ''}; such files are not accepted` };
+    return {
+      action: 'refuse',
+      reason: `attachment "${filename}" contains an executable program${ext ? ` although its name ends in .${ext}` : ''}; such files are not accepted`,
+    };
   }
-  const declared = declaredContentType ? BY_CONTENT_TYPE[declaredContentType.toLowerCase().split(';')[0].trim()] : undefined;
+  const declared = declaredContentType
+    ? BY_CONTENT_TYPE[declaredContentType.toLowerCase().split(';')[0].trim()]
+    : undefined;
   const claims = [BY_EXTENSION[ext], declared].filter((c): c is Sniffed => Boolean(c));
-  const mismatch = claims.some((c) => c.family !== sniffed.family || (c.family === 'image' && c.contentType !== sniffed.contentType));
+  const mismatch = claims.some(
+    (c) => c.family !== sniffed.family || (c.family === 'image' && c.contentType !== sniffed.contentType),
+  );
   const expected = claims[0]?.contentType ?? null;
   // Text variants (txt, csv, md) keep their declared flavour; everything else is what the bytes show.
-  const contentType = sniffed.family === 'text' && claims[0]?.family === 'text' ? claims[0].contentType : sniffed.contentType;
+  const contentType =
+    sniffed.family === 'text' && claims[0]?.family === 'text' ? claims[0].contentType : sniffed.contentType;
   return { action: 'accept', contentType, family: sniffed.family, mismatch, expected };
 }
 
@@ -174,8 +222,9 @@ export function familyOfContentType(contentType: string): ContentFamily {
 
 /** The original sender named in a forwarded message's quoted header block, if any. */
 export function forwardedFrom(body: string): { name: string | null; address: string } | null {
-  const marker = /^[ \t>]*-{2,}\s*(forwarded message|original message)\s*-{2,}/im.exec(body)
-    ?? /^[ \t>]*Begin forwarded message:/im.exec(body);
+  const marker =
+    /^[ \t>]*-{2,}\s*(forwarded message|original message)\s*-{2,}/im.exec(body) ??
+    /^[ \t>]*Begin forwarded message:/im.exec(body);
   if (!marker) return null;
   const after = body.slice(marker.index, marker.index + 2000);
   const from = /^[ \t>]*From:\s*(?:"?([^"<\n]*?)"?\s*)?<?([^\s<>@]+@[^\s<>]+?)>?\s*$/im.exec(after);

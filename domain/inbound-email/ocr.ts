@@ -63,8 +63,13 @@ export function tesseractWords(tsv: string): OcrWord[] {
     const conf = Number(cells[iConf]);
     if (!text || !(conf >= 0)) continue;
     words.push({
-      text, line: `${cells[iBlock]}:${cells[iPar]}:${cells[iLine]}`, confidence: Math.min(1, conf / 100), left: Number(cells[iLeft]) || 0, top: Number(cells[iTop]) || 0,
-      width: Number(cells[iWidth]) || 0, height: Number(cells[iHeight]) || 0,
+      text,
+      line: `${cells[iBlock]}:${cells[iPar]}:${cells[iLine]}`,
+      confidence: Math.min(1, conf / 100),
+      left: Number(cells[iLeft]) || 0,
+      top: Number(cells[iTop]) || 0,
+      width: Number(cells[iWidth]) || 0,
+      height: Number(cells[iHeight]) || 0,
     });
   }
   return words;
@@ -155,7 +160,8 @@ export function uncertainSpans(words: OcrWord[]): UncertainSpan[] {
   for (const row of rowsOf(words)) {
     let run: string[] = [];
     const flush = () => {
-      if (run.length && spans.length < MAX_UNCERTAIN_SPANS) spans.push({ text: run.join(' ').slice(0, MAX_UNCERTAIN_SPAN_CHARS), reason: 'low_confidence' });
+      if (run.length && spans.length < MAX_UNCERTAIN_SPANS)
+        spans.push({ text: run.join(' ').slice(0, MAX_UNCERTAIN_SPAN_CHARS), reason: 'low_confidence' });
       run = [];
     };
     for (const w of row) {
@@ -171,7 +177,13 @@ export function parseTesseractTsv(tsv: string): OcrPage {
   const words = tesseractWords(tsv);
   if (!words.length) return { text: '', layout: '', confidence: 0, words: 0, uncertainSpans: [] };
   const mean = words.reduce((s, w) => s + w.confidence, 0) / words.length;
-  return { text: readingText(words), layout: layoutText(words), confidence: Math.round(mean * 1000) / 1000, words: words.length, uncertainSpans: uncertainSpans(words) };
+  return {
+    text: readingText(words),
+    layout: layoutText(words),
+    confidence: Math.round(mean * 1000) / 1000,
+    words: words.length,
+    uncertainSpans: uncertainSpans(words),
+  };
 }
 
 /** ready, or needs_review when a page with words has a low confidence. */

@@ -35,15 +35,23 @@ export function messageIds(value: string | null | undefined): string[] {
   if (!text) return [];
   const bracketed = [...text.matchAll(/<([^<>\s]+)>/g)].map((m) => `<${m[1]}>`);
   if (bracketed.length) return bracketed;
-  return text.split(/[\s,]+/).filter((t) => /^[^\s@]+@[^\s@]+$/.test(t)).map((t) => `<${t}>`);
+  return text
+    .split(/[\s,]+/)
+    .filter((t) => /^[^\s@]+@[^\s@]+$/.test(t))
+    .map((t) => `<${t}>`);
 }
 
 /**
  * The messages a reply names, strongest first: its In-Reply-To (the parent), then its
  * References from the newest (last) to the oldest (the thread's root). Without duplicates.
  */
-export function replyReferences(headers: { in_reply_to?: string | null; references?: string[] | string | null }): string[] {
-  const refs = Array.isArray(headers.references) ? headers.references.flatMap(messageIds) : messageIds(headers.references);
+export function replyReferences(headers: {
+  in_reply_to?: string | null;
+  references?: string[] | string | null;
+}): string[] {
+  const refs = Array.isArray(headers.references)
+    ? headers.references.flatMap(messageIds)
+    : messageIds(headers.references);
   return [...new Set([...messageIds(headers.in_reply_to), ...refs.reverse()])];
 }
 
@@ -61,7 +69,20 @@ export function threadByReplyHeaders(references: string[], known: ThreadedMessag
   return null;
 }
 
-const ORG_SUFFIXES = new Set(['inc', 'llc', 'llp', 'ltd', 'co', 'corp', 'corporation', 'company', 'the', 'pc', 'pllc', 'na']);
+const ORG_SUFFIXES = new Set([
+  'inc',
+  'llc',
+  'llp',
+  'ltd',
+  'co',
+  'corp',
+  'corporation',
+  'company',
+  'the',
+  'pc',
+  'pllc',
+  'na',
+]);
 
 /** "The Springfield Power & Light Co., Inc." -> "springfield power and light". */
 export function normaliseName(name: string): string {
@@ -74,7 +95,12 @@ export function normaliseName(name: string): string {
     .join(' ');
 }
 
-export function senderKey(input: { documentSenderName?: string | null; forwardedFromAddress?: string | null; fromAddress?: string | null; hasAttachments: boolean }): string | null {
+export function senderKey(input: {
+  documentSenderName?: string | null;
+  forwardedFromAddress?: string | null;
+  fromAddress?: string | null;
+  hasAttachments: boolean;
+}): string | null {
   const name = input.documentSenderName ? normaliseName(input.documentSenderName) : '';
   if (name.length >= 3) return `name:${name}`;
   if (input.forwardedFromAddress) return `email:${input.forwardedFromAddress.toLowerCase()}`;
@@ -84,7 +110,8 @@ export function senderKey(input: { documentSenderName?: string | null; forwarded
   return null;
 }
 
-const GENERIC_SUBJECTS = /^(scan(ned)?( document| doc| file| image)?|document|doc|photo|image|img|attachment|attachments|file|files|fax|mail|letter|new document|no subject|untitled|(img|dsc|scan|pxl|photo)[ _-]?\d*)$/;
+const GENERIC_SUBJECTS =
+  /^(scan(ned)?( document| doc| file| image)?|document|doc|photo|image|img|attachment|attachments|file|files|fax|mail|letter|new document|no subject|untitled|(img|dsc|scan|pxl|photo)[ _-]?\d*)$/;
 
 /** The subject without reply/forward prefixes, lower-cased; null when it says nothing specific. */
 export function subjectKey(subject: string | null | undefined): string | null {
@@ -94,7 +121,10 @@ export function subjectKey(subject: string | null | undefined): string | null {
     if (next === s) break;
     s = next;
   }
-  s = s.replace(/[^a-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim();
+  s = s
+    .replace(/[^a-z0-9 ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (s.length < 4 || GENERIC_SUBJECTS.test(s)) return null;
   return s;
 }

@@ -75,14 +75,28 @@ export interface AddressCheck {
 
 /** Codes that say the address is probably wrong (the rest say it could not be judged). */
 const DOUBTFUL_CODES: ReadonlySet<AddressWarningCode> = new Set<AddressWarningCode>([
-  'state_unknown', 'zip_invalid', 'zip_unknown', 'zip_state_mismatch', 'zip_city_mismatch',
-  'military_city', 'military_zip_mismatch', 'military_city_state', 'country_state_mismatch',
+  'state_unknown',
+  'zip_invalid',
+  'zip_unknown',
+  'zip_state_mismatch',
+  'zip_city_mismatch',
+  'military_city',
+  'military_zip_mismatch',
+  'military_city_state',
+  'country_state_mismatch',
 ]);
 
 const FIELD_ORDER: readonly AddressField[] = ['line1', 'line2', 'city', 'state', 'zip'];
 
 /** recipient_country values that mean the United States itself. */
-const US_COUNTRY_NAMES: ReadonlySet<string> = new Set(['US', 'USA', 'U S', 'U S A', 'UNITED STATES', 'UNITED STATES OF AMERICA']);
+const US_COUNTRY_NAMES: ReadonlySet<string> = new Set([
+  'US',
+  'USA',
+  'U S',
+  'U S A',
+  'UNITED STATES',
+  'UNITED STATES OF AMERICA',
+]);
 
 /** Territories and freely associated states with US ZIPs: their own country code is the same check. */
 const ZIP_TERRITORIES: ReadonlySet<string> = new Set(['PR', 'VI', 'GU', 'AS', 'MP', 'FM', 'MH', 'PW']);
@@ -127,22 +141,34 @@ const ACCEPTED_CITY_NAMES: Readonly<Record<string, Readonly<Record<string, strin
  */
 const CITY_WORD_FORMS: Readonly<Record<string, string>> = { SAINT: 'ST', SAINTE: 'STE', TOWNSHIP: 'TWP' };
 
-
 /** Checks and normalises a US (or US territory, APO/FPO/DPO) address; see the file comment. */
 export function checkUsAddress(input: AddressCheckInput): AddressCheck {
   const country = countryOf(input.country);
   if (!country.checked) {
     return {
       deliverability: 'unknown',
-      normalized: { line1: input.line1, line2: input.line2 ?? null, city: input.city, state: input.state, zip: input.zip },
+      normalized: {
+        line1: input.line1,
+        line2: input.line2 ?? null,
+        city: input.city,
+        state: input.state,
+        zip: input.zip,
+      },
       changes: [],
-      warnings: [{ code: 'not_checked', field: 'country', message: `country ${country.code} is not checked: the offline address check covers US addresses only` }],
+      warnings: [
+        {
+          code: 'not_checked',
+          field: 'country',
+          message: `country ${country.code} is not checked: the offline address check covers US addresses only`,
+        },
+      ],
     };
   }
 
   const changes: AddressChange[] = [];
   const warnings: AddressWarning[] = [];
-  const warn = (code: AddressWarningCode, field: AddressWarning['field'], message: string) => warnings.push({ code, field, message });
+  const warn = (code: AddressWarningCode, field: AddressWarning['field'], message: string) =>
+    warnings.push({ code, field, message });
 
   const line1 = normaliseLine('line1', input.line1 ?? '', changes);
   const line2 = input.line2?.trim() ? normaliseLine('line2', input.line2, changes) : null;
@@ -151,17 +177,39 @@ export function checkUsAddress(input: AddressCheckInput): AddressCheck {
   const zip = normaliseZipField(input.zip ?? '', state.code, changes);
   changes.sort((a, b) => FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
 
-  const missing = ([['line1', line1], ['city', city], ['state', state.text], ['zip', zip.text]] as const).filter(([, v]) => !v);
-  for (const [field] of missing) warn('missing_field', field, `${field === 'line1' ? 'the street line' : field === 'zip' ? 'the ZIP' : `the ${field}`} is missing`);
-  if (state.text && !state.code) warn('state_unknown', 'state', `${state.text} is not a US state, territory or military state code`);
+  const missing = (
+    [
+      ['line1', line1],
+      ['city', city],
+      ['state', state.text],
+      ['zip', zip.text],
+    ] as const
+  ).filter(([, v]) => !v);
+  for (const [field] of missing)
+    warn(
+      'missing_field',
+      field,
+      `${field === 'line1' ? 'the street line' : field === 'zip' ? 'the ZIP' : `the ${field}`} is missing`,
+    );
+  if (state.text && !state.code)
+    warn('state_unknown', 'state', `${state.text} is not a US state, territory or military state code`);
   if (zip.text && !zip.zip5) warn('zip_invalid', 'zip', `ZIP ${zip.text} is not a 5-digit ZIP or ZIP+4`);
   if (country.territory && state.code && state.code !== country.territory) {
     warn('country_state_mismatch', 'state', `the country is ${country.territory} but the state is ${state.code}`);
   }
   if (state.code && zip.zip5) checkZipAgainstCityAndState(zip.zip5, state.code, city, warn);
 
-  const deliverability: Deliverability = warnings.some((w) => DOUBTFUL_CODES.has(w.code)) ? 'doubtful' : missing.length ? 'unknown' : 'likely';
-  return { deliverability, normalized: { line1, line2, city, state: state.code ?? state.text, zip: zip.text }, changes, warnings };
+  const deliverability: Deliverability = warnings.some((w) => DOUBTFUL_CODES.has(w.code))
+    ? 'doubtful'
+    : missing.length
+      ? 'unknown'
+      : 'likely';
+  return {
+    deliverability,
+    normalized: { line1, line2, city, state: state.code ?? state.text, zip: zip.text },
+    changes,
+    warnings,
+  };
 }
 
 /** The check's warnings as dry-run warning lines; "not checked" (a foreign address) is no warning there. */
@@ -172,21 +220,30 @@ export function addressCheckWarnings(check: AddressCheck): string[] {
 // ---- consistency of ZIP, city and state ----
 
 function checkZipAgainstCityAndState(
-  zip5: string, state: string, city: string, warn: (code: AddressWarningCode, field: AddressWarning['field'], message: string) => void,
+  zip5: string,
+  state: string,
+  city: string,
+  warn: (code: AddressWarningCode, field: AddressWarning['field'], message: string) => void,
 ): void {
   const militaryCity = MILITARY_CITIES.has(cityKey(city));
   const place = lookupZip(zip5);
 
   if (MILITARY_STATES.has(state)) {
-    if (city && !militaryCity) warn('military_city', 'city', `military addresses in ${state} take APO, FPO or DPO as the city, not ${city}`);
+    if (city && !militaryCity)
+      warn('military_city', 'city', `military addresses in ${state} take APO, FPO or DPO as the city, not ${city}`);
     const range = zipRange(zip5);
     if (range?.state !== state) {
       const own = ZIP_RANGES.find((r) => r.state === state);
-      warn('military_zip_mismatch', 'zip', `ZIP ${zip5} is not an ${state} ZIP (${state} uses ${own?.written ?? 'other ZIPs'})`);
+      warn(
+        'military_zip_mismatch',
+        'zip',
+        `ZIP ${zip5} is not an ${state} ZIP (${state} uses ${own?.written ?? 'other ZIPs'})`,
+      );
       return;
     }
     if (!place) warn('zip_unknown', 'zip', `ZIP ${zip5} is not in the ZIP directory`);
-    else if (militaryCity && !sameCity(city, state, place)) warn('zip_city_mismatch', 'city', `ZIP ${zip5} is an ${place.city} ZIP, not ${city}`);
+    else if (militaryCity && !sameCity(city, state, place))
+      warn('zip_city_mismatch', 'city', `ZIP ${zip5} is an ${place.city} ZIP, not ${city}`);
     return;
   }
 
@@ -197,7 +254,11 @@ function checkZipAgainstCityAndState(
     const range = zipRange(zip5);
     const owners = range ? [range.state] : statesOfZipPrefix(zip5.slice(0, 3));
     if (owners.length && !owners.includes(state)) {
-      warn('zip_state_mismatch', 'zip', `ZIPs starting ${zip5.slice(0, 3)} belong to ${owners.join(' or ')}, not ${state}`);
+      warn(
+        'zip_state_mismatch',
+        'zip',
+        `ZIPs starting ${zip5.slice(0, 3)} belong to ${owners.join(' or ')}, not ${state}`,
+      );
     }
     return;
   }
@@ -207,7 +268,11 @@ function checkZipAgainstCityAndState(
       warn('zip_state_mismatch', 'state', `ZIP ${zip5} is in ${place.state}, not ${state}`);
     } else {
       const own = militaryCity ? [] : zipsOfCity(state, city, cityKey);
-      warn('zip_state_mismatch', 'zip', `ZIP ${zip5} belongs to ${place.city}, ${place.state}, not ${city}, ${state}${own.length ? ` (${city}, ${state} ZIPs include ${own[0]})` : ''}`);
+      warn(
+        'zip_state_mismatch',
+        'zip',
+        `ZIP ${zip5} belongs to ${place.city}, ${place.state}, not ${city}, ${state}${own.length ? ` (${city}, ${state} ZIPs include ${own[0]})` : ''}`,
+      );
     }
     return;
   }
@@ -216,7 +281,8 @@ function checkZipAgainstCityAndState(
     let message = `ZIP ${zip5} belongs to ${place.city}, ${place.state}, not ${city}`;
     const own = zipsOfCity(state, city, cityKey);
     const nearby = own.find((z) => z.slice(0, 3) === zip5.slice(0, 3));
-    if (nearby) message += ` (${city} is nearby, ZIP ${nearby}: it may be a name USPS accepts for ${zip5}, or the ZIP is wrong)`;
+    if (nearby)
+      message += ` (${city} is nearby, ZIP ${nearby}: it may be a name USPS accepts for ${zip5}, or the ZIP is wrong)`;
     else if (own.length) message += ` (${city}, ${state} ZIPs include ${own[0]})`;
     warn('zip_city_mismatch', 'city', message);
   }
@@ -235,8 +301,13 @@ function sameCity(city: string, state: string, place: ZipPlace): boolean {
 
 /** A city name in the form compared: no case, accents, punctuation or spaces; SAINT = ST, FORT = FT and so on. */
 function cityKey(name: string): string {
-  return withoutAccents(name).toUpperCase().replace(/[^A-Z0-9]+/g, ' ').trim().split(' ')
-    .map((w) => CITY_WORD_FORMS[w] ?? STREET_SUFFIXES.get(w) ?? DIRECTIONALS.get(w) ?? w).join('');
+  return withoutAccents(name)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .map((w) => CITY_WORD_FORMS[w] ?? STREET_SUFFIXES.get(w) ?? DIRECTIONALS.get(w) ?? w)
+    .join('');
 }
 
 // ---- country, state, city and ZIP fields ----
@@ -257,7 +328,12 @@ function normaliseState(value: string, changes: AddressChange[]): { code?: strin
   const code = toStateCode(written.replace(/\./g, '').replace(/\s+/g, ' ').trim()) ?? undefined;
   if (!code) return { text: written.toUpperCase() };
   if (code !== written.toUpperCase()) {
-    changes.push({ field: 'state', from: written, to: code, reason: written.replace(/[.\s]/g, '').length > 2 ? REASON.stateCode : REASON.punctuation });
+    changes.push({
+      field: 'state',
+      from: written,
+      to: code,
+      reason: written.replace(/[.\s]/g, '').length > 2 ? REASON.stateCode : REASON.punctuation,
+    });
   }
   return { code, text: code };
 }
@@ -269,7 +345,12 @@ function normaliseCity(value: string, state: string | undefined, changes: Addres
   if (city !== written) reasons.push(REASON.accents);
   const plain = city;
   // "O'Fallon" -> O FALLON, "Winston-Salem" -> WINSTON SALEM, as the USPS city list has them.
-  city = city.toUpperCase().replace(/\.(?!\d)/g, '').replace(/[,;:'’`-]/g, ' ').replace(/\s+/g, ' ').trim();
+  city = city
+    .toUpperCase()
+    .replace(/\.(?!\d)/g, '')
+    .replace(/[,;:'’`-]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (city !== plain.toUpperCase()) reasons.push(REASON.punctuation);
   const words = city.split(' ');
   if (state && words.length > 1 && words[words.length - 1] === state) {
@@ -280,7 +361,11 @@ function normaliseCity(value: string, state: string | undefined, changes: Addres
   return city;
 }
 
-function normaliseZipField(value: string, state: string | undefined, changes: AddressChange[]): { text: string; zip5?: string } {
+function normaliseZipField(
+  value: string,
+  state: string | undefined,
+  changes: AddressChange[],
+): { text: string; zip5?: string } {
   const written = collapse(value);
   const full = /^(\d{5})(?:[- ]?(\d{4}))?$/.exec(written);
   if (full) {

@@ -51,20 +51,53 @@ export function formatAddressLines(a: MailAddress): string[] {
 }
 
 const WORD_ABBREVIATIONS: Record<string, string> = {
-  street: 'st', avenue: 'ave', av: 'ave', road: 'rd', boulevard: 'blvd', drive: 'dr', lane: 'ln', court: 'ct',
-  place: 'pl', square: 'sq', terrace: 'ter', parkway: 'pkwy', highway: 'hwy', circle: 'cir', trail: 'trl',
-  suite: 'ste', apartment: 'apt', building: 'bldg', floor: 'fl', room: 'rm', unit: 'unit', number: 'no',
-  north: 'n', south: 's', east: 'e', west: 'w', northeast: 'ne', northwest: 'nw', southeast: 'se', southwest: 'sw',
-  'post office box': 'po box', 'p o box': 'po box',
+  street: 'st',
+  avenue: 'ave',
+  av: 'ave',
+  road: 'rd',
+  boulevard: 'blvd',
+  drive: 'dr',
+  lane: 'ln',
+  court: 'ct',
+  place: 'pl',
+  square: 'sq',
+  terrace: 'ter',
+  parkway: 'pkwy',
+  highway: 'hwy',
+  circle: 'cir',
+  trail: 'trl',
+  suite: 'ste',
+  apartment: 'apt',
+  building: 'bldg',
+  floor: 'fl',
+  room: 'rm',
+  unit: 'unit',
+  number: 'no',
+  north: 'n',
+  south: 's',
+  east: 'e',
+  west: 'w',
+  northeast: 'ne',
+  northwest: 'nw',
+  southeast: 'se',
+  southwest: 'sw',
+  'post office box': 'po box',
+  'p o box': 'po box',
 };
 
 function normaliseText(value: string | null | undefined): string {
   if (!value) return '';
   let s = value.normalize('NFKC').toLowerCase();
   s = s.replace(/#/g, ' unit ');
-  s = s.replace(/[^\p{L}\p{N}\s]/gu, ' ').replace(/\s+/g, ' ').trim();
+  s = s
+    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   s = s.replace(/\bp o box\b|\bpost office box\b/g, 'po box');
-  return s.split(' ').map((w) => WORD_ABBREVIATIONS[w] ?? w).join(' ');
+  return s
+    .split(' ')
+    .map((w) => WORD_ABBREVIATIONS[w] ?? w)
+    .join(' ');
 }
 
 /**
@@ -74,7 +107,13 @@ function normaliseText(value: string | null | undefined): string {
 export function recipientFingerprint(a: MailAddress): string {
   const zip5 = (normaliseZip(a.zip) ?? a.zip.trim()).slice(0, 5);
   return [
-    normaliseText(a.name), normaliseText(a.company), normaliseText(a.line1), normaliseText(a.line2),
-    normaliseText(a.city), a.state.trim().toUpperCase(), zip5, (a.country ?? 'US').trim().toUpperCase(),
+    normaliseText(a.name),
+    normaliseText(a.company),
+    normaliseText(a.line1),
+    normaliseText(a.line2),
+    normaliseText(a.city),
+    a.state.trim().toUpperCase(),
+    zip5,
+    (a.country ?? 'US').trim().toUpperCase(),
   ].join('|');
 }

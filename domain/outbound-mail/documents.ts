@@ -10,7 +10,19 @@
 // once, node by node, and stop past MAX_OUTBOUND_PAGES.
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
-import { decodePDFRawStream, ParseSpeeds, PDFArray, PDFContext, PDFDict, PDFName, PDFObject, PDFPageLeaf, PDFPageTree, PDFParser, PDFRawStream } from 'pdf-lib';
+import {
+  decodePDFRawStream,
+  ParseSpeeds,
+  PDFArray,
+  PDFContext,
+  PDFDict,
+  PDFName,
+  PDFObject,
+  PDFPageLeaf,
+  PDFPageTree,
+  PDFParser,
+  PDFRawStream,
+} from 'pdf-lib';
 import { ApiError, errors } from '../shared/errors';
 import { checkImage, sniffImage } from '../shared/images';
 import { MAX_OUTBOUND_PAGES } from './pricing';
@@ -58,8 +70,13 @@ const tooManyPages = (what: string, pages: number | string): ApiError =>
 
 const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
-export async function inspectDocument(data: Buffer, filename: string | null, opts: { pageCountOverride?: number } = {}): Promise<InspectedDocument> {
-  if (data.length > MAX_DOCUMENT_BYTES) throw refuse(`the document is ${data.length} bytes; the maximum is 10 MB (${MAX_DOCUMENT_BYTES} bytes)`);
+export async function inspectDocument(
+  data: Buffer,
+  filename: string | null,
+  opts: { pageCountOverride?: number } = {},
+): Promise<InspectedDocument> {
+  if (data.length > MAX_DOCUMENT_BYTES)
+    throw refuse(`the document is ${data.length} bytes; the maximum is 10 MB (${MAX_DOCUMENT_BYTES} bytes)`);
   if (data.length === 0) throw refuse('the document is empty');
   const override = opts.pageCountOverride ?? undefined;
   if (override !== undefined && (!Number.isInteger(override) || override < 1 || override > MAX_OUTBOUND_PAGES)) {
@@ -81,13 +98,17 @@ type Counted = { type: DocumentType; pageCount: number; source: InspectedDocumen
 
 async function countPages(data: Buffer, filename: string | null, override: number | undefined): Promise<Counted> {
   if (data.subarray(0, 1024).includes('%PDF-')) {
-    if (override !== undefined) throw refusePageCount("page_count applies only to DOCX, TXT and CSV documents; a PDF's pages are counted from the file");
+    if (override !== undefined)
+      throw refusePageCount(
+        "page_count applies only to DOCX, TXT and CSV documents; a PDF's pages are counted from the file",
+      );
     const pageCount = await countPdfPages(data);
     if (pageCount > MAX_OUTBOUND_PAGES) throw tooManyPages('the PDF', `more than ${MAX_OUTBOUND_PAGES}`);
     return { type: 'pdf', pageCount, source: 'pdf' };
   }
   if (sniffImage(data)) {
-    if (override !== undefined) throw refusePageCount('page_count applies only to DOCX, TXT and CSV documents; an image is always 1 page');
+    if (override !== undefined)
+      throw refusePageCount('page_count applies only to DOCX, TXT and CSV documents; an image is always 1 page');
     const image = await checkImage(data, 'document');
     return { type: image.type, pageCount: 1, source: 'image' };
   }
@@ -99,7 +120,8 @@ async function countPages(data: Buffer, filename: string | null, override: numbe
     throw refuse('Word 97-2003 (.doc) files and password-protected Office files are not accepted; send DOCX or PDF');
   }
   const text = decodeText(data);
-  if (text === null) throw refuse('unsupported document type: send a PDF, DOCX, JPG, PNG, TXT or CSV file (text must be UTF-8)');
+  if (text === null)
+    throw refuse('unsupported document type: send a PDF, DOCX, JPG, PNG, TXT or CSV file (text must be UTF-8)');
   const type = looksLikeCsv(text, filename) ? 'csv' : 'txt';
   if (override !== undefined) return { type, pageCount: override, source: 'override' };
   const pageCount = textPageCount(text);
@@ -214,9 +236,11 @@ async function countDocxPages(data: Buffer, override: number | undefined): Promi
   } catch {
     throw refuse('the document looks like a ZIP archive but cannot be read');
   }
-  if (Object.keys(zip.files).length > MAX_DOCX_ENTRIES) throw refuse(`the DOCX has more than ${MAX_DOCX_ENTRIES} parts`);
+  if (Object.keys(zip.files).length > MAX_DOCX_ENTRIES)
+    throw refuse(`the DOCX has more than ${MAX_DOCX_ENTRIES} parts`);
   const main = zip.file('word/document.xml');
-  if (!zip.file('[Content_Types].xml') || !main) throw refuse('ZIP archives are accepted only as DOCX (Word) documents');
+  if (!zip.file('[Content_Types].xml') || !main)
+    throw refuse('ZIP archives are accepted only as DOCX (Word) documents');
   if (override !== undefined) return { pageCount: override, source: 'override' };
 
   const budget = { left: MAX_DOCX_PART_BYTES };
@@ -271,7 +295,8 @@ function readDocxPart(file: JSZip.JSZipObject, budget: { left: number }): Promis
 
 // Paragraph open (group 1: self-closing), paragraph close, run text (group 2), break
 // (group 3: attributes), and a whole section-properties element.
-const DOCX_TOKENS = /<w:p(?:\s[^>]*?)?(\/)?>|<\/w:p>|<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>|<w:br\b([^>]*)>|<w:sectPr\b[\s\S]*?<\/w:sectPr>/g;
+const DOCX_TOKENS =
+  /<w:p(?:\s[^>]*?)?(\/)?>|<\/w:p>|<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>|<w:br\b([^>]*)>|<w:sectPr\b[\s\S]*?<\/w:sectPr>/g;
 
 /**
  * Pages of document.xml without rendering it: explicit page breaks and non-continuous
@@ -341,7 +366,10 @@ const CSV_DELIMITERS = [',', ';', '\t', '|'];
 /** A .csv name, or at least 3 non-empty lines that all have the same number (>= 1) of one delimiter outside quotes. */
 function looksLikeCsv(text: string, filename: string | null): boolean {
   if (filename && /\.csv$/i.test(filename.trim())) return true;
-  const lines = text.split(/\r\n|\n|\r/).filter((l) => l.trim() !== '').slice(0, 50);
+  const lines = text
+    .split(/\r\n|\n|\r/)
+    .filter((l) => l.trim() !== '')
+    .slice(0, 50);
   if (lines.length < 3) return false;
   return CSV_DELIMITERS.some((delimiter) => {
     const counts = lines.map((line) => {

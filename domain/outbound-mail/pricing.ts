@@ -146,11 +146,22 @@ export interface CostBreakdown {
 
 // Three-digit ZIP prefixes outside the contiguous states: PR/VI (006-009), military
 // AE (090-098) and AA (340), AP (962-966), HI/AS/GU/Pacific (967-969), AK (995-999).
-const OFFSHORE_PREFIXES: readonly [number, number][] = [[6, 9], [90, 98], [340, 340], [962, 969], [995, 999]];
-const MILITARY_PREFIXES: readonly [number, number][] = [[90, 98], [340, 340], [962, 966]];
+const OFFSHORE_PREFIXES: readonly [number, number][] = [
+  [6, 9],
+  [90, 98],
+  [340, 340],
+  [962, 969],
+  [995, 999],
+];
+const MILITARY_PREFIXES: readonly [number, number][] = [
+  [90, 98],
+  [340, 340],
+  [962, 966],
+];
 
 const zipPrefix = (zip: string): number => Number(zip.trim().slice(0, 3));
-const inRanges = (prefix: number, ranges: readonly [number, number][]): boolean => ranges.some(([lo, hi]) => prefix >= lo && prefix <= hi);
+const inRanges = (prefix: number, ranges: readonly [number, number][]): boolean =>
+  ranges.some(([lo, hi]) => prefix >= lo && prefix <= hi);
 
 /**
  * Zone 1-8 from the first three digits of the origin and destination ZIPs: 1 for the
@@ -189,7 +200,9 @@ function postageFor(rates: ClassRates, hundredthsOz: number, zone: number): { ce
     const last = rates.steps[rates.steps.length - 1];
     const extra = rates.additional_oz;
     if (!extra || oz > extra.max_oz) {
-      throw errors.validation([{ path: 'page_count', message: `a ${oz} oz piece is heavier than any ${rates.service} rate` }]);
+      throw errors.validation([
+        { path: 'page_count', message: `a ${oz} oz piece is heavier than any ${rates.service} rate` },
+      ]);
     }
     cents = last.cents[z] + (oz - last.max_oz) * extra.cents[z];
     label = extra.label ?? last.label;
@@ -213,13 +226,21 @@ function checkInput(input: PricingInput): void {
   if (!DOMESTIC_COUNTRIES.includes(input.destinationCountry.trim().toUpperCase())) {
     fields.push({
       path: 'recipient_country',
-      message: 'only US destinations are accepted (US states, DC, US territories, FM, MH, PW and APO/FPO/DPO addresses)',
+      message:
+        'only US destinations are accepted (US states, DC, US territories, FM, MH, PW and APO/FPO/DPO addresses)',
     });
   }
   if (!ZIP_PATTERN.test(input.destinationZip.trim())) {
     fields.push({ path: 'recipient_zip', message: 'recipient_zip must be 5 digits or ZIP+4' });
-  } else if (isMailClass(input.mailClass) && RATE_TABLE.classes[input.mailClass].carrier && inRanges(zipPrefix(input.destinationZip), MILITARY_PREFIXES)) {
-    fields.push({ path: 'mail_class', message: 'private carriers do not deliver to APO/FPO/DPO addresses; use a postal class' });
+  } else if (
+    isMailClass(input.mailClass) &&
+    RATE_TABLE.classes[input.mailClass].carrier &&
+    inRanges(zipPrefix(input.destinationZip), MILITARY_PREFIXES)
+  ) {
+    fields.push({
+      path: 'mail_class',
+      message: 'private carriers do not deliver to APO/FPO/DPO addresses; use a postal class',
+    });
   }
   if (fields.length) throw errors.validation(fields);
   if (!ZIP_PATTERN.test(input.originZip.trim())) {
@@ -267,7 +288,10 @@ export function priceOutboundMail(input: PricingInput, overrides?: PricingOverri
   const onePageFormula = r.handling + r.bwPerPage + onePagePostage;
   const baselineAdjustment = input.mailClass === 'first_class' ? r.firstClassBaseline - onePageFormula : 0;
   const floor = r.floors[input.mailClass];
-  const floorAdjustment = floor === undefined ? 0 : Math.max(0, Math.round(floor) - (onePageFormula + baselineAdjustment + serviceAdjustment));
+  const floorAdjustment =
+    floor === undefined
+      ? 0
+      : Math.max(0, Math.round(floor) - (onePageFormula + baselineAdjustment + serviceAdjustment));
 
   const total = r.handling + printing + postage.cents + baselineAdjustment + serviceAdjustment + floorAdjustment;
   if (total < 0) throw new ApiError(500, `account pricing overrides give ${input.mailClass} a negative price`);

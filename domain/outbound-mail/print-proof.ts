@@ -8,8 +8,18 @@
 // type is trusted and the PDF guards (size, decompression budget, page limit, encryption)
 // are not repeated here.
 import {
-  fill, PDFArray, PDFDocument, PDFFont,
-  PDFName, PDFPage, popGraphicsState, pushGraphicsState, rectangle, setFillingGrayscaleColor, setGraphicsState, StandardFonts,
+  fill,
+  PDFArray,
+  PDFDocument,
+  PDFFont,
+  PDFName,
+  PDFPage,
+  popGraphicsState,
+  pushGraphicsState,
+  rectangle,
+  setFillingGrayscaleColor,
+  setGraphicsState,
+  StandardFonts,
 } from 'pdf-lib';
 import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } from './documents';
 import { formatAddressLines, MailAddress } from './address';
@@ -17,7 +27,6 @@ import { isMailClass, sheetCount } from './pricing';
 import { addDocumentPages, INCH, jpegOrientation, plural, printable } from './proof-pages';
 
 export { jpegOrientation };
-
 
 /** A rectangle in PostScript points (1/72 in), measured from the page's top-left corner, as print specs and poppler's pdftotext -bbox measure. */
 export interface PageRect {
@@ -45,7 +54,15 @@ export interface ProofLayout {
   /** Image documents: the clear margin around an image scaled to fit the page. */
   imageMargin: number;
   /** TXT and CSV documents: the very lines domain/outbound-mail/documents.ts counts (80 columns, 66 lines a page), in Courier. */
-  text: { font: StandardFonts; size: number; left: number; top: number; lineHeight: number; columns: number; linesPerPage: number };
+  text: {
+    font: StandardFonts;
+    size: number;
+    left: number;
+    top: number;
+    lineHeight: number;
+    columns: number;
+    linesPerPage: number;
+  };
 }
 
 /**
@@ -80,12 +97,23 @@ export const PROOF_LAYOUT: { readonly letter: ProofLayout } = {
     recipientWindow: { x: 0.625 * INCH, y: 2.125 * INCH, width: 4 * INCH, height: 1 * INCH },
     windowInset: 0.125 * INCH,
     addressFont: { font: StandardFonts.Helvetica, maxSize: 10, minSize: 8, sizeStep: 0.5, lineHeight: 1.15 },
-    proofMark: { text: 'Proof \u2014 postal-mail-api', font: StandardFonts.Helvetica, size: 7, x: 0.625 * INCH, baselinesFromTop: [10.25 * INCH, 10.4 * INCH] },
+    proofMark: {
+      text: 'Proof \u2014 postal-mail-api',
+      font: StandardFonts.Helvetica,
+      size: 7,
+      x: 0.625 * INCH,
+      baselinesFromTop: [10.25 * INCH, 10.4 * INCH],
+    },
     imageMargin: 0.5 * INCH,
     // 66 lines fill the 10 in between half-inch margins; 80 Courier columns at 10 pt are 6.67 in wide.
     text: {
-      font: StandardFonts.Courier, size: 10, left: 0.5 * INCH, top: 0.5 * INCH, lineHeight: (10 * INCH) / TEXT_LINES_PER_PAGE,
-      columns: TEXT_COLUMNS, linesPerPage: TEXT_LINES_PER_PAGE,
+      font: StandardFonts.Courier,
+      size: 10,
+      left: 0.5 * INCH,
+      top: 0.5 * INCH,
+      lineHeight: (10 * INCH) / TEXT_LINES_PER_PAGE,
+      columns: TEXT_COLUMNS,
+      linesPerPage: TEXT_LINES_PER_PAGE,
     },
   },
 };
@@ -128,8 +156,10 @@ export interface PrintProof {
 
 /** Renders the proof of a letter; throws only on input no inspected document or accepted piece can have. */
 export async function renderPrintProof(input: PrintProofInput): Promise<PrintProof> {
-  if (!isMailClass(input.mailClass)) throw new TypeError(`renderPrintProof lays out letters; ${input.mailClass} is not a letter mail class`);
-  if (!Number.isInteger(input.document.pageCount) || input.document.pageCount < 1) throw new TypeError('document.pageCount must be a positive integer');
+  if (!isMailClass(input.mailClass))
+    throw new TypeError(`renderPrintProof lays out letters; ${input.mailClass} is not a letter mail class`);
+  if (!Number.isInteger(input.document.pageCount) || input.document.pageCount < 1)
+    throw new TypeError('document.pageCount must be a positive integer');
   if (Number.isNaN(input.createdAt.getTime())) throw new TypeError('createdAt must be a valid date');
   const layout = PROOF_LAYOUT.letter;
   const warnings: string[] = [];
@@ -151,22 +181,43 @@ export async function renderPrintProof(input: PrintProofInput): Promise<PrintPro
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
   const documentPages = await addDocumentPages(doc, { ...input.document, bytes: whole }, layout, warnings);
   if (documentPages.length !== input.document.pageCount) {
-    warnings.push(`the document prints on ${documentPages.length} page${plural(documentPages.length)}; the piece is counted at ${input.document.pageCount}`);
+    warnings.push(
+      `the document prints on ${documentPages.length} page${plural(documentPages.length)}; the piece is counted at ${input.document.pageCount}`,
+    );
   }
   if (!input.color) for (const page of documentPages) showInGray(doc, page);
 
   const pageCount = doc.getPageCount();
   const sheets = sheetCount(pageCount, input.duplex);
   if (sheets > layout.envelope.maxSheets) {
-    warnings.push(`the piece is ${sheets} sheets; a ${layout.envelope.name} envelope holds at most ${layout.envelope.maxSheets}, so the window positions shown may not match the envelope used`);
+    warnings.push(
+      `the piece is ${sheets} sheets; a ${layout.envelope.name} envelope holds at most ${layout.envelope.maxSheets}, so the window positions shown may not match the envelope used`,
+    );
   }
 
   const addressFont = await doc.embedFont(layout.addressFont.font);
   const returnAddress = input.returnAddress
-    ? drawAddressBlock(addressPage, addressFont, formatAddressLines(input.returnAddress), layout.returnWindow, layout, 'return address', warnings)
+    ? drawAddressBlock(
+        addressPage,
+        addressFont,
+        formatAddressLines(input.returnAddress),
+        layout.returnWindow,
+        layout,
+        'return address',
+        warnings,
+      )
     : null;
-  const recipient = drawAddressBlock(addressPage, addressFont, formatAddressLines(input.recipient), layout.recipientWindow, layout, 'recipient', warnings);
-  const markFont = layout.proofMark.font === layout.addressFont.font ? addressFont : await doc.embedFont(layout.proofMark.font);
+  const recipient = drawAddressBlock(
+    addressPage,
+    addressFont,
+    formatAddressLines(input.recipient),
+    layout.recipientWindow,
+    layout,
+    'recipient',
+    warnings,
+  );
+  const markFont =
+    layout.proofMark.font === layout.addressFont.font ? addressFont : await doc.embedFont(layout.proofMark.font);
   const details = [
     input.mailClass,
     input.color ? 'color' : 'black and white',
@@ -175,14 +226,24 @@ export async function renderPrintProof(input: PrintProofInput): Promise<PrintPro
   ].join(' \u00b7 ');
   [layout.proofMark.text, details].forEach((text, i) => {
     addressPage.drawText(printable(text, markFont).text, {
-      x: layout.proofMark.x, y: layout.page.height - layout.proofMark.baselinesFromTop[i], size: layout.proofMark.size, font: markFont,
+      x: layout.proofMark.x,
+      y: layout.page.height - layout.proofMark.baselinesFromTop[i],
+      size: layout.proofMark.size,
+      font: markFont,
     });
   });
 
   const pdf = await doc.save();
   return {
-    pdf, pageCount, sheets, addressPageAdded: true, firstDocumentPage, grayscale: !input.color, layout,
-    addressBlocks: { recipient, returnAddress }, warnings,
+    pdf,
+    pageCount,
+    sheets,
+    addressPageAdded: true,
+    firstDocumentPage,
+    grayscale: !input.color,
+    layout,
+    addressBlocks: { recipient, returnAddress },
+    warnings,
   };
 }
 
@@ -194,11 +255,21 @@ export async function renderPrintProof(input: PrintProofInput): Promise<PrintPro
  * ellipsis and, should there be more lines than fit, the middle ones go (the addressee and
  * the delivery and city lines are what the carrier needs). Each cut is a warning.
  */
-function drawAddressBlock(page: PDFPage, font: PDFFont, given: string[], window: PageRect, layout: ProofLayout, label: string, warnings: string[]): AddressBlock {
+function drawAddressBlock(
+  page: PDFPage,
+  font: PDFFont,
+  given: string[],
+  window: PageRect,
+  layout: ProofLayout,
+  label: string,
+  warnings: string[],
+): AddressBlock {
   const { maxSize, minSize, sizeStep, lineHeight } = layout.addressFont;
   const inner: PageRect = {
-    x: window.x + layout.windowInset, y: window.y + layout.windowInset,
-    width: window.width - 2 * layout.windowInset, height: window.height - 2 * layout.windowInset,
+    x: window.x + layout.windowInset,
+    y: window.y + layout.windowInset,
+    width: window.width - 2 * layout.windowInset,
+    height: window.height - 2 * layout.windowInset,
   };
   let lines = given.map((line, i) => {
     const p = printable(line, font);
@@ -206,7 +277,9 @@ function drawAddressBlock(page: PDFPage, font: PDFFont, given: string[], window:
     return p.text;
   });
   const blockHeight = (count: number, size: number) => font.heightAtSize(size) + (count - 1) * size * lineHeight;
-  const fits = (size: number) => blockHeight(lines.length, size) <= inner.height && lines.every((l) => font.widthOfTextAtSize(l, size) <= inner.width);
+  const fits = (size: number) =>
+    blockHeight(lines.length, size) <= inner.height &&
+    lines.every((l) => font.widthOfTextAtSize(l, size) <= inner.width);
 
   let size = maxSize;
   while (size > minSize && !fits(size)) size = Math.max(minSize, size - sizeStep);
@@ -254,7 +327,13 @@ function truncateToWidth(line: string, font: PDFFont, size: number, width: numbe
  */
 function showInGray(doc: PDFDocument, page: PDFPage): void {
   const box = page.getMediaBox();
-  const paint = [pushGraphicsState(), setFillingGrayscaleColor(1), rectangle(box.x, box.y, box.width, box.height), fill(), popGraphicsState()];
+  const paint = [
+    pushGraphicsState(),
+    setFillingGrayscaleColor(1),
+    rectangle(box.x, box.y, box.width, box.height),
+    fill(),
+    popGraphicsState(),
+  ];
   const under = doc.context.register(doc.context.contentStream(paint));
   page.node.normalize();
   const contents = page.node.Contents();
@@ -262,6 +341,11 @@ function showInGray(doc: PDFDocument, page: PDFPage): void {
   else page.node.addContentStream(under); // a page without content: the paper alone
   const state = page.node.newExtGState('GS', doc.context.obj({ Type: 'ExtGState', BM: PDFName.of('Saturation') }));
   page.pushOperators(
-    pushGraphicsState(), setGraphicsState(state), setFillingGrayscaleColor(0.5), rectangle(box.x, box.y, box.width, box.height), fill(), popGraphicsState(),
+    pushGraphicsState(),
+    setGraphicsState(state),
+    setFillingGrayscaleColor(0.5),
+    rectangle(box.x, box.y, box.width, box.height),
+    fill(),
+    popGraphicsState(),
   );
 }

@@ -3,8 +3,18 @@
 // its EXIF orientation), plain text typeset as it is counted and charged, and a placeholder
 // page per counted DOCX page (pdf-lib cannot lay out Word files).
 import {
-  concatTransformationMatrix, degrees, drawObject, ParseSpeeds, PDFDocument, PDFEmbeddedPage, PDFFont, PDFImage,
-  PDFPage, popGraphicsState, pushGraphicsState, StandardFonts,
+  concatTransformationMatrix,
+  degrees,
+  drawObject,
+  ParseSpeeds,
+  PDFDocument,
+  PDFEmbeddedPage,
+  PDFFont,
+  PDFImage,
+  PDFPage,
+  popGraphicsState,
+  pushGraphicsState,
+  StandardFonts,
 } from 'pdf-lib';
 import { textPages } from './documents';
 import type { PrintProofInput, ProofLayout } from './print-proof';
@@ -43,10 +53,13 @@ export function printable(text: string, font: PDFFont): { text: string; replaced
   return { text: out, replaced };
 }
 
-
-
 /** Appends the document's pages as they print; returns them. */
-export async function addDocumentPages(doc: PDFDocument, document: PrintProofInput['document'], layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+export async function addDocumentPages(
+  doc: PDFDocument,
+  document: PrintProofInput['document'],
+  layout: ProofLayout,
+  warnings: string[],
+): Promise<PDFPage[]> {
   switch (document.kind) {
     case 'pdf':
       return addPdfPages(doc, document.bytes, layout, warnings);
@@ -73,7 +86,12 @@ const isLetterSize = (w: number, h: number, layout: ProofLayout) => {
  * orientation, centred, as the facility's printer fits it. A scaled page is drawn as a
  * form, so its annotations (filled form fields, comments) are not shown on it.
  */
-async function addPdfPages(doc: PDFDocument, bytes: Uint8Array, layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+async function addPdfPages(
+  doc: PDFDocument,
+  bytes: Uint8Array,
+  layout: ProofLayout,
+  warnings: string[],
+): Promise<PDFPage[]> {
   const source = await PDFDocument.load(bytes, { updateMetadata: false, parseSpeed: ParseSpeeds.Fast });
   const copied = await doc.copyPages(source, source.getPageIndices());
   const pages: PDFPage[] = [];
@@ -91,11 +109,18 @@ async function addPdfPages(doc: PDFDocument, bytes: Uint8Array, layout: ProofLay
     const sheet = doc.addPage(target as [number, number]);
     // A page without content (a blank page) cannot be embedded, and prints blank anyway.
     if (page.node.Contents()) {
-      const embedded = await doc.embedPage(page, { left: box.x, bottom: box.y, right: box.x + box.width, top: box.y + box.height });
+      const embedded = await doc.embedPage(page, {
+        left: box.x,
+        bottom: box.y,
+        right: box.x + box.width,
+        top: box.y + box.height,
+      });
       drawRotated(sheet, embedded, quarter, scale, (target[0] - w * scale) / 2, (target[1] - h * scale) / 2);
     }
     pages.push(sheet);
-    warnings.push(`page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`);
+    warnings.push(
+      `page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`,
+    );
   }
   return pages;
 }
@@ -107,7 +132,14 @@ const inches = (points: number) => String(Math.round((points / INCH) * 100) / 10
  * the turned page's lower-left corner at (x, y). pdf-lib turns counter-clockwise about the
  * drawing origin, so the origin moves to the corner the turned page starts from.
  */
-function drawRotated(page: PDFPage, embedded: PDFEmbeddedPage, rotation: number, scale: number, x: number, y: number): void {
+function drawRotated(
+  page: PDFPage,
+  embedded: PDFEmbeddedPage,
+  rotation: number,
+  scale: number,
+  x: number,
+  y: number,
+): void {
   const w = embedded.width * scale;
   const h = embedded.height * scale;
   const origin: Record<number, [number, number]> = { 0: [x, y], 90: [x, y + w], 180: [x + w, y + h], 270: [x + h, y] };
@@ -170,12 +202,21 @@ const ORIENTATIONS: Record<number, [number, number, number, number, number, numb
 };
 
 /** One image on a Letter page, turned upright by its EXIF orientation, scaled to fit inside the margins and centred. */
-async function addImagePage(doc: PDFDocument, bytes: Uint8Array, kind: 'jpg' | 'png', layout: ProofLayout, warnings: string[]): Promise<PDFPage> {
+async function addImagePage(
+  doc: PDFDocument,
+  bytes: Uint8Array,
+  kind: 'jpg' | 'png',
+  layout: ProofLayout,
+  warnings: string[],
+): Promise<PDFPage> {
   const image: PDFImage = kind === 'jpg' ? await doc.embedJpg(bytes) : await doc.embedPng(bytes);
   const orientation = kind === 'jpg' ? jpegOrientation(bytes) : 1;
   const [iw, ih] = orientation >= 5 ? [image.height, image.width] : [image.width, image.height];
   const page = doc.addPage([layout.page.width, layout.page.height]);
-  const room = { width: layout.page.width - 2 * layout.imageMargin, height: layout.page.height - 2 * layout.imageMargin };
+  const room = {
+    width: layout.page.width - 2 * layout.imageMargin,
+    height: layout.page.height - 2 * layout.imageMargin,
+  };
   const scale = Math.min(room.width / iw, room.height / ih);
   const [dw, dh] = [iw * scale, ih * scale];
   const [ox, oy] = [(layout.page.width - dw) / 2, (layout.page.height - dh) / 2];
@@ -189,7 +230,10 @@ async function addImagePage(doc: PDFDocument, bytes: Uint8Array, kind: 'jpg' | '
     drawObject(name),
     popGraphicsState(),
   );
-  if (orientation !== 1) warnings.push(`the photo is stored turned (EXIF orientation ${orientation}); it is printed upright, as it is shown`);
+  if (orientation !== 1)
+    warnings.push(
+      `the photo is stored turned (EXIF orientation ${orientation}); it is printed upright, as it is shown`,
+    );
   return page;
 }
 
@@ -197,7 +241,12 @@ async function addImagePage(doc: PDFDocument, bytes: Uint8Array, kind: 'jpg' | '
  * Plain text typeset in exactly the lines domain/outbound-mail/documents.ts counts and charges for
  * (textPages: tabs expanded, 80-column wrap, 66 lines a page, form feeds), in Courier.
  */
-async function addTextPages(doc: PDFDocument, text: string, layout: ProofLayout, warnings: string[]): Promise<PDFPage[]> {
+async function addTextPages(
+  doc: PDFDocument,
+  text: string,
+  layout: ProofLayout,
+  warnings: string[],
+): Promise<PDFPage[]> {
   const font = await doc.embedFont(layout.text.font);
   const t = layout.text;
   let replaced = 0;
@@ -206,11 +255,20 @@ async function addTextPages(doc: PDFDocument, text: string, layout: ProofLayout,
     lines.forEach((line, i) => {
       const p = printable(line, font);
       if (p.replaced) replaced += 1;
-      if (p.text.trim()) page.drawText(p.text, { x: t.left, y: layout.page.height - t.top - t.lineHeight * (i + 1), size: t.size, font });
+      if (p.text.trim())
+        page.drawText(p.text, {
+          x: t.left,
+          y: layout.page.height - t.top - t.lineHeight * (i + 1),
+          size: t.size,
+          font,
+        });
     });
     return page;
   });
-  if (replaced) warnings.push(`${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`);
+  if (replaced)
+    warnings.push(
+      `${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`,
+    );
   return pages;
 }
 

@@ -3,7 +3,12 @@
 // house number, unit designators, punctuation and accents; each change is listed with why.
 // The rest of the offline address check (ZIP, city, state) is address-check.ts.
 import type { AddressChange } from './address-check';
-import { DIRECTIONALS, STREET_SUFFIXES, UNIT_DESIGNATORS_ALONE, UNIT_DESIGNATORS_WITH_NUMBER } from './usps-publication-28';
+import {
+  DIRECTIONALS,
+  STREET_SUFFIXES,
+  UNIT_DESIGNATORS_ALONE,
+  UNIT_DESIGNATORS_WITH_NUMBER,
+} from './usps-publication-28';
 
 /** Why the check changed a field, as its changes[] say. */
 export const REASON = {
@@ -38,19 +43,34 @@ export function normaliseLine(field: 'line1' | 'line2', value: string, changes: 
   const pieces: Piece[] = [...linePieces(kept, kept.map(wordKey)), ...dropped.map((w) => ({ from: w, to: '' }))];
   for (const p of pieces) {
     if (p.to === p.from.toUpperCase()) continue;
-    changes.push({ field, from: p.from, to: p.to, reason: p.reason ?? (withoutAccents(p.from) !== p.from ? REASON.accents : REASON.punctuation) });
+    changes.push({
+      field,
+      from: p.from,
+      to: p.to,
+      reason: p.reason ?? (withoutAccents(p.from) !== p.from ? REASON.accents : REASON.punctuation),
+    });
   }
-  return pieces.map((p) => p.to).filter(Boolean).join(' ');
+  return pieces
+    .map((p) => p.to)
+    .filter(Boolean)
+    .join(' ');
 }
 
 function linePieces(words: string[], keys: string[]): Piece[] {
   if (!words.length) return [];
-  return poBoxPieces(words, keys) ?? routePieces(words, keys) ?? streetPieces(words, keys) ?? otherLinePieces(words, keys);
+  return (
+    poBoxPieces(words, keys) ?? routePieces(words, keys) ?? streetPieces(words, keys) ?? otherLinePieces(words, keys)
+  );
 }
 
 /** Spellings of "PO BOX" at the start of a line, as keys. */
 const PO_BOX_SPELLINGS: ReadonlyArray<readonly string[]> = [
-  ['POST', 'OFFICE', 'BOX'], ['P', 'O', 'BOX'], ['PO', 'BOX'], ['POBOX'], ['POB'], ['BOX', 'PO'],
+  ['POST', 'OFFICE', 'BOX'],
+  ['P', 'O', 'BOX'],
+  ['PO', 'BOX'],
+  ['POBOX'],
+  ['POB'],
+  ['BOX', 'PO'],
 ];
 
 function poBoxPieces(words: string[], keys: string[]): Piece[] | undefined {
@@ -67,12 +87,20 @@ function poBoxPieces(words: string[], keys: string[]): Piece[] | undefined {
 
 /** Rural routes (RR) and highway contract routes (HC) at the start of a line, followed by a number. */
 const ROUTE_SPELLINGS: ReadonlyArray<{ keys: readonly string[]; to: string }> = [
-  { keys: ['RURAL', 'ROUTE'], to: 'RR' }, { keys: ['RURAL', 'RTE'], to: 'RR' }, { keys: ['RFD'], to: 'RR' }, { keys: ['RR'], to: 'RR' },
-  { keys: ['HIGHWAY', 'CONTRACT'], to: 'HC' }, { keys: ['HWY', 'CONTRACT'], to: 'HC' }, { keys: ['STAR', 'ROUTE'], to: 'HC' }, { keys: ['HC'], to: 'HC' },
+  { keys: ['RURAL', 'ROUTE'], to: 'RR' },
+  { keys: ['RURAL', 'RTE'], to: 'RR' },
+  { keys: ['RFD'], to: 'RR' },
+  { keys: ['RR'], to: 'RR' },
+  { keys: ['HIGHWAY', 'CONTRACT'], to: 'HC' },
+  { keys: ['HWY', 'CONTRACT'], to: 'HC' },
+  { keys: ['STAR', 'ROUTE'], to: 'HC' },
+  { keys: ['HC'], to: 'HC' },
 ];
 
 function routePieces(words: string[], keys: string[]): Piece[] | undefined {
-  const route = ROUTE_SPELLINGS.find((r) => r.keys.every((k, i) => keys[i] === k) && /^\d/.test(keys[r.keys.length] ?? ''));
+  const route = ROUTE_SPELLINGS.find(
+    (r) => r.keys.every((k, i) => keys[i] === k) && /^\d/.test(keys[r.keys.length] ?? ''),
+  );
   if (!route) return undefined;
   const n = route.keys.length;
   return [
@@ -121,8 +149,12 @@ function streetPieces(words: string[], keys: string[]): Piece[] | undefined {
   let pre: Piece | undefined;
   // A first directional before a name (N MAIN ST), unless it is the name itself (NORTH AVE)
   // or the first of two directional words (EAST WEST HWY).
-  if (end - start >= 2 && DIRECTIONALS.has(keys[start]) && !DIRECTIONALS.has(keys[start + 1])
-    && !(end - start === 2 && STREET_SUFFIXES.has(keys[start + 1]))) {
+  if (
+    end - start >= 2 &&
+    DIRECTIONALS.has(keys[start]) &&
+    !DIRECTIONALS.has(keys[start + 1]) &&
+    !(end - start === 2 && STREET_SUFFIXES.has(keys[start + 1]))
+  ) {
     pre = directionalPiece(words[start], keys[start]);
     start++;
   }
@@ -150,10 +182,14 @@ function directionalPiece(word: string, key: string): Piece {
 function startsUnit(keys: string[], j: number): boolean {
   const key = keys[j];
   if (key.startsWith('#')) return key.length > 1 || j + 1 < keys.length;
-  if (UNIT_DESIGNATORS_WITH_NUMBER.has(key)) return j + 1 < keys.length && (isUnitNumber(keys[j + 1]) || keys[j + 1].startsWith('#'));
+  if (UNIT_DESIGNATORS_WITH_NUMBER.has(key))
+    return j + 1 < keys.length && (isUnitNumber(keys[j + 1]) || keys[j + 1].startsWith('#'));
   // REAR, BSMT...: only last (or before another unit) and right after a suffix or directional.
-  return UNIT_DESIGNATORS_ALONE.has(key) && (STREET_SUFFIXES.has(keys[j - 1]) || DIRECTIONALS.has(keys[j - 1]))
-    && (j === keys.length - 1 || startsUnit(keys, j + 1));
+  return (
+    UNIT_DESIGNATORS_ALONE.has(key) &&
+    (STREET_SUFFIXES.has(keys[j - 1]) || DIRECTIONALS.has(keys[j - 1])) &&
+    (j === keys.length - 1 || startsUnit(keys, j + 1))
+  );
 }
 
 /** Designators and their numbers; anything else in the stretch is only cleaned. */
@@ -162,7 +198,11 @@ function unitPieces(words: string[], keys: string[]): Piece[] {
   for (let j = 0; j < words.length; j++) {
     const key = keys[j];
     if (key.startsWith('#')) {
-      pieces.push(key.length > 1 ? { from: words[j], to: `# ${key.slice(1)}`, reason: REASON.poundSpace } : { from: words[j], to: '#' });
+      pieces.push(
+        key.length > 1
+          ? { from: words[j], to: `# ${key.slice(1)}`, reason: REASON.poundSpace }
+          : { from: words[j], to: '#' },
+      );
       continue;
     }
     const designator = UNIT_DESIGNATORS_WITH_NUMBER.get(key);
@@ -200,7 +240,10 @@ function otherLinePieces(words: string[], keys: string[]): Piece[] {
 
 /** A word as compared and printed: no accents, upper case, no punctuation but # - / & and decimal points. */
 function wordKey(word: string): string {
-  return withoutAccents(word).toUpperCase().replace(/\.(?!\d)|(?<!\d)\./g, '').replace(/[,;:'’`"“”]/g, '');
+  return withoutAccents(word)
+    .toUpperCase()
+    .replace(/\.(?!\d)|(?<!\d)\./g, '')
+    .replace(/[,;:'’`"“”]/g, '');
 }
 
 export function withoutAccents(s: string): string {

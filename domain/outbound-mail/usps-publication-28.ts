@@ -217,8 +217,14 @@ export const STREET_SUFFIXES: ReadonlyMap<string, string> = buildLookup(C1_STREE
 
 /** Section 233: directional words and their one- or two-letter abbreviations. */
 export const DIRECTIONALS: ReadonlyMap<string, string> = buildLookup([
-  ['N', 'NORTH'], ['S', 'SOUTH'], ['E', 'EAST'], ['W', 'WEST'],
-  ['NE', 'NORTHEAST'], ['NW', 'NORTHWEST'], ['SE', 'SOUTHEAST'], ['SW', 'SOUTHWEST'],
+  ['N', 'NORTH'],
+  ['S', 'SOUTH'],
+  ['E', 'EAST'],
+  ['W', 'WEST'],
+  ['NE', 'NORTHEAST'],
+  ['NW', 'NORTHWEST'],
+  ['SE', 'SOUTHEAST'],
+  ['SW', 'SOUTHWEST'],
 ]);
 
 /**

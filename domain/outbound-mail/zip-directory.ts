@@ -33,7 +33,10 @@ function load(): Directory {
   const text = readFileSync(require.resolve(DATA_FILE), 'utf8');
   const start = text.indexOf('{');
   const end = text.indexOf('};\n', start);
-  const codes = JSON.parse(text.slice(start, end + 1)) as Record<string, { zip: string; city: string; state: string; country: string }>;
+  const codes = JSON.parse(text.slice(start, end + 1)) as Record<
+    string,
+    { zip: string; city: string; state: string; country: string }
+  >;
   const slots = new Uint32Array(100000);
   const places: ZipPlace[] = [];
   const placeIndex = new Map<string, number>();

@@ -29,7 +29,10 @@ export const ARRIVAL_LIMITS = {
  * case: "1z 999-aa1 0123456784" and "1Z999AA10123456784" are the same parcel.
  */
 export function normaliseTrackingNumber(value: string): string {
-  return value.normalize('NFKC').toUpperCase().replace(/[^A-Z0-9]/g, '');
+  return value
+    .normalize('NFKC')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '');
 }
 
 /** Carrier names compare case- and space-insensitively ("UPS", " ups "). */
@@ -90,7 +93,8 @@ export function ruleMatchesPiece(match: RuleMatch, piece: ArrivingPiece): boolea
 /** Why a rule's match names nothing to match on, or null. */
 export function emptyMatchProblem(match: RuleMatch): string | null {
   return match.sender_contains?.length || match.carriers?.length || match.kinds?.length
-    ? null : 'name at least one of sender_contains, carriers or kinds';
+    ? null
+    : 'name at least one of sender_contains, carriers or kinds';
 }
 
 /** Why a rule's apply does nothing, or null. */
@@ -98,7 +102,8 @@ export function emptyApplyProblem(apply: RuleApply): string | null {
   return apply.request_action || apply.add_tags?.length ? null : 'name request_action, add_tags or both';
 }
 
-export type ArrivalSource = { kind: 'expected_shipment'; id: string } | { kind: 'mailbox_rule'; id: string; name: string };
+export type ArrivalSource =
+  { kind: 'expected_shipment'; id: string } | { kind: 'mailbox_rule'; id: string; name: string };
 
 export interface ArrivalPlan {
   /** At most one action: the expected shipment's, else the first matching rule's that has one. */
@@ -109,12 +114,19 @@ export interface ArrivalPlan {
 }
 
 /** `rules` in the agent's order (oldest first); disabled rules never match. */
-export function planArrival(piece: ArrivingPiece, shipment: { id: string; on_arrival: ArrivalAction | null } | null, rules: MailboxRule[]): ArrivalPlan {
+export function planArrival(
+  piece: ArrivingPiece,
+  shipment: { id: string; on_arrival: ArrivalAction | null } | null,
+  rules: MailboxRule[],
+): ArrivalPlan {
   const matched = rules.filter((r) => r.enabled && ruleMatchesPiece(r.match, piece));
-  let action: ArrivalPlan['action'] = shipment?.on_arrival ? { ...shipment.on_arrival, source: { kind: 'expected_shipment', id: shipment.id } } : null;
+  let action: ArrivalPlan['action'] = shipment?.on_arrival
+    ? { ...shipment.on_arrival, source: { kind: 'expected_shipment', id: shipment.id } }
+    : null;
   if (!action) {
     const first = matched.find((r) => r.apply.request_action);
-    if (first) action = { ...first.apply.request_action!, source: { kind: 'mailbox_rule', id: first.id, name: first.name } };
+    if (first)
+      action = { ...first.apply.request_action!, source: { kind: 'mailbox_rule', id: first.id, name: first.name } };
   }
   const seen = new Set<string>();
   const tags: ArrivalPlan['tags'] = [];

@@ -48,7 +48,10 @@ export function parseLiteralQuery(q: string | undefined | null, path = 'query.q'
   }
   const normalized = normalizeSearchText(q);
   if (codePoints(normalized) > SEARCH_QUERY_MAX_CHARS) {
-    return { ok: false, error: { path, message: `q may be at most ${SEARCH_QUERY_MAX_CHARS} characters after normalisation` } };
+    return {
+      ok: false,
+      error: { path, message: `q may be at most ${SEARCH_QUERY_MAX_CHARS} characters after normalisation` },
+    };
   }
   if (normalized === '') return { ok: true, value: null };
   const terms = normalized.split(' ');
@@ -77,8 +80,17 @@ export interface SearchDocument {
   ocrTexts: string[];
 }
 
-export type SearchFieldSource = 'item_id' | 'reference' | 'kind' | 'receipt_date' | 'request_id' | 'bundle_id' | 'page_id'
-  | 'recipient_name' | 'recipient_email' | 'ocr';
+export type SearchFieldSource =
+  | 'item_id'
+  | 'reference'
+  | 'kind'
+  | 'receipt_date'
+  | 'request_id'
+  | 'bundle_id'
+  | 'page_id'
+  | 'recipient_name'
+  | 'recipient_email'
+  | 'ocr';
 
 export interface SearchField {
   source: SearchFieldSource;

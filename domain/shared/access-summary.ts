@@ -54,7 +54,8 @@ export function renderAccessTable(table: Record<string, Access>): string {
     const a = describeAccess(raw);
     const keys = a.auth[0] === 'public' ? 'none (public)' : (a.auth as KeyKind[]).map((k) => KIND_LABELS[k]).join(', ');
     const scopeText = [a.scopes.join(' + '), a.any_scope.length ? `one of ${a.any_scope.join(', ')}` : '']
-      .filter(Boolean).join('; ');
+      .filter(Boolean)
+      .join('; ');
     const agentCallers = a.auth.includes('agent') || a.auth.includes('agent_test');
     lines.push(`| \`${endpoint}\` | ${keys} | ${agentCallers ? scopeText || '—' : '—'} | ${guards(a, raw) || '—'} |`);
   }

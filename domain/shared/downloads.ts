@@ -18,11 +18,17 @@ export function downloadName(filename: string | null | undefined, fallback: stri
 
 /** ASCII stand-in: accents dropped (résumé -> resume), any other non-ASCII character becomes `_`. */
 function asciiFallback(name: string): string {
-  return name.normalize('NFKD').replace(/\p{M}/gu, '').replace(/[^\x20-\x7e]/g, '_');
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\x20-\x7e]/g, '_');
 }
 
 /** `attachment; filename="__.txt"; filename*=UTF-8''%E4%B8%AD%E6%96%87.txt` for 中文.txt. */
-export function contentDisposition(filename: string | null | undefined, opts: { type?: DispositionType; fallbackName: string }): string {
+export function contentDisposition(
+  filename: string | null | undefined,
+  opts: { type?: DispositionType; fallbackName: string },
+): string {
   const name = downloadName(filename, opts.fallbackName);
   return create(name, { type: opts.type ?? 'attachment', fallback: asciiFallback(name) });
 }

@@ -37,7 +37,11 @@ export interface CodedErrorOptions extends CommonErrorOptions {
 export type ApiErrorOptions = UncodedErrorOptions | CodedErrorOptions;
 
 export class ApiError extends Error {
-  constructor(public readonly status: number, message: string, public readonly options: ApiErrorOptions = {}) {
+  constructor(
+    public readonly status: number,
+    message: string,
+    public readonly options: ApiErrorOptions = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     if (options.code !== undefined && (typeof options.retryable !== 'boolean' || !options.suggestedAction)) {
@@ -95,7 +99,8 @@ export const errors = {
   },
   notFound(what: string): ApiError {
     return codedError(404, 'NOT_FOUND', `${what} not found`, {
-      suggestedAction: 'Check the id. Objects of another account, another agent or the other environment (live or sandbox) are not visible to this key.',
+      suggestedAction:
+        'Check the id. Objects of another account, another agent or the other environment (live or sandbox) are not visible to this key.',
     });
   },
   conflict(code: string, message: string, opts: CodedExtras): ApiError {

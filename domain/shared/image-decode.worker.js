@@ -9,7 +9,14 @@ module.exports = function decodeImage(task) {
   const data = Buffer.from(task.data.buffer, task.data.byteOffset, task.data.byteLength);
   try {
     if (task.type === 'png') PNG.sync.read(data, { checkCRC: true });
-    else jpeg.decode(data, { useTArray: true, formatAsRGBA: false, tolerantDecoding: false, maxResolutionInMP: task.maxResolutionInMP, maxMemoryUsageInMB: task.maxMemoryUsageInMB });
+    else
+      jpeg.decode(data, {
+        useTArray: true,
+        formatAsRGBA: false,
+        tolerantDecoding: false,
+        maxResolutionInMP: task.maxResolutionInMP,
+        maxMemoryUsageInMB: task.maxMemoryUsageInMB,
+      });
     return true;
   } catch {
     return false;

@@ -33,7 +33,12 @@ function decodesWhole(type: ImageType, data: Buffer): Promise<boolean> {
     // Idle threads end, so a process that has stopped serving exits without a close call.
     idleTimeout: 10_000,
   });
-  return decoders.run({ type, data, maxResolutionInMP: MAX_IMAGE_PIXELS / 1_000_000, maxMemoryUsageInMB: JPEG_MAX_MEMORY_MB });
+  return decoders.run({
+    type,
+    data,
+    maxResolutionInMP: MAX_IMAGE_PIXELS / 1_000_000,
+    maxMemoryUsageInMB: JPEG_MAX_MEMORY_MB,
+  });
 }
 
 export type ImageType = 'png' | 'jpg';
@@ -91,7 +96,15 @@ function pngDataBytes(width: number, height: number, bitsPerPixel: number, inter
   const rowBytes = (w: number) => 1 + Math.ceil((w * bitsPerPixel) / 8);
   if (!interlaced) return height * rowBytes(width);
   // Adam7 passes: [x start, x step, y start, y step].
-  const passes = [[0, 8, 0, 8], [4, 8, 0, 8], [0, 4, 4, 8], [2, 4, 0, 4], [0, 2, 2, 4], [1, 2, 0, 2], [0, 1, 1, 2]];
+  const passes = [
+    [0, 8, 0, 8],
+    [4, 8, 0, 8],
+    [0, 4, 4, 8],
+    [2, 4, 0, 4],
+    [0, 2, 2, 4],
+    [1, 2, 0, 2],
+    [0, 1, 1, 2],
+  ];
   let total = 0;
   for (const [x0, dx, y0, dy] of passes) {
     const w = Math.ceil((width - x0) / dx);
@@ -102,10 +115,14 @@ function pngDataBytes(width: number, height: number, bitsPerPixel: number, inter
 }
 
 /** Every chunk intact (CRC), a valid header, and image data that inflates to exactly the size the header implies. */
-async function checkPngStructure(data: Buffer, refuse: (message: string) => ApiError): Promise<{ width: number; height: number }> {
+async function checkPngStructure(
+  data: Buffer,
+  refuse: (message: string) => ApiError,
+): Promise<{ width: number; height: number }> {
   const corrupt = (why: string) => refuse(`the PNG image is corrupt: ${why}`);
   let offset = 8;
-  let header: { width: number; height: number; bitsPerPixel: number; colorType: number; interlaced: boolean } | null = null;
+  let header: { width: number; height: number; bitsPerPixel: number; colorType: number; interlaced: boolean } | null =
+    null;
   let palette = false;
   let ended = false;
   const imageData: Buffer[] = [];
@@ -115,7 +132,8 @@ async function checkPngStructure(data: Buffer, refuse: (message: string) => ApiE
     const type = data.toString('latin1', offset + 4, offset + 8);
     if (length > 0x7fffffff || offset + 12 + length > data.length) throw corrupt('the file is truncated');
     const body = data.subarray(offset + 8, offset + 8 + length);
-    if (zlib.crc32(data.subarray(offset + 4, offset + 8 + length)) !== data.readUInt32BE(offset + 8 + length)) throw corrupt(`${/^[A-Za-z]{4}$/.test(type) ? `chunk ${type}` : 'a chunk'} fails its checksum`);
+    if (zlib.crc32(data.subarray(offset + 4, offset + 8 + length)) !== data.readUInt32BE(offset + 8 + length))
+      throw corrupt(`${/^[A-Za-z]{4}$/.test(type) ? `chunk ${type}` : 'a chunk'} fails its checksum`);
     offset += 12 + length;
     if (!header) {
       if (type !== 'IHDR' || length !== 13) throw corrupt('the header chunk is missing');
@@ -123,7 +141,8 @@ async function checkPngStructure(data: Buffer, refuse: (message: string) => ApiE
       const height = body.readUInt32BE(4);
       const [bitDepth, colorType, compression, filter, interlace] = [body[8], body[9], body[10], body[11], body[12]];
       const bitsPerPixel = PNG_BITS_PER_PIXEL[colorType]?.[bitDepth];
-      if (!width || !height || !bitsPerPixel || compression !== 0 || filter !== 0 || interlace > 1) throw corrupt('the header is invalid');
+      if (!width || !height || !bitsPerPixel || compression !== 0 || filter !== 0 || interlace > 1)
+        throw corrupt('the header is invalid');
       if (width * height > MAX_IMAGE_PIXELS) throw refuse(tooLarge('PNG', width, height));
       header = { width, height, bitsPerPixel, colorType, interlaced: interlace === 1 };
     } else if (type === 'PLTE') {
@@ -138,7 +157,9 @@ async function checkPngStructure(data: Buffer, refuse: (message: string) => ApiE
   if (header.colorType === 3 && !palette) throw corrupt('the palette is missing');
   if (imageData.length === 0) throw corrupt('there is no image data');
   const expected = pngDataBytes(header.width, header.height, header.bitsPerPixel, header.interlaced);
-  const inflated = await inflatedSize(Buffer.concat(imageData), expected, () => corrupt('the image data cannot be decompressed'));
+  const inflated = await inflatedSize(Buffer.concat(imageData), expected, () =>
+    corrupt('the image data cannot be decompressed'),
+  );
   if (inflated !== expected) throw corrupt('the image data does not match the image size');
   return { width: header.width, height: header.height };
 }
@@ -178,7 +199,8 @@ function checkJpegStructure(data: Buffer, refuse: (message: string) => ApiError)
     offset += 2;
     if (marker === 0x01) continue;
     if (marker === 0xd9) throw corrupt('there is no image scan');
-    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x00) throw corrupt('a marker is out of place');
+    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x00)
+      throw corrupt('a marker is out of place');
     if (offset + 2 > data.length) throw corrupt('the file is truncated');
     const length = data.readUInt16BE(offset);
     if (length < 2 || offset + length > data.length) throw corrupt('the file is truncated');
@@ -186,7 +208,14 @@ function checkJpegStructure(data: Buffer, refuse: (message: string) => ApiError)
     offset += length;
     if (JPEG_FRAME_MARKERS.has(marker)) {
       const components = segment[5];
-      if (segment.length < 6 || !segment.readUInt16BE(1) || !segment.readUInt16BE(3) || components < 1 || components > 4 || segment.length !== 6 + 3 * components) {
+      if (
+        segment.length < 6 ||
+        !segment.readUInt16BE(1) ||
+        !segment.readUInt16BE(3) ||
+        components < 1 ||
+        components > 4 ||
+        segment.length !== 6 + 3 * components
+      ) {
         throw corrupt('the frame header is invalid');
       }
       frame = { height: segment.readUInt16BE(1), width: segment.readUInt16BE(3) };

@@ -149,7 +149,12 @@ function hasBackslash(bytes: Buffer, from: number, to: number): boolean {
 }
 
 /** inspectJson in one go: for small inputs (a form field) and tests. */
-export function inspectJson(input: Uint8Array, limits: JsonScanLimits, wanted: string[][] = [], kept: string[][] = []): JsonInspection {
+export function inspectJson(
+  input: Uint8Array,
+  limits: JsonScanLimits,
+  wanted: string[][] = [],
+  kept: string[][] = [],
+): JsonInspection {
   const scan = scanJson(input, limits, wanted, kept);
   for (;;) {
     const step = scan.next();
@@ -167,7 +172,12 @@ export function inspectJson(input: Uint8Array, limits: JsonScanLimits, wanted: s
  * SCAN_SLICE_BYTES so that a caller can let other work run between slices of a 14 MB
  * body; the loop is written out flat for the same reason.
  */
-export function* scanJson(input: Uint8Array, limits: JsonScanLimits, wanted: string[][] = [], kept: string[][] = []): Generator<void, JsonInspection> {
+export function* scanJson(
+  input: Uint8Array,
+  limits: JsonScanLimits,
+  wanted: string[][] = [],
+  kept: string[][] = [],
+): Generator<void, JsonInspection> {
   const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   const n = bytes.length;
   const { maxValues } = limits;
@@ -201,11 +211,13 @@ export function* scanJson(input: Uint8Array, limits: JsonScanLimits, wanted: str
     f.path ??= frames === 1 ? [] : [...containerPath(frames - 1), segment(stack[frames - 2])];
     return f.path;
   };
-  const pathOf = (frames: number): JsonPath => (frames === 0 ? [] : [...containerPath(frames), segment(stack[frames - 1])]);
+  const pathOf = (frames: number): JsonPath =>
+    frames === 0 ? [] : [...containerPath(frames), segment(stack[frames - 1])];
   // The wanted node of the current member of `f`; keys are decoded only when their length fits.
   const wantedChild = (f: Frame): Wanted | undefined => {
     if (!f.wanted || !f.isObject) return undefined;
-    if (!f.wanted.lengths.has(f.keyEnd - f.keyStart - 2) && !hasBackslash(bytes, f.keyStart, f.keyEnd)) return undefined;
+    if (!f.wanted.lengths.has(f.keyEnd - f.keyStart - 2) && !hasBackslash(bytes, f.keyStart, f.keyEnd))
+      return undefined;
     return f.wanted.children.get(decodeKey(f));
   };
 
@@ -227,13 +239,15 @@ export function* scanJson(input: Uint8Array, limits: JsonScanLimits, wanted: str
       if (i >= n) break;
     }
     const c = bytes[i];
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x3a) { // whitespace, ':'
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x3a) {
+      // whitespace, ':'
       inLiteral = false;
       i++;
       continue;
     }
     const frame = depth > 0 && depth === stack.length ? stack[depth - 1] : undefined;
-    if (c === 0x2c || c === 0x7d || c === 0x5d) { // , } ]
+    if (c === 0x2c || c === 0x7d || c === 0x5d) {
+      // , } ]
       inLiteral = false;
       if (frame) {
         const member = frame.childStart >= 0 && frame.wanted ? wantedChild(frame) : undefined;
@@ -270,15 +284,22 @@ export function* scanJson(input: Uint8Array, limits: JsonScanLimits, wanted: str
       while (nextNul >= 0 && nextNul < i) nextNul = bytes.indexOf(NUL_ESCAPE, nextNul + 1);
       while (nextNul >= 0 && nextNul < end) {
         if (!escaped(bytes, nextNul, i + 1)) {
-          if (!problem) problem = { kind: 'nul', path: pathOf(Math.min(depth, stack.length)), message: 'must not contain NUL (\\u0000) characters' };
+          if (!problem)
+            problem = {
+              kind: 'nul',
+              path: pathOf(Math.min(depth, stack.length)),
+              message: 'must not contain NUL (\\u0000) characters',
+            };
           break;
         }
         nextNul = bytes.indexOf(NUL_ESCAPE, nextNul + 1);
       }
       inLiteral = false;
-    } else if (c === 0x7b || c === 0x5b) { // { [
+    } else if (c === 0x7b || c === 0x5b) {
+      // { [
       inLiteral = false;
-    } else if (inLiteral) { // the rest of a number or literal
+    } else if (inLiteral) {
+      // the rest of a number or literal
       lastEnd = end;
       i = end;
       continue;
@@ -288,16 +309,33 @@ export function* scanJson(input: Uint8Array, limits: JsonScanLimits, wanted: str
     if (!isKey) {
       // A value starts here: a string, number, literal, object or array.
       values++;
-      if (values > maxValues && !problem) problem = { kind: 'values', path: pathOf(Math.min(depth, stack.length)), message: `holds more than ${maxValues} values` };
+      if (values > maxValues && !problem)
+        problem = {
+          kind: 'values',
+          path: pathOf(Math.min(depth, stack.length)),
+          message: `holds more than ${maxValues} values`,
+        };
       if (frame) frame.childStart = i;
       if (c === 0x7b || c === 0x5b) {
         depth++;
         if (depth > maxDepth) {
-          if (!problem) problem = { kind: 'depth', path: pathOf(stack.length), message: `nests deeper than ${limits.maxDepth} levels of objects and arrays` };
+          if (!problem)
+            problem = {
+              kind: 'depth',
+              path: pathOf(stack.length),
+              message: `nests deeper than ${limits.maxDepth} levels of objects and arrays`,
+            };
         } else if (stack.length === depth - 1) {
-          const wantedHere = depth === 1 ? tree : frame ? wantedChild(frame) ?? null : null;
+          const wantedHere = depth === 1 ? tree : frame ? (wantedChild(frame) ?? null) : null;
           stack.push({
-            isObject: c === 0x7b, keyStart: 0, keyEnd: 0, key: null, index: 0, expectKey: c === 0x7b, childStart: -1, path: null,
+            isObject: c === 0x7b,
+            keyStart: 0,
+            keyEnd: 0,
+            key: null,
+            index: 0,
+            expectKey: c === 0x7b,
+            childStart: -1,
+            path: null,
             wanted: wantedHere && wantedHere.children.size ? wantedHere : null,
           });
         }
@@ -328,7 +366,11 @@ export function oversizedFreeForm(inspection: JsonInspection, parent: string[] =
   for (const s of inspection.spans) {
     if (s.path.length !== parent.length + 1 || !parent.every((p, i) => s.path[i] === p)) continue;
     if (FREE_FORM_JSON_FIELDS.includes(s.path[parent.length]) && s.end - s.start > MAX_FREE_FORM_JSON_BYTES) {
-      return { kind: 'size', path: s.path, message: `must be a JSON object of at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent` };
+      return {
+        kind: 'size',
+        path: s.path,
+        message: `must be a JSON object of at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent`,
+      };
     }
   }
   return null;

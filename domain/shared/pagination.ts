@@ -12,7 +12,11 @@ export function pagination(total: number, limit: number, offset: number): PageBl
   return { total, limit, offset, has_more: offset + limit < total };
 }
 
-export function paginationWithNext(total: number, limit: number, offset: number): PageBlock & { next_offset: number | null } {
+export function paginationWithNext(
+  total: number,
+  limit: number,
+  offset: number,
+): PageBlock & { next_offset: number | null } {
   const page = pagination(total, limit, offset);
   return { ...page, next_offset: page.has_more ? offset + limit : null };
 }

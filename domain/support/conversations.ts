@@ -21,7 +21,13 @@ export const FACILITY_MESSAGES_PAGE = { limit: 50, max: 100 } as const;
 /** Support attachments travel base64 inside JSON (REST and MCP alike), so they stay small. */
 export const MAX_ATTACHMENTS = 3;
 export const MAX_ATTACHMENT_TOTAL_BYTES = 512 * 1024;
-export const ATTACHMENT_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'text/plain', 'text/csv'] as const;
+export const ATTACHMENT_CONTENT_TYPES = [
+  'application/pdf',
+  'image/png',
+  'image/jpeg',
+  'text/plain',
+  'text/csv',
+] as const;
 export const ATTACHMENT_FILENAME_MAX = 200;
 
 /** The reference a human quotes to support: SUP-000042. */
@@ -35,8 +41,7 @@ export function supportMessageId(caseNumber: number | string, sequence: number):
 }
 
 export type TicketLimitRefusal =
-  | { kind: 'active'; active: number }
-  | { kind: 'daily'; opened: number; retryAfterSeconds: number };
+  { kind: 'active'; active: number } | { kind: 'daily'; opened: number; retryAfterSeconds: number };
 
 /**
  * Whether the member may open one more ticket. `openedInWindow` are the creation times
@@ -70,7 +75,10 @@ export function decodeBase64(text: string): Buffer | null {
 export function attachmentTotalProblem(sizes: number[], basePath = 'attachments'): AttachmentProblem | null {
   const total = sizes.reduce((a, b) => a + b, 0);
   if (total > MAX_ATTACHMENT_TOTAL_BYTES) {
-    return { path: basePath, message: `attachments may total at most ${MAX_ATTACHMENT_TOTAL_BYTES} bytes after decoding (got ${total})` };
+    return {
+      path: basePath,
+      message: `attachments may total at most ${MAX_ATTACHMENT_TOTAL_BYTES} bytes after decoding (got ${total})`,
+    };
   }
   return null;
 }

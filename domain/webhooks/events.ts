@@ -3,14 +3,28 @@
 // envelope. Pure: no I/O.
 
 export const MAIL_EVENT_TYPES = [
-  'mail.pending_approval', 'mail.submitted', 'mail.ready', 'mail.mailed', 'mail.delivered', 'mail.failed', 'mail.cancelled',
+  'mail.pending_approval',
+  'mail.submitted',
+  'mail.ready',
+  'mail.mailed',
+  'mail.delivered',
+  'mail.failed',
+  'mail.cancelled',
 ] as const;
 export const BATCH_EVENT_TYPES = [
-  'batch.submitted', 'batch.completed', 'batch.partially_completed', 'batch.failed', 'batch.cancelled',
+  'batch.submitted',
+  'batch.completed',
+  'batch.partially_completed',
+  'batch.failed',
+  'batch.cancelled',
 ] as const;
 export const INBOUND_EVENT_TYPES = [
-  'inbound.received', 'inbound.scan_available', 'inbound.context_ready', 'inbound.rule_matched',
-  'inbound.action_completed', 'inbound.action_failed',
+  'inbound.received',
+  'inbound.scan_available',
+  'inbound.context_ready',
+  'inbound.rule_matched',
+  'inbound.action_completed',
+  'inbound.action_failed',
 ] as const;
 
 /** Synthetic deliveries: a ping and the endpoint ownership challenge. */
@@ -21,7 +35,11 @@ export const RULE_MATCHED_EVENT_TYPE = 'inbound.rule_matched';
 /** Legacy agent webhooks carry outbound mail and batch events. */
 export const LEGACY_EVENT_TYPES: readonly string[] = [...MAIL_EVENT_TYPES, ...BATCH_EVENT_TYPES];
 /** Custom endpoints may subscribe to every business event. */
-export const ENDPOINT_EVENT_TYPES: readonly string[] = [...MAIL_EVENT_TYPES, ...BATCH_EVENT_TYPES, ...INBOUND_EVENT_TYPES];
+export const ENDPOINT_EVENT_TYPES: readonly string[] = [
+  ...MAIL_EVENT_TYPES,
+  ...BATCH_EVENT_TYPES,
+  ...INBOUND_EVENT_TYPES,
+];
 
 /** Subscription patterns: an exact type, a family (`mail.*`) or everything (`*`). */
 export function subscriptionProblem(pattern: string, allowed: readonly string[]): string | null {
@@ -34,7 +52,9 @@ export function subscriptionProblem(pattern: string, allowed: readonly string[])
 }
 
 export function isSubscribed(patterns: readonly string[], eventType: string): boolean {
-  return patterns.some((p) => p === '*' || p === eventType || (p.endsWith('.*') && eventType.startsWith(p.slice(0, -1))));
+  return patterns.some(
+    (p) => p === '*' || p === eventType || (p.endsWith('.*') && eventType.startsWith(p.slice(0, -1))),
+  );
 }
 
 /** Events record `live`/`test`; endpoints are `live`/`sandbox`. */
@@ -60,12 +80,16 @@ export const MAX_REQUEST_BYTES = 64 * 1024;
  * short scalar fields and say `truncated: true`; the receiver fetches the full record
  * (mail payloads carry `callback_url`). Returns null when even that does not fit.
  */
-export function fitPayload(payload: Record<string, unknown>, render: (p: Record<string, unknown>) => string): { body: string; truncated: boolean } | null {
+export function fitPayload(
+  payload: Record<string, unknown>,
+  render: (p: Record<string, unknown>) => string,
+): { body: string; truncated: boolean } | null {
   const full = render(payload);
   if (byteLength(full) <= MAX_REQUEST_BYTES) return { body: full, truncated: false };
   const reduced: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(payload)) {
-    if (v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 256)) reduced[k] = v;
+    if (v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 256))
+      reduced[k] = v;
   }
   reduced.truncated = true;
   const body = render(reduced);
@@ -93,7 +117,12 @@ export function renderEnvelope(event: DeliverableEvent, data: Record<string, unk
  * `wrapped` is the agent-gateway hook shape {message, agentId, deliver}, where message is
  * one line naming the event followed by the payload as JSON.
  */
-export function renderLegacyBody(event: DeliverableEvent, payload: Record<string, unknown>, format: 'standard' | 'wrapped', agentId: string): string {
+export function renderLegacyBody(
+  event: DeliverableEvent,
+  payload: Record<string, unknown>,
+  format: 'standard' | 'wrapped',
+  agentId: string,
+): string {
   const standard = { event_type: event.eventType, ...payload };
   if (format === 'standard') return JSON.stringify(standard);
   return JSON.stringify({

@@ -35,11 +35,11 @@ export const RULE_LIMITS = {
 
 export type RuleOutcome =
   | 'matched'
-  | 'no_pages'        // the rule's source selects no page of this item
-  | 'ocr_not_ready'   // a selected page has missing, pending or failed OCR
-  | 'oversized'       // more than 100 pages, a page over 32,000 chars, or over 1 MiB in total
-  | 'terms_missing'   // `any`: no term found; `all`: some term not found
-  | 'excluded';       // an exclude term was found
+  | 'no_pages' // the rule's source selects no page of this item
+  | 'ocr_not_ready' // a selected page has missing, pending or failed OCR
+  | 'oversized' // more than 100 pages, a page over 32,000 chars, or over 1 MiB in total
+  | 'terms_missing' // `any`: no term found; `all`: some term not found
+  | 'excluded'; // an exclude term was found
 
 export function normalizeRuleText(text: string): string {
   return text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
@@ -64,7 +64,10 @@ function utf8Length(text: string): number {
   return new TextEncoder().encode(text).length;
 }
 
-export function evaluateRule(rule: Pick<WebhookRule, 'source' | 'match' | 'terms' | 'exclude_terms'>, pages: RulePage[]): RuleOutcome {
+export function evaluateRule(
+  rule: Pick<WebhookRule, 'source' | 'match' | 'terms' | 'exclude_terms'>,
+  pages: RulePage[],
+): RuleOutcome {
   const selected = selectPages(rule.source, pages);
   if (!selected.length) return 'no_pages';
   if (selected.length > RULE_LIMITS.pages) return 'oversized';
@@ -81,7 +84,8 @@ export function evaluateRule(rule: Pick<WebhookRule, 'source' | 'match' | 'terms
   const terms = rule.terms.map(normalizeRuleText).filter((t) => t !== '');
   const excludes = rule.exclude_terms.map(normalizeRuleText).filter((t) => t !== '');
   if (!terms.length) return 'terms_missing';
-  const found = rule.match === 'all' ? terms.every((t) => combined.includes(t)) : terms.some((t) => combined.includes(t));
+  const found =
+    rule.match === 'all' ? terms.every((t) => combined.includes(t)) : terms.some((t) => combined.includes(t));
   if (!found) return 'terms_missing';
   if (excludes.some((t) => combined.includes(t))) return 'excluded';
   return 'matched';

@@ -13,7 +13,11 @@ export interface SampleContext {
   rule?: { id: string; name: string };
 }
 
-export const SAMPLE_EVENT_TYPES: readonly string[] = [...MAIL_EVENT_TYPES, ...BATCH_EVENT_TYPES, ...INBOUND_EVENT_TYPES];
+export const SAMPLE_EVENT_TYPES: readonly string[] = [
+  ...MAIL_EVENT_TYPES,
+  ...BATCH_EVENT_TYPES,
+  ...INBOUND_EVENT_TYPES,
+];
 
 export function pingPayload(ctx: SampleContext): Record<string, unknown> {
   return {
@@ -95,7 +99,11 @@ export function samplePayload(eventType: string, ctx: SampleContext): Record<str
     source_domain: 'member_sample',
     ocr_status: eventType === 'inbound.received' || eventType === 'inbound.scan_available' ? 'pending' : 'ready',
     ...(eventType === 'inbound.rule_matched'
-      ? { rule_id: ctx.rule?.id ?? null, rule_name: ctx.rule?.name ?? 'Sample rule', endpoint_id: ctx.endpointId ?? null }
+      ? {
+          rule_id: ctx.rule?.id ?? null,
+          rule_name: ctx.rule?.name ?? 'Sample rule',
+          endpoint_id: ctx.endpointId ?? null,
+        }
       : {}),
   };
 }

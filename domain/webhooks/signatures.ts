@@ -26,7 +26,12 @@ export function signStandardWebhook(secret: string, id: string, timestamp: numbe
 }
 
 /** The three Standard Webhooks headers; one signature per secret (new first). */
-export function standardWebhookHeaders(secrets: string[], id: string, timestamp: number, body: string): Record<string, string> {
+export function standardWebhookHeaders(
+  secrets: string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),

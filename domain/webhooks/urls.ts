@@ -12,7 +12,15 @@ export type WebhookUrlKind = 'endpoint' | 'agent_webhook';
 
 export const MAX_URL_LENGTH = 2048;
 
-const RESERVED_NAMES = [/^localhost$/, /\.localhost$/, /\.local$/, /\.internal$/, /\.home\.arpa$/, /^metadata$/, /\.arpa$/];
+const RESERVED_NAMES = [
+  /^localhost$/,
+  /\.localhost$/,
+  /\.local$/,
+  /\.internal$/,
+  /\.home\.arpa$/,
+  /^metadata$/,
+  /\.arpa$/,
+];
 
 export function webhookUrlProblem(raw: string, kind: WebhookUrlKind, allowInsecureLocal: boolean): string | null {
   if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
@@ -32,8 +40,10 @@ export function webhookUrlProblem(raw: string, kind: WebhookUrlKind, allowInsecu
   // WHATWG URL drops the default port, so '' means 443.
   if (kind === 'endpoint' && url.port !== '') return 'must use port 443';
   const bytes = parseIp(literal);
-  if (bytes) return isPublicAddress(literal) ? null : 'must not point at a private, loopback, link-local or metadata address';
-  if (!host.includes('.') || RESERVED_NAMES.some((r) => r.test(host.replace(/\.$/, '')))) return 'must be a public host name';
+  if (bytes)
+    return isPublicAddress(literal) ? null : 'must not point at a private, loopback, link-local or metadata address';
+  if (!host.includes('.') || RESERVED_NAMES.some((r) => r.test(host.replace(/\.$/, ''))))
+    return 'must be a public host name';
   return null;
 }
 

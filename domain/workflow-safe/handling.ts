@@ -7,7 +7,13 @@ import type { ItemKind } from '../physical-inbound/search';
 import { isStateCode, toStateCode, ZIP_PATTERN } from './us-states';
 import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 
-export const HANDLING_STATUSES = ['awaiting_member_approval', 'awaiting_facility', 'accepted', 'completed', 'rejected'] as const;
+export const HANDLING_STATUSES = [
+  'awaiting_member_approval',
+  'awaiting_facility',
+  'accepted',
+  'completed',
+  'rejected',
+] as const;
 export type HandlingStatus = (typeof HANDLING_STATUSES)[number];
 export const OPEN_HANDLING_STATUSES: HandlingStatus[] = ['awaiting_member_approval', 'awaiting_facility', 'accepted'];
 
@@ -39,7 +45,11 @@ export function isOpenHandlingStatus(status: string): boolean {
 }
 
 /** The state an event leads to, or null when the move is not allowed from `from`. */
-export function nextHandlingStatus(from: HandlingStatus, event: HandlingEvent, actor: HandlingActor): HandlingStatus | null {
+export function nextHandlingStatus(
+  from: HandlingStatus,
+  event: HandlingEvent,
+  actor: HandlingActor,
+): HandlingStatus | null {
   switch (event) {
     case 'approve':
       return actor === 'member' && from === 'awaiting_member_approval' ? 'awaiting_facility' : null;
@@ -70,12 +80,18 @@ export interface HandlingQuote {
   postage_cents: number;
 }
 
-export function quoteHandling(input: { kind: ItemKind; actionType: HandlingActionType; mailClass?: ForwardMailClass | null; weightOz?: number | null }): HandlingQuote {
+export function quoteHandling(input: {
+  kind: ItemKind;
+  actionType: HandlingActionType;
+  mailClass?: ForwardMailClass | null;
+  weightOz?: number | null;
+}): HandlingQuote {
   if (input.actionType === 'open_and_scan') {
     const handling = HANDLING_PRICES.openAndScan[input.kind];
     return { amount_cents: handling, handling_cents: handling, postage_cents: 0 };
   }
-  if (input.actionType === 'discard') return { amount_cents: HANDLING_PRICES.discard, handling_cents: HANDLING_PRICES.discard, postage_cents: 0 };
+  if (input.actionType === 'discard')
+    return { amount_cents: HANDLING_PRICES.discard, handling_cents: HANDLING_PRICES.discard, postage_cents: 0 };
   let postage: number;
   if (input.mailClass === 'first_class') {
     postage = HANDLING_PRICES.firstClassLetterPostage;
@@ -83,7 +99,11 @@ export function quoteHandling(input: { kind: ItemKind; actionType: HandlingActio
     const pounds = Math.max(1, Math.ceil((input.weightOz ?? 0) / 16));
     postage = HANDLING_PRICES.priorityBasePostage + (pounds - 1) * HANDLING_PRICES.priorityPerExtraPound;
   }
-  return { amount_cents: HANDLING_PRICES.forwardHandling + postage, handling_cents: HANDLING_PRICES.forwardHandling, postage_cents: postage };
+  return {
+    amount_cents: HANDLING_PRICES.forwardHandling + postage,
+    handling_cents: HANDLING_PRICES.forwardHandling,
+    postage_cents: postage,
+  };
 }
 
 export interface Destination {
@@ -104,7 +124,13 @@ export interface ProposalInput {
   mail_class?: ForwardMailClass | null;
   untracked_acknowledged?: boolean;
   destination?: {
-    name: string; address_line1: string; address_line2?: string | null; city: string; state: string; postal_code: string; country?: string;
+    name: string;
+    address_line1: string;
+    address_line2?: string | null;
+    city: string;
+    state: string;
+    postal_code: string;
+    country?: string;
   } | null;
 }
 
@@ -131,12 +157,20 @@ export function unavailableReason(item: { status: string }): string | null {
  */
 export function checkProposal(input: ProposalInput, item: { kind: ItemKind; status: string }): ProposalCheck {
   if (input.action_type === 'vault') {
-    return { ok: false, kind: 'inactive', message: 'Vault is an inactive future feature; no vault operation can be proposed.' };
+    return {
+      ok: false,
+      kind: 'inactive',
+      message: 'Vault is an inactive future feature; no vault operation can be proposed.',
+    };
   }
   const fields: FieldError[] = [];
-  if (input.confirmed === true) fields.push({ path: 'confirmed', message: 'agents may only propose (confirmed false); the owner confirms' });
+  if (input.confirmed === true)
+    fields.push({ path: 'confirmed', message: 'agents may only propose (confirmed false); the owner confirms' });
   if (input.destructive_confirmed === true) {
-    fields.push({ path: 'destructive_confirmed', message: 'only the owner can confirm a destructive action (send false)' });
+    fields.push({
+      path: 'destructive_confirmed',
+      message: 'only the owner can confirm a destructive action (send false)',
+    });
   }
   const actionType = input.action_type;
   let destination: Destination | null = null;
@@ -144,12 +178,17 @@ export function checkProposal(input: ProposalInput, item: { kind: ItemKind; stat
   let untrackedAcknowledged = false;
 
   if (actionType === 'forward_original') {
-    if (!input.mail_class) fields.push({ path: 'mail_class', message: 'mail_class is required to forward (priority or first_class)' });
+    if (!input.mail_class)
+      fields.push({ path: 'mail_class', message: 'mail_class is required to forward (priority or first_class)' });
     mailClass = input.mail_class ?? null;
     if (mailClass === 'first_class') {
-      if (item.kind !== 'letter') fields.push({ path: 'mail_class', message: 'first_class forwarding is for letters only' });
+      if (item.kind !== 'letter')
+        fields.push({ path: 'mail_class', message: 'first_class forwarding is for letters only' });
       if (input.untracked_acknowledged !== true) {
-        fields.push({ path: 'untracked_acknowledged', message: 'first_class is untracked; send untracked_acknowledged true' });
+        fields.push({
+          path: 'untracked_acknowledged',
+          message: 'first_class is untracked; send untracked_acknowledged true',
+        });
       }
       untrackedAcknowledged = input.untracked_acknowledged === true;
     }
@@ -158,28 +197,45 @@ export function checkProposal(input: ProposalInput, item: { kind: ItemKind; stat
       fields.push({ path: 'destination', message: 'destination is required to forward' });
     } else {
       const country = (d.country ?? 'US').trim().toUpperCase();
-      if (country !== 'US') fields.push({ path: 'destination.country', message: 'forwarding is to US destinations only (country US)' });
+      if (country !== 'US')
+        fields.push({ path: 'destination.country', message: 'forwarding is to US destinations only (country US)' });
       const state = toStateCode(d.state);
       if (!state || !isStateCode(state)) fields.push({ path: 'destination.state', message: 'must be a US state code' });
       const zip = d.postal_code.trim();
-      if (!ZIP_PATTERN.test(zip)) fields.push({ path: 'destination.postal_code', message: 'must be a 5-digit or ZIP+4 code' });
+      if (!ZIP_PATTERN.test(zip))
+        fields.push({ path: 'destination.postal_code', message: 'must be a 5-digit or ZIP+4 code' });
       for (const key of ['name', 'address_line1', 'city'] as const) {
-        if (!hasVisibleCharacter(d[key])) fields.push({ path: `destination.${key}`, message: VISIBLE_CHARACTER_MESSAGE });
+        if (!hasVisibleCharacter(d[key]))
+          fields.push({ path: `destination.${key}`, message: VISIBLE_CHARACTER_MESSAGE });
       }
       destination = {
-        name: d.name.trim(), address_line1: d.address_line1.trim(), address_line2: d.address_line2?.trim() || null,
-        city: d.city.trim(), state: state ?? d.state, postal_code: zip, country,
+        name: d.name.trim(),
+        address_line1: d.address_line1.trim(),
+        address_line2: d.address_line2?.trim() || null,
+        city: d.city.trim(),
+        state: state ?? d.state,
+        postal_code: zip,
+        country,
       };
     }
   } else {
-    if (input.destination) fields.push({ path: 'destination', message: `destination applies only to forward_original` });
+    if (input.destination)
+      fields.push({ path: 'destination', message: `destination applies only to forward_original` });
     if (input.mail_class) fields.push({ path: 'mail_class', message: `mail_class applies only to forward_original` });
   }
   if (fields.length) return { ok: false, kind: 'invalid', fields };
 
   const reason = unavailableReason(item);
   if (reason) return { ok: false, kind: 'unavailable', message: `${actionType} is not available: ${reason}.` };
-  return { ok: true, proposal: { action_type: actionType, mail_class: mailClass, untracked_acknowledged: untrackedAcknowledged, destination } };
+  return {
+    ok: true,
+    proposal: {
+      action_type: actionType,
+      mail_class: mailClass,
+      untracked_acknowledged: untrackedAcknowledged,
+      destination,
+    },
+  };
 }
 
 export interface HandlingCapability {
@@ -192,27 +248,49 @@ export interface HandlingCapability {
   requires_staff_attestation: boolean;
 }
 
-export function handlingCapabilities(item: { kind: ItemKind; status: string; weightOz: number | null }, openOperation: boolean): HandlingCapability[] {
+export function handlingCapabilities(
+  item: { kind: ItemKind; status: string; weightOz: number | null },
+  openOperation: boolean,
+): HandlingCapability[] {
   const reason = openOperation ? 'another handling operation on this item is still open' : unavailableReason(item);
   const base = () => ({ available: reason === null, reason });
   const mailClasses: ForwardMailClass[] = item.kind === 'letter' ? ['priority', 'first_class'] : ['priority'];
   return [
     {
-      action_type: 'forward_original', ...base(), mail_classes: mailClasses,
-      quote: quoteHandling({ kind: item.kind, actionType: 'forward_original', mailClass: 'priority', weightOz: item.weightOz }),
-      requires_owner_confirmation: true, requires_staff_attestation: false,
+      action_type: 'forward_original',
+      ...base(),
+      mail_classes: mailClasses,
+      quote: quoteHandling({
+        kind: item.kind,
+        actionType: 'forward_original',
+        mailClass: 'priority',
+        weightOz: item.weightOz,
+      }),
+      requires_owner_confirmation: true,
+      requires_staff_attestation: false,
     },
     {
-      action_type: 'open_and_scan', ...base(),
+      action_type: 'open_and_scan',
+      ...base(),
       quote: quoteHandling({ kind: item.kind, actionType: 'open_and_scan' }),
-      requires_owner_confirmation: true, requires_staff_attestation: false,
+      requires_owner_confirmation: true,
+      requires_staff_attestation: false,
     },
     {
-      action_type: 'discard', ...base(),
+      action_type: 'discard',
+      ...base(),
       quote: quoteHandling({ kind: item.kind, actionType: 'discard' }),
-      requires_owner_confirmation: true, requires_staff_attestation: true,
+      requires_owner_confirmation: true,
+      requires_staff_attestation: true,
     },
-    { action_type: 'vault', available: false, reason: 'inactive future feature', quote: null, requires_owner_confirmation: true, requires_staff_attestation: false },
+    {
+      action_type: 'vault',
+      available: false,
+      reason: 'inactive future feature',
+      quote: null,
+      requires_owner_confirmation: true,
+      requires_staff_attestation: false,
+    },
   ];
 }
 
@@ -228,13 +306,24 @@ export interface FacilityDecisionInput {
  * a tracking number; discard completes only with a staff attestation; open & scan
  * completes by fulfilling its scan request, not by a decision.
  */
-export function checkFacilityDecision(op: { action_type: HandlingActionType; mail_class: ForwardMailClass | null }, d: FacilityDecisionInput): FieldError[] {
+export function checkFacilityDecision(
+  op: { action_type: HandlingActionType; mail_class: ForwardMailClass | null },
+  d: FacilityDecisionInput,
+): FieldError[] {
   const fields: FieldError[] = [];
   if (d.decision === 'complete') {
     if (op.action_type === 'open_and_scan') {
-      fields.push({ path: 'decision', message: 'open_and_scan completes when its scan request is fulfilled (POST /v1/facility/scan-requests/{id}/fulfil)' });
+      fields.push({
+        path: 'decision',
+        message:
+          'open_and_scan completes when its scan request is fulfilled (POST /v1/facility/scan-requests/{id}/fulfil)',
+      });
     }
-    if (op.action_type === 'forward_original' && op.mail_class === 'priority' && !hasVisibleCharacter(d.tracking_number ?? '')) {
+    if (
+      op.action_type === 'forward_original' &&
+      op.mail_class === 'priority' &&
+      !hasVisibleCharacter(d.tracking_number ?? '')
+    ) {
       fields.push({ path: 'tracking_number', message: 'priority forwarding needs the tracking number on completion' });
     }
     if (op.action_type === 'forward_original' && op.mail_class === 'first_class' && d.tracking_number) {
@@ -244,7 +333,8 @@ export function checkFacilityDecision(op: { action_type: HandlingActionType; mai
       fields.push({ path: 'attestation', message: 'discard needs a staff attestation on completion' });
     }
   }
-  if (d.decision === 'reject' && !hasVisibleCharacter(d.reason ?? '')) fields.push({ path: 'reason', message: 'a reason is required to reject' });
+  if (d.decision === 'reject' && !hasVisibleCharacter(d.reason ?? ''))
+    fields.push({ path: 'reason', message: 'a reason is required to reject' });
   return fields;
 }
 
@@ -264,12 +354,33 @@ export function itemStatusOnCompletion(actionType: HandlingActionType): string |
 // Package custody actions (the /v1/packages surface): requested by an agent or member,
 // carried out by the facility.
 
-export const PACKAGE_ACTIONS = ['scan', 'open_and_scan', 'photograph', 'record_video', 'forward', 'shred', 'dispose', 'return_to_sender', 'hold'] as const;
+export const PACKAGE_ACTIONS = [
+  'scan',
+  'open_and_scan',
+  'photograph',
+  'record_video',
+  'forward',
+  'shred',
+  'dispose',
+  'return_to_sender',
+  'hold',
+] as const;
 export type PackageActionType = (typeof PACKAGE_ACTIONS)[number];
-export const PACKAGE_ACTION_STATUSES = ['requested', 'clarification_needed', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
+export const PACKAGE_ACTION_STATUSES = [
+  'requested',
+  'clarification_needed',
+  'in_progress',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
 export type PackageActionStatus = (typeof PACKAGE_ACTION_STATUSES)[number];
 /** Actions in these states can still be changed (PATCH) and progressed by the facility. */
-export const ACTIVE_PACKAGE_ACTION_STATUSES: PackageActionStatus[] = ['requested', 'clarification_needed', 'in_progress'];
+export const ACTIVE_PACKAGE_ACTION_STATUSES: PackageActionStatus[] = [
+  'requested',
+  'clarification_needed',
+  'in_progress',
+];
 /** Scan actions are carried out by fulfilling their scan request. */
 export const SCAN_PACKAGE_ACTIONS: PackageActionType[] = ['scan', 'open_and_scan'];
 /** Custody states a package can be forwarded (or otherwise acted on) from. */
@@ -284,7 +395,11 @@ export function packageStatusOnRequest(action: PackageActionType): string | null
  * The package state after the facility moves an action, or null to keep it. Failed
  * forwarding or returns go back to the state the package had before the request.
  */
-export function packageStatusAfter(action: PackageActionType, status: PackageActionStatus, before: string | null): string | null {
+export function packageStatusAfter(
+  action: PackageActionType,
+  status: PackageActionStatus,
+  before: string | null,
+): string | null {
   if (status === 'failed') return action === 'forward' || action === 'return_to_sender' ? before : null;
   const table: Partial<Record<PackageActionType, Partial<Record<PackageActionStatus, string>>>> = {
     forward: { in_progress: 'forwarding_shipped', completed: 'forwarded' },
@@ -296,12 +411,17 @@ export function packageStatusAfter(action: PackageActionType, status: PackageAct
   return table[action]?.[status] ?? null;
 }
 
-export type PackageActionRefusal = { kind: 'state'; message: string } | { kind: 'invalid'; fields: FieldError[] } | null;
+export type PackageActionRefusal =
+  { kind: 'state'; message: string } | { kind: 'invalid'; fields: FieldError[] } | null;
 
 /** What the facility must send to move an action: shipping a forward needs its tracking number. */
-export function checkPackageActionUpdate(action: PackageActionType, current: PackageActionStatus,
-  update: { status: PackageActionStatus; clarification_question?: string | null; tracking_number?: string | null }): PackageActionRefusal {
-  if (!ACTIVE_PACKAGE_ACTION_STATUSES.includes(current)) return { kind: 'state', message: `The action is ${current} and no longer active.` };
+export function checkPackageActionUpdate(
+  action: PackageActionType,
+  current: PackageActionStatus,
+  update: { status: PackageActionStatus; clarification_question?: string | null; tracking_number?: string | null },
+): PackageActionRefusal {
+  if (!ACTIVE_PACKAGE_ACTION_STATUSES.includes(current))
+    return { kind: 'state', message: `The action is ${current} and no longer active.` };
   const fields: FieldError[] = [];
   if (SCAN_PACKAGE_ACTIONS.includes(action) && update.status === 'completed') {
     fields.push({ path: 'status', message: 'scan actions complete when their scan request is fulfilled' });
@@ -341,7 +461,10 @@ export interface ForwardAddress {
  * /forward body): name, line 1, city, state and ZIP are required; US addresses need a
  * state code and a 5-digit or ZIP+4 code. `prefix` is the field path prefix.
  */
-export function checkForwardAddress(input: Record<string, unknown>, prefix = ''): { ok: true; address: ForwardAddress } | { ok: false; fields: FieldError[] } {
+export function checkForwardAddress(
+  input: Record<string, unknown>,
+  prefix = '',
+): { ok: true; address: ForwardAddress } | { ok: false; fields: FieldError[] } {
   const fields: FieldError[] = [];
   const str = (key: string, required: boolean): string | null => {
     const v = input[key];
@@ -349,12 +472,20 @@ export function checkForwardAddress(input: Record<string, unknown>, prefix = '')
       if (required) fields.push({ path: `${prefix}${key}`, message: `${key} is required` });
       return null;
     }
-    if (typeof v !== 'string') { fields.push({ path: `${prefix}${key}`, message: 'must be a string' }); return null; }
+    if (typeof v !== 'string') {
+      fields.push({ path: `${prefix}${key}`, message: 'must be a string' });
+      return null;
+    }
     return v.trim();
   };
   const address = {
-    to_name: str('to_name', true), to_line1: str('to_line1', true), to_line2: str('to_line2', false), to_city: str('to_city', true),
-    to_state: str('to_state', true), to_zip: str('to_zip', true), to_country: (str('to_country', false) ?? 'US').toUpperCase(),
+    to_name: str('to_name', true),
+    to_line1: str('to_line1', true),
+    to_line2: str('to_line2', false),
+    to_city: str('to_city', true),
+    to_state: str('to_state', true),
+    to_zip: str('to_zip', true),
+    to_country: (str('to_country', false) ?? 'US').toUpperCase(),
   };
   if (address.to_country === 'US') {
     if (address.to_state) {
@@ -362,7 +493,8 @@ export function checkForwardAddress(input: Record<string, unknown>, prefix = '')
       if (!code) fields.push({ path: `${prefix}to_state`, message: 'must be a US state code' });
       else address.to_state = code;
     }
-    if (address.to_zip && !ZIP_PATTERN.test(address.to_zip)) fields.push({ path: `${prefix}to_zip`, message: 'must be a 5-digit or ZIP+4 code' });
+    if (address.to_zip && !ZIP_PATTERN.test(address.to_zip))
+      fields.push({ path: `${prefix}to_zip`, message: 'must be a 5-digit or ZIP+4 code' });
   } else if (!/^[A-Z]{2}$/.test(address.to_country)) {
     fields.push({ path: `${prefix}to_country`, message: 'must be an ISO 3166-1 alpha-2 code' });
   }

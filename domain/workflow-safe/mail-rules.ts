@@ -7,7 +7,16 @@
  * `funding_pending`: a child of a Business mail run that waits, outside fulfillment and
  * not yet debited, until its run is funded (then submitted) or cancelled.
  */
-export const MAIL_STATUSES = ['pending_approval', 'funding_pending', 'submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'] as const;
+export const MAIL_STATUSES = [
+  'pending_approval',
+  'funding_pending',
+  'submitted',
+  'ready',
+  'mailed',
+  'delivered',
+  'failed',
+  'cancelled',
+] as const;
 export type MailStatusName = (typeof MAIL_STATUSES)[number];
 
 export const TERMINAL_MAIL_STATUSES: readonly MailStatusName[] = ['delivered', 'failed', 'cancelled'];
@@ -28,7 +37,13 @@ export type PhotoCategory = (typeof PHOTO_CATEGORIES)[number];
 export const DISPATCH_METHODS = ['post_office_counter', 'carrier_pickup', 'drop_box'] as const;
 export type DispatchMethod = (typeof DISPATCH_METHODS)[number];
 
-export const CANCELLATION_REASONS = ['cancelled_by_caller', 'rejected_by_owner', 'approval_timed_out', 'mail_run_cancelled', 'cancelled_by_operator'] as const;
+export const CANCELLATION_REASONS = [
+  'cancelled_by_caller',
+  'rejected_by_owner',
+  'approval_timed_out',
+  'mail_run_cancelled',
+  'cancelled_by_operator',
+] as const;
 export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
 /** Statuses from which each move is allowed. */
@@ -68,7 +83,11 @@ export function carrierForClass(mailClass: string): string {
 
 /** A sandbox tracking number derived from the piece id, so a retried step gives the same one. */
 export function sandboxTrackingNumber(outboundMailId: string, mailClass: string): string {
-  const digits = outboundMailId.replace(/[^0-9a-f]/gi, '').split('').map((c) => (parseInt(c, 16) % 10).toString()).join('');
+  const digits = outboundMailId
+    .replace(/[^0-9a-f]/gi, '')
+    .split('')
+    .map((c) => (parseInt(c, 16) % 10).toString())
+    .join('');
   const prefix = mailClass.startsWith('carrierx_') ? 'CX' : mailClass.startsWith('carriery_') ? 'CY' : '9400';
   return `TEST${prefix}${digits.slice(0, 18)}`;
 }
@@ -113,7 +132,9 @@ export function spendRefusal(c: SpendCheck): Refusal | null {
       code: 'DAILY_SPEND_LIMIT_EXCEEDED',
       message: `Sending would bring the last 24 hours' spend to ${c.spentLast24hCents + c.costCents} cents, above the daily cap of ${c.dailySpendLimitCents}.`,
       details: {
-        cost_cents: c.costCents, daily_spend_limit_cents: c.dailySpendLimitCents, spent_last_24h_cents: c.spentLast24hCents,
+        cost_cents: c.costCents,
+        daily_spend_limit_cents: c.dailySpendLimitCents,
+        spent_last_24h_cents: c.spentLast24hCents,
         remaining_today_cents: Math.max(0, c.dailySpendLimitCents - c.spentLast24hCents),
       },
     };
@@ -140,15 +161,22 @@ export function dailyPiecesRefusal(d: DailyPieces): Refusal | null {
  * The dry-run warning about the key's daily piece limit: given when the key has a limit
  * and at most a fifth of it (at least 1) remains, including when none remains.
  */
-export function dailyPiecesWarning(d: DailyPieces): { code: string; message: string; max_daily_pieces: number; pieces_last_24h: number; remaining_pieces: number } | null {
+export function dailyPiecesWarning(d: DailyPieces): {
+  code: string;
+  message: string;
+  max_daily_pieces: number;
+  pieces_last_24h: number;
+  remaining_pieces: number;
+} | null {
   if (d.limit === null) return null;
   const remaining = Math.max(0, d.limit - d.used);
   if (remaining > Math.max(1, Math.floor(d.limit / 5))) return null;
   return {
     code: 'max_daily_pieces',
-    message: remaining === 0
-      ? `This key has used all ${d.limit} pieces of its 24-hour limit; a real submission now would be refused (422).`
-      : `This key has ${remaining} of ${d.limit} pieces left in its 24-hour window.`,
+    message:
+      remaining === 0
+        ? `This key has used all ${d.limit} pieces of its 24-hour limit; a real submission now would be refused (422).`
+        : `This key has ${remaining} of ${d.limit} pieces left in its 24-hour window.`,
     max_daily_pieces: d.limit,
     pieces_last_24h: d.used,
     remaining_pieces: remaining,

@@ -30,7 +30,12 @@ export function commitsImmediately(mailClass: string): boolean {
   return (IMMEDIATE_COMMIT_CLASSES as readonly string[]).includes(mailClass);
 }
 
-export const MAIL_RUN_PENDING_REASONS = ['business_required', 'agent_auto_fill_not_authorised', 'daily_spend_limit', 'insufficient_credits'] as const;
+export const MAIL_RUN_PENDING_REASONS = [
+  'business_required',
+  'agent_auto_fill_not_authorised',
+  'daily_spend_limit',
+  'insufficient_credits',
+] as const;
 export type MailRunPendingReason = (typeof MAIL_RUN_PENDING_REASONS)[number];
 
 export const MAIL_RUN_CANCELLATION_REASONS = ['cancelled_by_caller', 'unfunded_at_close'] as const;
@@ -66,8 +71,12 @@ export function fundingBlock(c: FundingCheck): MailRunPendingReason | null {
   const settings = settingsBlock(c.settings);
   if (settings) return settings;
   const spend = spendRefusal({
-    costCents: c.requiredCents, maxCostCents: null, perTransactionLimitCents: null,
-    dailySpendLimitCents: c.dailySpendLimitCents, spentLast24hCents: c.spentLast24hCents, live: true,
+    costCents: c.requiredCents,
+    maxCostCents: null,
+    perTransactionLimitCents: null,
+    dailySpendLimitCents: c.dailySpendLimitCents,
+    spentLast24hCents: c.spentLast24hCents,
+    live: true,
   });
   if (spend) return 'daily_spend_limit';
   if (c.balanceCents < c.requiredCents) return 'insufficient_credits';
@@ -84,6 +93,6 @@ export function pendingReasonAction(reason: MailRunPendingReason): string {
     case 'agent_auto_fill_not_authorised':
       return 'Ask your human to authorise Agent Auto-Fill for the account, then retry the same commit before closes_at.';
     case 'daily_spend_limit':
-      return 'Funding the run would pass the account\'s daily spend cap; ask your human to raise it, then retry the same commit before closes_at.';
+      return "Funding the run would pass the account's daily spend cap; ask your human to raise it, then retry the same commit before closes_at.";
   }
 }

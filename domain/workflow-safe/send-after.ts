@@ -19,7 +19,8 @@ export const SEND_AFTER_FORMAT_MESSAGE = 'must be an ISO 8601 date-time with a U
 export function sendAfterProblem(sendAfter: Date, now: Date): string | null {
   if (Number.isNaN(sendAfter.getTime())) return SEND_AFTER_FORMAT_MESSAGE;
   if (sendAfter.getTime() <= now.getTime()) return 'must be in the future';
-  if (sendAfter.getTime() > now.getTime() + SEND_AFTER_MAX_DAYS * DAY_MS) return `must be at most ${SEND_AFTER_MAX_DAYS} days ahead`;
+  if (sendAfter.getTime() > now.getTime() + SEND_AFTER_MAX_DAYS * DAY_MS)
+    return `must be at most ${SEND_AFTER_MAX_DAYS} days ahead`;
   return null;
 }
 
@@ -37,7 +38,14 @@ export function heldFromFacility(row: { send_after: Date | null; released_to_fac
 }
 
 /** The facility's steps on a piece: none of them may happen while the piece is held. */
-export const FACILITY_MAIL_MOVES: readonly string[] = ['startPrinting', 'printed', 'dispatched', 'delivered', 'failed', 'carrierDeliveryFailed'];
+export const FACILITY_MAIL_MOVES: readonly string[] = [
+  'startPrinting',
+  'printed',
+  'dispatched',
+  'delivered',
+  'failed',
+  'carrierDeliveryFailed',
+];
 
 export function heldMessage(what: 'piece' | 'batch', sendAfterIso: string): string {
   return `The ${what} is scheduled (send_after ${sendAfterIso}); the facility cannot act on it before then.`;

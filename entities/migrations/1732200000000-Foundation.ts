@@ -164,8 +164,19 @@ export class Foundation1732200000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['rate_limit_counters', 'idempotency_records', 'credits_ledger', 'instructions_versions', 'waitlist_leads',
-      'facility_keys', 'facilities', 'member_api_keys', 'agent_credentials', 'agents', 'members']) {
+    for (const t of [
+      'rate_limit_counters',
+      'idempotency_records',
+      'credits_ledger',
+      'instructions_versions',
+      'waitlist_leads',
+      'facility_keys',
+      'facilities',
+      'member_api_keys',
+      'agent_credentials',
+      'agents',
+      'members',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
   }

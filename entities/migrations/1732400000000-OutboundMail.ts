@@ -80,13 +80,17 @@ export class OutboundMail1732400000000 implements MigrationInterface {
       )`);
     // A retried submission with the same Idempotency-Key can never create a second piece,
     // even when the first attempt committed but its stored answer was lost.
-    await q.query(`CREATE UNIQUE INDEX outbound_mail_idempotency ON outbound_mail (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX outbound_mail_idempotency ON outbound_mail (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX outbound_mail_member_created ON outbound_mail (member_id, created_at DESC)`);
     await q.query(`CREATE INDEX outbound_mail_agent_created ON outbound_mail (agent_id, created_at DESC)`);
     await q.query(`CREATE INDEX outbound_mail_owner_created ON outbound_mail (owner_key, created_at)`);
     await q.query(`CREATE INDEX outbound_mail_duplicates ON outbound_mail (member_id, document_sha256, created_at)`);
     await q.query(`CREATE INDEX outbound_mail_facility ON outbound_mail (facility_id, status) WHERE test_mode = false`);
-    await q.query(`CREATE INDEX outbound_mail_unstarted ON outbound_mail (created_at) WHERE workflow_started_at IS NULL`);
+    await q.query(
+      `CREATE INDEX outbound_mail_unstarted ON outbound_mail (created_at) WHERE workflow_started_at IS NULL`,
+    );
 
     await q.query(`
       CREATE TABLE outbound_mail_photos (

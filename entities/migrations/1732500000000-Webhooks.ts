@@ -73,9 +73,13 @@ export class Webhooks1732500000000 implements MigrationInterface {
         UNIQUE (event_id, target)
       )`);
     await q.query(`CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC)`);
-    await q.query(`CREATE INDEX webhook_deliveries_member ON webhook_deliveries (member_id, target_type, created_at DESC)`);
+    await q.query(
+      `CREATE INDEX webhook_deliveries_member ON webhook_deliveries (member_id, target_type, created_at DESC)`,
+    );
     await q.query(`CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at)`);
-    await q.query(`CREATE INDEX webhook_deliveries_stalled ON webhook_deliveries (status, updated_at) WHERE status IN ('queued','processing')`);
+    await q.query(
+      `CREATE INDEX webhook_deliveries_stalled ON webhook_deliveries (status, updated_at) WHERE status IN ('queued','processing')`,
+    );
 
     await q.query(`
       CREATE TABLE webhook_delivery_attempts (
@@ -95,7 +99,12 @@ export class Webhooks1732500000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_endpoint_rules', 'webhook_endpoints']) {
+    for (const t of [
+      'webhook_delivery_attempts',
+      'webhook_deliveries',
+      'webhook_endpoint_rules',
+      'webhook_endpoints',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
   }

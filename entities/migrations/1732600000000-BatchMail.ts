@@ -50,7 +50,9 @@ export class BatchMail1732600000000 implements MigrationInterface {
         cancelled_at timestamptz
       )`);
     await q.query(`CREATE INDEX batches_member_list ON batches (member_id, test_mode, created_at DESC, id)`);
-    await q.query(`CREATE INDEX batches_agent_list ON batches (agent_id, test_mode, created_at DESC) WHERE agent_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX batches_agent_list ON batches (agent_id, test_mode, created_at DESC) WHERE agent_id IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX batches_facility_queue ON batches (facility_id, status, created_at)`);
 
     // One row per valid recipient; seq is the piece's batch_sequence (1..valid).

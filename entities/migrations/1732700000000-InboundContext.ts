@@ -34,8 +34,12 @@ export class InboundContext1732700000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     // An address is never handed out twice, even after its alias is archived.
-    await q.query(`CREATE UNIQUE INDEX inbound_forwarding_aliases_address ON inbound_forwarding_aliases (lower(alias_local_part), lower(domain))`);
-    await q.query(`CREATE INDEX inbound_forwarding_aliases_member ON inbound_forwarding_aliases (member_id, created_at DESC)`);
+    await q.query(
+      `CREATE UNIQUE INDEX inbound_forwarding_aliases_address ON inbound_forwarding_aliases (lower(alias_local_part), lower(domain))`,
+    );
+    await q.query(
+      `CREATE INDEX inbound_forwarding_aliases_member ON inbound_forwarding_aliases (member_id, created_at DESC)`,
+    );
 
     await q.query(`
       CREATE TABLE postal_threads (
@@ -88,10 +92,14 @@ export class InboundContext1732700000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX inbound_mail_items_member ON inbound_mail_items (member_id, test_mode, received_at DESC)`);
+    await q.query(
+      `CREATE INDEX inbound_mail_items_member ON inbound_mail_items (member_id, test_mode, received_at DESC)`,
+    );
     await q.query(`CREATE INDEX inbound_mail_items_thread ON inbound_mail_items (thread_id, received_at)`);
     // A sender's retry (SMTP after a lost reply, a provider's webhook retry) finds the first copy.
-    await q.query(`CREATE UNIQUE INDEX inbound_mail_items_message ON inbound_mail_items (alias_id, message_id) WHERE message_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX inbound_mail_items_message ON inbound_mail_items (alias_id, message_id) WHERE message_id IS NOT NULL`,
+    );
 
     await q.query(`
       CREATE TABLE inbound_mail_files (
@@ -146,7 +154,14 @@ export class InboundContext1732700000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['inbound_reply_contacts', 'inbound_extractions', 'inbound_mail_files', 'inbound_mail_items', 'postal_threads', 'inbound_forwarding_aliases']) {
+    for (const t of [
+      'inbound_reply_contacts',
+      'inbound_extractions',
+      'inbound_mail_files',
+      'inbound_mail_items',
+      'postal_threads',
+      'inbound_forwarding_aliases',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
   }

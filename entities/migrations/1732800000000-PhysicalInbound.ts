@@ -24,7 +24,9 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE UNIQUE INDEX private_mailboxes_member_active ON private_mailboxes (member_id) WHERE status = 'active'`);
+    await q.query(
+      `CREATE UNIQUE INDEX private_mailboxes_member_active ON private_mailboxes (member_id) WHERE status = 'active'`,
+    );
 
     await q.query(`
       CREATE TABLE inbound_drafts (
@@ -74,11 +76,17 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX physical_inbound_items_member ON physical_inbound_items (member_id, environment, received_at DESC)`);
-    await q.query(`CREATE INDEX physical_inbound_items_agent ON physical_inbound_items (agent_id, environment, received_at DESC)`);
+    await q.query(
+      `CREATE INDEX physical_inbound_items_member ON physical_inbound_items (member_id, environment, received_at DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX physical_inbound_items_agent ON physical_inbound_items (agent_id, environment, received_at DESC)`,
+    );
     await q.query(`CREATE INDEX physical_inbound_items_facility ON physical_inbound_items (facility_id)`);
     // One member sample per member, materialised on a test key's first read.
-    await q.query(`CREATE UNIQUE INDEX physical_inbound_items_sample ON physical_inbound_items (member_id) WHERE source_domain = 'member_sample'`);
+    await q.query(
+      `CREATE UNIQUE INDEX physical_inbound_items_sample ON physical_inbound_items (member_id) WHERE source_domain = 'member_sample'`,
+    );
 
     await q.query(`
       CREATE TABLE inbound_photos (
@@ -107,7 +115,9 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         assigned_at timestamptz NOT NULL DEFAULT now(),
         UNIQUE (item_id, agent_id)
       )`);
-    await q.query(`CREATE INDEX agent_inbox_assignments_agent ON agent_inbox_assignments (agent_id, environment, assigned_at DESC)`);
+    await q.query(
+      `CREATE INDEX agent_inbox_assignments_agent ON agent_inbox_assignments (agent_id, environment, assigned_at DESC)`,
+    );
 
     await q.query(`
       CREATE TABLE package_actions (
@@ -209,7 +219,9 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         rejected_at timestamptz
       )`);
     await q.query(`CREATE INDEX handling_operations_item ON handling_operations (item_id, created_at DESC)`);
-    await q.query(`CREATE INDEX handling_operations_member ON handling_operations (member_id, status, created_at DESC)`);
+    await q.query(
+      `CREATE INDEX handling_operations_member ON handling_operations (member_id, status, created_at DESC)`,
+    );
     await q.query(`CREATE INDEX handling_operations_facility ON handling_operations (facility_id, status)`);
     // One open operation per item: a second proposal must wait for the first's outcome.
     await q.query(`CREATE UNIQUE INDEX handling_operations_one_open ON handling_operations (item_id)
@@ -234,7 +246,9 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX scan_requests_item ON scan_requests (item_id, requested_at DESC)`);
     await q.query(`CREATE INDEX scan_requests_facility ON scan_requests (facility_id, status, requested_at)`);
-    await q.query(`CREATE UNIQUE INDEX scan_requests_handling ON scan_requests (handling_id) WHERE handling_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX scan_requests_handling ON scan_requests (handling_id) WHERE handling_id IS NOT NULL`,
+    );
 
     await q.query(`
       CREATE TABLE scan_bundles (
@@ -307,7 +321,9 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         note text,
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX agent_inbox_acknowledgments_agent ON agent_inbox_acknowledgments (agent_id, created_at DESC)`);
+    await q.query(
+      `CREATE INDEX agent_inbox_acknowledgments_agent ON agent_inbox_acknowledgments (agent_id, created_at DESC)`,
+    );
 
     await q.query(`
       CREATE TABLE inbound_item_activity (
@@ -320,14 +336,32 @@ export class PhysicalInbound1732800000000 implements MigrationInterface {
         detail jsonb NOT NULL DEFAULT '{}',
         created_at timestamptz NOT NULL DEFAULT clock_timestamp()
       )`);
-    await q.query(`CREATE INDEX inbound_item_activity_member ON inbound_item_activity (member_id, environment, created_at DESC)`);
+    await q.query(
+      `CREATE INDEX inbound_item_activity_member ON inbound_item_activity (member_id, environment, created_at DESC)`,
+    );
     await q.query(`CREATE INDEX inbound_item_activity_item ON inbound_item_activity (item_id, created_at)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['inbound_item_activity', 'agent_inbox_acknowledgments', 'agent_inbox_receipts', 'inbound_search_fields',
-      'scan_pages', 'scan_bundles', 'scan_requests', 'handling_operations', 'package_notes', 'package_tags', 'package_forwards',
-      'package_actions', 'agent_inbox_assignments', 'inbound_photos', 'physical_inbound_items', 'inbound_drafts', 'private_mailboxes']) {
+    for (const t of [
+      'inbound_item_activity',
+      'agent_inbox_acknowledgments',
+      'agent_inbox_receipts',
+      'inbound_search_fields',
+      'scan_pages',
+      'scan_bundles',
+      'scan_requests',
+      'handling_operations',
+      'package_notes',
+      'package_tags',
+      'package_forwards',
+      'package_actions',
+      'agent_inbox_assignments',
+      'inbound_photos',
+      'physical_inbound_items',
+      'inbound_drafts',
+      'private_mailboxes',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
     await q.query(`DROP SEQUENCE IF EXISTS private_mailbox_number_seq`);

@@ -11,8 +11,12 @@ export class PhysicalInboundWorkflowStarts1732800100000 implements MigrationInte
     await q.query(`ALTER TABLE handling_operations ADD COLUMN workflow_started_at timestamptz`);
     await q.query(`ALTER TABLE physical_inbound_items ADD COLUMN received_workflow_started_at timestamptz`);
     await q.query(`ALTER TABLE scan_bundles ADD COLUMN workflow_started_at timestamptz`);
-    await q.query(`CREATE INDEX handling_operations_unstarted ON handling_operations (created_at) WHERE workflow_started_at IS NULL`);
-    await q.query(`CREATE INDEX physical_inbound_items_unstarted ON physical_inbound_items (created_at) WHERE received_workflow_started_at IS NULL`);
+    await q.query(
+      `CREATE INDEX handling_operations_unstarted ON handling_operations (created_at) WHERE workflow_started_at IS NULL`,
+    );
+    await q.query(
+      `CREATE INDEX physical_inbound_items_unstarted ON physical_inbound_items (created_at) WHERE received_workflow_started_at IS NULL`,
+    );
     await q.query(`CREATE INDEX scan_bundles_unstarted ON scan_bundles (created_at) WHERE workflow_started_at IS NULL`);
   }
 

@@ -63,8 +63,12 @@ export class AgentSurfaces1732900000000 implements MigrationInterface {
         last_message_at timestamptz NOT NULL DEFAULT now(),
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX facility_conversations_member ON facility_conversations (member_id, last_message_at DESC)`);
-    await q.query(`CREATE INDEX facility_conversations_facility ON facility_conversations (facility_id, last_message_at DESC)`);
+    await q.query(
+      `CREATE INDEX facility_conversations_member ON facility_conversations (member_id, last_message_at DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX facility_conversations_facility ON facility_conversations (facility_id, last_message_at DESC)`,
+    );
     await q.query(`
       CREATE TABLE facility_messages (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -92,7 +96,14 @@ export class AgentSurfaces1732900000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['agent_auth_intents', 'facility_messages', 'facility_conversations', 'support_attachments', 'support_messages', 'support_conversations']) {
+    for (const t of [
+      'agent_auth_intents',
+      'facility_messages',
+      'facility_conversations',
+      'support_attachments',
+      'support_messages',
+      'support_conversations',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
     await q.query(`DROP SEQUENCE IF EXISTS support_case_number_seq`);

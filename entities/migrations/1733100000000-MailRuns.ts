@@ -43,7 +43,9 @@ export class MailRuns1733100000000 implements MigrationInterface {
     await q.query(`ALTER TABLE outbound_mail ADD CONSTRAINT outbound_mail_cancellation_reason_check
       CHECK (cancellation_reason IN ('cancelled_by_caller','rejected_by_owner','approval_timed_out','mail_run_cancelled'))`);
     await q.query(`ALTER TABLE outbound_mail ADD COLUMN run_funded_at timestamptz`);
-    await q.query(`CREATE INDEX outbound_mail_mail_run ON outbound_mail (member_id, mail_run_id, created_at) WHERE mail_run_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX outbound_mail_mail_run ON outbound_mail (member_id, mail_run_id, created_at) WHERE mail_run_id IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

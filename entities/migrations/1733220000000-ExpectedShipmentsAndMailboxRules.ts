@@ -36,7 +36,9 @@ export class ExpectedShipmentsAndMailboxRules1733220000000 implements MigrationI
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     // One open shipment per tracking number and account: an arriving package satisfies one.
-    await q.query(`CREATE UNIQUE INDEX expected_shipments_open_tracking ON expected_shipments (member_id, tracking_number_normalized) WHERE status = 'expected'`);
+    await q.query(
+      `CREATE UNIQUE INDEX expected_shipments_open_tracking ON expected_shipments (member_id, tracking_number_normalized) WHERE status = 'expected'`,
+    );
     await q.query(`CREATE INDEX expected_shipments_agent ON expected_shipments (member_id, agent_id, created_at DESC)`);
 
     await q.query(`

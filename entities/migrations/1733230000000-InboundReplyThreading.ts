@@ -10,7 +10,9 @@ export class InboundReplyThreading1733230000000 implements MigrationInterface {
   name = 'InboundReplyThreading1733230000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX inbound_mail_items_member_message ON inbound_mail_items (member_id, message_id) WHERE message_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX inbound_mail_items_member_message ON inbound_mail_items (member_id, message_id) WHERE message_id IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

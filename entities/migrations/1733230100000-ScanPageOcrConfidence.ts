@@ -8,7 +8,9 @@ export class ScanPageOcrConfidence1733230100000 implements MigrationInterface {
   name = 'ScanPageOcrConfidence1733230100000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE scan_pages ADD COLUMN ocr_confidence numeric(4,3) CHECK (ocr_confidence BETWEEN 0 AND 1)`);
+    await q.query(
+      `ALTER TABLE scan_pages ADD COLUMN ocr_confidence numeric(4,3) CHECK (ocr_confidence BETWEEN 0 AND 1)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

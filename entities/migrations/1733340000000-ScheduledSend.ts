@@ -10,8 +10,12 @@ export class ScheduledSend1733340000000 implements MigrationInterface {
   name = 'ScheduledSend1733340000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE outbound_mail ADD COLUMN send_after timestamptz, ADD COLUMN released_to_facility_at timestamptz`);
-    await q.query(`ALTER TABLE batches ADD COLUMN send_after timestamptz, ADD COLUMN released_to_facility_at timestamptz`);
+    await q.query(
+      `ALTER TABLE outbound_mail ADD COLUMN send_after timestamptz, ADD COLUMN released_to_facility_at timestamptz`,
+    );
+    await q.query(
+      `ALTER TABLE batches ADD COLUMN send_after timestamptz, ADD COLUMN released_to_facility_at timestamptz`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -83,15 +83,34 @@ export function signedCents(opts: Options, name: string): number {
 export function table(head: string[], rows: Array<Array<string | number | boolean | null>>): string {
   const cells = [head, ...rows.map((r) => r.map((c) => (c === null ? '-' : String(c))))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
-interface PgError { code?: string; constraint?: string; detail?: string; table?: string; column?: string; driverError?: PgError }
+interface PgError {
+  code?: string;
+  constraint?: string;
+  detail?: string;
+  table?: string;
+  column?: string;
+  driverError?: PgError;
+}
 
 /** The database's code and constraint name of an error, when it came from Postgres. */
 export function pgError(err: unknown): PgError {
   const e = err as PgError;
-  return { ...e.driverError, ...e, code: e.code ?? e.driverError?.code, constraint: e.constraint ?? e.driverError?.constraint };
+  return {
+    ...e.driverError,
+    ...e,
+    code: e.code ?? e.driverError?.code,
+    constraint: e.constraint ?? e.driverError?.constraint,
+  };
 }
 
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
@@ -107,15 +126,23 @@ export function friendlyError(err: unknown): string {
   const e = pgError(err);
   const detail = e.detail ? ` (${e.detail})` : '';
   switch (e.code) {
-    case '22P02': return `an id or value is malformed: ${(err as Error).message.replace(/^invalid input syntax for type (\w+)/, 'not a valid $1')}`;
+    case '22P02':
+      return `an id or value is malformed: ${(err as Error).message.replace(/^invalid input syntax for type (\w+)/, 'not a valid $1')}`;
     case '23503': {
       const missing = /Key \((\w+)\)=\(([^)]*)\) is not present in table "(\w+)"/.exec(e.detail ?? '');
-      if (missing) return `no ${missing[3].replace(/ies$/, 'y').replace(/(ch|sh|x)es$/, '$1').replace(/s$/, '')} ${missing[2]}`;
+      if (missing)
+        return `no ${missing[3]
+          .replace(/ies$/, 'y')
+          .replace(/(ch|sh|x)es$/, '$1')
+          .replace(/s$/, '')} ${missing[2]}`;
       return `it refers to something that does not exist${detail}`;
     }
-    case '23505': return `it already exists${detail}`;
-    case '23514': return `a value is out of range for ${e.table ?? 'the record'} (rule ${e.constraint})`;
-    case '23502': return `${e.column ?? 'a value'} is required`;
+    case '23505':
+      return `it already exists${detail}`;
+    case '23514':
+      return `a value is out of range for ${e.table ?? 'the record'} (rule ${e.constraint})`;
+    case '23502':
+      return `${e.column ?? 'a value'} is required`;
   }
   const suggested = (err as { options?: { suggestedAction?: string } }).options?.suggestedAction;
   return suggested ? `${(err as Error).message}\n  ${suggested}` : (err as Error).message;

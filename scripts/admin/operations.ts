@@ -2,7 +2,13 @@
 // cancel a piece with its refund, and run the reconcilers now. Every read takes --json.
 import type { Deps } from '../../services/shared/deps';
 import {
-  findStuckWork, listMailForOperator, operatorCancelMail, runReconcilersNow, showMail, StuckReport, OPEN_MAIL_STATUSES,
+  findStuckWork,
+  listMailForOperator,
+  operatorCancelMail,
+  runReconcilersNow,
+  showMail,
+  StuckReport,
+  OPEN_MAIL_STATUSES,
 } from '../../services/operations/operations';
 import { MAIL_STATUSES } from '../../domain/workflow-safe/mail-rules';
 import { Command, count, durationSeconds, Options, required } from './cli';
@@ -35,7 +41,8 @@ type Shown = Awaited<ReturnType<typeof showMail>>;
 export const operationsCommands: Record<string, Command> = {
   'mail:show': {
     usage: 'mail:show ID | --mail ID [--json]',
-    description: 'One piece: its row, its workflow (status, pending activities, Temporal UI link), ledger lines, events, webhook deliveries and incidents.',
+    description:
+      'One piece: its row, its workflow (status, pending activities, Temporal UI link), ledger lines, events, webhook deliveries and incidents.',
     options: { mail: { type: 'string' }, json: { type: 'boolean' } },
     positional: 'mail',
     run: async (deps, opts) => showMail(deps, mailId(opts)),
@@ -47,24 +54,38 @@ export const operationsCommands: Record<string, Command> = {
         `  printing started: ${r.mail.printing_started_at ?? 'no'}  cancellation: ${r.mail.cancellation_reason ?? '-'}`,
         `  ${r.mail.url}`,
         `Workflow ${r.workflow.workflow_id}: ${r.workflow.status}${r.workflow.temporal_ui ? `  ${r.workflow.temporal_ui}` : ''}`,
-        ...r.workflow.pending_activities.map((a) => `  pending ${a.activity_type} attempt ${a.attempt}${a.last_failure ? `: ${a.last_failure}` : ''}`),
-        'Ledger:', table(r.ledger, ['kind', 'amount_cents', 'entry_key']),
-        'Events:', table(r.events, ['event_type', 'created_at']),
-        'Webhook deliveries:', table(r.webhook_deliveries, ['event_type', 'target_type', 'status', 'attempts_count', 'last_status_code']),
-        'Incidents:', table(r.incidents, ['kind', 'action', 'workflow_status', 'detail']),
+        ...r.workflow.pending_activities.map(
+          (a) => `  pending ${a.activity_type} attempt ${a.attempt}${a.last_failure ? `: ${a.last_failure}` : ''}`,
+        ),
+        'Ledger:',
+        table(r.ledger, ['kind', 'amount_cents', 'entry_key']),
+        'Events:',
+        table(r.events, ['event_type', 'created_at']),
+        'Webhook deliveries:',
+        table(r.webhook_deliveries, ['event_type', 'target_type', 'status', 'attempts_count', 'last_status_code']),
+        'Incidents:',
+        table(r.incidents, ['kind', 'action', 'workflow_status', 'detail']),
       ].join('\n');
     },
   },
   'mail:list': {
     usage: 'mail:list [--status S] [--member ID] [--agent ID] [--older-than 1h] [--live|--test] [--limit N] [--json]',
-    description: 'Pieces, longest in their status first; --older-than keeps those in their status for longer than that.',
+    description:
+      'Pieces, longest in their status first; --older-than keeps those in their status for longer than that.',
     options: {
-      status: { type: 'string' }, member: { type: 'string' }, agent: { type: 'string' }, 'older-than': { type: 'string' },
-      live: { type: 'boolean' }, test: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' },
+      status: { type: 'string' },
+      member: { type: 'string' },
+      agent: { type: 'string' },
+      'older-than': { type: 'string' },
+      live: { type: 'boolean' },
+      test: { type: 'boolean' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
     },
     async run(deps: Deps, opts: Options) {
       const status = typeof opts.status === 'string' ? opts.status : undefined;
-      if (status !== undefined && !(MAIL_STATUSES as readonly string[]).includes(status)) throw new Error(`--status must be one of ${MAIL_STATUSES.join(', ')}`);
+      if (status !== undefined && !(MAIL_STATUSES as readonly string[]).includes(status))
+        throw new Error(`--status must be one of ${MAIL_STATUSES.join(', ')}`);
       if (opts.live && opts.test) throw new Error('pass --live or --test, not both');
       return listMailForOperator(deps, {
         status,
@@ -75,33 +96,52 @@ export const operationsCommands: Record<string, Command> = {
         limit: count(opts, 'limit', 50, 1000),
       });
     },
-    format: (result) => table(result as Record<string, unknown>[], ['id', 'status', 'status_since', 'live', 'member_id', 'price_cents']),
+    format: (result) =>
+      table(result as Record<string, unknown>[], ['id', 'status', 'status_since', 'live', 'member_id', 'price_cents']),
   },
   stuck: {
     usage: 'stuck [--older-than 1h] [--member ID] [--limit N] [--json]',
-    description: `Work to look at: open pieces (${OPEN_MAIL_STATUSES.join(', ')}) in their status longer than --older-than, lost workflow starts, `
-      + 'workflows closed while their record is open, and pieces waiting on a worker.',
-    options: { 'older-than': { type: 'string' }, member: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-    run: async (deps, opts) => findStuckWork(deps, {
-      olderThanSeconds: durationSeconds(opts, 'older-than', '1h'), memberId: uuidOption(opts, 'member'), limit: count(opts, 'limit', 100, 1000),
-    }),
+    description:
+      `Work to look at: open pieces (${OPEN_MAIL_STATUSES.join(', ')}) in their status longer than --older-than, lost workflow starts, ` +
+      'workflows closed while their record is open, and pieces waiting on a worker.',
+    options: {
+      'older-than': { type: 'string' },
+      member: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    run: async (deps, opts) =>
+      findStuckWork(deps, {
+        olderThanSeconds: durationSeconds(opts, 'older-than', '1h'),
+        memberId: uuidOption(opts, 'member'),
+        limit: count(opts, 'limit', 100, 1000),
+      }),
     format(result) {
       const r = result as StuckReport;
       return [
         `Task queue ${r.task_queue.name}: ${r.task_queue.workflow_pollers} workflow and ${r.task_queue.activity_pollers} activity pollers`,
-        `In their status longer than ${r.older_than_seconds}s:`, table(r.in_status_too_long, ['id', 'status', 'status_since', 'workflow_status']),
-        'Lost workflow starts:', table(r.lost_starts, ['object_type', 'object_id', 'status', 'created_at']),
+        `In their status longer than ${r.older_than_seconds}s:`,
+        table(r.in_status_too_long, ['id', 'status', 'status_since', 'workflow_status']),
+        'Lost workflow starts:',
+        table(r.lost_starts, ['object_type', 'object_id', 'status', 'created_at']),
         'Workflows closed while the record is open (npm run admin -- reconcile restarts them):',
         table(r.closed_workflows, ['object_type', 'object_id', 'object_status', 'workflow_status']),
-        'Waiting on a worker:', table(r.waiting_on_worker, ['object_id', 'reason']),
+        'Waiting on a worker:',
+        table(r.waiting_on_worker, ['object_id', 'reason']),
       ].join('\n');
     },
   },
   'mail:cancel': {
     usage: 'mail:cancel --mail ID --refund --reason TEXT [--json]',
-    description: 'Cancel a piece as the operator through its workflow (like Request Cancellation in the Temporal UI): refunds what was charged, once. '
-      + 'Refused once printing has started.',
-    options: { mail: { type: 'string' }, refund: { type: 'boolean' }, reason: { type: 'string' }, json: { type: 'boolean' } },
+    description:
+      'Cancel a piece as the operator through its workflow (like Request Cancellation in the Temporal UI): refunds what was charged, once. ' +
+      'Refused once printing has started.',
+    options: {
+      mail: { type: 'string' },
+      refund: { type: 'boolean' },
+      reason: { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(deps, opts) {
       const id = mailId(opts);
       const reason = required(opts, 'reason');
@@ -111,7 +151,8 @@ export const operationsCommands: Record<string, Command> = {
   },
   reconcile: {
     usage: 'reconcile [--json]',
-    description: 'Run the reconcilers now: start lost workflow starts, and restart (or report) workflows closed while their record is open.',
+    description:
+      'Run the reconcilers now: start lost workflow starts, and restart (or report) workflows closed while their record is open.',
     options: { json: { type: 'boolean' } },
     run: (deps) => runReconcilersNow(deps),
   },

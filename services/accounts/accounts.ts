@@ -19,15 +19,30 @@ export interface NewMember {
   business?: boolean;
   creditsCents?: number;
   rateLimitPerMinute?: number | null;
-  returnAddress?: { name?: string; company?: string; line1: string; line2?: string; city: string; state: string; zip: string };
+  returnAddress?: {
+    name?: string;
+    company?: string;
+    line1: string;
+    line2?: string;
+    city: string;
+    state: string;
+    zip: string;
+  };
 }
 
 /** The member_api_keys columns an API answer shows (never the hash). */
 export const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
-export type MemberKeyColumns = Pick<MemberApiKeyRow, 'id' | 'key_prefix' | 'name' | 'environment' | 'status' | 'expires_at' | 'created_at' | 'rotated_to_id'>;
+export type MemberKeyColumns = Pick<
+  MemberApiKeyRow,
+  'id' | 'key_prefix' | 'name' | 'environment' | 'status' | 'expires_at' | 'created_at' | 'rotated_to_id'
+>;
 
 /** Inserts a member key; `row` holds its MEMBER_KEY_COLUMNS, `key` the raw key (shown once). */
-export async function insertMemberKey(tx: Pick<EntityManager, 'query'>, memberId: string, opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null }) {
+export async function insertMemberKey(
+  tx: Pick<EntityManager, 'query'>,
+  memberId: string,
+  opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null },
+) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
   const [row]: MemberKeyColumns[] = await tx.query(
     `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
@@ -44,12 +59,29 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
       `INSERT INTO members (email, full_name, password_hash, business, rate_limit_per_minute,
                             return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-      [input.email, input.fullName, input.passwordHash ?? null, input.business ?? false, input.rateLimitPerMinute ?? null,
-        ra ? (ra.name ?? input.fullName) : null, ra?.company ?? null, ra?.line1 ?? null, ra?.line2 ?? null, ra?.city ?? null, ra?.state ?? null, ra?.zip ?? null],
+      [
+        input.email,
+        input.fullName,
+        input.passwordHash ?? null,
+        input.business ?? false,
+        input.rateLimitPerMinute ?? null,
+        ra ? (ra.name ?? input.fullName) : null,
+        ra?.company ?? null,
+        ra?.line1 ?? null,
+        ra?.line2 ?? null,
+        ra?.city ?? null,
+        ra?.state ?? null,
+        ra?.zip ?? null,
+      ],
     );
     const key = await insertMemberKey(tx, member.id, { name: 'Default', environment: 'prod' });
     if (input.creditsCents && input.creditsCents > 0) {
-      await topUp(tx, { memberId: member.id, amountCents: input.creditsCents, entryKey: `topup:initial:${member.id}`, description: 'Initial credits' });
+      await topUp(tx, {
+        memberId: member.id,
+        amountCents: input.creditsCents,
+        entryKey: `topup:initial:${member.id}`,
+        description: 'Initial credits',
+      });
     }
     return { member_id: member.id, key: key.key, key_id: key.id };
   });
@@ -59,7 +91,11 @@ export async function createFacility(deps: Deps, name: string): Promise<{ facili
   return deps.db.transaction(async (tx) => {
     const [facility] = await tx.query(`INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [name]);
     const key = generateKey('facility');
-    await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [facility.id, hashKey(key), keyPrefixOf(key)]);
+    await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
+      facility.id,
+      hashKey(key),
+      keyPrefixOf(key),
+    ]);
     return { facility_id: facility.id, key };
   });
 }
@@ -72,7 +108,10 @@ export async function revokeKey(deps: Deps, keyOrId: string): Promise<{ table: s
   if (!byHash && !/^[0-9a-f-]{36}$/i.test(value)) return null;
   for (const table of ['agent_credentials', 'member_api_keys', 'facility_keys']) {
     const extra = table === 'agent_credentials' ? ', revoked_at = now()' : '';
-    const rows = await deps.db.query(`UPDATE ${table} SET status = 'revoked'${extra} WHERE ${column} = $1 RETURNING id`, [value]);
+    const rows = await deps.db.query(
+      `UPDATE ${table} SET status = 'revoked'${extra} WHERE ${column} = $1 RETURNING id`,
+      [value],
+    );
     const updated = Array.isArray(rows[0]) ? rows[0] : rows;
     if (updated.length) return { table, id: updated[0].id };
   }
@@ -95,20 +134,33 @@ export interface MemberSummary {
 }
 
 /** Members whose email contains `text` (case-insensitive), the exact match first. */
-export async function findMembers(db: Pick<EntityManager, 'query'>, text: string, limit = 20): Promise<MemberSummary[]> {
+export async function findMembers(
+  db: Pick<EntityManager, 'query'>,
+  text: string,
+  limit = 20,
+): Promise<MemberSummary[]> {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await db.query(`
+  const rows = await db.query(
+    `
     SELECT m.id, m.email, m.full_name, m.status, m.status_reason, m.status_changed_at, m.business, m.created_at,
            (SELECT COALESCE(SUM(amount_cents), 0)::bigint FROM credits_ledger l WHERE l.member_id = m.id) AS balance_cents,
            (SELECT facility_id FROM facility_assignments a WHERE a.member_id = m.id) AS facility_id,
            (SELECT count(*)::int FROM member_api_keys k WHERE k.member_id = m.id AND k.status = 'active') AS active_keys,
            (SELECT count(*)::int FROM agents g WHERE g.member_id = m.id AND g.deleted_at IS NULL) AS agents
       FROM members m WHERE m.email ILIKE $1
-     ORDER BY lower(m.email) = lower($2) DESC, m.created_at, m.id LIMIT $3`, [pattern, text, limit]);
-  type Row = Omit<MemberSummary, 'balance_cents' | 'status_changed_at' | 'created_at'> & { balance_cents: string; status_changed_at: Date | null; created_at: Date };
+     ORDER BY lower(m.email) = lower($2) DESC, m.created_at, m.id LIMIT $3`,
+    [pattern, text, limit],
+  );
+  type Row = Omit<MemberSummary, 'balance_cents' | 'status_changed_at' | 'created_at'> & {
+    balance_cents: string;
+    status_changed_at: Date | null;
+    created_at: Date;
+  };
   return (rows as Row[]).map((r) => ({
-    ...r, balance_cents: Number(r.balance_cents),
-    status_changed_at: r.status_changed_at ? r.status_changed_at.toISOString() : null, created_at: r.created_at.toISOString(),
+    ...r,
+    balance_cents: Number(r.balance_cents),
+    status_changed_at: r.status_changed_at ? r.status_changed_at.toISOString() : null,
+    created_at: r.created_at.toISOString(),
   }));
 }
 
@@ -116,12 +168,20 @@ export async function findMembers(db: Pick<EntityManager, 'query'>, text: string
  * Suspends or reinstates a member, with the operator's reason. A suspended member's keys
  * (member and agent keys alike) are refused with 401 member_suspended on their next request.
  */
-export async function setMemberStatus(db: Pick<EntityManager, 'query'>, memberId: string, status: 'active' | 'suspended', reason: string) {
-  const [before] = /^[0-9a-f-]{36}$/i.test(memberId) ? await db.query(`SELECT status FROM members WHERE id = $1`, [memberId]) : [];
+export async function setMemberStatus(
+  db: Pick<EntityManager, 'query'>,
+  memberId: string,
+  status: 'active' | 'suspended',
+  reason: string,
+) {
+  const [before] = /^[0-9a-f-]{36}$/i.test(memberId)
+    ? await db.query(`SELECT status FROM members WHERE id = $1`, [memberId])
+    : [];
   if (!before) return null;
   const result = await db.query(
     `UPDATE members SET status = $2, status_reason = $3, status_changed_at = now() WHERE id = $1 AND status <> $2 RETURNING id`,
-    [memberId, status, reason]);
+    [memberId, status, reason],
+  );
   const changed = (Array.isArray(result[0]) ? result[0] : result).length > 0;
   return { member_id: memberId, status, previous_status: changed ? before.status : status, changed, reason };
 }

@@ -14,7 +14,8 @@ export interface AgentAuthInput {
 export async function recordAgentAuthIntent(deps: Deps, input: AgentAuthInput, clientIp: string) {
   const [row] = await deps.db.query(
     `INSERT INTO agent_auth_intents (email, agent_name, purpose, client_ip) VALUES ($1, $2, $3, $4) RETURNING id, status, created_at`,
-    [input.email, input.agent_name ?? null, input.purpose ?? null, clientIp]);
+    [input.email, input.agent_name ?? null, input.purpose ?? null, clientIp],
+  );
   const urls = onboardingUrls(deps);
   const agentName = input.agent_name ?? 'your agent';
   return {
@@ -23,11 +24,20 @@ export async function recordAgentAuthIntent(deps: Deps, input: AgentAuthInput, c
     credentials_issued: false,
     email: input.email,
     created_at: (row.created_at as Date).toISOString(),
-    message: 'Sign-in intent recorded. No credentials were issued: API keys come only from a human who controls this email.',
+    message:
+      'Sign-in intent recorded. No credentials were issued: API keys come only from a human who controls this email.',
     human_action_required: [
-      { step: 'sign_up_or_sign_in', summary: `Sign up (POST ${urls.signupUrl}) or sign in with ${input.email}.`, blocker: true },
+      {
+        step: 'sign_up_or_sign_in',
+        summary: `Sign up (POST ${urls.signupUrl}) or sign in with ${input.email}.`,
+        blocker: true,
+      },
       ...humanActionsAfterSignup(urls),
-      { step: 'create_agent_key', summary: `With the member key, create an agent for ${agentName} (POST ${deps.config.baseUrl}/v1/agents) and an agent key (POST ${deps.config.baseUrl}/v1/agents/{id}/credentials), then give the key to the agent.`, blocker: true },
+      {
+        step: 'create_agent_key',
+        summary: `With the member key, create an agent for ${agentName} (POST ${deps.config.baseUrl}/v1/agents) and an agent key (POST ${deps.config.baseUrl}/v1/agents/{id}/credentials), then give the key to the agent.`,
+        blocker: true,
+      },
     ],
     relay_message: `Please sign in to the Postal Mail API with ${input.email}, verify the email, and create an API key for ${agentName}; I cannot send mail until you give me that key.`,
     agent_resources: agentResources(deps),

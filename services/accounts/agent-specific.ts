@@ -10,19 +10,32 @@ import { errors } from '../../domain/shared/errors';
  * The agent the call acts for. Member keys: `agentId` when it is an agent of the account
  * (else 400 on query.agent_id), null when absent and not required.
  */
-export async function scopedAgent(deps: Deps, auth: AuthContext, agentId: string | undefined, opts: { required: boolean }): Promise<string | null> {
+export async function scopedAgent(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string | undefined,
+  opts: { required: boolean },
+): Promise<string | null> {
   if (isAgentKey(auth)) return auth.agentId;
   if (!agentId) {
-    if (opts.required) throw errors.validation([{ path: 'query.agent_id', message: 'agent_id is required with a member key' }]);
+    if (opts.required)
+      throw errors.validation([{ path: 'query.agent_id', message: 'agent_id is required with a member key' }]);
     return null;
   }
-  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [agentId, auth.memberId]);
+  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
+    agentId,
+    auth.memberId,
+  ]);
   if (!rows.length) throw errors.validation([{ path: 'query.agent_id', message: 'is not an agent of this account' }]);
   return agentId;
 }
 
 /** Whether a record of (memberId, agentId) is visible to the caller narrowed to `agentFilter`. */
-export function ownsAgentRecord(auth: AuthContext, agentFilter: string | null, record: { member_id: string; agent_id: string }): boolean {
+export function ownsAgentRecord(
+  auth: AuthContext,
+  agentFilter: string | null,
+  record: { member_id: string; agent_id: string },
+): boolean {
   if (record.member_id !== auth.memberId) return false;
   return agentFilter === null || record.agent_id === agentFilter;
 }

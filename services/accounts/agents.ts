@@ -49,7 +49,10 @@ const CURRENT_INSTRUCTIONS = `LEFT JOIN LATERAL (
     SELECT version, hash, created_at FROM instructions_versions WHERE agent_id = a.id ORDER BY version DESC LIMIT 1
   ) iv ON true`;
 /** What AGENT_COLUMNS selects. Every agent has instructions version 1 from its creation, so the lateral join always finds one. */
-type AgentColumns = Pick<AgentRow, 'id' | 'member_id' | 'name' | 'display_name' | 'description' | 'webhook_url' | 'webhook_signing_key_id' | 'created_at'> & {
+type AgentColumns = Pick<
+  AgentRow,
+  'id' | 'member_id' | 'name' | 'display_name' | 'description' | 'webhook_url' | 'webhook_signing_key_id' | 'created_at'
+> & {
   instructions_version: InstructionsVersionRow['version'];
   instructions_hash: InstructionsVersionRow['hash'];
   instructions_updated_at: InstructionsVersionRow['created_at'];
@@ -76,13 +79,16 @@ function toRecord(row: AgentColumns): AgentRecord {
 
 function nameTaken(name: string): ApiError {
   return codedError(409, 'agent_name_taken', `An agent named "${name}" already exists on this account.`, {
-    nested: { type: 'invalid_request' }, suggestedAction: 'Choose another name, or use the existing agent (GET /v1/agents).',
+    nested: { type: 'invalid_request' },
+    suggestedAction: 'Choose another name, or use the existing agent (GET /v1/agents).',
   });
 }
 
 function isNameViolation(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  return (e.code ?? e.driverError?.code) === '23505' && (e.constraint ?? e.driverError?.constraint) === 'agents_member_name';
+  return (
+    (e.code ?? e.driverError?.code) === '23505' && (e.constraint ?? e.driverError?.constraint) === 'agents_member_name'
+  );
 }
 
 /** The caller's view of one agent; 404 for another member's or another agent's. */
@@ -90,7 +96,9 @@ async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string): Pro
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
   const [row]: AgentColumns[] = await deps.db.query(
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
-      WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL`, [agentId, auth.memberId]);
+      WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL`,
+    [agentId, auth.memberId],
+  );
   if (!row) throw errors.notFound('Agent');
   return row;
 }
@@ -99,11 +107,15 @@ export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: n
   const filter = isAgentKey(auth) ? 'AND a.id = $2' : '';
   const args: unknown[] = [auth.memberId, ...(isAgentKey(auth) ? [auth.agentId] : [])];
   const [{ total }]: { total: number }[] = await deps.db.query(
-    `SELECT count(*)::int AS total FROM agents a WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}`, args);
+    `SELECT count(*)::int AS total FROM agents a WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}`,
+    args,
+  );
   const rows: AgentColumns[] = await deps.db.query(
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
       WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}
-      ORDER BY a.created_at, a.id LIMIT ${page.limit} OFFSET ${page.offset}`, args);
+      ORDER BY a.created_at, a.id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    args,
+  );
   return { agents: rows.map(toRecord), total };
 }
 
@@ -115,7 +127,9 @@ export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInp
   if (input.webhook_url) await assertWebhookTarget(deps, input.webhook_url, 'agent_webhook', 'webhook_url');
   const created = await deps.db.transaction(async (tx) => {
     const [dup]: unknown[] = await tx.query(
-      `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`, [auth.memberId, input.name]);
+      `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`,
+      [auth.memberId, input.name],
+    );
     if (dup) throw nameTaken(input.name);
     let agentId: string;
     try {
@@ -153,10 +167,17 @@ export async function getAgent(deps: Deps, auth: AuthContext, agentId: string): 
 }
 
 /** Setting a webhook URL on an agent without a signing key issues one (shown once). */
-export async function updateAgent(deps: Deps, auth: AuthContext, agentId: string, patch: Partial<AgentInput>): Promise<AgentDetail> {
+export async function updateAgent(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  patch: Partial<AgentInput>,
+): Promise<AgentDetail> {
   await assertAgentOfMember(deps, auth, agentId);
   if (patch.webhook_url) await assertWebhookTarget(deps, patch.webhook_url, 'agent_webhook', 'webhook_url');
-  const columns = (['name', 'display_name', 'description', 'webhook_url'] as const).filter((c) => patch[c] !== undefined);
+  const columns = (['name', 'display_name', 'description', 'webhook_url'] as const).filter(
+    (c) => patch[c] !== undefined,
+  );
   const signingKey = await deps.db.transaction(async (tx) => {
     if (!columns.length) return undefined;
     const sets = columns.map((c, i) => `${c} = $${i + 2}`).join(', ');
@@ -181,12 +202,21 @@ export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string
   await assertAgentOfMember(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
     const [agent]: { deleted_at: Date }[] = await tx.query(
-      `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`, [agentId]);
+      `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`,
+      [agentId],
+    );
     if (!agent) throw errors.notFound('Agent');
     const revoked: Pick<AgentCredentialRow, 'id'>[] = await tx.query(
       `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id)
-       SELECT * FROM changed`, [agentId]);
-    return { id: agentId, deleted: true as const, deleted_at: agent.deleted_at.toISOString(), revoked_credentials: revoked.length };
+       SELECT * FROM changed`,
+      [agentId],
+    );
+    return {
+      id: agentId,
+      deleted: true as const,
+      deleted_at: agent.deleted_at.toISOString(),
+      revoked_credentials: revoked.length,
+    };
   });
 }
 
@@ -196,7 +226,13 @@ export interface Mailbox {
   agent_id: string;
   name: string;
   return_address: {
-    name: string | null; company: string | null; line1: string; line2: string | null; city: string; state: string; zip: string;
+    name: string | null;
+    company: string | null;
+    line1: string;
+    line2: string | null;
+    city: string;
+    state: string;
+    zip: string;
   } | null;
   status: 'active';
 }
@@ -208,9 +244,18 @@ function toMailbox(row: MailboxColumns): Mailbox {
     agent_id: row.id,
     name: row.display_name ?? row.name,
     // The member's return address is stored whole or not at all (services/accounts/accounts.ts createMember).
-    return_address: row.return_line1 && row.return_city && row.return_state && row.return_zip
-      ? { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip }
-      : null,
+    return_address:
+      row.return_line1 && row.return_city && row.return_state && row.return_zip
+        ? {
+            name: row.return_name,
+            company: row.return_company,
+            line1: row.return_line1,
+            line2: row.return_line2,
+            city: row.return_city,
+            state: row.return_state,
+            zip: row.return_zip,
+          }
+        : null,
     status: 'active',
   };
 }
@@ -219,16 +264,28 @@ const MAILBOX_COLUMNS = `a.id, a.name, a.display_name, m.return_name, m.return_c
     m.return_city, m.return_state, m.return_zip`;
 const MAILBOX_FROM = `FROM agents a JOIN members m ON m.id = a.member_id
  WHERE a.member_id = $1 AND a.deleted_at IS NULL`;
-type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'>
-  & Pick<MemberRow, 'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'>;
+type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'> &
+  Pick<
+    MemberRow,
+    'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'
+  >;
 
 /**
  * The sending member's columns a submission needs besides the mailbox: the stored return
  * address as is (whole or empty), the spending limits and the price overrides.
  */
-export type SenderMember = Pick<MemberRow,
-  'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'
-  | 'per_transaction_limit_cents' | 'daily_spend_limit_cents'> & { pricing_overrides: PricingOverrides | null };
+export type SenderMember = Pick<
+  MemberRow,
+  | 'return_name'
+  | 'return_company'
+  | 'return_line1'
+  | 'return_line2'
+  | 'return_city'
+  | 'return_state'
+  | 'return_zip'
+  | 'per_transaction_limit_cents'
+  | 'daily_spend_limit_cents'
+> & { pricing_overrides: PricingOverrides | null };
 
 /** A mailbox a piece may be sent from, with its member's settings. */
 export interface SendingMailbox {
@@ -238,15 +295,22 @@ export interface SendingMailbox {
 
 // The mailbox query with the member's settings: a submission reads both in one statement.
 const SENDER_QUERY = `SELECT ${MAILBOX_COLUMNS}, m.per_transaction_limit_cents, m.daily_spend_limit_cents, m.pricing_overrides ${MAILBOX_FROM}`;
-type SenderColumns = MailboxColumns & Pick<SenderMember, 'per_transaction_limit_cents' | 'daily_spend_limit_cents' | 'pricing_overrides'>;
+type SenderColumns = MailboxColumns &
+  Pick<SenderMember, 'per_transaction_limit_cents' | 'daily_spend_limit_cents' | 'pricing_overrides'>;
 
 function toSendingMailbox(row: SenderColumns): SendingMailbox {
   return {
     mailbox: toMailbox(row),
     member: {
-      return_name: row.return_name, return_company: row.return_company, return_line1: row.return_line1, return_line2: row.return_line2,
-      return_city: row.return_city, return_state: row.return_state, return_zip: row.return_zip,
-      per_transaction_limit_cents: row.per_transaction_limit_cents, daily_spend_limit_cents: row.daily_spend_limit_cents,
+      return_name: row.return_name,
+      return_company: row.return_company,
+      return_line1: row.return_line1,
+      return_line2: row.return_line2,
+      return_city: row.return_city,
+      return_state: row.return_state,
+      return_zip: row.return_zip,
+      per_transaction_limit_cents: row.per_transaction_limit_cents,
+      daily_spend_limit_cents: row.daily_spend_limit_cents,
       pricing_overrides: row.pricing_overrides,
     },
   };

@@ -46,23 +46,44 @@ interface KeyCheck {
 }
 
 /** The member columns a member or agent key lookup joins in. */
-type KeyMemberColumns = { member_status: MemberRow['status']; rate_limit_per_minute: MemberRow['rate_limit_per_minute'] };
+type KeyMemberColumns = {
+  member_status: MemberRow['status'];
+  rate_limit_per_minute: MemberRow['rate_limit_per_minute'];
+};
 
-type AgentKeyRow = Pick<AgentCredentialRow,
-  'id' | 'status' | 'expires_at' | 'member_id' | 'agent_id' | 'scopes' | 'environment' | 'force_approval' | 'max_daily_pieces'> & KeyMemberColumns;
+type AgentKeyRow = Pick<
+  AgentCredentialRow,
+  | 'id'
+  | 'status'
+  | 'expires_at'
+  | 'member_id'
+  | 'agent_id'
+  | 'scopes'
+  | 'environment'
+  | 'force_approval'
+  | 'max_daily_pieces'
+> &
+  KeyMemberColumns;
 
-type MemberKeyRow = Pick<MemberApiKeyRow, 'id' | 'status' | 'expires_at' | 'member_id' | 'environment'> & KeyMemberColumns;
+type MemberKeyRow = Pick<MemberApiKeyRow, 'id' | 'status' | 'expires_at' | 'member_id' | 'environment'> &
+  KeyMemberColumns;
 
 /** A facility key has no member and no expiry: its lookup selects them as NULL to fit KeyCheck. */
 type FacilityKeyLookupRow = Pick<FacilityKeyRow, 'id' | 'status' | 'facility_id'> & {
-  expires_at: null; member_id: null; member_status: null; rate_limit_per_minute: null; facility_status: FacilityRow['status'];
+  expires_at: null;
+  member_id: null;
+  member_status: null;
+  rate_limit_per_minute: null;
+  facility_status: FacilityRow['status'];
 };
 
 function checkKeyRow<R extends KeyCheck>(row: R | undefined): asserts row is R {
   if (!row) throw errors.unauthorized('key_not_found', 'API key not found');
   if (row.status !== 'active') throw errors.unauthorized('key_revoked', 'API key has been revoked');
-  if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw errors.unauthorized('key_expired', 'API key has expired');
-  if (row.member_status && row.member_status !== 'active') throw errors.unauthorized('member_suspended', 'The account is suspended');
+  if (row.expires_at && row.expires_at.getTime() <= Date.now())
+    throw errors.unauthorized('key_expired', 'API key has expired');
+  if (row.member_status && row.member_status !== 'active')
+    throw errors.unauthorized('member_suspended', 'The account is suspended');
 }
 
 export async function authenticate(deps: Deps, authorization: string | undefined): Promise<AuthContext> {
@@ -82,7 +103,9 @@ export async function authenticate(deps: Deps, authorization: string | undefined
     const [row]: AgentKeyRow[] = await deps.db.query(
       `SELECT c.id, c.status, c.expires_at, c.member_id, c.agent_id, c.scopes, c.environment, c.force_approval,
               c.max_daily_pieces, m.status AS member_status, m.rate_limit_per_minute
-         FROM agent_credentials c JOIN members m ON m.id = c.member_id WHERE c.key_hash = $1`, [hash]);
+         FROM agent_credentials c JOIN members m ON m.id = c.member_id WHERE c.key_hash = $1`,
+      [hash],
+    );
     checkKeyRow(row);
     return {
       ...base,
@@ -102,7 +125,9 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (parsed.kind === 'member' || parsed.kind === 'member_test') {
     const [row]: MemberKeyRow[] = await deps.db.query(
       `SELECT k.id, k.status, k.expires_at, k.member_id, k.environment, m.status AS member_status, m.rate_limit_per_minute
-         FROM member_api_keys k JOIN members m ON m.id = k.member_id WHERE k.key_hash = $1`, [hash]);
+         FROM member_api_keys k JOIN members m ON m.id = k.member_id WHERE k.key_hash = $1`,
+      [hash],
+    );
     checkKeyRow(row);
     return {
       ...base,
@@ -119,7 +144,9 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   const [row]: FacilityKeyLookupRow[] = await deps.db.query(
     `SELECT k.id, k.status, NULL::timestamptz AS expires_at, NULL::uuid AS member_id, NULL AS member_status,
             NULL::integer AS rate_limit_per_minute, f.id AS facility_id, f.status AS facility_status
-       FROM facility_keys k JOIN facilities f ON f.id = k.facility_id WHERE k.key_hash = $1`, [hash]);
+       FROM facility_keys k JOIN facilities f ON f.id = k.facility_id WHERE k.key_hash = $1`,
+    [hash],
+  );
   checkKeyRow(row);
   if (row.facility_status !== 'active') throw errors.unauthorized('facility_inactive', 'The facility is inactive');
   return {

@@ -33,24 +33,38 @@ export interface ConsoleSession {
 
 const newToken = () => randomBytes(32).toString('base64url');
 
-async function startSession(deps: Deps, memberId: string, via: { memberKeyId: string } | 'sign_in_link'): Promise<{ token: string; expiresAt: Date }> {
+async function startSession(
+  deps: Deps,
+  memberId: string,
+  via: { memberKeyId: string } | 'sign_in_link',
+): Promise<{ token: string; expiresAt: Date }> {
   const token = newToken();
   const expiresAt = new Date(Date.now() + CONSOLE_SESSION_HOURS * 3600_000);
   await deps.db.query(
     `INSERT INTO console_sessions (member_id, token_hash, csrf_secret, signed_in_with, member_key_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6)`,
-    [memberId, hashKey(token), csrfTokens.secretSync(), via === 'sign_in_link' ? 'sign_in_link' : 'member_key',
-      via === 'sign_in_link' ? null : via.memberKeyId, expiresAt]);
+    [
+      memberId,
+      hashKey(token),
+      csrfTokens.secretSync(),
+      via === 'sign_in_link' ? 'sign_in_link' : 'member_key',
+      via === 'sign_in_link' ? null : via.memberKeyId,
+      expiresAt,
+    ],
+  );
   return { token, expiresAt };
 }
 
 /** Why a key that authenticates still cannot sign in, in words for the sign-in page. */
 function notAMemberKey(kind: string): ApiError {
   const words: Record<string, string> = {
-    member_test: 'This is a test key (sk_test_). The console shows live records: sign in with your live member key (sk_live_).',
+    member_test:
+      'This is a test key (sk_test_). The console shows live records: sign in with your live member key (sk_live_).',
     agent: 'This is an agent key (sk_agent_). Agents cannot sign in to the console: use your member key (sk_live_).',
-    agent_test: 'This is an agent test key (sk_agent_test_). Agents cannot sign in to the console: use your member key (sk_live_).',
-    facility: 'This is a facility key (sk_facility_). The console is for account owners: use your member key (sk_live_).',
+    agent_test:
+      'This is an agent test key (sk_agent_test_). Agents cannot sign in to the console: use your member key (sk_live_).',
+    facility:
+      'This is a facility key (sk_facility_). The console is for account owners: use your member key (sk_live_).',
   };
   return errors.forbidden('member_key_required', words[kind] ?? 'Sign in with your live member key (sk_live_).');
 }
@@ -69,8 +83,11 @@ export async function createSignInLink(deps: Deps, memberId: string): Promise<{ 
   if (member.status !== 'active') throw new Error(`member ${memberId} is ${member.status}`);
   const token = newToken();
   const expiresAt = new Date(Date.now() + SIGN_IN_LINK_MINUTES * 60_000);
-  await deps.db.query(`INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`,
-    [member.id, hashKey(token), expiresAt]);
+  await deps.db.query(`INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
+    member.id,
+    hashKey(token),
+    expiresAt,
+  ]);
   return { url: `${deps.config.siteUrl}/console/sign-in/link?token=${token}`, expires_at: expiresAt.toISOString() };
 }
 
@@ -83,10 +100,14 @@ export async function redeemSignInLink(deps: Deps, rawToken: string): Promise<{ 
          FROM members m
         WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now() AND m.id = l.member_id AND m.status = 'active'
         RETURNING l.member_id)
-     SELECT member_id FROM used`, [hashKey(rawToken)]);
+     SELECT member_id FROM used`,
+    [hashKey(rawToken)],
+  );
   if (!link) {
-    throw errors.unauthorized('sign_in_link_invalid',
-      'This sign-in link is not valid: it was used already, it expired, or it was mistyped. Ask for a new one, or sign in with your member key.');
+    throw errors.unauthorized(
+      'sign_in_link_invalid',
+      'This sign-in link is not valid: it was used already, it expired, or it was mistyped. Ask for a new one, or sign in with your member key.',
+    );
   }
   return startSession(deps, link.member_id, 'sign_in_link');
 }
@@ -104,7 +125,8 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
        LEFT JOIN member_api_keys k ON k.id = s.member_key_id
       WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
         AND (s.member_key_id IS NULL OR (k.status = 'active' AND (k.expires_at IS NULL OR k.expires_at > now())))`,
-    [hashKey(rawToken)]);
+    [hashKey(rawToken)],
+  );
   if (!row) return null;
   // last_seen_at is for the owner's list of sessions; a minute's precision is enough.
   if (Date.now() - new Date(row.last_seen_at).getTime() > 60_000) {
@@ -137,7 +159,9 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
 export async function revokeConsoleSession(deps: Deps, memberId: string, sessionId: string): Promise<void> {
   const rows = await deps.db.query(
     `WITH ended AS (UPDATE console_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 AND member_id = $2 RETURNING id)
-     SELECT id FROM ended`, [sessionId, memberId]);
+     SELECT id FROM ended`,
+    [sessionId, memberId],
+  );
   if (!rows.length) throw errors.notFound('Session');
 }
 
@@ -153,7 +177,9 @@ export interface ConsoleSessionView {
 export async function listConsoleSessions(deps: Deps, memberId: string): Promise<ConsoleSessionView[]> {
   const rows = await deps.db.query(
     `SELECT id, signed_in_with, created_at, last_seen_at, expires_at FROM console_sessions
-      WHERE member_id = $1 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC LIMIT 50`, [memberId]);
+      WHERE member_id = $1 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC LIMIT 50`,
+    [memberId],
+  );
   return rows.map((r: Record<string, unknown>) => ({
     id: r.id as string,
     signed_in_with: r.signed_in_with as string,

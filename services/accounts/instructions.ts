@@ -40,19 +40,34 @@ const DOCUMENT_COLUMNS = `agent_id, text, version, hash, created_at, source`;
 type DocumentColumns = Pick<InstructionsVersionRow, 'agent_id' | 'text' | 'version' | 'hash' | 'created_at' | 'source'>;
 
 function toDocument(row: DocumentColumns): InstructionsDocument {
-  return { agent_id: row.agent_id, text: row.text, version: row.version, hash: row.hash, updated_at: row.created_at.toISOString(), source: row.source };
+  return {
+    agent_id: row.agent_id,
+    text: row.text,
+    version: row.version,
+    hash: row.hash,
+    updated_at: row.created_at.toISOString(),
+    source: row.source,
+  };
 }
 
-export async function currentInstructions(deps: Deps | { db: { query: EntityManager['query'] } }, agentId: string): Promise<InstructionsDocument | null> {
+export async function currentInstructions(
+  deps: Deps | { db: { query: EntityManager['query'] } },
+  agentId: string,
+): Promise<InstructionsDocument | null> {
   const [row]: DocumentColumns[] = await deps.db.query(
     `SELECT ${DOCUMENT_COLUMNS} FROM instructions_versions
-      WHERE agent_id = $1 ORDER BY version DESC LIMIT 1`, [agentId]);
+      WHERE agent_id = $1 ORDER BY version DESC LIMIT 1`,
+    [agentId],
+  );
   return row ? toDocument(row) : null;
 }
 
 /** The latest version number, or 0 when the agent has none (reads no document text). */
 async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string): Promise<number> {
-  const [row]: { version: number | null }[] = await db.query(`SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`, [agentId]);
+  const [row]: { version: number | null }[] = await db.query(
+    `SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`,
+    [agentId],
+  );
   return Number(row.version ?? 0);
 }
 
@@ -60,12 +75,20 @@ async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string):
  * Agent keys must send the current instructions version on mutating calls: 400 when
  * missing or not an integer, 409 when stale. Member and facility keys are not checked.
  */
-export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, sent: string | number | undefined | null): Promise<void> {
+export async function assertInstructionsVersion(
+  deps: Deps,
+  auth: AuthContext,
+  sent: string | number | undefined | null,
+): Promise<void> {
   if (!isAgentKey(auth) || !auth.agentId) return;
   if (sent === undefined || sent === null || String(sent).trim() === '') {
-    throw errors.badRequest('SERVICE_MD_VERSION_REQUIRED', 'Agent keys must send X-Service-MD-Version with the current instructions version.', {
-      suggestedAction: 'GET /v1/agents/{id}/instructions, read it, and send its version in X-Service-MD-Version.',
-    });
+    throw errors.badRequest(
+      'SERVICE_MD_VERSION_REQUIRED',
+      'Agent keys must send X-Service-MD-Version with the current instructions version.',
+      {
+        suggestedAction: 'GET /v1/agents/{id}/instructions, read it, and send its version in X-Service-MD-Version.',
+      },
+    );
   }
   // Digits only: Number() would also read "0x1", "1e0" and " 1.0" as 1.
   const version = typeof sent === 'number' ? sent : /^\s*[0-9]+\s*$/.test(sent) ? Number(sent) : NaN;
@@ -77,20 +100,29 @@ export async function assertInstructionsVersion(deps: Deps, auth: AuthContext, s
   }
   const currentVersion = (await latestVersion(deps.db, auth.agentId)) || 1;
   if (version !== currentVersion) {
-    throw errors.conflict('SERVICE_MD_VERSION_MISMATCH', `Instructions version ${version} is stale; the current version is ${currentVersion}.`, {
-      details: { current_version: currentVersion, sent_version: version },
-      suggestedAction: 'Re-read the instructions document, then retry with its current version.',
-    });
+    throw errors.conflict(
+      'SERVICE_MD_VERSION_MISMATCH',
+      `Instructions version ${version} is stale; the current version is ${currentVersion}.`,
+      {
+        details: { current_version: currentVersion, sent_version: version },
+        suggestedAction: 'Re-read the instructions document, then retry with its current version.',
+      },
+    );
   }
 }
 
 // ---------------------------------------------------------------- reading and saving
 
 function staleVersion(expected: number, current: number) {
-  return errors.conflict('SERVICE_MD_VERSION_MISMATCH', `expected_version ${expected} is stale; the current version is ${current}.`, {
-    details: { current_version: current, expected_version: expected },
-    suggestedAction: 'Re-read the instructions document, merge your change into it, and save with its current version.',
-  });
+  return errors.conflict(
+    'SERVICE_MD_VERSION_MISMATCH',
+    `expected_version ${expected} is stale; the current version is ${current}.`,
+    {
+      details: { current_version: current, expected_version: expected },
+      suggestedAction:
+        'Re-read the instructions document, merge your change into it, and save with its current version.',
+    },
+  );
 }
 
 function isPrimaryKeyRace(err: unknown): boolean {
@@ -110,7 +142,13 @@ export async function getInstructions(deps: Deps, auth: AuthContext, agentId: st
  * Saves `text` as version expected+1. The (agent_id, version) primary key decides between
  * concurrent saves: exactly one wins, the other gets 409 like any stale version.
  */
-async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: string, expected: number, text: string, reason: string | null): Promise<InstructionsDocument> {
+async function insertNextVersion(
+  tx: Pick<EntityManager, 'query'>,
+  agentId: string,
+  expected: number,
+  text: string,
+  reason: string | null,
+): Promise<InstructionsDocument> {
   const current = await latestVersion(tx, agentId);
   if (current !== expected) throw staleVersion(expected, current);
   try {
@@ -126,7 +164,12 @@ async function insertNextVersion(tx: Pick<EntityManager, 'query'>, agentId: stri
   }
 }
 
-export async function saveInstructions(deps: Deps, auth: AuthContext, agentId: string, input: { text: string; expected_version: number }): Promise<InstructionsDocument> {
+export async function saveInstructions(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  input: { text: string; expected_version: number },
+): Promise<InstructionsDocument> {
   await assertAgentOfMember(deps, auth, agentId);
   return insertNextVersion(deps.db, agentId, input.expected_version, input.text, null);
 }
@@ -140,14 +183,30 @@ export interface InstructionsVersionRecord {
   created_at: string;
 }
 
-export async function listInstructionsVersions(deps: Deps, auth: AuthContext, agentId: string, page: { limit: number; offset: number }) {
+export async function listInstructionsVersions(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  page: { limit: number; offset: number },
+) {
   await assertAgentOfMember(deps, auth, agentId);
-  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`, [agentId]);
-  const rows: Pick<InstructionsVersionRow, 'version' | 'text' | 'hash' | 'source' | 'reason' | 'created_at'>[] = await deps.db.query(
-    `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
-      ORDER BY version DESC LIMIT $2 OFFSET $3`, [agentId, page.limit, page.offset]);
+  const [{ total }]: { total: number }[] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`,
+    [agentId],
+  );
+  const rows: Pick<InstructionsVersionRow, 'version' | 'text' | 'hash' | 'source' | 'reason' | 'created_at'>[] =
+    await deps.db.query(
+      `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
+      ORDER BY version DESC LIMIT $2 OFFSET $3`,
+      [agentId, page.limit, page.offset],
+    );
   const versions: InstructionsVersionRecord[] = rows.map((r) => ({
-    version: r.version, text: r.text, hash: r.hash, source: r.source, reason: r.reason, created_at: r.created_at.toISOString(),
+    version: r.version,
+    text: r.text,
+    hash: r.hash,
+    source: r.source,
+    reason: r.reason,
+    created_at: r.created_at.toISOString(),
   }));
   return { versions, total };
 }
@@ -167,8 +226,18 @@ export interface InstructionsProposal {
 }
 
 const PROPOSAL_COLUMNS = `id, agent_id, status, base_version, suggested_content, reason, resulting_version, decided_at, created_at`;
-type ProposalColumns = Pick<InstructionsProposalRow,
-  'id' | 'agent_id' | 'status' | 'base_version' | 'suggested_content' | 'reason' | 'resulting_version' | 'decided_at' | 'created_at'>;
+type ProposalColumns = Pick<
+  InstructionsProposalRow,
+  | 'id'
+  | 'agent_id'
+  | 'status'
+  | 'base_version'
+  | 'suggested_content'
+  | 'reason'
+  | 'resulting_version'
+  | 'decided_at'
+  | 'created_at'
+>;
 
 function toProposal(row: ProposalColumns): InstructionsProposal {
   return {
@@ -188,26 +257,51 @@ function toProposal(row: ProposalColumns): InstructionsProposal {
  * An agent suggests an edit of its own instructions; nothing changes until the member
  * accepts it. The router has already checked that the agent echoed the current version.
  */
-export async function proposeInstructionsEdit(deps: Deps, auth: AuthContext, agentId: string, input: { suggested_content: string; reason?: string | null }): Promise<InstructionsProposal> {
+export async function proposeInstructionsEdit(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  input: { suggested_content: string; reason?: string | null },
+): Promise<InstructionsProposal> {
   await assertAgentOfMember(deps, auth, agentId);
   const baseVersion = (await latestVersion(deps.db, agentId)) || 1;
   const [row]: ProposalColumns[] = await deps.db.query(
     `INSERT INTO instructions_proposals (agent_id, member_id, credential_id, base_version, suggested_content, reason)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROPOSAL_COLUMNS}`,
-    [agentId, auth.memberId, isAgentKey(auth) ? auth.keyId : null, baseVersion, input.suggested_content, input.reason ?? null],
+    [
+      agentId,
+      auth.memberId,
+      isAgentKey(auth) ? auth.keyId : null,
+      baseVersion,
+      input.suggested_content,
+      input.reason ?? null,
+    ],
   );
   return toProposal(row);
 }
 
-export async function listInstructionsProposals(deps: Deps, auth: AuthContext, agentId: string, filter: { status?: InstructionsProposal['status']; limit: number; offset: number }) {
+export async function listInstructionsProposals(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  filter: { status?: InstructionsProposal['status']; limit: number; offset: number },
+) {
   await assertAgentOfMember(deps, auth, agentId);
   const args: unknown[] = [agentId];
   let where = 'agent_id = $1';
-  if (filter.status) { args.push(filter.status); where += ` AND status = $${args.length}`; }
-  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`, args);
+  if (filter.status) {
+    args.push(filter.status);
+    where += ` AND status = $${args.length}`;
+  }
+  const [{ total }]: { total: number }[] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`,
+    args,
+  );
   const rows: ProposalColumns[] = await deps.db.query(
     `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE ${where} ORDER BY created_at DESC, id
-      LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
+      LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+    args,
+  );
   return { proposals: rows.map(toProposal), total };
 }
 
@@ -216,13 +310,18 @@ export async function listInstructionsProposals(deps: Deps, auth: AuthContext, a
  * the same expected_version rule as a direct save; either decision is final.
  */
 export async function decideInstructionsProposal(
-  deps: Deps, auth: AuthContext, agentId: string, proposalId: string,
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  proposalId: string,
   input: { decision: 'accept' | 'reject'; expected_version?: number },
 ): Promise<{ proposal: InstructionsProposal; instructions: InstructionsDocument }> {
   await assertAgentOfMember(deps, auth, agentId);
   const proposal = await deps.db.transaction(async (tx) => {
     const [row]: ProposalColumns[] = await tx.query(
-      `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`, [proposalId, agentId]);
+      `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`,
+      [proposalId, agentId],
+    );
     if (!row) throw errors.notFound('Proposal');
     if (row.status !== 'pending') {
       throw errors.conflict('PROPOSAL_ALREADY_DECIDED', `This proposal was already ${row.status}.`, {
@@ -234,7 +333,13 @@ export async function decideInstructionsProposal(
       if (input.expected_version === undefined) {
         throw errors.validation([{ path: 'expected_version', message: 'required when accepting' }]);
       }
-      await insertNextVersion(tx, agentId, input.expected_version, row.suggested_content, row.reason ?? `proposal ${proposalId}`);
+      await insertNextVersion(
+        tx,
+        agentId,
+        input.expected_version,
+        row.suggested_content,
+        row.reason ?? `proposal ${proposalId}`,
+      );
       resulting = input.expected_version + 1;
     }
     // A CTE: TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.

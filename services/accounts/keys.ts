@@ -52,8 +52,20 @@ export interface CredentialRecord {
 }
 
 const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces`;
-type CredentialColumns = Pick<AgentCredentialRow,
-  'id' | 'agent_id' | 'key_prefix' | 'scopes' | 'status' | 'environment' | 'expires_at' | 'revoked_at' | 'created_at' | 'force_approval' | 'max_daily_pieces'>;
+type CredentialColumns = Pick<
+  AgentCredentialRow,
+  | 'id'
+  | 'agent_id'
+  | 'key_prefix'
+  | 'scopes'
+  | 'status'
+  | 'environment'
+  | 'expires_at'
+  | 'revoked_at'
+  | 'created_at'
+  | 'force_approval'
+  | 'max_daily_pieces'
+>;
 
 function toCredential(row: CredentialColumns): CredentialRecord {
   return {
@@ -76,7 +88,12 @@ function toCredential(row: CredentialColumns): CredentialRecord {
  * Issues an agent key. A member test key (sk_test_) may issue only test credentials: it
  * must not be a way to mint live keys.
  */
-export async function createCredential(deps: Deps, auth: AuthContext, agentId: string, input: CredentialInput): Promise<CredentialRecord> {
+export async function createCredential(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  input: CredentialInput,
+): Promise<CredentialRecord> {
   await assertAgentOfMember(deps, auth, agentId);
   if (auth.testMode && input.environment === 'live') throw liveKeyRequired('issue live agent credentials');
   const key = generateKey(input.environment === 'test' ? 'agent_test' : 'agent');
@@ -84,8 +101,17 @@ export async function createCredential(deps: Deps, auth: AuthContext, agentId: s
   const [row]: CredentialColumns[] = await deps.db.query(
     `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, expires_at, force_approval, max_daily_pieces)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CREDENTIAL_COLUMNS}`,
-    [agentId, auth.memberId, hashKey(key), keyPrefixOf(key), scopes, input.environment, expiryFrom(input.expires_in_days),
-      input.force_approval, input.max_daily_pieces ?? null],
+    [
+      agentId,
+      auth.memberId,
+      hashKey(key),
+      keyPrefixOf(key),
+      scopes,
+      input.environment,
+      expiryFrom(input.expires_in_days),
+      input.force_approval,
+      input.max_daily_pieces ?? null,
+    ],
   );
   return { ...toCredential(row), key };
 }
@@ -94,20 +120,30 @@ export async function listCredentials(deps: Deps, auth: AuthContext, agentId: st
   await assertAgentOfMember(deps, auth, agentId);
   const rows: CredentialColumns[] = await deps.db.query(
     `SELECT ${CREDENTIAL_COLUMNS} FROM agent_credentials WHERE agent_id = $1 AND member_id = $2 ORDER BY created_at, id`,
-    [agentId, auth.memberId]);
+    [agentId, auth.memberId],
+  );
   return rows.map(toCredential);
 }
 
 /** Revokes once; revoking an already revoked credential answers its record again. */
-export async function revokeCredential(deps: Deps, auth: AuthContext, agentId: string, credentialId: string): Promise<CredentialRecord> {
+export async function revokeCredential(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string,
+  credentialId: string,
+): Promise<CredentialRecord> {
   await assertAgentOfMember(deps, auth, agentId);
   const [row]: Pick<AgentCredentialRow, 'environment'>[] = await deps.db.query(
-    `SELECT environment FROM agent_credentials WHERE id = $1 AND agent_id = $2 AND member_id = $3`, [credentialId, agentId, auth.memberId]);
+    `SELECT environment FROM agent_credentials WHERE id = $1 AND agent_id = $2 AND member_id = $3`,
+    [credentialId, agentId, auth.memberId],
+  );
   if (!row) throw errors.notFound('Credential');
   if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
   const [updated]: CredentialColumns[] = await deps.db.query(
     `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`, [credentialId]);
+      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`,
+    [credentialId],
+  );
   return toCredential(updated);
 }
 
@@ -146,7 +182,9 @@ function toMemberKey(row: MemberKeyColumns): MemberKeyRecord {
 
 export async function listMemberKeys(deps: Deps, auth: AuthContext): Promise<MemberKeyRecord[]> {
   const rows: MemberKeyColumns[] = await deps.db.query(
-    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE member_id = $1 ORDER BY created_at, id`, [auth.memberId]);
+    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE member_id = $1 ORDER BY created_at, id`,
+    [auth.memberId],
+  );
   return rows.map(toMemberKey);
 }
 
@@ -154,14 +192,23 @@ export async function listMemberKeys(deps: Deps, auth: AuthContext): Promise<Mem
 export async function createMemberKey(deps: Deps, auth: AuthContext, input: MemberKeyInput): Promise<MemberKeyRecord> {
   if (auth.testMode && input.environment === 'prod') throw liveKeyRequired('create production member keys');
   const created = await insertMemberKey(deps.db, auth.memberId!, {
-    name: input.name, environment: input.environment, expiresAt: expiryFrom(input.expires_in_days),
+    name: input.name,
+    environment: input.environment,
+    expiresAt: expiryFrom(input.expires_in_days),
   });
   return { ...toMemberKey(created.row), key: created.key };
 }
 
-async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext, keyId: string, lock = false): Promise<MemberKeyColumns> {
+async function findMemberKey(
+  db: Pick<EntityManager, 'query'>,
+  auth: AuthContext,
+  keyId: string,
+  lock = false,
+): Promise<MemberKeyColumns> {
   const [row]: MemberKeyColumns[] = await db.query(
-    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [keyId, auth.memberId]);
+    `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+    [keyId, auth.memberId],
+  );
   if (!row) throw errors.notFound('API key');
   return row;
 }
@@ -170,7 +217,11 @@ async function findMemberKey(db: Pick<EntityManager, 'query'>, auth: AuthContext
  * Replaces an active key by a new one with the same name, environment and expiry. The
  * old key becomes `rotated` at once (401 key_revoked from then on).
  */
-export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<{ api_key: MemberKeyRecord; rotated_key: MemberKeyRecord }> {
+export async function rotateMemberKey(
+  deps: Deps,
+  auth: AuthContext,
+  keyId: string,
+): Promise<{ api_key: MemberKeyRecord; rotated_key: MemberKeyRecord }> {
   return deps.db.transaction(async (tx) => {
     const old = await findMemberKey(tx, auth, keyId, true);
     if (old.status !== 'active') {
@@ -178,10 +229,16 @@ export async function rotateMemberKey(deps: Deps, auth: AuthContext, keyId: stri
         suggestedAction: 'Rotate an active key, or create a new one with POST /v1/api-keys.',
       });
     }
-    const created = await insertMemberKey(tx, auth.memberId!, { name: old.name, environment: old.environment, expiresAt: old.expires_at });
+    const created = await insertMemberKey(tx, auth.memberId!, {
+      name: old.name,
+      environment: old.environment,
+      expiresAt: old.expires_at,
+    });
     const [rotated]: MemberKeyColumns[] = await tx.query(
       `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
-       SELECT * FROM changed`, [keyId, created.id]);
+       SELECT * FROM changed`,
+      [keyId, created.id],
+    );
     return { api_key: { ...toMemberKey(created.row), key: created.key }, rotated_key: toMemberKey(rotated) };
   });
 }
@@ -192,6 +249,8 @@ export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: stri
   if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
   const [updated]: MemberKeyColumns[] = await deps.db.query(
     `WITH changed AS (UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS})
-     SELECT * FROM changed`, [keyId]);
+     SELECT * FROM changed`,
+    [keyId],
+  );
   return toMemberKey(updated ?? row);
 }

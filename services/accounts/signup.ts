@@ -6,7 +6,15 @@ import type { Deps } from '../shared/deps';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { hashPassword } from '../../domain/accounts/passwords';
 import {
-  ageDays, humanActionsAfterSignup, HumanAction, LeadSource, LeadStage, leadNextStep, NextStep, newLeadId, OnboardingUrls,
+  ageDays,
+  humanActionsAfterSignup,
+  HumanAction,
+  LeadSource,
+  LeadStage,
+  leadNextStep,
+  NextStep,
+  newLeadId,
+  OnboardingUrls,
 } from '../../domain/accounts/onboarding';
 
 export interface SignupInput {
@@ -91,7 +99,9 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     const [taken] = await tx.query(`SELECT 1 FROM members WHERE lower(email) = lower($1)`, [email]);
     if (taken) throw emailRegistered();
     if (input.lead_id) {
-      const [lead] = await tx.query(`SELECT id, member_id FROM waitlist_leads WHERE id = $1 FOR UPDATE`, [input.lead_id]);
+      const [lead] = await tx.query(`SELECT id, member_id FROM waitlist_leads WHERE id = $1 FOR UPDATE`, [
+        input.lead_id,
+      ]);
       if (!lead) throw errors.validation([{ path: 'lead_id', message: 'no waitlist lead has this id' }]);
       if (lead.member_id) {
         throw errors.conflict('LEAD_ALREADY_STITCHED', 'This waitlist lead already belongs to an account.', {
@@ -123,11 +133,13 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
   return {
     success: true,
     ...(input.lead_id ? { lead_id: input.lead_id } : {}),
-    message: 'Account created. No API keys are issued yet: the human must verify the email address, complete identity verification (KYC) and add a payment method first.',
+    message:
+      'Account created. No API keys are issued yet: the human must verify the email address, complete identity verification (KYC) and add a payment method first.',
     next_steps: {
       verify_email: `Open the verification link sent to ${email}.`,
       complete_kyc: urls.kycUrl,
-      after_kyc: 'Once KYC and payment are done, the human receives a member key (sk_live_); with it, create an agent (POST /v1/agents) and an agent credential (POST /v1/agents/{id}/credentials) for you.',
+      after_kyc:
+        'Once KYC and payment are done, the human receives a member key (sk_live_); with it, create an agent (POST /v1/agents) and an agent credential (POST /v1/agents/{id}/credentials) for you.',
     },
     human_action_required: humanActionsAfterSignup(urls),
     relay_message: `Your Postal Mail account for ${email} is created: please verify your email, complete identity verification at ${urls.kycUrl} and add a payment method, then give me an agent key so I can send mail for you.`,
@@ -159,8 +171,16 @@ export async function joinWaitlist(deps: Deps, input: WaitlistInput): Promise<Wa
   await deps.db.query(
     `INSERT INTO waitlist_leads (id, email, needs, preferred_location, callback_url, agent_id, operator_contact, source)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [lead.id, input.email.trim(), input.needs ?? null, input.preferred_location ?? null, input.callback_url ?? null,
-      input.agent_id ?? null, input.operator_contact ?? null, source],
+    [
+      lead.id,
+      input.email.trim(),
+      input.needs ?? null,
+      input.preferred_location ?? null,
+      input.callback_url ?? null,
+      input.agent_id ?? null,
+      input.operator_contact ?? null,
+      source,
+    ],
   );
 
   const statusUrl = leadStatusUrl(deps, lead.id);
@@ -171,7 +191,10 @@ export async function joinWaitlist(deps: Deps, input: WaitlistInput): Promise<Wa
     message: 'Reservation recorded. Issuing physical receiving addresses is not live yet; nothing has been assigned.',
     status_url: statusUrl,
     agent_resources: agentResources(deps),
-    next: { signup_url: urls.signupUrl, hint: `To send mail now, sign up with POST /v1/signup and include "lead_id": "${lead.id}".` },
+    next: {
+      signup_url: urls.signupUrl,
+      hint: `To send mail now, sign up with POST /v1/signup and include "lead_id": "${lead.id}".`,
+    },
     return_channel: {
       type: 'poll',
       status_url: statusUrl,
@@ -197,7 +220,9 @@ export interface LeadStatus {
 /** A lead's progress without any personal data (no email, names or contacts). */
 export async function getLeadStatus(deps: Deps, leadId: string): Promise<LeadStatus> {
   const [lead] = await deps.db.query(
-    `SELECT id, stage, member_id, source, created_at FROM waitlist_leads WHERE id = $1`, [leadId]);
+    `SELECT id, stage, member_id, source, created_at FROM waitlist_leads WHERE id = $1`,
+    [leadId],
+  );
   if (!lead) throw errors.notFound('Lead');
   const stage = lead.stage as LeadStage;
   return {
@@ -211,7 +236,8 @@ export async function getLeadStatus(deps: Deps, leadId: string): Promise<LeadSta
     agent_resources: agentResources(deps),
     contact: {
       owner_email: deps.config.ownerEmail,
-      instruction_for_agent: 'Relay next_step to your human; write to owner_email only for questions this API cannot answer.',
+      instruction_for_agent:
+        'Relay next_step to your human; write to owner_email only for questions this API cannot answer.',
     },
   };
 }

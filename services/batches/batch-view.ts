@@ -29,7 +29,11 @@ export function toBatchObject(r: BatchRow) {
     duplex: r.duplex,
     color: r.color,
     recipients: {
-      total_rows: r.total_rows, valid: r.valid, skipped: r.skipped, skipped_rows: r.skipped_rows, address_check: storedBatchAddressCheck(r),
+      total_rows: r.total_rows,
+      valid: r.valid,
+      skipped: r.skipped,
+      skipped_rows: r.skipped_rows,
+      address_check: storedBatchAddressCheck(r),
     },
     pieces: { total: r.valid, created: r.pieces_created, mailed: r.pieces_mailed, failed: r.pieces_failed },
     pricing: {
@@ -62,7 +66,12 @@ export type BatchObject = ReturnType<typeof toBatchObject>;
 function storedBatchAddressCheck(r: Pick<BatchRow, 'address_check'>): BatchAddressCheck | null {
   const c = r.address_check;
   if (!c) return null;
-  return { likely: c.likely, doubtful: c.doubtful, unknown: c.unknown, doubtful_rows: c.doubtful_rows.map((d) => ({ row: d.row, warnings: d.warnings })) };
+  return {
+    likely: c.likely,
+    doubtful: c.doubtful,
+    unknown: c.unknown,
+    doubtful_rows: c.doubtful_rows.map((d) => ({ row: d.row, warnings: d.warnings })),
+  };
 }
 
 /** The spec's batch event payload. */
@@ -120,7 +129,10 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
   if (agentId) where.push(`agent_id = $${params.push(agentId)}`);
   if (input.status) where.push(`status = $${params.push(input.status)}`);
   const clause = where.join(' AND ');
-  const [{ total }]: CountRow[] = await deps.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${clause}`, params);
+  const [{ total }]: CountRow[] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM batches WHERE ${clause}`,
+    params,
+  );
   const rows: BatchRow[] = await deps.db.query(
     `SELECT * FROM batches WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, input.limit, input.offset],
@@ -132,13 +144,16 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
 }
 
 /** A piece as GET shows it: its status beside its recipient's name and place. */
-type PieceWithRecipient = Pick<BatchPieceRow, 'batch_sequence' | 'status' | 'mailed_at'> & Pick<BatchRecipientRow, 'name' | 'city' | 'state' | 'zip'>;
+type PieceWithRecipient = Pick<BatchPieceRow, 'batch_sequence' | 'status' | 'mailed_at'> &
+  Pick<BatchRecipientRow, 'name' | 'city' | 'state' | 'zip'>;
 
 async function firstPieces(db: Queryable, batchId: string, limit = PIECES_SHOWN_ON_GET) {
   const rows: PieceWithRecipient[] = await db.query(
     `SELECT p.batch_sequence, r.name, r.city, r.state, r.zip, p.status, p.mailed_at
        FROM batch_pieces p JOIN batch_recipients r ON r.batch_id = p.batch_id AND r.seq = p.batch_sequence
-      WHERE p.batch_id = $1 ORDER BY p.batch_sequence LIMIT $2`, [batchId, limit]);
+      WHERE p.batch_id = $1 ORDER BY p.batch_sequence LIMIT $2`,
+    [batchId, limit],
+  );
   return rows.map((p) => ({
     batch_sequence: p.batch_sequence,
     recipient_name: p.name,

@@ -53,9 +53,7 @@ export function batchWorkflowInput(r: BatchRow, expirySeconds: number): BatchWor
   };
 }
 
-export type UpdateOutcome<T> =
-  | { ok: true; value: T }
-  | { ok: false; kind: 'gone' };
+export type UpdateOutcome<T> = { ok: true; value: T } | { ok: false; kind: 'gone' };
 
 /**
  * Sends an Update to the batch workflow through the gateway. A draft's workflow may be
@@ -63,7 +61,10 @@ export type UpdateOutcome<T> =
  * and Postgres has the answer. Refusals and 503 WORKFLOW_UNAVAILABLE are thrown.
  */
 export async function runUpdate<Ret, Args extends unknown[]>(
-  deps: Deps, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args,
+  deps: Deps,
+  row: BatchRow,
+  def: UpdateDefinition<Ret, Args>,
+  args: Args,
   opts: BatchServiceOptions & { updateId?: string } = {},
 ): Promise<UpdateOutcome<Ret>> {
   const answer = await updateWorkflow(deps, {
@@ -71,9 +72,13 @@ export async function runUpdate<Ret, Args extends unknown[]>(
     update: def,
     args,
     updateId: opts.updateId,
-    startFromRow: () => (row.status === 'draft'
-      ? { workflowType: BATCH_MAIL_WORKFLOW, options: batchWorkflowStartOptions(deps, batchWorkflowInput(row, draftExpirySeconds(deps, opts))) as never }
-      : null),
+    startFromRow: () =>
+      row.status === 'draft'
+        ? {
+            workflowType: BATCH_MAIL_WORKFLOW,
+            options: batchWorkflowStartOptions(deps, batchWorkflowInput(row, draftExpirySeconds(deps, opts))) as never,
+          }
+        : null,
   });
   return answer.closed ? { ok: false, kind: 'gone' } : { ok: true, value: answer.value };
 }

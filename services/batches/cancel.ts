@@ -9,10 +9,14 @@ import { toBatchObject, visibleBatch } from './batch-view';
 import { BatchServiceOptions, reload, runUpdate } from './batch-workflow';
 
 function notCancellable(r: BatchRow): ApiError {
-  return errors.conflict('BATCH_MAIL_NOT_CANCELLABLE', `The batch is ${r.status}; only draft, paid, generating and submitted batches can be cancelled.`, {
-    suggestedAction: 'The facility has started or the batch is finished; it can no longer be cancelled.',
-    details: { status: r.status },
-  });
+  return errors.conflict(
+    'BATCH_MAIL_NOT_CANCELLABLE',
+    `The batch is ${r.status}; only draft, paid, generating and submitted batches can be cancelled.`,
+    {
+      suggestedAction: 'The facility has started or the batch is finished; it can no longer be cancelled.',
+      details: { status: r.status },
+    },
+  );
 }
 
 export async function cancelBatch(deps: Deps, auth: AuthContext, id: string, opts: BatchServiceOptions = {}) {
@@ -20,7 +24,10 @@ export async function cancelBatch(deps: Deps, auth: AuthContext, id: string, opt
   let alreadyCancelled = before.status === 'cancelled';
   if (!alreadyCancelled) {
     if (!CANCELLABLE_BATCH_STATUSES.includes(before.status)) throw notCancellable(before);
-    const outcome = await runUpdate(deps, before, cancelBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.cancel', opts.idempotencyKey) });
+    const outcome = await runUpdate(deps, before, cancelBatchUpdate, [], {
+      ...opts,
+      updateId: updateIdFor(auth, 'batch.cancel', opts.idempotencyKey),
+    });
     if (outcome.ok) alreadyCancelled = outcome.value.alreadyCancelled;
   }
   const row = await reload(deps, id);

@@ -19,7 +19,11 @@ function nextStepAfterConfirm(deps: Deps, r: BatchRow) {
     };
   }
   if (r.status === 'submitted' && r.test_mode) {
-    return { action: 'advance', url: batchUrl(deps, r.id, '/advance'), hint: 'POST advance moves the sandbox batch to in_progress, then to completed.' };
+    return {
+      action: 'advance',
+      url: batchUrl(deps, r.id, '/advance'),
+      hint: 'POST advance moves the sandbox batch to in_progress, then to completed.',
+    };
   }
   return { action: 'poll', url: batchUrl(deps, r.id), hint: `The batch is ${r.status}.` };
 }
@@ -28,24 +32,33 @@ export async function confirmBatch(deps: Deps, auth: AuthContext, id: string, op
   const before = await visibleBatch(deps, auth, id);
   let alreadyConfirmed = before.status !== 'draft';
   if (before.status === 'cancelled' && !before.confirmed_at) {
-    throw errors.conflict('BATCH_MAIL_NOT_CONFIRMABLE', `The draft was cancelled${before.error_message ? ` (${before.error_message})` : ''}; it cannot be confirmed.`, {
-      suggestedAction: 'Create a new batch.',
-    });
+    throw errors.conflict(
+      'BATCH_MAIL_NOT_CONFIRMABLE',
+      `The draft was cancelled${before.error_message ? ` (${before.error_message})` : ''}; it cannot be confirmed.`,
+      {
+        suggestedAction: 'Create a new batch.',
+      },
+    );
   }
   if (before.status === 'draft') {
     let outcome: UpdateOutcome<{ alreadyConfirmed: boolean }>;
     try {
-      outcome = await runUpdate(deps, before, confirmBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.confirm', opts.idempotencyKey) });
+      outcome = await runUpdate(deps, before, confirmBatchUpdate, [], {
+        ...opts,
+        updateId: updateIdFor(auth, 'batch.confirm', opts.idempotencyKey),
+      });
     } catch (err) {
       if (!isWorkflowUnavailable(err)) throw err;
       // The spec's answer for a confirm the workflow has not taken yet: it is carried out by itself.
       const now = await reload(deps, id);
       const charged = now.status !== 'draft';
-      throw errors.unavailable('BATCH_GENERATION_DISPATCH_PENDING',
+      throw errors.unavailable(
+        'BATCH_GENERATION_DISPATCH_PENDING',
         charged
           ? 'The batch is paid; generating its pieces is pending and is retried automatically. It moves to submitted by itself: poll GET /v1/batch-mail/{id}. Repeating confirm never charges twice.'
           : 'The confirmation is queued for the batch workflow and is retried automatically; nothing has been charged yet. Poll GET /v1/batch-mail/{id}, or repeat confirm: it never charges twice.',
-        { details: { status: now.status, credits_charged: now.credits_charged_cents > 0 } });
+        { details: { status: now.status, credits_charged: now.credits_charged_cents > 0 } },
+      );
     }
     if (outcome.ok) alreadyConfirmed = outcome.value.alreadyConfirmed;
   }

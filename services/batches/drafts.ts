@@ -8,14 +8,31 @@ import { requestFingerprint } from '../shared/idempotency';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { formatCents } from '../../domain/shared/money';
-import { BatchMailingClass, BatchMailType, BatchPrice, describeAllowance, priceBatch } from '../../domain/batches/pricing';
-import { ColumnMap, parseRecipientsCsv, Recipient, RECIPIENTS_CSV_MAX_BYTES } from '../../domain/batches/recipients-csv';
+import {
+  BatchMailingClass,
+  BatchMailType,
+  BatchPrice,
+  describeAllowance,
+  priceBatch,
+} from '../../domain/batches/pricing';
+import {
+  ColumnMap,
+  parseRecipientsCsv,
+  Recipient,
+  RECIPIENTS_CSV_MAX_BYTES,
+} from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
 import { BatchRow, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
-import { BATCH_MAIL_WORKFLOW, BatchServiceOptions, batchWorkflowInput, batchWorkflowStartOptions, draftExpirySeconds } from './batch-workflow';
+import {
+  BATCH_MAIL_WORKFLOW,
+  BatchServiceOptions,
+  batchWorkflowInput,
+  batchWorkflowStartOptions,
+  draftExpirySeconds,
+} from './batch-workflow';
 import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 import { UploadedFile, uploadBytes } from '../shared/uploads';
 
@@ -64,11 +81,14 @@ export async function templatePageCount(bytes: Buffer): Promise<number> {
 }
 
 function nextStepAfterDraft(deps: Deps, r: BatchRow) {
-  const pay = r.test_mode ? 'nothing is charged in the sandbox' : `this charges ${formatCents(r.total_cents)} in credits`;
+  const pay = r.test_mode
+    ? 'nothing is charged in the sandbox'
+    : `this charges ${formatCents(r.total_cents)} in credits`;
   return {
     action: 'confirm',
     url: batchUrl(deps, r.id, '/confirm'),
-    hint: `Check recipients.skipped_rows and pricing, then POST confirm to print ${r.valid} pieces (${pay}). ` +
+    hint:
+      `Check recipients.skipped_rows and pricing, then POST confirm to print ${r.valid} pieces (${pay}). ` +
       `The draft expires at ${r.expires_at.toISOString()}; DELETE cancels it.`,
   };
 }
@@ -81,13 +101,27 @@ async function insertRecipients(tx: Queryable, batchId: string, recipients: Reci
     await tx.query(
       `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip)
        SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-      [batchId, part.map((_, i) => start + i + 1), part.map((r) => r.row), part.map((r) => r.name), part.map((r) => r.line1),
-        part.map((r) => r.line2), part.map((r) => r.city), part.map((r) => r.state), part.map((r) => r.zip)],
+      [
+        batchId,
+        part.map((_, i) => start + i + 1),
+        part.map((r) => r.row),
+        part.map((r) => r.name),
+        part.map((r) => r.line1),
+        part.map((r) => r.line2),
+        part.map((r) => r.city),
+        part.map((r) => r.state),
+        part.map((r) => r.zip),
+      ],
     );
   }
 }
 
-export async function createBatchDraft(deps: Deps, auth: AuthContext, input: CreateBatchInput, opts: BatchServiceOptions = {}) {
+export async function createBatchDraft(
+  deps: Deps,
+  auth: AuthContext,
+  input: CreateBatchInput,
+  opts: BatchServiceOptions = {},
+) {
   const missing = [
     ...(input.template ? [] : [{ path: 'template', message: 'a template PDF file is required' }]),
     ...(input.recipients ? [] : [{ path: 'recipients', message: 'a recipients CSV file is required' }]),
@@ -98,15 +132,21 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   const recipientsFile = input.recipients!;
 
   // Every check runs before anything is stored.
-  if (template.size > TEMPLATE_MAX_BYTES) throw errors.validation([{ path: 'template', message: 'the template PDF may be at most 10 MB' }]);
-  if (recipientsFile.size > RECIPIENTS_CSV_MAX_BYTES) throw errors.validation([{ path: 'recipients', message: 'the recipients CSV may be at most 5 MB' }]);
+  if (template.size > TEMPLATE_MAX_BYTES)
+    throw errors.validation([{ path: 'template', message: 'the template PDF may be at most 10 MB' }]);
+  if (recipientsFile.size > RECIPIENTS_CSV_MAX_BYTES)
+    throw errors.validation([{ path: 'recipients', message: 'the recipients CSV may be at most 5 MB' }]);
   const templateBytes = await uploadBytes(template);
   const pageCount = await templatePageCount(templateBytes);
   if (pageCount > TEMPLATE_MAX_PAGES) {
-    throw errors.badRequest('BATCH_TEMPLATE_PAGES_INVALID', `The template has ${pageCount} pages; at most ${TEMPLATE_MAX_PAGES} are accepted.`, {
-      fields: [{ path: 'template', message: `at most ${TEMPLATE_MAX_PAGES} pages` }],
-      suggestedAction: `Upload a template of at most ${TEMPLATE_MAX_PAGES} pages that fits the mail type (${describeAllowance(input.mail_type, input.duplex)}).`,
-    });
+    throw errors.badRequest(
+      'BATCH_TEMPLATE_PAGES_INVALID',
+      `The template has ${pageCount} pages; at most ${TEMPLATE_MAX_PAGES} are accepted.`,
+      {
+        fields: [{ path: 'template', message: `at most ${TEMPLATE_MAX_PAGES} pages` }],
+        suggestedAction: `Upload a template of at most ${TEMPLATE_MAX_PAGES} pages that fits the mail type (${describeAllowance(input.mail_type, input.duplex)}).`,
+      },
+    );
   }
   assertPagesFit(input.mail_type, input.duplex, pageCount, 'template');
 
@@ -122,7 +162,12 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
   }
   assertMarketingMinimum(input.mailing_class, parsed.valid, 'recipients');
   const price: BatchPrice = priceBatch({
-    mailType: input.mail_type, mailingClass: input.mailing_class, pieces: parsed.valid, pageCount, color: input.color, duplex: input.duplex,
+    mailType: input.mail_type,
+    mailingClass: input.mailing_class,
+    pieces: parsed.valid,
+    pageCount,
+    color: input.color,
+    duplex: input.duplex,
   });
 
   // Advice only (extension): every valid row is still printed, at the same price.
@@ -143,10 +188,33 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
          expires_at, address_check)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
          now() + ($24 || ' seconds')::interval, $25)`,
-      [id, auth.memberId, auth.agentId, auth.testMode, input.job_name, input.mail_type, input.mailing_class, input.duplex, input.color, pageCount,
-        templateKey, recipientsKey, parsed.total_rows, parsed.valid, parsed.skipped, JSON.stringify(parsed.skipped_rows),
-        price.per_piece_cents, price.color_surcharge_cents, price.effective_per_piece_cents, price.volume_discount_pct,
-        price.subtotal_cents, price.discount_cents, price.total_cents, String(expirySeconds), JSON.stringify(addressCheck)],
+      [
+        id,
+        auth.memberId,
+        auth.agentId,
+        auth.testMode,
+        input.job_name,
+        input.mail_type,
+        input.mailing_class,
+        input.duplex,
+        input.color,
+        pageCount,
+        templateKey,
+        recipientsKey,
+        parsed.total_rows,
+        parsed.valid,
+        parsed.skipped,
+        JSON.stringify(parsed.skipped_rows),
+        price.per_piece_cents,
+        price.color_surcharge_cents,
+        price.effective_per_piece_cents,
+        price.volume_discount_pct,
+        price.subtotal_cents,
+        price.discount_cents,
+        price.total_cents,
+        String(expirySeconds),
+        JSON.stringify(addressCheck),
+      ],
     );
     await insertRecipients(tx, id, parsed.recipients);
     await recordBatchSendAfter(tx, id, input.send_after);
@@ -163,7 +231,10 @@ export async function createBatchDraft(deps: Deps, auth: AuthContext, input: Cre
     deps.log.error({ err, batch_id: id }, 'batch workflow start failed; draft withdrawn');
     await deps.db.query(`DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]).catch(() => undefined);
     await Promise.all([deps.storage.remove(templateKey), deps.storage.remove(recipientsKey)]).catch(() => undefined);
-    throw errors.unavailable('BATCH_WORKFLOW_UNAVAILABLE', 'The batch could not be scheduled right now; nothing was stored or charged.');
+    throw errors.unavailable(
+      'BATCH_WORKFLOW_UNAVAILABLE',
+      'The batch could not be scheduled right now; nothing was stored or charged.',
+    );
   }
 
   return { batch: toBatchObject(row), next_step: nextStepAfterDraft(deps, row) };

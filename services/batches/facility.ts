@@ -10,7 +10,13 @@ import { ApiError, errors } from '../../domain/shared/errors';
 import { batchStateConflict } from '../../domain/shared/workflow-failures';
 import { updateIdFor } from '../shared/workflow-gateway';
 import {
-  BatchPieceRange, BatchStatusName, FAILABLE_BATCH_STATUSES, failBatchUpdate, finishBatchUpdate, markBatchPiecesUpdate, startBatchFulfilmentUpdate,
+  BatchPieceRange,
+  BatchStatusName,
+  FAILABLE_BATCH_STATUSES,
+  failBatchUpdate,
+  finishBatchUpdate,
+  markBatchPiecesUpdate,
+  startBatchFulfilmentUpdate,
 } from '../../workflows/batches/contracts';
 import { BatchRow, CountRow, loadBatchRow } from './rows';
 import { BATCH_ID_PATTERN, toBatchObject } from './batch-view';
@@ -24,18 +30,27 @@ export interface FacilityStepOptions {
 
 async function facilityBatch(deps: Deps, auth: AuthContext, id: string): Promise<BatchRow> {
   const row = BATCH_ID_PATTERN.test(id) ? await loadBatchRow(deps.db, id) : undefined;
-  if (!row || row.test_mode || !auth.facilityId || row.facility_id !== auth.facilityId || heldFromFacility(row)) throw errors.notFound('Batch');
+  if (!row || row.test_mode || !auth.facilityId || row.facility_id !== auth.facilityId || heldFromFacility(row))
+    throw errors.notFound('Batch');
   return row;
 }
 
-export async function listFacilityBatches(deps: Deps, auth: AuthContext, input: { status?: BatchStatusName; limit: number; offset: number }) {
+export async function listFacilityBatches(
+  deps: Deps,
+  auth: AuthContext,
+  input: { status?: BatchStatusName; limit: number; offset: number },
+) {
   const statuses = input.status ? [input.status] : ['submitted', 'in_progress'];
   const params = [auth.facilityId, statuses];
   const [{ total }]: CountRow[] = await deps.db.query(
-    `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}`, params);
+    `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}`,
+    params,
+  );
   const rows: BatchRow[] = await deps.db.query(
     `SELECT * FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}
-      ORDER BY submitted_at NULLS LAST, created_at, id LIMIT $3 OFFSET $4`, [...params, input.limit, input.offset]);
+      ORDER BY submitted_at NULLS LAST, created_at, id LIMIT $3 OFFSET $4`,
+    [...params, input.limit, input.offset],
+  );
   return {
     batches: rows.map(toBatchObject),
     pagination: pagination(total, input.limit, input.offset),
@@ -59,9 +74,16 @@ export async function getFacilityBatch(deps: Deps, auth: AuthContext, id: string
 
 /** A facility step as an Update (once per Idempotency-Key); undefined when the workflow has finished. */
 async function facilityUpdate<Ret, Args extends unknown[]>(
-  deps: Deps, auth: AuthContext, row: BatchRow, def: UpdateDefinition<Ret, Args>, args: Args, step: FacilityStepOptions & { operation: string },
+  deps: Deps,
+  auth: AuthContext,
+  row: BatchRow,
+  def: UpdateDefinition<Ret, Args>,
+  args: Args,
+  step: FacilityStepOptions & { operation: string },
 ): Promise<Ret | undefined> {
-  const outcome = await runUpdate(deps, row, def, args, { updateId: updateIdFor(auth, step.operation, step.idempotencyKey) });
+  const outcome = await runUpdate(deps, row, def, args, {
+    updateId: updateIdFor(auth, step.operation, step.idempotencyKey),
+  });
   return outcome.ok ? outcome.value : undefined;
 }
 
@@ -71,21 +93,34 @@ function facilityStateConflict(r: BatchRow, needed: string): ApiError {
 
 export async function startFacilityBatch(deps: Deps, auth: AuthContext, id: string, step: FacilityStepOptions = {}) {
   const before = await facilityBatch(deps, auth, id);
-  if (before.status !== 'submitted' && before.status !== 'in_progress') throw facilityStateConflict(before, 'only submitted batches can be started');
+  if (before.status !== 'submitted' && before.status !== 'in_progress')
+    throw facilityStateConflict(before, 'only submitted batches can be started');
   if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
   if (before.status === 'submitted') {
-    const result = await facilityUpdate(deps, auth, before, startBatchFulfilmentUpdate, [], { ...step, operation: 'facility.batch.start' });
+    const result = await facilityUpdate(deps, auth, before, startBatchFulfilmentUpdate, [], {
+      ...step,
+      operation: 'facility.batch.start',
+    });
     if (!result) throw facilityStateConflict(await reload(deps, id), 'only submitted batches can be started');
   }
   return { batch: toBatchObject(await reload(deps, id)) };
 }
 
 /** Sorted, merged ranges from ranges and single sequences; 400 when outside 1..valid. */
-export function pieceRanges(valid: number, ranges: BatchPieceRange[] = [], sequences: number[] = []): BatchPieceRange[] {
+export function pieceRanges(
+  valid: number,
+  ranges: BatchPieceRange[] = [],
+  sequences: number[] = [],
+): BatchPieceRange[] {
   const all = [...ranges, ...sequences.map((s) => ({ from: s, to: s }))];
   const bad = all.findIndex((r) => r.from < 1 || r.to < r.from || r.to > valid);
   if (bad >= 0) {
-    throw errors.validation([{ path: bad < ranges.length ? `ranges.${bad}` : `sequences.${bad - ranges.length}`, message: `batch_sequence must be within 1-${valid} (from <= to)` }]);
+    throw errors.validation([
+      {
+        path: bad < ranges.length ? `ranges.${bad}` : `sequences.${bad - ranges.length}`,
+        message: `batch_sequence must be within 1-${valid} (from <= to)`,
+      },
+    ]);
   }
   all.sort((a, b) => a.from - b.from);
   const merged: BatchPieceRange[] = [];
@@ -98,38 +133,76 @@ export function pieceRanges(valid: number, ranges: BatchPieceRange[] = [], seque
 }
 
 export async function markFacilityBatchPieces(
-  deps: Deps, auth: AuthContext, id: string,
-  input: { status: 'mailed' | 'failed'; ranges?: BatchPieceRange[]; sequences?: number[]; reason?: string }, step: FacilityStepOptions = {},
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  input: { status: 'mailed' | 'failed'; ranges?: BatchPieceRange[]; sequences?: number[]; reason?: string },
+  step: FacilityStepOptions = {},
 ) {
   const before = await facilityBatch(deps, auth, id);
-  if (before.status !== 'in_progress') throw facilityStateConflict(before, 'pieces can be marked only while the batch is in_progress');
+  if (before.status !== 'in_progress')
+    throw facilityStateConflict(before, 'pieces can be marked only while the batch is in_progress');
   const ranges = pieceRanges(before.valid, input.ranges, input.sequences);
-  const result = await facilityUpdate(deps, auth, before, markBatchPiecesUpdate, [{ status: input.status, ranges, reason: input.reason ?? null }],
-    { ...step, operation: 'facility.batch.pieces' });
-  if (!result) throw facilityStateConflict(await reload(deps, id), 'pieces can be marked only while the batch is in_progress');
+  const result = await facilityUpdate(
+    deps,
+    auth,
+    before,
+    markBatchPiecesUpdate,
+    [{ status: input.status, ranges, reason: input.reason ?? null }],
+    { ...step, operation: 'facility.batch.pieces' },
+  );
+  if (!result)
+    throw facilityStateConflict(await reload(deps, id), 'pieces can be marked only while the batch is in_progress');
   return { batch: toBatchObject(await reload(deps, id)), updated: result.updated };
 }
 
-export async function finishFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { facility_notes?: string }, step: FacilityStepOptions = {}) {
+export async function finishFacilityBatch(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  input: { facility_notes?: string },
+  step: FacilityStepOptions = {},
+) {
   const before = await facilityBatch(deps, auth, id);
   const finished = ['completed', 'partially_completed', 'failed'].includes(before.status);
-  if (!finished && before.status !== 'in_progress') throw facilityStateConflict(before, 'only in_progress batches can be finished');
-  if (!finished) await facilityUpdate(deps, auth, before, finishBatchUpdate, [{ facilityNotes: input.facility_notes ?? null }], { ...step, operation: 'facility.batch.finish' });
+  if (!finished && before.status !== 'in_progress')
+    throw facilityStateConflict(before, 'only in_progress batches can be finished');
+  if (!finished)
+    await facilityUpdate(deps, auth, before, finishBatchUpdate, [{ facilityNotes: input.facility_notes ?? null }], {
+      ...step,
+      operation: 'facility.batch.finish',
+    });
   const row = await reload(deps, id);
   return { batch: toBatchObject(row), refunded_credits_cents: row.refunded_cents, already_finished: finished };
 }
 
-export async function failFacilityBatch(deps: Deps, auth: AuthContext, id: string, input: { error_message: string; facility_notes?: string }, step: FacilityStepOptions = {}) {
+export async function failFacilityBatch(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  input: { error_message: string; facility_notes?: string },
+  step: FacilityStepOptions = {},
+) {
   const before = await facilityBatch(deps, auth, id);
   if (before.status !== 'failed') {
     if (!FAILABLE_BATCH_STATUSES.includes(before.status)) {
       throw facilityStateConflict(before, 'only paid, generating, submitted or in_progress batches can be failed');
     }
     if (!(await claimFacilityBatch(deps.db, auth.facilityId!, id))) throw errors.notFound('Batch');
-    await facilityUpdate(deps, auth, before, failBatchUpdate, [{ errorMessage: input.error_message, facilityNotes: input.facility_notes ?? null }],
-      { ...step, operation: 'facility.batch.fail' });
+    await facilityUpdate(
+      deps,
+      auth,
+      before,
+      failBatchUpdate,
+      [{ errorMessage: input.error_message, facilityNotes: input.facility_notes ?? null }],
+      { ...step, operation: 'facility.batch.fail' },
+    );
   }
   const row = await reload(deps, id);
   if (row.status !== 'failed') throw facilityStateConflict(row, 'it could not be failed');
-  return { batch: toBatchObject(row), refunded_credits_cents: row.refunded_cents, already_failed: before.status === 'failed' };
+  return {
+    batch: toBatchObject(row),
+    refunded_credits_cents: row.refunded_cents,
+    already_failed: before.status === 'failed',
+  };
 }

@@ -87,7 +87,13 @@ export interface CountRow {
 /** What reads and writes need of a DataSource or a transaction's EntityManager. */
 export type Queryable = Pick<EntityManager, 'query'>;
 
-export async function loadBatchRow(db: Queryable, id: string, opts: { lock?: boolean } = {}): Promise<BatchRow | undefined> {
-  const [row]: BatchRow[] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [id]);
+export async function loadBatchRow(
+  db: Queryable,
+  id: string,
+  opts: { lock?: boolean } = {},
+): Promise<BatchRow | undefined> {
+  const [row]: BatchRow[] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [
+    id,
+  ]);
   return row;
 }

@@ -10,13 +10,19 @@ import { BatchServiceOptions, reload, runUpdate } from './batch-workflow';
 
 export async function advanceTestBatch(deps: Deps, auth: AuthContext, id: string, opts: BatchServiceOptions = {}) {
   const before = await visibleBatch(deps, auth, id);
-  const invalid = (status: BatchStatusName) => errors.conflict('BATCH_ADVANCE_INVALID',
-    status === 'paid' || status === 'generating' || status === 'draft'
-      ? `The batch is ${status}; confirm it and wait until it is submitted before advancing.`
-      : `The batch is ${status}; it cannot advance further.`,
-    { suggestedAction: 'Poll GET /v1/batch-mail/{id} until status is submitted, then advance.', details: { status } });
+  const invalid = (status: BatchStatusName) =>
+    errors.conflict(
+      'BATCH_ADVANCE_INVALID',
+      status === 'paid' || status === 'generating' || status === 'draft'
+        ? `The batch is ${status}; confirm it and wait until it is submitted before advancing.`
+        : `The batch is ${status}; it cannot advance further.`,
+      { suggestedAction: 'Poll GET /v1/batch-mail/{id} until status is submitted, then advance.', details: { status } },
+    );
   if (before.status !== 'submitted' && before.status !== 'in_progress') throw invalid(before.status);
-  const outcome = await runUpdate(deps, before, advanceTestBatchUpdate, [], { ...opts, updateId: updateIdFor(auth, 'batch.test_advance', opts.idempotencyKey) });
+  const outcome = await runUpdate(deps, before, advanceTestBatchUpdate, [], {
+    ...opts,
+    updateId: updateIdFor(auth, 'batch.test_advance', opts.idempotencyKey),
+  });
   if (!outcome.ok) throw invalid((await reload(deps, id)).status);
   const row = await reload(deps, id);
   return { batch: toBatchObject(row), previous_status: outcome.value.previousStatus, sandbox: true };

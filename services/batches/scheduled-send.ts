@@ -12,12 +12,19 @@ type Queryable = Pick<EntityManager, 'query'>;
 export { checkSendAfter, heldFromFacility, RELEASED_TO_FACILITY_SQL };
 
 /** Stores send_after on the draft just inserted (same transaction). */
-export async function recordBatchSendAfter(tx: Queryable, batchId: string, sendAfter: string | undefined): Promise<void> {
-  if (sendAfter !== undefined) await tx.query(`UPDATE batches SET send_after = $2 WHERE id = $1`, [batchId, new Date(sendAfter)]);
+export async function recordBatchSendAfter(
+  tx: Queryable,
+  batchId: string,
+  sendAfter: string | undefined,
+): Promise<void> {
+  if (sendAfter !== undefined)
+    await tx.query(`UPDATE batches SET send_after = $2 WHERE id = $1`, [batchId, new Date(sendAfter)]);
 }
 
 /** The batch workflow's scheduled-send input: the time while the batch has not been released, nothing otherwise. */
-export function scheduledBatchInput(row: { send_after?: Date | null; released_to_facility_at?: Date | null }): { sendAfter?: string } {
+export function scheduledBatchInput(row: { send_after?: Date | null; released_to_facility_at?: Date | null }): {
+  sendAfter?: string;
+} {
   if (!row.send_after || row.released_to_facility_at) return {};
   return { sendAfter: row.send_after.toISOString() };
 }

@@ -22,7 +22,10 @@ export function billingUrl(deps: Deps): string {
 }
 
 export async function balanceCents(db: Queryable, memberId: string): Promise<number> {
-  const [row] = await db.query(`SELECT COALESCE(SUM(amount_cents), 0)::bigint AS balance FROM credits_ledger WHERE member_id = $1`, [memberId]);
+  const [row] = await db.query(
+    `SELECT COALESCE(SUM(amount_cents), 0)::bigint AS balance FROM credits_ledger WHERE member_id = $1`,
+    [memberId],
+  );
   return Number(row.balance);
 }
 
@@ -65,9 +68,13 @@ export async function lockMemberRow(tx: EntityManager, memberId: string): Promis
 
 /** lockMemberRow that also reads `columns` of the row in the same statement (`member` is undefined when there is no such member). */
 export async function lockMemberRowReading<T extends Partial<Record<MemberColumn, unknown>>>(
-  tx: EntityManager, memberId: string, columns: readonly MemberColumn[],
+  tx: EntityManager,
+  memberId: string,
+  columns: readonly MemberColumn[],
 ): Promise<{ lock: MemberLock; member: T | undefined }> {
-  const [member]: T[] = await tx.query(`SELECT ${columns.join(', ')} FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+  const [member]: T[] = await tx.query(`SELECT ${columns.join(', ')} FROM members WHERE id = $1 FOR UPDATE`, [
+    memberId,
+  ]);
   const lock = Object.freeze({ tx, memberId });
   memberLocks.add(lock);
   return { lock, member };
@@ -80,13 +87,16 @@ export async function lockMemberRowReading<T extends Partial<Record<MemberColumn
  * (a lock from another transaction or for another member is a programming error).
  */
 export async function debit(
-  deps: Deps, tx: EntityManager, m: LedgerMovement, opts: { memberLock?: MemberLock } = {},
+  deps: Deps,
+  tx: EntityManager,
+  m: LedgerMovement,
+  opts: { memberLock?: MemberLock } = {},
 ): Promise<{ balanceCents: number; alreadyDebited: boolean }> {
   if (m.amountCents < 0) throw new Error('debit amount must be >= 0');
   const held = opts.memberLock;
   if (!held) await lockMemberRow(tx, m.memberId);
   else if (!memberLocks.has(held) || held.tx !== tx || held.memberId !== m.memberId) {
-    throw new Error('debit: memberLock is not this transaction\'s lock on this member');
+    throw new Error("debit: memberLock is not this transaction's lock on this member");
   }
   const [existing] = await tx.query(`SELECT id FROM credits_ledger WHERE entry_key = $1`, [m.entryKey]);
   const balance = await balanceCents(tx, m.memberId);
@@ -127,30 +137,52 @@ export async function topUp(db: Queryable, m: LedgerMovement): Promise<void> {
  * edited). Refuses to take the balance below zero. The same reference applies once; reusing it
  * for a different amount is refused.
  */
-export async function adjustCredits(deps: Deps, m: { memberId: string; amountCents: number; reason: string; reference: string }) {
+export async function adjustCredits(
+  deps: Deps,
+  m: { memberId: string; amountCents: number; reason: string; reference: string },
+) {
   return deps.db.transaction(async (tx) => {
     const [member] = await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [m.memberId]);
     if (!member) return null;
     const entryKey = `adjustment:admin:${m.memberId}:${m.reference}`;
-    const [existing] = await tx.query(`SELECT amount_cents, description FROM credits_ledger WHERE entry_key = $1`, [entryKey]);
+    const [existing] = await tx.query(`SELECT amount_cents, description FROM credits_ledger WHERE entry_key = $1`, [
+      entryKey,
+    ]);
     const balance = await balanceCents(tx, m.memberId);
     if (existing) {
       if (Number(existing.amount_cents) !== m.amountCents) {
-        throw codedError(409, 'ADJUSTMENT_REFERENCE_USED', `reference ${m.reference} was already used for an adjustment of ${existing.amount_cents} cents`, {
-          suggestedAction: 'Use a new --reference for a different adjustment.',
-        });
+        throw codedError(
+          409,
+          'ADJUSTMENT_REFERENCE_USED',
+          `reference ${m.reference} was already used for an adjustment of ${existing.amount_cents} cents`,
+          {
+            suggestedAction: 'Use a new --reference for a different adjustment.',
+          },
+        );
       }
       return { member_id: m.memberId, adjusted_cents: m.amountCents, already_applied: true, balance_cents: balance };
     }
     if (balance + m.amountCents < 0) {
-      throw codedError(409, 'ADJUSTMENT_WOULD_GO_NEGATIVE',
-        `the balance is ${formatCents(balance)}; adjusting by ${m.amountCents} cents would make it negative`, {
-          suggestedAction: `Adjust by at most -${balance} cents.`, details: { balance_cents: balance },
-        });
+      throw codedError(
+        409,
+        'ADJUSTMENT_WOULD_GO_NEGATIVE',
+        `the balance is ${formatCents(balance)}; adjusting by ${m.amountCents} cents would make it negative`,
+        {
+          suggestedAction: `Adjust by at most -${balance} cents.`,
+          details: { balance_cents: balance },
+        },
+      );
     }
     await tx.query(
       `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
-       VALUES ($1, $2, 'adjustment', $3, 'operator', $4, $5)`, [m.memberId, m.amountCents, entryKey, m.reference, m.reason]);
-    return { member_id: m.memberId, adjusted_cents: m.amountCents, already_applied: false, balance_cents: balance + m.amountCents };
+       VALUES ($1, $2, 'adjustment', $3, 'operator', $4, $5)`,
+      [m.memberId, m.amountCents, entryKey, m.reference, m.reason],
+    );
+    return {
+      member_id: m.memberId,
+      adjusted_cents: m.amountCents,
+      already_applied: false,
+      balance_cents: balance + m.amountCents,
+    };
   });
 }

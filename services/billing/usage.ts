@@ -22,9 +22,12 @@ export const USAGE_EVENTS_LIMIT = 1000;
 
 export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery) {
   const now = new Date();
-  const start = query.period_start ? new Date(query.period_start) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const start = query.period_start
+    ? new Date(query.period_start)
+    : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const end = query.period_end ? new Date(query.period_end) : now;
-  if (start.getTime() >= end.getTime()) throw errors.validation([{ path: 'query.period_start', message: 'must be before period_end' }]);
+  if (start.getTime() >= end.getTime())
+    throw errors.validation([{ path: 'query.period_start', message: 'must be before period_end' }]);
   const agentId = await resolveAgentFilter(deps, auth, query.agent_id);
   const testMode = query.test_mode ?? auth.testMode;
 
@@ -32,7 +35,9 @@ export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery)
   const agentClause = agentId ? ` AND agent_id = $${pieceParams.push(agentId)}` : '';
   const pieceRows: { status: string; n: number }[] = await deps.db.query(
     `SELECT status, count(*)::int AS n FROM outbound_mail
-      WHERE member_id = $1 AND test_mode = $2 AND created_at >= $3 AND created_at < $4${agentClause} GROUP BY status`, pieceParams);
+      WHERE member_id = $1 AND test_mode = $2 AND created_at >= $3 AND created_at < $4${agentClause} GROUP BY status`,
+    pieceParams,
+  );
   const byStatus = Object.fromEntries(pieceRows.map((r) => [r.status, r.n]));
   const total = pieceRows.reduce((sum, r) => sum + r.n, 0);
 
@@ -51,17 +56,37 @@ export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery)
       `SELECT COALESCE(-SUM(amount_cents) FILTER (WHERE kind = 'debit'), 0)::bigint AS spend,
               COALESCE(SUM(amount_cents) FILTER (WHERE kind = 'refund'), 0)::bigint AS refunds,
               count(*)::int AS n
-         FROM credits_ledger l WHERE ${ledgerWhere}`, ledgerParams);
+         FROM credits_ledger l WHERE ${ledgerWhere}`,
+      ledgerParams,
+    );
     spend = Number(sums.spend);
     refunds = Number(sums.refunds);
     truncated = sums.n > USAGE_EVENTS_LIMIT;
     const rows = await deps.db.query(
       `SELECT l.id, l.kind, l.amount_cents, l.description, l.reference_type, l.reference_id, l.created_at
-         FROM credits_ledger l WHERE ${ledgerWhere} ORDER BY l.created_at DESC, l.id LIMIT ${USAGE_EVENTS_LIMIT}`, ledgerParams);
-    events = rows.map((r: { id: string; kind: string; amount_cents: number; description: string | null; reference_type: string | null; reference_id: string | null; created_at: Date }) => ({
-      id: r.id, kind: r.kind, amount_cents: r.amount_cents, amount_display: formatCents(r.amount_cents), description: r.description,
-      reference_type: r.reference_type, reference_id: r.reference_id, created_at: r.created_at.toISOString(),
-    }));
+         FROM credits_ledger l WHERE ${ledgerWhere} ORDER BY l.created_at DESC, l.id LIMIT ${USAGE_EVENTS_LIMIT}`,
+      ledgerParams,
+    );
+    events = rows.map(
+      (r: {
+        id: string;
+        kind: string;
+        amount_cents: number;
+        description: string | null;
+        reference_type: string | null;
+        reference_id: string | null;
+        created_at: Date;
+      }) => ({
+        id: r.id,
+        kind: r.kind,
+        amount_cents: r.amount_cents,
+        amount_display: formatCents(r.amount_cents),
+        description: r.description,
+        reference_type: r.reference_type,
+        reference_id: r.reference_id,
+        created_at: r.created_at.toISOString(),
+      }),
+    );
   }
 
   return {

@@ -11,7 +11,13 @@ export function iso(d: Date | string | null | undefined): string | null {
 }
 
 /** SQL filter on (member_id, test_mode, agent_id) for the caller; `$1..$n` starting at `from`. */
-export async function ownerFilter(deps: Deps, auth: AuthContext, alias: string, requestedAgentId: string | null | undefined, params: unknown[]): Promise<string> {
+export async function ownerFilter(
+  deps: Deps,
+  auth: AuthContext,
+  alias: string,
+  requestedAgentId: string | null | undefined,
+  params: unknown[],
+): Promise<string> {
   params.push(auth.memberId, auth.testMode);
   let sql = `${alias}.member_id = $${params.length - 1} AND ${alias}.test_mode = $${params.length}`;
   const agentId = await resolveAgentFilter(deps, auth, requestedAgentId);

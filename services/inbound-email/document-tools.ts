@@ -13,10 +13,15 @@ const TOOL_TIMEOUT_MS = 120_000;
 
 function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout: TOOL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} failed: ${stderr?.toString().trim() || err.message}`));
-      else resolve(stdout);
-    });
+    execFile(
+      cmd,
+      args,
+      { timeout: TOOL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${cmd} failed: ${stderr?.toString().trim() || err.message}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -96,5 +101,8 @@ export async function docxText(docx: Buffer): Promise<string> {
     }
     return out;
   });
-  return paragraphs.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return paragraphs
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

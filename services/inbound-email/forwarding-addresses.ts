@@ -9,7 +9,12 @@ import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { errors } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';
-import { aliasStatusMoveProblem, AliasStatus, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
+import {
+  aliasStatusMoveProblem,
+  AliasStatus,
+  randomLocalPart,
+  vanityProblem,
+} from '../../domain/inbound-email/aliases';
 import { updateReturning } from '../physical-inbound/item-records';
 import { iso, ownerFilter } from './caller-scope';
 import type { InboundForwardingAliasRow } from './rows';
@@ -23,16 +28,36 @@ export type AliasRow = InboundForwardingAliasRow & { email: string };
 
 function shapeAlias(r: AliasRow) {
   return {
-    id: r.id, member_id: r.member_id, agent_id: r.agent_id, label: r.label, alias_local_part: r.alias_local_part, domain: r.domain,
-    email: r.email, alias_type: r.alias_type, requested_alias_local_part: r.requested_alias_local_part, source_type: r.source_type,
-    provider: r.provider, handled_by: r.handled_by, capture_method: r.capture_method, automation_level: r.automation_level,
-    approval_mode: r.approval_mode, status: r.status, last_received_at: iso(r.last_received_at), metadata: r.metadata ?? {},
-    created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+    id: r.id,
+    member_id: r.member_id,
+    agent_id: r.agent_id,
+    label: r.label,
+    alias_local_part: r.alias_local_part,
+    domain: r.domain,
+    email: r.email,
+    alias_type: r.alias_type,
+    requested_alias_local_part: r.requested_alias_local_part,
+    source_type: r.source_type,
+    provider: r.provider,
+    handled_by: r.handled_by,
+    capture_method: r.capture_method,
+    automation_level: r.automation_level,
+    approval_mode: r.approval_mode,
+    status: r.status,
+    last_received_at: iso(r.last_received_at),
+    metadata: r.metadata ?? {},
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
   };
 }
 export type ForwardingAddress = ReturnType<typeof shapeAlias>;
 
-export interface ListAliasesInput { status?: AliasStatus; agent_id?: string; limit: number; offset: number }
+export interface ListAliasesInput {
+  status?: AliasStatus;
+  agent_id?: string;
+  limit: number;
+  offset: number;
+}
 
 export async function listForwardingAddresses(deps: Deps, auth: AuthContext, input: ListAliasesInput) {
   const params: unknown[] = [];
@@ -41,15 +66,22 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
     params.push(input.status);
     where += ` AND a.status = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM inbound_forwarding_aliases a WHERE ${where}`, params);
+  const [{ total }] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM inbound_forwarding_aliases a WHERE ${where}`,
+    params,
+  );
   const rows: AliasRow[] = await deps.db.query(
-    `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
+    `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`,
+    params,
   );
   return { forwarding_addresses: rows.map(shapeAlias), pagination: pagination(total, input.limit, input.offset) };
 }
 
 async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<AliasRow> {
-  const [row]: AliasRow[] = await deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`, [id]);
+  const [row]: AliasRow[] = await deps.db.query(
+    `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`,
+    [id],
+  );
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound forwarding address');
   }
@@ -78,11 +110,12 @@ export interface CreateAliasInput extends AliasSettings {
 }
 
 const RANDOM_ATTEMPTS = 5;
-const ALIAS_ARCHIVED_HINT = 'Archived aliases stay archived; create a new alias with POST /v1/inbound-forwarding-addresses.';
+const ALIAS_ARCHIVED_HINT =
+  'Archived aliases stay archived; create a new alias with POST /v1/inbound-forwarding-addresses.';
 
 export async function createForwardingAddress(deps: Deps, auth: AuthContext, input: CreateAliasInput) {
   // Agent keys always create aliases for their own agent (an agent_id they pass is ignored).
-  const agentId = isAgentKey(auth) ? auth.agentId : input.agent_id ?? null;
+  const agentId = isAgentKey(auth) ? auth.agentId : (input.agent_id ?? null);
   if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
   const handledBy = input.handled_by ?? (agentId ? 'agent' : 'member');
   if (handledBy === 'agent' && !agentId) {
@@ -90,12 +123,15 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
   }
   let requested: string | null = null;
   if (input.alias_type === 'vanity') {
-    if (!input.requested_alias_local_part) throw errors.validation([{ path: 'requested_alias_local_part', message: 'required when alias_type is vanity' }]);
+    if (!input.requested_alias_local_part)
+      throw errors.validation([{ path: 'requested_alias_local_part', message: 'required when alias_type is vanity' }]);
     const problem = vanityProblem(input.requested_alias_local_part);
     if (problem) throw errors.validation([{ path: 'requested_alias_local_part', message: problem }]);
     requested = input.requested_alias_local_part;
   } else if (input.requested_alias_local_part !== undefined) {
-    throw errors.validation([{ path: 'requested_alias_local_part', message: 'only allowed when alias_type is vanity' }]);
+    throw errors.validation([
+      { path: 'requested_alias_local_part', message: 'only allowed when alias_type is vanity' },
+    ]);
   }
 
   for (let attempt = 0; attempt < (requested ? 1 : RANDOM_ATTEMPTS); attempt++) {
@@ -105,16 +141,34 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
                                               source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        ON CONFLICT (lower(alias_local_part), lower(domain)) DO NOTHING RETURNING ${ALIAS_COLUMNS}`,
-      [auth.memberId, agentId, auth.testMode, input.label ?? 'Forwarded mail', localPart, deps.config.inboundEmailDomain, input.alias_type, requested,
-        input.source_type ?? 'email_forward', input.provider ?? null, handledBy, input.capture_method ?? 'any', input.automation_level ?? 'medium',
-        input.approval_mode ?? 'always_require', JSON.stringify(input.metadata ?? {})],
+      [
+        auth.memberId,
+        agentId,
+        auth.testMode,
+        input.label ?? 'Forwarded mail',
+        localPart,
+        deps.config.inboundEmailDomain,
+        input.alias_type,
+        requested,
+        input.source_type ?? 'email_forward',
+        input.provider ?? null,
+        handledBy,
+        input.capture_method ?? 'any',
+        input.automation_level ?? 'medium',
+        input.approval_mode ?? 'always_require',
+        JSON.stringify(input.metadata ?? {}),
+      ],
     );
     if (rows.length) return { forwarding_address: shapeAlias(rows[0]) };
   }
   if (requested) {
-    throw errors.conflict('ALIAS_TAKEN', `${requested.toLowerCase()}@${deps.config.inboundEmailDomain} is already taken.`, {
-      suggestedAction: 'Choose another requested_alias_local_part, or create a random alias.',
-    });
+    throw errors.conflict(
+      'ALIAS_TAKEN',
+      `${requested.toLowerCase()}@${deps.config.inboundEmailDomain} is already taken.`,
+      {
+        suggestedAction: 'Choose another requested_alias_local_part, or create a random alias.',
+      },
+    );
   }
   throw errors.unavailable('ALIAS_GENERATION_FAILED', 'Could not generate a free random alias; retry.');
 }
@@ -132,22 +186,39 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', input.agent_id] });
   if (input.status) {
     const problem = aliasStatusMoveProblem(current.status, input.status);
-    if (problem) throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`, { suggestedAction: ALIAS_ARCHIVED_HINT });
+    if (problem)
+      throw errors.conflict('ALIAS_ARCHIVED', `This alias is archived: ${problem}.`, {
+        suggestedAction: ALIAS_ARCHIVED_HINT,
+      });
   } else if (current.status === 'archived' && Object.keys(input).length) {
-    throw errors.conflict('ALIAS_ARCHIVED', 'This alias is archived and can no longer be changed.', { suggestedAction: ALIAS_ARCHIVED_HINT });
+    throw errors.conflict('ALIAS_ARCHIVED', 'This alias is archived and can no longer be changed.', {
+      suggestedAction: ALIAS_ARCHIVED_HINT,
+    });
   }
   const agentId = input.agent_id !== undefined ? input.agent_id : current.agent_id;
-  const handledBy = input.handled_by ?? (input.agent_id === null && current.handled_by === 'agent' ? 'member' : current.handled_by);
+  const handledBy =
+    input.handled_by ?? (input.agent_id === null && current.handled_by === 'agent' ? 'member' : current.handled_by);
   if (handledBy === 'agent' && !agentId) {
     throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
   }
-  const [updated] = await updateReturning<AliasRow>(deps.db,
+  const [updated] = await updateReturning<AliasRow>(
+    deps.db,
     `UPDATE inbound_forwarding_aliases SET label = $2, agent_id = $3, source_type = $4, provider = $5, handled_by = $6, capture_method = $7,
             automation_level = $8, approval_mode = $9, status = $10, metadata = $11, updated_at = now()
       WHERE id = $1 RETURNING ${ALIAS_COLUMNS}`,
-    [id, input.label ?? current.label, agentId, input.source_type ?? current.source_type, input.provider !== undefined ? input.provider : current.provider,
-      handledBy, input.capture_method ?? current.capture_method, input.automation_level ?? current.automation_level,
-      input.approval_mode ?? current.approval_mode, input.status ?? current.status, JSON.stringify(input.metadata ?? current.metadata ?? {})],
+    [
+      id,
+      input.label ?? current.label,
+      agentId,
+      input.source_type ?? current.source_type,
+      input.provider !== undefined ? input.provider : current.provider,
+      handledBy,
+      input.capture_method ?? current.capture_method,
+      input.automation_level ?? current.automation_level,
+      input.approval_mode ?? current.approval_mode,
+      input.status ?? current.status,
+      JSON.stringify(input.metadata ?? current.metadata ?? {}),
+    ],
   );
   return { forwarding_address: shapeAlias(updated) };
 }

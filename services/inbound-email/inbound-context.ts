@@ -14,7 +14,13 @@ import { contentDisposition } from '../../domain/shared/downloads';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
 import { iso, ownerFilter } from './caller-scope';
 import { ALIAS_COLUMNS, AliasRow } from './forwarding-addresses';
-import type { InboundExtractionRow, InboundMailFileRow, InboundMailItemRow, InboundReplyContactRow, PostalThreadRow } from './rows';
+import type {
+  InboundExtractionRow,
+  InboundMailFileRow,
+  InboundMailItemRow,
+  InboundReplyContactRow,
+  PostalThreadRow,
+} from './rows';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
@@ -56,16 +62,27 @@ export interface ListInboundInput {
 export async function listInboundMail(deps: Deps, auth: AuthContext, input: ListInboundInput) {
   const params: unknown[] = [];
   let where = await ownerFilter(deps, auth, 'i', input.agent_id, params);
-  for (const [column, value] of [['category', input.category], ['status', input.status], ['thread_id', input.thread_id]] as const) {
+  for (const [column, value] of [
+    ['category', input.category],
+    ['status', input.status],
+    ['thread_id', input.thread_id],
+  ] as const) {
     if (value === undefined) continue;
     params.push(value);
     where += ` AND i.${column} = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM inbound_mail_items i WHERE ${where}`, params);
-  const rows: InboundMailItemRow[] = await deps.db.query(
-    `SELECT i.* FROM inbound_mail_items i WHERE ${where} ORDER BY i.received_at DESC, i.id LIMIT ${input.limit} OFFSET ${input.offset}`, params,
+  const [{ total }] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM inbound_mail_items i WHERE ${where}`,
+    params,
   );
-  return { items: await shapeItems(deps, auth, rows, new Set(input.include), false), pagination: pagination(total, input.limit, input.offset) };
+  const rows: InboundMailItemRow[] = await deps.db.query(
+    `SELECT i.* FROM inbound_mail_items i WHERE ${where} ORDER BY i.received_at DESC, i.id LIMIT ${input.limit} OFFSET ${input.offset}`,
+    params,
+  );
+  return {
+    items: await shapeItems(deps, auth, rows, new Set(input.include), false),
+    pagination: pagination(total, input.limit, input.offset),
+  };
 }
 
 async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<InboundMailItemRow> {
@@ -76,10 +93,20 @@ async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<Inbo
   return row;
 }
 
-export async function getInboundMail(deps: Deps, auth: AuthContext, input: { id: string; include: InboundItemInclude[]; signed_urls: boolean }) {
+export async function getInboundMail(
+  deps: Deps,
+  auth: AuthContext,
+  input: { id: string; include: InboundItemInclude[]; signed_urls: boolean },
+) {
   const row = await loadItem(deps, auth, input.id);
   const include = new Set(input.include.filter((v): v is InboundInclude => v !== 'signed_urls'));
-  const [item] = await shapeItems(deps, auth, [row], include, input.signed_urls || input.include.includes('signed_urls'));
+  const [item] = await shapeItems(
+    deps,
+    auth,
+    [row],
+    include,
+    input.signed_urls || input.include.includes('signed_urls'),
+  );
   return item;
 }
 
@@ -87,7 +114,8 @@ export async function getInboundMail(deps: Deps, auth: AuthContext, input: { id:
 export async function getInboundFile(deps: Deps, auth: AuthContext, input: { id: string; fileId: string }) {
   await loadItem(deps, auth, input.id);
   const [file]: Array<Pick<InboundMailFileRow, 'filename' | 'content_type' | 'storage_key'>> = await deps.db.query(
-    `SELECT filename, content_type, storage_key FROM inbound_mail_files WHERE id = $1 AND inbound_mail_item_id = $2`, [input.fileId, input.id],
+    `SELECT filename, content_type, storage_key FROM inbound_mail_files WHERE id = $1 AND inbound_mail_item_id = $2`,
+    [input.fileId, input.id],
   );
   if (!file) throw errors.notFound('Inbound mail file');
   return { body: await deps.storage.get(file.storage_key), contentType: file.content_type, filename: file.filename };
@@ -105,15 +133,28 @@ function groupBy<T, K extends keyof T>(rows: T[], key: K): Map<T[K], T[]> {
 
 function shapeOutbound(r: LinkedOutboundRow) {
   return {
-    id: r.id, status: r.status, mail_class: r.mail_class, recipient_name: r.recipient_name, recipient_company: r.recipient_company,
-    recipient_city: r.recipient_city, recipient_state: r.recipient_state, tracking_number: r.tracking_number,
-    inbound_capture_id: r.inbound_capture_id, postal_mail_thread_id: r.postal_mail_thread_id,
-    created_at: iso(r.created_at), mailed_at: iso(r.mailed_at),
+    id: r.id,
+    status: r.status,
+    mail_class: r.mail_class,
+    recipient_name: r.recipient_name,
+    recipient_company: r.recipient_company,
+    recipient_city: r.recipient_city,
+    recipient_state: r.recipient_state,
+    tracking_number: r.tracking_number,
+    inbound_capture_id: r.inbound_capture_id,
+    postal_mail_thread_id: r.postal_mail_thread_id,
+    created_at: iso(r.created_at),
+    mailed_at: iso(r.mailed_at),
   };
 }
 
 /** Outbound pieces the caller may see that reply to these items or their threads. */
-export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: string[], threadIds: string[]): Promise<LinkedOutboundRow[]> {
+export async function linkedOutbound(
+  deps: Deps,
+  auth: AuthContext,
+  itemIds: string[],
+  threadIds: string[],
+): Promise<LinkedOutboundRow[]> {
   if (!itemIds.length) return [];
   const params: unknown[] = [auth.memberId, auth.testMode, itemIds, threadIds];
   let agent = '';
@@ -126,27 +167,47 @@ export async function linkedOutbound(deps: Deps, auth: AuthContext, itemIds: str
             inbound_capture_id, postal_mail_thread_id, created_at, mailed_at
        FROM outbound_mail
       WHERE member_id = $1 AND test_mode = $2 AND (inbound_capture_id = ANY($3::uuid[]) OR postal_mail_thread_id = ANY($4::uuid[]))${agent}
-      ORDER BY created_at`, params,
+      ORDER BY created_at`,
+    params,
   );
 }
 
-async function shapeItems(deps: Deps, auth: AuthContext, rows: InboundMailItemRow[], include: Set<InboundInclude>, signedUrls: boolean) {
+async function shapeItems(
+  deps: Deps,
+  auth: AuthContext,
+  rows: InboundMailItemRow[],
+  include: Set<InboundInclude>,
+  signedUrls: boolean,
+) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const threadIds = [...new Set(rows.map((r) => r.thread_id).filter(Boolean))] as string[];
   const [files, threads, aliases, contacts]: [
-    InboundMailFileRow[], Array<Pick<PostalThreadRow, 'id' | 'title' | 'category' | 'status'>>, AliasRow[], InboundReplyContactRow[],
+    InboundMailFileRow[],
+    Array<Pick<PostalThreadRow, 'id' | 'title' | 'category' | 'status'>>,
+    AliasRow[],
+    InboundReplyContactRow[],
   ] = await Promise.all([
-    deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY position`, [ids]),
-    threadIds.length ? deps.db.query(`SELECT id, title, category, status FROM postal_threads WHERE id = ANY($1::uuid[])`, [threadIds]) : [],
-    deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = ANY($1::uuid[])`, [[...new Set(rows.map((r) => r.alias_id))]]),
-    include.has('drafting') ? deps.db.query(`SELECT * FROM inbound_reply_contacts WHERE inbound_mail_item_id = ANY($1::uuid[])`, [ids]) : [],
+    deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY position`, [
+      ids,
+    ]),
+    threadIds.length
+      ? deps.db.query(`SELECT id, title, category, status FROM postal_threads WHERE id = ANY($1::uuid[])`, [threadIds])
+      : [],
+    deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = ANY($1::uuid[])`, [
+      [...new Set(rows.map((r) => r.alias_id))],
+    ]),
+    include.has('drafting')
+      ? deps.db.query(`SELECT * FROM inbound_reply_contacts WHERE inbound_mail_item_id = ANY($1::uuid[])`, [ids])
+      : [],
   ]);
   const needExtractions = include.has('lineage') || include.has('ocr');
   const extractions: ExtractionRead[] = needExtractions
     ? await deps.db.query(
-      `SELECT id, inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence::float AS confidence, metadata, created_at
-         FROM inbound_extractions WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY created_at, position`, [ids])
+        `SELECT id, inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence::float AS confidence, metadata, created_at
+         FROM inbound_extractions WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY created_at, position`,
+        [ids],
+      )
     : [];
   const outbound = include.has('drafting') ? await linkedOutbound(deps, auth, ids, threadIds) : [];
   const filesByItem = groupBy(files, 'inbound_mail_item_id');
@@ -156,95 +217,168 @@ async function shapeItems(deps: Deps, auth: AuthContext, rows: InboundMailItemRo
   const contactByItem = new Map(contacts.map((c) => [c.inbound_mail_item_id, c]));
   const withDownload = include.has('files') || signedUrls;
 
-  return Promise.all(rows.map(async (r) => {
-    const itemFiles = filesByItem.get(r.id) ?? [];
-    const attachments = itemFiles.filter((f) => f.kind === 'attachment');
-    const thread = r.thread_id ? threadById.get(r.thread_id) : null;
-    const alias = aliasById.get(r.alias_id)!;
-    const itemExtractions = extractionsByItem.get(r.id) ?? [];
-    const ocrRows = itemExtractions.filter((e) => e.source === 'ocr' && e.field === 'page_text');
-    const preview = r.body_text.replace(/\s+/g, ' ').trim();
+  return Promise.all(
+    rows.map(async (r) => {
+      const itemFiles = filesByItem.get(r.id) ?? [];
+      const attachments = itemFiles.filter((f) => f.kind === 'attachment');
+      const thread = r.thread_id ? threadById.get(r.thread_id) : null;
+      const alias = aliasById.get(r.alias_id)!;
+      const itemExtractions = extractionsByItem.get(r.id) ?? [];
+      const ocrRows = itemExtractions.filter((e) => e.source === 'ocr' && e.field === 'page_text');
+      const preview = r.body_text.replace(/\s+/g, ' ').trim();
 
-    const shapedFiles = await Promise.all(itemFiles.map(async (f) => ({
-      id: f.id, kind: f.kind, filename: f.filename, content_type: f.content_type, size_bytes: Number(f.size_bytes), sha256: f.sha256,
-      extraction_status: f.extraction_status,
-      ...(withDownload ? { download_url: `${deps.config.baseUrl}/v1/inbound/${r.id}/files/${f.id}` } : {}),
-      ...(signedUrls ? { signed_url: await deps.storage.signedUrl(f.storage_key, { contentDisposition: contentDisposition(f.filename, { fallbackName: 'attachment' }) }) } : {}),
-      created_at: iso(f.created_at),
-    })));
-
-    const item: Record<string, unknown> = {
-      id: r.id,
-      object: 'inbound_mail_item',
-      status: r.status,
-      received_at: iso(r.received_at),
-      from: r.from_address || r.from_name ? { name: r.from_name, email: r.from_address } : null,
-      subject: r.subject,
-      note_preview: preview ? preview.slice(0, NOTE_PREVIEW_CHARS) : null,
-      attachment_count: attachments.length,
-      category: r.category,
-      suggested_action: r.suggested_action,
-      parsed: {
-        message_id: r.headers?.message_id ?? null, date: r.headers?.date ?? null, in_reply_to: r.headers?.in_reply_to ?? null,
-        references: r.headers?.references ?? [], to: r.headers?.to ?? null, cc: r.headers?.cc ?? null, reply_to: r.headers?.reply_to ?? null,
-        envelope_from: r.envelope_from, envelope_to: r.envelope_to, sender: r.sender, recipient: r.recipient,
-        deadlines: r.deadlines ?? [], key_facts: r.key_facts ?? [],
-      },
-      thread: thread ? { id: thread.id, object: 'postal_mail_thread', title: thread.title, category: thread.category, status: thread.status } : null,
-      files: shapedFiles,
-      context: {
-        summary: r.summary,
-        alias: { id: alias.id, email: alias.email, label: alias.label, handled_by: alias.handled_by, automation_level: alias.automation_level, approval_mode: alias.approval_mode },
-        agent_id: r.agent_id,
-        capture_method: r.capture_method,
-        review_reasons: r.review_reasons ?? [],
-        failure_reason: r.failure_reason,
-        attachment_flags: attachments.filter((f) => f.content_type_mismatch).map((f) => ({
-          inbound_mail_file_id: f.id, declared_content_type: f.declared_content_type, detected_content_type: f.content_type, reason: 'content_type_mismatch',
+      const shapedFiles = await Promise.all(
+        itemFiles.map(async (f) => ({
+          id: f.id,
+          kind: f.kind,
+          filename: f.filename,
+          content_type: f.content_type,
+          size_bytes: Number(f.size_bytes),
+          sha256: f.sha256,
+          extraction_status: f.extraction_status,
+          ...(withDownload ? { download_url: `${deps.config.baseUrl}/v1/inbound/${r.id}/files/${f.id}` } : {}),
+          ...(signedUrls
+            ? {
+                signed_url: await deps.storage.signedUrl(f.storage_key, {
+                  contentDisposition: contentDisposition(f.filename, { fallbackName: 'attachment' }),
+                }),
+              }
+            : {}),
+          created_at: iso(f.created_at),
         })),
-        extracted_at: iso(r.extracted_at),
-        workflow_id: inboundExtractionWorkflowId(r.id),
-      },
-    };
+      );
 
-    if (include.has('drafting')) {
-      const c = contactByItem.get(r.id);
-      const replyContact = c ? {
-        id: c.id, name: c.name, line1: c.line1, line2: c.line2, city: c.city, state: c.state, postal_code: c.postal_code, country: c.country,
-        source_type: c.source_type, verification_status: c.verification_status, confidence: Number(c.confidence),
-        formatted_address: [c.name, c.line1, c.line2, `${c.city}, ${c.state} ${c.postal_code}`].filter(Boolean).join('\n'),
-      } : null;
-      item.draft_context = {
-        summary: r.summary,
+      const item: Record<string, unknown> = {
+        id: r.id,
+        object: 'inbound_mail_item',
+        status: r.status,
+        received_at: iso(r.received_at),
+        from: r.from_address || r.from_name ? { name: r.from_name, email: r.from_address } : null,
+        subject: r.subject,
+        note_preview: preview ? preview.slice(0, NOTE_PREVIEW_CHARS) : null,
+        attachment_count: attachments.length,
         category: r.category,
         suggested_action: r.suggested_action,
-        inbound_capture_id: r.id,
-        postal_mail_thread_id: r.thread_id,
-        sender: r.sender,
-        recipient: r.recipient,
-        reply_contact: replyContact,
-        reply_contact_confidence: replyContact ? replyContact.confidence : null,
-        deadlines: r.deadlines ?? [],
-        key_facts: r.key_facts ?? [],
-        source_files: attachments.map((f) => ({ id: f.id, filename: f.filename, content_type: f.content_type, extraction_status: f.extraction_status })),
-        linked_outbound_mail: outbound
-          .filter((o) => o.inbound_capture_id === r.id || (r.thread_id && o.postal_mail_thread_id === r.thread_id))
-          .map(shapeOutbound),
+        parsed: {
+          message_id: r.headers?.message_id ?? null,
+          date: r.headers?.date ?? null,
+          in_reply_to: r.headers?.in_reply_to ?? null,
+          references: r.headers?.references ?? [],
+          to: r.headers?.to ?? null,
+          cc: r.headers?.cc ?? null,
+          reply_to: r.headers?.reply_to ?? null,
+          envelope_from: r.envelope_from,
+          envelope_to: r.envelope_to,
+          sender: r.sender,
+          recipient: r.recipient,
+          deadlines: r.deadlines ?? [],
+          key_facts: r.key_facts ?? [],
+        },
+        thread: thread
+          ? {
+              id: thread.id,
+              object: 'postal_mail_thread',
+              title: thread.title,
+              category: thread.category,
+              status: thread.status,
+            }
+          : null,
+        files: shapedFiles,
+        context: {
+          summary: r.summary,
+          alias: {
+            id: alias.id,
+            email: alias.email,
+            label: alias.label,
+            handled_by: alias.handled_by,
+            automation_level: alias.automation_level,
+            approval_mode: alias.approval_mode,
+          },
+          agent_id: r.agent_id,
+          capture_method: r.capture_method,
+          review_reasons: r.review_reasons ?? [],
+          failure_reason: r.failure_reason,
+          attachment_flags: attachments
+            .filter((f) => f.content_type_mismatch)
+            .map((f) => ({
+              inbound_mail_file_id: f.id,
+              declared_content_type: f.declared_content_type,
+              detected_content_type: f.content_type,
+              reason: 'content_type_mismatch',
+            })),
+          extracted_at: iso(r.extracted_at),
+          workflow_id: inboundExtractionWorkflowId(r.id),
+        },
       };
-    }
-    if (include.has('ocr')) {
-      item.ocr = ocrRows.map((e) => ({
-        inbound_mail_file_id: e.inbound_mail_file_id, page_number: e.metadata?.page ?? 1, text: e.value, confidence: e.confidence,
-        unreadable: Boolean(e.metadata?.unreadable), status: e.metadata?.status ?? (e.metadata?.unreadable ? 'needs_review' : 'ready'),
-        uncertain_spans: e.metadata?.uncertain_spans ?? [], engine: e.metadata?.engine ?? 'tesseract',
-      }));
-    }
-    if (include.has('lineage')) {
-      item.extractions = itemExtractions.map((e) => ({
-        id: e.id, inbound_mail_file_id: e.inbound_mail_file_id, source: e.source, field: e.field, value: e.value,
-        confidence: e.confidence, metadata: e.metadata ?? {}, created_at: iso(e.created_at),
-      }));
-    }
-    return item;
-  }));
+
+      if (include.has('drafting')) {
+        const c = contactByItem.get(r.id);
+        const replyContact = c
+          ? {
+              id: c.id,
+              name: c.name,
+              line1: c.line1,
+              line2: c.line2,
+              city: c.city,
+              state: c.state,
+              postal_code: c.postal_code,
+              country: c.country,
+              source_type: c.source_type,
+              verification_status: c.verification_status,
+              confidence: Number(c.confidence),
+              formatted_address: [c.name, c.line1, c.line2, `${c.city}, ${c.state} ${c.postal_code}`]
+                .filter(Boolean)
+                .join('\n'),
+            }
+          : null;
+        item.draft_context = {
+          summary: r.summary,
+          category: r.category,
+          suggested_action: r.suggested_action,
+          inbound_capture_id: r.id,
+          postal_mail_thread_id: r.thread_id,
+          sender: r.sender,
+          recipient: r.recipient,
+          reply_contact: replyContact,
+          reply_contact_confidence: replyContact ? replyContact.confidence : null,
+          deadlines: r.deadlines ?? [],
+          key_facts: r.key_facts ?? [],
+          source_files: attachments.map((f) => ({
+            id: f.id,
+            filename: f.filename,
+            content_type: f.content_type,
+            extraction_status: f.extraction_status,
+          })),
+          linked_outbound_mail: outbound
+            .filter((o) => o.inbound_capture_id === r.id || (r.thread_id && o.postal_mail_thread_id === r.thread_id))
+            .map(shapeOutbound),
+        };
+      }
+      if (include.has('ocr')) {
+        item.ocr = ocrRows.map((e) => ({
+          inbound_mail_file_id: e.inbound_mail_file_id,
+          page_number: e.metadata?.page ?? 1,
+          text: e.value,
+          confidence: e.confidence,
+          unreadable: Boolean(e.metadata?.unreadable),
+          status: e.metadata?.status ?? (e.metadata?.unreadable ? 'needs_review' : 'ready'),
+          uncertain_spans: e.metadata?.uncertain_spans ?? [],
+          engine: e.metadata?.engine ?? 'tesseract',
+        }));
+      }
+      if (include.has('lineage')) {
+        item.extractions = itemExtractions.map((e) => ({
+          id: e.id,
+          inbound_mail_file_id: e.inbound_mail_file_id,
+          source: e.source,
+          field: e.field,
+          value: e.value,
+          confidence: e.confidence,
+          metadata: e.metadata ?? {},
+          created_at: iso(e.created_at),
+        }));
+      }
+      return item;
+    }),
+  );
 }

@@ -10,9 +10,16 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { safeEqual } from '../../domain/accounts/keys';
 import { deliveryRefusal, type AliasStatus } from '../../domain/inbound-email/aliases';
-import { attachmentVerdict, messageShapeProblem, parseAliasAddress, safeFilename } from '../../domain/inbound-email/message';
 import {
-  INBOUND_EXTRACTION_WORKFLOW, inboundExtractionWorkflowId, type InboundExtractionInput,
+  attachmentVerdict,
+  messageShapeProblem,
+  parseAliasAddress,
+  safeFilename,
+} from '../../domain/inbound-email/message';
+import {
+  INBOUND_EXTRACTION_WORKFLOW,
+  inboundExtractionWorkflowId,
+  type InboundExtractionInput,
 } from '../../workflows/inbound-email/contracts';
 import type { inboundExtractionWorkflow } from '../../workflows/inbound-email/inbound-extraction';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
@@ -36,14 +43,20 @@ export interface DeliverableAlias {
 }
 
 export function messageTooLarge(limit: number): ApiError {
-  return codedError(413, 'MESSAGE_TOO_LARGE', `The message is larger than the ${Math.round(limit / 1048576)} MB intake limit.`, {
-    suggestedAction: 'Send large documents as several smaller emails.',
-  });
+  return codedError(
+    413,
+    'MESSAGE_TOO_LARGE',
+    `The message is larger than the ${Math.round(limit / 1048576)} MB intake limit.`,
+    {
+      suggestedAction: 'Send large documents as several smaller emails.',
+    },
+  );
 }
 
 /** 401 unless the presented intake secret equals INBOUND_INTAKE_SECRET (constant-time). */
 export function assertIntakeSecret(deps: Deps, presented: string | undefined): void {
-  if (!presented) throw errors.unauthorized('intake_secret_missing', 'Send the intake secret in the X-Intake-Secret header.');
+  if (!presented)
+    throw errors.unauthorized('intake_secret_missing', 'Send the intake secret in the X-Intake-Secret header.');
   if (!deps.config.intakeSecret || !safeEqual(presented, deps.config.intakeSecret)) {
     throw errors.unauthorized('intake_secret_invalid', 'The intake secret is not valid.');
   }
@@ -66,7 +79,9 @@ export async function aliasForDelivery(deps: Deps, address: string): Promise<Del
   if (refusal) {
     throw codedError(refusal.permanent ? 410 : 409, refusal.code, refusal.message, {
       retryable: !refusal.permanent,
-      suggestedAction: refusal.permanent ? 'Use another intake alias.' : 'Resume the alias with PATCH /v1/inbound-forwarding-addresses/{id}, or retry later.',
+      suggestedAction: refusal.permanent
+        ? 'Use another intake alias.'
+        : 'Resume the alias with PATCH /v1/inbound-forwarding-addresses/{id}, or retry later.',
     });
   }
   return alias;
@@ -119,9 +134,10 @@ export interface IntakeResult {
 export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<IntakeResult> {
   const limit = deps.config.inboundMaxMessageBytes;
   if (input.raw.length > limit) throw messageTooLarge(limit);
-  const malformed = (why: string) => errors.badRequest('MALFORMED_MESSAGE', `The body is not an RFC 822 email: ${why}.`, {
-    suggestedAction: 'Send the raw MIME message (headers, blank line, body) unchanged.',
-  });
+  const malformed = (why: string) =>
+    errors.badRequest('MALFORMED_MESSAGE', `The body is not an RFC 822 email: ${why}.`, {
+      suggestedAction: 'Send the raw MIME message (headers, blank line, body) unchanged.',
+    });
   const problem = messageShapeProblem(input.raw);
   if (problem) throw malformed(problem);
 
@@ -137,7 +153,10 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
   const messageId = parsed.messageId ?? null;
 
   if (messageId) {
-    const [existing] = await deps.db.query(`SELECT id, status FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`, [alias.id, messageId]);
+    const [existing] = await deps.db.query(
+      `SELECT id, status FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`,
+      [alias.id, messageId],
+    );
     if (existing) return duplicateResult(deps, existing.id, alias.id);
   }
 
@@ -145,8 +164,16 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
   const objects: StoredObject[] = [];
   const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
   objects.push({
-    key: `inbound/${itemId}/raw.eml`, fileId: randomUUID(), kind: 'raw_email', filename: 'raw.eml', contentType: 'message/rfc822',
-    declaredContentType: null, mismatch: false, size: input.raw.length, sha256: sha(input.raw), body: input.raw,
+    key: `inbound/${itemId}/raw.eml`,
+    fileId: randomUUID(),
+    kind: 'raw_email',
+    filename: 'raw.eml',
+    contentType: 'message/rfc822',
+    declaredContentType: null,
+    mismatch: false,
+    size: input.raw.length,
+    sha256: sha(input.raw),
+    body: input.raw,
   });
   // Images referenced from the HTML body (logos, signatures) are part of the raw email only.
   for (const att of parsed.attachments.filter((a) => !a.related)) {
@@ -159,15 +186,23 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
     }
     const fileId = randomUUID();
     objects.push({
-      key: `inbound/${itemId}/files/${fileId}-${safeFilename(filename)}`, fileId, kind: 'attachment', filename,
-      contentType: verdict.contentType, declaredContentType: att.contentType ?? null, mismatch: verdict.mismatch,
-      size: att.content.length, sha256: sha(att.content), body: att.content,
+      key: `inbound/${itemId}/files/${fileId}-${safeFilename(filename)}`,
+      fileId,
+      kind: 'attachment',
+      filename,
+      contentType: verdict.contentType,
+      declaredContentType: att.contentType ?? null,
+      mismatch: verdict.mismatch,
+      size: att.content.length,
+      sha256: sha(att.content),
+      body: att.content,
     });
   }
 
   const written: string[] = [];
   const removeWritten = async () => {
-    for (const key of written) await deps.storage.remove(key).catch((err) => deps.log.warn({ err, key }, 'could not remove an intake object'));
+    for (const key of written)
+      await deps.storage.remove(key).catch((err) => deps.log.warn({ err, key }, 'could not remove an intake object'));
   };
   try {
     for (const o of objects) {
@@ -176,22 +211,33 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
     }
   } catch (err) {
     await removeWritten();
-    throw err instanceof ApiError ? err : errors.unavailable('STORAGE_UNAVAILABLE', 'The document store is unavailable; nothing was stored.');
+    throw err instanceof ApiError
+      ? err
+      : errors.unavailable('STORAGE_UNAVAILABLE', 'The document store is unavailable; nothing was stored.');
   }
 
   const from = parsed.from?.value[0];
   const header = (name: string) => {
     const v = parsed.headers.get(name);
-    return v === undefined ? null : typeof v === 'string' ? v : (v as { text?: string }).text ?? String(v);
+    return v === undefined ? null : typeof v === 'string' ? v : ((v as { text?: string }).text ?? String(v));
   };
   const headers = {
-    message_id: messageId, date: parsed.date?.toISOString() ?? null, in_reply_to: parsed.inReplyTo ?? null,
+    message_id: messageId,
+    date: parsed.date?.toISOString() ?? null,
+    in_reply_to: parsed.inReplyTo ?? null,
     references: parsed.references ? ([] as string[]).concat(parsed.references) : [],
-    to: header('to'), cc: header('cc'), reply_to: header('reply-to'),
+    to: header('to'),
+    cc: header('cc'),
+    reply_to: header('reply-to'),
   };
   const attachments = objects.filter((o) => o.kind === 'attachment');
   const workflowInput: InboundExtractionInput = {
-    itemId, memberId: alias.member_id, agentId: alias.agent_id, testMode: alias.test_mode, storageKeys: objects.map((o) => o.key), commitWait: COMMIT_WAIT,
+    itemId,
+    memberId: alias.member_id,
+    agentId: alias.agent_id,
+    testMode: alias.test_mode,
+    storageKeys: objects.map((o) => o.key),
+    commitWait: COMMIT_WAIT,
   };
 
   try {
@@ -201,8 +247,22 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
                                          message_id, from_name, from_address, subject, body_text, headers)
          VALUES ($1, $2, $3, $4, $5, 'captured', $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (alias_id, message_id) WHERE message_id IS NOT NULL DO NOTHING RETURNING id`,
-        [itemId, alias.member_id, alias.agent_id, alias.id, alias.test_mode, input.captureMethod, input.envelopeFrom ?? null, recipient.toLowerCase(),
-          messageId, from?.name || null, from?.address?.toLowerCase() || null, parsed.subject ?? '', (parsed.text ?? '').slice(0, BODY_TEXT_MAX), JSON.stringify(headers)],
+        [
+          itemId,
+          alias.member_id,
+          alias.agent_id,
+          alias.id,
+          alias.test_mode,
+          input.captureMethod,
+          input.envelopeFrom ?? null,
+          recipient.toLowerCase(),
+          messageId,
+          from?.name || null,
+          from?.address?.toLowerCase() || null,
+          parsed.subject ?? '',
+          (parsed.text ?? '').slice(0, BODY_TEXT_MAX),
+          JSON.stringify(headers),
+        ],
       );
       if (!rows.length) return false;
       for (const [position, o] of objects.entries()) {
@@ -210,7 +270,19 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
           `INSERT INTO inbound_mail_files (id, inbound_mail_item_id, kind, position, filename, content_type, declared_content_type,
                                            content_type_mismatch, size_bytes, sha256, storage_key)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-          [o.fileId, itemId, o.kind, position, o.filename, o.contentType, o.declaredContentType, o.mismatch, o.size, o.sha256, o.key],
+          [
+            o.fileId,
+            itemId,
+            o.kind,
+            position,
+            o.filename,
+            o.contentType,
+            o.declaredContentType,
+            o.mismatch,
+            o.size,
+            o.sha256,
+            o.key,
+          ],
         );
       }
       await tx.query(`UPDATE inbound_forwarding_aliases SET last_received_at = now() WHERE id = $1`, [alias.id]);
@@ -221,30 +293,46 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
         workflowId: inboundExtractionWorkflowId(itemId),
         args: [workflowInput],
         typedSearchAttributes: new TypedSearchAttributes([
-          { key: ObjectStatus, value: 'captured' }, { key: ObjectId, value: itemId }, { key: MemberId, value: alias.member_id },
-          ...(alias.agent_id ? [{ key: AgentId, value: alias.agent_id }] : []), { key: TestMode, value: alias.test_mode },
+          { key: ObjectStatus, value: 'captured' },
+          { key: ObjectId, value: itemId },
+          { key: MemberId, value: alias.member_id },
+          ...(alias.agent_id ? [{ key: AgentId, value: alias.agent_id }] : []),
+          { key: TestMode, value: alias.test_mode },
         ]),
       });
       return true;
     });
     if (!inserted) {
       await removeWritten();
-      const [existing] = await deps.db.query(`SELECT id FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`, [alias.id, messageId]);
+      const [existing] = await deps.db.query(
+        `SELECT id FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`,
+        [alias.id, messageId],
+      );
       return duplicateResult(deps, existing.id, alias.id);
     }
   } catch (err) {
     await removeWritten();
     if (err instanceof ApiError) throw err;
     deps.log.error({ err, itemId }, 'inbound intake failed');
-    throw errors.unavailable('INTAKE_UNAVAILABLE', 'The message could not be recorded; nothing was stored. Retry later.');
+    throw errors.unavailable(
+      'INTAKE_UNAVAILABLE',
+      'The message could not be recorded; nothing was stored. Retry later.',
+    );
   }
-  return { item_id: itemId, alias_id: alias.id, status: 'captured', attachment_count: attachments.length, duplicate: false };
+  return {
+    item_id: itemId,
+    alias_id: alias.id,
+    status: 'captured',
+    attachment_count: attachments.length,
+    duplicate: false,
+  };
 }
 
 async function duplicateResult(deps: Deps, itemId: string, aliasId: string): Promise<IntakeResult> {
   const [row] = await deps.db.query(
     `SELECT i.status, (SELECT count(*)::int FROM inbound_mail_files f WHERE f.inbound_mail_item_id = i.id AND f.kind = 'attachment') AS attachments
-       FROM inbound_mail_items i WHERE i.id = $1`, [itemId],
+       FROM inbound_mail_items i WHERE i.id = $1`,
+    [itemId],
   );
   return { item_id: itemId, alias_id: aliasId, status: row.status, attachment_count: row.attachments, duplicate: true };
 }

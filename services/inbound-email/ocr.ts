@@ -36,8 +36,10 @@ function run(cmd: string, args: string[], timeout: number): Promise<{ stdout: st
     // The child's environment, not a setting: the service's own environment plus the
     // thread limit that every OCR run needs.
     // eslint-disable-next-line no-restricted-syntax -- passes the environment on, reads no setting
-    execFile(cmd, args, { timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env: { ...process.env, OMP_THREAD_LIMIT: '1' } },
-      (err, stdout, stderr) => (err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr })));
+    const env = { ...process.env, OMP_THREAD_LIMIT: '1' };
+    execFile(cmd, args, { timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', env }, (err, stdout, stderr) =>
+      err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr }),
+    );
   });
 }
 
@@ -51,9 +53,21 @@ async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 }
 
 function failure(tool: string, err: RunError): OcrRun {
-  if (err.code === 'ENOENT') return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: `${tool} is not installed` };
-  if (err.killed || err.signal === 'SIGTERM') return { ok: false, errorCode: 'timeout', retryable: true, message: `${tool} took longer than ${OCR_TIMEOUT_MS / 1000} s` };
-  return { ok: false, errorCode: 'source_invalid', retryable: false, message: `${tool} could not read the source: ${(err.stderr || err.message).trim().slice(0, 300)}` };
+  if (err.code === 'ENOENT')
+    return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: `${tool} is not installed` };
+  if (err.killed || err.signal === 'SIGTERM')
+    return {
+      ok: false,
+      errorCode: 'timeout',
+      retryable: true,
+      message: `${tool} took longer than ${OCR_TIMEOUT_MS / 1000} s`,
+    };
+  return {
+    ok: false,
+    errorCode: 'source_invalid',
+    retryable: false,
+    message: `${tool} could not read the source: ${(err.stderr || err.message).trim().slice(0, 300)}`,
+  };
 }
 
 /** The engine's name and version, e.g. `tesseract-5.3.0`; null when it is not installed. */
@@ -75,10 +89,15 @@ async function model(engine: OcrEngine): Promise<string | null> {
 /** OCR of one image file (PNG, JPEG, TIFF, GIF, WebP). */
 export async function ocrImageFile(engine: OcrEngine, file: string): Promise<OcrRun> {
   const name = await model(engine);
-  if (!name) return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: 'tesseract is not installed' };
+  if (!name)
+    return { ok: false, errorCode: 'provider_unavailable', retryable: false, message: 'tesseract is not installed' };
   const started = Date.now();
   try {
-    const { stdout } = await run(engine.tesseractPath, [file, 'stdout', '-l', OCR_LANGUAGE, '--psm', '3', 'tsv'], OCR_TIMEOUT_MS);
+    const { stdout } = await run(
+      engine.tesseractPath,
+      [file, 'stdout', '-l', OCR_LANGUAGE, '--psm', '3', 'tsv'],
+      OCR_TIMEOUT_MS,
+    );
     return { ok: true, page: parseTesseractTsv(stdout), model: name, elapsedMs: Date.now() - started };
   } catch (err) {
     return failure('tesseract', err as RunError);
@@ -94,7 +113,12 @@ export async function ocrImage(engine: OcrEngine, image: Buffer, extension: stri
 }
 
 /** Rasterises the given pages (1-based) of a PDF at OCR_DPI and OCRs each; `onPage` runs after each page. */
-export async function ocrPdfPages(engine: OcrEngine, pdf: Buffer, pages: number[], onPage: (page: number) => void = () => undefined): Promise<OcrRun[]> {
+export async function ocrPdfPages(
+  engine: OcrEngine,
+  pdf: Buffer,
+  pages: number[],
+  onPage: (page: number) => void = () => undefined,
+): Promise<OcrRun[]> {
   return withTempDir(async (dir) => {
     const file = path.join(dir, 'in.pdf');
     await writeFile(file, pdf);
@@ -102,7 +126,11 @@ export async function ocrPdfPages(engine: OcrEngine, pdf: Buffer, pages: number[
     for (const page of pages) {
       const base = path.join(dir, `page-${page}`);
       try {
-        await run('pdftoppm', ['-r', String(OCR_DPI), '-gray', '-png', '-singlefile', '-f', String(page), '-l', String(page), file, base], OCR_TIMEOUT_MS);
+        await run(
+          'pdftoppm',
+          ['-r', String(OCR_DPI), '-gray', '-png', '-singlefile', '-f', String(page), '-l', String(page), file, base],
+          OCR_TIMEOUT_MS,
+        );
       } catch (err) {
         out.push(failure('pdftoppm', err as RunError));
         continue;

@@ -24,7 +24,9 @@ export interface ListThreadsInput {
 type ThreadRead = PostalThreadRow & { latest_event_at: Date };
 
 /** An item in a thread's timeline (thread_id is set: the query asks for the thread's items). */
-type ThreadItem = Pick<InboundMailItemRow, 'id' | 'status' | 'category' | 'subject' | 'summary' | 'received_at'> & { thread_id: string };
+type ThreadItem = Pick<InboundMailItemRow, 'id' | 'status' | 'category' | 'subject' | 'summary' | 'received_at'> & {
+  thread_id: string;
+};
 
 const THREAD_SELECT = `SELECT t.*, GREATEST(t.last_event_at, (SELECT max(o.created_at) FROM outbound_mail o
     WHERE o.member_id = t.member_id AND o.test_mode = t.test_mode
@@ -34,14 +36,23 @@ const THREAD_SELECT = `SELECT t.*, GREATEST(t.last_event_at, (SELECT max(o.creat
 export async function listPostalThreads(deps: Deps, auth: AuthContext, input: ListThreadsInput) {
   const params: unknown[] = [];
   let where = await ownerFilter(deps, auth, 't', input.agent_id, params);
-  for (const [column, value] of [['category', input.category], ['status', input.status]] as const) {
+  for (const [column, value] of [
+    ['category', input.category],
+    ['status', input.status],
+  ] as const) {
     if (value === undefined) continue;
     params.push(value);
     where += ` AND t.${column} = $${params.length}`;
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`, params);
-  const rows: ThreadRead[] = await deps.db.query(`${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`, params);
-  return { threads: await shapeThreads(deps, auth, rows, input.include.includes('events')), pagination: pagination(total, input.limit, input.offset) };
+  const rows: ThreadRead[] = await deps.db.query(
+    `${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`,
+    params,
+  );
+  return {
+    threads: await shapeThreads(deps, auth, rows, input.include.includes('events')),
+    pagination: pagination(total, input.limit, input.offset),
+  };
 }
 
 async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<ThreadRead> {
@@ -53,13 +64,27 @@ async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<Th
 }
 
 export async function getPostalThread(deps: Deps, auth: AuthContext, input: { id: string; include: Array<'events'> }) {
-  const [thread] = await shapeThreads(deps, auth, [await loadThread(deps, auth, input.id)], input.include.includes('events'));
+  const [thread] = await shapeThreads(
+    deps,
+    auth,
+    [await loadThread(deps, auth, input.id)],
+    input.include.includes('events'),
+  );
   return thread;
 }
 
-export async function updatePostalThread(deps: Deps, auth: AuthContext, id: string, input: { status?: string; title?: string }) {
+export async function updatePostalThread(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  input: { status?: string; title?: string },
+) {
   const current = await loadThread(deps, auth, id);
-  await deps.db.query(`UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [id, input.status ?? current.status, input.title ?? current.title]);
+  await deps.db.query(`UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [
+    id,
+    input.status ?? current.status,
+    input.title ?? current.title,
+  ]);
   return getPostalThread(deps, auth, { id, include: [] });
 }
 
@@ -68,19 +93,42 @@ async function shapeThreads(deps: Deps, auth: AuthContext, rows: ThreadRead[], w
   let events = new Map<string, unknown[]>();
   if (withEvents && ids.length) {
     const items: ThreadItem[] = await deps.db.query(
-      `SELECT id, thread_id, status, category, subject, summary, received_at FROM inbound_mail_items WHERE thread_id = ANY($1::uuid[]) ORDER BY received_at`, [ids],
+      `SELECT id, thread_id, status, category, subject, summary, received_at FROM inbound_mail_items WHERE thread_id = ANY($1::uuid[]) ORDER BY received_at`,
+      [ids],
     );
     const itemThread = new Map<string | null, string>(items.map((i) => [i.id, i.thread_id]));
-    const outbound = await linkedOutbound(deps, auth, items.map((i) => i.id), ids);
+    const outbound = await linkedOutbound(
+      deps,
+      auth,
+      items.map((i) => i.id),
+      ids,
+    );
     const all: Array<{ threadId: string; at: Date; event: Record<string, unknown> }> = [
       ...items.map((i) => ({
-        threadId: i.thread_id, at: i.received_at,
-        event: { type: 'inbound_mail_item', inbound_mail_item_id: i.id, occurred_at: iso(i.received_at), status: i.status, category: i.category, summary: i.summary ?? i.subject },
+        threadId: i.thread_id,
+        at: i.received_at,
+        event: {
+          type: 'inbound_mail_item',
+          inbound_mail_item_id: i.id,
+          occurred_at: iso(i.received_at),
+          status: i.status,
+          category: i.category,
+          summary: i.summary ?? i.subject,
+        },
       })),
       ...outbound.map((o) => ({
-        threadId: (o.postal_mail_thread_id && ids.includes(o.postal_mail_thread_id) ? o.postal_mail_thread_id : itemThread.get(o.inbound_capture_id)) as string,
+        threadId: (o.postal_mail_thread_id && ids.includes(o.postal_mail_thread_id)
+          ? o.postal_mail_thread_id
+          : itemThread.get(o.inbound_capture_id)) as string,
         at: o.created_at,
-        event: { type: 'outbound_mail', outbound_mail_id: o.id, occurred_at: iso(o.created_at), status: o.status, inbound_capture_id: o.inbound_capture_id, summary: `Reply to ${o.recipient_name ?? o.recipient_company}` },
+        event: {
+          type: 'outbound_mail',
+          outbound_mail_id: o.id,
+          occurred_at: iso(o.created_at),
+          status: o.status,
+          inbound_capture_id: o.inbound_capture_id,
+          summary: `Reply to ${o.recipient_name ?? o.recipient_company}`,
+        },
       })),
     ];
     all.sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());

@@ -116,7 +116,10 @@ export interface InboundExtractionRow {
 }
 
 /** inbound_reply_contacts */
-export interface InboundReplyContactRow extends Pick<ParsedAddress, 'name' | 'line1' | 'line2' | 'city' | 'state' | 'postal_code'> {
+export interface InboundReplyContactRow extends Pick<
+  ParsedAddress,
+  'name' | 'line1' | 'line2' | 'city' | 'state' | 'postal_code'
+> {
   id: string;
   inbound_mail_item_id: string;
   country: string;

@@ -15,11 +15,22 @@ import { assertLinkedObjects } from '../shared/linked-objects';
 import { balanceCents, billingUrl } from '../billing/credits';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import {
-  MAIL_RUN_ID_PATTERN, MAIL_RUN_MAX_CHILDREN, MailRunPendingReason, pendingReasonAction, settingsBlock,
+  MAIL_RUN_ID_PATTERN,
+  MAIL_RUN_MAX_CHILDREN,
+  MailRunPendingReason,
+  pendingReasonAction,
+  settingsBlock,
 } from '../../domain/workflow-safe/mail-runs';
 import { cancelMailRunUpdate, commitMailRunUpdate } from '../../workflows/mail-runs/contracts';
 import {
-  creditsRequired, loadMailRun, loadMailRunById, loadMailRunChildren, MailRun, MailRunRow, presentMailRun, toMailRun,
+  creditsRequired,
+  loadMailRun,
+  loadMailRunById,
+  loadMailRunChildren,
+  MailRun,
+  MailRunRow,
+  presentMailRun,
+  toMailRun,
 } from './record';
 import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
 
@@ -34,25 +45,43 @@ function runPath(deps: Deps, run: Pick<MailRunRow, 'mail_run_id'>, suffix = ''):
 
 /** Runs are for live agent keys that do not force per-piece approval. */
 function assertRunKey(auth: AuthContext, what: string): void {
-  if (!isAgentKey(auth)) throw errors.forbidden('agent_key_required', `${what} needs an agent key (sk_agent_); member keys cannot act in a Business mail run.`);
-  if (auth.testMode) throw errors.forbidden('live_key_required', `${what} needs a live agent key; Business mail runs are not available to test keys.`);
+  if (!isAgentKey(auth))
+    throw errors.forbidden(
+      'agent_key_required',
+      `${what} needs an agent key (sk_agent_); member keys cannot act in a Business mail run.`,
+    );
+  if (auth.testMode)
+    throw errors.forbidden(
+      'live_key_required',
+      `${what} needs a live agent key; Business mail runs are not available to test keys.`,
+    );
   if (auth.forceApproval) {
-    throw errors.conflict('MAIL_RUN_FORCE_APPROVAL', `${what} is not possible with a force_approval key: a Business mail run is not combinable with per-piece approval.`, {
-      suggestedAction: 'Use an agent credential created with force_approval false, or send the pieces on their own for approval.',
-    });
+    throw errors.conflict(
+      'MAIL_RUN_FORCE_APPROVAL',
+      `${what} is not possible with a force_approval key: a Business mail run is not combinable with per-piece approval.`,
+      {
+        suggestedAction:
+          'Use an agent credential created with force_approval false, or send the pieces on their own for approval.',
+      },
+    );
   }
 }
 
 function settingsRefusal(block: 'business_required' | 'agent_auto_fill_not_authorised'): ApiError {
   return block === 'business_required'
     ? codedError(403, 'BUSINESS_REQUIRED', 'Business mail runs need a Business account.', {
-      reason: 'business_required',
-      suggestedAction: 'Ask your human to upgrade the account to Business, then open the run again.',
-    })
-    : codedError(403, 'AUTO_FILL_NOT_AUTHORISED', 'The account\'s human has not authorised Agent Auto-Fill, which Business mail runs need.', {
-      reason: 'agent_auto_fill_not_authorised',
-      suggestedAction: 'Ask your human to authorise Agent Auto-Fill for the account, then open the run again.',
-    });
+        reason: 'business_required',
+        suggestedAction: 'Ask your human to upgrade the account to Business, then open the run again.',
+      })
+    : codedError(
+        403,
+        'AUTO_FILL_NOT_AUTHORISED',
+        "The account's human has not authorised Agent Auto-Fill, which Business mail runs need.",
+        {
+          reason: 'agent_auto_fill_not_authorised',
+          suggestedAction: 'Ask your human to authorise Agent Auto-Fill for the account, then open the run again.',
+        },
+      );
 }
 
 async function assertMemberSettings(db: Queryable, memberId: string): Promise<void> {
@@ -66,16 +95,22 @@ async function visibleRun(deps: Deps, auth: AuthContext, mailRunId: string): Pro
   const run = MAIL_RUN_ID_PATTERN.test(mailRunId) ? await loadMailRun(deps.db, auth.memberId!, mailRunId) : null;
   // Business mail runs exist in the live environment only.
   if (!run || !canSee(auth, { memberId: run.member_id, agentId: run.agent_id, testMode: false })) {
-    throw codedError(404, 'MAIL_RUN_NOT_FOUND', 'Mail run not found', { suggestedAction: 'Open it first with POST /v1/mail-runs {mail_run_id}.' });
+    throw codedError(404, 'MAIL_RUN_NOT_FOUND', 'Mail run not found', {
+      suggestedAction: 'Open it first with POST /v1/mail-runs {mail_run_id}.',
+    });
   }
   return run;
 }
 
 function runClosed(run: Pick<MailRunRow, 'mail_run_id' | 'status' | 'closes_at'>, status: string): ApiError {
-  return errors.conflict('MAIL_RUN_CLOSED', `The mail run ${run.mail_run_id} no longer takes pieces (it is ${status}; its window closes at ${run.closes_at.toISOString()}).`, {
-    details: { mail_run_id: run.mail_run_id, status, closes_at: run.closes_at.toISOString() },
-    suggestedAction: 'Open a new run (POST /v1/mail-runs) for further pieces, or send them without mail_run_id.',
-  });
+  return errors.conflict(
+    'MAIL_RUN_CLOSED',
+    `The mail run ${run.mail_run_id} no longer takes pieces (it is ${status}; its window closes at ${run.closes_at.toISOString()}).`,
+    {
+      details: { mail_run_id: run.mail_run_id, status, closes_at: run.closes_at.toISOString() },
+      suggestedAction: 'Open a new run (POST /v1/mail-runs) for further pieces, or send them without mail_run_id.',
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -91,7 +126,11 @@ export interface OpenedMailRun {
  * POST /v1/mail-runs: opens the run. Opening the same mail_run_id again answers the
  * existing run unchanged (created false): its close time never moves.
  */
-export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_run_id: string }): Promise<OpenedMailRun> {
+export async function openMailRun(
+  deps: Deps,
+  auth: AuthContext,
+  input: { mail_run_id: string },
+): Promise<OpenedMailRun> {
   assertRunKey(auth, 'Opening a Business mail run');
   const existing = async (run: MailRunRow) => {
     if (run.agent_id !== auth.agentId) {
@@ -109,7 +148,8 @@ export async function openMailRun(deps: Deps, auth: AuthContext, input: { mail_r
     `INSERT INTO mail_runs (id, mail_run_id, member_id, agent_id, opened_by_key, status, window_seconds, opened_at, closes_at)
      VALUES ($1, $2, $3, $4, $5, 'open', $6::int, now(), now() + make_interval(secs => $6::int))
      ON CONFLICT (member_id, mail_run_id) DO NOTHING RETURNING *`,
-    [randomUUID(), input.mail_run_id, auth.memberId, auth.agentId, auth.ownerKey, deps.config.mailRunWindowSeconds]);
+    [randomUUID(), input.mail_run_id, auth.memberId, auth.agentId, auth.ownerKey, deps.config.mailRunWindowSeconds],
+  );
   // A concurrent open of the same id committed first: answer with its run.
   if (!inserted) return existing((await loadMailRun(deps.db, auth.memberId!, input.mail_run_id))!);
   await ensureRunWorkflow(deps, inserted);
@@ -152,7 +192,11 @@ export interface FundingPendingMailRun {
  * (credits, Business status, Auto-Fill or the daily spend cap), and the same call is
  * retried. A run that can no longer be funded is refused.
  */
-export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<FundedMailRun | FundingPendingMailRun> {
+export async function commitMailRun(
+  deps: Deps,
+  auth: AuthContext,
+  mailRunId: string,
+): Promise<FundedMailRun | FundingPendingMailRun> {
   assertRunKey(auth, 'Committing a Business mail run');
   const run = await visibleRun(deps, auth, mailRunId);
   let alreadyCommitted = run.status === 'funded';
@@ -170,7 +214,13 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
   const balance = await balanceCents(deps.db, now.member_id);
   const mailRun = toMailRun(now, children);
   if (now.status === 'funded') {
-    return { mail_run: mailRun, status: now.status, credits_charged_cents: chargedCents, credit_balance_cents: balance, already_committed: alreadyCommitted };
+    return {
+      mail_run: mailRun,
+      status: now.status,
+      credits_charged_cents: chargedCents,
+      credit_balance_cents: balance,
+      already_committed: alreadyCommitted,
+    };
   }
   if (now.status === 'funding_pending') {
     const required = creditsRequired(children);
@@ -190,7 +240,11 @@ export async function commitMailRun(deps: Deps, auth: AuthContext, mailRunId: st
 }
 
 /** DELETE /v1/mail-runs/{id}: before funding only; the waiting children are cancelled, nothing is charged for them. */
-export async function cancelMailRun(deps: Deps, auth: AuthContext, mailRunId: string): Promise<{ mail_run: MailRun; already_cancelled: boolean }> {
+export async function cancelMailRun(
+  deps: Deps,
+  auth: AuthContext,
+  mailRunId: string,
+): Promise<{ mail_run: MailRun; already_cancelled: boolean }> {
   const run = await visibleRun(deps, auth, mailRunId);
   let alreadyCancelled = run.status === 'cancelled';
   let now = run;
@@ -217,7 +271,8 @@ export async function mailRunForChild(deps: Deps, auth: AuthContext, mailRunId: 
   await assertLinkedObjects(deps.db, auth, { mail_run_id: ['mail_run', mailRunId] });
   const run = await visibleRun(deps, auth, mailRunId);
   await assertMemberSettings(deps.db, run.member_id);
-  if (run.status !== 'open' || run.closes_at.getTime() <= Date.now()) throw runClosed(run, run.status === 'open' ? 'past its window' : run.status);
+  if (run.status !== 'open' || run.closes_at.getTime() <= Date.now())
+    throw runClosed(run, run.status === 'open' ? 'past its window' : run.status);
   await ensureRunWorkflow(deps, run);
   return run;
 }
@@ -228,24 +283,46 @@ export async function mailRunForChild(deps: Deps, auth: AuthContext, mailRunId: 
  * so no piece can join a run after it stopped taking them.
  */
 export async function lockMailRunForChild(tx: Queryable, run: MailRunRow): Promise<void> {
-  const [now] = await tx.query(`SELECT status, closes_at, closes_at > now() AS accepting FROM mail_runs WHERE id = $1 FOR SHARE`, [run.id]);
-  if (now.status !== 'open' || !now.accepting) throw runClosed({ ...run, closes_at: now.closes_at }, now.status === 'open' ? 'past its window' : now.status);
-  const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1 AND mail_run_id = $2`, [run.member_id, run.mail_run_id]);
+  const [now] = await tx.query(
+    `SELECT status, closes_at, closes_at > now() AS accepting FROM mail_runs WHERE id = $1 FOR SHARE`,
+    [run.id],
+  );
+  if (now.status !== 'open' || !now.accepting)
+    throw runClosed({ ...run, closes_at: now.closes_at }, now.status === 'open' ? 'past its window' : now.status);
+  const [{ n }] = await tx.query(
+    `SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1 AND mail_run_id = $2`,
+    [run.member_id, run.mail_run_id],
+  );
   if (n >= MAIL_RUN_MAX_CHILDREN) {
-    throw errors.unprocessable('MAIL_RUN_CHILD_LIMIT', `A mail run takes at most ${MAIL_RUN_MAX_CHILDREN} pieces; nothing was charged.`, {
-      details: { max_children: MAIL_RUN_MAX_CHILDREN }, suggestedAction: 'Commit this run and open another one for the remaining pieces.',
-    });
+    throw errors.unprocessable(
+      'MAIL_RUN_CHILD_LIMIT',
+      `A mail run takes at most ${MAIL_RUN_MAX_CHILDREN} pieces; nothing was charged.`,
+      {
+        details: { max_children: MAIL_RUN_MAX_CHILDREN },
+        suggestedAction: 'Commit this run and open another one for the remaining pieces.',
+      },
+    );
   }
 }
 
 // ---------------------------------------------------------------------------------------
 // Operator: the human's Business status and Agent Auto-Fill authorisation
 
-export async function setMemberRunSettings(deps: Deps, memberId: string, change: { business?: boolean; agentAutoFill?: boolean }) {
+export async function setMemberRunSettings(
+  deps: Deps,
+  memberId: string,
+  change: { business?: boolean; agentAutoFill?: boolean },
+) {
   const rows = await deps.db.query(
     `UPDATE members SET business = COALESCE($2, business), agent_auto_fill = COALESCE($3, agent_auto_fill) WHERE id = $1
-     RETURNING id, business, agent_auto_fill`, [memberId, change.business ?? null, change.agentAutoFill ?? null]);
-  const [row] = (Array.isArray(rows[0]) ? rows[0] : rows) as { id: string; business: boolean; agent_auto_fill: boolean }[];
+     RETURNING id, business, agent_auto_fill`,
+    [memberId, change.business ?? null, change.agentAutoFill ?? null],
+  );
+  const [row] = (Array.isArray(rows[0]) ? rows[0] : rows) as {
+    id: string;
+    business: boolean;
+    agent_auto_fill: boolean;
+  }[];
   if (!row) throw new Error(`member ${memberId} not found`);
   return { member_id: row.id, business: row.business, agent_auto_fill: row.agent_auto_fill };
 }

@@ -4,7 +4,11 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import {
-  commitsImmediately, MailRunCancellationReason, MailRunPendingReason, MailRunStatusName, pendingReasonAction,
+  commitsImmediately,
+  MailRunCancellationReason,
+  MailRunPendingReason,
+  MailRunStatusName,
+  pendingReasonAction,
 } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 
@@ -42,26 +46,40 @@ export interface MailRunChildRow {
   created_at: Date;
 }
 
-export async function loadMailRunById(db: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<MailRunRow | null> {
+export async function loadMailRunById(
+  db: Queryable,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<MailRunRow | null> {
   const [row] = await db.query(`SELECT * FROM mail_runs WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return row ?? null;
 }
 
 export async function loadMailRun(db: Queryable, memberId: string, mailRunId: string): Promise<MailRunRow | null> {
-  const [row] = await db.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [memberId, mailRunId]);
+  const [row] = await db.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [
+    memberId,
+    mailRunId,
+  ]);
   return row ?? null;
 }
 
 /** The run's children, oldest first (every piece sent with its mail_run_id). */
-export async function loadMailRunChildren(db: Queryable, run: Pick<MailRunRow, 'member_id' | 'mail_run_id'>): Promise<MailRunChildRow[]> {
+export async function loadMailRunChildren(
+  db: Queryable,
+  run: Pick<MailRunRow, 'member_id' | 'mail_run_id'>,
+): Promise<MailRunChildRow[]> {
   return db.query(
     `SELECT id, status, mail_class, cost_cents, run_funded_at, created_at FROM outbound_mail
-      WHERE member_id = $1 AND mail_run_id = $2 ORDER BY created_at, id`, [run.member_id, run.mail_run_id]);
+      WHERE member_id = $1 AND mail_run_id = $2 ORDER BY created_at, id`,
+    [run.member_id, run.mail_run_id],
+  );
 }
 
 /** What funding debits: children still waiting for funding that no funding has debited. */
 export function creditsRequired(children: MailRunChildRow[]): number {
-  return children.filter((c) => c.status === 'funding_pending' && !c.run_funded_at).reduce((sum, c) => sum + c.cost_cents, 0);
+  return children
+    .filter((c) => c.status === 'funding_pending' && !c.run_funded_at)
+    .reduce((sum, c) => sum + c.cost_cents, 0);
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -69,9 +87,11 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 function nextStep(run: MailRunRow): string {
   switch (run.status) {
     case 'open':
-      return `Add pieces with POST /v1/mail and mail_run_id=${run.mail_run_id} until closes_at, then POST /v1/mail-runs/${run.mail_run_id}/commit. ` +
-        'priority, carrierx_overnight and carriery_next_day pieces are debited and submitted at once; the others wait for the run\'s funding. ' +
-        'At closes_at an uncommitted run is committed automatically: funded if credits cover it, cancelled if not.';
+      return (
+        `Add pieces with POST /v1/mail and mail_run_id=${run.mail_run_id} until closes_at, then POST /v1/mail-runs/${run.mail_run_id}/commit. ` +
+        "priority, carrierx_overnight and carriery_next_day pieces are debited and submitted at once; the others wait for the run's funding. " +
+        'At closes_at an uncommitted run is committed automatically: funded if credits cover it, cancelled if not.'
+      );
     case 'funding_pending':
       return `Funding is pending (${run.pending_reason}). ${pendingReasonAction(run.pending_reason!)} If it is still pending at closes_at the run is cancelled.`;
     case 'funded':

@@ -43,20 +43,28 @@ export function mailRunStartOptions(deps: Deps, run: MailRunRow) {
 
 async function markStarted(deps: Deps, run: MailRunRow): Promise<void> {
   if (run.workflow_started_at) return;
-  await deps.db.query(`UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [run.id]);
+  await deps.db.query(
+    `UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`,
+    [run.id],
+  );
 }
 
 /** The run's workflow could not be started (Temporal unreachable). */
 function workflowUnavailable(what: string): ApiError {
-  return errors.unavailable('MAIL_RUN_WORKFLOW_UNAVAILABLE',
-    `${what} could not be confirmed right now. Repeat the same call: it never charges twice, and the run's close time stays as it is.`);
+  return errors.unavailable(
+    'MAIL_RUN_WORKFLOW_UNAVAILABLE',
+    `${what} could not be confirmed right now. Repeat the same call: it never charges twice, and the run's close time stays as it is.`,
+  );
 }
 
 /** Starts `mail-run-<uuid>` unless it exists (running or finished). Safe to repeat. */
 export async function ensureRunWorkflow(deps: Deps, run: MailRunRow): Promise<void> {
   if (run.workflow_started_at) return;
   try {
-    await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...mailRunStartOptions(deps, run), workflowIdConflictPolicy: 'USE_EXISTING' });
+    await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, {
+      ...mailRunStartOptions(deps, run),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.log.error({ err, mail_run: run.id }, 'starting the mail run workflow failed');
@@ -67,11 +75,16 @@ export async function ensureRunWorkflow(deps: Deps, run: MailRunRow): Promise<vo
 }
 
 export function notCommittable(run: MailRunRow): ApiError {
-  return mailRunNotCommittable(`The mail run is ${run.status}; it can no longer be committed.`, { status: run.status, cancellation_reason: run.cancellation_reason });
+  return mailRunNotCommittable(`The mail run is ${run.status}; it can no longer be committed.`, {
+    status: run.status,
+    cancellation_reason: run.cancellation_reason,
+  });
 }
 
 export function notCancellable(run: MailRunRow): ApiError {
-  return mailRunNotCancellable(`The mail run is ${run.status}; only a run that is not funded yet can be cancelled.`, { status: run.status });
+  return mailRunNotCancellable(`The mail run is ${run.status}; only a run that is not funded yet can be cancelled.`, {
+    status: run.status,
+  });
 }
 
 /**
@@ -80,7 +93,12 @@ export function notCancellable(run: MailRunRow): ApiError {
  * (WORKFLOW_UPDATE_DEADLINE_MS). Null when the workflow has finished: Postgres has the
  * answer. A refusal is answered from the run as it is now.
  */
-export async function runMailRunUpdate<R>(deps: Deps, run: MailRunRow, def: UpdateDefinition<R, []>, updateId?: string): Promise<R | null> {
+export async function runMailRunUpdate<R>(
+  deps: Deps,
+  run: MailRunRow,
+  def: UpdateDefinition<R, []>,
+  updateId?: string,
+): Promise<R | null> {
   try {
     const answer = await updateWorkflow(deps, {
       workflowId: mailRunWorkflowId(run.id),
@@ -88,13 +106,17 @@ export async function runMailRunUpdate<R>(deps: Deps, run: MailRunRow, def: Upda
       args: [],
       updateId,
       startFromRow: () => ({
-        workflowType: MAIL_RUN_WORKFLOW, options: mailRunStartOptions(deps, run), markStarted: () => markStarted(deps, run),
+        workflowType: MAIL_RUN_WORKFLOW,
+        options: mailRunStartOptions(deps, run),
+        markStarted: () => markStarted(deps, run),
       }),
     });
     return answer.closed ? null : answer.value;
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_CANCELLABLE') throw notCancellable((await loadMailRunById(deps.db, run.id))!);
-    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_COMMITTABLE') throw notCommittable((await loadMailRunById(deps.db, run.id))!);
+    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_CANCELLABLE')
+      throw notCancellable((await loadMailRunById(deps.db, run.id))!);
+    if (err instanceof ApiError && err.code === 'MAIL_RUN_NOT_COMMITTABLE')
+      throw notCommittable((await loadMailRunById(deps.db, run.id))!);
     throw err;
   }
 }

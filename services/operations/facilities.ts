@@ -24,7 +24,11 @@ export interface AssignedFacility {
  * the work row's foreign key will), so inside a transaction a concurrent deactivation waits for
  * the work to commit and then moves it.
  */
-export async function assignFacility(db: Queryable, testMode: boolean, memberId?: string | null): Promise<AssignedFacility> {
+export async function assignFacility(
+  db: Queryable,
+  testMode: boolean,
+  memberId?: string | null,
+): Promise<AssignedFacility> {
   if (testMode) return { id: null, originZip: DEFAULT_ORIGIN_ZIP };
   // The member's facility, else the default, else the oldest active one, in one statement.
   // A pick that waited on a deactivation (which locks every facility row) finds its row
@@ -35,7 +39,9 @@ export async function assignFacility(db: Queryable, testMode: boolean, memberId?
          LEFT JOIN facility_assignments a ON a.facility_id = f.id AND a.member_id = $1
         WHERE f.status = 'active'
         ORDER BY (a.member_id IS NOT NULL) DESC, f.is_default DESC, f.created_at, f.id
-        LIMIT 1 FOR KEY SHARE OF f`, [memberId ?? null]);
+        LIMIT 1 FOR KEY SHARE OF f`,
+      [memberId ?? null],
+    );
     if (row) return { id: row.id, originZip: row.origin_zip };
   }
   return { id: null, originZip: DEFAULT_ORIGIN_ZIP };
@@ -63,15 +69,23 @@ function refused(code: string, message: string, suggestedAction: string, details
 }
 
 async function activeFacility(db: Queryable, id: string): Promise<{ id: string; name: string }> {
-  const [f] = /^[0-9a-f-]{36}$/i.test(id) ? await db.query(`SELECT id, name, status FROM facilities WHERE id = $1 FOR KEY SHARE`, [id]) : [];
+  const [f] = /^[0-9a-f-]{36}$/i.test(id)
+    ? await db.query(`SELECT id, name, status FROM facilities WHERE id = $1 FOR KEY SHARE`, [id])
+    : [];
   if (!f) throw noSuch('facility', id);
   if (f.status !== 'active') {
-    throw refused('FACILITY_INACTIVE', `facility ${id} (${f.name}) is inactive`, 'Pick an active facility (facility:list).');
+    throw refused(
+      'FACILITY_INACTIVE',
+      `facility ${id} (${f.name}) is inactive`,
+      'Pick an active facility (facility:list).',
+    );
   }
   return f;
 }
 
-async function lockFacilities(tx: Queryable): Promise<Array<{ id: string; name: string; status: string; is_default: boolean }>> {
+async function lockFacilities(
+  tx: Queryable,
+): Promise<Array<{ id: string; name: string; status: string; is_default: boolean }>> {
   return tx.query(`SELECT id, name, status, is_default FROM facilities ORDER BY id FOR UPDATE`);
 }
 
@@ -97,10 +111,22 @@ export async function listFacilities(db: Queryable) {
            (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = f.id AND ${STARTED_MAIL}) AS started_mail,
            (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${STARTED_BATCH}) AS started_batches
       FROM facilities f ORDER BY f.created_at, f.id`);
-  const [unassigned] = await db.query(`SELECT count(*)::int AS mail FROM outbound_mail m WHERE m.facility_id IS NULL AND ${QUEUED_MAIL}`);
-  type Row = Omit<FacilitySummary, 'queued' | 'in_progress' | 'created_at'> & { queued_mail: number; queued_batches: number; started_mail: number; started_batches: number; created_at: Date };
+  const [unassigned] = await db.query(
+    `SELECT count(*)::int AS mail FROM outbound_mail m WHERE m.facility_id IS NULL AND ${QUEUED_MAIL}`,
+  );
+  type Row = Omit<FacilitySummary, 'queued' | 'in_progress' | 'created_at'> & {
+    queued_mail: number;
+    queued_batches: number;
+    started_mail: number;
+    started_batches: number;
+    created_at: Date;
+  };
   const facilities: FacilitySummary[] = (rows as Row[]).map((r) => ({
-    id: r.id, name: r.name, status: r.status, is_default: r.is_default, origin_zip: r.origin_zip,
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    is_default: r.is_default,
+    origin_zip: r.origin_zip,
     assigned_members: r.assigned_members,
     queued: { mail: r.queued_mail, batches: r.queued_batches },
     in_progress: { mail: r.started_mail, batches: r.started_batches },
@@ -132,22 +158,36 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
 /** Sends a member's new live work to `facilityId`; null removes the assignment (back to the default). Queued work stays where it is. */
 export async function assignMemberFacility(deps: Deps, memberId: string, facilityId: string | null) {
   return deps.db.transaction(async (tx) => {
-    const [member] = /^[0-9a-f-]{36}$/i.test(memberId) ? await tx.query(`SELECT id FROM members WHERE id = $1`, [memberId]) : [];
+    const [member] = /^[0-9a-f-]{36}$/i.test(memberId)
+      ? await tx.query(`SELECT id FROM members WHERE id = $1`, [memberId])
+      : [];
     if (!member) throw noSuch('member', memberId);
     if (facilityId === null) {
-      const [removed] = await returning<{ facility_id: string }>(tx, `DELETE FROM facility_assignments WHERE member_id = $1 RETURNING facility_id`, [memberId]);
+      const [removed] = await returning<{ facility_id: string }>(
+        tx,
+        `DELETE FROM facility_assignments WHERE member_id = $1 RETURNING facility_id`,
+        [memberId],
+      );
       return { member_id: memberId, facility_id: null, previous_facility_id: removed?.facility_id ?? null };
     }
     const f = await activeFacility(tx, facilityId);
-    const [previous] = await tx.query(`SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`, [memberId]);
+    const [previous] = await tx.query(`SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`, [
+      memberId,
+    ]);
     await tx.query(
       `INSERT INTO facility_assignments (member_id, facility_id) VALUES ($1, $2)
-       ON CONFLICT (member_id) DO UPDATE SET facility_id = EXCLUDED.facility_id, assigned_at = now()`, [memberId, f.id]);
+       ON CONFLICT (member_id) DO UPDATE SET facility_id = EXCLUDED.facility_id, assigned_at = now()`,
+      [memberId, f.id],
+    );
     return { member_id: memberId, facility_id: f.id, previous_facility_id: previous?.facility_id ?? null };
   });
 }
 
-interface Moved { to: string; mail: number; batches: number }
+interface Moved {
+  to: string;
+  mail: number;
+  batches: number;
+}
 
 /**
  * Deactivates a facility in one transaction: its keys stop working, its member assignments
@@ -155,22 +195,37 @@ interface Moved { to: string; mail: number; batches: number }
  * Refuses, changing nothing, when queued work would have nowhere to go, or (unless
  * leaveInProgress) while it still owes steps on work it has begun.
  */
-export async function deactivateFacility(deps: Deps, facilityId: string, opts: { newDefaultId?: string | null; leaveInProgress?: boolean } = {}) {
+export async function deactivateFacility(
+  deps: Deps,
+  facilityId: string,
+  opts: { newDefaultId?: string | null; leaveInProgress?: boolean } = {},
+) {
   return deps.db.transaction(async (tx) => {
     const all = await lockFacilities(tx);
     const f = all.find((x) => x.id === facilityId);
     if (!f) throw noSuch('facility', facilityId);
     if (f.status === 'inactive') return { facility_id: f.id, status: 'inactive', already_inactive: true };
-    if (opts.newDefaultId === f.id) throw refused('FACILITY_DEFAULT_INVALID', 'the new default cannot be the facility being deactivated', 'Name another active facility.');
+    if (opts.newDefaultId === f.id)
+      throw refused(
+        'FACILITY_DEFAULT_INVALID',
+        'the new default cannot be the facility being deactivated',
+        'Name another active facility.',
+      );
     if (opts.newDefaultId) await activeFacility(tx, opts.newDefaultId);
 
-    const [started] = await tx.query(`
+    const [started] = await tx.query(
+      `
       SELECT (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = $1 AND ${STARTED_MAIL}) AS mail,
-             (SELECT count(*)::int FROM batches b WHERE b.facility_id = $1 AND ${STARTED_BATCH}) AS batches`, [f.id]);
+             (SELECT count(*)::int FROM batches b WHERE b.facility_id = $1 AND ${STARTED_BATCH}) AS batches`,
+      [f.id],
+    );
     if ((started.mail || started.batches) && !opts.leaveInProgress) {
-      throw refused('FACILITY_HAS_WORK_IN_PROGRESS',
+      throw refused(
+        'FACILITY_HAS_WORK_IN_PROGRESS',
         `facility ${f.id} (${f.name}) has begun ${started.mail} piece(s) and ${started.batches} batch(es) it has not finished; once inactive its keys stop working and nobody can report their next steps`,
-        'Let the facility finish them, or deactivate anyway with --leave-in-progress.', { in_progress: started });
+        'Let the facility finish them, or deactivate anyway with --leave-in-progress.',
+        { in_progress: started },
+      );
     }
 
     await tx.query(`UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
@@ -178,22 +233,33 @@ export async function deactivateFacility(deps: Deps, facilityId: string, opts: {
       await tx.query(`UPDATE facilities SET is_default = false WHERE is_default`);
       await tx.query(`UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
     }
-    const unassigned = await returning(tx, `DELETE FROM facility_assignments WHERE facility_id = $1 RETURNING member_id`, [f.id]);
+    const unassigned = await returning(
+      tx,
+      `DELETE FROM facility_assignments WHERE facility_id = $1 RETURNING member_id`,
+      [f.id],
+    );
 
     // Locking re-checks each row: work a facility began meanwhile is no longer queued and stays.
     const mail: Array<{ id: string; member_id: string }> = await tx.query(
-      `SELECT m.id, m.member_id FROM outbound_mail m WHERE m.facility_id = $1 AND ${QUEUED_MAIL} ORDER BY m.id FOR UPDATE`, [f.id]);
+      `SELECT m.id, m.member_id FROM outbound_mail m WHERE m.facility_id = $1 AND ${QUEUED_MAIL} ORDER BY m.id FOR UPDATE`,
+      [f.id],
+    );
     const batches: Array<{ id: string; member_id: string }> = await tx.query(
-      `SELECT b.id, b.member_id FROM batches b WHERE b.facility_id = $1 AND ${QUEUED_BATCH} ORDER BY b.id FOR UPDATE`, [f.id]);
+      `SELECT b.id, b.member_id FROM batches b WHERE b.facility_id = $1 AND ${QUEUED_BATCH} ORDER BY b.id FOR UPDATE`,
+      [f.id],
+    );
 
     const targets = new Map<string, string | null>();
     for (const memberId of new Set([...mail, ...batches].map((w) => w.member_id))) {
       targets.set(memberId, (await assignFacility(tx, false, memberId)).id);
     }
     if ([...targets.values()].some((t) => t === null)) {
-      throw refused('FACILITY_LAST_WITH_QUEUED_WORK',
+      throw refused(
+        'FACILITY_LAST_WITH_QUEUED_WORK',
         `facility ${f.id} (${f.name}) is the last active facility and has ${mail.length} queued piece(s) and ${batches.length} queued batch(es) with nowhere to go`,
-        'Create another facility first (facility:create), or wait until its queue is empty.', { queued: { mail: mail.length, batches: batches.length } });
+        'Create another facility first (facility:create), or wait until its queue is empty.',
+        { queued: { mail: mail.length, batches: batches.length } },
+      );
     }
 
     const moved = new Map<string, Moved>();
@@ -209,7 +275,9 @@ export async function deactivateFacility(deps: Deps, facilityId: string, opts: {
       slot(to).batches++;
     }
     const [current] = await tx.query(`SELECT id FROM facilities WHERE is_default AND status = 'active'`);
-    const [fallback] = current ? [] : await tx.query(`SELECT id FROM facilities WHERE status = 'active' ORDER BY created_at, id LIMIT 1`);
+    const [fallback] = current
+      ? []
+      : await tx.query(`SELECT id FROM facilities WHERE status = 'active' ORDER BY created_at, id LIMIT 1`);
     return {
       facility_id: f.id,
       status: 'inactive',
@@ -219,7 +287,9 @@ export async function deactivateFacility(deps: Deps, facilityId: string, opts: {
       left_in_progress: started,
       default_facility_id: current?.id ?? null,
       ...(f.is_default && !current
-        ? { warning: `there is no default facility now; new work goes to ${fallback ? `the oldest active facility ${fallback.id}` : 'no facility'} until you run facility:set-default` }
+        ? {
+            warning: `there is no default facility now; new work goes to ${fallback ? `the oldest active facility ${fallback.id}` : 'no facility'} until you run facility:set-default`,
+          }
         : {}),
     };
   });
@@ -229,16 +299,30 @@ export async function deactivateFacility(deps: Deps, facilityId: string, opts: {
 export async function reassignMail(deps: Deps, mailId: string, facilityId: string) {
   return deps.db.transaction(async (tx) => {
     const [m] = /^[0-9a-f-]{36}$/i.test(mailId)
-      ? await tx.query(`SELECT id, status, test_mode, facility_id, printing_started_at FROM outbound_mail WHERE id = $1 FOR UPDATE`, [mailId]) : [];
+      ? await tx.query(
+          `SELECT id, status, test_mode, facility_id, printing_started_at FROM outbound_mail WHERE id = $1 FOR UPDATE`,
+          [mailId],
+        )
+      : [];
     if (!m) throw noSuch('outbound mail', mailId);
-    if (m.test_mode) throw refused('MAIL_NOT_REASSIGNABLE', `outbound mail ${m.id} is a sandbox piece; no facility fulfils it`, 'Only live pieces have a facility.');
+    if (m.test_mode)
+      throw refused(
+        'MAIL_NOT_REASSIGNABLE',
+        `outbound mail ${m.id} is a sandbox piece; no facility fulfils it`,
+        'Only live pieces have a facility.',
+      );
     if (!['pending_approval', 'funding_pending', 'submitted'].includes(m.status) || m.printing_started_at) {
       const why = m.status === 'submitted' ? 'printing has started' : `it is ${m.status}`;
-      throw refused('MAIL_NOT_REASSIGNABLE', `outbound mail ${m.id} cannot move: ${why}; it stays with facility ${m.facility_id}`,
-        'Only pieces whose printing has not started can move.', { status: m.status, facility_id: m.facility_id });
+      throw refused(
+        'MAIL_NOT_REASSIGNABLE',
+        `outbound mail ${m.id} cannot move: ${why}; it stays with facility ${m.facility_id}`,
+        'Only pieces whose printing has not started can move.',
+        { status: m.status, facility_id: m.facility_id },
+      );
     }
     const f = await activeFacility(tx, facilityId);
-    if (m.facility_id === f.id) return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: true };
+    if (m.facility_id === f.id)
+      return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: true };
     await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, f.id]);
     return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: false };
   });
@@ -247,20 +331,38 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
 /** Moves a live batch no facility has claimed (started or failed) to another active facility. */
 export async function reassignBatch(deps: Deps, batchId: string, facilityId: string) {
   return deps.db.transaction(async (tx) => {
-    const [b] = await tx.query(`SELECT id, status, test_mode, facility_id, facility_claimed_at FROM batches WHERE id = $1 FOR UPDATE`, [batchId]);
+    const [b] = await tx.query(
+      `SELECT id, status, test_mode, facility_id, facility_claimed_at FROM batches WHERE id = $1 FOR UPDATE`,
+      [batchId],
+    );
     if (!b) throw noSuch('batch', batchId);
-    if (b.test_mode) throw refused('BATCH_NOT_REASSIGNABLE', `batch ${b.id} is a sandbox batch; no facility fulfils it`, 'Only live batches have a facility.');
+    if (b.test_mode)
+      throw refused(
+        'BATCH_NOT_REASSIGNABLE',
+        `batch ${b.id} is a sandbox batch; no facility fulfils it`,
+        'Only live batches have a facility.',
+      );
     if (b.status === 'draft') {
-      throw refused('BATCH_NOT_REASSIGNABLE', `batch ${b.id} is a draft; it gets a facility when it is confirmed`,
-        'Assign the member (facility:assign) to choose where its batches go, or reassign after confirmation.', { status: b.status });
+      throw refused(
+        'BATCH_NOT_REASSIGNABLE',
+        `batch ${b.id} is a draft; it gets a facility when it is confirmed`,
+        'Assign the member (facility:assign) to choose where its batches go, or reassign after confirmation.',
+        { status: b.status },
+      );
     }
     if (!['paid', 'generating', 'submitted'].includes(b.status) || b.facility_claimed_at) {
-      const why = b.facility_claimed_at || b.status === 'in_progress' ? 'its facility has begun it' : `it is ${b.status}`;
-      throw refused('BATCH_NOT_REASSIGNABLE', `batch ${b.id} cannot move: ${why}; it stays with facility ${b.facility_id}`,
-        'Only batches no facility has started can move.', { status: b.status, facility_id: b.facility_id });
+      const why =
+        b.facility_claimed_at || b.status === 'in_progress' ? 'its facility has begun it' : `it is ${b.status}`;
+      throw refused(
+        'BATCH_NOT_REASSIGNABLE',
+        `batch ${b.id} cannot move: ${why}; it stays with facility ${b.facility_id}`,
+        'Only batches no facility has started can move.',
+        { status: b.status, facility_id: b.facility_id },
+      );
     }
     const f = await activeFacility(tx, facilityId);
-    if (b.facility_id === f.id) return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: true };
+    if (b.facility_id === f.id)
+      return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: true };
     await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, f.id]);
     return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: false };
   });
@@ -271,8 +373,11 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
  * ownership check, so an operator can no longer move it. False: not this facility's batch.
  */
 export async function claimFacilityBatch(db: Queryable, facilityId: string, batchId: string): Promise<boolean> {
-  const claimed = await returning(db,
+  const claimed = await returning(
+    db,
     `UPDATE batches SET facility_claimed_at = COALESCE(facility_claimed_at, now())
-      WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`, [batchId, facilityId]);
+      WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`,
+    [batchId, facilityId],
+  );
   return claimed.length > 0;
 }

@@ -13,8 +13,13 @@ import { inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physic
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
-  abandonedWorkflowsQuery, closedWorkflowReconcilerScheduleId, mailStatusSince, objectOfWorkflowId, openRecord,
-  reconcileClosedWorkflows, reconcileUnstartedMail,
+  abandonedWorkflowsQuery,
+  closedWorkflowReconcilerScheduleId,
+  mailStatusSince,
+  objectOfWorkflowId,
+  openRecord,
+  reconcileClosedWorkflows,
+  reconcileUnstartedMail,
 } from './workflow-reconciler';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 
@@ -58,14 +63,24 @@ export async function describeWorkflow(deps: Deps, workflowId: string): Promise<
       run_id: d.runId,
       task_queue: d.taskQueue,
       pending_activities: (d.raw.pendingActivities ?? []).map((a) => ({
-        activity_type: a.activityType?.name ?? '', attempt: a.attempt ?? 1, last_failure: a.lastFailure?.message ?? null,
+        activity_type: a.activityType?.name ?? '',
+        attempt: a.attempt ?? 1,
+        last_failure: a.lastFailure?.message ?? null,
       })),
       workflow_task_waiting_since: waiting?.seconds ? new Date(Number(waiting.seconds) * 1000).toISOString() : null,
       search_attributes: attributes,
     };
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    return { ...base, status: 'NOT_FOUND', run_id: null, task_queue: null, pending_activities: [], workflow_task_waiting_since: null, search_attributes: {} };
+    return {
+      ...base,
+      status: 'NOT_FOUND',
+      run_id: null,
+      task_queue: null,
+      pending_activities: [],
+      workflow_task_waiting_since: null,
+      search_attributes: {},
+    };
   }
 }
 
@@ -73,21 +88,39 @@ export async function describeWorkflow(deps: Deps, workflowId: string): Promise<
 export async function showMail(deps: Deps, id: string) {
   const row = await operatorMailRow(deps, id);
   const [ledger, events, deliveries, incidents, workflow] = await Promise.all([
-    deps.db.query(`SELECT kind, amount_cents, entry_key, description, created_at FROM credits_ledger WHERE reference_id = $1 ORDER BY created_at, id`, [row.id]),
-    deps.db.query(`SELECT id, event_type, created_at FROM events WHERE object_type = 'outbound_mail' AND object_id = $1 ORDER BY created_at, id`, [row.id]),
+    deps.db.query(
+      `SELECT kind, amount_cents, entry_key, description, created_at FROM credits_ledger WHERE reference_id = $1 ORDER BY created_at, id`,
+      [row.id],
+    ),
+    deps.db.query(
+      `SELECT id, event_type, created_at FROM events WHERE object_type = 'outbound_mail' AND object_id = $1 ORDER BY created_at, id`,
+      [row.id],
+    ),
     deps.db.query(
       `SELECT d.id, d.event_type, d.target_type, d.target_url, d.status, d.attempts_count, d.last_status_code, d.last_error, d.delivered_at
          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-        WHERE e.object_type = 'outbound_mail' AND e.object_id = $1 ORDER BY d.created_at, d.id`, [row.id]),
+        WHERE e.object_type = 'outbound_mail' AND e.object_id = $1 ORDER BY d.created_at, d.id`,
+      [row.id],
+    ),
     incidentsOf(deps.db, 'outbound_mail', row.id),
     describeWorkflow(deps, outboundMailWorkflowId(row.id)),
   ]);
   return {
     mail: {
-      id: row.id, status: row.status, status_since: mailStatusSince(row).toISOString(), live: !row.test_mode,
-      member_id: row.member_id, agent_id: row.agent_id, facility_id: row.facility_id, mail_class: row.mail_class,
-      price_cents: row.price_cents, cost_cents: row.cost_cents, printing_started_at: row.printing_started_at?.toISOString() ?? null,
-      cancellation_reason: row.cancellation_reason, created_at: row.created_at.toISOString(), workflow_started_at: row.workflow_started_at?.toISOString() ?? null,
+      id: row.id,
+      status: row.status,
+      status_since: mailStatusSince(row).toISOString(),
+      live: !row.test_mode,
+      member_id: row.member_id,
+      agent_id: row.agent_id,
+      facility_id: row.facility_id,
+      mail_class: row.mail_class,
+      price_cents: row.price_cents,
+      cost_cents: row.cost_cents,
+      printing_started_at: row.printing_started_at?.toISOString() ?? null,
+      cancellation_reason: row.cancellation_reason,
+      created_at: row.created_at.toISOString(),
+      workflow_started_at: row.workflow_started_at?.toISOString() ?? null,
       url: `${deps.config.baseUrl}/v1/mail/${row.id}`,
     },
     workflow,
@@ -99,7 +132,15 @@ export async function showMail(deps: Deps, id: string) {
 }
 
 function incidentView(i: IncidentRow) {
-  return { kind: i.kind, action: i.action, object_status: i.object_status, workflow_status: i.workflow_status, run_id: i.run_id, detail: i.detail, created_at: i.created_at };
+  return {
+    kind: i.kind,
+    action: i.action,
+    object_status: i.object_status,
+    workflow_status: i.workflow_status,
+    run_id: i.run_id,
+    detail: i.detail,
+    created_at: i.created_at,
+  };
 }
 
 export interface MailListFilter {
@@ -119,54 +160,108 @@ const STATUS_SINCE_SQL = `CASE m.status WHEN 'submitted' THEN m.submitted_at WHE
 export async function listMailForOperator(deps: Deps, f: MailListFilter) {
   const where: string[] = [];
   const params: unknown[] = [];
-  const add = (sql: string, value: unknown) => { params.push(value); where.push(sql.replace('?', `$${params.length}`)); };
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replace('?', `$${params.length}`));
+  };
   if (f.status) add('m.status = ?', f.status);
   if (f.memberId) add('m.member_id = ?', f.memberId);
   if (f.agentId) add('m.agent_id = ?', f.agentId);
   if (f.live !== undefined) add('m.test_mode = ?', !f.live);
-  if (f.olderThanSeconds !== undefined) add(`COALESCE(${STATUS_SINCE_SQL}, m.created_at) < now() - make_interval(secs => ?)`, f.olderThanSeconds);
+  if (f.olderThanSeconds !== undefined)
+    add(`COALESCE(${STATUS_SINCE_SQL}, m.created_at) < now() - make_interval(secs => ?)`, f.olderThanSeconds);
   params.push(f.limit);
   const rows = await deps.db.query(
     `SELECT m.id, m.status, COALESCE(${STATUS_SINCE_SQL}, m.created_at) AS status_since, m.printing_started_at, m.member_id, m.agent_id,
             m.test_mode, m.price_cents, m.facility_id, m.created_at, m.workflow_started_at
        FROM outbound_mail m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY status_since ASC, m.id LIMIT $${params.length}`, params);
+      ORDER BY status_since ASC, m.id LIMIT $${params.length}`,
+    params,
+  );
   type Row = {
-    id: string; status: string; status_since: Date; printing_started_at: Date | null; member_id: string; agent_id: string | null;
-    test_mode: boolean; price_cents: number; facility_id: string | null; created_at: Date; workflow_started_at: Date | null;
+    id: string;
+    status: string;
+    status_since: Date;
+    printing_started_at: Date | null;
+    member_id: string;
+    agent_id: string | null;
+    test_mode: boolean;
+    price_cents: number;
+    facility_id: string | null;
+    created_at: Date;
+    workflow_started_at: Date | null;
   };
   return (rows as Row[]).map((r) => ({
-    id: r.id, status: r.status, status_since: r.status_since.toISOString(), printing_started: Boolean(r.printing_started_at),
-    live: !r.test_mode, member_id: r.member_id, agent_id: r.agent_id, facility_id: r.facility_id, price_cents: r.price_cents,
-    created_at: r.created_at.toISOString(), workflow_started: Boolean(r.workflow_started_at),
+    id: r.id,
+    status: r.status,
+    status_since: r.status_since.toISOString(),
+    printing_started: Boolean(r.printing_started_at),
+    live: !r.test_mode,
+    member_id: r.member_id,
+    agent_id: r.agent_id,
+    facility_id: r.facility_id,
+    price_cents: r.price_cents,
+    created_at: r.created_at.toISOString(),
+    workflow_started: Boolean(r.workflow_started_at),
   }));
 }
 
 export interface StuckReport {
   older_than_seconds: number;
   /** Open pieces in their status longer than older_than, with their workflow's state. */
-  in_status_too_long: (Awaited<ReturnType<typeof listMailForOperator>>[number] & { workflow_status: string; temporal_ui: string | null })[];
+  in_status_too_long: (Awaited<ReturnType<typeof listMailForOperator>>[number] & {
+    workflow_status: string;
+    temporal_ui: string | null;
+  })[];
   /** Records committed without a workflow (start lost). */
   lost_starts: { object_type: IncidentObjectType; object_id: string; status: string; created_at: string }[];
   /** Workflows closed (terminated, cancelled, failed, timed out) while their record is open. */
-  closed_workflows: { object_type: IncidentObjectType; object_id: string; object_status: string; workflow_id: string; workflow_status: string; temporal_ui: string | null }[];
+  closed_workflows: {
+    object_type: IncidentObjectType;
+    object_id: string;
+    object_status: string;
+    workflow_id: string;
+    workflow_status: string;
+    temporal_ui: string | null;
+  }[];
   /** Open pieces whose workflow waits for a worker: a workflow task or a retrying activity is pending, or no worker polls the queue. */
   waiting_on_worker: { object_id: string; workflow_id: string; reason: string; temporal_ui: string | null }[];
   task_queue: { name: string; workflow_pollers: number; activity_pollers: number };
 }
 
 async function pollers(deps: Deps, taskQueue: string, type: 1 | 2): Promise<number> {
-  const r = await deps.temporal.workflowService.describeTaskQueue({ namespace: deps.config.temporalNamespace, taskQueue: { name: taskQueue }, taskQueueType: type });
+  const r = await deps.temporal.workflowService.describeTaskQueue({
+    namespace: deps.config.temporalNamespace,
+    taskQueue: { name: taskQueue },
+    taskQueueType: type,
+  });
   return r.pollers?.length ?? 0;
 }
 
 /** stuck: everything an operator should look at now. */
 /** `memberId` narrows the pieces, lost starts and closed workflows to one member. */
-export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number; limit: number; memberId?: string }): Promise<StuckReport> {
+export async function findStuckWork(
+  deps: Deps,
+  opts: { olderThanSeconds: number; limit: number; memberId?: string },
+): Promise<StuckReport> {
   const taskQueue = deps.config.taskQueue;
-  const [workflowPollers, activityPollers] = await Promise.all([pollers(deps, taskQueue, 1), pollers(deps, taskQueue, 2)]);
+  const [workflowPollers, activityPollers] = await Promise.all([
+    pollers(deps, taskQueue, 1),
+    pollers(deps, taskQueue, 2),
+  ]);
 
-  const open = (await Promise.all(OPEN_MAIL_STATUSES.map((status) => listMailForOperator(deps, { status, memberId: opts.memberId, olderThanSeconds: opts.olderThanSeconds, limit: opts.limit })))).flat();
+  const open = (
+    await Promise.all(
+      OPEN_MAIL_STATUSES.map((status) =>
+        listMailForOperator(deps, {
+          status,
+          memberId: opts.memberId,
+          olderThanSeconds: opts.olderThanSeconds,
+          limit: opts.limit,
+        }),
+      ),
+    )
+  ).flat();
   const inStatus: StuckReport['in_status_too_long'] = [];
   const waiting: StuckReport['waiting_on_worker'] = [];
   for (const piece of open) {
@@ -174,9 +269,14 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
     inStatus.push({ ...piece, workflow_status: wf.status, temporal_ui: wf.temporal_ui });
     if (wf.status !== 'RUNNING') continue;
     const retrying = wf.pending_activities.find((a) => a.attempt > 1);
-    const reason = workflowPollers === 0 || activityPollers === 0 ? `no worker polls task queue ${taskQueue}`
-      : wf.workflow_task_waiting_since ? `a workflow task has waited for a worker since ${wf.workflow_task_waiting_since}`
-        : retrying ? `activity ${retrying.activity_type} is retrying (attempt ${retrying.attempt}): ${retrying.last_failure ?? 'no failure message'}` : null;
+    const reason =
+      workflowPollers === 0 || activityPollers === 0
+        ? `no worker polls task queue ${taskQueue}`
+        : wf.workflow_task_waiting_since
+          ? `a workflow task has waited for a worker since ${wf.workflow_task_waiting_since}`
+          : retrying
+            ? `activity ${retrying.activity_type} is retrying (attempt ${retrying.attempt}): ${retrying.last_failure ?? 'no failure message'}`
+            : null;
     if (reason) waiting.push({ object_id: piece.id, workflow_id: wf.workflow_id, reason, temporal_ui: wf.temporal_ui });
   }
 
@@ -184,24 +284,41 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
   const grace = `now() - make_interval(secs => ${Math.max(1, deps.config.outboundMail.reconcileGraceSeconds)})`;
   const lost: StuckReport['lost_starts'] = [];
   const unstarted: { object_type: IncidentObjectType; object_id: string; status: string; created_at: Date }[] = [
-    ...(await deps.db.query(`SELECT 'outbound_mail' AS object_type, id::text AS object_id, status, created_at FROM outbound_mail
-        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
-    ...(await deps.db.query(`SELECT 'mail_run' AS object_type, id::text AS object_id, status, created_at FROM mail_runs
-        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('open','funding_pending') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
-    ...(await deps.db.query(`SELECT 'handling' AS object_type, id::text AS object_id, status, created_at FROM handling_operations
-        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('awaiting_member_approval','awaiting_facility','accepted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`, [opts.limit, opts.memberId ?? null])),
+    ...(await deps.db.query(
+      `SELECT 'outbound_mail' AS object_type, id::text AS object_id, status, created_at FROM outbound_mail
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
+      [opts.limit, opts.memberId ?? null],
+    )),
+    ...(await deps.db.query(
+      `SELECT 'mail_run' AS object_type, id::text AS object_id, status, created_at FROM mail_runs
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('open','funding_pending') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
+      [opts.limit, opts.memberId ?? null],
+    )),
+    ...(await deps.db.query(
+      `SELECT 'handling' AS object_type, id::text AS object_id, status, created_at FROM handling_operations
+        WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('awaiting_member_approval','awaiting_facility','accepted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
+      [opts.limit, opts.memberId ?? null],
+    )),
   ];
   for (const u of unstarted) lost.push({ ...u, created_at: u.created_at.toISOString() });
   for (const piece of inStatus) {
     if (piece.workflow_started && piece.workflow_status === 'NOT_FOUND') {
-      lost.push({ object_type: 'outbound_mail', object_id: piece.id, status: piece.status, created_at: piece.created_at });
+      lost.push({
+        object_type: 'outbound_mail',
+        object_id: piece.id,
+        status: piece.status,
+        created_at: piece.created_at,
+      });
     }
   }
 
   const closed: StuckReport['closed_workflows'] = [];
   const seen = new Set<string>();
-  const query = abandonedWorkflowsQuery(taskQueue, new Date(Date.now() - deps.config.closedWorkflowReconciler.lookbackHours * 3600_000))
-    + (opts.memberId ? ` AND MemberId = "${opts.memberId}"` : '');
+  const query =
+    abandonedWorkflowsQuery(
+      taskQueue,
+      new Date(Date.now() - deps.config.closedWorkflowReconciler.lookbackHours * 3600_000),
+    ) + (opts.memberId ? ` AND MemberId = "${opts.memberId}"` : '');
   for await (const listed of deps.temporal.workflow.list({ query })) {
     if (seen.has(listed.workflowId) || closed.length >= opts.limit) continue;
     seen.add(listed.workflowId);
@@ -212,8 +329,12 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
     const rec = await openRecord(deps, object.objectType, object.objectId);
     if (!rec) continue;
     closed.push({
-      object_type: rec.objectType, object_id: rec.objectId, object_status: rec.status, workflow_id: listed.workflowId,
-      workflow_status: latest.status, temporal_ui: latest.temporal_ui,
+      object_type: rec.objectType,
+      object_id: rec.objectId,
+      object_status: rec.status,
+      workflow_id: listed.workflowId,
+      workflow_status: latest.status,
+      temporal_ui: latest.temporal_ui,
     });
   }
 
@@ -235,10 +356,12 @@ export async function findStuckWork(deps: Deps, opts: { olderThanSeconds: number
 export async function operatorCancelMail(deps: Deps, id: string, reason: string, opts: { waitMs?: number } = {}) {
   let row = await operatorMailRow(deps, id);
   const workflowId = outboundMailWorkflowId(row.id);
-  if (row.status === 'cancelled') return { outbound_mail_id: row.id, status: row.status, already_cancelled: true, refunded_cents: 0, refused: null };
+  if (row.status === 'cancelled')
+    return { outbound_mail_id: row.id, status: row.status, already_cancelled: true, refunded_cents: 0, refused: null };
   if (!OPEN_MAIL_STATUSES.includes(row.status)) {
     throw errors.conflict('MAIL_NOT_CANCELLABLE', `The piece is ${row.status}; it is final and cannot be cancelled.`, {
-      details: { status: row.status }, suggestedAction: 'Nothing to cancel: the piece is finished.',
+      details: { status: row.status },
+      suggestedAction: 'Nothing to cancel: the piece is finished.',
     });
   }
   let wf = await describeWorkflow(deps, workflowId);
@@ -247,11 +370,18 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
     wf = await describeWorkflow(deps, workflowId);
   }
   if (wf.status !== 'RUNNING') {
-    throw errors.conflict('MAIL_WORKFLOW_CLOSED', `The piece's workflow is ${wf.status} while the piece is ${row.status}; nothing can cancel it now.`, {
-      details: { workflow_id: workflowId, workflow_status: wf.status }, suggestedAction: 'Run `npm run admin -- reconcile` to restart its workflow, then cancel again.',
-    });
+    throw errors.conflict(
+      'MAIL_WORKFLOW_CLOSED',
+      `The piece's workflow is ${wf.status} while the piece is ${row.status}; nothing can cancel it now.`,
+      {
+        details: { workflow_id: workflowId, workflow_status: wf.status },
+        suggestedAction: 'Run `npm run admin -- reconcile` to restart its workflow, then cancel again.',
+      },
+    );
   }
-  const refusedBefore = (await incidentsOf(deps.db, 'outbound_mail', row.id)).filter((i) => i.kind === 'cancel_refused' && i.run_id === wf.run_id);
+  const refusedBefore = (await incidentsOf(deps.db, 'outbound_mail', row.id)).filter(
+    (i) => i.kind === 'cancel_refused' && i.run_id === wf.run_id,
+  );
   await deps.temporal.workflowService.requestCancelWorkflowExecution({
     namespace: deps.config.temporalNamespace,
     workflowExecution: { workflowId, runId: wf.run_id ?? undefined },
@@ -263,20 +393,36 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
   for (;;) {
     row = (await loadMailRow(deps.db, row.id))!;
     if (row.status === 'cancelled') {
-      const [refund] = await deps.db.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`]);
+      const [refund] = await deps.db.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [
+        `refund:mail:${row.id}`,
+      ]);
       deps.log.warn({ outbound_mail_id: row.id, reason }, 'operator cancelled a piece');
-      return { outbound_mail_id: row.id, status: row.status, already_cancelled: false, refunded_cents: refund ? Number(refund.amount_cents) : 0, refused: null };
+      return {
+        outbound_mail_id: row.id,
+        status: row.status,
+        already_cancelled: false,
+        refunded_cents: refund ? Number(refund.amount_cents) : 0,
+        refused: null,
+      };
     }
-    const refused = (await incidentsOf(deps.db, 'outbound_mail', row.id)).find((i) => i.kind === 'cancel_refused' && i.run_id === wf.run_id);
+    const refused = (await incidentsOf(deps.db, 'outbound_mail', row.id)).find(
+      (i) => i.kind === 'cancel_refused' && i.run_id === wf.run_id,
+    );
     if (refused || refusedBefore.length) {
       throw errors.conflict('MAIL_NOT_CANCELLABLE', (refused ?? refusedBefore[0]).detail, {
-        details: { status: row.status }, suggestedAction: 'The facility has the piece; let it finish, or have the facility report it failed (which refunds).',
+        details: { status: row.status },
+        suggestedAction:
+          'The facility has the piece; let it finish, or have the facility report it failed (which refunds).',
       });
     }
     if (Date.now() > deadline) {
-      throw errors.unavailable('MAIL_CANCEL_PENDING', 'The cancellation was requested but the workflow has not acted on it yet (is a worker running?).', {
-        suggestedAction: `Check \`npm run admin -- mail:show ${row.id}\`; the request stays with the workflow and is acted on when a worker runs it.`,
-      });
+      throw errors.unavailable(
+        'MAIL_CANCEL_PENDING',
+        'The cancellation was requested but the workflow has not acted on it yet (is a worker running?).',
+        {
+          suggestedAction: `Check \`npm run admin -- mail:show ${row.id}\`; the request stays with the workflow and is acted on when a worker runs it.`,
+        },
+      );
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -285,7 +431,10 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
 /** reconcile: runs every reconciler now (the schedules run them on their own too). */
 export async function runReconcilersNow(deps: Deps) {
   const mail = deps.config.outboundMail;
-  const started = await reconcileUnstartedMail(deps, { graceSeconds: mail.reconcileGraceSeconds, approvalTimeoutSeconds: mail.approvalTimeoutSeconds });
+  const started = await reconcileUnstartedMail(deps, {
+    graceSeconds: mail.reconcileGraceSeconds,
+    approvalTimeoutSeconds: mail.approvalTimeoutSeconds,
+  });
   const inbound = await reconcilePhysicalInbound(deps, deps.config.physicalInbound.reconcileGraceSeconds);
   const closed = await reconcileClosedWorkflows(deps);
   return {
@@ -298,6 +447,10 @@ export async function runReconcilersNow(deps: Deps) {
 
 export function reconcilerScheduleIds(deps: Deps): string[] {
   const tq = deps.config.taskQueue;
-  return [reconcilerScheduleId(deps), inboundReconcilerScheduleId(deps), closedWorkflowReconcilerScheduleId(tq), webhookDispatchReconcilerScheduleId(tq)];
+  return [
+    reconcilerScheduleId(deps),
+    inboundReconcilerScheduleId(deps),
+    closedWorkflowReconcilerScheduleId(tq),
+    webhookDispatchReconcilerScheduleId(tq),
+  ];
 }
-

@@ -26,10 +26,17 @@ export async function ensureIntervalSchedule(deps: Deps, s: IntervalSchedule): P
     ...(s.workflowExecutionTimeout ? { workflowExecutionTimeout: s.workflowExecutionTimeout } : {}),
   };
   try {
-    await deps.temporal.schedule.create({ scheduleId: s.scheduleId, spec, action, policies: { overlap: 'SKIP', catchupWindow: s.catchupWindow } });
+    await deps.temporal.schedule.create({
+      scheduleId: s.scheduleId,
+      spec,
+      action,
+      policies: { overlap: 'SKIP', catchupWindow: s.catchupWindow },
+    });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await deps.temporal.schedule.getHandle(s.scheduleId).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, overlap: 'SKIP' } }));
+    await deps.temporal.schedule
+      .getHandle(s.scheduleId)
+      .update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, overlap: 'SKIP' } }));
   }
   return s.scheduleId;
 }

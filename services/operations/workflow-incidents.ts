@@ -43,11 +43,31 @@ export async function recordIncident(deps: Pick<Deps, 'db' | 'log'>, i: Incident
   const rows = await deps.db.query(
     `INSERT INTO workflow_incidents (incident_key, object_type, object_id, workflow_id, run_id, kind, object_status, workflow_status, detail, action)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (incident_key) DO NOTHING RETURNING id`,
-    [i.incidentKey, i.objectType, i.objectId, i.workflowId, i.runId, i.kind, i.objectStatus, i.workflowStatus, i.detail, i.action]);
-  if (rows.length) deps.log.warn({ incident: i }, `workflow incident: ${i.kind} ${i.objectType} ${i.objectId}: ${i.detail}`);
+    [
+      i.incidentKey,
+      i.objectType,
+      i.objectId,
+      i.workflowId,
+      i.runId,
+      i.kind,
+      i.objectStatus,
+      i.workflowStatus,
+      i.detail,
+      i.action,
+    ],
+  );
+  if (rows.length)
+    deps.log.warn({ incident: i }, `workflow incident: ${i.kind} ${i.objectType} ${i.objectId}: ${i.detail}`);
   return rows.length > 0;
 }
 
-export async function incidentsOf(db: Queryable, objectType: IncidentObjectType, objectId: string): Promise<IncidentRow[]> {
-  return db.query(`SELECT * FROM workflow_incidents WHERE object_type = $1 AND object_id = $2 ORDER BY created_at, id`, [objectType, objectId]);
+export async function incidentsOf(
+  db: Queryable,
+  objectType: IncidentObjectType,
+  objectId: string,
+): Promise<IncidentRow[]> {
+  return db.query(
+    `SELECT * FROM workflow_incidents WHERE object_type = $1 AND object_id = $2 ORDER BY created_at, id`,
+    [objectType, objectId],
+  );
 }

@@ -20,7 +20,12 @@ import { mailRunStartOptions } from '../mail-runs/workflow';
 import { scheduledSendInput } from '../outbound-mail/scheduled-send';
 import { findOperation, handlingWorkflowInput } from '../physical-inbound/handling';
 import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
-import { MailStartStatus, OUTBOUND_MAIL_WORKFLOW, OutboundMailWorkflowInput, ReconcileOutboundMailInput } from '../../workflows/outbound-mail/contracts';
+import {
+  MailStartStatus,
+  OUTBOUND_MAIL_WORKFLOW,
+  OutboundMailWorkflowInput,
+  ReconcileOutboundMailInput,
+} from '../../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../../workflows/mail-runs/contracts';
 
 export const RECONCILE_CLOSED_WORKFLOWS_WORKFLOW = 'reconcileClosedWorkflowsWorkflow';
@@ -55,8 +60,10 @@ export function objectOfWorkflowId(workflowId: string): { objectType: IncidentOb
 
 /** The visibility query of this deployment's business workflows closed without finishing their record. */
 export function abandonedWorkflowsQuery(taskQueue: string, closedAfter: Date): string {
-  return `TaskQueue = "${taskQueue}" AND WorkflowType IN (${BUSINESS_WORKFLOWS.map((w) => `"${w.type}"`).join(', ')})`
-    + ` AND ExecutionStatus IN (${ABANDONED_EXECUTION_STATUSES.map((s) => `"${s}"`).join(', ')}) AND CloseTime > "${closedAfter.toISOString()}"`;
+  return (
+    `TaskQueue = "${taskQueue}" AND WorkflowType IN (${BUSINESS_WORKFLOWS.map((w) => `"${w.type}"`).join(', ')})` +
+    ` AND ExecutionStatus IN (${ABANDONED_EXECUTION_STATUSES.map((s) => `"${s}"`).join(', ')}) AND CloseTime > "${closedAfter.toISOString()}"`
+  );
 }
 
 export interface OpenRecord {
@@ -68,7 +75,11 @@ export interface OpenRecord {
 }
 
 /** The record behind a workflow id, when it is still open. */
-export async function openRecord(deps: Deps, objectType: IncidentObjectType, objectId: string): Promise<OpenRecord | null> {
+export async function openRecord(
+  deps: Deps,
+  objectType: IncidentObjectType,
+  objectId: string,
+): Promise<OpenRecord | null> {
   let status: string | undefined;
   let restartable = true;
   if (objectType === 'outbound_mail') status = (await loadMailRow(deps.db, objectId))?.status;
@@ -105,21 +116,33 @@ async function restart(deps: Deps, rec: OpenRecord, previousRunStatus: string): 
       ...scheduledSendInput(row),
       printProof: row.proof_key ? 'stored' : 'render',
     };
-    await deps.temporal.workflow.start(OUTBOUND_MAIL_WORKFLOW, { ...mailWorkflowStartOptions(deps, row, input, mailStatusSince(row)), ...again });
+    await deps.temporal.workflow.start(OUTBOUND_MAIL_WORKFLOW, {
+      ...mailWorkflowStartOptions(deps, row, input, mailStatusSince(row)),
+      ...again,
+    });
   } else if (rec.objectType === 'mail_run') {
     const run = (await loadMailRunById(deps.db, rec.objectId))!;
     await deps.temporal.workflow.start(MAIL_RUN_WORKFLOW, { ...mailRunStartOptions(deps, run), ...again });
   } else if (rec.objectType === 'handling') {
     const op = (await findOperation(deps.db, rec.objectId))!;
-    const left = op.created_at.getTime() + deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000 - Date.now();
+    const left =
+      op.created_at.getTime() + deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000 - Date.now();
     const input = handlingWorkflowInput(op, Math.max(1000, left));
     await deps.temporal.workflow.start('handlingWorkflow', {
-      taskQueue: deps.config.taskQueue, workflowId: workflowIdOf('handling', op.id), args: [input], ...again,
+      taskQueue: deps.config.taskQueue,
+      workflowId: workflowIdOf('handling', op.id),
+      args: [input],
+      ...again,
     });
   } else {
     const row = (await loadBatchRow(deps.db, rec.objectId))!;
-    const expirySeconds = Math.max(1, Math.round((row.expires_at.getTime() - row.created_at.getTime()) / 1000)) || BATCH_DRAFT_EXPIRY_SECONDS;
-    await deps.temporal.workflow.start(BATCH_MAIL_WORKFLOW, { ...batchWorkflowStartOptions(deps, batchWorkflowInput(row, expirySeconds)), ...again });
+    const expirySeconds =
+      Math.max(1, Math.round((row.expires_at.getTime() - row.created_at.getTime()) / 1000)) ||
+      BATCH_DRAFT_EXPIRY_SECONDS;
+    await deps.temporal.workflow.start(BATCH_MAIL_WORKFLOW, {
+      ...batchWorkflowStartOptions(deps, batchWorkflowInput(row, expirySeconds)),
+      ...again,
+    });
   }
 }
 
@@ -135,7 +158,10 @@ export interface ReconciledWorkflow {
 }
 
 /** Finds business workflows closed while their record is open; restarts or reports each (once per closed run). */
-export async function reconcileClosedWorkflows(deps: Deps, opts: { lookbackHours?: number } = {}): Promise<ReconciledWorkflow[]> {
+export async function reconcileClosedWorkflows(
+  deps: Deps,
+  opts: { lookbackHours?: number } = {},
+): Promise<ReconciledWorkflow[]> {
   const lookbackHours = opts.lookbackHours ?? deps.config.closedWorkflowReconciler.lookbackHours;
   const query = abandonedWorkflowsQuery(deps.config.taskQueue, new Date(Date.now() - lookbackHours * 3600_000));
   const seen = new Set<string>();
@@ -158,16 +184,31 @@ export async function reconcileClosedWorkflows(deps: Deps, opts: { lookbackHours
       action = 'restarted';
       detail += ' The reconciler started a new run from the record.';
     } else {
-      detail += ` Its progress lives in the workflow: reset it (temporal workflow reset --workflow-id ${listed.workflowId} --type LastWorkflowTask), `
-        + 'or finish the record through the facility API.';
+      detail +=
+        ` Its progress lives in the workflow: reset it (temporal workflow reset --workflow-id ${listed.workflowId} --type LastWorkflowTask), ` +
+        'or finish the record through the facility API.';
     }
     await recordIncident(deps, {
-      incidentKey: `workflow_closed:${listed.workflowId}:${latest.runId}`, objectType: rec.objectType, objectId: rec.objectId,
-      workflowId: listed.workflowId, runId: latest.runId, kind: 'workflow_closed', objectStatus: rec.status, workflowStatus, detail, action,
+      incidentKey: `workflow_closed:${listed.workflowId}:${latest.runId}`,
+      objectType: rec.objectType,
+      objectId: rec.objectId,
+      workflowId: listed.workflowId,
+      runId: latest.runId,
+      kind: 'workflow_closed',
+      objectStatus: rec.status,
+      workflowStatus,
+      detail,
+      action,
     });
     out.push({
-      object_type: rec.objectType, object_id: rec.objectId, object_status: rec.status, workflow_id: listed.workflowId,
-      run_id: latest.runId, workflow_status: workflowStatus, action, detail,
+      object_type: rec.objectType,
+      object_id: rec.objectId,
+      object_status: rec.status,
+      workflow_id: listed.workflowId,
+      run_id: latest.runId,
+      workflow_status: workflowStatus,
+      action,
+      detail,
     });
   }
   return out;
@@ -179,12 +220,24 @@ export async function reconcileUnstartedMail(deps: Deps, input: ReconcileOutboun
     `SELECT id, status, test_mode, member_id, agent_id, created_at, send_after, released_to_facility_at FROM outbound_mail
       WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted')
         AND created_at < now() - ($1 || ' seconds')::interval
-      ORDER BY created_at LIMIT 200`, [String(input.graceSeconds)]);
+      ORDER BY created_at LIMIT 200`,
+    [String(input.graceSeconds)],
+  );
   for (const row of rows) {
-    await startMailWorkflow(deps, row, { approvalTimeoutSeconds: input.approvalTimeoutSeconds, statusSince: row.created_at });
+    await startMailWorkflow(deps, row, {
+      approvalTimeoutSeconds: input.approvalTimeoutSeconds,
+      statusSince: row.created_at,
+    });
     await recordIncident(deps, {
-      incidentKey: `lost_start:outbound-mail-${row.id}`, objectType: 'outbound_mail', objectId: row.id, workflowId: `outbound-mail-${row.id}`,
-      runId: null, kind: 'lost_start', objectStatus: row.status, workflowStatus: null, action: 'started',
+      incidentKey: `lost_start:outbound-mail-${row.id}`,
+      objectType: 'outbound_mail',
+      objectId: row.id,
+      workflowId: `outbound-mail-${row.id}`,
+      runId: null,
+      kind: 'lost_start',
+      objectStatus: row.status,
+      workflowStatus: null,
+      action: 'started',
       detail: 'The piece was committed but its workflow start was lost; the reconciler started it.',
     });
   }

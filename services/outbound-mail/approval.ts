@@ -16,15 +16,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export type Approver = AuthContext | 'operator';
 
 function notPendingApproval(status: string): ApiError {
-  return errors.conflict('MAIL_NOT_PENDING_APPROVAL', `The piece is ${status}; only pieces awaiting approval can be approved or rejected.`, {
-    details: { status }, suggestedAction: 'Nothing to decide: GET /v1/mail?status=pending_approval lists the pieces awaiting approval.',
-  });
+  return errors.conflict(
+    'MAIL_NOT_PENDING_APPROVAL',
+    `The piece is ${status}; only pieces awaiting approval can be approved or rejected.`,
+    {
+      details: { status },
+      suggestedAction: 'Nothing to decide: GET /v1/mail?status=pending_approval lists the pieces awaiting approval.',
+    },
+  );
 }
 
 async function approverRow(deps: Deps, approver: Approver, id: string): Promise<MailRow> {
-  const row = approver === 'operator'
-    ? (UUID.test(id) ? await loadMailRow(deps.db, id) : null)
-    : await visibleMailRow(deps, approver, id);
+  const row =
+    approver === 'operator'
+      ? UUID.test(id)
+        ? await loadMailRow(deps.db, id)
+        : null
+      : await visibleMailRow(deps, approver, id);
   if (!row) throw errors.notFound('Outbound mail');
   return row;
 }
@@ -34,11 +42,19 @@ async function approverRow(deps: Deps, approver: Approver, id: string): Promise<
  * with one the workflow is asked anyway, so a retry whose answer was lost gets the first
  * answer, and a decision the piece no longer allows is MAIL_NOT_PENDING_APPROVAL.
  */
-async function decided<T>(deps: Deps, approver: Approver, row: MailRow, update: string, opts: MailCallOptions): Promise<T> {
+async function decided<T>(
+  deps: Deps,
+  approver: Approver,
+  row: MailRow,
+  update: string,
+  opts: MailCallOptions,
+): Promise<T> {
   if (row.status !== 'pending_approval' && !opts.idempotencyKey) throw notPendingApproval(row.status);
   const caller = approver === 'operator' ? { ownerKey: 'operator' } : approver;
   try {
-    return await runMailUpdate<T>(deps, row, update, [], { updateId: updateIdFor(caller, `mail.${update}`, opts.idempotencyKey) });
+    return await runMailUpdate<T>(deps, row, update, [], {
+      updateId: updateIdFor(caller, `mail.${update}`, opts.idempotencyKey),
+    });
   } catch (err) {
     const refused = err instanceof ApiError && err.code === 'MAIL_STATE_CONFLICT';
     if (!(err instanceof MailWorkflowClosed) && !refused) throw err;

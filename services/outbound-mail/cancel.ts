@@ -25,11 +25,17 @@ export async function cancelMail(deps: Deps, auth: AuthContext, id: string, opts
     already_cancelled: result.alreadyCancelled,
   });
   const alreadyCancelled = async (): Promise<CancelResult> => ({
-    refundedCents: 0, alreadyCancelled: true, balanceCents: row.test_mode ? null : await balanceCents(deps.db, row.member_id),
+    refundedCents: 0,
+    alreadyCancelled: true,
+    balanceCents: row.test_mode ? null : await balanceCents(deps.db, row.member_id),
   });
   if (row.status === 'cancelled' && !opts.idempotencyKey) return answer(await alreadyCancelled(), row);
   try {
-    return answer(await runMailUpdate<CancelResult>(deps, row, 'cancel', [], { updateId: updateIdFor(auth, 'mail.cancel', opts.idempotencyKey) }));
+    return answer(
+      await runMailUpdate<CancelResult>(deps, row, 'cancel', [], {
+        updateId: updateIdFor(auth, 'mail.cancel', opts.idempotencyKey),
+      }),
+    );
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;

@@ -54,8 +54,22 @@ async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<vo
   try {
     const input = path.join(work, 'in.pdf');
     await writeFile(input, pdf);
-    await run('pdftoppm', ['-png', '-r', String(PREVIEW_DPI), '-f', String(page), '-l', String(page), '-singlefile', input, path.join(work, 'page')],
-      { timeout: RENDER_TIMEOUT_MS });
+    await run(
+      'pdftoppm',
+      [
+        '-png',
+        '-r',
+        String(PREVIEW_DPI),
+        '-f',
+        String(page),
+        '-l',
+        String(page),
+        '-singlefile',
+        input,
+        path.join(work, 'page'),
+      ],
+      { timeout: RENDER_TIMEOUT_MS },
+    );
     // rename within the cache directory's file system is atomic: readers see a whole file or none.
     const tmpOut = `${out}.${process.pid}.${Date.now()}`;
     await writeFile(tmpOut, await readFile(path.join(work, 'page.png')));
@@ -66,7 +80,12 @@ async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<vo
 }
 
 /** Page `page` (1-based) of a piece the caller may see (404 otherwise, as GET /v1/mail/{id}). */
-export async function mailDocumentPage(deps: Deps, auth: AuthContext, mailId: string, page: number): Promise<PagePreview> {
+export async function mailDocumentPage(
+  deps: Deps,
+  auth: AuthContext,
+  mailId: string,
+  page: number,
+): Promise<PagePreview> {
   const row = await visibleMailRow(deps, auth, mailId);
   if (!Number.isInteger(page) || page < 1 || page > row.page_count) throw errors.notFound('Page');
   const type = row.document_type as string;
@@ -84,7 +103,9 @@ export async function mailDocumentPage(deps: Deps, auth: AuthContext, mailId: st
     await renderPdfPage(pdf, page, cached);
   } catch (err) {
     deps.log.warn({ err, outbound_mail_id: row.id, page }, 'rendering a page preview failed');
-    throw errors.unavailable('PREVIEW_UNAVAILABLE', 'The page image could not be rendered.', { suggestedAction: 'Open the document itself instead.' });
+    throw errors.unavailable('PREVIEW_UNAVAILABLE', 'The page image could not be rendered.', {
+      suggestedAction: 'Open the document itself instead.',
+    });
   }
   return { contentType: 'image/png', body: await readFile(cached) };
 }

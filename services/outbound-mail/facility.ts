@@ -63,8 +63,14 @@ async function storePhotos(deps: Deps, id: string, photos: UploadedPhoto[], upda
 /** A live piece this facility may work on; 404 otherwise (sandbox pieces, and pieces awaiting approval, funding or their send_after, are never fulfilled). */
 async function facilityMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
   const row = await loadMailRow(deps.db, id);
-  if (!row || row.test_mode || row.status === 'pending_approval' || row.status === 'funding_pending' || (row.facility_id !== null && row.facility_id !== auth.facilityId)
-    || heldFromFacility(row)) {
+  if (
+    !row ||
+    row.test_mode ||
+    row.status === 'pending_approval' ||
+    row.status === 'funding_pending' ||
+    (row.facility_id !== null && row.facility_id !== auth.facilityId) ||
+    heldFromFacility(row)
+  ) {
     throw errors.notFound('Outbound mail');
   }
   return row;
@@ -84,7 +90,12 @@ async function toFacilityItem(deps: Deps, row: MailRow, photos: PhotoRow[]) {
     color: row.color,
     duplex: row.duplex,
     agent_notes: row.agent_notes,
-    document: { type: row.document_type, content_type: row.document_content_type, size_bytes: row.document_size_bytes, sha256: row.document_sha256 },
+    document: {
+      type: row.document_type,
+      content_type: row.document_content_type,
+      size_bytes: row.document_size_bytes,
+      sha256: row.document_sha256,
+    },
     facility_id: row.facility_id,
     printing_started_at: iso(row.printing_started_at),
     submitted_at: iso(row.submitted_at),
@@ -106,14 +117,23 @@ async function itemOf(deps: Deps, row: MailRow) {
 }
 
 /** The queue, oldest submission first. Without ?status= it is the open work: submitted, ready and mailed. */
-export async function listFacilityMail(deps: Deps, auth: AuthContext, q: { status?: string; limit: number; offset: number }) {
+export async function listFacilityMail(
+  deps: Deps,
+  auth: AuthContext,
+  q: { status?: string; limit: number; offset: number },
+) {
   const statuses = q.status ? [q.status] : ['submitted', 'ready', 'mailed'];
   const where = `test_mode = false AND status = ANY($1::text[]) AND (facility_id = $2 OR facility_id IS NULL) AND ${RELEASED_TO_FACILITY_SQL}`;
   const params = [statuses, auth.facilityId];
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM outbound_mail WHERE ${where}`, params);
   const rows: MailRow[] = await deps.db.query(
-    `SELECT * FROM outbound_mail WHERE ${where} ORDER BY submitted_at NULLS LAST, created_at, id LIMIT ${q.limit} OFFSET ${q.offset}`, params);
-  const photos = await loadPhotos(deps.db, rows.map((r) => r.id));
+    `SELECT * FROM outbound_mail WHERE ${where} ORDER BY submitted_at NULLS LAST, created_at, id LIMIT ${q.limit} OFFSET ${q.offset}`,
+    params,
+  );
+  const photos = await loadPhotos(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   const items = await Promise.all(rows.map((r) => toFacilityItem(deps, r, photos.get(r.id) ?? [])));
   return { items, pagination: pagination(total, q.limit, q.offset) };
 }
@@ -143,17 +163,27 @@ export interface FacilityStepOptions {
 }
 
 /** The Update id of one facility step of this caller. */
-const stepUpdateId = (auth: AuthContext, update: string, opts: FacilityStepOptions) => updateIdFor(auth, `facility.mail.${update}`, opts.idempotencyKey);
+const stepUpdateId = (auth: AuthContext, update: string, opts: FacilityStepOptions) =>
+  updateIdFor(auth, `facility.mail.${update}`, opts.idempotencyKey);
 
 /**
  * Runs one step. Photos uploaded for a refused step are removed again; those of a step
  * that is not confirmed (503) stay, since the workflow may still apply it.
  */
-async function step(deps: Deps, auth: AuthContext, row: MailRow, update: string, arg: unknown, opts: FacilityStepOptions, uploaded: PhotoRef[] = []) {
+async function step(
+  deps: Deps,
+  auth: AuthContext,
+  row: MailRow,
+  update: string,
+  arg: unknown,
+  opts: FacilityStepOptions,
+  uploaded: PhotoRef[] = [],
+) {
   try {
     await runMailUpdate<void>(deps, row, update, [arg], { updateId: stepUpdateId(auth, update, opts) });
   } catch (err) {
-    if (!isWorkflowUnavailable(err)) await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
+    if (!isWorkflowUnavailable(err))
+      await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, row.id))!;
     throw mailStateConflict(`The piece is ${now.status}; this step is not possible now.`, { status: now.status });
@@ -167,9 +197,23 @@ export async function facilityStartPrinting(deps: Deps, auth: AuthContext, id: s
   return step(deps, auth, row, 'startPrinting', { facilityId: auth.facilityId }, opts);
 }
 
-export async function facilityPrinted(deps: Deps, auth: AuthContext, id: string, photos: { pages: Buffer; envelope: Buffer }, opts: FacilityStepOptions = {}) {
+export async function facilityPrinted(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  photos: { pages: Buffer; envelope: Buffer },
+  opts: FacilityStepOptions = {},
+) {
   const row = await facilityMailRow(deps, auth, id);
-  const refs = await storePhotos(deps, id, [{ category: 'pages', data: photos.pages }, { category: 'envelope', data: photos.envelope }], stepUpdateId(auth, 'printed', opts));
+  const refs = await storePhotos(
+    deps,
+    id,
+    [
+      { category: 'pages', data: photos.pages },
+      { category: 'envelope', data: photos.envelope },
+    ],
+    stepUpdateId(auth, 'printed', opts),
+  );
   return step(deps, auth, row, 'printed', { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
@@ -181,31 +225,74 @@ export interface DispatchReport {
 }
 
 /** Tracking numbers are required for every tracked class (all but first_class). */
-export async function facilityDispatched(deps: Deps, auth: AuthContext, id: string, d: DispatchReport, opts: FacilityStepOptions = {}) {
+export async function facilityDispatched(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  d: DispatchReport,
+  opts: FacilityStepOptions = {},
+) {
   const row = await facilityMailRow(deps, auth, id);
   if (isTracked(row.mail_class) && !d.tracking_number) {
     throw errors.validation([{ path: 'tracking_number', message: `required for ${row.mail_class}` }]);
   }
-  const refs = await storePhotos(deps, id, [{ category: 'receipt', data: d.receipt }], stepUpdateId(auth, 'dispatched', opts));
-  return step(deps, auth, row, 'dispatched', {
-    facilityId: auth.facilityId, carrier: d.carrier, trackingNumber: d.tracking_number ?? null, dispatchMethod: d.dispatch_method, photos: refs,
-  }, opts, refs);
+  const refs = await storePhotos(
+    deps,
+    id,
+    [{ category: 'receipt', data: d.receipt }],
+    stepUpdateId(auth, 'dispatched', opts),
+  );
+  return step(
+    deps,
+    auth,
+    row,
+    'dispatched',
+    {
+      facilityId: auth.facilityId,
+      carrier: d.carrier,
+      trackingNumber: d.tracking_number ?? null,
+      dispatchMethod: d.dispatch_method,
+      photos: refs,
+    },
+    opts,
+    refs,
+  );
 }
 
-export async function facilityDelivered(deps: Deps, auth: AuthContext, id: string, proof: Buffer | null, opts: FacilityStepOptions = {}) {
+export async function facilityDelivered(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  proof: Buffer | null,
+  opts: FacilityStepOptions = {},
+) {
   const row = await facilityMailRow(deps, auth, id);
-  const refs = proof ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }], stepUpdateId(auth, 'delivered', opts)) : [];
+  const refs = proof
+    ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }], stepUpdateId(auth, 'delivered', opts))
+    : [];
   return step(deps, auth, row, 'delivered', { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
 /** The facility could not print or dispatch the piece; its debit is refunded. */
-export async function facilityFailed(deps: Deps, auth: AuthContext, id: string, message: string, opts: FacilityStepOptions = {}) {
+export async function facilityFailed(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  message: string,
+  opts: FacilityStepOptions = {},
+) {
   const row = await facilityMailRow(deps, auth, id);
   return step(deps, auth, row, 'failed', { facilityId: auth.facilityId, message }, opts);
 }
 
 /** The carrier reports that a mailed piece could not be delivered. */
-export async function facilityCarrierDeliveryFailed(deps: Deps, auth: AuthContext, id: string, message: string | null, opts: FacilityStepOptions = {}) {
+export async function facilityCarrierDeliveryFailed(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  message: string | null,
+  opts: FacilityStepOptions = {},
+) {
   const row = await facilityMailRow(deps, auth, id);
   return step(deps, auth, row, 'carrierDeliveryFailed', { facilityId: auth.facilityId, message }, opts);
 }

@@ -11,8 +11,14 @@ export interface MailHistoryEvent {
   event_type: string;
   created_at: string;
   deliveries: Array<{
-    id: string; target_type: string; target: string; status: string; attempts_count: number;
-    last_status_code: number | null; last_error: string | null; delivered_at: string | null;
+    id: string;
+    target_type: string;
+    target: string;
+    status: string;
+    attempts_count: number;
+    last_status_code: number | null;
+    last_error: string | null;
+    delivered_at: string | null;
   }>;
 }
 
@@ -21,19 +27,43 @@ export async function mailHistory(deps: Deps, auth: AuthContext, mailId: string)
   const row = await visibleMailRow(deps, auth, mailId);
   const events = await deps.db.query(
     `SELECT id, event_type, created_at FROM events
-      WHERE object_type = 'outbound_mail' AND object_id = $1 AND member_id = $2 ORDER BY created_at, id LIMIT 200`, [row.id, row.member_id]);
-  const deliveries = events.length ? await deps.db.query(
-    `SELECT id, event_id, target_type, COALESCE(target_url, target) AS target, status, attempts_count, last_status_code, last_error, delivered_at
+      WHERE object_type = 'outbound_mail' AND object_id = $1 AND member_id = $2 ORDER BY created_at, id LIMIT 200`,
+    [row.id, row.member_id],
+  );
+  const deliveries = events.length
+    ? await deps.db.query(
+        `SELECT id, event_id, target_type, COALESCE(target_url, target) AS target, status, attempts_count, last_status_code, last_error, delivered_at
        FROM webhook_deliveries WHERE event_id = ANY($1::uuid[]) AND member_id = $2 ORDER BY created_at`,
-    [events.map((e: { id: string }) => e.id), row.member_id]) : [];
+        [events.map((e: { id: string }) => e.id), row.member_id],
+      )
+    : [];
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return events.map((e: { id: string; event_type: string; created_at: Date }) => ({
     id: e.id,
     event_type: e.event_type,
     created_at: e.created_at.toISOString(),
-    deliveries: deliveries.filter((d: { event_id: string }) => d.event_id === e.id).map((d: { id: string; target_type: string; target: string; status: string; attempts_count: number; last_status_code: number | null; last_error: string | null; delivered_at: Date | null }) => ({
-      id: d.id, target_type: d.target_type, target: d.target, status: d.status, attempts_count: d.attempts_count,
-      last_status_code: d.last_status_code, last_error: d.last_error, delivered_at: iso(d.delivered_at),
-    })),
+    deliveries: deliveries
+      .filter((d: { event_id: string }) => d.event_id === e.id)
+      .map(
+        (d: {
+          id: string;
+          target_type: string;
+          target: string;
+          status: string;
+          attempts_count: number;
+          last_status_code: number | null;
+          last_error: string | null;
+          delivered_at: Date | null;
+        }) => ({
+          id: d.id,
+          target_type: d.target_type,
+          target: d.target,
+          status: d.status,
+          attempts_count: d.attempts_count,
+          last_status_code: d.last_status_code,
+          last_error: d.last_error,
+          delivered_at: iso(d.delivered_at),
+        }),
+      ),
   }));
 }

@@ -28,7 +28,9 @@ import { sha256Hex } from '../../domain/accounts/keys';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import type { MailRow } from './record';
 import {
-  DRY_RUN_PROOF_CLEANUP_WORKFLOW, dryRunProofCleanupScheduleId, DryRunProofCleanupInput,
+  DRY_RUN_PROOF_CLEANUP_WORKFLOW,
+  dryRunProofCleanupScheduleId,
+  DryRunProofCleanupInput,
 } from '../../workflows/outbound-mail/contracts';
 
 /** Where dry-run proofs live; nothing else is stored under it. */
@@ -102,27 +104,53 @@ export interface ProofPiece {
 }
 
 /** The renderer's input: the addresses as sent (never the address check's normalised lines). */
-export function proofInput(piece: ProofPiece, document: { bytes: Uint8Array; type: DocumentType; pageCount: number }, createdAt: Date): PrintProofInput {
+export function proofInput(
+  piece: ProofPiece,
+  document: { bytes: Uint8Array; type: DocumentType; pageCount: number },
+  createdAt: Date,
+): PrintProofInput {
   const recipient: MailAddress = {
-    name: piece.recipient_name ?? null, company: piece.recipient_company ?? null, line1: piece.recipient_line1, line2: piece.recipient_line2 ?? null,
-    city: piece.recipient_city, state: piece.recipient_state, zip: piece.recipient_zip, country: piece.recipient_country,
+    name: piece.recipient_name ?? null,
+    company: piece.recipient_company ?? null,
+    line1: piece.recipient_line1,
+    line2: piece.recipient_line2 ?? null,
+    city: piece.recipient_city,
+    state: piece.recipient_state,
+    zip: piece.recipient_zip,
+    country: piece.recipient_country,
   };
   // As the record's human_review shows it: an incomplete return address is none.
-  const returnAddress: MailAddress | null = piece.return_line1 && piece.return_city && piece.return_state && piece.return_zip
-    ? {
-      name: piece.return_name ?? null, company: piece.return_company ?? null, line1: piece.return_line1, line2: piece.return_line2 ?? null,
-      city: piece.return_city, state: piece.return_state, zip: piece.return_zip, country: 'US',
-    }
-    : null;
+  const returnAddress: MailAddress | null =
+    piece.return_line1 && piece.return_city && piece.return_state && piece.return_zip
+      ? {
+          name: piece.return_name ?? null,
+          company: piece.return_company ?? null,
+          line1: piece.return_line1,
+          line2: piece.return_line2 ?? null,
+          city: piece.return_city,
+          state: piece.return_state,
+          zip: piece.return_zip,
+          country: 'US',
+        }
+      : null;
   return {
     document: { bytes: document.bytes, kind: document.type, pageCount: document.pageCount },
-    recipient, returnAddress, mailClass: piece.mail_class, color: piece.color, duplex: piece.duplex, createdAt,
+    recipient,
+    returnAddress,
+    mailClass: piece.mail_class,
+    color: piece.color,
+    duplex: piece.duplex,
+    createdAt,
   };
 }
 
 /** Stores a rendered proof under `key` (its bytes as they are, no copy). */
 function putProof(deps: Deps, key: string, proof: PrintProof): Promise<void> {
-  return deps.storage.put(key, Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength), 'application/pdf');
+  return deps.storage.put(
+    key,
+    Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength),
+    'application/pdf',
+  );
 }
 
 /** The object key of a piece's proof, beside its document. */
@@ -132,7 +160,9 @@ export function pieceProofKey(outboundMailId: string): string {
 
 /** A fresh 1-hour signed URL of a stored proof, shown inline as proof.pdf. */
 export function signedProofUrl(deps: Deps, key: string): Promise<string> {
-  return deps.storage.signedUrl(key, { contentDisposition: contentDisposition('proof.pdf', { type: 'inline', fallbackName: 'proof.pdf' }) });
+  return deps.storage.signedUrl(key, {
+    contentDisposition: contentDisposition('proof.pdf', { type: 'inline', fallbackName: 'proof.pdf' }),
+  });
 }
 
 /** The record's proof_url: null until the proof is stored (and for pieces from before proofs). */
@@ -140,17 +170,25 @@ export function pieceProofUrl(deps: Deps, row: Pick<MailRow, 'proof_key'>): Prom
   return row.proof_key ? signedProofUrl(deps, row.proof_key) : Promise.resolve(null);
 }
 
-const proofWarnings = (proof: PrintProof) => proof.warnings.map((w) => ({ code: 'print_proof', message: `Print proof: ${w}` }));
+const proofWarnings = (proof: PrintProof) =>
+  proof.warnings.map((w) => ({ code: 'print_proof', message: `Print proof: ${w}` }));
 
 /**
  * A dry run's proof, stored and signed. A proof that cannot be rendered or stored is no
  * refusal: the dry run answers proof_url null and says why in a warning.
  */
 export async function dryRunProof(
-  deps: Deps, piece: ProofPiece, data: Buffer, document: { type: DocumentType; pageCount: number; sha256: string },
+  deps: Deps,
+  piece: ProofPiece,
+  data: Buffer,
+  document: { type: DocumentType; pageCount: number; sha256: string },
 ): Promise<{ url: string | null; warnings: Record<string, unknown>[] }> {
   const day = new Date().toISOString().slice(0, 10);
-  const input = proofInput(piece, { bytes: data, type: document.type, pageCount: document.pageCount }, new Date(`${day}T00:00:00Z`));
+  const input = proofInput(
+    piece,
+    { bytes: data, type: document.type, pageCount: document.pageCount },
+    new Date(`${day}T00:00:00Z`),
+  );
   const shown = { ...input, document: { sha256: document.sha256, type: document.type, pageCount: document.pageCount } };
   const key = `${DRY_RUN_PROOF_PREFIX}${day}/${sha256Hex(JSON.stringify(shown))}.pdf`;
   const stored = storedDryRunProofs.get(key);
@@ -161,17 +199,36 @@ export async function dryRunProof(
     proof = await renderProofOffThread(input, DRY_RUN_RENDER_TIMEOUT_MS);
   } catch (err) {
     deps.log.warn({ err }, 'rendering a dry-run print proof failed');
-    return { url: null, warnings: [{ code: 'print_proof_unavailable', message: 'The print proof could not be rendered; the facility prints the document as sent. A real submission is not affected.' }] };
+    return {
+      url: null,
+      warnings: [
+        {
+          code: 'print_proof_unavailable',
+          message:
+            'The print proof could not be rendered; the facility prints the document as sent. A real submission is not affected.',
+        },
+      ],
+    };
   }
   const warnings = proofWarnings(proof);
   try {
     await putProof(deps, key, proof);
   } catch (err) {
     deps.log.warn({ err }, 'storing a dry-run print proof failed');
-    return { url: null, warnings: [...warnings, { code: 'print_proof_unavailable', message: 'The print proof could not be stored right now; send the dry run again to see it.' }] };
+    return {
+      url: null,
+      warnings: [
+        ...warnings,
+        {
+          code: 'print_proof_unavailable',
+          message: 'The print proof could not be stored right now; send the dry run again to see it.',
+        },
+      ],
+    };
   }
   storedDryRunProofs.set(key, warnings);
-  if (storedDryRunProofs.size > REMEMBERED_DRY_RUN_PROOFS) storedDryRunProofs.delete(storedDryRunProofs.keys().next().value!);
+  if (storedDryRunProofs.size > REMEMBERED_DRY_RUN_PROOFS)
+    storedDryRunProofs.delete(storedDryRunProofs.keys().next().value!);
   return { url: await signedProofUrl(deps, key), warnings };
 }
 
@@ -182,23 +239,34 @@ export async function dryRunProof(
  * `createdAt`, the submission's time. Never throws.
  */
 export async function storeSubmissionProof(
-  deps: Deps, outboundMailId: string, piece: ProofPiece, document: { bytes: Uint8Array; type: DocumentType; pageCount: number }, createdAt: Date,
+  deps: Deps,
+  outboundMailId: string,
+  piece: ProofPiece,
+  document: { bytes: Uint8Array; type: DocumentType; pageCount: number },
+  createdAt: Date,
 ): Promise<string | null> {
-  if (document.type !== 'pdf' || document.pageCount > SUBMISSION_PROOF_MAX_PAGES || document.bytes.byteLength > SUBMISSION_PROOF_MAX_BYTES) return null;
+  if (
+    document.type !== 'pdf' ||
+    document.pageCount > SUBMISSION_PROOF_MAX_PAGES ||
+    document.bytes.byteLength > SUBMISSION_PROOF_MAX_BYTES
+  )
+    return null;
   try {
     const proof = await renderProofOffThread(proofInput(piece, document, createdAt), SUBMISSION_RENDER_TIMEOUT_MS);
     const key = pieceProofKey(outboundMailId);
     await putProof(deps, key, proof);
     return key;
   } catch (err) {
-    deps.log.warn({ err, outbound_mail_id: outboundMailId }, 'the submission could not store the print proof; the worker renders it');
+    deps.log.warn(
+      { err, outbound_mail_id: outboundMailId },
+      'the submission could not store the print proof; the worker renders it',
+    );
     return null;
   }
 }
 
 export type PieceProofOutcome =
-  | { status: 'rendered' | 'already_rendered'; proofKey: string }
-  | { status: 'not_renderable'; reason: string };
+  { status: 'rendered' | 'already_rendered'; proofKey: string } | { status: 'not_renderable'; reason: string };
 
 /**
  * Renders and stores a recorded piece's proof once (the worker's activity). Idempotent: a
@@ -214,7 +282,10 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
   const bytes = await deps.storage.get(row.document_key);
   let proof: PrintProof;
   try {
-    proof = await renderProofOffThread(proofInput(row, { bytes, type: row.document_type as DocumentType, pageCount: row.page_count }, row.created_at), PIECE_RENDER_TIMEOUT_MS);
+    proof = await renderProofOffThread(
+      proofInput(row, { bytes, type: row.document_type as DocumentType, pageCount: row.page_count }, row.created_at),
+      PIECE_RENDER_TIMEOUT_MS,
+    );
   } catch (err) {
     // A full queue is load, not the document: the activity retries later.
     if (/queue is at limit/i.test((err as Error).message)) throw err;
@@ -231,11 +302,17 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
  * Deletes dry-run proofs stored before `before` (the object store's LastModified), a page
  * of keys at a time; `progress` runs after each page. Returns how many were deleted.
  */
-export async function deleteOldDryRunProofs(deps: Deps, before: Date, progress: () => void = () => undefined): Promise<number> {
+export async function deleteOldDryRunProofs(
+  deps: Deps,
+  before: Date,
+  progress: () => void = () => undefined,
+): Promise<number> {
   let deleted = 0;
   let token: string | undefined;
   do {
-    const page = await deps.storage.client.send(new ListObjectsV2Command({ Bucket: deps.storage.bucket, Prefix: DRY_RUN_PROOF_PREFIX, ContinuationToken: token }));
+    const page = await deps.storage.client.send(
+      new ListObjectsV2Command({ Bucket: deps.storage.bucket, Prefix: DRY_RUN_PROOF_PREFIX, ContinuationToken: token }),
+    );
     for (const object of page.Contents ?? []) {
       if (!object.Key || !object.LastModified || object.LastModified >= before) continue;
       await deps.storage.remove(object.Key);

@@ -101,7 +101,10 @@ export interface QuotedSubmission {
  * settings, read with the mailbox (services/accounts/agents.ts getSendingMailbox).
  */
 export async function quoteSubmission(
-  deps: Deps, auth: AuthContext, req: SubmitMailRequest, sender: { agentId: string; member: MemberSettings },
+  deps: Deps,
+  auth: AuthContext,
+  req: SubmitMailRequest,
+  sender: { agentId: string; member: MemberSettings },
 ): Promise<QuotedSubmission> {
   const { agentId, member } = sender;
   const f = req.fields;
@@ -110,31 +113,73 @@ export async function quoteSubmission(
 
   const data = 'data' in req.document ? req.document.data : await simulatedLetterPdf(req.document.simulatedPages, id);
   const filename = 'data' in req.document ? req.document.filename : `sandbox-letter-${id}.pdf`;
-  const document = await inspectDocument(data, filename, f.page_count !== undefined ? { pageCountOverride: f.page_count } : {});
+  const document = await inspectDocument(
+    data,
+    filename,
+    f.page_count !== undefined ? { pageCountOverride: f.page_count } : {},
+  );
 
   const facility = await assignFacility(deps.db, testMode, auth.memberId);
-  const breakdown = priceOutboundMail({
-    pageCount: document.pageCount, color: f.color, duplex: f.duplex, mailClass: f.mail_class,
-    destinationZip: f.recipient_zip, destinationCountry: f.recipient_country, originZip: facility.originZip,
-  }, member.pricing_overrides);
+  const breakdown = priceOutboundMail(
+    {
+      pageCount: document.pageCount,
+      color: f.color,
+      duplex: f.duplex,
+      mailClass: f.mail_class,
+      destinationZip: f.recipient_zip,
+      destinationCountry: f.recipient_country,
+      originZip: facility.originZip,
+    },
+    member.pricing_overrides,
+  );
   const price = breakdown.total_cents;
   const maxCostCents = req.maxCostCents ?? null;
 
   const spent = testMode ? 0 : await spentLast24h(deps.db, auth.memberId!);
-  const spendCheck = { costCents: price, maxCostCents, perTransactionLimitCents: member.per_transaction_limit_cents, dailySpendLimitCents: member.daily_spend_limit_cents, spentLast24hCents: spent, live: !testMode };
+  const spendCheck = {
+    costCents: price,
+    maxCostCents,
+    perTransactionLimitCents: member.per_transaction_limit_cents,
+    dailySpendLimitCents: member.daily_spend_limit_cents,
+    spentLast24hCents: spent,
+    live: !testMode,
+  };
   const spendProblem = spendRefusal(spendCheck);
   if (spendProblem) throw safeguardRefusal(spendProblem);
   const pieces = { limit: auth.maxDailyPieces, used: await piecesLast24h(deps.db, auth.ownerKey) };
 
   const recipient = {
-    name: f.recipient_name, company: f.recipient_company, line1: f.recipient_line1, line2: f.recipient_line2,
-    city: f.recipient_city, state: f.recipient_state, zip: f.recipient_zip, country: f.recipient_country,
+    name: f.recipient_name,
+    company: f.recipient_company,
+    line1: f.recipient_line1,
+    line2: f.recipient_line2,
+    city: f.recipient_city,
+    state: f.recipient_state,
+    zip: f.recipient_zip,
+    country: f.recipient_country,
   };
-  const probe = { memberId: auth.memberId!, agentId, recipientFingerprint: recipientFingerprint(recipient), documentSha256: document.sha256, mailClass: f.mail_class, testMode };
+  const probe = {
+    memberId: auth.memberId!,
+    agentId,
+    recipientFingerprint: recipientFingerprint(recipient),
+    documentSha256: document.sha256,
+    mailClass: f.mail_class,
+    testMode,
+  };
   return {
-    id, fields: f, agentId, testMode,
+    id,
+    fields: f,
+    agentId,
+    testMode,
     document: { ...document, data, filename, simulated: !('data' in req.document) },
-    member, originZip: facility.originZip, breakdown, priceCents: price, maxCostCents, spendCheck, piecesToday: pieces, probe,
+    member,
+    originZip: facility.originZip,
+    breakdown,
+    priceCents: price,
+    maxCostCents,
+    spendCheck,
+    piecesToday: pieces,
+    probe,
     pending: f.requires_approval || auth.forceApproval,
     balanceCents: await balanceCents(deps.db, auth.memberId!),
   };
@@ -168,15 +213,34 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck:
   if (piecesWarning) warnings.push(piecesWarning);
   const duplicateId = q.fields.allow_duplicate ? null : await checkDuplicate(deps.db, q.probe);
   if (duplicateId) {
-    warnings.push({ code: 'duplicate_outbound_mail', message: 'The same letter went to this recipient in the last 24 hours; a real submission would be refused (409) unless allow_duplicate=true.', existing_outbound_mail_id: duplicateId });
+    warnings.push({
+      code: 'duplicate_outbound_mail',
+      message:
+        'The same letter went to this recipient in the last 24 hours; a real submission would be refused (409) unless allow_duplicate=true.',
+      existing_outbound_mail_id: duplicateId,
+    });
   }
-  if (q.pending) warnings.push({ code: 'requires_approval', message: 'A real submission would wait for the account owner\'s approval; credits are debited on approval.' });
+  if (q.pending)
+    warnings.push({
+      code: 'requires_approval',
+      message: "A real submission would wait for the account owner's approval; credits are debited on approval.",
+    });
   if (!testMode && balance < price) {
-    warnings.push({ code: 'insufficient_credits', message: `The balance (${formatCents(balance)}) does not cover this piece; a real submission would be refused (402).`, credit_balance_cents: balance, credit_shortfall_cents: price - balance });
+    warnings.push({
+      code: 'insufficient_credits',
+      message: `The balance (${formatCents(balance)}) does not cover this piece; a real submission would be refused (402).`,
+      credit_balance_cents: balance,
+      credit_shortfall_cents: price - balance,
+    });
   }
   // Extensions: the address check's warnings and the print proof (rendered off the event loop).
   warnings.push(...addressDryRunWarnings(addressCheck));
-  const proof = await dryRunProof(deps, { ...q.fields, ...returnAddress(q.fields, q.member) }, q.document.data, q.document);
+  const proof = await dryRunProof(
+    deps,
+    { ...q.fields, ...returnAddress(q.fields, q.member) },
+    q.document.data,
+    q.document,
+  );
   warnings.push(...proof.warnings);
   return {
     dry_run: true,

@@ -12,7 +12,8 @@ import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMail
 /** The piece if the caller may see it; 404 otherwise (other members', other agents' and the other environment's pieces). */
 export async function visibleMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
   const row = await loadMailRow(deps.db, id);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) throw errors.notFound('Outbound mail');
+  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode }))
+    throw errors.notFound('Outbound mail');
   return row;
 }
 
@@ -58,25 +59,40 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
   if (agentId) add((p) => `m.agent_id = ${p}`, agentId);
   if (query.status) add((p) => `m.status = ${p}`, query.status);
   const bounds: { field: 'created_after' | 'created_before'; side: 'after' | 'before' }[] = [
-    { field: 'created_after', side: 'after' }, { field: 'created_before', side: 'before' },
+    { field: 'created_after', side: 'after' },
+    { field: 'created_before', side: 'before' },
   ];
   for (const { field, side } of bounds) {
     const text = query[field];
     if (text === undefined) continue;
     const bound = parseCreatedBound(text, side);
-    if (!bound) throw errors.validation([{ path: `query.${field}`, message: 'must be an ISO 8601 date-time or YYYY-MM-DD' }]);
+    if (!bound)
+      throw errors.validation([{ path: `query.${field}`, message: 'must be an ISO 8601 date-time or YYYY-MM-DD' }]);
     const op = side === 'after' ? '>=' : bound.inclusive ? '<=' : '<';
     add((p) => `m.created_at ${op} ${p}`, bound.at);
   }
   for (const term of (query.q ?? '').trim().split(/\s+/).filter(Boolean)) {
-    add((p) => `concat_ws(' ', m.recipient_name, m.recipient_company, m.recipient_line1, m.recipient_line2, m.recipient_city,
-      m.recipient_state, m.recipient_zip, m.tracking_number, m.agent_notes) ILIKE ${p}`, likePattern(term));
+    add(
+      (
+        p,
+      ) => `concat_ws(' ', m.recipient_name, m.recipient_company, m.recipient_line1, m.recipient_line2, m.recipient_city,
+      m.recipient_state, m.recipient_zip, m.tracking_number, m.agent_notes) ILIKE ${p}`,
+      likePattern(term),
+    );
   }
   const whereSql = where.join(' AND ');
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM outbound_mail m WHERE ${whereSql}`, params);
+  const [{ total }] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM outbound_mail m WHERE ${whereSql}`,
+    params,
+  );
   const rows: MailRow[] = await deps.db.query(
-    `SELECT m.* FROM outbound_mail m WHERE ${whereSql} ORDER BY m.created_at DESC, m.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`, params);
-  const photos = await loadPhotos(deps.db, rows.map((r) => r.id));
+    `SELECT m.* FROM outbound_mail m WHERE ${whereSql} ORDER BY m.created_at DESC, m.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+    params,
+  );
+  const photos = await loadPhotos(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   const mail = await Promise.all(rows.map((r) => toMailRecord(deps, r, photos.get(r.id) ?? [])));
   return { mail, pagination: pagination(total, query.limit, query.offset) };
 }

@@ -111,7 +111,11 @@ export interface FulfillmentPhoto {
   uploaded_at: string;
 }
 
-export async function loadMailRow(db: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<MailRow | null> {
+export async function loadMailRow(
+  db: Queryable,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<MailRow | null> {
   const [row] = await db.query(`SELECT * FROM outbound_mail WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return row ?? null;
 }
@@ -127,7 +131,9 @@ export async function loadPhotos(db: Queryable, ids: string[]): Promise<Map<stri
   if (!ids.length) return out;
   const rows: PhotoRow[] = await db.query(
     `SELECT outbound_mail_id, category, storage_key, content_type, uploaded_at FROM outbound_mail_photos
-      WHERE outbound_mail_id = ANY($1::uuid[]) ORDER BY uploaded_at, storage_key`, [ids]);
+      WHERE outbound_mail_id = ANY($1::uuid[]) ORDER BY uploaded_at, storage_key`,
+    [ids],
+  );
   for (const r of rows) out.set(r.outbound_mail_id, [...(out.get(r.outbound_mail_id) ?? []), r]);
   return out;
 }
@@ -139,13 +145,25 @@ export function isPdf(row: Pick<MailRow, 'document_content_type'>): boolean {
 }
 
 /** A fresh signed URL of the stored document, shown inline and saved under the sender's file name. */
-export function signedDocumentUrl(deps: Deps, row: Pick<MailRow, 'document_key' | 'document_filename'>): Promise<string> {
-  const disposition = contentDisposition(row.document_filename, { type: 'inline', fallbackName: row.document_key.split('/').pop()! });
+export function signedDocumentUrl(
+  deps: Deps,
+  row: Pick<MailRow, 'document_key' | 'document_filename'>,
+): Promise<string> {
+  const disposition = contentDisposition(row.document_filename, {
+    type: 'inline',
+    fallbackName: row.document_key.split('/').pop()!,
+  });
   return deps.storage.signedUrl(row.document_key, { contentDisposition: disposition });
 }
 
 export async function signedPhotos(deps: Deps, photos: PhotoRow[]): Promise<FulfillmentPhoto[]> {
-  return Promise.all(photos.map(async (p) => ({ category: p.category, url: await deps.storage.signedUrl(p.storage_key), uploaded_at: p.uploaded_at.toISOString() })));
+  return Promise.all(
+    photos.map(async (p) => ({
+      category: p.category,
+      url: await deps.storage.signedUrl(p.storage_key),
+      uploaded_at: p.uploaded_at.toISOString(),
+    })),
+  );
 }
 
 export function documentPreviewUrl(deps: Deps, id: string): string {
@@ -158,38 +176,69 @@ export function creditsRequired(row: Pick<MailRow, 'test_mode' | 'price_cents'>)
 }
 
 export function costDisplay(row: Pick<MailRow, 'test_mode' | 'cost_cents' | 'price_cents'>): string {
-  return row.test_mode ? `${formatCents(0)} (test mode; live cost ${formatCents(row.price_cents)})` : formatCents(row.cost_cents);
+  return row.test_mode
+    ? `${formatCents(0)} (test mode; live cost ${formatCents(row.price_cents)})`
+    : formatCents(row.cost_cents);
 }
 
 /** The recipient or return address with its printed lines (null for an incomplete return address). */
 export function mailAddress(row: MailRow, side: 'recipient' | 'return') {
   if (side === 'recipient') {
-    const a = { name: row.recipient_name, company: row.recipient_company, line1: row.recipient_line1, line2: row.recipient_line2, city: row.recipient_city, state: row.recipient_state, zip: row.recipient_zip, country: row.recipient_country };
+    const a = {
+      name: row.recipient_name,
+      company: row.recipient_company,
+      line1: row.recipient_line1,
+      line2: row.recipient_line2,
+      city: row.recipient_city,
+      state: row.recipient_state,
+      zip: row.recipient_zip,
+      country: row.recipient_country,
+    };
     return { ...a, formatted: formatAddressLines(a).join('\n') };
   }
   if (!row.return_line1 || !row.return_city || !row.return_state || !row.return_zip) return null;
-  const a = { name: row.return_name, company: row.return_company, line1: row.return_line1, line2: row.return_line2, city: row.return_city, state: row.return_state, zip: row.return_zip, country: 'US' };
+  const a = {
+    name: row.return_name,
+    company: row.return_company,
+    line1: row.return_line1,
+    line2: row.return_line2,
+    city: row.return_city,
+    state: row.return_state,
+    zip: row.return_zip,
+    country: 'US',
+  };
   return { ...a, formatted: formatAddressLines(a).join('\n') };
 }
 
 function nextStep(row: MailRow): string {
   switch (row.status) {
     case 'pending_approval':
-      return `Awaiting the account owner's approval: POST /v1/mail/${row.id}/approve (or /reject) with a member key, or \`npm run admin -- approve --mail ${row.id}\`. ` +
-        (row.test_mode ? 'Sandbox pieces are never charged.' : 'Credits are debited only on approval.');
+      return (
+        `Awaiting the account owner's approval: POST /v1/mail/${row.id}/approve (or /reject) with a member key, or \`npm run admin -- approve --mail ${row.id}\`. ` +
+        (row.test_mode ? 'Sandbox pieces are never charged.' : 'Credits are debited only on approval.')
+      );
     case 'funding_pending':
-      return `Waits for its Business mail run ${row.mail_run_id} to be funded (POST /v1/mail-runs/${row.mail_run_id}/commit); nothing is charged until then. ` +
-        'It is submitted once the run is funded, and cancelled if the run is cancelled or its window closes unfunded.';
+      return (
+        `Waits for its Business mail run ${row.mail_run_id} to be funded (POST /v1/mail-runs/${row.mail_run_id}/commit); nothing is charged until then. ` +
+        'It is submitted once the run is funded, and cancelled if the run is cancelled or its window closes unfunded.'
+      );
     case 'submitted':
-      return scheduledNextStep(row) ?? (row.test_mode
-        ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate printing; DELETE /v1/mail/${row.id} cancels.`
-        : row.printing_started_at
-          ? 'The facility is printing this piece; it can no longer be cancelled.'
-          : `Queued for printing. DELETE /v1/mail/${row.id} cancels and refunds until printing starts.`);
+      return (
+        scheduledNextStep(row) ??
+        (row.test_mode
+          ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate printing; DELETE /v1/mail/${row.id} cancels.`
+          : row.printing_started_at
+            ? 'The facility is printing this piece; it can no longer be cancelled.'
+            : `Queued for printing. DELETE /v1/mail/${row.id} cancels and refunds until printing starts.`)
+      );
     case 'ready':
-      return row.test_mode ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate dispatch.` : 'Printed and photographed; waiting to be handed to the carrier.';
+      return row.test_mode
+        ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate dispatch.`
+        : 'Printed and photographed; waiting to be handed to the carrier.';
     case 'mailed':
-      return row.test_mode ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate delivery.` : 'In the carrier\'s hands; tracking_number is set when the class is tracked.';
+      return row.test_mode
+        ? `Sandbox: POST /v1/test/mail/${row.id}/advance to simulate delivery.`
+        : "In the carrier's hands; tracking_number is set when the class is tracked.";
     case 'delivered':
       return 'Delivered. Nothing left to do.';
     case 'failed':
@@ -306,7 +355,12 @@ export type MailRecord = Awaited<ReturnType<typeof toMailRecord>>;
  * The mail.* webhook payload (Events / Outbound mail events). `status` is the status the
  * event reports, so a late retry of an earlier event still says what happened then.
  */
-export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType: string, photos: PhotoRow[]): Promise<Record<string, unknown>> {
+export async function buildMailEventPayload(
+  deps: Deps,
+  row: MailRow,
+  eventType: string,
+  photos: PhotoRow[],
+): Promise<Record<string, unknown>> {
   const status = eventType.replace(/^mail\./, '');
   const instructions = row.agent_id ? await currentInstructions(deps, row.agent_id) : null;
   const withPhotos = status !== 'submitted' && status !== 'pending_approval';
@@ -335,7 +389,13 @@ export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType:
     created_at: row.created_at.toISOString(),
     mailed_at: mailed ? iso(row.mailed_at) : null,
     ...(status === 'failed' ? { error_message: row.error_message } : {}),
-    ...(status === 'failed' ? { carrier_delivery_failed: row.carrier_delivery_failed, failure_stage: row.failure_stage, failure_source: row.failure_source } : {}),
+    ...(status === 'failed'
+      ? {
+          carrier_delivery_failed: row.carrier_delivery_failed,
+          failure_stage: row.failure_stage,
+          failure_source: row.failure_source,
+        }
+      : {}),
     agent_notes: row.agent_notes,
     metadata: row.metadata,
     pdf_url: isPdf(row) ? await signedDocumentUrl(deps, row) : null,
@@ -356,8 +416,18 @@ export async function buildMailEventPayload(deps: Deps, row: MailRow, eventType:
  * the change is committed. `photos`: the piece's fulfillment photos when the caller knows
  * them (a new piece has none), else they are loaded.
  */
-export async function publishMailEvent(deps: Deps, row: MailRow, eventType: string, photos?: PhotoRow[]): Promise<void> {
-  const payload = await buildMailEventPayload(deps, row, eventType, photos ?? (await loadPhotos(deps.db, [row.id])).get(row.id) ?? []);
+export async function publishMailEvent(
+  deps: Deps,
+  row: MailRow,
+  eventType: string,
+  photos?: PhotoRow[],
+): Promise<void> {
+  const payload = await buildMailEventPayload(
+    deps,
+    row,
+    eventType,
+    photos ?? (await loadPhotos(deps.db, [row.id])).get(row.id) ?? [],
+  );
   await publishEvent(deps, {
     eventKey: `mail:${row.id}:${eventType}`,
     memberId: row.member_id,

@@ -12,14 +12,18 @@ type Queryable = Pick<EntityManager, 'query'>;
 export async function spentLast24h(db: Queryable, memberId: string): Promise<number> {
   const [row] = await db.query(
     `SELECT COALESCE(-SUM(amount_cents), 0)::bigint AS spent FROM credits_ledger
-      WHERE member_id = $1 AND kind IN ('debit','refund') AND created_at > now() - interval '24 hours'`, [memberId]);
+      WHERE member_id = $1 AND kind IN ('debit','refund') AND created_at > now() - interval '24 hours'`,
+    [memberId],
+  );
   return Math.max(0, Number(row.spent));
 }
 
 /** Pieces (any status, sandbox or live) the key created in the last 24 hours. */
 export async function piecesLast24h(db: Queryable, ownerKey: string): Promise<number> {
   const [row] = await db.query(
-    `SELECT count(*)::int AS n FROM outbound_mail WHERE owner_key = $1 AND created_at > now() - interval '24 hours'`, [ownerKey]);
+    `SELECT count(*)::int AS n FROM outbound_mail WHERE owner_key = $1 AND created_at > now() - interval '24 hours'`,
+    [ownerKey],
+  );
   return row.n;
 }
 
@@ -44,7 +48,17 @@ export async function findDuplicate(db: Queryable, p: DuplicateProbe): Promise<s
         AND mail_class = $5 AND test_mode = $6 AND status <> ALL($7::text[])
         AND created_at > now() - ($8 || ' hours')::interval
       ORDER BY created_at DESC LIMIT 1`,
-    [p.memberId, p.agentId, p.recipientFingerprint, p.documentSha256, p.mailClass, p.testMode, [...DUPLICATE_IGNORED_STATUSES], String(DUPLICATE_WINDOW_HOURS)]);
+    [
+      p.memberId,
+      p.agentId,
+      p.recipientFingerprint,
+      p.documentSha256,
+      p.mailClass,
+      p.testMode,
+      [...DUPLICATE_IGNORED_STATUSES],
+      String(DUPLICATE_WINDOW_HOURS),
+    ],
+  );
   return row?.id ?? null;
 }
 
@@ -53,20 +67,30 @@ export async function checkDuplicate(db: Queryable, probe: DuplicateProbe): Prom
   try {
     return await findDuplicate(db, probe);
   } catch (err) {
-    throw errors.unavailable('DUPLICATE_PROTECTION_UNAVAILABLE', `Duplicate protection is unavailable right now (${(err as Error).message}); nothing was charged.`);
+    throw errors.unavailable(
+      'DUPLICATE_PROTECTION_UNAVAILABLE',
+      `Duplicate protection is unavailable right now (${(err as Error).message}); nothing was charged.`,
+    );
   }
 }
 
 export function duplicateRefusal(existingId: string): ApiError {
-  return errors.conflict('DUPLICATE_OUTBOUND_MAIL', 'The same letter was already sent to this recipient in the last 24 hours; nothing was charged.', {
-    details: { existing_outbound_mail_id: existingId },
-    suggestedAction: 'Check the existing piece. To send the same letter again on purpose, resend with allow_duplicate=true.',
-  });
+  return errors.conflict(
+    'DUPLICATE_OUTBOUND_MAIL',
+    'The same letter was already sent to this recipient in the last 24 hours; nothing was charged.',
+    {
+      details: { existing_outbound_mail_id: existingId },
+      suggestedAction:
+        'Check the existing piece. To send the same letter again on purpose, resend with allow_duplicate=true.',
+    },
+  );
 }
 
 /** A spending or daily-pieces safeguard's refusal (422). */
 export function safeguardRefusal(r: Refusal): ApiError {
   return errors.unprocessable(r.code, `${r.message} Nothing was charged.`, {
-    details: r.details, suggestedAction: 'Lower the cost (fewer pages, black-and-white, another mail_class) or ask your human to change the limit.',
+    details: r.details,
+    suggestedAction:
+      'Lower the cost (fewer pages, black-and-white, another mail_class) or ask your human to change the limit.',
   });
 }

@@ -13,7 +13,12 @@ import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow
  * With an idempotency key, the step is also one Temporal update id, so a retry whose
  * first answer was lost between the workflow and the API moves the piece once.
  */
-export async function advanceTestMail(deps: Deps, auth: AuthContext, id: string, opts: { idempotencyKey?: string } = {}): Promise<MailRecord> {
+export async function advanceTestMail(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  opts: { idempotencyKey?: string } = {},
+): Promise<MailRecord> {
   const row = await visibleMailRow(deps, auth, id);
   const updateId = updateIdFor(auth, 'mail.test_advance', opts.idempotencyKey);
   try {

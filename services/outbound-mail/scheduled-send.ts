@@ -27,7 +27,9 @@ export function sendAfterEcho(sendAfter: string | undefined): string | null {
  * The piece workflow's scheduled-send input: the time while the workflow has not yet
  * released the piece, nothing otherwise (rows read without the columns count as none).
  */
-export function scheduledSendInput(row: Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at'>>): { sendAfter?: string } {
+export function scheduledSendInput(row: Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at'>>): {
+  sendAfter?: string;
+} {
   if (!row.send_after || row.released_to_facility_at) return {};
   return { sendAfter: row.send_after.toISOString() };
 }

@@ -38,9 +38,7 @@ export type { SubmitMailFields, SubmitMailRequest } from './quote';
 export type SubmittedMail = MailRecord & { credit_balance_cents: number };
 
 /** What a submission did: priced it only (dry run), or created the piece (or found the one this Idempotency-Key created). */
-export type SubmitOutcome =
-  | { kind: 'dry_run'; quote: DryRunQuote }
-  | { kind: 'created'; mail: SubmittedMail };
+export type SubmitOutcome = { kind: 'dry_run'; quote: DryRunQuote } | { kind: 'created'; mail: SubmittedMail };
 
 /**
  * Fault injection for the "API dies between commit and workflow start" case: tests set
@@ -48,7 +46,10 @@ export type SubmitOutcome =
  * the reconciler to find; announce to throw makes publishing the piece's first event
  * fail. Never set outside tests.
  */
-export const mailFaults: { afterCommit?: (outboundMailId: string) => void; announce?: (outboundMailId: string) => void } = {};
+export const mailFaults: {
+  afterCommit?: (outboundMailId: string) => void;
+  announce?: (outboundMailId: string) => void;
+} = {};
 
 /** How long a submission waits for its workflow start before leaving it to the reconciler. */
 const WORKFLOW_START_DEADLINE_MS = 5_000;
@@ -57,8 +58,12 @@ const WORKFLOW_START_DEADLINE_MS = 5_000;
 export function submissionFingerprint(req: SubmitMailRequest): string {
   const doc = 'data' in req.document ? req.document : null;
   return requestFingerprint({
-    fields: req.fields, agent_id: req.agentId ?? null, max_cost_cents: req.maxCostCents ?? null,
-    document: doc ? sha256Hex(doc.data) : { simulated_pages: (req.document as { simulatedPages: number }).simulatedPages },
+    fields: req.fields,
+    agent_id: req.agentId ?? null,
+    max_cost_cents: req.maxCostCents ?? null,
+    document: doc
+      ? sha256Hex(doc.data)
+      : { simulated_pages: (req.document as { simulatedPages: number }).simulatedPages },
   });
 }
 
@@ -75,7 +80,10 @@ export function submissionFingerprint(req: SubmitMailRequest): string {
  * runIdempotent was given.
  */
 export async function submitMail(
-  deps: Deps, auth: AuthContext, req: SubmitMailRequest, fingerprint = submissionFingerprint(req),
+  deps: Deps,
+  auth: AuthContext,
+  req: SubmitMailRequest,
+  fingerprint = submissionFingerprint(req),
 ): Promise<SubmitOutcome> {
   const f = req.fields;
   if (req.idempotencyKey) {
@@ -101,7 +109,15 @@ export async function submitMail(
   const proofKey = await uploadDocumentAndProof(deps, quote, documentKey);
   let stored: StoredPiece;
   try {
-    stored = await storePiece(deps, auth, quote, { ...plan, run, documentKey, fingerprint, idempotencyKey: req.idempotencyKey ?? null, addressCheck, proofKey });
+    stored = await storePiece(deps, auth, quote, {
+      ...plan,
+      run,
+      documentKey,
+      fingerprint,
+      idempotencyKey: req.idempotencyKey ?? null,
+      addressCheck,
+      proofKey,
+    });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
     if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
@@ -123,13 +139,25 @@ export async function submitMail(
 }
 
 /** The piece an earlier request with this Idempotency-Key created, if any; the key with another request is refused. */
-async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string, fingerprint: string): Promise<SubmitOutcome | null> {
-  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`, [auth.ownerKey, key]);
+async function pieceForIdempotencyKey(
+  deps: Deps,
+  auth: AuthContext,
+  key: string,
+  fingerprint: string,
+): Promise<SubmitOutcome | null> {
+  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`, [
+    auth.ownerKey,
+    key,
+  ]);
   if (!row) return null;
   if (row.request_fingerprint !== fingerprint) {
-    throw errors.unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.', {
-      suggestedAction: 'Use a new Idempotency-Key for a different request.',
-    });
+    throw errors.unprocessable(
+      'IDEMPOTENCY_KEY_REUSED',
+      'This Idempotency-Key was already used with a different request body.',
+      {
+        suggestedAction: 'Use a new Idempotency-Key for a different request.',
+      },
+    );
   }
   const record = await toMailRecord(deps, row, []);
   return { kind: 'created', mail: { ...record, credit_balance_cents: await balanceCents(deps.db, row.member_id) } };
@@ -137,7 +165,8 @@ async function pieceForIdempotencyKey(deps: Deps, auth: AuthContext, key: string
 
 function noActiveMailbox(message: string): ApiError {
   return codedError(404, 'MAILBOX_NOT_FOUND', message, {
-    suggestedAction: 'Create an agent (POST /v1/agents) or pass ?agent_id= naming one of your active agents (GET /v1/mailboxes).',
+    suggestedAction:
+      'Create an agent (POST /v1/agents) or pass ?agent_id= naming one of your active agents (GET /v1/mailboxes).',
   });
 }
 
@@ -151,9 +180,12 @@ async function sendingMailbox(deps: Deps, auth: AuthContext, requested?: string)
   if (isAgentKey(auth)) return getSendingMailbox(deps, auth, auth.agentId!);
   if (requested) return getSendingMailbox(deps, auth, requested);
   const mailboxes = await listSendingMailboxes(deps, auth);
-  if (mailboxes.length === 0) throw noActiveMailbox('No active mailbox: this account has no active agent to send from.');
+  if (mailboxes.length === 0)
+    throw noActiveMailbox('No active mailbox: this account has no active agent to send from.');
   if (mailboxes.length > 1) {
-    throw errors.validation([{ path: 'query.agent_id', message: 'this account has several agents; name the sending agent with ?agent_id=' }]);
+    throw errors.validation([
+      { path: 'query.agent_id', message: 'this account has several agents; name the sending agent with ?agent_id=' },
+    ]);
   }
   return mailboxes[0];
 }
@@ -171,8 +203,13 @@ interface PiecePlan {
  */
 async function uploadDocumentAndProof(deps: Deps, q: QuotedSubmission, documentKey: string): Promise<string | null> {
   const doc = q.document;
-  const proofing = storeSubmissionProof(deps, q.id, { ...q.fields, ...returnAddress(q.fields, q.member) },
-    { bytes: doc.data, type: doc.type, pageCount: doc.pageCount }, new Date());
+  const proofing = storeSubmissionProof(
+    deps,
+    q.id,
+    { ...q.fields, ...returnAddress(q.fields, q.member) },
+    { bytes: doc.data, type: doc.type, pageCount: doc.pageCount },
+    new Date(),
+  );
   try {
     await deps.storage.put(documentKey, doc.data, doc.contentType);
   } catch (err) {
@@ -213,9 +250,16 @@ interface StoredPiece {
 
 /** One transaction: the safeguards again under their locks, the piece's row, and its debit. */
 async function storePiece(
-  deps: Deps, auth: AuthContext, q: QuotedSubmission,
+  deps: Deps,
+  auth: AuthContext,
+  q: QuotedSubmission,
   piece: PiecePlan & {
-    run: MailRunRow | null; documentKey: string; fingerprint: string; idempotencyKey: string | null; addressCheck: AddressCheck; proofKey: string | null;
+    run: MailRunRow | null;
+    documentKey: string;
+    fingerprint: string;
+    idempotencyKey: string | null;
+    addressCheck: AddressCheck;
+    proofKey: string | null;
   },
 ): Promise<StoredPiece> {
   const { fields: f, probe } = q;
@@ -227,7 +271,11 @@ async function storePiece(
     // The member lock is taken once here; the debit below is told it is held.
     const memberLock = piece.charge ? await lockMemberRow(tx, auth.memberId!) : null;
     if (auth.maxDailyPieces !== null) await lockName(tx, `mail-daily-pieces:${auth.ownerKey}`);
-    if (!f.allow_duplicate) await lockName(tx, `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`);
+    if (!f.allow_duplicate)
+      await lockName(
+        tx,
+        `mail-duplicate:${[probe.memberId, probe.agentId, probe.recipientFingerprint, probe.documentSha256, probe.mailClass, probe.testMode].join(':')}`,
+      );
     if (piece.run) await lockMailRunForChild(tx, piece.run);
     // Counted again only for a key with a daily limit: without one nothing can refuse.
     if (auth.maxDailyPieces !== null) {
@@ -246,10 +294,19 @@ async function storePiece(
     const facilityId = (await assignFacility(tx, q.testMode, auth.memberId)).id;
     const row = await insertMailRow(tx, newMailRow(auth, q, { ...piece, facilityId }));
     if (!memberLock) return { row, balanceCents: q.balanceCents };
-    const debited = await debit(deps, tx, {
-      memberId: auth.memberId!, amountCents: q.priceCents, entryKey: `debit:mail:${q.id}`,
-      referenceType: 'outbound_mail', referenceId: q.id, description: `Outbound mail ${q.id} (${f.mail_class})`,
-    }, { memberLock });
+    const debited = await debit(
+      deps,
+      tx,
+      {
+        memberId: auth.memberId!,
+        amountCents: q.priceCents,
+        entryKey: `debit:mail:${q.id}`,
+        referenceType: 'outbound_mail',
+        referenceId: q.id,
+        description: `Outbound mail ${q.id} (${f.mail_class})`,
+      },
+      { memberLock },
+    );
     return { row, balanceCents: debited.balanceCents };
   });
 }
@@ -269,7 +326,10 @@ async function announcePiece(deps: Deps, row: MailRow): Promise<boolean> {
     await publishMailEvent(deps, row, `mail.${row.status}`, []);
     return true;
   } catch (err) {
-    deps.log.warn({ err, outbound_mail_id: row.id }, 'publishing the new piece\'s event failed; its workflow will publish it');
+    deps.log.warn(
+      { err, outbound_mail_id: row.id },
+      "publishing the new piece's event failed; its workflow will publish it",
+    );
     return false;
   }
 }
@@ -279,9 +339,14 @@ async function startPieceWorkflow(deps: Deps, row: MailRow, announced: boolean):
   try {
     // Bounded: when Temporal is unreachable the caller gets its 201 after a few seconds,
     // not after the client's own retries give up.
-    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () => startMailWorkflow(deps, row, { announced }));
+    await deps.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
+      startMailWorkflow(deps, row, { announced }),
+    );
   } catch (err) {
     // The piece is committed (and paid): the reconciler starts its workflow shortly.
-    deps.log.error({ err, outbound_mail_id: row.id }, 'starting the outbound mail workflow failed; the reconciler will start it');
+    deps.log.error(
+      { err, outbound_mail_id: row.id },
+      'starting the outbound mail workflow failed; the reconciler will start it',
+    );
   }
 }

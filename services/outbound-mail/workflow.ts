@@ -10,19 +10,34 @@ import { ensureIntervalSchedule } from '../operations/schedules';
 import { updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
 import { mailNotCancellable, mailStateConflict } from '../../domain/shared/workflow-failures';
 import {
-  mailStatusAtStart, OUTBOUND_MAIL_WORKFLOW, outboundMailWorkflowId, OutboundMailWorkflowInput, RECONCILE_OUTBOUND_MAIL_WORKFLOW,
+  mailStatusAtStart,
+  OUTBOUND_MAIL_WORKFLOW,
+  outboundMailWorkflowId,
+  OutboundMailWorkflowInput,
+  RECONCILE_OUTBOUND_MAIL_WORKFLOW,
   ReconcileOutboundMailInput,
 } from '../../workflows/outbound-mail/contracts';
-import { AgentId, MailStatus, MemberId, ObjectId, StatusChangedAt, TestMode } from '../../workflows/shared/search-attributes';
+import {
+  AgentId,
+  MailStatus,
+  MemberId,
+  ObjectId,
+  StatusChangedAt,
+  TestMode,
+} from '../../workflows/shared/search-attributes';
 import type { MailRow } from './record';
 import { scheduledSendInput } from './scheduled-send';
 
-type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>
-  & Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at' | 'proof_key'>>;
+type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> &
+  Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at' | 'proof_key'>>;
 type NewMailStatus = NonNullable<OutboundMailWorkflowInput['status']>;
 
 /** The statuses a piece is created in, so the only ones its workflow can start from. */
-const STARTABLE_STATUSES: readonly string[] = ['pending_approval', 'funding_pending', 'submitted'] satisfies NewMailStatus[];
+const STARTABLE_STATUSES: readonly string[] = [
+  'pending_approval',
+  'funding_pending',
+  'submitted',
+] satisfies NewMailStatus[];
 
 function isStartableStatus(status: string): status is NewMailStatus {
   return STARTABLE_STATUSES.includes(status);
@@ -32,7 +47,12 @@ function isStartableStatus(status: string): status is NewMailStatus {
  * The start options of a piece's workflow: its search attributes (StatusChangedAt is
  * when the piece entered `status`) and what the Temporal UI shows as its summary.
  */
-export function mailWorkflowStartOptions(deps: Deps, row: StartableRow, input: OutboundMailWorkflowInput, statusSince: Date) {
+export function mailWorkflowStartOptions(
+  deps: Deps,
+  row: StartableRow,
+  input: OutboundMailWorkflowInput,
+  statusSince: Date,
+) {
   const status = mailStatusAtStart(input);
   return {
     taskQueue: deps.config.taskQueue,
@@ -47,9 +67,10 @@ export function mailWorkflowStartOptions(deps: Deps, row: StartableRow, input: O
       { key: TestMode, value: row.test_mode },
     ],
     staticSummary: `Outbound mail ${row.id} (${row.test_mode ? 'sandbox' : 'live'})`,
-    staticDetails: `Started ${input.restart ? `again by the reconciler (the previous run was ${input.restart.previousRunStatus}) ` : ''}with the piece ${status}. `
-      + 'The input does not change; the current status is the MailStatus search attribute and the current details. '
-      + 'Request Cancellation cancels and refunds the piece like DELETE /v1/mail/{id} until printing starts, and is refused after that.',
+    staticDetails:
+      `Started ${input.restart ? `again by the reconciler (the previous run was ${input.restart.previousRunStatus}) ` : ''}with the piece ${status}. ` +
+      'The input does not change; the current status is the MailStatus search attribute and the current details. ' +
+      'Request Cancellation cancels and refunds the piece like DELETE /v1/mail/{id} until printing starts, and is refused after that.',
   };
 }
 
@@ -64,7 +85,11 @@ export interface MailStartOptions {
 }
 
 /** How a new piece's `outbound-mail-<id>` starts from its row (the same for a first start and a lost one). */
-function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStatus }, opts: MailStartOptions = {}): WorkflowStart {
+function mailWorkflowStart(
+  deps: Deps,
+  row: StartableRow & { status: NewMailStatus },
+  opts: MailStartOptions = {},
+): WorkflowStart {
   const input: OutboundMailWorkflowInput = {
     outboundMailId: row.id,
     statusAtStart: row.status,
@@ -78,8 +103,15 @@ function mailWorkflowStart(deps: Deps, row: StartableRow & { status: NewMailStat
   };
   return {
     workflowType: OUTBOUND_MAIL_WORKFLOW,
-    options: { ...mailWorkflowStartOptions(deps, row, input, opts.statusSince ?? new Date()), workflowIdReusePolicy: 'REJECT_DUPLICATE' },
-    markStarted: () => deps.db.query(`UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [row.id]),
+    options: {
+      ...mailWorkflowStartOptions(deps, row, input, opts.statusSince ?? new Date()),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    },
+    markStarted: () =>
+      deps.db.query(
+        `UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`,
+        [row.id],
+      ),
   };
 }
 
@@ -93,7 +125,10 @@ export async function startMailWorkflow(deps: Deps, row: StartableRow, opts: Mai
   }
   const start = mailWorkflowStart(deps, { ...row, status: row.status }, opts);
   try {
-    await deps.temporal.workflow.start(start.workflowType, { ...start.options, workflowIdConflictPolicy: 'USE_EXISTING' } as WorkflowStartOptions);
+    await deps.temporal.workflow.start(start.workflowType, {
+      ...start.options,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    } as WorkflowStartOptions);
   } catch (err) {
     // A closed workflow with this id already ran for this piece.
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -117,7 +152,13 @@ export class MailWorkflowClosed extends Error {}
  * one that has finished raises MailWorkflowClosed so the caller can answer from the
  * stored record.
  */
-export async function runMailUpdate<R>(deps: Deps, row: StartableRow, updateName: string, args: [] | [unknown], opts: { updateId?: string } = {}): Promise<R> {
+export async function runMailUpdate<R>(
+  deps: Deps,
+  row: StartableRow,
+  updateName: string,
+  args: [] | [unknown],
+  opts: { updateId?: string } = {},
+): Promise<R> {
   const answer = await updateWorkflow<R, unknown[]>(deps, {
     workflowId: outboundMailWorkflowId(row.id),
     update: updateName,
@@ -143,10 +184,16 @@ export function reconcilerScheduleId(deps: Deps): string {
  * reconcileEverySeconds (config.outboundMail) on this deployment's task queue. The worker
  * calls it at start.
  */
-export async function ensureMailReconcilerSchedule(deps: Deps, overrides: Partial<OutboundMailSettings> = {}): Promise<string> {
+export async function ensureMailReconcilerSchedule(
+  deps: Deps,
+  overrides: Partial<OutboundMailSettings> = {},
+): Promise<string> {
   const settings = { ...deps.config.outboundMail, ...overrides };
   const scheduleId = reconcilerScheduleId(deps);
-  const input: ReconcileOutboundMailInput = { graceSeconds: settings.reconcileGraceSeconds, approvalTimeoutSeconds: settings.approvalTimeoutSeconds };
+  const input: ReconcileOutboundMailInput = {
+    graceSeconds: settings.reconcileGraceSeconds,
+    approvalTimeoutSeconds: settings.approvalTimeoutSeconds,
+  };
   return ensureIntervalSchedule(deps, {
     scheduleId,
     workflowType: RECONCILE_OUTBOUND_MAIL_WORKFLOW,

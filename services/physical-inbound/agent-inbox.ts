@@ -8,13 +8,24 @@ import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import {
-  AGENT_INBOX_CONTRACT_VERSION, AGENT_INBOX_SCHEMA_VERSION, CONTENT_TRUST, contextVersion, MAX_DUTIES_CHARS,
+  AGENT_INBOX_CONTRACT_VERSION,
+  AGENT_INBOX_SCHEMA_VERSION,
+  CONTENT_TRUST,
+  contextVersion,
+  MAX_DUTIES_CHARS,
 } from '../../domain/physical-inbound/agent-inbox';
 import { SEARCH_MODE } from '../../domain/physical-inbound/search';
 import { currentInstructions, instructionsHash, PLATFORM_FALLBACK_INSTRUCTIONS } from '../accounts/instructions';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
 import { environmentOf, findItem, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow } from './item-records';
-import { createFixtureItem, derivedUuid, ensureMemberSample, loadFixture, memberSampleId, uploadFixture } from './sandbox-fixtures';
+import {
+  createFixtureItem,
+  derivedUuid,
+  ensureMemberSample,
+  loadFixture,
+  memberSampleId,
+  uploadFixture,
+} from './sandbox-fixtures';
 import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
 import type { AgentInboxAcknowledgmentRow, AgentInboxAssignmentRow } from './rows';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
@@ -32,7 +43,12 @@ export function assignmentView(a: AgentInboxAssignmentRow) {
 }
 
 export function inboxItemView(item: ItemRow) {
-  return { id: item.id, reference_code: item.reference_code, item_kind: item.kind, created_at: item.received_at.toISOString() };
+  return {
+    id: item.id,
+    reference_code: item.reference_code,
+    item_kind: item.kind,
+    created_at: item.received_at.toISOString(),
+  };
 }
 
 /** Test agent keys always have the member sample in their inbox. */
@@ -47,7 +63,11 @@ async function ensureSampleAssignment(deps: Deps, auth: AuthContext): Promise<vo
 }
 
 /** The caller's assignment of an item in its key's environment; 404 otherwise. */
-export async function loadAssignment(deps: Deps, auth: AuthContext, itemId: string): Promise<{ item: ItemRow; assignment: AgentInboxAssignmentRow }> {
+export async function loadAssignment(
+  deps: Deps,
+  auth: AuthContext,
+  itemId: string,
+): Promise<{ item: ItemRow; assignment: AgentInboxAssignmentRow }> {
   await ensureSampleAssignment(deps, auth);
   const [assignment]: AgentInboxAssignmentRow[] = await deps.db.query(
     `SELECT * FROM agent_inbox_assignments WHERE item_id = $1 AND agent_id = $2 AND environment = $3`,
@@ -81,7 +101,8 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
   const literal = literalQueryOrThrow(query.q);
   if (literal && !auth.scopes.has('agent.read')) {
     throw new ApiError(403, 'Missing scope: agent.read (searching the agent inbox needs it)', {
-      reason: 'insufficient_scope', details: { required_scopes: ['agent.read'] },
+      reason: 'insufficient_scope',
+      details: { required_scopes: ['agent.read'] },
     });
   }
   await ensureSampleAssignment(deps, auth);
@@ -100,7 +121,9 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
     const rows: Array<ItemColumns & InboxAssignmentColumns> = await db.query(
       `SELECT ${ITEM_COLUMNS}, a.id AS a_id, a.source_domain AS a_source_domain, a.environment AS a_environment, a.agent_id AS a_agent_id,
               a.revision AS a_revision, a.assigned_at AS a_assigned_at
-         ${from} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+         ${from} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    );
     const [count] = await db.query(`SELECT count(*) AS total ${from}`, filterParams);
     return { rows, total: Number(count.total) };
   };
@@ -113,8 +136,14 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
       return {
         item: inboxItemView(item),
         assignment: assignmentView({
-          id: r.a_id, item_id: item.id, agent_id: r.a_agent_id, member_id: item.member_id, source_domain: r.a_source_domain,
-          environment: r.a_environment, revision: r.a_revision, assigned_at: r.a_assigned_at,
+          id: r.a_id,
+          item_id: item.id,
+          agent_id: r.a_agent_id,
+          member_id: item.member_id,
+          source_domain: r.a_source_domain,
+          environment: r.a_environment,
+          revision: r.a_revision,
+          assigned_at: r.a_assigned_at,
         }),
       };
     }),
@@ -140,12 +169,19 @@ async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assign
     agent: { id: agent.id, name: agent.name },
     assignment: assignmentView(assignment),
     item: inboxItemView(item),
-    scan: latest ? {
-      request_id: latest.request_id,
-      bundle_id: latest.id,
-      created_at: latest.created_at.toISOString(),
-      pages: latest.pages.map((p) => ({ page_id: p.id, page_number: p.page_number, source_sha256: p.source_sha256, source_kind: p.page_role })),
-    } : null,
+    scan: latest
+      ? {
+          request_id: latest.request_id,
+          bundle_id: latest.id,
+          created_at: latest.created_at.toISOString(),
+          pages: latest.pages.map((p) => ({
+            page_id: p.id,
+            page_number: p.page_number,
+            source_sha256: p.source_sha256,
+            source_kind: p.page_role,
+          })),
+        }
+      : null,
     ocr: latest ? ocrRecord(latest) : null,
     instructions: {
       duties: text.slice(0, MAX_DUTIES_CHARS),
@@ -174,7 +210,12 @@ export async function getAgentInboxContext(deps: Deps, auth: AuthContext, itemId
 }
 
 /** GET /v1/agent-inbox/{id}/sources: every stored page of the item with its saved OCR. */
-export async function getAgentInboxSources(deps: Deps, auth: AuthContext, itemId: string, page: { limit: number; offset: number }) {
+export async function getAgentInboxSources(
+  deps: Deps,
+  auth: AuthContext,
+  itemId: string,
+  page: { limit: number; offset: number },
+) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
   const bundles = await loadItemBundles(deps.db, item.id);
   const pages = bundles.flatMap((b) => b.pages.map((p) => sourcePageView(b, p)));
@@ -194,7 +235,8 @@ async function sampleBundles(deps: Deps, auth: AuthContext, itemId: string) {
   const { item } = await loadAssignment(deps, auth, itemId);
   if (item.id !== memberSampleId(item.member_id)) {
     throw codedError(404, 'NOT_FOUND', 'Scan history is available to test keys on the member sample only', {
-      suggestedAction: 'Read the scan history of the member sample (GET /v1/agent-inbox lists it); other items show their pages in their context.',
+      suggestedAction:
+        'Read the scan history of the member sample (GET /v1/agent-inbox lists it); other items show their pages in their context.',
     });
   }
   return { item, bundles: await loadItemBundles(deps.db, item.id) };
@@ -211,7 +253,10 @@ export async function getAgentInboxScan(deps: Deps, auth: AuthContext, itemId: s
   const { item, bundles } = await sampleBundles(deps, auth, itemId);
   const bundle = bundles.find((b) => b.request_id === operationId);
   if (!bundle) throw errors.notFound('Scan');
-  return { item_id: item.id, scan: { ...scanSummary(bundle), pages: bundle.pages.map((p) => sourcePageView(bundle, p)) } };
+  return {
+    item_id: item.id,
+    scan: { ...scanSummary(bundle), pages: bundle.pages.map((p) => sourcePageView(bundle, p)) },
+  };
 }
 
 /** GET /v1/agent-inbox/activity: assignments received, context reads (receipts) and reported outcomes. */
@@ -234,8 +279,15 @@ export async function getAgentInboxActivity(deps: Deps, auth: AuthContext, page:
   return {
     environment: environmentOf(auth),
     activity: rows.map((r: Record<string, unknown>) => ({
-      type: r.type, id: r.id, item_id: r.item_id, assignment_id: r.assignment_id, context_version: r.context_version,
-      outcome: r.outcome, run_id: r.run_id, note: r.note, created_at: (r.created_at as Date).toISOString(),
+      type: r.type,
+      id: r.id,
+      item_id: r.item_id,
+      assignment_id: r.assignment_id,
+      context_version: r.context_version,
+      outcome: r.outcome,
+      run_id: r.run_id,
+      note: r.note,
+      created_at: (r.created_at as Date).toISOString(),
     })),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset),
   };
@@ -252,25 +304,53 @@ export interface AcknowledgmentBody {
  * POST /v1/agent-inbox/{id}/acknowledgments: an outcome for the exact context the agent
  * read (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts).
  */
-export async function acknowledgeAgentInboxItem(deps: Deps, auth: AuthContext, itemId: string, body: AcknowledgmentBody) {
+export async function acknowledgeAgentInboxItem(
+  deps: Deps,
+  auth: AuthContext,
+  itemId: string,
+  body: AcknowledgmentBody,
+) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
   const context = await buildContext(deps, auth, item, assignment);
   if (context.context_version !== body.context_version) {
-    throw errors.conflict('CONTEXT_VERSION_MISMATCH', 'The context changed since it was read; fetch it again and report against the new context_version.', {
-      details: { current_context_version: context.context_version },
-      suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
-    });
+    throw errors.conflict(
+      'CONTEXT_VERSION_MISMATCH',
+      'The context changed since it was read; fetch it again and report against the new context_version.',
+      {
+        details: { current_context_version: context.context_version },
+        suggestedAction: 'GET /v1/agent-inbox/{id}/context again and report against its context_version.',
+      },
+    );
   }
   const [ack]: AgentInboxAcknowledgmentRow[] = await deps.db.query(
     `INSERT INTO agent_inbox_acknowledgments (assignment_id, item_id, agent_id, environment, outcome, context_version, run_id, note)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [assignment.id, item.id, assignment.agent_id, assignment.environment, body.outcome, body.context_version, body.run_id, body.note ?? null],
+    [
+      assignment.id,
+      item.id,
+      assignment.agent_id,
+      assignment.environment,
+      body.outcome,
+      body.context_version,
+      body.run_id,
+      body.note ?? null,
+    ],
   );
-  await recordActivity(deps.db, item, 'acknowledged', { outcome: body.outcome, run_id: body.run_id, agent_id: assignment.agent_id });
+  await recordActivity(deps.db, item, 'acknowledged', {
+    outcome: body.outcome,
+    run_id: body.run_id,
+    agent_id: assignment.agent_id,
+  });
   return {
     acknowledgment: {
-      id: ack.id, item_id: item.id, assignment_id: assignment.id, outcome: ack.outcome, context_version: ack.context_version,
-      run_id: ack.run_id, note: ack.note, created_at: ack.created_at.toISOString(),
+      id: ack.id,
+      item_id: item.id,
+      assignment_id: assignment.id,
+      outcome: ack.outcome,
+      context_version: ack.context_version,
+      run_id: ack.run_id,
+      note: ack.note,
+      created_at: ack.created_at.toISOString(),
     },
   };
 }
@@ -281,23 +361,35 @@ export const SEED_SCENARIOS = ['two_page_letter', 'needs_review'] as const;
  * POST /v1/agent-inbox/sandbox/seed: a test item from a fixture, assigned to the caller
  * (once per Idempotency-Key: api/routes/physical-inbound/idempotent-requests.ts).
  */
-export async function seedAgentInboxSandbox(deps: Deps, auth: AuthContext, body: { scenario: (typeof SEED_SCENARIOS)[number] }) {
+export async function seedAgentInboxSandbox(
+  deps: Deps,
+  auth: AuthContext,
+  body: { scenario: (typeof SEED_SCENARIOS)[number] },
+) {
   const fixture = loadFixture(body.scenario);
   await uploadFixture(deps, fixture);
   const created = await deps.db.transaction(async (tx) => {
     const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [auth.memberId]);
     const made = (await createFixtureItem(tx, {
-      memberId: auth.memberId!, agentId: auth.agentId, sourceDomain: 'sandbox', scenario: body.scenario,
-      recipientName: member.full_name, recipientEmail: member.email,
+      memberId: auth.memberId!,
+      agentId: auth.agentId,
+      sourceDomain: 'sandbox',
+      scenario: body.scenario,
+      recipientName: member.full_name,
+      recipientEmail: member.email,
     }))!;
     const [assignment]: AgentInboxAssignmentRow[] = await tx.query(
       `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
-       VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`, [made.item.id, auth.agentId, auth.memberId]);
+       VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`,
+      [made.item.id, auth.agentId, auth.memberId],
+    );
     await recordActivity(tx, made.item, 'received', { source_domain: 'sandbox', scenario: body.scenario });
     return { ...made, assignment };
   });
   // A persisted sandbox change: its test events follow (received, scan_available, context_ready).
-  await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () => startScanBundleWorkflow(deps, created.bundleId, created.item));
+  await startAfterCommit(deps, `seed bundle ${created.bundleId}`, () =>
+    startScanBundleWorkflow(deps, created.bundleId, created.item),
+  );
   const bundles = await loadItemBundles(deps.db, created.item.id);
   return {
     scenario: body.scenario,

@@ -15,15 +15,26 @@ import { handlingStateInvalid } from '../../domain/shared/workflow-failures';
 import { updateWorkflow, WorkflowStart } from '../shared/workflow-gateway';
 import { formatCents } from '../../domain/shared/money';
 import {
-  checkProposal, ForwardMailClass, HandlingActionType, handlingCapabilities, HandlingStatus, isOpenHandlingStatus, ProposalInput,
-  quoteHandling, unavailableReason,
+  checkProposal,
+  ForwardMailClass,
+  HandlingActionType,
+  handlingCapabilities,
+  HandlingStatus,
+  isOpenHandlingStatus,
+  ProposalInput,
+  quoteHandling,
+  unavailableReason,
 } from '../../domain/workflow-safe/handling';
 import { debit } from '../billing/credits';
 import { loadManagedItem, managedItemViews, openAndScanQuote, quoteView } from './inbound-items';
 import { inboundStartOptions, startAfterCommit, startOnce } from './inbound-workflows';
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { assignmentView, loadAssignment } from './agent-inbox';
-import { HandlingSnapshot, handlingWorkflowId, HandlingWorkflowInput } from '../../workflows/physical-inbound/contracts';
+import {
+  HandlingSnapshot,
+  handlingWorkflowId,
+  HandlingWorkflowInput,
+} from '../../workflows/physical-inbound/contracts';
 import type { HandlingOperationRow } from './rows';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -62,8 +73,15 @@ export function operationView(op: HandlingOperationRow) {
   };
 }
 
-export async function findOperation(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<HandlingOperationRow | null> {
-  const [row]: HandlingOperationRow[] = await db.query(`SELECT * FROM handling_operations WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+export async function findOperation(
+  db: Db,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<HandlingOperationRow | null> {
+  const [row]: HandlingOperationRow[] = await db.query(
+    `SELECT * FROM handling_operations WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
   return row ?? null;
 }
 
@@ -77,8 +95,15 @@ export async function findOperation(db: Db, id: string, opts: { forUpdate?: bool
  */
 export function handlingWorkflowInput(op: HandlingOperationRow, approvalTimeoutMs: number): HandlingWorkflowInput {
   return {
-    operationId: op.id, itemId: op.item_id, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test',
-    actionType: op.action_type, status: op.status, version: op.version, approvalTimeoutMs,
+    operationId: op.id,
+    itemId: op.item_id,
+    memberId: op.member_id,
+    agentId: op.agent_id,
+    testMode: op.environment === 'test',
+    actionType: op.action_type,
+    status: op.status,
+    version: op.version,
+    approvalTimeoutMs,
   };
 }
 
@@ -86,12 +111,24 @@ const MARK_HANDLING_STARTED = `UPDATE handling_operations SET workflow_started_a
 
 const approvalTimeoutMs = (deps: Deps) => deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000;
 
-const handlingAttributes = (op: HandlingOperationRow) =>
-  ({ objectId: op.id, status: op.status, memberId: op.member_id, agentId: op.agent_id, testMode: op.environment === 'test' });
+const handlingAttributes = (op: HandlingOperationRow) => ({
+  objectId: op.id,
+  status: op.status,
+  memberId: op.member_id,
+  agentId: op.agent_id,
+  testMode: op.environment === 'test',
+});
 
 export async function startHandlingWorkflow(deps: Deps, op: HandlingOperationRow): Promise<void> {
   // A closed workflow of this id means the operation already reached its outcome.
-  await startOnce(deps, 'handlingWorkflow', handlingWorkflowId(op.id), [handlingWorkflowInput(op, approvalTimeoutMs(deps))], handlingAttributes(op), MARK_HANDLING_STARTED);
+  await startOnce(
+    deps,
+    'handlingWorkflow',
+    handlingWorkflowId(op.id),
+    [handlingWorkflowInput(op, approvalTimeoutMs(deps))],
+    handlingAttributes(op),
+    MARK_HANDLING_STARTED,
+  );
 }
 
 /** How `handling-<id>` starts from the row, when its start was lost; only an open operation has a running workflow. */
@@ -99,15 +136,30 @@ function handlingWorkflowStart(deps: Deps, op: HandlingOperationRow): WorkflowSt
   if (!isOpenHandlingStatus(op.status)) return null;
   return {
     workflowType: 'handlingWorkflow',
-    options: inboundStartOptions(deps, handlingWorkflowId(op.id), [handlingWorkflowInput(op, approvalTimeoutMs(deps))], handlingAttributes(op)),
+    options: inboundStartOptions(
+      deps,
+      handlingWorkflowId(op.id),
+      [handlingWorkflowInput(op, approvalTimeoutMs(deps))],
+      handlingAttributes(op),
+    ),
     markStarted: () => deps.db.query(MARK_HANDLING_STARTED, [op.id]),
   };
 }
 
 /** Sends an Update to the operation's workflow through the gateway; answers the operation as it is now. */
-export async function sendUpdate<A>(deps: Deps, op: HandlingOperationRow, update: UpdateDefinition<HandlingSnapshot, [A]>, args: A, updateId?: string): Promise<HandlingOperationRow> {
+export async function sendUpdate<A>(
+  deps: Deps,
+  op: HandlingOperationRow,
+  update: UpdateDefinition<HandlingSnapshot, [A]>,
+  args: A,
+  updateId?: string,
+): Promise<HandlingOperationRow> {
   const answer = await updateWorkflow(deps, {
-    workflowId: handlingWorkflowId(op.id), update, args: [args], updateId, startFromRow: () => handlingWorkflowStart(deps, op),
+    workflowId: handlingWorkflowId(op.id),
+    update,
+    args: [args],
+    updateId,
+    startFromRow: () => handlingWorkflowStart(deps, op),
   });
   if (answer.closed) throw handlingStateInvalid('The operation has already reached its outcome.');
   return (await findOperation(deps.db, op.id))!;
@@ -122,28 +174,59 @@ export function assertVersion(current: number, expected: number, what: string): 
   }
 }
 
-async function insertOperation(tx: Db, item: ItemRow, o: {
-  origin: 'agent' | 'member'; status: HandlingStatus; actionType: HandlingActionType; agentId: string | null; mailClass: ForwardMailClass | null;
-  untrackedAcknowledged: boolean; destination: unknown; quoteCents: number;
-}): Promise<HandlingOperationRow> {
+async function insertOperation(
+  tx: Db,
+  item: ItemRow,
+  o: {
+    origin: 'agent' | 'member';
+    status: HandlingStatus;
+    actionType: HandlingActionType;
+    agentId: string | null;
+    mailClass: ForwardMailClass | null;
+    untrackedAcknowledged: boolean;
+    destination: unknown;
+    quoteCents: number;
+  },
+): Promise<HandlingOperationRow> {
   const [open]: Array<Pick<HandlingOperationRow, 'id' | 'status'>> = await tx.query(
-    `SELECT id, status FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`, [item.id]);
+    `SELECT id, status FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
+    [item.id],
+  );
   if (open) {
-    throw errors.conflict('HANDLING_OPERATION_OPEN', `Operation ${open.id} on this item is still ${open.status}; wait for its outcome.`, {
-      details: { operation_id: open.id, status: open.status },
-      suggestedAction: 'Wait for that operation\'s outcome (GET /v1/agent-inbox/{id}/handling), then propose again.',
-    });
+    throw errors.conflict(
+      'HANDLING_OPERATION_OPEN',
+      `Operation ${open.id} on this item is still ${open.status}; wait for its outcome.`,
+      {
+        details: { operation_id: open.id, status: open.status },
+        suggestedAction: "Wait for that operation's outcome (GET /v1/agent-inbox/{id}/handling), then propose again.",
+      },
+    );
   }
   const [op]: HandlingOperationRow[] = await tx.query(
     `INSERT INTO handling_operations (item_id, member_id, agent_id, facility_id, environment, origin, action_type, status, mail_class,
        untracked_acknowledged, destination, quote_cents)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-    [item.id, item.member_id, o.agentId, item.facility_id, item.environment, o.origin, o.actionType, o.status, o.mailClass,
-      o.untrackedAcknowledged, o.destination ? JSON.stringify(o.destination) : null, o.quoteCents],
+    [
+      item.id,
+      item.member_id,
+      o.agentId,
+      item.facility_id,
+      item.environment,
+      o.origin,
+      o.actionType,
+      o.status,
+      o.mailClass,
+      o.untrackedAcknowledged,
+      o.destination ? JSON.stringify(o.destination) : null,
+      o.quoteCents,
+    ],
   );
   await bumpItem(tx, item.id);
   await recordActivity(tx, item, o.origin === 'agent' ? 'handling_proposed' : 'handling_requested', {
-    operation_id: op.id, action_type: o.actionType, status: o.status, origin: o.origin,
+    operation_id: op.id,
+    action_type: o.actionType,
+    status: o.status,
+    origin: o.origin,
   });
   return op;
 }
@@ -153,7 +236,10 @@ async function insertOperation(tx: Db, item: ItemRow, o: {
 
 export async function getAgentInboxHandling(deps: Deps, auth: AuthContext, itemId: string) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
-  const ops: HandlingOperationRow[] = await deps.db.query(`SELECT * FROM handling_operations WHERE item_id = $1 ORDER BY created_at DESC, id`, [item.id]);
+  const ops: HandlingOperationRow[] = await deps.db.query(
+    `SELECT * FROM handling_operations WHERE item_id = $1 ORDER BY created_at DESC, id`,
+    [item.id],
+  );
   const open = ops.some((o) => isOpenHandlingStatus(o.status));
   return {
     schema_version: 1,
@@ -163,9 +249,15 @@ export async function getAgentInboxHandling(deps: Deps, auth: AuthContext, itemI
     item_status: item.status,
     agent_may_confirm: false,
     requires_member_approval: true,
-    capabilities: handlingCapabilities({ kind: item.kind, status: item.status, weightOz: item.weight_oz }, open).map((c) => ({
-      ...c, quote: c.quote && c.action_type !== 'vault' ? quoteView(item.environment, c.action_type as HandlingActionType, c.quote) : null,
-    })),
+    capabilities: handlingCapabilities({ kind: item.kind, status: item.status, weightOz: item.weight_oz }, open).map(
+      (c) => ({
+        ...c,
+        quote:
+          c.quote && c.action_type !== 'vault'
+            ? quoteView(item.environment, c.action_type as HandlingActionType, c.quote)
+            : null,
+      }),
+    ),
     operations: ops.map(operationView),
   };
 }
@@ -178,19 +270,30 @@ export async function proposeHandling(deps: Deps, auth: AuthContext, itemId: str
     if (check.kind === 'invalid') throw errors.validation(check.fields);
     if (check.kind === 'inactive') {
       throw errors.badRequest('HANDLING_ACTION_INACTIVE', check.message, {
-        fields: [{ path: 'action_type', message: check.message }], suggestedAction: HANDLING_CAPABILITIES_HINT,
+        fields: [{ path: 'action_type', message: check.message }],
+        suggestedAction: HANDLING_CAPABILITIES_HINT,
       });
     }
     throw errors.conflict('HANDLING_NOT_AVAILABLE', check.message, { suggestedAction: HANDLING_CAPABILITIES_HINT });
   }
   const p = check.proposal;
-  const quote = quoteHandling({ kind: item.kind, actionType: p.action_type, mailClass: p.mail_class, weightOz: item.weight_oz });
+  const quote = quoteHandling({
+    kind: item.kind,
+    actionType: p.action_type,
+    mailClass: p.mail_class,
+    weightOz: item.weight_oz,
+  });
   const op = await deps.db.transaction(async (tx) => {
     const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
     assertVersion(locked.version, body.expected_version, 'The item');
     return insertOperation(tx, locked, {
-      origin: 'agent', status: 'awaiting_member_approval', actionType: p.action_type, agentId: auth.agentId,
-      mailClass: p.mail_class, untrackedAcknowledged: p.untracked_acknowledged, destination: p.destination,
+      origin: 'agent',
+      status: 'awaiting_member_approval',
+      actionType: p.action_type,
+      agentId: auth.agentId,
+      mailClass: p.mail_class,
+      untrackedAcknowledged: p.untracked_acknowledged,
+      destination: p.destination,
       quoteCents: locked.environment === 'test' ? 0 : quote.amount_cents,
     });
   });
@@ -214,7 +317,12 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
   const quote = openAndScanQuote(item);
   const member = isMemberKey(auth);
   if (member && !body.expected_quote) {
-    throw errors.validation([{ path: 'expected_quote', message: 'member keys must include the displayed expected_quote ({amount_cents, currency})' }]);
+    throw errors.validation([
+      {
+        path: 'expected_quote',
+        message: 'member keys must include the displayed expected_quote ({amount_cents, currency})',
+      },
+    ]);
   }
   if (body.expected_quote && body.expected_quote.amount_cents !== quote.amount_cents) {
     throw errors.conflict('QUOTE_CHANGED', `The Open & Scan price is now ${quote.display}; confirm the new quote.`, {
@@ -223,23 +331,38 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
     });
   }
   const reason = unavailableReason(item);
-  if (reason) throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`, { suggestedAction: HANDLING_CAPABILITIES_HINT });
+  if (reason)
+    throw errors.conflict('HANDLING_NOT_AVAILABLE', `open_and_scan is not available: ${reason}.`, {
+      suggestedAction: HANDLING_CAPABILITIES_HINT,
+    });
   const op = await deps.db.transaction(async (tx) => {
     const locked = (await findItem(tx, item.id, { forUpdate: true }))!;
     assertVersion(locked.version, body.expected_version, 'The item');
     // Member-origin confirmations start at awaiting_facility and are charged now.
     const created = await insertOperation(tx, locked, {
-      origin: member ? 'member' : 'agent', status: member ? 'awaiting_facility' : 'awaiting_member_approval', actionType: 'open_and_scan',
-      agentId: isAgentKey(auth) ? auth.agentId : locked.agent_id, mailClass: null, untrackedAcknowledged: false, destination: null,
+      origin: member ? 'member' : 'agent',
+      status: member ? 'awaiting_facility' : 'awaiting_member_approval',
+      actionType: 'open_and_scan',
+      agentId: isAgentKey(auth) ? auth.agentId : locked.agent_id,
+      mailClass: null,
+      untrackedAcknowledged: false,
+      destination: null,
       quoteCents: quote.amount_cents,
     });
     if (member && created.quote_cents > 0) {
       await debit(deps, tx as EntityManager, {
-        memberId: locked.member_id, amountCents: created.quote_cents, entryKey: `debit:handling:${created.id}`,
-        referenceType: 'handling', referenceId: created.id, description: 'Open & Scan',
+        memberId: locked.member_id,
+        amountCents: created.quote_cents,
+        entryKey: `debit:handling:${created.id}`,
+        referenceType: 'handling',
+        referenceId: created.id,
+        description: 'Open & Scan',
       });
-      const [charged] = await updateReturning<HandlingOperationRow>(tx,
-        `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`, [created.id]);
+      const [charged] = await updateReturning<HandlingOperationRow>(
+        tx,
+        `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`,
+        [created.id],
+      );
       return charged;
     }
     return created;

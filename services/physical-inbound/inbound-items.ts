@@ -85,10 +85,19 @@ export interface OperationSummary {
 }
 
 async function openOperations(db: Db, itemIds: string[]): Promise<Map<string, OperationSummary>> {
-  const rows = itemIds.length ? await db.query(
-    `SELECT id, item_id, action_type, status, version FROM handling_operations
-      WHERE item_id = ANY($1::uuid[]) AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`, [itemIds]) : [];
-  return new Map(rows.map((r: OperationSummary & { item_id: string }) => [r.item_id, { id: r.id, action_type: r.action_type, status: r.status, version: r.version }]));
+  const rows = itemIds.length
+    ? await db.query(
+        `SELECT id, item_id, action_type, status, version FROM handling_operations
+      WHERE item_id = ANY($1::uuid[]) AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
+        [itemIds],
+      )
+    : [];
+  return new Map(
+    rows.map((r: OperationSummary & { item_id: string }) => [
+      r.item_id,
+      { id: r.id, action_type: r.action_type, status: r.status, version: r.version },
+    ]),
+  );
 }
 
 export function managedItemView(item: ItemRow, bundles: BundleRow[], open: OperationSummary | null) {
@@ -129,7 +138,13 @@ export async function managedItemViews(db: Db, items: ItemRow[]) {
  * The managed-mailbox agent scope on item `i`: agent keys see their own agent's items
  * and the member sample; member keys may narrow to one of their agents with agent_id.
  */
-async function pushAgentScope(deps: Deps, auth: AuthContext, agentId: string | undefined, params: unknown[], where: string[]): Promise<void> {
+async function pushAgentScope(
+  deps: Deps,
+  auth: AuthContext,
+  agentId: string | undefined,
+  params: unknown[],
+  where: string[],
+): Promise<void> {
   if (isAgentKey(auth)) {
     params.push(auth.agentId);
     where.push(`(i.agent_id = $${params.length} OR i.source_domain = 'member_sample')`);
@@ -148,8 +163,14 @@ export async function listInboundItems(deps: Deps, auth: AuthContext, query: Ite
   const where = ['i.member_id = $1', 'i.environment = $2'];
   await pushAgentScope(deps, auth, query.agent_id, params, where);
   where.push(...receivedRangeSql({ after: query.received_after, before: query.received_before }, params));
-  if (query.status) { params.push(query.status); where.push(`i.status = $${params.length}`); }
-  if (query.kind) { params.push(query.kind); where.push(`i.kind = $${params.length}`); }
+  if (query.status) {
+    params.push(query.status);
+    where.push(`i.status = $${params.length}`);
+  }
+  if (query.kind) {
+    params.push(query.kind);
+    where.push(`i.kind = $${params.length}`);
+  }
   if (literal) {
     const t = literalTermsSql(literal.terms, params.length + 1);
     params.push(...t.params);
@@ -163,7 +184,9 @@ export async function listInboundItems(deps: Deps, auth: AuthContext, query: Ite
   if (!rows.length && query.offset > 0) {
     const countSql = `SELECT count(*) AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}`;
     const countParams = params.slice(0, -2);
-    const [c] = literal ? await runSearch(deps, (db) => db.query(countSql, countParams)) : await deps.db.query(countSql, countParams);
+    const [c] = literal
+      ? await runSearch(deps, (db) => db.query(countSql, countParams))
+      : await deps.db.query(countSql, countParams);
     total = Number(c.total);
   }
   const items = rows.map(toItemRow);
@@ -197,7 +220,12 @@ export async function listInboundItemScans(deps: Deps, auth: AuthContext, id: st
 }
 
 /** GET /v1/inbound-items/{id}/pages: every stored page with its saved OCR (get_inbound_pages). */
-export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: string, page: { limit: number; offset: number }) {
+export async function getInboundItemPages(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  page: { limit: number; offset: number },
+) {
   const item = await loadManagedItem(deps, auth, id);
   const bundles = await loadItemBundles(deps.db, item.id);
   const pages = bundles.flatMap((b) => b.pages.map((p) => sourcePageView(b, p)));
@@ -209,21 +237,44 @@ export async function getInboundItemPages(deps: Deps, auth: AuthContext, id: str
   };
 }
 
-export async function listInboundActivity(deps: Deps, auth: AuthContext, query: { item_id?: string; agent_id?: string; limit: number; offset: number }) {
+export async function listInboundActivity(
+  deps: Deps,
+  auth: AuthContext,
+  query: { item_id?: string; agent_id?: string; limit: number; offset: number },
+) {
   await ensureSampleForTestKey(deps, auth);
   const params: unknown[] = [auth.memberId, environmentOf(auth)];
   const where = ['a.member_id = $1', 'a.environment = $2'];
   await pushAgentScope(deps, auth, query.agent_id, params, where);
-  if (query.item_id) { params.push(query.item_id); where.push(`a.item_id = $${params.length}`); }
+  if (query.item_id) {
+    params.push(query.item_id);
+    where.push(`a.item_id = $${params.length}`);
+  }
   params.push(query.limit, query.offset);
   const rows = await deps.db.query(
     `SELECT a.id, a.item_id, a.agent_id, a.kind, a.detail, a.created_at, count(*) OVER () AS total
        FROM inbound_item_activity a JOIN physical_inbound_items i ON i.id = a.item_id
-      WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+      WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    params,
+  );
   return {
-    activity: rows.map((r: { id: string; item_id: string; agent_id: string | null; kind: string; detail: unknown; created_at: Date }) => ({
-      id: r.id, item_id: r.item_id, agent_id: r.agent_id, kind: r.kind, detail: r.detail, created_at: r.created_at.toISOString(),
-    })),
+    activity: rows.map(
+      (r: {
+        id: string;
+        item_id: string;
+        agent_id: string | null;
+        kind: string;
+        detail: unknown;
+        created_at: Date;
+      }) => ({
+        id: r.id,
+        item_id: r.item_id,
+        agent_id: r.agent_id,
+        kind: r.kind,
+        detail: r.detail,
+        created_at: r.created_at.toISOString(),
+      }),
+    ),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }

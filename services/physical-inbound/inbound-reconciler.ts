@@ -12,19 +12,29 @@ import { startInboundReceivedWorkflow, startScanBundleWorkflow } from './inbound
 import { ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
 import { signalScanOutcome } from './scan-requests';
 
-export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
+export async function reconcilePhysicalInbound(
+  deps: Deps,
+  graceSeconds: number,
+): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
   const age = `now() - ($1 || ' seconds')::interval`;
   const ops: HandlingOperationRow[] = await deps.db.query(
-    `SELECT * FROM handling_operations WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`, [String(graceSeconds)]);
+    `SELECT * FROM handling_operations WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`,
+    [String(graceSeconds)],
+  );
   for (const op of ops) await startHandlingWorkflow(deps, op);
   const items = await deps.db.query(
     `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.received_workflow_started_at IS NULL AND i.created_at <= ${age}
-      ORDER BY i.created_at LIMIT 200`, [String(graceSeconds)]);
+      ORDER BY i.created_at LIMIT 200`,
+    [String(graceSeconds)],
+  );
   for (const row of items) await startInboundReceivedWorkflow(deps, toItemRow(row));
   // Each bundle with its item (a bundle's item always exists: the bundle is deleted with it).
-  const bundles: Array<Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'> & { bundle_id: string }> = await deps.db.query(
-    `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
-      WHERE b.workflow_started_at IS NULL AND b.created_at <= ${age} ORDER BY b.created_at LIMIT 200`, [String(graceSeconds)]);
+  const bundles: Array<Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'> & { bundle_id: string }> =
+    await deps.db.query(
+      `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
+      WHERE b.workflow_started_at IS NULL AND b.created_at <= ${age} ORDER BY b.created_at LIMIT 200`,
+      [String(graceSeconds)],
+    );
   for (const b of bundles) await startScanBundleWorkflow(deps, b.bundle_id, b);
   // Open & Scan operations whose scan was refused, or fulfilled with its context saved
   // (inbound.context_ready recorded: the outcome never goes before it), but whose signal was lost.
@@ -34,9 +44,16 @@ export async function reconcilePhysicalInbound(deps: Deps, graceSeconds: number)
       WHERE o.status = 'accepted' AND o.environment = 'live'
         AND (r.status = 'rejected' OR (r.status = 'fulfilled' AND EXISTS (
               SELECT 1 FROM events e WHERE e.event_key = 'inbound:' || b.id || ':inbound.context_ready')))
-        AND COALESCE(r.fulfilled_at, r.requested_at) <= ${age} LIMIT 200`, [String(graceSeconds)]);
+        AND COALESCE(r.fulfilled_at, r.requested_at) <= ${age} LIMIT 200`,
+    [String(graceSeconds)],
+  );
   for (const w of waiting) {
-    await signalScanOutcome(deps, w.id, { scanRequestId: w.request_id, outcome: w.status, bundleId: w.bundle_id, reason: w.rejection_reason });
+    await signalScanOutcome(deps, w.id, {
+      scanRequestId: w.request_id,
+      outcome: w.status,
+      bundleId: w.bundle_id,
+      reason: w.rejection_reason,
+    });
   }
   return { operations: ops.length, items: items.length, bundles: bundles.length, scanOutcomes: waiting.length };
 }

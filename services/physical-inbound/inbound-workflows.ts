@@ -5,12 +5,21 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Deps } from '../shared/deps';
 import {
-  inboundReceivedWorkflowId, InboundReceivedWorkflowInput, scanBundleWorkflowId, ScanBundleWorkflowInput,
+  inboundReceivedWorkflowId,
+  InboundReceivedWorkflowInput,
+  scanBundleWorkflowId,
+  ScanBundleWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import type { ItemRow } from './item-records';
 
-export interface InboundWorkflowAttributes { objectId: string; status: string; memberId: string; agentId: string | null; testMode: boolean }
+export interface InboundWorkflowAttributes {
+  objectId: string;
+  status: string;
+  memberId: string;
+  agentId: string | null;
+  testMode: boolean;
+}
 
 /** Start options of a physical-inbound workflow (never a second run of a closed one). */
 export function inboundStartOptions(deps: Deps, workflowId: string, args: unknown[], attrs: InboundWorkflowAttributes) {
@@ -20,8 +29,11 @@ export function inboundStartOptions(deps: Deps, workflowId: string, args: unknow
     args,
     workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     typedSearchAttributes: [
-      { key: ObjectStatus, value: attrs.status }, { key: ObjectId, value: attrs.objectId }, { key: MemberId, value: attrs.memberId },
-      { key: AgentId, value: attrs.agentId ?? '' }, { key: TestMode, value: attrs.testMode },
+      { key: ObjectStatus, value: attrs.status },
+      { key: ObjectId, value: attrs.objectId },
+      { key: MemberId, value: attrs.memberId },
+      { key: AgentId, value: attrs.agentId ?? '' },
+      { key: TestMode, value: attrs.testMode },
     ],
   };
 }
@@ -30,9 +42,19 @@ export function inboundStartOptions(deps: Deps, workflowId: string, args: unknow
  * Starts a workflow (an existing one of that id is fine: its record already reached or is
  * on its way to an outcome) and marks the record started with `markStarted` ($1 = objectId).
  */
-export async function startOnce(deps: Deps, workflowType: string, workflowId: string, args: unknown[], attrs: InboundWorkflowAttributes, markStarted: string) {
+export async function startOnce(
+  deps: Deps,
+  workflowType: string,
+  workflowId: string,
+  args: unknown[],
+  attrs: InboundWorkflowAttributes,
+  markStarted: string,
+) {
   try {
-    await deps.temporal.workflow.start(workflowType, { ...inboundStartOptions(deps, workflowId, args, attrs), workflowIdConflictPolicy: 'USE_EXISTING' });
+    await deps.temporal.workflow.start(workflowType, {
+      ...inboundStartOptions(deps, workflowId, args, attrs),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
@@ -53,19 +75,57 @@ export async function startAfterCommit(deps: Deps, what: string, start: () => Pr
 }
 
 /** `inbound-item-<id>`: publishes inbound.received for a committed item. */
-export async function startInboundReceivedWorkflow(deps: Deps, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment' | 'status'>): Promise<void> {
-  const input: InboundReceivedWorkflowInput = { itemId: item.id, memberId: item.member_id, agentId: item.agent_id, testMode: item.environment === 'test' };
-  await startOnce(deps, 'inboundReceivedWorkflow', inboundReceivedWorkflowId(item.id), [input],
-    { objectId: item.id, status: item.status, memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode },
-    `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`);
+export async function startInboundReceivedWorkflow(
+  deps: Deps,
+  item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment' | 'status'>,
+): Promise<void> {
+  const input: InboundReceivedWorkflowInput = {
+    itemId: item.id,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    testMode: item.environment === 'test',
+  };
+  await startOnce(
+    deps,
+    'inboundReceivedWorkflow',
+    inboundReceivedWorkflowId(item.id),
+    [input],
+    {
+      objectId: item.id,
+      status: item.status,
+      memberId: item.member_id,
+      agentId: item.agent_id,
+      testMode: input.testMode,
+    },
+    `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`,
+  );
 }
 
 /** `inbound-scan-<bundle>`: publishes scan_available, runs OCR, saves it, matches rules, publishes context_ready. */
-export async function startScanBundleWorkflow(deps: Deps, bundleId: string, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>): Promise<void> {
+export async function startScanBundleWorkflow(
+  deps: Deps,
+  bundleId: string,
+  item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>,
+): Promise<void> {
   const input: ScanBundleWorkflowInput = {
-    bundleId, itemId: item.id, memberId: item.member_id, agentId: item.agent_id, testMode: item.environment === 'test',
+    bundleId,
+    itemId: item.id,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    testMode: item.environment === 'test',
   };
-  await startOnce(deps, 'scanBundleWorkflow', scanBundleWorkflowId(bundleId), [input],
-    { objectId: bundleId, status: 'queued', memberId: item.member_id, agentId: item.agent_id, testMode: input.testMode },
-    `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`);
+  await startOnce(
+    deps,
+    'scanBundleWorkflow',
+    scanBundleWorkflowId(bundleId),
+    [input],
+    {
+      objectId: bundleId,
+      status: 'queued',
+      memberId: item.member_id,
+      agentId: item.agent_id,
+      testMode: input.testMode,
+    },
+    `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`,
+  );
 }

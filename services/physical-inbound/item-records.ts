@@ -30,7 +30,10 @@ export function toItemRow(row: ItemColumns): ItemRow {
 }
 
 export async function findItem(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<ItemRow | null> {
-  const [row]: ItemColumns[] = await db.query(`SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  const [row]: ItemColumns[] = await db.query(
+    `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
   return row ? toItemRow(row) : null;
 }
 
@@ -45,14 +48,20 @@ export async function updateReturning<T>(db: Db, sql: string, params: unknown[])
 
 /** Bumps the item's version (every change a reader could act on moves it). */
 export async function bumpItem(db: Db, itemId: string, status?: string | null): Promise<number> {
-  const [row] = await updateReturning<Pick<PhysicalInboundItemRow, 'version'>>(db,
+  const [row] = await updateReturning<Pick<PhysicalInboundItemRow, 'version'>>(
+    db,
     `UPDATE physical_inbound_items SET version = version + 1, status = COALESCE($2, status), updated_at = now() WHERE id = $1 RETURNING version`,
     [itemId, status ?? null],
   );
   return row.version;
 }
 
-export async function recordActivity(db: Db, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>, kind: string, detail: Record<string, unknown> = {}): Promise<void> {
+export async function recordActivity(
+  db: Db,
+  item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'>,
+  kind: string,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
   await db.query(
     `INSERT INTO inbound_item_activity (item_id, member_id, agent_id, environment, kind, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
     [item.id, item.member_id, item.agent_id, item.environment, kind, JSON.stringify(detail)],

@@ -12,7 +12,14 @@ import { Db, updateReturning } from './item-records';
 import { errors } from '../../domain/shared/errors';
 import type { FieldError } from '../../domain/shared/errors';
 import { pagination } from '../../domain/shared/pagination';
-import { ARRIVAL_LIMITS, emptyApplyProblem, emptyMatchProblem, MailboxRule, RuleApply, RuleMatch } from '../../domain/physical-inbound/package-arrival';
+import {
+  ARRIVAL_LIMITS,
+  emptyApplyProblem,
+  emptyMatchProblem,
+  MailboxRule,
+  RuleApply,
+  RuleMatch,
+} from '../../domain/physical-inbound/package-arrival';
 import { termProblem } from '../../domain/webhooks/rules';
 
 interface RuleRow extends MailboxRule {
@@ -25,19 +32,32 @@ interface RuleRow extends MailboxRule {
   updated_at: Date;
 }
 
-const COLUMNS = 'id, member_id, agent_id, name, enabled, match, apply, created_by, match_count, last_matched_at, created_at, updated_at';
+const COLUMNS =
+  'id, member_id, agent_id, name, enabled, match, apply, created_by, match_count, last_matched_at, created_at, updated_at';
 
 export function ruleView(r: RuleRow) {
   return {
     object: 'mailbox_rule' as const,
-    id: r.id, agent_id: r.agent_id, name: r.name, enabled: r.enabled, match: r.match, apply: r.apply, created_by: r.created_by,
-    match_count: r.match_count, last_matched_at: r.last_matched_at ? r.last_matched_at.toISOString() : null,
-    created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+    id: r.id,
+    agent_id: r.agent_id,
+    name: r.name,
+    enabled: r.enabled,
+    match: r.match,
+    apply: r.apply,
+    created_by: r.created_by,
+    match_count: r.match_count,
+    last_matched_at: r.last_matched_at ? r.last_matched_at.toISOString() : null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
   };
 }
 
 /** Checks what zod cannot: something to match and something to do, visible terms, a permitted action. Returns what is stored. */
-function checkedRule(auth: AuthContext, match: RuleMatch | undefined, apply: RuleApply | undefined): { match?: RuleMatch; apply?: RuleApply } {
+function checkedRule(
+  auth: AuthContext,
+  match: RuleMatch | undefined,
+  apply: RuleApply | undefined,
+): { match?: RuleMatch; apply?: RuleApply } {
   const fields: FieldError[] = [];
   if (match) {
     const empty = emptyMatchProblem(match);
@@ -54,7 +74,9 @@ function checkedRule(auth: AuthContext, match: RuleMatch | undefined, apply: Rul
   if (fields.length) throw errors.validation(fields);
   if (!apply?.request_action) return { match, apply };
   const address = checkActionRequest(auth, apply.request_action, 'apply.request_action.');
-  const requestAction = address ? { ...apply.request_action, parameters: { ...apply.request_action.parameters, ...address } } : apply.request_action;
+  const requestAction = address
+    ? { ...apply.request_action, parameters: { ...apply.request_action.parameters, ...address } }
+    : apply.request_action;
   return { match, apply: { ...apply, request_action: requestAction } };
 }
 
@@ -70,11 +92,15 @@ export async function listMailboxRules(deps: Deps, auth: AuthContext, query: Rul
   const agentId = await scopedAgent(deps, auth, query.agent_id, { required: true });
   const params: unknown[] = [auth.memberId, agentId];
   let where = 'member_id = $1 AND agent_id = $2';
-  if (query.enabled !== undefined) { params.push(query.enabled); where += ` AND enabled = $${params.length}`; }
+  if (query.enabled !== undefined) {
+    params.push(query.enabled);
+    where += ` AND enabled = $${params.length}`;
+  }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM mailbox_rules WHERE ${where}`, params);
   const rows: RuleRow[] = await deps.db.query(
     `SELECT ${COLUMNS} FROM mailbox_rules WHERE ${where} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, query.limit, query.offset]);
+    [...params, query.limit, query.offset],
+  );
   return { rules: rows.map(ruleView), pagination: pagination(total, query.limit, query.offset) };
 }
 
@@ -85,7 +111,12 @@ export interface RuleBody {
   apply: RuleApply;
 }
 
-export async function createMailboxRule(deps: Deps, auth: AuthContext, agentIdQuery: string | undefined, body: RuleBody) {
+export async function createMailboxRule(
+  deps: Deps,
+  auth: AuthContext,
+  agentIdQuery: string | undefined,
+  body: RuleBody,
+) {
   await assertPackagesEnabled(deps, auth);
   const agentId = (await scopedAgent(deps, auth, agentIdQuery, { required: true }))!;
   const { match, apply } = checkedRule(auth, body.match, body.apply);
@@ -94,20 +125,34 @@ export async function createMailboxRule(deps: Deps, auth: AuthContext, agentIdQu
     await tx.query(`SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
     const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM mailbox_rules WHERE agent_id = $1`, [agentId]);
     if (n >= ARRIVAL_LIMITS.rulesPerAgent) {
-      throw errors.unprocessable('MAILBOX_RULE_LIMIT', `An agent may have at most ${ARRIVAL_LIMITS.rulesPerAgent} mailbox rules.`, {
-        suggestedAction: 'Delete or combine rules.',
-      });
+      throw errors.unprocessable(
+        'MAILBOX_RULE_LIMIT',
+        `An agent may have at most ${ARRIVAL_LIMITS.rulesPerAgent} mailbox rules.`,
+        {
+          suggestedAction: 'Delete or combine rules.',
+        },
+      );
     }
     const [inserted]: RuleRow[] = await tx.query(
       `INSERT INTO mailbox_rules (member_id, agent_id, name, enabled, match, apply, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [auth.memberId, agentId, body.name, body.enabled, JSON.stringify(match), JSON.stringify(apply), createdBy(auth)]);
+      [auth.memberId, agentId, body.name, body.enabled, JSON.stringify(match), JSON.stringify(apply), createdBy(auth)],
+    );
     return inserted;
   });
   return { rule: ruleView(row) };
 }
 
-async function loadRule(db: Db, auth: AuthContext, id: string, agentFilter: string | null, forUpdate = false): Promise<RuleRow> {
-  const [row]: RuleRow[] = await db.query(`SELECT ${COLUMNS} FROM mailbox_rules WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+async function loadRule(
+  db: Db,
+  auth: AuthContext,
+  id: string,
+  agentFilter: string | null,
+  forUpdate = false,
+): Promise<RuleRow> {
+  const [row]: RuleRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM mailbox_rules WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
   if (!row || !ownsAgentRecord(auth, agentFilter, row)) throw errors.notFound('Mailbox rule');
   return row;
 }
@@ -119,15 +164,29 @@ export async function getMailboxRule(deps: Deps, auth: AuthContext, id: string, 
 }
 
 /** PATCH: name, enabled, and match or apply (each replaced whole). */
-export async function updateMailboxRule(deps: Deps, auth: AuthContext, id: string, agentIdQuery: string | undefined, body: Partial<RuleBody>) {
+export async function updateMailboxRule(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  agentIdQuery: string | undefined,
+  body: Partial<RuleBody>,
+) {
   await assertPackagesEnabled(deps, auth);
   const agentFilter = await scopedAgent(deps, auth, agentIdQuery, { required: false });
   const { match, apply } = checkedRule(auth, body.match, body.apply);
   const row = await deps.db.transaction(async (tx) => {
     const current = await loadRule(tx, auth, id, agentFilter, true);
-    const [updated]: RuleRow[] = await updateReturning(tx,
+    const [updated]: RuleRow[] = await updateReturning(
+      tx,
       `UPDATE mailbox_rules SET name = $2, enabled = $3, match = $4, apply = $5, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, body.name ?? current.name, body.enabled ?? current.enabled, JSON.stringify(match ?? current.match), JSON.stringify(apply ?? current.apply)]);
+      [
+        id,
+        body.name ?? current.name,
+        body.enabled ?? current.enabled,
+        JSON.stringify(match ?? current.match),
+        JSON.stringify(apply ?? current.apply),
+      ],
+    );
     return updated;
   });
   return { rule: ruleView(row) };
@@ -146,10 +205,16 @@ export async function deleteMailboxRule(deps: Deps, auth: AuthContext, id: strin
 
 /** The agent's rules in the order they apply (oldest first). */
 export async function rulesOfAgent(tx: Db, memberId: string, agentId: string): Promise<Array<RuleRow>> {
-  return tx.query(`SELECT ${COLUMNS} FROM mailbox_rules WHERE member_id = $1 AND agent_id = $2 ORDER BY created_at, id`, [memberId, agentId]);
+  return tx.query(
+    `SELECT ${COLUMNS} FROM mailbox_rules WHERE member_id = $1 AND agent_id = $2 ORDER BY created_at, id`,
+    [memberId, agentId],
+  );
 }
 
 export async function countRuleMatches(tx: Db, ruleIds: string[]): Promise<void> {
   if (!ruleIds.length) return;
-  await tx.query(`UPDATE mailbox_rules SET match_count = match_count + 1, last_matched_at = now() WHERE id = ANY($1::uuid[])`, [ruleIds]);
+  await tx.query(
+    `UPDATE mailbox_rules SET match_count = match_count + 1, last_matched_at = now() WHERE id = ANY($1::uuid[])`,
+    [ruleIds],
+  );
 }

@@ -8,7 +8,12 @@ import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import { errors } from '../../domain/shared/errors';
 import {
-  ACTIVE_PACKAGE_ACTION_STATUSES, checkForwardAddress, ForwardAddress, PackageActionStatus, PackageActionType, packageActionUnavailable,
+  ACTIVE_PACKAGE_ACTION_STATUSES,
+  checkForwardAddress,
+  ForwardAddress,
+  PackageActionStatus,
+  PackageActionType,
+  packageActionUnavailable,
   packageStatusOnRequest,
 } from '../../domain/workflow-safe/handling';
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
@@ -67,13 +72,25 @@ function requesterOf(auth: AuthContext, item: ItemRow): ActionRequester {
 }
 
 /** Records an action (inside `tx`): forwarding record, package state and scan request as the action needs. */
-export async function insertAction(tx: EntityManager, requester: ActionRequester, item: ItemRow, body: ActionRequestBody, forward: ForwardAddress & {
-  carrier_preference?: string | null; service_level?: string; insurance?: boolean; signature_required?: boolean;
-} | null): Promise<PackageAction> {
+export async function insertAction(
+  tx: EntityManager,
+  requester: ActionRequester,
+  item: ItemRow,
+  body: ActionRequestBody,
+  forward:
+    | (ForwardAddress & {
+        carrier_preference?: string | null;
+        service_level?: string;
+        insurance?: boolean;
+        signature_required?: boolean;
+      })
+    | null,
+): Promise<PackageAction> {
   const reason = packageActionUnavailable(body.action, item.status);
   if (reason) {
     const message = `${body.action} is not possible: ${reason}.`;
-    const suggestedAction = 'GET /v1/packages/{id} for its current status; only the actions its status allows can be requested.';
+    const suggestedAction =
+      'GET /v1/packages/{id} for its current status; only the actions its status allows can be requested.';
     if (body.action === 'forward') throw errors.badRequest('PACKAGE_NOT_FORWARDABLE', message, { suggestedAction });
     throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message, { suggestedAction });
   }
@@ -81,36 +98,80 @@ export async function insertAction(tx: EntityManager, requester: ActionRequester
   const [action]: PackageActionRow[] = await tx.query(
     `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before, agent_notes, agent_data)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [item.id, item.member_id, requester.agentId, body.action, body.priority ?? 'normal', JSON.stringify(parameters),
-      requester.by, item.status, requester.agentNotes ?? null, requester.agentData ? JSON.stringify(requester.agentData) : null],
+    [
+      item.id,
+      item.member_id,
+      requester.agentId,
+      body.action,
+      body.priority ?? 'normal',
+      JSON.stringify(parameters),
+      requester.by,
+      item.status,
+      requester.agentNotes ?? null,
+      requester.agentData ? JSON.stringify(requester.agentData) : null,
+    ],
   );
   if (forward) {
     await tx.query(
       `INSERT INTO package_forwards (item_id, action_id, to_name, to_line1, to_line2, to_city, to_state, to_zip, to_country, carrier_preference,
          service_level, insurance, signature_required) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [item.id, action.id, forward.to_name, forward.to_line1, forward.to_line2, forward.to_city, forward.to_state, forward.to_zip,
-        forward.to_country, forward.carrier_preference ?? null, forward.service_level ?? 'ground', forward.insurance ?? false, forward.signature_required ?? false]);
+      [
+        item.id,
+        action.id,
+        forward.to_name,
+        forward.to_line1,
+        forward.to_line2,
+        forward.to_city,
+        forward.to_state,
+        forward.to_zip,
+        forward.to_country,
+        forward.carrier_preference ?? null,
+        forward.service_level ?? 'ground',
+        forward.insurance ?? false,
+        forward.signature_required ?? false,
+      ],
+    );
   }
   let scanRequestId: string | null = null;
   if (body.action === 'scan' || body.action === 'open_and_scan') {
-    const scanType = typeof parameters.scan_type === 'string' && SCAN_TYPES.includes(parameters.scan_type)
-      ? parameters.scan_type : body.action === 'open_and_scan' ? 'content' : 'document';
+    const scanType =
+      typeof parameters.scan_type === 'string' && SCAN_TYPES.includes(parameters.scan_type)
+        ? parameters.scan_type
+        : body.action === 'open_and_scan'
+          ? 'content'
+          : 'document';
     const [request]: Array<Pick<ScanRequestRow, 'id'>> = await tx.query(
       `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, package_action_id, options)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [item.id, item.member_id, action.agent_id, item.facility_id, scanType, parameters.origin === 'package_scan' ? 'package_scan' : 'package_action',
-        action.id, JSON.stringify((parameters.options as Record<string, unknown>) ?? {})]);
+      [
+        item.id,
+        item.member_id,
+        action.agent_id,
+        item.facility_id,
+        scanType,
+        parameters.origin === 'package_scan' ? 'package_scan' : 'package_action',
+        action.id,
+        JSON.stringify((parameters.options as Record<string, unknown>) ?? {}),
+      ],
+    );
     scanRequestId = request.id;
   }
   await bumpItem(tx, item.id, packageStatusOnRequest(body.action));
-  await recordActivity(tx, item, 'package_action_requested', { action_id: action.id, action: body.action, priority: action.priority });
+  await recordActivity(tx, item, 'package_action_requested', {
+    action_id: action.id,
+    action: body.action,
+    priority: action.priority,
+  });
   if (scanRequestId) await refreshSearchFields(tx, item.id);
   return { ...action, scan_request_id: scanRequestId };
 }
 
 export async function listPackageActions(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows: PackageAction[] = await deps.db.query(`${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [item.id]);
+  const rows: PackageAction[] = await deps.db.query(
+    `${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`,
+    [item.id],
+  );
   return { package_id: item.id, actions: rows.map(actionView) };
 }
 
@@ -141,7 +202,10 @@ export async function createPackageAction(deps: Deps, auth: AuthContext, id: str
 }
 
 async function loadAction(db: Db, itemId: string, actionId: string, lock = false): Promise<PackageAction> {
-  const [row]: PackageAction[] = await db.query(`${ACTION_SELECT} WHERE p.id = $1 AND p.item_id = $2${lock ? ' FOR UPDATE OF p NOWAIT' : ''}`, [actionId, itemId]);
+  const [row]: PackageAction[] = await db.query(
+    `${ACTION_SELECT} WHERE p.id = $1 AND p.item_id = $2${lock ? ' FOR UPDATE OF p NOWAIT' : ''}`,
+    [actionId, itemId],
+  );
   if (!row) throw errors.notFound('Action');
   return row;
 }
@@ -162,15 +226,27 @@ export interface ActionPatch {
  * PATCH an active action. Concurrent changes get 409: a change in progress holds the
  * row (NOWAIT), and an If-Match header naming an older version is stale.
  */
-export async function patchPackageAction(deps: Deps, auth: AuthContext, id: string, actionId: string, body: ActionPatch, ifMatch?: string) {
+export async function patchPackageAction(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  actionId: string,
+  body: ActionPatch,
+  ifMatch?: string,
+) {
   const item = await loadPackage(deps, auth, id);
   try {
     const updated = await deps.db.transaction(async (tx) => {
       const action = await loadAction(tx, item.id, actionId, true);
       if (ifMatch !== undefined && ifMatch.replace(/"/g, '').trim() !== String(action.version)) {
-        throw errors.conflict('VERSION_STALE', `The action is at version ${action.version}; If-Match ${ifMatch} is stale.`, {
-          details: { current_version: action.version }, suggestedAction: 'GET the action again and retry with its current version in If-Match.',
-        });
+        throw errors.conflict(
+          'VERSION_STALE',
+          `The action is at version ${action.version}; If-Match ${ifMatch} is stale.`,
+          {
+            details: { current_version: action.version },
+            suggestedAction: 'GET the action again and retry with its current version in If-Match.',
+          },
+        );
       }
       if (!ACTIVE_PACKAGE_ACTION_STATUSES.includes(action.status)) {
         throw errors.badRequest('ACTION_NOT_ACTIVE', `The action is ${action.status} and can no longer be changed.`, {
@@ -178,26 +254,46 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
         });
       }
       if (body.respond_to_clarification !== undefined && action.status !== 'clarification_needed') {
-        throw errors.validation([{ path: 'respond_to_clarification', message: 'the action is not waiting for a clarification' }]);
+        throw errors.validation([
+          { path: 'respond_to_clarification', message: 'the action is not waiting for a clarification' },
+        ]);
       }
-      const [row] = await updateReturning<PackageAction>(tx,
+      const [row] = await updateReturning<PackageAction>(
+        tx,
         `UPDATE package_actions SET agent_notes = COALESCE($2, agent_notes), agent_data = COALESCE($3, agent_data),
            decision_context = COALESCE($4, decision_context), clarification_response = COALESCE($5, clarification_response),
            status = CASE WHEN $5::text IS NOT NULL THEN 'requested' ELSE status END, version = version + 1, updated_at = now()
           WHERE id = $1 RETURNING *, $6::uuid AS scan_request_id`,
-        [actionId, body.agent_notes ?? null, body.agent_data ? JSON.stringify(body.agent_data) : null,
-          body.decision_context ? JSON.stringify(body.decision_context) : null, body.respond_to_clarification ?? null, action.scan_request_id]);
+        [
+          actionId,
+          body.agent_notes ?? null,
+          body.agent_data ? JSON.stringify(body.agent_data) : null,
+          body.decision_context ? JSON.stringify(body.decision_context) : null,
+          body.respond_to_clarification ?? null,
+          action.scan_request_id,
+        ],
+      );
       await recordActivity(tx, item, 'package_action_updated', {
-        action_id: actionId, by: isAgentKey(auth) ? 'agent' : 'member', ...(body.respond_to_clarification !== undefined ? { clarified: true } : {}),
+        action_id: actionId,
+        by: isAgentKey(auth) ? 'agent' : 'member',
+        ...(body.respond_to_clarification !== undefined ? { clarified: true } : {}),
       });
       return row;
     });
     return { action: actionView(updated) };
   } catch (err) {
-    if ((err as { code?: string }).code === '55P03' || (err as { driverError?: { code?: string } }).driverError?.code === '55P03') {
-      throw errors.conflict('CONCURRENT_MODIFICATION', 'Another change to this action is in progress; re-read it and retry.', {
-        retryable: true, suggestedAction: 'GET the action again and retry the change.',
-      });
+    if (
+      (err as { code?: string }).code === '55P03' ||
+      (err as { driverError?: { code?: string } }).driverError?.code === '55P03'
+    ) {
+      throw errors.conflict(
+        'CONCURRENT_MODIFICATION',
+        'Another change to this action is in progress; re-read it and retry.',
+        {
+          retryable: true,
+          suggestedAction: 'GET the action again and retry the change.',
+        },
+      );
     }
     throw err;
   }
@@ -207,15 +303,31 @@ export async function patchPackageAction(deps: Deps, auth: AuthContext, id: stri
 // Forwarding
 
 /** A forwarding request as FORWARD_SELECT reads it: its row with its action's status and result. */
-export type PackageForward = PackageForwardRow & { action_status: PackageActionStatus; result: PackageActionRow['result'] };
+export type PackageForward = PackageForwardRow & {
+  action_status: PackageActionStatus;
+  result: PackageActionRow['result'];
+};
 
 export function forwardView(r: PackageForward) {
   return {
-    id: r.id, package_id: r.item_id, action_id: r.action_id, status: r.action_status,
-    to_name: r.to_name, to_line1: r.to_line1, to_line2: r.to_line2, to_city: r.to_city, to_state: r.to_state, to_zip: r.to_zip,
-    to_country: r.to_country, carrier_preference: r.carrier_preference, service_level: r.service_level, insurance: r.insurance,
-    signature_required: r.signature_required, tracking_number: (r.result?.tracking_number ?? null) as string | null,
-    carrier: (r.result?.carrier ?? null) as string | null, created_at: r.created_at.toISOString(),
+    id: r.id,
+    package_id: r.item_id,
+    action_id: r.action_id,
+    status: r.action_status,
+    to_name: r.to_name,
+    to_line1: r.to_line1,
+    to_line2: r.to_line2,
+    to_city: r.to_city,
+    to_state: r.to_state,
+    to_zip: r.to_zip,
+    to_country: r.to_country,
+    carrier_preference: r.carrier_preference,
+    service_level: r.service_level,
+    insurance: r.insurance,
+    signature_required: r.signature_required,
+    tracking_number: (r.result?.tracking_number ?? null) as string | null,
+    carrier: (r.result?.carrier ?? null) as string | null,
+    created_at: r.created_at.toISOString(),
   };
 }
 
@@ -223,30 +335,56 @@ export const FORWARD_SELECT = `SELECT f.*, a.status AS action_status, a.result F
 
 export async function listPackageForwards(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows: PackageForward[] = await deps.db.query(`${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [item.id]);
+  const rows: PackageForward[] = await deps.db.query(
+    `${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`,
+    [item.id],
+  );
   return { package_id: item.id, forwarding_requests: rows.map(forwardView) };
 }
 
 export interface ForwardBody {
-  to_name: string; to_line1: string; to_line2?: string; to_city: string; to_state: string; to_zip: string; to_country?: string;
-  carrier_preference?: string; service_level?: string; insurance?: boolean; signature_required?: boolean;
+  to_name: string;
+  to_line1: string;
+  to_line2?: string;
+  to_city: string;
+  to_state: string;
+  to_zip: string;
+  to_country?: string;
+  carrier_preference?: string;
+  service_level?: string;
+  insurance?: boolean;
+  signature_required?: boolean;
 }
 
 /** POST /v1/packages/{id}/forward: a forwarding request; the package becomes forwarding_requested. */
 export async function createPackageForward(deps: Deps, auth: AuthContext, id: string, body: ForwardBody) {
   const checked = checkForwardAddress(body as unknown as Record<string, unknown>);
   if (!checked.ok) throw errors.validation(checked.fields);
-  const extras = { carrier_preference: body.carrier_preference ?? null, service_level: body.service_level ?? 'ground',
-    insurance: body.insurance ?? false, signature_required: body.signature_required ?? false };
+  const extras = {
+    carrier_preference: body.carrier_preference ?? null,
+    service_level: body.service_level ?? 'ground',
+    insurance: body.insurance ?? false,
+    signature_required: body.signature_required ?? false,
+  };
   const { action, item } = await deps.db.transaction(async (tx) => {
     const locked = await loadPackage(deps, auth, id, tx, true);
-    const created = await insertAction(tx, requesterOf(auth, locked), locked, { action: 'forward', parameters: { ...checked.address, ...extras } }, { ...checked.address, ...extras });
+    const created = await insertAction(
+      tx,
+      requesterOf(auth, locked),
+      locked,
+      { action: 'forward', parameters: { ...checked.address, ...extras } },
+      { ...checked.address, ...extras },
+    );
     return { action: created, item: locked };
   });
   const [forward]: PackageForward[] = await deps.db.query(`${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
   const fresh = (await findItem(deps.db, item.id))!;
   const counts = await photoCounts(deps.db, [item.id]);
-  return { forwarding_request: forwardView(forward), action: actionView(action), package: packageSummary(fresh, counts.get(item.id) ?? 0) };
+  return {
+    forwarding_request: forwardView(forward),
+    action: actionView(action),
+    package: packageSummary(fresh, counts.get(item.id) ?? 0),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -254,7 +392,10 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
 
 export async function listPackageScans(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const requests: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`, [item.id]);
+  const requests: ScanRequestRow[] = await deps.db.query(
+    `SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`,
+    [item.id],
+  );
   const bundles = await loadItemBundles(deps.db, item.id);
   const byRequest = new Map(bundles.map((b) => [b.request_id, b]));
   return {
@@ -267,12 +408,25 @@ export async function listPackageScans(deps: Deps, auth: AuthContext, id: string
 }
 
 /** POST /v1/packages/{id}/scan: a scan request, recorded as a scan action. */
-export async function createPackageScan(deps: Deps, auth: AuthContext, id: string, body: { scan_type?: string; options?: Record<string, unknown> }) {
+export async function createPackageScan(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  body: { scan_type?: string; options?: Record<string, unknown> },
+) {
   const scanType = body.scan_type ?? 'document';
   const action = await deps.db.transaction(async (tx) => {
     const item = await loadPackage(deps, auth, id, tx, true);
-    return insertAction(tx, requesterOf(auth, item), item, { action: 'scan', parameters: { scan_type: scanType, options: body.options ?? {}, origin: 'package_scan' } }, null);
+    return insertAction(
+      tx,
+      requesterOf(auth, item),
+      item,
+      { action: 'scan', parameters: { scan_type: scanType, options: body.options ?? {}, origin: 'package_scan' } },
+      null,
+    );
   });
-  const [request]: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [action.scan_request_id]);
+  const [request]: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [
+    action.scan_request_id,
+  ]);
   return { scan_request: scanRequestView(request), action: actionView(action) };
 }

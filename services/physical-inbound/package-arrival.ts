@@ -29,30 +29,50 @@ export async function applyArrival(tx: EntityManager, item: ItemRow): Promise<Ar
     await recordActivity(tx, item, 'mailbox_rules_matched', { rule_ids: plan.matchedRuleIds });
   }
   for (const { tag, ruleId } of plan.tags) {
-    const added = await tx.query(`INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`, [item.id, tag]);
+    const added = await tx.query(
+      `INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`,
+      [item.id, tag],
+    );
     if (added.length) await recordActivity(tx, item, 'tag_added', { tag, rule_id: ruleId });
   }
 
   let actionId: string | null = null;
   if (plan.action) {
     const { source, ...request } = plan.action;
-    const by = source.kind === 'expected_shipment' ? shipment!.created_by : rules.find((r) => r.id === source.id)!.created_by;
+    const by =
+      source.kind === 'expected_shipment' ? shipment!.created_by : rules.find((r) => r.id === source.id)!.created_by;
     // A stored forward was checked when it was saved; the facility's commit never fails on it.
     const checked = request.action === 'forward' ? checkForwardAddress(request.parameters ?? {}) : null;
     if (checked && !checked.ok) {
-      await recordActivity(tx, item, 'arrival_action_skipped', { source: source.kind, id: source.id, fields: checked.fields });
+      await recordActivity(tx, item, 'arrival_action_skipped', {
+        source: source.kind,
+        id: source.id,
+        fields: checked.fields,
+      });
     } else {
-      const action = await insertAction(tx, {
-        by,
-        agentId: item.agent_id,
-        agentNotes: source.kind === 'expected_shipment'
-          ? `Requested on arrival by expected shipment ${source.id}.`
-          : `Requested on arrival by mailbox rule "${source.name}" (${source.id}).`,
-        agentData: { requested_on_arrival: { source: source.kind, id: source.id } },
-      }, item, request, checked?.ok ? checked.address : null);
+      const action = await insertAction(
+        tx,
+        {
+          by,
+          agentId: item.agent_id,
+          agentNotes:
+            source.kind === 'expected_shipment'
+              ? `Requested on arrival by expected shipment ${source.id}.`
+              : `Requested on arrival by mailbox rule "${source.name}" (${source.id}).`,
+          agentData: { requested_on_arrival: { source: source.kind, id: source.id } },
+        },
+        item,
+        request,
+        checked?.ok ? checked.address : null,
+      );
       actionId = action.id as string;
       if (source.kind === 'expected_shipment') await setArrivalAction(tx, source.id, actionId);
     }
   }
-  return { expected_shipment_id: shipment?.id ?? null, matched_rule_ids: plan.matchedRuleIds, tags: plan.tags.map((t) => t.tag), action_id: actionId };
+  return {
+    expected_shipment_id: shipment?.id ?? null,
+    matched_rule_ids: plan.matchedRuleIds,
+    tags: plan.tags.map((t) => t.tag),
+    action_id: actionId,
+  };
 }

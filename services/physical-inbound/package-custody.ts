@@ -8,8 +8,16 @@ import { isAgentKey } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { Db, findItem, ItemRow, updateReturning } from './item-records';
 
-export async function enablePackages(deps: Deps, memberId: string, enabled = true): Promise<{ member_id: string; packages_enabled: boolean }> {
-  const updated = await updateReturning<{ id: string; packages_enabled: boolean }>(deps.db, `UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`, [memberId, enabled]);
+export async function enablePackages(
+  deps: Deps,
+  memberId: string,
+  enabled = true,
+): Promise<{ member_id: string; packages_enabled: boolean }> {
+  const updated = await updateReturning<{ id: string; packages_enabled: boolean }>(
+    deps.db,
+    `UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`,
+    [memberId, enabled],
+  );
   if (!updated.length) throw new Error(`no member ${memberId}`);
   return { member_id: updated[0].id, packages_enabled: updated[0].packages_enabled };
 }
@@ -18,13 +26,20 @@ export async function assertPackagesEnabled(deps: Deps, auth: AuthContext): Prom
   const [member] = await deps.db.query(`SELECT packages_enabled FROM members WHERE id = $1`, [auth.memberId]);
   if (!member?.packages_enabled) {
     throw new ApiError(403, 'Physical inbound custody is not enabled for this account.', {
-      reason: 'packages_not_enabled', suggestedAction: 'Ask the service to enable packages for the account.',
+      reason: 'packages_not_enabled',
+      suggestedAction: 'Ask the service to enable packages for the account.',
     });
   }
 }
 
 /** 404 for another member's (or a test) item; 403 for another agent's package. */
-export async function loadPackage(deps: Deps, auth: AuthContext, id: string, db: Db = deps.db, forUpdate = false): Promise<ItemRow> {
+export async function loadPackage(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  db: Db = deps.db,
+  forUpdate = false,
+): Promise<ItemRow> {
   await assertPackagesEnabled(deps, auth);
   const item = await findItem(db, id, { forUpdate });
   if (!item || item.member_id !== auth.memberId || item.environment !== 'live') throw errors.notFound('Package');
@@ -36,7 +51,10 @@ export async function loadPackage(deps: Deps, auth: AuthContext, id: string, db:
 
 export function requireScope(auth: AuthContext, scope: string): void {
   if (isAgentKey(auth) && !auth.scopes.has(scope)) {
-    throw new ApiError(403, `Missing scope: ${scope}`, { reason: 'insufficient_scope', details: { required_scopes: [scope] } });
+    throw new ApiError(403, `Missing scope: ${scope}`, {
+      reason: 'insufficient_scope',
+      details: { required_scopes: [scope] },
+    });
   }
 }
 
@@ -45,7 +63,9 @@ export async function photoCounts(db: Db, ids: string[]): Promise<Map<string, nu
   const rows = await db.query(
     `SELECT item_id, count(*)::int AS n FROM (
        SELECT item_id FROM inbound_photos WHERE item_id = ANY($1::uuid[])
-       UNION ALL SELECT item_id FROM scan_pages WHERE item_id = ANY($1::uuid[])) x GROUP BY item_id`, [ids]);
+       UNION ALL SELECT item_id FROM scan_pages WHERE item_id = ANY($1::uuid[])) x GROUP BY item_id`,
+    [ids],
+  );
   return new Map(rows.map((r: { item_id: string; n: number }) => [r.item_id, r.n]));
 }
 

@@ -6,7 +6,12 @@
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { OcrPageStatus, PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import type {
-  ForwardAddress, ForwardMailClass, HandlingActionType, HandlingStatus, PackageActionStatus, PackageActionType,
+  ForwardAddress,
+  ForwardMailClass,
+  HandlingActionType,
+  HandlingStatus,
+  PackageActionStatus,
+  PackageActionType,
 } from '../../domain/workflow-safe/handling';
 
 export type Environment = 'live' | 'test';
@@ -245,7 +250,14 @@ export interface ScanPageRow {
   ocr_model: string | null;
   ocr_completed_at: Date | null;
   ocr_attempts: number;
-  ocr_error_code: 'provider_unavailable' | 'invalid_output' | 'source_invalid' | 'timeout' | 'access_revoked' | 'worker_failed' | null;
+  ocr_error_code:
+    | 'provider_unavailable'
+    | 'invalid_output'
+    | 'source_invalid'
+    | 'timeout'
+    | 'access_revoked'
+    | 'worker_failed'
+    | null;
   ocr_provenance: Record<string, unknown> | null;
 }
 

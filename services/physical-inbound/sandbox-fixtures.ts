@@ -40,14 +40,25 @@ const fixtureCache = new Map<string, Fixture>();
 export function loadFixture(name: string): Fixture {
   const cached = fixtureCache.get(name);
   if (cached) return cached;
-  const manifest = JSON.parse(readFileSync(path.join(FIXTURE_DIR, 'manifest.json'), 'utf8')) as Record<string, Omit<Fixture, 'name' | 'pages'> & { pages: FixtureManifestPage[] }>;
+  const manifest = JSON.parse(readFileSync(path.join(FIXTURE_DIR, 'manifest.json'), 'utf8')) as Record<
+    string,
+    Omit<Fixture, 'name' | 'pages'> & { pages: FixtureManifestPage[] }
+  >;
   const entry = manifest[name];
   if (!entry) throw new Error(`no inbound fixture named ${name}`);
   const fixture: Fixture = {
-    name, kind: entry.kind, reference_prefix: entry.reference_prefix, sender: entry.sender,
+    name,
+    kind: entry.kind,
+    reference_prefix: entry.reference_prefix,
+    sender: entry.sender,
     pages: entry.pages.map((p) => {
       const image = readFileSync(path.join(FIXTURE_DIR, p.file));
-      return { ...p, image, text: readFileSync(path.join(FIXTURE_DIR, p.text_file), 'utf8').replace(/\n+$/, ''), sha256: sha256Hex(image) };
+      return {
+        ...p,
+        image,
+        text: readFileSync(path.join(FIXTURE_DIR, p.text_file), 'utf8').replace(/\n+$/, ''),
+        sha256: sha256Hex(image),
+      };
     }),
   };
   fixtureCache.set(name, fixture);
@@ -80,8 +91,13 @@ export function memberSampleId(memberId: string): string {
  * is to run for it (the static sample, or a scan whose events its handling workflow
  * publishes). Returns the bundle id.
  */
-export async function addFixtureBundle(tx: Db, item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'source_domain'>, fixture: Fixture,
-  roles: PageRole[], announced: boolean): Promise<string> {
+export async function addFixtureBundle(
+  tx: Db,
+  item: Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'source_domain'>,
+  fixture: Fixture,
+  roles: PageRole[],
+  announced: boolean,
+): Promise<string> {
   const [request] = await tx.query(
     `INSERT INTO scan_requests (item_id, member_id, agent_id, scan_type, origin, status, fulfilled_at)
      VALUES ($1, $2, $3, 'document', 'sandbox', 'fulfilled', now()) RETURNING id`,
@@ -89,7 +105,8 @@ export async function addFixtureBundle(tx: Db, item: Pick<ItemRow, 'id' | 'membe
   );
   const [bundle] = await tx.query(
     `INSERT INTO scan_bundles (request_id, item_id, workflow_started_at) VALUES ($1, $2, CASE WHEN $3::boolean THEN now() END) RETURNING id, created_at`,
-    [request.id, item.id, announced]);
+    [request.id, item.id, announced],
+  );
   const origin: PageOrigin = item.source_domain === 'member_sample' ? 'sample' : 'physical';
   const extractedAt = (bundle.created_at as Date).toISOString();
   let n = 0;
@@ -99,10 +116,30 @@ export async function addFixtureBundle(tx: Db, item: Pick<ItemRow, 'id' | 'membe
       `INSERT INTO scan_pages (bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256,
          ocr_status, ocr_text, ocr_is_blank, ocr_uncertain_spans, ocr_provider, ocr_model, ocr_completed_at, ocr_attempts, ocr_provenance)
        VALUES ($1, $2, $3, $4, $5, $6, 'image/png', $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16)`,
-      [bundle.id, item.id, n, page.role, origin, fixtureStorageKey(page), page.image.length, page.sha256, page.status, page.text,
-        page.text.trim() === '', JSON.stringify(page.uncertain_spans), TEMPLATE_OCR.provider, TEMPLATE_OCR.model, bundle.created_at,
-        JSON.stringify({ kind: 'template_ocr', template_version: TEMPLATE_OCR.version, source_sha256: page.sha256,
-          transcript_sha256: sha256Hex(page.text), extracted_at: extractedAt })],
+      [
+        bundle.id,
+        item.id,
+        n,
+        page.role,
+        origin,
+        fixtureStorageKey(page),
+        page.image.length,
+        page.sha256,
+        page.status,
+        page.text,
+        page.text.trim() === '',
+        JSON.stringify(page.uncertain_spans),
+        TEMPLATE_OCR.provider,
+        TEMPLATE_OCR.model,
+        bundle.created_at,
+        JSON.stringify({
+          kind: 'template_ocr',
+          template_version: TEMPLATE_OCR.version,
+          source_sha256: page.sha256,
+          transcript_sha256: sha256Hex(page.text),
+          extracted_at: extractedAt,
+        }),
+      ],
     );
   }
   return bundle.id;
@@ -123,23 +160,43 @@ export interface NewFixtureItem {
  * A seed's inbound.received is published by its bundle's workflow (before
  * inbound.scan_available), so the item itself needs no workflow.
  */
-export async function createFixtureItem(tx: Db, input: NewFixtureItem): Promise<{ item: ItemRow; bundleId: string } | null> {
+export async function createFixtureItem(
+  tx: Db,
+  input: NewFixtureItem,
+): Promise<{ item: ItemRow; bundleId: string } | null> {
   const fixture = loadFixture(input.scenario);
-  const reference = input.sourceDomain === 'member_sample'
-    ? `${fixture.reference_prefix}-${input.memberId.slice(0, 8).toUpperCase()}`
-    : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
+  const reference =
+    input.sourceDomain === 'member_sample'
+      ? `${fixture.reference_prefix}-${input.memberId.slice(0, 8).toUpperCase()}`
+      : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
   const [row] = await tx.query(
     `INSERT INTO physical_inbound_items (id, reference_code, member_id, agent_id, kind, environment, source_domain, scenario, status,
        sender_name, recipient_name, recipient_email, received_workflow_started_at)
      VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10, now())
      ON CONFLICT DO NOTHING RETURNING ${ITEM_COLUMNS.replace(/i\./g, '')}`,
-    [input.id ?? null, reference, input.memberId, input.agentId, fixture.kind, input.sourceDomain, input.scenario, fixture.sender,
-      input.recipientName, input.recipientEmail],
+    [
+      input.id ?? null,
+      reference,
+      input.memberId,
+      input.agentId,
+      fixture.kind,
+      input.sourceDomain,
+      input.scenario,
+      fixture.sender,
+      input.recipientName,
+      input.recipientEmail,
+    ],
   );
   if (!row) return null;
   const item = toItemRow(row);
   // Seeds announce themselves through their bundle's workflow (received first); the sample never does.
-  const bundleId = await addFixtureBundle(tx, item, fixture, ['envelope', 'letter'], input.sourceDomain === 'member_sample');
+  const bundleId = await addFixtureBundle(
+    tx,
+    item,
+    fixture,
+    ['envelope', 'letter'],
+    input.sourceDomain === 'member_sample',
+  );
   await refreshSearchFields(tx, item.id);
   return { item, bundleId };
 }
@@ -158,8 +215,13 @@ export async function ensureMemberSample(deps: Deps, memberId: string): Promise<
   await deps.db.transaction(async (tx) => {
     const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [memberId]);
     await createFixtureItem(tx, {
-      id, memberId, agentId: null, sourceDomain: 'member_sample', scenario: 'member_sample',
-      recipientName: member?.full_name ?? null, recipientEmail: member?.email ?? null,
+      id,
+      memberId,
+      agentId: null,
+      sourceDomain: 'member_sample',
+      scenario: 'member_sample',
+      recipientName: member?.full_name ?? null,
+      recipientEmail: member?.email ?? null,
     });
   });
   return id;

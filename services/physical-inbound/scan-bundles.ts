@@ -1,6 +1,11 @@
 // Scans of an item: its scan bundles with their pages in order and each page's saved OCR,
 // and the views of them that the managed mailbox, packages and the agent inbox answer with.
-import { aggregateOcrStatus, CONTENT_TRUST, OcrPageStatus, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
+import {
+  aggregateOcrStatus,
+  CONTENT_TRUST,
+  OcrPageStatus,
+  sourcesKind,
+} from '../../domain/physical-inbound/agent-inbox';
 import type { Db } from './item-records';
 import type { ScanBundleRow, ScanPageRow } from './rows';
 
@@ -14,9 +19,13 @@ export async function loadBundles(db: Db, itemIds: string[]): Promise<Map<string
   const out = new Map<string, BundleRow[]>();
   if (!itemIds.length) return out;
   const bundles: BundleRow[] = await db.query(
-    `SELECT id, request_id, item_id, ocr_id, created_at FROM scan_bundles WHERE item_id = ANY($1::uuid[]) ORDER BY created_at, id`, [itemIds]);
+    `SELECT id, request_id, item_id, ocr_id, created_at FROM scan_bundles WHERE item_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+    [itemIds],
+  );
   const pages: ScanPageRow[] = await db.query(
-    `SELECT * FROM scan_pages WHERE item_id = ANY($1::uuid[]) ORDER BY page_number`, [itemIds]);
+    `SELECT * FROM scan_pages WHERE item_id = ANY($1::uuid[]) ORDER BY page_number`,
+    [itemIds],
+  );
   const byBundle = new Map<string, ScanPageRow[]>();
   for (const p of pages) (byBundle.get(p.bundle_id) ?? byBundle.set(p.bundle_id, []).get(p.bundle_id)!).push(p);
   for (const b of bundles) {

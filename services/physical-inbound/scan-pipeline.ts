@@ -27,10 +27,17 @@ function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
 export async function publishInboundReceived(deps: Deps, itemId: string): Promise<void> {
   const item = await findItem(deps.db, itemId);
   if (!item || item.source_domain === 'member_sample') return;
-  const bundles = (await loadItemBundles(deps.db, item.id)).filter((b) => b.created_at.getTime() <= item.created_at.getTime());
+  const bundles = (await loadItemBundles(deps.db, item.id)).filter(
+    (b) => b.created_at.getTime() <= item.created_at.getTime(),
+  );
   await publishEvent(deps, {
-    eventKey: `inbound:${item.id}:inbound.received`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.received',
-    testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id,
+    eventKey: `inbound:${item.id}:inbound.received`,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    eventType: 'inbound.received',
+    testMode: item.environment === 'test',
+    objectType: 'inbound_item',
+    objectId: item.id,
     payload: itemEventPayload(item, bundles.length ? bundleOcrStatus(bundles[0]) : null),
   });
 }
@@ -53,8 +60,14 @@ export async function publishScanAvailable(deps: Deps, bundleId: string): Promis
   const { item, bundle } = found;
   await publishInboundReceived(deps, item.id);
   await publishEvent(deps, {
-    eventKey: `inbound:${bundle.id}:inbound.scan_available`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.scan_available',
-    testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id, payload: itemEventPayload(item, bundleOcrStatus(bundle)),
+    eventKey: `inbound:${bundle.id}:inbound.scan_available`,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    eventType: 'inbound.scan_available',
+    testMode: item.environment === 'test',
+    objectType: 'inbound_item',
+    objectId: item.id,
+    payload: itemEventPayload(item, bundleOcrStatus(bundle)),
   });
   return bundle.pages.map((p) => p.id);
 }
@@ -67,10 +80,17 @@ export const MAX_OCR_ATTEMPTS = 3;
  * confidence is low). Pages already finished (template OCR of fixtures, or a previous
  * attempt) are left as they are. Returns whether another attempt may help.
  */
-export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof ocrImage = ocrImage): Promise<{ status: string; retry: boolean }> {
-  const [page] = await updateReturning<ScanPageRow>(deps.db,
+export async function ocrScanPage(
+  deps: Deps,
+  pageId: string,
+  runner: typeof ocrImage = ocrImage,
+): Promise<{ status: string; retry: boolean }> {
+  const [page] = await updateReturning<ScanPageRow>(
+    deps.db,
     `UPDATE scan_pages SET ocr_status = 'processing', ocr_attempts = ocr_attempts + 1
-      WHERE id = $1 AND ocr_status IN ('queued','processing') AND ocr_attempts < $2 RETURNING *`, [pageId, MAX_OCR_ATTEMPTS]);
+      WHERE id = $1 AND ocr_status IN ('queued','processing') AND ocr_attempts < $2 RETURNING *`,
+    [pageId, MAX_OCR_ATTEMPTS],
+  );
   if (!page) {
     const [current] = await deps.db.query(`SELECT ocr_status FROM scan_pages WHERE id = $1`, [pageId]);
     return { status: current?.ocr_status ?? 'failed', retry: false };
@@ -83,13 +103,24 @@ export async function ocrScanPage(deps: Deps, pageId: string, runner: typeof ocr
     await deps.db.query(
       `UPDATE scan_pages SET ocr_status = $2, ocr_text = $3, ocr_is_blank = $4, ocr_confidence = $5, ocr_uncertain_spans = $6, ocr_provider = 'tesseract',
          ocr_model = $7, ocr_completed_at = now(), ocr_error_code = NULL WHERE id = $1`,
-      [pageId, status, text, text.trim() === '', result.page.words ? result.page.confidence : null, JSON.stringify(result.page.uncertainSpans), result.model]);
+      [
+        pageId,
+        status,
+        text,
+        text.trim() === '',
+        result.page.words ? result.page.confidence : null,
+        JSON.stringify(result.page.uncertainSpans),
+        result.model,
+      ],
+    );
     return { status, retry: false };
   }
   const retry = result.retryable && page.ocr_attempts < MAX_OCR_ATTEMPTS;
   await deps.db.query(
     `UPDATE scan_pages SET ocr_status = $2, ocr_error_code = $3, ocr_provider = 'tesseract', ocr_completed_at = CASE WHEN $2 = 'failed' THEN now() END
-      WHERE id = $1`, [pageId, retry ? 'queued' : 'failed', result.errorCode]);
+      WHERE id = $1`,
+    [pageId, retry ? 'queued' : 'failed', result.errorCode],
+  );
   return { status: retry ? 'queued' : 'failed', retry };
 }
 
@@ -104,15 +135,28 @@ export async function finishScanBundle(deps: Deps, bundleId: string): Promise<st
   await refreshSearchFields(deps.db, item.id);
   const status = bundleOcrStatus(bundle);
   await emitRuleMatches(deps, {
-    memberId: item.member_id, agentId: item.agent_id, itemId: item.id, environment: item.environment, sourceDomain: item.source_domain,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    itemId: item.id,
+    environment: item.environment,
+    sourceDomain: item.source_domain,
     pages: bundle.pages.map((p) => ({
-      pageId: p.id, sourceKind: ruleSourceKind({ role: p.page_role, origin: p.origin }), ocrStatus: ruleOcrStatus(p.ocr_status, p.ocr_text), text: p.ocr_text,
+      pageId: p.id,
+      sourceKind: ruleSourceKind({ role: p.page_role, origin: p.origin }),
+      ocrStatus: ruleOcrStatus(p.ocr_status, p.ocr_text),
+      text: p.ocr_text,
     })),
   });
   await recordActivity(deps.db, item, 'ocr_saved', { bundle_id: bundle.id, ocr_status: status });
   await publishEvent(deps, {
-    eventKey: `inbound:${bundle.id}:inbound.context_ready`, memberId: item.member_id, agentId: item.agent_id, eventType: 'inbound.context_ready',
-    testMode: item.environment === 'test', objectType: 'inbound_item', objectId: item.id, payload: itemEventPayload(item, status),
+    eventKey: `inbound:${bundle.id}:inbound.context_ready`,
+    memberId: item.member_id,
+    agentId: item.agent_id,
+    eventType: 'inbound.context_ready',
+    testMode: item.environment === 'test',
+    objectType: 'inbound_item',
+    objectId: item.id,
+    payload: itemEventPayload(item, status),
   });
   return status;
 }
@@ -126,11 +170,16 @@ export async function reportScanBundleOutcome(deps: Deps, bundleId: string): Pro
   const [row] = await deps.db.query(
     `SELECT r.id AS request_id, r.handling_id FROM scan_bundles b JOIN scan_requests r ON r.id = b.request_id
        JOIN handling_operations o ON o.id = r.handling_id
-      WHERE b.id = $1 AND o.environment = 'live' AND o.status = 'accepted'`, [bundleId]);
+      WHERE b.id = $1 AND o.environment = 'live' AND o.status = 'accepted'`,
+    [bundleId],
+  );
   if (!row) return false;
   try {
     await deps.temporal.workflow.getHandle(handlingWorkflowId(row.handling_id)).signal(handlingScanOutcomeSignal, {
-      scanRequestId: row.request_id, outcome: 'fulfilled', bundleId, reason: null,
+      scanRequestId: row.request_id,
+      outcome: 'fulfilled',
+      bundleId,
+      reason: null,
     });
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;

@@ -39,12 +39,17 @@ export function scanRequestView(r: ScanRequestRow & Partial<ScanRequestItemColum
   };
 }
 
-export async function listScanRequests(deps: Deps, auth: AuthContext, query: { status?: string; limit: number; offset: number }) {
+export async function listScanRequests(
+  deps: Deps,
+  auth: AuthContext,
+  query: { status?: string; limit: number; offset: number },
+) {
   const rows: Array<ScanRequestRow & ScanRequestItemColumns & { total: string }> = await deps.db.query(
     `SELECT r.*, i.reference_code, i.kind, i.mailbox_id, count(*) OVER () AS total
        FROM scan_requests r JOIN physical_inbound_items i ON i.id = r.item_id
       WHERE r.facility_id = $1 AND r.status = $2 ORDER BY r.requested_at, r.id LIMIT $3 OFFSET $4`,
-    [auth.facilityId, query.status ?? 'requested', query.limit, query.offset]);
+    [auth.facilityId, query.status ?? 'requested', query.limit, query.offset],
+  );
   return {
     scan_requests: rows.map(scanRequestView),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
@@ -52,21 +57,26 @@ export async function listScanRequests(deps: Deps, auth: AuthContext, query: { s
 }
 
 async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<ScanRequestRow> {
-  const [r]: ScanRequestRow[] = await db.query(`SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [id, auth.facilityId]);
+  const [r]: ScanRequestRow[] = await db.query(
+    `SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, auth.facilityId],
+  );
   if (!r) throw errors.notFound('Scan request');
   return r;
 }
 
 function assertRequested(r: { status: string }) {
-  if (r.status !== 'requested') throw errors.conflict('SCAN_REQUEST_NOT_OPEN', `The scan request is already ${r.status}.`, {
-    suggestedAction: 'Nothing to do: GET /v1/facility/scan-requests lists the open requests.',
-  });
+  if (r.status !== 'requested')
+    throw errors.conflict('SCAN_REQUEST_NOT_OPEN', `The scan request is already ${r.status}.`, {
+      suggestedAction: 'Nothing to do: GET /v1/facility/scan-requests lists the open requests.',
+    });
 }
 
 /** Tells an Open & Scan operation its scan's outcome; a lost signal is sent again by the reconciler. */
 export async function signalScanOutcome(deps: Deps, operationId: string, outcome: ScanOutcome): Promise<void> {
   await startAfterCommit(deps, `scan outcome of ${operationId}`, () =>
-    deps.temporal.workflow.getHandle(handlingWorkflowId(operationId)).signal(handlingScanOutcomeSignal, outcome));
+    deps.temporal.workflow.getHandle(handlingWorkflowId(operationId)).signal(handlingScanOutcomeSignal, outcome),
+  );
 }
 
 export const SCAN_PAGE_FIELDS = Array.from({ length: 20 }, (_, n) => `page_${n + 1}`);
@@ -76,24 +86,53 @@ export const SCAN_PAGE_FIELDS = Array.from({ length: 20 }, (_, n) => `page_${n +
  * scan bundle; OCR runs in the bundle's workflow, which publishes inbound.scan_available,
  * then inbound.context_ready, and then completes the Open & Scan operation that asked.
  */
-export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: string, files: Record<string, UploadedFile>, body: { source_kinds?: string }) {
+export async function fulfilScanRequest(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  files: Record<string, UploadedFile>,
+  body: { source_kinds?: string },
+) {
   const request = await loadScanRequest(deps.db, auth, id);
   assertRequested(request);
   const present = SCAN_PAGE_FIELDS.filter((f) => files[f]);
-  if (!present.length) throw errors.validation([{ path: 'page_1', message: 'at least one page image (page_1 .. page_20) is required' }]);
-  const defaultRole: PageRole = request.scan_type === 'label' || request.scan_type === 'envelope' ? 'envelope' : 'letter';
+  if (!present.length)
+    throw errors.validation([{ path: 'page_1', message: 'at least one page image (page_1 .. page_20) is required' }]);
+  const defaultRole: PageRole =
+    request.scan_type === 'label' || request.scan_type === 'envelope' ? 'envelope' : 'letter';
   const roles = body.source_kinds ? body.source_kinds.split(',').map((s) => s.trim()) : [];
   if (roles.length && (roles.length !== present.length || roles.some((r) => r !== 'envelope' && r !== 'letter'))) {
-    throw errors.validation([{ path: 'source_kinds', message: `must list envelope or letter for each of the ${present.length} pages, comma-separated` }]);
+    throw errors.validation([
+      {
+        path: 'source_kinds',
+        message: `must list envelope or letter for each of the ${present.length} pages, comma-separated`,
+      },
+    ]);
   }
   const bundleId = randomUUID();
-  const pages: Array<{ id: string; n: number; role: PageRole; key: string; contentType: string; size: number; sha: string }> = [];
+  const pages: Array<{
+    id: string;
+    n: number;
+    role: PageRole;
+    key: string;
+    contentType: string;
+    size: number;
+    sha: string;
+  }> = [];
   for (const [index, field] of present.entries()) {
     const image = await readImage(files[field], field);
     const pageId = randomUUID();
     const key = `inbound/${request.item_id}/scans/${bundleId}/page-${index + 1}.${image.ext}`;
     await deps.storage.put(key, image.data, image.contentType);
-    pages.push({ id: pageId, n: index + 1, role: (roles[index] as PageRole) ?? defaultRole, key, contentType: image.contentType, size: image.data.length, sha: sha256Hex(image.data) });
+    pages.push({
+      id: pageId,
+      n: index + 1,
+      role: (roles[index] as PageRole) ?? defaultRole,
+      key,
+      contentType: image.contentType,
+      size: image.data.length,
+      sha: sha256Hex(image.data),
+    });
   }
   const item = await deps.db.transaction(async (tx) => {
     const locked = await loadScanRequest(tx, auth, id, true);
@@ -104,16 +143,25 @@ export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: strin
       await tx.query(
         `INSERT INTO scan_pages (id, bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256)
          VALUES ($1, $2, $3, $4, $5, 'physical', $6, $7, $8, $9)`,
-        [p.id, bundleId, target.id, p.n, p.role, p.key, p.contentType, p.size, p.sha]);
+        [p.id, bundleId, target.id, p.n, p.role, p.key, p.contentType, p.size, p.sha],
+      );
     }
     await tx.query(`UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
     if (locked.package_action_id) {
       await tx.query(
         `UPDATE package_actions SET status = 'completed', result = $2, version = version + 1, completed_at = now(), updated_at = now() WHERE id = $1`,
-        [locked.package_action_id, JSON.stringify({ scan_request_id: id, bundle_id: bundleId, page_count: pages.length })]);
+        [
+          locked.package_action_id,
+          JSON.stringify({ scan_request_id: id, bundle_id: bundleId, page_count: pages.length }),
+        ],
+      );
     }
     await bumpItem(tx, target.id);
-    await recordActivity(tx, target, 'scan_fulfilled', { scan_request_id: id, bundle_id: bundleId, page_count: pages.length });
+    await recordActivity(tx, target, 'scan_fulfilled', {
+      scan_request_id: id,
+      bundle_id: bundleId,
+      page_count: pages.length,
+    });
     await refreshSearchFields(tx, target.id);
     return target;
   });
@@ -122,7 +170,11 @@ export async function fulfilScanRequest(deps: Deps, auth: AuthContext, id: strin
   await startAfterCommit(deps, `bundle ${bundleId}`, () => startScanBundleWorkflow(deps, bundleId, item));
   return {
     scan_request: scanRequestView(await loadScanRequest(deps.db, auth, id)),
-    bundle: { id: bundleId, item_id: item.id, pages: pages.map((p) => ({ page_id: p.id, page_number: p.n, source_kind: p.role, source_sha256: p.sha })) },
+    bundle: {
+      id: bundleId,
+      item_id: item.id,
+      pages: pages.map((p) => ({ page_id: p.id, page_number: p.n, source_kind: p.role, source_sha256: p.sha })),
+    },
   };
 }
 
@@ -130,16 +182,27 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
   const request = await deps.db.transaction(async (tx) => {
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
-    const [updated] = await updateReturning<ScanRequestRow>(tx, `UPDATE scan_requests SET status = 'rejected', rejection_reason = $2 WHERE id = $1 RETURNING *`, [id, body.reason]);
+    const [updated] = await updateReturning<ScanRequestRow>(
+      tx,
+      `UPDATE scan_requests SET status = 'rejected', rejection_reason = $2 WHERE id = $1 RETURNING *`,
+      [id, body.reason],
+    );
     if (locked.package_action_id) {
       await tx.query(
         `UPDATE package_actions SET status = 'failed', result = $2, version = version + 1, updated_at = now() WHERE id = $1`,
-        [locked.package_action_id, JSON.stringify({ scan_request_id: id, reason: body.reason })]);
+        [locked.package_action_id, JSON.stringify({ scan_request_id: id, reason: body.reason })],
+      );
     }
     const item = (await findItem(tx, locked.item_id))!;
     await recordActivity(tx, item, 'scan_rejected', { scan_request_id: id, reason: body.reason });
     return updated;
   });
-  if (request.handling_id) await signalScanOutcome(deps, request.handling_id, { scanRequestId: id, outcome: 'rejected', bundleId: null, reason: body.reason });
+  if (request.handling_id)
+    await signalScanOutcome(deps, request.handling_id, {
+      scanRequestId: id,
+      outcome: 'rejected',
+      bundleId: null,
+      reason: body.reason,
+    });
   return { scan_request: scanRequestView(request) };
 }

@@ -25,7 +25,9 @@ export async function refreshSearchFields(db: Db, itemId: string): Promise<void>
     pageIds: pages.map((p) => p.id),
     recipientName: item.recipient_name,
     recipientEmail: item.recipient_email,
-    ocrTexts: pages.filter((p) => (p.ocr_status === 'ready' || p.ocr_status === 'needs_review') && p.ocr_text).map((p) => p.ocr_text!),
+    ocrTexts: pages
+      .filter((p) => (p.ocr_status === 'ready' || p.ocr_status === 'needs_review') && p.ocr_text)
+      .map((p) => p.ocr_text!),
   });
   await db.query(`DELETE FROM inbound_search_fields WHERE item_id = $1`, [itemId]);
   if (fields.length) {
@@ -41,8 +43,12 @@ export async function refreshSearchFields(db: Db, itemId: string): Promise<void>
  * compares literally, so %, _ and quotes need no escaping.
  */
 export function literalTermsSql(terms: string[], firstParam: number, alias = 'i'): { sql: string; params: string[] } {
-  const sql = terms.map((_, n) =>
-    `EXISTS (SELECT 1 FROM inbound_search_fields f WHERE f.item_id = ${alias}.id AND strpos(f.text, $${firstParam + n}) > 0)`).join(' AND ');
+  const sql = terms
+    .map(
+      (_, n) =>
+        `EXISTS (SELECT 1 FROM inbound_search_fields f WHERE f.item_id = ${alias}.id AND strpos(f.text, $${firstParam + n}) > 0)`,
+    )
+    .join(' AND ');
   return { sql, params: terms };
 }
 
@@ -60,7 +66,10 @@ export async function runSearch<T>(deps: Deps, fn: (db: Db) => Promise<T>): Prom
     });
   } catch (err) {
     deps.log.warn({ err }, 'inbound search failed');
-    throw errors.unavailable('SEARCH_UNAVAILABLE', 'Search is unavailable right now; no unfiltered list is returned instead.');
+    throw errors.unavailable(
+      'SEARCH_UNAVAILABLE',
+      'Search is unavailable right now; no unfiltered list is returned instead.',
+    );
   }
 }
 
@@ -74,7 +83,13 @@ export function literalQueryOrThrow(q: string | undefined) {
 /** received_after (inclusive) and received_before (exclusive) as SQL conditions. */
 export function receivedRangeSql(range: { after?: Date; before?: Date }, params: unknown[], alias = 'i'): string[] {
   const conditions: string[] = [];
-  if (range.after) { params.push(range.after); conditions.push(`${alias}.received_at >= $${params.length}`); }
-  if (range.before) { params.push(range.before); conditions.push(`${alias}.received_at < $${params.length}`); }
+  if (range.after) {
+    params.push(range.after);
+    conditions.push(`${alias}.received_at >= $${params.length}`);
+  }
+  if (range.before) {
+    params.push(range.before);
+    conditions.push(`${alias}.received_at < $${params.length}`);
+  }
   return conditions;
 }

@@ -24,7 +24,9 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
   // later); unheard, that error crashes the process. A listener for the connection's whole
   // life keeps the process up; the pool and TypeORM still discard the dead connection.
   const pool = (db.driver as unknown as { master?: EventEmitter }).master;
-  pool?.on('connect', (connection: EventEmitter) => connection.on('error', (err: Error) => log.warn({ err }, 'postgres connection lost')));
+  pool?.on('connect', (connection: EventEmitter) =>
+    connection.on('error', (err: Error) => log.warn({ err }, 'postgres connection lost')),
+  );
   // Lazy: the API starts even while Temporal is down; /healthz reports it.
   const connection = Connection.lazy({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });

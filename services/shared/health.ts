@@ -14,8 +14,14 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T> {
 
 export async function checkHealth(deps: Deps): Promise<Health> {
   const [postgres, temporal, objectStore] = await Promise.all([
-    within(deps.db.query('SELECT 1'), 2000).then(() => true, () => false),
-    within(deps.temporal.connection.workflowService.getSystemInfo({}), 2000).then(() => true, () => false),
+    within(deps.db.query('SELECT 1'), 2000).then(
+      () => true,
+      () => false,
+    ),
+    within(deps.temporal.connection.workflowService.getSystemInfo({}), 2000).then(
+      () => true,
+      () => false,
+    ),
     within(deps.storage.healthy(), 2000).catch(() => false),
   ]);
   return { ok: postgres && temporal && objectStore, postgres, temporal, object_store: objectStore };

@@ -30,7 +30,11 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** For routes whose Idempotency-Key is mandatory. */
 export function requireIdempotencyKey(key: string | undefined): string {
-  if (!key) throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }], 'Idempotency-Key header is required');
+  if (!key)
+    throw errors.validation(
+      [{ path: 'headers.idempotency-key', message: 'Idempotency-Key is required on this request' }],
+      'Idempotency-Key header is required',
+    );
   return key;
 }
 
@@ -46,7 +50,9 @@ export async function runIdempotent(
 ): Promise<IdempotentResult & { replayed?: boolean }> {
   if (opts.key === undefined) return fn();
   if (!IDEMPOTENCY_KEY_PATTERN.test(opts.key)) {
-    throw errors.validation([{ path: 'headers.idempotency-key', message: 'Idempotency-Key must be 1-255 visible ASCII characters' }]);
+    throw errors.validation([
+      { path: 'headers.idempotency-key', message: 'Idempotency-Key must be 1-255 visible ASCII characters' },
+    ]);
   }
   let inserted = false;
   try {
@@ -58,7 +64,10 @@ export async function runIdempotent(
     );
     inserted = rows.length === 1;
   } catch {
-    throw errors.unavailable('IDEMPOTENCY_UNAVAILABLE', 'Duplicate protection is unavailable right now; no credits were spent.');
+    throw errors.unavailable(
+      'IDEMPOTENCY_UNAVAILABLE',
+      'Duplicate protection is unavailable right now; no credits were spent.',
+    );
   }
 
   if (!inserted) {
@@ -83,7 +92,12 @@ export async function runIdempotent(
   return result;
 }
 
-async function complete(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string }, result: IdempotentResult) {
+async function complete(
+  deps: Deps,
+  auth: AuthContext,
+  opts: { operation: string; key?: string },
+  result: IdempotentResult,
+) {
   await deps.db.query(
     `UPDATE idempotency_records SET state = 'completed', response_status = $4, response_body = $5
       WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
@@ -93,8 +107,10 @@ async function complete(deps: Deps, auth: AuthContext, opts: { operation: string
 
 async function release(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string }) {
   await deps.db
-    .query(`DELETE FROM idempotency_records WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND state = 'in_progress'`,
-      [auth.ownerKey, opts.operation, opts.key])
+    .query(
+      `DELETE FROM idempotency_records WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND state = 'in_progress'`,
+      [auth.ownerKey, opts.operation, opts.key],
+    )
     .catch(() => undefined);
 }
 
@@ -117,22 +133,42 @@ async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; 
       [auth.ownerKey, opts.operation, opts.key],
     );
     if (!row) {
-      throw errors.conflict('IDEMPOTENCY_REQUEST_RETRY', 'The first request with this Idempotency-Key failed; send it again.', {
-        retryable: true, suggestedAction: 'Send the same request again with the same Idempotency-Key.',
-      });
+      throw errors.conflict(
+        'IDEMPOTENCY_REQUEST_RETRY',
+        'The first request with this Idempotency-Key failed; send it again.',
+        {
+          retryable: true,
+          suggestedAction: 'Send the same request again with the same Idempotency-Key.',
+        },
+      );
     }
     if (row.request_hash !== opts.fingerprint) {
-      throw errors.unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.', {
-        suggestedAction: 'Use a new Idempotency-Key for a different request.',
-      });
+      throw errors.unprocessable(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was already used with a different request body.',
+        {
+          suggestedAction: 'Use a new Idempotency-Key for a different request.',
+        },
+      );
     }
     if (row.state === 'completed') {
-      return { status: row.response_status as number, body: row.response_body, replayed: true, headers: { 'Idempotent-Replayed': 'true' } };
+      return {
+        status: row.response_status as number,
+        body: row.response_body,
+        replayed: true,
+        headers: { 'Idempotent-Replayed': 'true' },
+      };
     }
     if (Date.now() - start > WAIT_MS) {
-      throw errors.conflict('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress.', {
-        retryable: true, suggestedAction: 'Retry the same request in a few seconds; it answers with the first request\'s result once that finishes.',
-      });
+      throw errors.conflict(
+        'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+        'A request with this Idempotency-Key is still in progress.',
+        {
+          retryable: true,
+          suggestedAction:
+            "Retry the same request in a few seconds; it answers with the first request's result once that finishes.",
+        },
+      );
     }
     await sleep(100);
   }

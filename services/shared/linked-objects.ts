@@ -70,8 +70,11 @@ export async function assertLinkedObjects(db: Queryable, auth: AuthContext, link
     const target: LinkTarget = LINK_TARGETS[kind];
     const [row] = auth.memberId ? await db.query(target.sql, [id, auth.memberId]) : [];
     const owner = row && { memberId: row.member_id as string, agentId: row.agent_id as string | null };
-    const visible = owner !== undefined
-      && (target.spansEnvironments ? ownsAcrossEnvironments(auth, owner) : canSee(auth, { ...owner, testMode: row.test_mode as boolean }));
+    const visible =
+      owner !== undefined &&
+      (target.spansEnvironments
+        ? ownsAcrossEnvironments(auth, owner)
+        : canSee(auth, { ...owner, testMode: row.test_mode as boolean }));
     if (!visible) fields.push({ path, message: `no ${target.noun} with this id is visible to this key` });
   }
   if (fields.length) throw errors.validation(fields);

@@ -9,7 +9,16 @@ export function createLogger(level: string, name = 'postal-mail'): Logger {
     name,
     level,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret', '*.key', '*.secret', '*.password'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        'authorization',
+        'key',
+        'secret',
+        '*.key',
+        '*.secret',
+        '*.password',
+      ],
       censor: '[redacted]',
     },
   });

@@ -18,7 +18,9 @@ export async function consumeRateLimit(deps: Deps, bucket: string, limit: number
   );
   // Old windows are useless; trim them now and then rather than on every request.
   if (Math.random() < 0.01) {
-    void deps.db.query(`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '5 minutes'`).catch(() => undefined);
+    void deps.db
+      .query(`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '5 minutes'`)
+      .catch(() => undefined);
   }
   const count = Number(row.count);
   return {

@@ -8,7 +8,11 @@ import { isAgentKey, isMemberKey } from '../accounts/auth';
 import { errors } from '../../domain/shared/errors';
 
 /** The agent id to filter by, or null for "all agents of the member". */
-export async function resolveAgentFilter(deps: Deps, auth: AuthContext, requestedAgentId?: string | null): Promise<string | null> {
+export async function resolveAgentFilter(
+  deps: Deps,
+  auth: AuthContext,
+  requestedAgentId?: string | null,
+): Promise<string | null> {
   if (isAgentKey(auth)) return auth.agentId;
   if (isMemberKey(auth) && requestedAgentId) {
     await assertAgentOfMember(deps, auth, requestedAgentId);
@@ -20,7 +24,10 @@ export async function resolveAgentFilter(deps: Deps, auth: AuthContext, requeste
 /** 404 unless the agent belongs to the caller's member (and, for agent keys, is the caller) and is not archived. */
 export async function assertAgentOfMember(deps: Deps, auth: AuthContext, agentId: string): Promise<void> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
-  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [agentId, auth.memberId]);
+  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
+    agentId,
+    auth.memberId,
+  ]);
   if (!rows.length) throw errors.notFound('Agent');
 }
 

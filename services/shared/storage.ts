@@ -1,6 +1,12 @@
 // Object storage for documents, templates, CSVs, photos, scans and raw emails, on any
 // S3-compatible store. Failures become a retryable 503 so callers never half-commit.
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../../config';
 
@@ -48,7 +54,10 @@ export function createS3Client(config: Config): S3Client {
 export function createObjectStorage(config: Config, client: S3Client = createS3Client(config)): ObjectStorage {
   const bucket = config.s3Bucket;
   const unavailable = (err: unknown) =>
-    errors.unavailable('STORAGE_UNAVAILABLE', `The document store is unavailable: ${(err as Error).message}. Nothing was charged.`);
+    errors.unavailable(
+      'STORAGE_UNAVAILABLE',
+      `The document store is unavailable: ${(err as Error).message}. Nothing was charged.`,
+    );
   const presignGet = createGetPresigner(config, client);
   return {
     client,
@@ -102,7 +111,10 @@ export function createGetPresigner(config: Config, client: S3Client) {
   const endpoint = new URL(config.s3Endpoint);
   const presigner = new S3RequestPresigner({ ...client.config, signingName: 's3', region: config.s3Region });
   const bucketPath = `${endpoint.pathname.replace(/\/+$/, '')}/${encodeS3Segment(config.s3Bucket)}`;
-  return async (key: string, options: { expiresInSeconds: number; contentDisposition?: string; signingDate?: Date }) => {
+  return async (
+    key: string,
+    options: { expiresInSeconds: number; contentDisposition?: string; signingDate?: Date },
+  ) => {
     const query: Record<string, string> = { 'x-id': 'GetObject', 'x-amz-checksum-mode': 'ENABLED' };
     if (options.contentDisposition !== undefined) query['response-content-disposition'] = options.contentDisposition;
     const request: PresignableRequest = {

@@ -12,12 +12,13 @@ interface UploadedFileInfo {
   size: number;
 }
 
-export type UploadedFile = UploadedFileInfo & (
+export type UploadedFile = UploadedFileInfo &
   /** The bytes of a file from a small body, kept in memory. */
-  | { data: Buffer; filepath?: undefined }
-  /** The temporary file holding the bytes (removed once the request is answered). */
-  | { data?: undefined; filepath: string }
-);
+  (
+    | { data: Buffer; filepath?: undefined }
+    /** The temporary file holding the bytes (removed once the request is answered). */
+    | { data?: undefined; filepath: string }
+  );
 
 /** The file's bytes, from memory or from its temporary file. */
 export async function uploadBytes(file: UploadedFile): Promise<Buffer> {

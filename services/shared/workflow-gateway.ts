@@ -4,8 +4,15 @@
 // should be running: start it from the row and send the Update with the start), and one
 // table from the workflow's refusals to the API's errors (domain/shared/workflow-failures.ts).
 import {
-  ActivityFailure, ApplicationFailure, ServiceError, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
-  WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage,
+  ActivityFailure,
+  ApplicationFailure,
+  ServiceError,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
 } from '@temporalio/client';
 import type { UpdateDefinition, WorkflowStartOptions, WorkflowUpdateHandle } from '@temporalio/client';
 import type { Deps } from './deps';
@@ -44,7 +51,11 @@ export type WorkflowUpdateAnswer<Ret> = { closed: false; value: Ret } | { closed
  * The Update id for a caller's Idempotency-Key: scoped by the caller (its key's owner) and
  * the operation, so two callers' keys never meet in one workflow. Undefined without a key.
  */
-export function updateIdFor(auth: Pick<AuthContext, 'ownerKey'>, operation: string, idempotencyKey: string | undefined): string | undefined {
+export function updateIdFor(
+  auth: Pick<AuthContext, 'ownerKey'>,
+  operation: string,
+  idempotencyKey: string | undefined,
+): string | undefined {
   if (!idempotencyKey) return undefined;
   return `${operation}:${sha256Hex(`${auth.ownerKey}\n${operation}\n${idempotencyKey}`).slice(0, 40)}`;
 }
@@ -54,7 +65,12 @@ export function applicationFailureOf(err: unknown): ApplicationFailure | null {
   let cause: unknown = err;
   for (let depth = 0; cause && depth < 5; depth++) {
     if (cause instanceof ApplicationFailure && cause.type) return cause;
-    if (!(cause instanceof WorkflowUpdateFailedError || cause instanceof ActivityFailure || cause instanceof ApplicationFailure)) return null;
+    if (!(
+      cause instanceof WorkflowUpdateFailedError ||
+      cause instanceof ActivityFailure ||
+      cause instanceof ApplicationFailure
+    ))
+      return null;
     cause = cause.cause;
   }
   return null;
@@ -66,7 +82,8 @@ export function workflowFailureToApiError(deps: Pick<Deps, 'config'>, failure: A
   return workflowRefusalToApiError({ type: failure.type, message: failure.message, details }, billingUrl(deps as Deps));
 }
 
-const isUnanswered = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || err instanceof ServiceError;
+const isUnanswered = (err: unknown) =>
+  err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || err instanceof ServiceError;
 
 /**
  * How long an accepted Update's result is awaited. Acceptance means a worker runs it; its
@@ -81,7 +98,10 @@ const ACCEPTED_UPDATE_WAIT_MS = 60_000;
  * ACCEPTED_UPDATE_WAIT_MS. Throws the table's ApiError when the workflow refuses, and 503
  * WORKFLOW_UNAVAILABLE when no answer came in time (no worker, or Temporal unreachable).
  */
-export async function updateWorkflow<Ret, Args extends unknown[]>(deps: Deps, call: WorkflowUpdateCall<Ret, Args>): Promise<WorkflowUpdateAnswer<Ret>> {
+export async function updateWorkflow<Ret, Args extends unknown[]>(
+  deps: Deps,
+  call: WorkflowUpdateCall<Ret, Args>,
+): Promise<WorkflowUpdateAnswer<Ret>> {
   const deadlineMs = deps.config.workflowUpdateDeadlineMs;
   const options = { args: call.args, updateId: call.updateId, waitForStage: WorkflowUpdateStage.ACCEPTED };
   try {
@@ -89,32 +109,49 @@ export async function updateWorkflow<Ret, Args extends unknown[]>(deps: Deps, ca
       try {
         // The handle's overloads want a tuple type; the definition already ties args to it.
         const handle = deps.temporal.workflow.getHandle(call.workflowId);
-        return { update: await handle.startUpdate(call.update as unknown as UpdateDefinition<Ret, [unknown]>, options as never) as WorkflowUpdateHandle<Ret> };
+        return {
+          update: (await handle.startUpdate(
+            call.update as unknown as UpdateDefinition<Ret, [unknown]>,
+            options as never,
+          )) as WorkflowUpdateHandle<Ret>,
+        };
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         const start = await call.startFromRow?.();
         if (!start) return null;
         // The lost start: start it from the row and update it in one request.
         const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
-          ...start.options, workflowId: call.workflowId, workflowIdConflictPolicy: 'USE_EXISTING',
+          ...start.options,
+          workflowId: call.workflowId,
+          workflowIdConflictPolicy: 'USE_EXISTING',
         } as never);
-        const update = await deps.temporal.workflow.startUpdateWithStart(call.update as UpdateDefinition<Ret, Args>, {
-          ...options, startWorkflowOperation,
-        } as never) as WorkflowUpdateHandle<Ret>;
+        const update = (await deps.temporal.workflow.startUpdateWithStart(
+          call.update as UpdateDefinition<Ret, Args>,
+          {
+            ...options,
+            startWorkflowOperation,
+          } as never,
+        )) as WorkflowUpdateHandle<Ret>;
         await start.markStarted?.();
         return { update };
       }
     });
     if (!accepted) return { closed: true };
-    const value = await deps.temporal.withDeadline(Date.now() + ACCEPTED_UPDATE_WAIT_MS, () => accepted.update.result());
+    const value = await deps.temporal.withDeadline(Date.now() + ACCEPTED_UPDATE_WAIT_MS, () =>
+      accepted.update.result(),
+    );
     return { closed: false, value };
   } catch (err) {
     const failure = applicationFailureOf(err);
     if (failure) throw workflowFailureToApiError(deps, failure);
     // Finished meanwhile (a closed run of this id refuses a new start), or gone.
-    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return { closed: true };
+    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError)
+      return { closed: true };
     if (isUnanswered(err)) {
-      deps.log.warn({ err, workflow_id: call.workflowId, update: typeof call.update === 'string' ? call.update : call.update.name }, 'workflow update unanswered');
+      deps.log.warn(
+        { err, workflow_id: call.workflowId, update: typeof call.update === 'string' ? call.update : call.update.name },
+        'workflow update unanswered',
+      );
       throw workflowUnavailable(deadlineMs);
     }
     throw err;

@@ -76,41 +76,62 @@ function toMessage(row: FacilityMessageRow): FacilityMessage {
 /** Which conversations a key may see: its member's (agent keys: its agent's) in its environment, or a facility's. */
 function visibility(auth: AuthContext, firstArg: number): { where: string; args: unknown[] } {
   if (auth.kind === 'facility') {
-    return { where: `c.environment = 'live' AND (c.facility_id = $${firstArg} OR c.facility_id IS NULL)`, args: [auth.facilityId] };
+    return {
+      where: `c.environment = 'live' AND (c.facility_id = $${firstArg} OR c.facility_id IS NULL)`,
+      args: [auth.facilityId],
+    };
   }
   const args: unknown[] = [auth.memberId, auth.testMode ? 'test' : 'live'];
   let where = `c.member_id = $${firstArg} AND c.environment = $${firstArg + 1}`;
-  if (isAgentKey(auth)) { args.push(auth.agentId); where += ` AND c.agent_id = $${firstArg + 2}`; }
+  if (isAgentKey(auth)) {
+    args.push(auth.agentId);
+    where += ` AND c.agent_id = $${firstArg + 2}`;
+  }
   return { where, args };
 }
 
-async function findConversation(db: Queryable, auth: AuthContext, id: string, forUpdate = false): Promise<FacilityConversationRow> {
+async function findConversation(
+  db: Queryable,
+  auth: AuthContext,
+  id: string,
+  forUpdate = false,
+): Promise<FacilityConversationRow> {
   const v = visibility(auth, 2);
   const [row]: FacilityConversationRow[] = await db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE c.id = $1 AND ${v.where} ${forUpdate ? 'FOR UPDATE' : ''}`,
-    [id, ...v.args]);
+    [id, ...v.args],
+  );
   if (!row) throw errors.notFound('Facility conversation');
   return row;
 }
 
 /** Appends a message and answers it with the conversation as updated by it. */
 async function appendMessage(
-  tx: Queryable, conversation: FacilityConversationRow, sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>, body: string,
+  tx: Queryable,
+  conversation: FacilityConversationRow,
+  sender: Pick<FacilityMessage, 'sender_type' | 'agent_id' | 'facility_id'>,
+  body: string,
 ): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   const sequence = conversation.message_count + 1;
   const [row]: FacilityMessageRow[] = await tx.query(
     `INSERT INTO facility_messages (id, conversation_id, sequence, sender_type, agent_id, facility_id, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
-    [randomUUID(), conversation.id, sequence, sender.sender_type, sender.agent_id, sender.facility_id, body]);
+    [randomUUID(), conversation.id, sequence, sender.sender_type, sender.agent_id, sender.facility_id, body],
+  );
   const [updated]: FacilityConversationRow[] = await tx.query(
     `WITH changed AS (UPDATE facility_conversations c SET message_count = $2, last_message_at = $3 WHERE c.id = $1
                        RETURNING ${CONVERSATION_COLUMNS}) SELECT * FROM changed`,
-    [conversation.id, sequence, row.created_at]);
+    [conversation.id, sequence, row.created_at],
+  );
   return { message: toMessage(row), conversation: toConversation(updated) };
 }
 
 /** A member or agent writes to the facility: a new conversation, or a reply in one (`conversation_id`). */
-export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: FacilityMessageInput): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
+export async function sendFacilityMessage(
+  deps: Deps,
+  auth: AuthContext,
+  input: FacilityMessageInput,
+): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   await assertLinkedObjects(deps.db, auth, { conversation_id: ['facility_conversation', input.conversation_id] });
   return deps.db.transaction(async (tx) => {
     let conversation: FacilityConversationRow;
@@ -121,51 +142,89 @@ export async function sendFacilityMessage(deps: Deps, auth: AuthContext, input: 
       [conversation] = await tx.query(
         `INSERT INTO facility_conversations (member_id, agent_id, facility_id, subject, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
-        [auth.memberId, auth.agentId, facility.id, input.subject ?? null, auth.testMode ? 'test' : 'live']);
+        [auth.memberId, auth.agentId, facility.id, input.subject ?? null, auth.testMode ? 'test' : 'live'],
+      );
     }
-    return appendMessage(tx, conversation,
-      { sender_type: isAgentKey(auth) ? 'agent' : 'member', agent_id: auth.agentId, facility_id: null }, input.body);
+    return appendMessage(
+      tx,
+      conversation,
+      { sender_type: isAgentKey(auth) ? 'agent' : 'member', agent_id: auth.agentId, facility_id: null },
+      input.body,
+    );
   });
 }
 
 /** Conversations, most recent activity first. Member keys may narrow to one agent. */
 export async function listFacilityConversations(
-  deps: Deps, auth: AuthContext, filter: { agent_id?: string; limit: number; offset: number },
+  deps: Deps,
+  auth: AuthContext,
+  filter: { agent_id?: string; limit: number; offset: number },
 ): Promise<{ conversations: Array<FacilityConversation & { member_id?: string }>; total: number }> {
   const v = visibility(auth, 1);
   let where = v.where;
   const args = [...v.args];
   if (auth.kind !== 'facility') {
     const agentId = await resolveAgentFilter(deps, auth, filter.agent_id);
-    if (agentId && !isAgentKey(auth)) { args.push(agentId); where += ` AND c.agent_id = $${args.length}`; }
+    if (agentId && !isAgentKey(auth)) {
+      args.push(agentId);
+      where += ` AND c.agent_id = $${args.length}`;
+    }
   }
-  const [{ total }]: { total: number }[] = await deps.db.query(`SELECT count(*)::int AS total FROM facility_conversations c WHERE ${where}`, args);
+  const [{ total }]: { total: number }[] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM facility_conversations c WHERE ${where}`,
+    args,
+  );
   const rows: FacilityConversationRow[] = await deps.db.query(
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE ${where}
-      ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`, args);
+      ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+    args,
+  );
   // The facility needs to know which account wrote; members already know.
-  const conversations = rows.map((r) => (auth.kind === 'facility' ? { ...toConversation(r), member_id: r.member_id } : toConversation(r)));
+  const conversations = rows.map((r) =>
+    auth.kind === 'facility' ? { ...toConversation(r), member_id: r.member_id } : toConversation(r),
+  );
   return { conversations, total };
 }
 
 /** A conversation's messages, oldest first. */
 export async function getFacilityMessages(
-  deps: Deps, auth: AuthContext, conversationId: string, page: { limit: number; offset: number },
+  deps: Deps,
+  auth: AuthContext,
+  conversationId: string,
+  page: { limit: number; offset: number },
 ): Promise<{ conversation: FacilityConversation; messages: FacilityMessage[]; total: number }> {
   const conversation = await findConversation(deps.db, auth, conversationId);
   const rows: FacilityMessageRow[] = await deps.db.query(
     `SELECT ${MESSAGE_COLUMNS} FROM facility_messages WHERE conversation_id = $1 ORDER BY sequence LIMIT ${page.limit} OFFSET ${page.offset}`,
-    [conversationId]);
-  return { conversation: toConversation(conversation), messages: rows.map(toMessage), total: conversation.message_count };
+    [conversationId],
+  );
+  return {
+    conversation: toConversation(conversation),
+    messages: rows.map(toMessage),
+    total: conversation.message_count,
+  };
 }
 
 /** The facility answers; answering an unaddressed live conversation claims it for this facility. */
-export async function answerAsFacility(deps: Deps, auth: AuthContext, conversationId: string, input: { body: string }): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
+export async function answerAsFacility(
+  deps: Deps,
+  auth: AuthContext,
+  conversationId: string,
+  input: { body: string },
+): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   return deps.db.transaction(async (tx) => {
     const conversation = await findConversation(tx, auth, conversationId, true);
     if (!conversation.facility_id) {
-      await tx.query(`UPDATE facility_conversations SET facility_id = $2 WHERE id = $1`, [conversation.id, auth.facilityId]);
+      await tx.query(`UPDATE facility_conversations SET facility_id = $2 WHERE id = $1`, [
+        conversation.id,
+        auth.facilityId,
+      ]);
     }
-    return appendMessage(tx, conversation, { sender_type: 'facility', agent_id: null, facility_id: auth.facilityId }, input.body);
+    return appendMessage(
+      tx,
+      conversation,
+      { sender_type: 'facility', agent_id: null, facility_id: auth.facilityId },
+      input.body,
+    );
   });
 }

@@ -10,7 +10,13 @@ import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from '../shared/sc
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { recordEvent } from './events';
 import {
-  attemptView, DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery, startDeliveryWorkflow,
+  attemptView,
+  DeliveryRow,
+  deliveryView,
+  loadAttempts,
+  returnedRows,
+  runSyntheticDelivery,
+  startDeliveryWorkflow,
 } from './deliveries';
 import { checkWebhookTarget, Resolver } from './http';
 import { wakeDispatchers } from './dispatch';
@@ -22,7 +28,13 @@ import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
 import type { WebhookUrlKind } from '../../domain/webhooks/urls';
 
 /** 400 unless the URL follows the webhook URL rules and its host resolves to public addresses only. */
-export async function assertWebhookTarget(deps: Deps, url: string, kind: WebhookUrlKind, path: string, resolve?: Resolver): Promise<void> {
+export async function assertWebhookTarget(
+  deps: Deps,
+  url: string,
+  kind: WebhookUrlKind,
+  path: string,
+  resolve?: Resolver,
+): Promise<void> {
   const check = await checkWebhookTarget(url, kind, deps.config.webhooksAllowInsecureLocal, resolve);
   if (!check.ok) throw errors.validation([{ path, message: (check.error ?? 'refused').replace(/^[a-z_]+: /, '') }]);
 }
@@ -32,7 +44,11 @@ export async function assertWebhookTarget(deps: Deps, url: string, kind: Webhook
 
 /** Agent webhook settings and their event history are live-key only (REST and MCP alike). */
 function assertLiveKey(auth: AuthContext): void {
-  if (auth.testMode) throw errors.forbidden('live_key_required', 'Test keys cannot use webhook settings or event history; use a live key.');
+  if (auth.testMode)
+    throw errors.forbidden(
+      'live_key_required',
+      'Test keys cannot use webhook settings or event history; use a live key.',
+    );
 }
 
 export type WebhookAuthType = 'hmac' | 'bearer' | 'header';
@@ -82,16 +98,31 @@ type Queryable = { query: Deps['db']['query'] };
  * `rotate` is set). Returns the one-time `webhook_signing_key` and its id, or null.
  * Callers that set webhook_url elsewhere (agent create/update) use it in their transaction.
  */
-export async function issueAgentSigningKey(deps: Deps, tx: Queryable, agentId: string, rotate = false): Promise<{ webhook_signing_key: string; signing_key_id: string } | null> {
-  const [row] = await tx.query(`SELECT webhook_url, webhook_signing_key_id FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
+export async function issueAgentSigningKey(
+  deps: Deps,
+  tx: Queryable,
+  agentId: string,
+  rotate = false,
+): Promise<{ webhook_signing_key: string; signing_key_id: string } | null> {
+  const [row] = await tx.query(`SELECT webhook_url, webhook_signing_key_id FROM agents WHERE id = $1 FOR UPDATE`, [
+    agentId,
+  ]);
   if (!row?.webhook_url || (row.webhook_signing_key_id && !rotate)) return null;
   const key = generateLegacySigningKey();
-  await tx.query(`UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`,
-    [agentId, key.keyId, encryptSecret(deps.config.appEncryptionKey, key.secret)]);
+  await tx.query(`UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`, [
+    agentId,
+    key.keyId,
+    encryptSecret(deps.config.appEncryptionKey, key.secret),
+  ]);
   return { webhook_signing_key: legacySigningKeyValue(key), signing_key_id: key.keyId };
 }
 
-export async function updateWebhookSettings(deps: Deps, auth: AuthContext, input: WebhookSettingsInput, resolve?: Resolver) {
+export async function updateWebhookSettings(
+  deps: Deps,
+  auth: AuthContext,
+  input: WebhookSettingsInput,
+  resolve?: Resolver,
+) {
   assertLiveKey(auth);
   const agentId = isAgentKey(auth) ? (auth.agentId as string) : input.agent_id;
   if (!agentId) throw errors.validation([{ path: 'agent_id', message: 'Required for member keys' }]);
@@ -103,8 +134,16 @@ export async function updateWebhookSettings(deps: Deps, auth: AuthContext, input
     const [row]: AgentWebhookRow[] = await tx.query(`SELECT * FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
     const url = input.webhook_url !== undefined ? input.webhook_url : row.webhook_url;
     const authType = input.auth_type ?? row.webhook_auth_type;
-    const tokenEnc = input.auth_token !== undefined ? (input.auth_token ? encryptSecret(key, input.auth_token) : null) : row.webhook_auth_token_enc;
-    const headerName = input.auth_header_name !== undefined ? (input.auth_header_name?.toLowerCase() ?? null) : row.webhook_auth_header_name;
+    const tokenEnc =
+      input.auth_token !== undefined
+        ? input.auth_token
+          ? encryptSecret(key, input.auth_token)
+          : null
+        : row.webhook_auth_token_enc;
+    const headerName =
+      input.auth_header_name !== undefined
+        ? (input.auth_header_name?.toLowerCase() ?? null)
+        : row.webhook_auth_header_name;
     if (authType !== 'hmac' && !tokenEnc) {
       throw errors.validation([{ path: 'auth_token', message: `Required when auth_type is ${authType}` }]);
     }
@@ -114,15 +153,28 @@ export async function updateWebhookSettings(deps: Deps, auth: AuthContext, input
     if (input.rotate_signing_key && !url) {
       throw errors.validation([{ path: 'rotate_signing_key', message: 'The agent has no webhook URL to sign for' }]);
     }
-    const [updated]: AgentWebhookRow[] = returnedRows<AgentWebhookRow>(await tx.query(
-      `UPDATE agents SET webhook_url = $2, webhook_enabled = $3, webhook_event_types = $4, webhook_auth_type = $5,
+    const [updated]: AgentWebhookRow[] = returnedRows<AgentWebhookRow>(
+      await tx.query(
+        `UPDATE agents SET webhook_url = $2, webhook_enabled = $3, webhook_event_types = $4, webhook_auth_type = $5,
               webhook_auth_token_enc = $6, webhook_auth_header_name = $7, webhook_payload_format = $8
         WHERE id = $1 RETURNING *`,
-      [agentId, url, input.enabled ?? row.webhook_enabled, input.event_types ?? row.webhook_event_types, authType, tokenEnc,
-        authType === 'header' ? headerName : null, input.payload_format ?? row.webhook_payload_format]));
+        [
+          agentId,
+          url,
+          input.enabled ?? row.webhook_enabled,
+          input.event_types ?? row.webhook_event_types,
+          authType,
+          tokenEnc,
+          authType === 'header' ? headerName : null,
+          input.payload_format ?? row.webhook_payload_format,
+        ],
+      ),
+    );
     const issued = await issueAgentSigningKey(deps, tx, agentId, input.rotate_signing_key ?? false);
     const view = settingsView(updated);
-    return issued ? { ...view, signing_key_id: issued.signing_key_id, webhook_signing_key: issued.webhook_signing_key } : view;
+    return issued
+      ? { ...view, signing_key_id: issued.signing_key_id, webhook_signing_key: issued.webhook_signing_key }
+      : view;
   });
 }
 
@@ -153,19 +205,34 @@ function logEntry(r: LogRow) {
   };
 }
 
-export async function listWebhookEvents(deps: Deps, auth: AuthContext, q: { status?: LegacyLogStatus; event_type?: string; agent_id?: string; limit: number; offset: number }) {
+export async function listWebhookEvents(
+  deps: Deps,
+  auth: AuthContext,
+  q: { status?: LegacyLogStatus; event_type?: string; agent_id?: string; limit: number; offset: number },
+) {
   assertLiveKey(auth);
   const agentId = await resolveAgentFilter(deps, auth, q.agent_id);
   const where = [`d.member_id = $1`, `d.target_type = 'agent_webhook'`];
   const args: unknown[] = [auth.memberId];
-  if (agentId) { args.push(agentId); where.push(`d.agent_id = $${args.length}`); }
-  if (q.event_type) { args.push(q.event_type); where.push(`d.event_type = $${args.length}`); }
+  if (agentId) {
+    args.push(agentId);
+    where.push(`d.agent_id = $${args.length}`);
+  }
+  if (q.event_type) {
+    args.push(q.event_type);
+    where.push(`d.event_type = $${args.length}`);
+  }
   if (q.status === 'pending') where.push(`d.status IN ('queued','processing')`);
-  else if (q.status) { args.push(q.status); where.push(`d.status = $${args.length}`); }
+  else if (q.status) {
+    args.push(q.status);
+    where.push(`d.status = $${args.length}`);
+  }
   const sql = `FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.join(' AND ')}`;
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total ${sql}`, args);
   const rows: LogRow[] = await deps.db.query(
-    `SELECT d.*, e.created_at AS event_created_at ${sql} ORDER BY e.created_at DESC, d.id LIMIT ${q.limit} OFFSET ${q.offset}`, args);
+    `SELECT d.*, e.created_at AS event_created_at ${sql} ORDER BY e.created_at DESC, d.id LIMIT ${q.limit} OFFSET ${q.offset}`,
+    args,
+  );
   return { events: rows.map(logEntry), total: total as number };
 }
 
@@ -174,7 +241,9 @@ export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: st
   const rows: LogRow[] = await deps.db.query(
     `SELECT d.*, e.created_at AS event_created_at, e.payload
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-      WHERE d.event_id = $1 AND d.member_id = $2 AND d.target_type = 'agent_webhook'`, [eventId, auth.memberId]);
+      WHERE d.event_id = $1 AND d.member_id = $2 AND d.target_type = 'agent_webhook'`,
+    [eventId, auth.memberId],
+  );
   // The spec's legacy event log "includes sandbox and live": read by id like the list.
   const row = rows.find((r) => ownsAcrossEnvironments(auth, { memberId: r.member_id, agentId: r.agent_id }));
   if (!row) throw errors.notFound('Webhook event');
@@ -186,10 +255,18 @@ export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: st
 // Synthetic test deliveries
 
 /** Records a synthetic event (webhook.test, a sample, or a verification) in the event log. */
-export async function recordSyntheticEvent(deps: Deps, e: {
-  memberId: string; agentId: string | null; eventType: string; testMode: boolean; objectType: 'webhook_test' | 'webhook_endpoint';
-  objectId: string; payload: Record<string, unknown>;
-}): Promise<string> {
+export async function recordSyntheticEvent(
+  deps: Deps,
+  e: {
+    memberId: string;
+    agentId: string | null;
+    eventType: string;
+    testMode: boolean;
+    objectType: 'webhook_test' | 'webhook_endpoint';
+    objectId: string;
+    payload: Record<string, unknown>;
+  },
+): Promise<string> {
   const recorded = await recordEvent(deps.db, { ...e, eventKey: `${e.objectType}:${randomUUID()}` });
   return recorded.id;
 }
@@ -211,29 +288,58 @@ export async function loadDelivery(deps: Deps, id: string): Promise<DeliveryRow>
 }
 
 /** POST /v1/test/webhook to the agent's legacy webhook: one signed attempt, answered with its result. */
-export async function sendAgentTestWebhook(deps: Deps, auth: AuthContext, input: { agent_id?: string; event_type?: string }) {
+export async function sendAgentTestWebhook(
+  deps: Deps,
+  auth: AuthContext,
+  input: { agent_id?: string; event_type?: string },
+) {
   const agentId = isAgentKey(auth) ? (auth.agentId as string) : input.agent_id;
-  if (!agentId) throw errors.validation([{ path: 'agent_id', message: 'Required for member keys (or pass endpoint_id)' }]);
+  if (!agentId)
+    throw errors.validation([{ path: 'agent_id', message: 'Required for member keys (or pass endpoint_id)' }]);
   if (!isAgentKey(auth)) await assertLinkedObjects(deps.db, auth, { agent_id: ['agent', agentId] });
   const eventType = input.event_type ?? TEST_EVENT_TYPE;
   if (eventType !== TEST_EVENT_TYPE && !LEGACY_EVENT_TYPES.includes(eventType)) {
-    throw errors.validation([{ path: 'event_type', message: `Agent webhooks carry ${TEST_EVENT_TYPE}, mail.* and batch.* events` }]);
+    throw errors.validation([
+      { path: 'event_type', message: `Agent webhooks carry ${TEST_EVENT_TYPE}, mail.* and batch.* events` },
+    ]);
   }
   const [agent] = await deps.db.query(`SELECT webhook_url FROM agents WHERE id = $1`, [agentId]);
   if (!agent?.webhook_url) {
-    throw errors.conflict('WEBHOOK_NOT_CONFIGURED', 'The agent has no webhook URL; set one with PUT /v1/webhooks/settings.', {
-      suggestedAction: 'Set webhook_url with PUT /v1/webhooks/settings (live key), then test again.',
-    });
+    throw errors.conflict(
+      'WEBHOOK_NOT_CONFIGURED',
+      'The agent has no webhook URL; set one with PUT /v1/webhooks/settings.',
+      {
+        suggestedAction: 'Set webhook_url with PUT /v1/webhooks/settings (live key), then test again.',
+      },
+    );
   }
-  const ctx = { objectId: randomUUID(), agentId, testMode: auth.testMode, now: new Date(), baseUrl: deps.config.baseUrl };
+  const ctx = {
+    objectId: randomUUID(),
+    agentId,
+    testMode: auth.testMode,
+    now: new Date(),
+    baseUrl: deps.config.baseUrl,
+  };
   const environment = auth.testMode ? 'test' : 'live';
   const eventId = await recordSyntheticEvent(deps, {
-    memberId: auth.memberId as string, agentId, eventType, testMode: auth.testMode, objectType: 'webhook_test', objectId: agentId,
+    memberId: auth.memberId as string,
+    agentId,
+    eventType,
+    testMode: auth.testMode,
+    objectType: 'webhook_test',
+    objectId: agentId,
     payload: eventType === TEST_EVENT_TYPE ? pingPayload(ctx) : samplePayload(eventType, ctx),
   });
   const { delivery } = await runSyntheticDelivery(deps, {
-    eventId, target: `agent:${agentId}`, targetType: 'agent_webhook', endpointId: null, memberId: auth.memberId as string,
-    agentId, eventType, environment, kind: 'test',
+    eventId,
+    target: `agent:${agentId}`,
+    targetType: 'agent_webhook',
+    endpointId: null,
+    memberId: auth.memberId as string,
+    agentId,
+    eventType,
+    environment,
+    kind: 'test',
   });
   return testResult(await loadDelivery(deps, delivery.id), await loadAttempts(deps, delivery.id));
 }
@@ -256,13 +362,17 @@ export async function findVisibleDelivery(deps: Deps, auth: AuthContext, id: str
   const [d]: VisibleDelivery[] = await deps.db.query(
     `SELECT d.*, ep.agent_id AS endpoint_agent_id, ep.status AS endpoint_status
        FROM webhook_deliveries d LEFT JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
-      WHERE d.id = $1 AND d.member_id = $2`, [id, auth.memberId]);
+      WHERE d.id = $1 AND d.member_id = $2`,
+    [id, auth.memberId],
+  );
   if (!d) throw errors.notFound('Webhook delivery');
   if (d.target_type === 'endpoint') {
-    if (!canSee(auth, { memberId: d.member_id, agentId: d.endpoint_agent_id, testMode: d.environment === 'test' })) throw errors.notFound('Webhook delivery');
+    if (!canSee(auth, { memberId: d.member_id, agentId: d.endpoint_agent_id, testMode: d.environment === 'test' }))
+      throw errors.notFound('Webhook delivery');
     return d;
   }
-  if (!ownsAcrossEnvironments(auth, { memberId: d.member_id, agentId: d.agent_id })) throw errors.notFound('Webhook delivery');
+  if (!ownsAcrossEnvironments(auth, { memberId: d.member_id, agentId: d.agent_id }))
+    throw errors.notFound('Webhook delivery');
   if (auth.testMode) throw errors.forbidden('live_key_required', 'Agent webhook deliveries need a live key.');
   return d;
 }
@@ -281,24 +391,40 @@ export async function getDelivery(deps: Deps, auth: AuthContext, id: string) {
 export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) {
   const d = await findVisibleDelivery(deps, auth, id);
   if (d.kind === 'verification') {
-    throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'Verifications are not replayed; start a new verification (new challenge).', {
-      suggestedAction: 'POST /v1/webhook-endpoints/{id}/verify',
-    });
+    throw errors.conflict(
+      'WEBHOOK_DELIVERY_NOT_REPLAYABLE',
+      'Verifications are not replayed; start a new verification (new challenge).',
+      {
+        suggestedAction: 'POST /v1/webhook-endpoints/{id}/verify',
+      },
+    );
   }
   if (d.status !== 'failed') {
-    throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', `Only failed deliveries can be replayed; this one is ${d.status}.`, {
-      suggestedAction: 'Nothing to replay: the delivery has not failed.',
-    });
+    throw errors.conflict(
+      'WEBHOOK_DELIVERY_NOT_REPLAYABLE',
+      `Only failed deliveries can be replayed; this one is ${d.status}.`,
+      {
+        suggestedAction: 'Nothing to replay: the delivery has not failed.',
+      },
+    );
   }
   if (d.target_type === 'endpoint' && d.endpoint_status !== 'active') {
-    throw errors.conflict('WEBHOOK_ENDPOINT_NOT_ACTIVE', `The endpoint is ${d.endpoint_status}; verify it before replaying.`, {
-      suggestedAction: 'POST /v1/webhook-endpoints/{id}/verify, then replay.',
-    });
+    throw errors.conflict(
+      'WEBHOOK_ENDPOINT_NOT_ACTIVE',
+      `The endpoint is ${d.endpoint_status}; verify it before replaying.`,
+      {
+        suggestedAction: 'POST /v1/webhook-endpoints/{id}/verify, then replay.',
+      },
+    );
   }
-  const [queued] = returnedRows<DeliveryRow>(await deps.db.query(
-    `UPDATE webhook_deliveries
+  const [queued] = returnedRows<DeliveryRow>(
+    await deps.db.query(
+      `UPDATE webhook_deliveries
         SET status = 'queued', series = series + 1, series_attempts = 0, internal_errors = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
-      WHERE id = $1 AND status = 'failed' RETURNING *`, [d.id]));
+      WHERE id = $1 AND status = 'failed' RETURNING *`,
+      [d.id],
+    ),
+  );
   if (!queued) {
     throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.', {
       suggestedAction: 'Wait for the replay to finish; GET /v1/webhook-deliveries/{id} shows its attempts.',

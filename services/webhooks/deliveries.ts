@@ -9,13 +9,25 @@ import type { Deps } from '../shared/deps';
 import { sendWebhook, Resolver } from './http';
 import { decryptSecret } from '../../domain/shared/secrets';
 import {
-  DeliverableEvent, endpointEnvironmentOf, ENDPOINT_EVENT_TYPES, fitPayload, isSubscribed, LEGACY_EVENT_TYPES,
-  renderEnvelope, renderLegacyBody, RULE_MATCHED_EVENT_TYPE,
+  DeliverableEvent,
+  endpointEnvironmentOf,
+  ENDPOINT_EVENT_TYPES,
+  fitPayload,
+  isSubscribed,
+  LEGACY_EVENT_TYPES,
+  renderEnvelope,
+  renderLegacyBody,
+  RULE_MATCHED_EVENT_TYPE,
 } from '../../domain/webhooks/events';
 import { legacySignatureHeader, standardWebhookHeaders } from '../../domain/webhooks/signatures';
 import { CONSECUTIVE_FAILURES_TO_PAUSE, MAX_ATTEMPTS, retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
-  AttemptInput, AttemptOutcome, DeliveryStatus, WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, WebhookDeliveryInput,
+  AttemptInput,
+  AttemptOutcome,
+  DeliveryStatus,
+  WEBHOOK_DELIVERY_WORKFLOW,
+  webhookDeliveryWorkflowId,
+  WebhookDeliveryInput,
   WebhookDeliveryResult,
 } from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
@@ -64,9 +76,17 @@ export function returnedRows<T>(result: unknown): T[] {
 }
 
 /** Starts (or finds) the workflow of a synthetic delivery (test or verification). */
-export async function startDeliveryWorkflow(deps: Deps, d: Pick<DeliveryRow, 'id' | 'series' | 'max_attempts' | 'member_id' | 'agent_id' | 'environment'>): Promise<WorkflowHandle> {
+export async function startDeliveryWorkflow(
+  deps: Deps,
+  d: Pick<DeliveryRow, 'id' | 'series' | 'max_attempts' | 'member_id' | 'agent_id' | 'environment'>,
+): Promise<WorkflowHandle> {
   const workflowId = webhookDeliveryWorkflowId(d.id, d.series);
-  const input: WebhookDeliveryInput = { deliveryId: d.id, series: d.series, maxAttempts: d.max_attempts, baseDelayMs: deps.config.webhookRetryBaseMs };
+  const input: WebhookDeliveryInput = {
+    deliveryId: d.id,
+    series: d.series,
+    maxAttempts: d.max_attempts,
+    baseDelayMs: deps.config.webhookRetryBaseMs,
+  };
   try {
     return await deps.temporal.workflow.start(WEBHOOK_DELIVERY_WORKFLOW, {
       taskQueue: deps.config.taskQueue,
@@ -107,17 +127,32 @@ export interface EventRow {
  */
 export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string | EventRow): Promise<DeliveryRow[]> {
   const newRow = typeof eventIdOrNewRow === 'string' ? null : eventIdOrNewRow;
-  const [event]: EventRow[] = newRow ? [newRow] : await deps.db.query(
-    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [eventIdOrNewRow]);
+  const [event]: EventRow[] = newRow
+    ? [newRow]
+    : await deps.db.query(
+        `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`,
+        [eventIdOrNewRow],
+      );
   if (!event) return [];
-  const targets: Array<{ target: string; type: 'agent_webhook' | 'endpoint'; endpointId: string | null; agentId: string | null }> = [];
+  const targets: Array<{
+    target: string;
+    type: 'agent_webhook' | 'endpoint';
+    endpointId: string | null;
+    agentId: string | null;
+  }> = [];
 
   if (event.agent_id && LEGACY_EVENT_TYPES.includes(event.event_type)) {
     const [agent] = await deps.db.query(
       `SELECT webhook_url, webhook_enabled, webhook_event_types FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
-      [event.agent_id, event.member_id]);
+      [event.agent_id, event.member_id],
+    );
     if (agent?.webhook_url && agent.webhook_enabled && isSubscribed(agent.webhook_event_types, event.event_type)) {
-      targets.push({ target: `agent:${event.agent_id}`, type: 'agent_webhook', endpointId: null, agentId: event.agent_id });
+      targets.push({
+        target: `agent:${event.agent_id}`,
+        type: 'agent_webhook',
+        endpointId: null,
+        agentId: event.agent_id,
+      });
     }
   }
 
@@ -127,12 +162,15 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
       `SELECT id, event_types FROM webhook_endpoints
         WHERE member_id = $1 AND status = 'active' AND environment = $2
           AND (agent_id IS NULL OR agent_id = $3) AND activated_at <= $4`,
-      [event.member_id, endpointEnvironmentOf(event.environment), event.agent_id, event.created_at]);
+      [event.member_id, endpointEnvironmentOf(event.environment), event.agent_id, event.created_at],
+    );
     for (const ep of endpoints) {
-      const wanted = event.event_type === RULE_MATCHED_EVENT_TYPE
-        ? event.payload.endpoint_id === ep.id
-        : isSubscribed(ep.event_types, event.event_type);
-      if (wanted) targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
+      const wanted =
+        event.event_type === RULE_MATCHED_EVENT_TYPE
+          ? event.payload.endpoint_id === ep.id
+          : isSubscribed(ep.event_types, event.event_type);
+      if (wanted)
+        targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
     }
   }
 
@@ -141,31 +179,69 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
     await deps.db.query(
       `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind, max_attempts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'event', $9) ON CONFLICT (event_id, target) DO NOTHING`,
-      [event.id, t.target, t.type, t.endpointId, event.member_id, t.agentId, event.event_type, event.environment, MAX_ATTEMPTS]);
+      [
+        event.id,
+        t.target,
+        t.type,
+        t.endpointId,
+        event.member_id,
+        t.agentId,
+        event.event_type,
+        event.environment,
+        MAX_ATTEMPTS,
+      ],
+    );
   }
   const pending: DeliveryRow[] = await deps.db.query(
-    `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`, [event.id]);
+    `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`,
+    [event.id],
+  );
   return pending;
 }
 
 /** Inserts a one-attempt delivery of a synthetic event (test or verification) and runs it to its end. */
-export async function runSyntheticDelivery(deps: Deps, insert: {
-  eventId: string; target: string; targetType: 'agent_webhook' | 'endpoint'; endpointId: string | null; memberId: string;
-  agentId: string | null; eventType: string; environment: 'live' | 'test'; kind: 'test' | 'verification';
-  challenge?: string; targetUrl?: string;
-}): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
+export async function runSyntheticDelivery(
+  deps: Deps,
+  insert: {
+    eventId: string;
+    target: string;
+    targetType: 'agent_webhook' | 'endpoint';
+    endpointId: string | null;
+    memberId: string;
+    agentId: string | null;
+    eventType: string;
+    environment: 'live' | 'test';
+    kind: 'test' | 'verification';
+    challenge?: string;
+    targetUrl?: string;
+  },
+): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
   const [delivery]: DeliveryRow[] = await deps.db.query(
     `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
                                      max_attempts, challenge, target_url)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11) RETURNING *`,
-    [insert.eventId, insert.target, insert.targetType, insert.endpointId, insert.memberId, insert.agentId, insert.eventType,
-      insert.environment, insert.kind, insert.challenge ?? null, insert.targetUrl ?? null]);
+    [
+      insert.eventId,
+      insert.target,
+      insert.targetType,
+      insert.endpointId,
+      insert.memberId,
+      insert.agentId,
+      insert.eventType,
+      insert.environment,
+      insert.kind,
+      insert.challenge ?? null,
+      insert.targetUrl ?? null,
+    ],
+  );
   const handle = await startDeliveryWorkflow(deps, delivery);
   // One attempt takes at most ~10 s; if no worker picks it up, answer with the queued state.
   let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([
     handle.result() as Promise<WebhookDeliveryResult>,
-    new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), SYNTHETIC_WAIT_MS); }),
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), SYNTHETIC_WAIT_MS);
+    }),
   ]).finally(() => clearTimeout(timer));
   return { delivery, result };
 }
@@ -182,7 +258,14 @@ interface Target {
 type TargetOrStop = { target: Target } | { stop: string };
 
 function eventOf(row: EventRow): DeliverableEvent {
-  return { id: row.id, eventType: row.event_type, environment: row.environment, createdAt: row.created_at, agentId: row.agent_id, payload: row.payload };
+  return {
+    id: row.id,
+    eventType: row.event_type,
+    environment: row.environment,
+    createdAt: row.created_at,
+    agentId: row.agent_id,
+    payload: row.payload,
+  };
 }
 
 async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<TargetOrStop> {
@@ -190,7 +273,9 @@ async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<
   if (d.target_type === 'endpoint') {
     const [ep] = await deps.db.query(
       `SELECT url, status, secret_enc, previous_secret_enc, previous_secret_expires_at > now() AS previous_valid
-         FROM webhook_endpoints WHERE id = $1`, [d.endpoint_id]);
+         FROM webhook_endpoints WHERE id = $1`,
+      [d.endpoint_id],
+    );
     if (!ep) return { stop: 'endpoint_deleted: the endpoint no longer exists' };
     if (d.kind === 'verification') {
       if (ep.url !== d.target_url) return { stop: 'url_changed: the endpoint URL changed; verify again' };
@@ -214,15 +299,22 @@ async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<
   const [agent] = await deps.db.query(
     `SELECT webhook_url, webhook_enabled, webhook_auth_type, webhook_auth_token_enc, webhook_auth_header_name, webhook_payload_format,
             webhook_signing_key_id, webhook_signing_secret_enc
-       FROM agents WHERE id = $1`, [d.agent_id]);
+       FROM agents WHERE id = $1`,
+    [d.agent_id],
+  );
   if (!agent?.webhook_url) return { stop: 'webhook_not_configured: the agent has no webhook URL' };
   if (!agent.webhook_enabled && d.kind === 'event') return { stop: 'webhook_disabled: the agent webhook is disabled' };
   if (!agent.webhook_signing_key_id || !agent.webhook_signing_secret_enc) {
     return { stop: 'signing_key_missing: set the webhook with PUT /v1/webhooks/settings to get a signing key' };
   }
-  const signingKey = { keyId: agent.webhook_signing_key_id as string, secret: decryptSecret(key, agent.webhook_signing_secret_enc) };
+  const signingKey = {
+    keyId: agent.webhook_signing_key_id as string,
+    secret: decryptSecret(key, agent.webhook_signing_secret_enc),
+  };
   const token = agent.webhook_auth_token_enc ? decryptSecret(key, agent.webhook_auth_token_enc) : null;
-  const fitted = fitPayload(event.payload, (p) => renderLegacyBody(eventOf(event), p, agent.webhook_payload_format, d.agent_id as string));
+  const fitted = fitPayload(event.payload, (p) =>
+    renderLegacyBody(eventOf(event), p, agent.webhook_payload_format, d.agent_id as string),
+  );
   if (!fitted) return { stop: 'payload_too_large: the request body would exceed 64 KiB' };
   return {
     target: {
@@ -235,7 +327,9 @@ async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<
         'x-service-event-id': event.id,
         'x-service-event-type': event.event_type,
         ...(agent.webhook_auth_type === 'bearer' && token ? { authorization: `Bearer ${token}` } : {}),
-        ...(agent.webhook_auth_type === 'header' && token && agent.webhook_auth_header_name ? { [agent.webhook_auth_header_name]: token } : {}),
+        ...(agent.webhook_auth_type === 'header' && token && agent.webhook_auth_header_name
+          ? { [agent.webhook_auth_header_name]: token }
+          : {}),
       }),
     },
   };
@@ -261,29 +355,47 @@ function outcomeOf(row: AttemptRow, status: DeliveryStatus): AttemptOutcome {
 export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?: Resolver): Promise<AttemptOutcome> {
   const [d]: DeliveryRow[] = await deps.db.query(`SELECT * FROM webhook_deliveries WHERE id = $1`, [input.deliveryId]);
   if (!d) return { outcome: 'stopped', statusCode: null, error: 'delivery_deleted', status: 'failed' };
-  if (d.status === 'delivered') return { outcome: 'delivered', statusCode: d.last_status_code, error: null, status: 'delivered' };
-  if (d.series !== input.series) return { outcome: 'stopped', statusCode: null, error: 'superseded: a replay started a newer attempt series', status: 'failed' };
+  if (d.status === 'delivered')
+    return { outcome: 'delivered', statusCode: d.last_status_code, error: null, status: 'delivered' };
+  if (d.series !== input.series)
+    return {
+      outcome: 'stopped',
+      statusCode: null,
+      error: 'superseded: a replay started a newer attempt series',
+      status: 'failed',
+    };
   const [done]: AttemptRow[] = await deps.db.query(
     `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
-    [d.id, input.series, input.attemptNumber]);
+    [d.id, input.series, input.attemptNumber],
+  );
   if (done) return outcomeOf(done, d.status);
 
   const [event]: EventRow[] = await deps.db.query(
-    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`, [d.event_id]);
+    `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`,
+    [d.event_id],
+  );
   const loaded = await loadTarget(deps, d, event);
   if ('stop' in loaded) {
     await deps.db.query(
       `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND series = $3 AND status <> 'delivered'`,
-      [d.id, loaded.stop, input.series]);
+      [d.id, loaded.stop, input.series],
+    );
     return { outcome: 'stopped', statusCode: null, error: loaded.stop, status: 'failed' };
   }
   const { target } = loaded;
-  await deps.db.query(`UPDATE webhook_deliveries SET status = 'processing', updated_at = now() WHERE id = $1 AND status IN ('queued','processing')`, [d.id]);
+  await deps.db.query(
+    `UPDATE webhook_deliveries SET status = 'processing', updated_at = now() WHERE id = $1 AND status IN ('queued','processing')`,
+    [d.id],
+  );
 
   const timestamp = Math.floor(Date.now() / 1000);
   const sent = await sendWebhook({
-    url: target.url, headers: target.headers(timestamp), body: target.body, kind: target.kind,
-    allowInsecureLocal: deps.config.webhooksAllowInsecureLocal, resolve,
+    url: target.url,
+    headers: target.headers(timestamp),
+    body: target.body,
+    kind: target.kind,
+    allowInsecureLocal: deps.config.webhooksAllowInsecureLocal,
+    resolve,
   });
   let ok = sent.ok;
   let error = sent.error;
@@ -296,11 +408,24 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     const inserted: AttemptRow[] = await tx.query(
       `INSERT INTO webhook_delivery_attempts (delivery_id, series, attempt_number, outcome, webhook_timestamp, status_code, response_time_ms, error, response_body)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (delivery_id, series, attempt_number) DO NOTHING RETURNING *`,
-      [d.id, input.series, input.attemptNumber, ok ? 'delivered' : 'failed', timestamp, sent.statusCode, sent.responseTimeMs, error, sent.body]);
+      [
+        d.id,
+        input.series,
+        input.attemptNumber,
+        ok ? 'delivered' : 'failed',
+        timestamp,
+        sent.statusCode,
+        sent.responseTimeMs,
+        error,
+        sent.body,
+      ],
+    );
     if (!inserted.length) {
       // A concurrent run of this same attempt recorded it first.
       const [row]: AttemptRow[] = await tx.query(
-        `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`, [d.id, input.series, input.attemptNumber]);
+        `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
+        [d.id, input.series, input.attemptNumber],
+      );
       const [current] = await tx.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [d.id]);
       return outcomeOf(row, current.status);
     }
@@ -311,32 +436,53 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
         await tx.query(
           `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, consecutive_failures = 0, verified_at = now(),
                   activated_at = CASE WHEN status = 'active' THEN activated_at ELSE now() END, updated_at = now()
-            WHERE id = $1 AND url = $2`, [d.endpoint_id, d.target_url]);
+            WHERE id = $1 AND url = $2`,
+          [d.endpoint_id, d.target_url],
+        );
       } else if (ok) {
-        await tx.query(`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`, [d.endpoint_id]);
+        await tx.query(
+          `UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`,
+          [d.endpoint_id],
+        );
       } else if (d.kind === 'event') {
-        const [ep] = returnedRows<{ status: string }>(await tx.query(
-          `UPDATE webhook_endpoints
+        const [ep] = returnedRows<{ status: string }>(
+          await tx.query(
+            `UPDATE webhook_endpoints
               SET consecutive_failures = consecutive_failures + 1,
                   status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
                   paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
                   updated_at = now()
-            WHERE id = $1 RETURNING status`, [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE]));
+            WHERE id = $1 RETURNING status`,
+            [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
+          ),
+        );
         endpointPaused = ep?.status === 'paused';
       }
     }
 
     const status: DeliveryStatus = ok ? 'delivered' : input.final || endpointPaused ? 'failed' : 'queued';
     // A queued delivery is due again after the backoff (its dispatcher sleeps until then).
-    const retryInMs = status === 'queued' ? retryDelayMs(input.attemptNumber + 1, deps.config.webhookRetryBaseMs, Math.random()) : 0;
+    const retryInMs =
+      status === 'queued' ? retryDelayMs(input.attemptNumber + 1, deps.config.webhookRetryBaseMs, Math.random()) : 0;
     await tx.query(
       `UPDATE webhook_deliveries
           SET status = $2, attempts_count = attempts_count + 1, series_attempts = $5, last_status_code = $3, last_error = $4,
               next_attempt_at = now() + make_interval(secs => $6::double precision / 1000),
               delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
         WHERE id = $1`,
-      [d.id, status, sent.statusCode, ok ? null : endpointPaused ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts` : error,
-        input.attemptNumber, retryInMs]);
+      [
+        d.id,
+        status,
+        sent.statusCode,
+        ok
+          ? null
+          : endpointPaused
+            ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts`
+            : error,
+        input.attemptNumber,
+        retryInMs,
+      ],
+    );
     return outcomeOf(inserted[0], status);
   });
 }
@@ -345,11 +491,15 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
  * Marks the current series failed when its attempt activity itself kept failing (for
  * example a secret that no longer decrypts), so no delivery is left `processing`.
  */
-export async function failDelivery(deps: Deps, input: { deliveryId: string; series: number; error: string }): Promise<void> {
+export async function failDelivery(
+  deps: Deps,
+  input: { deliveryId: string; series: number; error: string },
+): Promise<void> {
   await deps.db.query(
     `UPDATE webhook_deliveries SET status = 'failed', last_error = $3, updated_at = now()
       WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
-    [input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000)]);
+    [input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000)],
+  );
 }
 
 // Views shared by the legacy event log and the endpoint delivery log.
@@ -391,5 +541,7 @@ export function deliveryView(d: DeliveryRow) {
 
 export async function loadAttempts(deps: Deps, deliveryId: string): Promise<AttemptRow[]> {
   return deps.db.query(
-    `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY series, attempt_number`, [deliveryId]);
+    `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY series, attempt_number`,
+    [deliveryId],
+  );
 }

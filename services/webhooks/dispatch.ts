@@ -15,8 +15,14 @@ import { ensureIntervalSchedule } from '../operations/schedules';
 import { attemptDelivery, DeliveryRow, returnedRows } from './deliveries';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
-  DispatchPassResult, RECONCILE_WEBHOOK_DISPATCH_WORKFLOW, ReconcileWebhookDispatchInput, wakeDispatcherSignal,
-  WEBHOOK_DISPATCH_WORKFLOW, webhookDispatchReconcilerScheduleId, webhookDispatchWorkflowId, WebhookDispatchInput,
+  DispatchPassResult,
+  RECONCILE_WEBHOOK_DISPATCH_WORKFLOW,
+  ReconcileWebhookDispatchInput,
+  wakeDispatcherSignal,
+  WEBHOOK_DISPATCH_WORKFLOW,
+  webhookDispatchReconcilerScheduleId,
+  webhookDispatchWorkflowId,
+  WebhookDispatchInput,
 } from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
 
@@ -76,18 +82,24 @@ export async function wakeDispatchers(deps: Deps, targets: DispatchTarget[]): Pr
     const key = dispatchKeyOf(t);
     if (seen.has(key)) continue;
     seen.add(key);
-    const claimed = returnedRows(await deps.db.query(
-      `INSERT INTO webhook_dispatchers (dispatch_key, wake_requested_at) VALUES ($1, now())
+    const claimed = returnedRows(
+      await deps.db.query(
+        `INSERT INTO webhook_dispatchers (dispatch_key, wake_requested_at) VALUES ($1, now())
        ON CONFLICT (dispatch_key) DO UPDATE SET wake_requested_at = now()
         WHERE webhook_dispatchers.wake_requested_at IS NULL
            OR webhook_dispatchers.wake_requested_at < now() - make_interval(secs => $2)
-       RETURNING dispatch_key`, [key, WAKE_REFRESH_SECONDS]));
+       RETURNING dispatch_key`,
+        [key, WAKE_REFRESH_SECONDS],
+      ),
+    );
     if (!claimed.length) continue;
     try {
       await signalDispatcher(deps, t);
     } catch (err) {
       // Let the caller's retry (or the next publish) signal again.
-      await deps.db.query(`UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [key]).catch(() => undefined);
+      await deps.db
+        .query(`UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [key])
+        .catch(() => undefined);
       throw err;
     }
   }
@@ -104,16 +116,22 @@ interface DueRow {
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /**
  * One pass of a dispatcher: sends every due event delivery of the receiver (one attempt
  * each), until none is due or the budget is spent, then reports when the next is due.
  */
-export async function dispatchDueDeliveries(deps: Deps, dispatchKey: string, heartbeat: () => void = () => undefined): Promise<DispatchPassResult> {
+export async function dispatchDueDeliveries(
+  deps: Deps,
+  dispatchKey: string,
+  heartbeat: () => void = () => undefined,
+): Promise<DispatchPassResult> {
   const { environment, target } = parseDispatchKey(dispatchKey);
   await deps.db.query(`UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [dispatchKey]);
   const started = Date.now();
@@ -121,18 +139,27 @@ export async function dispatchDueDeliveries(deps: Deps, dispatchKey: string, hea
   for (;;) {
     // Claimed under a lease: another pass (a retried activity whose first run is still
     // alive) skips these rows until the lease ends; an attempt records the real next time.
-    const due = returnedRows<DueRow>(await deps.db.query(
-      `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $4)
+    const due = returnedRows<DueRow>(
+      await deps.db.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $4)
         WHERE id IN (
           SELECT id FROM webhook_deliveries
            WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing') AND next_attempt_at <= now()
            ORDER BY next_attempt_at, created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, series, series_attempts, max_attempts, internal_errors`, [target, environment, PASS_BATCH, LEASE_SECONDS]));
+        RETURNING id, series, series_attempts, max_attempts, internal_errors`,
+        [target, environment, PASS_BATCH, LEASE_SECONDS],
+      ),
+    );
     if (!due.length) break;
     await eachLimited(due, PASS_CONCURRENCY, async (d) => {
       const attemptNumber = d.series_attempts + 1;
       try {
-        await attemptDelivery(deps, { deliveryId: d.id, series: d.series, attemptNumber, final: attemptNumber >= d.max_attempts });
+        await attemptDelivery(deps, {
+          deliveryId: d.id,
+          series: d.series,
+          attemptNumber,
+          final: attemptNumber >= d.max_attempts,
+        });
       } catch (err) {
         await recordInternalError(deps, d, err);
       }
@@ -143,7 +170,9 @@ export async function dispatchDueDeliveries(deps: Deps, dispatchKey: string, hea
   }
   const [next] = await deps.db.query(
     `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - now())) * 1000)::bigint AS ms FROM webhook_deliveries
-      WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing')`, [target, environment]);
+      WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing')`,
+    [target, environment],
+  );
   return { attempted, more: false, nextDueInMs: next.ms === null ? null : Math.max(0, Number(next.ms)) };
 }
 
@@ -161,7 +190,14 @@ async function recordInternalError(deps: Deps, d: DueRow, err: unknown): Promise
             status = CASE WHEN internal_errors + 1 >= $4 THEN 'failed' ELSE status END,
             next_attempt_at = now() + make_interval(secs => $5::double precision / 1000)
       WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
-    [d.id, d.series, message, MAX_INTERNAL_ERRORS, retryDelayMs(d.internal_errors + 2, deps.config.webhookRetryBaseMs, Math.random())]);
+    [
+      d.id,
+      d.series,
+      message,
+      MAX_INTERNAL_ERRORS,
+      retryDelayMs(d.internal_errors + 2, deps.config.webhookRetryBaseMs, Math.random()),
+    ],
+  );
 }
 
 /** Wakes (unconditionally) every dispatcher with a delivery overdue by `overdueSeconds`. */
@@ -169,7 +205,9 @@ export async function wakeOverdueDispatchers(deps: Deps, overdueSeconds: number)
   const overdue: DispatchTarget[] = await deps.db.query(
     `SELECT DISTINCT ON (target, environment) target, environment, member_id, agent_id FROM webhook_deliveries
       WHERE kind = 'event' AND status IN ('queued','processing') AND next_attempt_at < now() - make_interval(secs => $1)
-      ORDER BY target, environment LIMIT 1000`, [overdueSeconds]);
+      ORDER BY target, environment LIMIT 1000`,
+    [overdueSeconds],
+  );
   for (const o of overdue) await signalDispatcher(deps, o);
   return overdue.length;
 }

@@ -11,7 +11,11 @@ import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import {
-  assertWebhookTarget, loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult,
+  assertWebhookTarget,
+  loadDelivery,
+  recordSyntheticEvent,
+  sendAgentTestWebhook,
+  testResult,
 } from './agent-webhooks';
 import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './deliveries';
 import type { Resolver } from './http';
@@ -84,8 +88,14 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function ruleView(r: RuleRow) {
   return {
-    id: r.id, name: r.name, source: r.source, match: r.match, terms: r.terms, exclude_terms: r.exclude_terms,
-    created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+    id: r.id,
+    name: r.name,
+    source: r.source,
+    match: r.match,
+    terms: r.terms,
+    exclude_terms: r.exclude_terms,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
   };
 }
 
@@ -118,7 +128,9 @@ async function rulesOf(db: Queryable, endpointIds: string[]): Promise<Map<string
   const map = new Map<string, RuleRow[]>();
   if (!endpointIds.length) return map;
   const rows: RuleRow[] = await db.query(
-    `SELECT * FROM webhook_endpoint_rules WHERE endpoint_id = ANY($1::uuid[]) ORDER BY created_at, id`, [endpointIds]);
+    `SELECT * FROM webhook_endpoint_rules WHERE endpoint_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+    [endpointIds],
+  );
   for (const r of rows) map.set(r.endpoint_id, [...(map.get(r.endpoint_id) ?? []), r]);
   return map;
 }
@@ -130,8 +142,13 @@ async function view(db: Queryable, e: EndpointRow): Promise<EndpointView> {
 /** The caller's endpoint or 404 (other members, other agents, and the other environment). */
 async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock = false): Promise<EndpointRow> {
   const [row]: EndpointRow[] = await db.query(
-    `SELECT * FROM webhook_endpoints WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`, [id, auth.memberId]);
-  if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.environment === 'sandbox' })) {
+    `SELECT * FROM webhook_endpoints WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+    [id, auth.memberId],
+  );
+  if (
+    !row ||
+    !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.environment === 'sandbox' })
+  ) {
     throw errors.notFound('Webhook endpoint');
   }
   return row;
@@ -140,20 +157,39 @@ async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock =
 async function insertRule(db: Queryable, endpointId: string, r: RuleInput): Promise<RuleRow> {
   const [row]: RuleRow[] = await db.query(
     `INSERT INTO webhook_endpoint_rules (endpoint_id, name, source, match, terms, exclude_terms)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`, [endpointId, r.name, r.source, r.match, r.terms, r.exclude_terms ?? []]);
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [endpointId, r.name, r.source, r.match, r.terms, r.exclude_terms ?? []],
+  );
   return row;
 }
 
-export async function listWebhookEndpoints(deps: Deps, auth: AuthContext, q: { environment?: EndpointEnvironment; agent_id?: string }) {
+export async function listWebhookEndpoints(
+  deps: Deps,
+  auth: AuthContext,
+  q: { environment?: EndpointEnvironment; agent_id?: string },
+) {
   const where = ['member_id = $1'];
   const args: unknown[] = [auth.memberId];
-  if (isAgentKey(auth)) { args.push(auth.agentId); where.push(`agent_id = $${args.length}`); }
-  else if (q.agent_id) { args.push(q.agent_id); where.push(`agent_id = $${args.length}`); }
+  if (isAgentKey(auth)) {
+    args.push(auth.agentId);
+    where.push(`agent_id = $${args.length}`);
+  } else if (q.agent_id) {
+    args.push(q.agent_id);
+    where.push(`agent_id = $${args.length}`);
+  }
   const environment = auth.testMode ? 'sandbox' : q.environment;
-  if (environment) { args.push(environment); where.push(`environment = $${args.length}`); }
+  if (environment) {
+    args.push(environment);
+    where.push(`environment = $${args.length}`);
+  }
   const rows: EndpointRow[] = await deps.db.query(
-    `SELECT * FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`, args);
-  const rules = await rulesOf(deps.db, rows.map((r) => r.id));
+    `SELECT * FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
+    args,
+  );
+  const rules = await rulesOf(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => endpointView(r, rules.get(r.id) ?? []));
 }
 
@@ -166,8 +202,14 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
   const environment: EndpointEnvironment = auth.testMode ? 'sandbox' : 'live';
   if (input.environment !== undefined && input.environment !== environment) {
     throw auth.testMode
-      ? errors.forbidden('live_key_required', 'Test keys create sandbox endpoints only; use a live key for a live endpoint.')
-      : errors.forbidden('test_key_required', 'Live keys create live endpoints only; use a test key (sk_test_ or sk_agent_test_) for a sandbox endpoint.');
+      ? errors.forbidden(
+          'live_key_required',
+          'Test keys create sandbox endpoints only; use a live key for a live endpoint.',
+        )
+      : errors.forbidden(
+          'test_key_required',
+          'Live keys create live endpoints only; use a test key (sk_test_ or sk_agent_test_) for a sandbox endpoint.',
+        );
   }
   let agentId: string | null = null;
   if (isAgentKey(auth)) agentId = auth.agentId;
@@ -182,17 +224,33 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
     // The member row lock serialises concurrent creates, so the limit cannot be raced.
     await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
     const [{ n }] = await tx.query(
-      `SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1 AND environment = $2`, [auth.memberId, environment]);
+      `SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1 AND environment = $2`,
+      [auth.memberId, environment],
+    );
     if (n >= ENDPOINTS_PER_ENVIRONMENT) {
-      throw errors.unprocessable('WEBHOOK_ENDPOINT_LIMIT', `At most ${ENDPOINTS_PER_ENVIRONMENT} ${environment} endpoints per account.`, {
-        suggestedAction: 'Delete an endpoint you no longer use, or subscribe an existing endpoint to more event types.',
-      });
+      throw errors.unprocessable(
+        'WEBHOOK_ENDPOINT_LIMIT',
+        `At most ${ENDPOINTS_PER_ENVIRONMENT} ${environment} endpoints per account.`,
+        {
+          suggestedAction:
+            'Delete an endpoint you no longer use, or subscribe an existing endpoint to more event types.',
+        },
+      );
     }
     const [row]: EndpointRow[] = await tx.query(
       `INSERT INTO webhook_endpoints (member_id, agent_id, name, url, environment, event_types, secret_enc, secret_prefix)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [auth.memberId, agentId, input.name, input.url, environment, input.event_types,
-        encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret)]);
+      [
+        auth.memberId,
+        agentId,
+        input.name,
+        input.url,
+        environment,
+        input.event_types,
+        encryptSecret(deps.config.appEncryptionKey, secret),
+        endpointSecretPrefix(secret),
+      ],
+    );
     for (const r of input.rules ?? []) await insertRule(tx, row.id, r);
     return view(tx, row);
   });
@@ -200,20 +258,35 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
 }
 
 /** A changed URL needs verification again: an active endpoint becomes paused. */
-export async function updateWebhookEndpoint(deps: Deps, auth: AuthContext, id: string, patch: EndpointPatch, resolve?: Resolver): Promise<EndpointView> {
+export async function updateWebhookEndpoint(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  patch: EndpointPatch,
+  resolve?: Resolver,
+): Promise<EndpointView> {
   await findEndpoint(deps.db, auth, id);
   if (patch.url !== undefined) await assertWebhookTarget(deps, patch.url, 'endpoint', 'url', resolve);
   return deps.db.transaction(async (tx) => {
     const current = await findEndpoint(tx, auth, id, true);
     const urlChanged = patch.url !== undefined && patch.url !== current.url;
-    const [row] = returnedRows<EndpointRow>(await tx.query(
-      `UPDATE webhook_endpoints
+    const [row] = returnedRows<EndpointRow>(
+      await tx.query(
+        `UPDATE webhook_endpoints
           SET name = $2, url = $3, event_types = $4,
               status = CASE WHEN $5 AND status = 'active' THEN 'paused' ELSE status END,
               paused_reason = CASE WHEN $5 AND status <> 'pending' THEN 'url_changed' ELSE paused_reason END,
               updated_at = now()
         WHERE id = $1 RETURNING *`,
-      [id, patch.name ?? current.name, patch.url ?? current.url, patch.event_types ?? current.event_types, urlChanged]));
+        [
+          id,
+          patch.name ?? current.name,
+          patch.url ?? current.url,
+          patch.event_types ?? current.event_types,
+          urlChanged,
+        ],
+      ),
+    );
     return view(tx, row);
   });
 }
@@ -230,12 +303,15 @@ export async function rotateWebhookEndpointSecret(deps: Deps, auth: AuthContext,
   const secret = generateEndpointSecret();
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, id, true);
-    const [row] = returnedRows<EndpointRow>(await tx.query(
-      `UPDATE webhook_endpoints
+    const [row] = returnedRows<EndpointRow>(
+      await tx.query(
+        `UPDATE webhook_endpoints
           SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
               secret_enc = $2, secret_prefix = $3, updated_at = now()
         WHERE id = $1 RETURNING *`,
-      [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS]));
+        [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS],
+      ),
+    );
     return { endpoint: await view(tx, row), secret };
   });
 }
@@ -252,12 +328,26 @@ export async function verifyWebhookEndpoint(deps: Deps, auth: AuthContext, id: s
   const ep = await findEndpoint(deps.db, auth, id);
   const challenge = randomBytes(24).toString('base64url');
   const eventId = await recordSyntheticEvent(deps, {
-    memberId: ep.member_id, agentId: ep.agent_id, eventType: VERIFICATION_EVENT_TYPE, testMode: ep.environment === 'sandbox',
-    objectType: 'webhook_endpoint', objectId: ep.id, payload: { endpoint_id: ep.id, challenge },
+    memberId: ep.member_id,
+    agentId: ep.agent_id,
+    eventType: VERIFICATION_EVENT_TYPE,
+    testMode: ep.environment === 'sandbox',
+    objectType: 'webhook_endpoint',
+    objectId: ep.id,
+    payload: { endpoint_id: ep.id, challenge },
   });
   const { delivery } = await runSyntheticDelivery(deps, {
-    eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
-    eventType: VERIFICATION_EVENT_TYPE, environment: environmentOfEndpoint(ep), kind: 'verification', challenge, targetUrl: ep.url,
+    eventId,
+    target: `endpoint:${ep.id}`,
+    targetType: 'endpoint',
+    endpointId: ep.id,
+    memberId: ep.member_id,
+    agentId: ep.agent_id,
+    eventType: VERIFICATION_EVENT_TYPE,
+    environment: environmentOfEndpoint(ep),
+    kind: 'verification',
+    challenge,
+    targetUrl: ep.url,
   });
   const result = testResult(await loadDelivery(deps, delivery.id), await loadAttempts(deps, delivery.id));
   return { verified: result.delivered, ...result, endpoint: await getWebhookEndpoint(deps, auth, id) };
@@ -265,18 +355,37 @@ export async function verifyWebhookEndpoint(deps: Deps, auth: AuthContext, id: s
 
 async function sendEndpointTest(deps: Deps, ep: EndpointRow, eventType: string, payload: Record<string, unknown>) {
   const eventId = await recordSyntheticEvent(deps, {
-    memberId: ep.member_id, agentId: ep.agent_id, eventType, testMode: ep.environment === 'sandbox',
-    objectType: 'webhook_test', objectId: ep.id, payload,
+    memberId: ep.member_id,
+    agentId: ep.agent_id,
+    eventType,
+    testMode: ep.environment === 'sandbox',
+    objectType: 'webhook_test',
+    objectId: ep.id,
+    payload,
   });
   const { delivery } = await runSyntheticDelivery(deps, {
-    eventId, target: `endpoint:${ep.id}`, targetType: 'endpoint', endpointId: ep.id, memberId: ep.member_id, agentId: ep.agent_id,
-    eventType, environment: environmentOfEndpoint(ep), kind: 'test',
+    eventId,
+    target: `endpoint:${ep.id}`,
+    targetType: 'endpoint',
+    endpointId: ep.id,
+    memberId: ep.member_id,
+    agentId: ep.agent_id,
+    eventType,
+    environment: environmentOfEndpoint(ep),
+    kind: 'test',
   });
   return testResult(await loadDelivery(deps, delivery.id), await loadAttempts(deps, delivery.id));
 }
 
 function sampleContext(deps: Deps, ep: EndpointRow) {
-  return { objectId: randomUUID(), agentId: ep.agent_id, testMode: ep.environment === 'sandbox', now: new Date(), baseUrl: deps.config.baseUrl, endpointId: ep.id };
+  return {
+    objectId: randomUUID(),
+    agentId: ep.agent_id,
+    testMode: ep.environment === 'sandbox',
+    now: new Date(),
+    baseUrl: deps.config.baseUrl,
+    endpointId: ep.id,
+  };
 }
 
 /**
@@ -286,7 +395,10 @@ function sampleContext(deps: Deps, ep: EndpointRow) {
 export async function testWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
   const ep = await findEndpoint(deps.db, auth, id);
   if (ep.status !== 'active') return { verification: true, ...(await verifyWebhookEndpoint(deps, auth, id)) };
-  return { verification: false, ...(await sendEndpointTest(deps, ep, TEST_EVENT_TYPE, pingPayload(sampleContext(deps, ep)))) };
+  return {
+    verification: false,
+    ...(await sendEndpointTest(deps, ep, TEST_EVENT_TYPE, pingPayload(sampleContext(deps, ep)))),
+  };
 }
 
 /** A signed sample of a real event type (data.sample = true) to an active endpoint. */
@@ -298,21 +410,43 @@ export async function testWebhookEndpointWithSample(deps: Deps, auth: AuthContex
     });
   }
   const [rule] = (await rulesOf(deps.db, [ep.id])).get(ep.id) ?? [];
-  const payload = samplePayload(eventType, { ...sampleContext(deps, ep), rule: rule ? { id: rule.id, name: rule.name } : undefined });
+  const payload = samplePayload(eventType, {
+    ...sampleContext(deps, ep),
+    rule: rule ? { id: rule.id, name: rule.name } : undefined,
+  });
   return sendEndpointTest(deps, ep, eventType, payload);
 }
 
-export async function listEndpointDeliveries(deps: Deps, auth: AuthContext, id: string, q: {
-  status?: DeliveryRow['status']; event_type?: string; limit: number; offset: number;
-}) {
+export async function listEndpointDeliveries(
+  deps: Deps,
+  auth: AuthContext,
+  id: string,
+  q: {
+    status?: DeliveryRow['status'];
+    event_type?: string;
+    limit: number;
+    offset: number;
+  },
+) {
   await findEndpoint(deps.db, auth, id);
   const where = ['endpoint_id = $1'];
   const args: unknown[] = [id];
-  if (q.status) { args.push(q.status); where.push(`status = $${args.length}`); }
-  if (q.event_type) { args.push(q.event_type); where.push(`event_type = $${args.length}`); }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE ${where.join(' AND ')}`, args);
+  if (q.status) {
+    args.push(q.status);
+    where.push(`status = $${args.length}`);
+  }
+  if (q.event_type) {
+    args.push(q.event_type);
+    where.push(`event_type = $${args.length}`);
+  }
+  const [{ total }] = await deps.db.query(
+    `SELECT count(*)::int AS total FROM webhook_deliveries WHERE ${where.join(' AND ')}`,
+    args,
+  );
   const rows: DeliveryRow[] = await deps.db.query(
-    `SELECT * FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${q.limit} OFFSET ${q.offset}`, args);
+    `SELECT * FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${q.limit} OFFSET ${q.offset}`,
+    args,
+  );
   return { deliveries: rows.map(deliveryView), total: total as number };
 }
 
@@ -326,7 +460,9 @@ export async function listRules(deps: Deps, auth: AuthContext, endpointId: strin
 export async function createRule(deps: Deps, auth: AuthContext, endpointId: string, input: RuleInput) {
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, endpointId, true);
-    const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM webhook_endpoint_rules WHERE endpoint_id = $1`, [endpointId]);
+    const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM webhook_endpoint_rules WHERE endpoint_id = $1`, [
+      endpointId,
+    ]);
     if (n >= RULE_LIMITS.rulesPerEndpoint) {
       throw errors.unprocessable('WEBHOOK_RULE_LIMIT', `At most ${RULE_LIMITS.rulesPerEndpoint} rules per endpoint.`, {
         suggestedAction: 'Delete or edit an existing rule.',
@@ -336,24 +472,46 @@ export async function createRule(deps: Deps, auth: AuthContext, endpointId: stri
   });
 }
 
-export async function updateRule(deps: Deps, auth: AuthContext, endpointId: string, ruleId: string, patch: Partial<RuleInput>) {
+export async function updateRule(
+  deps: Deps,
+  auth: AuthContext,
+  endpointId: string,
+  ruleId: string,
+  patch: Partial<RuleInput>,
+) {
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, endpointId, true);
-    const [current]: RuleRow[] = await tx.query(`SELECT * FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2`, [ruleId, endpointId]);
+    const [current]: RuleRow[] = await tx.query(
+      `SELECT * FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2`,
+      [ruleId, endpointId],
+    );
     if (!current) throw errors.notFound('Webhook rule');
-    const [row] = returnedRows<RuleRow>(await tx.query(
-      `UPDATE webhook_endpoint_rules SET name = $2, source = $3, match = $4, terms = $5, exclude_terms = $6, updated_at = now()
+    const [row] = returnedRows<RuleRow>(
+      await tx.query(
+        `UPDATE webhook_endpoint_rules SET name = $2, source = $3, match = $4, terms = $5, exclude_terms = $6, updated_at = now()
         WHERE id = $1 RETURNING *`,
-      [ruleId, patch.name ?? current.name, patch.source ?? current.source, patch.match ?? current.match, patch.terms ?? current.terms,
-        patch.exclude_terms ?? current.exclude_terms]));
+        [
+          ruleId,
+          patch.name ?? current.name,
+          patch.source ?? current.source,
+          patch.match ?? current.match,
+          patch.terms ?? current.terms,
+          patch.exclude_terms ?? current.exclude_terms,
+        ],
+      ),
+    );
     return ruleView(row);
   });
 }
 
 export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: string, ruleId: string) {
   await findEndpoint(deps.db, auth, endpointId);
-  const [deleted] = returnedRows<{ id: string }>(await deps.db.query(
-    `DELETE FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2 RETURNING id`, [ruleId, endpointId]));
+  const [deleted] = returnedRows<{ id: string }>(
+    await deps.db.query(`DELETE FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2 RETURNING id`, [
+      ruleId,
+      endpointId,
+    ]),
+  );
   if (!deleted) throw errors.notFound('Webhook rule');
   return { id: ruleId, deleted: true };
 }
@@ -363,11 +521,18 @@ export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: stri
  * test of that custom endpoint (a sample when event_type names another type). endpoint_id
  * must be one of the caller's endpoints in its environment (400 otherwise).
  */
-export async function sendTestWebhook(deps: Deps, auth: AuthContext, input: { agent_id?: string; endpoint_id?: string; event_type?: string }) {
+export async function sendTestWebhook(
+  deps: Deps,
+  auth: AuthContext,
+  input: { agent_id?: string; endpoint_id?: string; event_type?: string },
+) {
   if (!input.endpoint_id) return sendAgentTestWebhook(deps, auth, input);
   await assertLinkedObjects(deps.db, auth, { endpoint_id: ['webhook_endpoint', input.endpoint_id] });
   if (input.event_type && input.event_type !== TEST_EVENT_TYPE) {
-    return { verification: false, ...(await testWebhookEndpointWithSample(deps, auth, input.endpoint_id, input.event_type)) };
+    return {
+      verification: false,
+      ...(await testWebhookEndpointWithSample(deps, auth, input.endpoint_id, input.event_type)),
+    };
   }
   return testWebhookEndpoint(deps, auth, input.endpoint_id);
 }

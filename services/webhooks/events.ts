@@ -39,8 +39,17 @@ export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEve
   if (inserted.length) {
     const { id, created_at } = inserted[0];
     return {
-      id, created: true,
-      createdRow: { id, member_id: e.memberId, agent_id: e.agentId, event_type: e.eventType, environment, payload: e.payload, created_at },
+      id,
+      created: true,
+      createdRow: {
+        id,
+        member_id: e.memberId,
+        agent_id: e.agentId,
+        event_type: e.eventType,
+        environment,
+        payload: e.payload,
+        created_at,
+      },
     };
   }
   const [existing] = await tx.query(`SELECT id FROM events WHERE event_key = $1`, [e.eventKey]);

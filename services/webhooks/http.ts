@@ -7,7 +7,14 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isLoopbackAddress, isLoopbackHost, isPublicAddress, parseIp, webhookUrlProblem, WebhookUrlKind } from '../../domain/webhooks/urls';
+import {
+  isLoopbackAddress,
+  isLoopbackHost,
+  isPublicAddress,
+  parseIp,
+  webhookUrlProblem,
+  WebhookUrlKind,
+} from '../../domain/webhooks/urls';
 
 export const ATTEMPT_DEADLINE_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 4096;
@@ -30,7 +37,12 @@ export interface AddressCheck {
  * The URL rules plus DNS: every address the host resolves to must be public, or, for a
  * loopback URL allowed by WEBHOOKS_ALLOW_INSECURE_LOCAL, a loopback address.
  */
-export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allowInsecureLocal: boolean, resolve: Resolver = systemResolver): Promise<AddressCheck> {
+export async function checkWebhookTarget(
+  url: string,
+  kind: WebhookUrlKind,
+  allowInsecureLocal: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<AddressCheck> {
   const problem = webhookUrlProblem(url, kind, allowInsecureLocal);
   if (problem) return { ok: false, addresses: [], error: `url_refused: URL ${problem}` };
   const hostname = new URL(url).hostname;
@@ -43,7 +55,11 @@ export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allo
     try {
       addresses = await resolve(host);
     } catch (err) {
-      return { ok: false, addresses: [], error: `dns_error: ${(err as { code?: string }).code ?? (err as Error).message}` };
+      return {
+        ok: false,
+        addresses: [],
+        error: `dns_error: ${(err as { code?: string }).code ?? (err as Error).message}`,
+      };
     }
     if (!addresses.length) return { ok: false, addresses, error: `dns_error: ${host} has no address` };
   }
@@ -52,7 +68,11 @@ export async function checkWebhookTarget(url: string, kind: WebhookUrlKind, allo
       return { ok: false, addresses, error: `address_refused: ${host} resolves to an address that is not loopback` };
     }
   } else if (addresses.some((a) => !isPublicAddress(a.address))) {
-    return { ok: false, addresses, error: `address_refused: ${host} resolves to a private, loopback, link-local or metadata address` };
+    return {
+      ok: false,
+      addresses,
+      error: `address_refused: ${host} resolves to a private, loopback, link-local or metadata address`,
+    };
   }
   return { ok: true, addresses };
 }
@@ -80,7 +100,14 @@ export interface SendResult {
 export async function sendWebhook(req: SendRequest): Promise<SendResult> {
   const started = Date.now();
   const target = await checkWebhookTarget(req.url, req.kind, req.allowInsecureLocal, req.resolve);
-  if (!target.ok) return { ok: false, statusCode: null, responseTimeMs: Date.now() - started, error: target.error ?? 'refused', body: '' };
+  if (!target.ok)
+    return {
+      ok: false,
+      statusCode: null,
+      responseTimeMs: Date.now() - started,
+      error: target.error ?? 'refused',
+      body: '',
+    };
   const pinned = target.addresses[0];
   const pinnedLookup: LookupFunction = (_host, options, callback) => {
     const cb = callback as (...args: unknown[]) => void;
@@ -109,40 +136,56 @@ export async function sendWebhook(req: SendRequest): Promise<SendResult> {
         ok,
         statusCode,
         responseTimeMs: (headersAt ?? Date.now()) - started,
-        error: error ?? (ok ? null : statusCode !== null && statusCode >= 300 && statusCode < 400 ? `http_${statusCode}: redirects are not followed` : `http_${statusCode}`),
+        error:
+          error ??
+          (ok
+            ? null
+            : statusCode !== null && statusCode >= 300 && statusCode < 400
+              ? `http_${statusCode}: redirects are not followed`
+              : `http_${statusCode}`),
         // Postgres text cannot hold NUL characters.
-        body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\u0000/g, ''),
+        body: Buffer.concat(chunks)
+          .subarray(0, MAX_RESPONSE_BYTES)
+          .toString('utf8')
+          .replace(/\u0000/g, ''),
       });
     };
 
-    const request = transport.request(url, {
-      method: 'POST',
-      agent: false,
-      lookup: pinnedLookup,
-      headers: {
-        ...req.headers,
-        'content-type': 'application/json',
-        'content-length': String(bodyBuffer.length),
-        'user-agent': 'PostalMailAPI-Webhooks/1.0',
-        connection: 'close',
+    const request = transport.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        lookup: pinnedLookup,
+        headers: {
+          ...req.headers,
+          'content-type': 'application/json',
+          'content-length': String(bodyBuffer.length),
+          'user-agent': 'PostalMailAPI-Webhooks/1.0',
+          connection: 'close',
+        },
       },
-    }, (res) => {
-      statusCode = res.statusCode ?? null;
-      headersAt = Date.now();
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        received += chunk.length;
-        if (received >= MAX_RESPONSE_BYTES) {
-          res.destroy();
-          finish(null);
-        }
-      });
-      res.on('end', () => finish(null));
-      res.on('error', () => finish(null));
-      res.on('close', () => finish(null));
-    });
+      (res) => {
+        statusCode = res.statusCode ?? null;
+        headersAt = Date.now();
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          received += chunk.length;
+          if (received >= MAX_RESPONSE_BYTES) {
+            res.destroy();
+            finish(null);
+          }
+        });
+        res.on('end', () => finish(null));
+        res.on('error', () => finish(null));
+        res.on('close', () => finish(null));
+      },
+    );
     // The status line decides the attempt; a body still trickling at the deadline is cut.
-    const timer = setTimeout(() => finish(statusCode === null ? `timeout: no response within ${deadlineMs / 1000} s` : null), deadlineMs);
+    const timer = setTimeout(
+      () => finish(statusCode === null ? `timeout: no response within ${deadlineMs / 1000} s` : null),
+      deadlineMs,
+    );
     request.on('error', (err) => finish(`network_error: ${(err as { code?: string }).code ?? err.message}`));
     request.end(bodyBuffer);
   });

@@ -6,7 +6,9 @@ import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import { returnedRows } from './deliveries';
 import {
-  WEBHOOK_HISTORY_CLEANUP_WORKFLOW, webhookHistoryCleanupScheduleId, WebhookHistoryCleanupInput,
+  WEBHOOK_HISTORY_CLEANUP_WORKFLOW,
+  webhookHistoryCleanupScheduleId,
+  WebhookHistoryCleanupInput,
 } from '../../workflows/operations/contracts';
 
 export const DELIVERY_RETENTION_DAYS = 30;
@@ -17,26 +19,38 @@ const BATCH = 1000;
  * `retentionDays` ago, and the synthetic test/verification events left without deliveries.
  * Business events stay in the event log. Works in batches; `progress` heartbeats.
  */
-export async function deleteOldWebhookHistory(deps: Deps, retentionDays: number, progress: () => void = () => undefined) {
+export async function deleteOldWebhookHistory(
+  deps: Deps,
+  retentionDays: number,
+  progress: () => void = () => undefined,
+) {
   let deletedDeliveries = 0;
   for (;;) {
-    const rows = returnedRows(await deps.db.query(
-      `DELETE FROM webhook_deliveries WHERE id IN (
+    const rows = returnedRows(
+      await deps.db.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (
          SELECT id FROM webhook_deliveries
           WHERE created_at < now() - make_interval(days => $1) AND status IN ('delivered','failed') LIMIT $2)
-       RETURNING id`, [retentionDays, BATCH]));
+       RETURNING id`,
+        [retentionDays, BATCH],
+      ),
+    );
     deletedDeliveries += rows.length;
     progress();
     if (rows.length < BATCH) break;
   }
   let deletedSyntheticEvents = 0;
   for (;;) {
-    const rows = returnedRows(await deps.db.query(
-      `DELETE FROM events WHERE id IN (
+    const rows = returnedRows(
+      await deps.db.query(
+        `DELETE FROM events WHERE id IN (
          SELECT e.id FROM events e
           WHERE e.object_type IN ('webhook_test','webhook_endpoint') AND e.created_at < now() - make_interval(days => $1)
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $2)
-       RETURNING id`, [retentionDays, BATCH]));
+       RETURNING id`,
+        [retentionDays, BATCH],
+      ),
+    );
     deletedSyntheticEvents += rows.length;
     progress();
     if (rows.length < BATCH) break;

@@ -26,7 +26,10 @@ export class ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private done = false;
 
-  constructor(readonly script: ServiceScript, opts: ServiceOptions) {
+  constructor(
+    readonly script: ServiceScript,
+    opts: ServiceOptions,
+  ) {
     const env = { ...process.env, ...opts.env };
     this.child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
       cwd: ROOT,
@@ -37,9 +40,16 @@ export class ServiceProcess {
       this.child.stdout!.on('data', (c: Buffer) => this.output.push(c.toString('utf8')));
       this.child.stderr!.on('data', (c: Buffer) => this.output.push(c.toString('utf8')));
     }
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => { this.done = true; resolve({ code, signal }); }));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.done = true;
+        resolve({ code, signal });
+      }),
+    );
     // A test that times out (Jest's forceExit) or a bench that throws must not leave it behind.
-    const reap = () => { if (!this.done) this.child.kill('SIGKILL'); };
+    const reap = () => {
+      if (!this.done) this.child.kill('SIGKILL');
+    };
     process.once('exit', reap);
     void this.exited.then(() => process.removeListener('exit', reap));
   }
@@ -82,7 +92,12 @@ export class ServiceProcess {
   }
 }
 
-async function until(what: string, proc: ServiceProcess, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function until(
+  what: string,
+  proc: ServiceProcess,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (!proc.running) throw new Error(`${what}: the process exited before it was ready\n${proc.text().slice(-4000)}`);
@@ -103,7 +118,10 @@ export interface ApiProcess {
 export async function startApiProcess(opts: ServiceOptions & { port?: number }): Promise<ApiProcess> {
   const port = opts.port ?? (await freePort());
   const siteUrl = `http://127.0.0.1:${port}`;
-  const proc = new ServiceProcess('api/server.ts', { ...opts, env: { ...opts.env, PORT: String(port), HOST: '127.0.0.1', SITE_URL: siteUrl } });
+  const proc = new ServiceProcess('api/server.ts', {
+    ...opts,
+    env: { ...opts.env, PORT: String(port), HOST: '127.0.0.1', SITE_URL: siteUrl },
+  });
   await until('API', proc, async () => (await fetch(`${siteUrl}/healthz`)).status === 200, 90000);
   return { proc, siteUrl, baseUrl: `${siteUrl}/api` };
 }
@@ -112,14 +130,27 @@ export async function startApiProcess(opts: ServiceOptions & { port?: number }):
  * Starts `worker/main.ts` and waits until this very process polls its workflow task
  * queue (a killed predecessor may still be listed as a poller for a while).
  */
-export async function startWorkerProcess(temporal: Client, opts: ServiceOptions & { taskQueue: string }): Promise<ServiceProcess> {
-  const proc = new ServiceProcess('worker/main.ts', { ...opts, env: { ...opts.env, TEMPORAL_TASK_QUEUE: opts.taskQueue } });
-  await until('worker', proc, async () => {
-    const res = await temporal.workflowService.describeTaskQueue({
-      namespace: temporal.options.namespace, taskQueue: { name: opts.taskQueue }, taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-    });
-    return (res.pollers ?? []).some((p) => (p.identity ?? '').startsWith(`${proc.pid}@`));
-  }, 180000);
+export async function startWorkerProcess(
+  temporal: Client,
+  opts: ServiceOptions & { taskQueue: string },
+): Promise<ServiceProcess> {
+  const proc = new ServiceProcess('worker/main.ts', {
+    ...opts,
+    env: { ...opts.env, TEMPORAL_TASK_QUEUE: opts.taskQueue },
+  });
+  await until(
+    'worker',
+    proc,
+    async () => {
+      const res = await temporal.workflowService.describeTaskQueue({
+        namespace: temporal.options.namespace,
+        taskQueue: { name: opts.taskQueue },
+        taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+      });
+      return (res.pollers ?? []).some((p) => (p.identity ?? '').startsWith(`${proc.pid}@`));
+    },
+    180000,
+  );
   return proc;
 }
 
@@ -129,7 +160,11 @@ export async function startWorkerProcess(temporal: Client, opts: ServiceOptions 
  */
 export async function deleteSchedulesOf(temporal: Client, taskQueue: string): Promise<void> {
   for await (const s of temporal.schedule.list()) {
-    if (s.scheduleId.includes(taskQueue)) await temporal.schedule.getHandle(s.scheduleId).delete().catch(() => undefined);
+    if (s.scheduleId.includes(taskQueue))
+      await temporal.schedule
+        .getHandle(s.scheduleId)
+        .delete()
+        .catch(() => undefined);
   }
 }
 

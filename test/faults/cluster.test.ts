@@ -18,7 +18,13 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
 import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { insertMemberKey } from '../../services/accounts/accounts';
-import { clusterServes, killTemporalService, readClusterState, restartTemporalService, TemporalServiceName } from '../../scripts/cluster';
+import {
+  clusterServes,
+  killTemporalService,
+  readClusterState,
+  restartTemporalService,
+  TemporalServiceName,
+} from '../../scripts/cluster';
 import { ROOT } from '../../scripts/stack';
 import { webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
@@ -29,7 +35,14 @@ import { newAgent, newCredential } from '../helpers/agents';
 import { batchForm, pdf, recipientsCsv } from '../integration/batch-helpers';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
 import { startReceiver } from '../integration/webhook-helpers';
-import { ApiProcess, deleteSchedulesOf, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from './children';
+import {
+  ApiProcess,
+  deleteSchedulesOf,
+  ServiceProcess,
+  stackEnv,
+  startApiProcess,
+  startWorkerProcess,
+} from './children';
 import { ledgerProblems, until } from './ledger';
 
 jest.setTimeout(900000);
@@ -55,7 +68,9 @@ async function withRetries(bases: () => string[], send: (base: string) => Promis
   for (let attempt = 0; ; attempt++) {
     const list = bases();
     const base = list[attempt % list.length];
-    const res = await send(base).catch((err) => ({ status: 0, body: String(err), headers: new Headers() }) as HttpResponse);
+    const res = await send(base).catch(
+      (err) => ({ status: 0, body: String(err), headers: new Headers() }) as HttpResponse,
+    );
     if (!retryable(res) || Date.now() > end) return { res, retries: attempt };
     await sleep(500);
   }
@@ -73,7 +88,10 @@ describeCluster('the cluster profile', () => {
   const api = (m: string, p: string, o: RequestOptions = {}) => http(bases()[0], m, p, o);
 
   beforeAll(async () => {
-    deps = await createDeps(loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: taskQueue }), { poolSize: 4, name: 'cluster-faults' });
+    deps = await createDeps(loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: taskQueue }), {
+      poolSize: 4,
+      name: 'cluster-faults',
+    });
     workers = await Promise.all([0, 1].map(() => startWorkerProcess(deps.temporal, { env, taskQueue, capture: true })));
     apis = await Promise.all([0, 1].map(() => startApiProcess({ env, capture: true })));
   });
@@ -93,24 +111,36 @@ describeCluster('the cluster profile', () => {
     const state = cluster!;
     expect(state.apis).toHaveLength(2);
     expect(state.workers).toHaveLength(2);
-    const profile = await createDeps(loadConfig({ ...process.env, DATABASE_URL: state.databaseUrl, TEMPORAL_TASK_QUEUE: state.taskQueue }), { poolSize: 2, name: 'cluster-profile' });
+    const profile = await createDeps(
+      loadConfig({ ...process.env, DATABASE_URL: state.databaseUrl, TEMPORAL_TASK_QUEUE: state.taskQueue }),
+      { poolSize: 2, name: 'cluster-profile' },
+    );
     try {
       for (const a of state.apis) {
         expect((await http(a.siteUrl, 'GET', '/livez')).status).toBe(200);
-        expect(await http(a.siteUrl, 'GET', '/readyz')).toMatchObject({ status: 200, body: { ok: true, postgres: true, temporal: true, object_store: true } });
+        expect(await http(a.siteUrl, 'GET', '/readyz')).toMatchObject({
+          status: 200,
+          body: { ok: true, postgres: true, temporal: true, object_store: true },
+        });
       }
       const member = await newMember(profile);
-      const testKey = (await insertMemberKey(profile.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+      const testKey = (await insertMemberKey(profile.db, member.member_id, { name: 'sandbox', environment: 'test' }))
+        .key;
       await newAgent(`${state.apis[0].siteUrl}/api`, member.key);
       const [first, second] = state.apis.map((a) => client(`${a.siteUrl}/api`));
-      const sent = await first('POST', '/v1/mail', { key: testKey, form: letterForm(await letterPdf(1, 'Cluster profile letter')) });
+      const sent = await first('POST', '/v1/mail', {
+        key: testKey,
+        form: letterForm(await letterPdf(1, 'Cluster profile letter')),
+      });
       expect(sent.status).toBe(201);
       expect((await second('GET', `/v1/mail/${sent.body.id}`, { key: testKey })).body.status).toBe('submitted');
       for (const next of ['ready', 'mailed', 'delivered']) {
         const res = await second('POST', `/v1/test/mail/${sent.body.id}/advance`, { key: testKey });
         expect([res.status, res.body.status]).toEqual([200, next]);
       }
-      expect(await profile.temporal.workflow.getHandle(outboundMailWorkflowId(sent.body.id)).result()).toBe('delivered');
+      expect(await profile.temporal.workflow.getHandle(outboundMailWorkflowId(sent.body.id)).result()).toBe(
+        'delivered',
+      );
     } finally {
       await closeDeps(profile);
     }
@@ -121,39 +151,59 @@ describeCluster('the cluster profile', () => {
     const member = await newMember(deps, { creditsCents: 10_000_000 });
     memberIds.push(member.member_id);
     const agent = await newAgent(bases()[0], member.key);
-    const credential = await newCredential(bases()[0], member.key, agent.id, { scopes: ['mail.send', 'webhook.manage', 'webhook.read'] });
+    const credential = await newCredential(bases()[0], member.key, agent.id, {
+      scopes: ['mail.send', 'webhook.manage', 'webhook.read'],
+    });
     const holding: Array<() => void> = [];
     let hold = true;
-    const receiver = await startReceiver(() => (hold
-      ? new Promise((resolve) => holding.push(() => resolve({ status: 200, body: 'late' })))
-      : { status: 200, body: 'ok' }));
+    const receiver = await startReceiver(() =>
+      hold
+        ? new Promise((resolve) => holding.push(() => resolve({ status: 200, body: 'late' })))
+        : { status: 200, body: 'ok' },
+    );
     const release = () => {
       hold = false;
       holding.splice(0).forEach((answer) => answer());
     };
-    const settings = await api('PUT', '/v1/webhooks/settings', { key: credential.key, headers: MD, json: { webhook_url: receiver.url, enabled: true, event_types: ['*'] } });
+    const settings = await api('PUT', '/v1/webhooks/settings', {
+      key: credential.key,
+      headers: MD,
+      json: { webhook_url: receiver.url, enabled: true, event_types: ['*'] },
+    });
     expect(settings.status).toBe(200);
 
     const letters: string[] = [];
     for (let i = 0; i < LETTERS; i++) {
-      const res = await api('POST', '/v1/mail', { key: credential.key, headers: MD, form: letterForm(await letterPdf(1, `${tag} letter ${i}`)) });
+      const res = await api('POST', '/v1/mail', {
+        key: credential.key,
+        headers: MD,
+        form: letterForm(await letterPdf(1, `${tag} letter ${i}`)),
+      });
       expect(res.status).toBe(201);
       letters.push(res.body.id);
     }
     await receiver.waitFor(3, 120000);
 
     const draft = async (rows: number, name: string) => {
-      const res = await api('POST', '/v1/batch-mail', { key: member.key, form: batchForm(await pdf(1), recipientsCsv(rows), { job_name: name }) });
+      const res = await api('POST', '/v1/batch-mail', {
+        key: member.key,
+        form: batchForm(await pdf(1), recipientsCsv(rows), { job_name: name }),
+      });
       expect(res.status).toBe(201);
       return res.body.batch.id as string;
     };
     const batch = await draft(ROWS, `${tag}: generating during the fault`);
     const confirmedDuring = await draft(50, `${tag}: confirmed during the fault`);
     expect((await api('POST', `/v1/batch-mail/${batch}/confirm`, { key: member.key })).status).toBe(200);
-    const createdAtFault = await until('pieces being generated', async () => {
-      const [row] = await deps.db.query(`SELECT count(*)::int AS n FROM batch_pieces WHERE batch_id = $1`, [batch]);
-      return row.n > 0 ? row.n : null;
-    }, 120000, 10);
+    const createdAtFault = await until(
+      'pieces being generated',
+      async () => {
+        const [row] = await deps.db.query(`SELECT count(*)::int AS n FROM batch_pieces WHERE batch_id = $1`, [batch]);
+        return row.n > 0 ? row.n : null;
+      },
+      120000,
+      10,
+    );
     return { member, credential, receiver, release, letters, batch, confirmedDuring, createdAtFault };
   }
 
@@ -162,32 +212,57 @@ describeCluster('the cluster profile', () => {
   /** Confirms the second batch through the fault, as a client would: same Idempotency-Key, retried on either API. */
   function confirmThroughFault(f: Flight, since: number) {
     const key = `confirm-${f.confirmedDuring}`;
-    return withRetries(bases, (base) => http(base, 'POST', `/v1/batch-mail/${f.confirmedDuring}/confirm`, { key: f.member.key, headers: { 'Idempotency-Key': key } }))
-      .then((r) => ({ ...r, answeredAfterMs: Date.now() - since }));
+    return withRetries(bases, (base) =>
+      http(base, 'POST', `/v1/batch-mail/${f.confirmedDuring}/confirm`, {
+        key: f.member.key,
+        headers: { 'Idempotency-Key': key },
+      }),
+    ).then((r) => ({ ...r, answeredAfterMs: Date.now() - since }));
   }
 
   /** Waits for everything in flight to finish, checks the invariants, then ends every workflow. */
   async function settle(f: Flight, since: number) {
     type Delivery = { status: string; event_id: string; environment: string; target: string };
     const [submittedAfterMs, [deliveries, deliveredAfterMs]] = await Promise.all([
-      until('the batch to be submitted', async () => {
-        const [row] = await deps.db.query(`SELECT status FROM batches WHERE id = $1`, [f.batch]);
-        return row.status === 'submitted' ? Date.now() - since : null;
-      }, 600000, 200),
-      until('every delivery to be delivered', async () => {
-        const rows: Delivery[] = await deps.db.query(
-          `SELECT d.status, d.event_id, d.environment, d.target FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-            WHERE e.object_id = ANY($1) AND d.target_type = 'agent_webhook'`, [f.letters]);
-        return rows.length >= LETTERS && rows.every((r) => r.status === 'delivered') ? [rows, Date.now() - since] as const : null;
-      }, 600000, 200),
+      until(
+        'the batch to be submitted',
+        async () => {
+          const [row] = await deps.db.query(`SELECT status FROM batches WHERE id = $1`, [f.batch]);
+          return row.status === 'submitted' ? Date.now() - since : null;
+        },
+        600000,
+        200,
+      ),
+      until(
+        'every delivery to be delivered',
+        async () => {
+          const rows: Delivery[] = await deps.db.query(
+            `SELECT d.status, d.event_id, d.environment, d.target FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+            WHERE e.object_id = ANY($1) AND d.target_type = 'agent_webhook'`,
+            [f.letters],
+          );
+          return rows.length >= LETTERS && rows.every((r) => r.status === 'delivered')
+            ? ([rows, Date.now() - since] as const)
+            : null;
+        },
+        600000,
+        200,
+      ),
     ]);
 
     const [pieces] = await deps.db.query(
       `SELECT count(*)::int AS n, count(DISTINCT batch_sequence)::int AS distinct_n, min(batch_sequence) AS lo, max(batch_sequence) AS hi
-         FROM batch_pieces WHERE batch_id = $1`, [f.batch]);
+         FROM batch_pieces WHERE batch_id = $1`,
+      [f.batch],
+    );
     expect(pieces).toEqual({ n: ROWS, distinct_n: ROWS, lo: 1, hi: ROWS });
-    const submittedEvents = async () => (await deps.db.query(
-      `SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.submitted'`, [f.batch]))[0].n;
+    const submittedEvents = async () =>
+      (
+        await deps.db.query(
+          `SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.submitted'`,
+          [f.batch],
+        )
+      )[0].n;
     await until('batch.submitted to be published', async () => (await submittedEvents()) > 0, 120000);
     expect(await submittedEvents()).toBe(1);
     const receivedIds = new Set(f.receiver.received.map((r) => r.headers['x-service-event-id']));
@@ -197,22 +272,30 @@ describeCluster('the cluster profile', () => {
     // Every workflow ends: both batches and every letter are cancelled (each refunded once),
     // and the receiver's dispatcher finishes once nothing is left to send.
     for (const id of [f.batch, f.confirmedDuring]) {
-      const { res } = await withRetries(bases, (base) => http(base, 'DELETE', `/v1/batch-mail/${id}`, { key: f.member.key }));
+      const { res } = await withRetries(bases, (base) =>
+        http(base, 'DELETE', `/v1/batch-mail/${id}`, { key: f.member.key }),
+      );
       expect(res.status).toBe(200);
       await deps.temporal.workflow.getHandle(batchWorkflowId(id)).result();
     }
     for (const id of f.letters) {
-      const { res } = await withRetries(bases, (base) => http(base, 'DELETE', `/v1/mail/${id}`, { key: f.credential.key, headers: MD }));
+      const { res } = await withRetries(bases, (base) =>
+        http(base, 'DELETE', `/v1/mail/${id}`, { key: f.credential.key, headers: MD }),
+      );
       expect([res.status, res.body.outbound_mail?.status]).toEqual([200, 'cancelled']);
       expect(await deps.temporal.workflow.getHandle(outboundMailWorkflowId(id)).result()).toBe('cancelled');
     }
     for (const key of new Set(deliveries.map((d) => `${d.environment}:${d.target}`))) {
-      expect(typeof (await deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(taskQueue, key)).result())).toBe('number');
+      expect(typeof (await deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(taskQueue, key)).result())).toBe(
+        'number',
+      );
     }
     expect(await ledgerProblems(deps.db, memberIds)).toEqual([]);
     const [money] = await deps.db.query(
       `SELECT count(*) FILTER (WHERE kind = 'debit')::int AS debits, count(*) FILTER (WHERE kind = 'refund')::int AS refunds,
-              sum(amount_cents)::int AS balance FROM credits_ledger WHERE member_id = $1`, [f.member.member_id]);
+              sum(amount_cents)::int AS balance FROM credits_ledger WHERE member_id = $1`,
+      [f.member.member_id],
+    );
     expect(money).toEqual({ debits: LETTERS + 2, refunds: LETTERS + 2, balance: 10_000_000 });
     await f.receiver.close();
     return { submittedAfterMs, deliveredAfterMs };
@@ -286,9 +369,13 @@ describeCluster('the cluster profile', () => {
           const live = bases();
           return (c + i) % 2 === 0 ? live : [...live].reverse();
         };
-        const { res, retries: r } = await withRetries(preferred, (base) => http(base, 'POST', '/v1/mail', {
-          key, headers: { ...MD, 'Idempotency-Key': idempotencyKey }, form: letterForm(document, { allow_duplicate: true }),
-        }));
+        const { res, retries: r } = await withRetries(preferred, (base) =>
+          http(base, 'POST', '/v1/mail', {
+            key,
+            headers: { ...MD, 'Idempotency-Key': idempotencyKey },
+            form: letterForm(document, { allow_duplicate: true }),
+          }),
+        );
         expect(res.status).toBe(201);
         retries += r;
         ids.push(res.body.id);
@@ -308,13 +395,22 @@ describeCluster('the cluster profile', () => {
     expect(other.proc.running).toBe(true);
 
     expect(new Set(ids).size).toBe(4 * perClient);
-    const [{ n }] = await deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [member.member_id]);
+    const [{ n }] = await deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [
+      member.member_id,
+    ]);
     expect(n).toBe(4 * perClient);
-    await until('every letter announced', async () => {
-      const [row] = await deps.db.query(
-        `SELECT count(DISTINCT object_id)::int AS n FROM events WHERE object_id = ANY($1) AND event_type = 'mail.submitted'`, [ids]);
-      return row.n === ids.length;
-    }, 120000, 200);
+    await until(
+      'every letter announced',
+      async () => {
+        const [row] = await deps.db.query(
+          `SELECT count(DISTINCT object_id)::int AS n FROM events WHERE object_id = ANY($1) AND event_type = 'mail.submitted'`,
+          [ids],
+        );
+        return row.n === ids.length;
+      },
+      120000,
+      200,
+    );
     for (const id of ids) {
       const { res } = await withRetries(bases, (base) => http(base, 'DELETE', `/v1/mail/${id}`, { key, headers: MD }));
       expect(res.status).toBe(200);

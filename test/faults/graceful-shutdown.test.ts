@@ -30,14 +30,22 @@ async function encoded(form: FormData): Promise<{ body: Buffer; contentType: str
 /** Starts a POST whose body is written only up to `sentBytes`; the rest waits for `finish()`. */
 function slowUpload(url: string, headers: Record<string, string>, body: Buffer, sentBytes: number) {
   const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } });
-  const answer = new Promise<{ status: number; connection: string | undefined; body: string } | { error: string }>((resolve) => {
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', (err) => resolve({ error: err.message }));
-  });
+  const answer = new Promise<{ status: number; connection: string | undefined; body: string } | { error: string }>(
+    (resolve) => {
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            connection: res.headers.connection,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      });
+      req.on('error', (err) => resolve({ error: err.message }));
+    },
+  );
   req.write(body.subarray(0, sentBytes));
   return { answer, finish: () => req.end(body.subarray(sentBytes)) };
 }
@@ -56,16 +64,28 @@ describe('graceful shutdown on SIGTERM', () => {
   async function sender() {
     const member = await newMember(app.deps, { creditsCents: 100_000 });
     const agent = await newAgent(app.baseUrl, member.key);
-    const credential = await newCredential(app.baseUrl, member.key, agent.id, { scopes: ['mail.send', 'webhook.manage', 'webhook.read'] });
+    const credential = await newCredential(app.baseUrl, member.key, agent.id, {
+      scopes: ['mail.send', 'webhook.manage', 'webhook.read'],
+    });
     return credential.key;
   }
 
   it('the API finishes the request in flight, refuses new connections, and exits', async () => {
     const key = await sender();
-    const api = await startApiProcess({ env: stackEnv({ SHUTDOWN_GRACE_SECONDS: '30', LOG_LEVEL: 'info' }), capture: true });
+    const api = await startApiProcess({
+      env: stackEnv({ SHUTDOWN_GRACE_SECONDS: '30', LOG_LEVEL: 'info' }),
+      capture: true,
+    });
     const port = Number(new URL(api.siteUrl).port);
-    const { body, contentType } = await encoded(letterForm(await letterPdf(1, 'In flight during SIGTERM'), { dry_run: true }));
-    const upload = slowUpload(`${api.baseUrl}/v1/mail`, { authorization: `Bearer ${key}`, 'content-type': contentType, ...MD }, body, Math.floor(body.length / 2));
+    const { body, contentType } = await encoded(
+      letterForm(await letterPdf(1, 'In flight during SIGTERM'), { dry_run: true }),
+    );
+    const upload = slowUpload(
+      `${api.baseUrl}/v1/mail`,
+      { authorization: `Bearer ${key}`, 'content-type': contentType, ...MD },
+      body,
+      Math.floor(body.length / 2),
+    );
     await sleep(300);
 
     api.proc.child.kill('SIGTERM');
@@ -85,7 +105,12 @@ describe('graceful shutdown on SIGTERM', () => {
     const key = await sender();
     const api = await startApiProcess({ env: stackEnv({ SHUTDOWN_GRACE_SECONDS: '1' }), capture: true });
     const { body, contentType } = await encoded(letterForm(await letterPdf(1, 'Never finished'), { dry_run: true }));
-    const stuck = slowUpload(`${api.baseUrl}/v1/mail`, { authorization: `Bearer ${key}`, 'content-type': contentType, ...MD }, body, 100);
+    const stuck = slowUpload(
+      `${api.baseUrl}/v1/mail`,
+      { authorization: `Bearer ${key}`, 'content-type': contentType, ...MD },
+      body,
+      100,
+    );
     await sleep(300);
 
     api.proc.child.kill('SIGTERM');
@@ -100,12 +125,26 @@ describe('graceful shutdown on SIGTERM', () => {
     const env = stackEnv({ WORKER_SHUTDOWN_GRACE_SECONDS: '60', WEBHOOK_RETRY_BASE_MS: '200', LOG_LEVEL: 'info' });
     const worker = await startWorkerProcess(app.deps.temporal, { env, taskQueue, capture: true });
     const holding: Array<() => void> = [];
-    const receiver = await startReceiver(() => new Promise((resolve) => holding.push(() => resolve({ status: 200, body: 'late' }))));
+    const receiver = await startReceiver(
+      () => new Promise((resolve) => holding.push(() => resolve({ status: 200, body: 'late' }))),
+    );
     try {
       const key = await sender();
       const api = client(app.baseUrl);
-      expect((await api('PUT', '/v1/webhooks/settings', { key, headers: MD, json: { webhook_url: receiver.url, enabled: true, event_types: ['mail.submitted'] } })).status).toBe(200);
-      const sent = await api('POST', '/v1/mail', { key, headers: MD, form: letterForm(await letterPdf(1, `Delivered while the worker drains ${randomBytes(3).toString('hex')}`)) });
+      expect(
+        (
+          await api('PUT', '/v1/webhooks/settings', {
+            key,
+            headers: MD,
+            json: { webhook_url: receiver.url, enabled: true, event_types: ['mail.submitted'] },
+          })
+        ).status,
+      ).toBe(200);
+      const sent = await api('POST', '/v1/mail', {
+        key,
+        headers: MD,
+        form: letterForm(await letterPdf(1, `Delivered while the worker drains ${randomBytes(3).toString('hex')}`)),
+      });
       expect(sent.status).toBe(201);
       await receiver.waitFor(1, 60000);
 
@@ -117,9 +156,12 @@ describe('graceful shutdown on SIGTERM', () => {
       expect(await worker.exited).toEqual({ code: 0, signal: null });
       expect(worker.text()).toContain('worker stopped');
 
-      const deliveries: Array<{ status: string; attempts_count: number; environment: string; target: string }> = await app.deps.db.query(
-        `SELECT d.status, d.attempts_count, d.environment, d.target FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-          WHERE e.object_id = $1 AND e.event_type = 'mail.submitted' AND d.target_type = 'agent_webhook'`, [sent.body.id]);
+      const deliveries: Array<{ status: string; attempts_count: number; environment: string; target: string }> =
+        await app.deps.db.query(
+          `SELECT d.status, d.attempts_count, d.environment, d.target FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE e.object_id = $1 AND e.event_type = 'mail.submitted' AND d.target_type = 'agent_webhook'`,
+          [sent.body.id],
+        );
       expect(deliveries).toHaveLength(1);
       expect(deliveries[0]).toMatchObject({ status: 'delivered', attempts_count: 1 });
       expect(receiver.received).toHaveLength(1);
@@ -128,7 +170,11 @@ describe('graceful shutdown on SIGTERM', () => {
       const next = await startWorkerProcess(app.deps.temporal, { env, taskQueue });
       try {
         const d = deliveries[0];
-        expect(typeof (await app.deps.temporal.workflow.getHandle(webhookDispatchWorkflowId(taskQueue, `${d.environment}:${d.target}`)).result())).toBe('number');
+        expect(
+          typeof (await app.deps.temporal.workflow
+            .getHandle(webhookDispatchWorkflowId(taskQueue, `${d.environment}:${d.target}`))
+            .result()),
+        ).toBe('number');
       } finally {
         await next.stop();
       }

@@ -25,7 +25,9 @@ async function rowsOf(app: TestApp, memberId: string) {
     `SELECT (SELECT count(*) FROM outbound_mail WHERE member_id = $1)::int AS mail,
             (SELECT count(*) FROM batches WHERE member_id = $1)::int AS batches,
             (SELECT count(*) FROM credits_ledger WHERE member_id = $1)::int AS ledger,
-            (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance`, [memberId]);
+            (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance`,
+    [memberId],
+  );
   return r;
 }
 
@@ -40,7 +42,9 @@ describe('object store down: closed port', () => {
   beforeAll(async () => {
     app = await startTestApp({ worker: false, env: { S3_ENDPOINT: `http://127.0.0.1:${await freePort()}` } });
   });
-  afterAll(async () => { await app?.close(); });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('a letter and a batch draft get 503, nothing is debited or recorded', async () => {
     const api = client(app.baseUrl);
@@ -50,11 +54,17 @@ describe('object store down: closed port', () => {
     const before = await rowsOf(app, member.member_id);
 
     expectUnavailable(await api('POST', '/v1/mail', { key, headers: MD, form: letterForm(await letterPdf()) }));
-    expectUnavailable(await api('POST', '/v1/batch-mail', { key, headers: MD, form: batchForm(await pdf(1), recipientsCsv(5)) }));
+    expectUnavailable(
+      await api('POST', '/v1/batch-mail', { key, headers: MD, form: batchForm(await pdf(1), recipientsCsv(5)) }),
+    );
     expect(await rowsOf(app, member.member_id)).toEqual(before);
 
     // Pricing needs no store: a dry run still answers.
-    const dry = await api('POST', '/v1/mail', { key, headers: MD, form: letterForm(await letterPdf(), { dry_run: true }) });
+    const dry = await api('POST', '/v1/mail', {
+      key,
+      headers: MD,
+      form: letterForm(await letterPdf(), { dry_run: true }),
+    });
     expect(dry.status).toBe(200);
     // Readiness (/readyz and its older name /healthz) says why; liveness does not depend on the store.
     for (const probe of ['/healthz', '/readyz']) {
@@ -68,51 +78,79 @@ describe('object store down: closed port', () => {
 
 describe('object store down: S3 errors and timeouts (aws-sdk-client-mock)', () => {
   let app: TestApp;
-  beforeAll(async () => { app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } }); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   const failures: Array<[string, () => Error]> = [
-    ['500 InternalError', () => new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'We encountered an internal error' })],
-    ['503 SlowDown', () => new S3ServiceException({ name: 'SlowDown', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'Please reduce your request rate' })],
+    [
+      '500 InternalError',
+      () =>
+        new S3ServiceException({
+          name: 'InternalError',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 500 },
+          message: 'We encountered an internal error',
+        }),
+    ],
+    [
+      '503 SlowDown',
+      () =>
+        new S3ServiceException({
+          name: 'SlowDown',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 503 },
+          message: 'Please reduce your request rate',
+        }),
+    ],
     ['a timeout', () => Object.assign(new Error('socket timed out after 30000 ms'), { name: 'TimeoutError' })],
   ];
 
-  it.each(failures)('%s on upload: 503, nothing recorded; the retry with the same Idempotency-Key succeeds once', async (_label, failure) => {
-    const api = client(app.baseUrl);
-    const member = await newMember(app.deps, { creditsCents: 100_000 });
-    const agent = await newAgent(app.baseUrl, member.key);
-    const key = (await newCredential(app.baseUrl, member.key, agent.id)).key;
-    const before = await rowsOf(app, member.member_id);
-    const letter = await letterPdf();
-    const headers = { ...MD, 'idempotency-key': `outage-${Date.now()}-${Math.random()}` };
+  it.each(failures)(
+    '%s on upload: 503, nothing recorded; the retry with the same Idempotency-Key succeeds once',
+    async (_label, failure) => {
+      const api = client(app.baseUrl);
+      const member = await newMember(app.deps, { creditsCents: 100_000 });
+      const agent = await newAgent(app.baseUrl, member.key);
+      const key = (await newCredential(app.baseUrl, member.key, agent.id)).key;
+      const before = await rowsOf(app, member.member_id);
+      const letter = await letterPdf();
+      const headers = { ...MD, 'idempotency-key': `outage-${Date.now()}-${Math.random()}` };
 
-    const s3 = mockClient(app.deps.storage.client);
-    try {
-      s3.on(PutObjectCommand).rejects(failure());
-      s3.on(DeleteObjectCommand).rejects(failure());
-      expectUnavailable(await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) }));
-      expectUnavailable(await api('POST', '/v1/batch-mail', { key, headers: MD, form: batchForm(await pdf(1), recipientsCsv(5)) }));
-      expect(s3.commandCalls(PutObjectCommand).length).toBeGreaterThanOrEqual(2);
-    } finally {
-      s3.restore();
-    }
-    expect(await rowsOf(app, member.member_id)).toEqual(before);
+      const s3 = mockClient(app.deps.storage.client);
+      try {
+        s3.on(PutObjectCommand).rejects(failure());
+        s3.on(DeleteObjectCommand).rejects(failure());
+        expectUnavailable(await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) }));
+        expectUnavailable(
+          await api('POST', '/v1/batch-mail', { key, headers: MD, form: batchForm(await pdf(1), recipientsCsv(5)) }),
+        );
+        expect(s3.commandCalls(PutObjectCommand).length).toBeGreaterThanOrEqual(2);
+      } finally {
+        s3.restore();
+      }
+      expect(await rowsOf(app, member.member_id)).toEqual(before);
 
-    const again = await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) });
-    expect(again.status).toBe(201);
-    const replay = await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) });
-    expect([replay.status, replay.body.id]).toEqual([201, again.body.id]);
-    const after = await rowsOf(app, member.member_id);
-    expect(after.mail).toBe(before.mail + 1);
-    expect(after.balance).toBe(before.balance - again.body.cost_cents);
-    expect(await ledgerProblems(app.deps.db, [member.member_id])).toEqual([]);
-  });
+      const again = await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) });
+      expect(again.status).toBe(201);
+      const replay = await api('POST', '/v1/mail', { key, headers, form: letterForm(letter) });
+      expect([replay.status, replay.body.id]).toEqual([201, again.body.id]);
+      const after = await rowsOf(app, member.member_id);
+      expect(after.mail).toBe(before.mail + 1);
+      expect(after.balance).toBe(before.balance - again.body.cost_cents);
+      expect(await ledgerProblems(app.deps.db, [member.member_id])).toEqual([]);
+    },
+  );
 
   it('a sandbox advance whose photo uploads fail waits for the store and completes', async () => {
     const api = client(app.baseUrl);
     const member = await newMember(app.deps);
     await newAgent(app.baseUrl, member.key);
-    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' }))
+      .key;
     const piece = await api('POST', '/v1/mail', { key: testKey, form: letterForm(await letterPdf()) });
     expect(piece.status).toBe(201);
 
@@ -122,7 +160,8 @@ describe('object store down: S3 errors and timeouts (aws-sdk-client-mock)', () =
     try {
       // The activity keeps failing while the store is down.
       const end = Date.now() + 30000;
-      while (s3.commandCalls(PutObjectCommand).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      while (s3.commandCalls(PutObjectCommand).length < 2 && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 100));
       expect(s3.commandCalls(PutObjectCommand).length).toBeGreaterThanOrEqual(2);
       const [row] = await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [piece.body.id]);
       expect(row.status).toBe('submitted');

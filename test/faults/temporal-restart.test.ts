@@ -16,7 +16,14 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { insertMemberKey } from '../../services/accounts/accounts';
 import { Client } from 'pg';
-import { ensureDatabase, freePort, migrate, portOpen, TEMPORAL_BIN, TEMPORAL_SQLITE_PRAGMAS } from '../../scripts/stack';
+import {
+  ensureDatabase,
+  freePort,
+  migrate,
+  portOpen,
+  TEMPORAL_BIN,
+  TEMPORAL_SQLITE_PRAGMAS,
+} from '../../scripts/stack';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../workflows/shared/search-attributes';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
 import { letterForm, letterPdf } from '../integration/mail-helpers';
@@ -30,15 +37,33 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class DevServer {
   private child?: ChildProcess;
-  constructor(readonly port: number, readonly httpPort: number, readonly dbFile: string) {}
+  constructor(
+    readonly port: number,
+    readonly httpPort: number,
+    readonly dbFile: string,
+  ) {}
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
-    const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(this.port), '--http-port', String(this.httpPort),
-      '--db-filename', this.dbFile, '--log-level', 'error', ...TEMPORAL_SQLITE_PRAGMAS];
+    const args = [
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(this.port),
+      '--http-port',
+      String(this.httpPort),
+      '--db-filename',
+      this.dbFile,
+      '--log-level',
+      'error',
+      ...TEMPORAL_SQLITE_PRAGMAS,
+    ];
     for (const sa of SEARCH_ATTRIBUTE_REGISTRATIONS) args.push('--search-attribute', sa);
     this.child = spawn(TEMPORAL_BIN, args, { stdio: 'ignore' });
     await until('the Temporal dev server', () => portOpen(this.port), 90000, 200);
@@ -71,16 +96,28 @@ describe('Temporal server restarted mid-flow', () => {
   let worker: ServiceProcess;
 
   beforeAll(async () => {
-    server = new DevServer(await freePort(), await freePort(), path.join(os.tmpdir(), `faults-temporal-${randomBytes(4).toString('hex')}.sqlite`));
+    server = new DevServer(
+      await freePort(),
+      await freePort(),
+      path.join(os.tmpdir(), `faults-temporal-${randomBytes(4).toString('hex')}.sqlite`),
+    );
     const url = new URL(process.env.DATABASE_URL!);
     url.pathname = `${url.pathname}_trestart_${randomBytes(3).toString('hex')}`;
     databaseUrl = url.toString();
     await Promise.all([server.start(), ensureDatabase(databaseUrl).then(() => migrate(databaseUrl))]);
-    app = await startTestApp({ worker: false, env: { TEMPORAL_ADDRESS: server.address, DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '1000000' } });
+    app = await startTestApp({
+      worker: false,
+      env: { TEMPORAL_ADDRESS: server.address, DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '1000000' },
+    });
     // The worker process creates the reconciler schedule at start; here it runs every 2 s.
     worker = await startWorkerProcess(app.deps.temporal, {
       taskQueue: app.deps.config.taskQueue,
-      env: stackEnv({ TEMPORAL_ADDRESS: server.address, DATABASE_URL: databaseUrl, MAIL_RECONCILE_EVERY_SECONDS: '2', MAIL_RECONCILE_GRACE_SECONDS: '2' }),
+      env: stackEnv({
+        TEMPORAL_ADDRESS: server.address,
+        DATABASE_URL: databaseUrl,
+        MAIL_RECONCILE_EVERY_SECONDS: '2',
+        MAIL_RECONCILE_GRACE_SECONDS: '2',
+      }),
     });
   });
 
@@ -92,7 +129,9 @@ describe('Temporal server restarted mid-flow', () => {
     if (databaseUrl) {
       const admin = new Client({ connectionString: process.env.DATABASE_URL });
       await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS "${new URL(databaseUrl).pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
+      await admin
+        .query(`DROP DATABASE IF EXISTS "${new URL(databaseUrl).pathname.slice(1)}" WITH (FORCE)`)
+        .catch(() => undefined);
       await admin.end();
     }
   });
@@ -102,8 +141,10 @@ describe('Temporal server restarted mid-flow', () => {
     const member = await newMember(app.deps, { creditsCents: 1_000_000 });
     const agent = await newAgent(app.baseUrl, member.key);
     const key = (await newCredential(app.baseUrl, member.key, agent.id)).key;
-    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
-    const submit = async (k: string, n: string) => api('POST', '/v1/mail', { key: k, headers: k === key ? MD : {}, form: letterForm(await letterPdf(1, n)) });
+    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' }))
+      .key;
+    const submit = async (k: string, n: string) =>
+      api('POST', '/v1/mail', { key: k, headers: k === key ? MD : {}, form: letterForm(await letterPdf(1, n)) });
 
     const live: string[] = [];
     const sandbox: string[] = [];
@@ -114,7 +155,8 @@ describe('Temporal server restarted mid-flow', () => {
       live.push(a.body.id);
       sandbox.push(b.body.id);
     }
-    for (const id of sandbox) expect((await api('POST', `/v1/test/mail/${id}/advance`, { key: testKey })).status).toBe(200);
+    for (const id of sandbox)
+      expect((await api('POST', `/v1/test/mail/${id}/advance`, { key: testKey })).status).toBe(200);
 
     // Down: advances are in flight when the server dies.
     const inFlight = sandbox.map((id) => retried(() => api('POST', `/v1/test/mail/${id}/advance`, { key: testKey })));
@@ -129,7 +171,9 @@ describe('Temporal server restarted mid-flow', () => {
       live.push(res.body.id);
     }
     const [{ unstarted }] = await app.deps.db.query(
-      `SELECT count(*)::int AS unstarted FROM outbound_mail WHERE id = ANY($1) AND workflow_started_at IS NULL`, [live]);
+      `SELECT count(*)::int AS unstarted FROM outbound_mail WHERE id = ANY($1) AND workflow_started_at IS NULL`,
+      [live],
+    );
     expect(unstarted).toBeGreaterThanOrEqual(3);
     await sleep(2000);
 
@@ -142,11 +186,18 @@ describe('Temporal server restarted mid-flow', () => {
     }
 
     // The reconciler starts the lost workflows; each piece is announced exactly once.
-    await until('every live piece announced', async () => {
-      const [{ n }] = await app.deps.db.query(
-        `SELECT count(DISTINCT object_id)::int AS n FROM events WHERE object_id = ANY($1) AND event_type = 'mail.submitted'`, [live]);
-      return n === live.length;
-    }, 120000, 500);
+    await until(
+      'every live piece announced',
+      async () => {
+        const [{ n }] = await app.deps.db.query(
+          `SELECT count(DISTINCT object_id)::int AS n FROM events WHERE object_id = ANY($1) AND event_type = 'mail.submitted'`,
+          [live],
+        );
+        return n === live.length;
+      },
+      120000,
+      500,
+    );
 
     // Every piece reaches its end.
     for (const id of sandbox) {
@@ -165,16 +216,25 @@ describe('Temporal server restarted mid-flow', () => {
     }
 
     const events: Array<{ object_id: string; event_type: string; n: number }> = await app.deps.db.query(
-      `SELECT object_id, event_type, count(*)::int AS n FROM events WHERE object_id = ANY($1) GROUP BY object_id, event_type`, [[...live, ...sandbox]]);
+      `SELECT object_id, event_type, count(*)::int AS n FROM events WHERE object_id = ANY($1) GROUP BY object_id, event_type`,
+      [[...live, ...sandbox]],
+    );
     expect(events.filter((e) => e.n !== 1)).toEqual([]);
-    const kinds = (id: string) => events.filter((e) => e.object_id === id).map((e) => e.event_type).sort();
-    for (const id of sandbox) expect(kinds(id)).toEqual(['mail.delivered', 'mail.mailed', 'mail.ready', 'mail.submitted']);
+    const kinds = (id: string) =>
+      events
+        .filter((e) => e.object_id === id)
+        .map((e) => e.event_type)
+        .sort();
+    for (const id of sandbox)
+      expect(kinds(id)).toEqual(['mail.delivered', 'mail.mailed', 'mail.ready', 'mail.submitted']);
     for (const id of live) expect(kinds(id)).toEqual(['mail.cancelled', 'mail.submitted']);
 
     expect(await ledgerProblems(app.deps.db, [member.member_id])).toEqual([]);
     const [money] = await app.deps.db.query(
       `SELECT count(*) FILTER (WHERE kind = 'debit')::int AS debits, count(*) FILTER (WHERE kind = 'refund')::int AS refunds,
-              sum(amount_cents)::int AS balance FROM credits_ledger WHERE member_id = $1`, [member.member_id]);
+              sum(amount_cents)::int AS balance FROM credits_ledger WHERE member_id = $1`,
+      [member.member_id],
+    );
     expect(money).toEqual({ debits: live.length, refunds: live.length, balance: 1_000_000 });
   });
 });

@@ -61,21 +61,37 @@ export async function startTestApp(opts: { worker?: boolean; env?: Record<string
  * `app` reads through to the started app, and `api` is http() bound to its base URL, so
  * both can be destructured at describe time and used once beforeAll has run.
  */
-export function useTestApp(opts: Parameters<typeof startTestApp>[0] = {}): { app: TestApp; api: ReturnType<typeof client> } {
+export function useTestApp(opts: Parameters<typeof startTestApp>[0] = {}): {
+  app: TestApp;
+  api: ReturnType<typeof client>;
+} {
   let current: TestApp | undefined;
   const started = (): TestApp => {
     if (!current) throw new Error('the test app is not started yet (use it inside a test or a hook)');
     return current;
   };
-  beforeAll(async () => { current = await startTestApp(opts); });
-  afterAll(async () => { await started().close(); });
+  beforeAll(async () => {
+    current = await startTestApp(opts);
+  });
+  afterAll(async () => {
+    await started().close();
+  });
   const app: TestApp = {
-    get deps() { return started().deps; },
-    get baseUrl() { return started().baseUrl; },
-    get siteUrl() { return started().siteUrl; },
-    get worker() { return started().worker; },
+    get deps() {
+      return started().deps;
+    },
+    get baseUrl() {
+      return started().baseUrl;
+    },
+    get siteUrl() {
+      return started().siteUrl;
+    },
+    get worker() {
+      return started().worker;
+    },
     close: () => started().close(),
   };
-  const api = <T = any>(method: string, path: string, requestOpts: RequestOptions = {}) => http<T>(app.baseUrl, method, path, requestOpts);
+  const api = <T = any>(method: string, path: string, requestOpts: RequestOptions = {}) =>
+    http<T>(app.baseUrl, method, path, requestOpts);
   return { app, api };
 }

@@ -13,8 +13,14 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = path.join(__dirname, '..', '..', '.data', 'screenshots');
 
 export const CHROMIUM_FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 export interface PageRecorder {
@@ -38,7 +44,10 @@ export interface TestBrowser {
 function devToolsUrl(child: ChildProcess, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`Chromium printed no DevTools URL within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`Chromium printed no DevTools URL within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /DevTools listening on (ws:\/\/\S+)/.exec(output);
@@ -56,9 +65,13 @@ function devToolsUrl(child: ChildProcess, timeoutMs: number): Promise<string> {
 
 export async function launchBrowser(opts: { timeoutMs?: number } = {}): Promise<TestBrowser> {
   const profile = mkdtempSync(path.join(tmpdir(), 'chromium-profile-'));
-  const child = spawn(CHROMIUM_PATH, [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    CHROMIUM_PATH,
+    [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let browser: Browser;
   try {
@@ -78,11 +91,15 @@ export async function launchBrowser(opts: { timeoutMs?: number } = {}): Promise<
       await page.setViewportSize(viewport);
       const recorder: PageRecorder = { page, requests: [], errors: [] };
       page.on('request', (r) => recorder.requests.push(r.url()));
-      page.on('console', (m) => { if (m.type() === 'error') recorder.errors.push(m.text()); });
+      page.on('console', (m) => {
+        if (m.type() === 'error') recorder.errors.push(m.text());
+      });
       page.on('pageerror', (e) => recorder.errors.push(`uncaught: ${e.message}`));
       // The browser's own log (CSP violations, failed loads) is not console output.
       const cdp = await context.newCDPSession(page);
-      cdp.on('Log.entryAdded', ({ entry }) => { if (entry.level === 'error') recorder.errors.push(`${entry.source}: ${entry.text}`); });
+      cdp.on('Log.entryAdded', ({ entry }) => {
+        if (entry.level === 'error') recorder.errors.push(`${entry.source}: ${entry.text}`);
+      });
       await cdp.send('Log.enable');
       await page.goto(url);
       return recorder;

@@ -7,7 +7,10 @@ export function uniqueEmail(tag = 'member'): string {
   return `${tag}-${randomBytes(5).toString('hex')}@example.test`;
 }
 
-export async function newMember(deps: Deps, opts: { creditsCents?: number; business?: boolean; rateLimitPerMinute?: number } = {}) {
+export async function newMember(
+  deps: Deps,
+  opts: { creditsCents?: number; business?: boolean; rateLimitPerMinute?: number } = {},
+) {
   return createMember(deps, {
     email: uniqueEmail(),
     fullName: 'Test Member',

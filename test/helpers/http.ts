@@ -13,7 +13,12 @@ export interface RequestOptions {
   raw?: string | Buffer;
 }
 
-export async function http<T = any>(baseUrl: string, method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse<T>> {
+export async function http<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<HttpResponse<T>> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   let body: string | FormData | Buffer | undefined;
@@ -28,7 +33,11 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body as never });
   const text = await res.text();
   let parsed: unknown = text;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 

@@ -21,12 +21,22 @@ export interface RequestField {
   json: JsonSchema;
 }
 
-type Def = { type: string; innerType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; shape?: Record<string, z.ZodType>; element?: z.ZodType; options?: z.ZodType[] };
+type Def = {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+};
 const defOf = (s: unknown): Def => (s as { _zod: { def: Def } })._zod.def;
 const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'nonoptional', 'readonly', 'catch']);
 
 /** The object or array a field holds, looking through wrappers and the output side of pipes. */
-function container(schema: z.ZodType): { kind: 'object'; shape: Record<string, z.ZodType> } | { kind: 'array'; element: z.ZodType } | null {
+function container(
+  schema: z.ZodType,
+): { kind: 'object'; shape: Record<string, z.ZodType> } | { kind: 'array'; element: z.ZodType } | null {
   const def = defOf(schema);
   if (def.type === 'object') return { kind: 'object', shape: def.shape! };
   if (def.type === 'array') return { kind: 'array', element: def.element! };
@@ -59,7 +69,13 @@ export function nonNull(json: JsonSchema): JsonSchema {
   return json;
 }
 
-function walk(where: string, prefix: string, shape: Record<string, z.ZodType>, properties: Record<string, JsonSchema>, out: RequestField[]): void {
+function walk(
+  where: string,
+  prefix: string,
+  shape: Record<string, z.ZodType>,
+  properties: Record<string, JsonSchema>,
+  out: RequestField[],
+): void {
   for (const [name, zod] of Object.entries(shape)) {
     const json = properties[name];
     const path = prefix ? `${prefix}.${name}` : name;
@@ -72,7 +88,8 @@ function walk(where: string, prefix: string, shape: Record<string, z.ZodType>, p
       const element = container(inner.element);
       const items = nonNull(advertised.items);
       out.push({ where, path: `${path}.items`, zod: inner.element, json: items });
-      if (element?.kind === 'object' && items.properties) walk(where, `${path}.items`, element.shape, items.properties, out);
+      if (element?.kind === 'object' && items.properties)
+        walk(where, `${path}.items`, element.shape, items.properties, out);
     }
   }
 }
@@ -88,20 +105,35 @@ export function requestFields(): RequestField[] {
     for (const part of ['path', 'query'] as const) {
       const schema = shapeOf(part === 'path' ? route.params : route.query);
       if (schema?.kind !== 'object') continue;
-      const properties = Object.fromEntries((op.parameters as JsonSchema[]).filter((p) => p.in === part).map((p) => [p.name, p.schema]));
+      const properties = Object.fromEntries(
+        (op.parameters as JsonSchema[]).filter((p) => p.in === part).map((p) => [p.name, p.schema]),
+      );
       walk(`${label} ${part}`, '', schema.shape, properties, out);
     }
-    const headerSchemas = Object.fromEntries(Object.entries(route.requestHeaders ?? {}).flatMap(([name, h]) => (typeof h === 'string' ? [] : [[name, h.schema]])));
-    const headers = Object.fromEntries((op.parameters as JsonSchema[]).filter((p) => p.in === 'header').map((p) => [p.name, p.schema]));
+    const headerSchemas = Object.fromEntries(
+      Object.entries(route.requestHeaders ?? {}).flatMap(([name, h]) =>
+        typeof h === 'string' ? [] : [[name, h.schema]],
+      ),
+    );
+    const headers = Object.fromEntries(
+      (op.parameters as JsonSchema[]).filter((p) => p.in === 'header').map((p) => [p.name, p.schema]),
+    );
     walk(`${label} header`, '', headerSchemas, headers, out);
     const body = shapeOf(route.body);
     const content = op.requestBody?.content as Record<string, { schema: JsonSchema }> | undefined;
     if (body?.kind === 'object' && content) {
-      for (const [type, { schema }] of Object.entries(content)) walk(`${label} body (${type})`, '', body.shape, schema.properties ?? {}, out);
+      for (const [type, { schema }] of Object.entries(content))
+        walk(`${label} body (${type})`, '', body.shape, schema.properties ?? {}, out);
     }
   }
   for (const tool of registeredTools) {
-    walk(`MCP ${tool.name}`, '', tool.input.shape, (tool.listing.inputSchema.properties ?? {}) as Record<string, JsonSchema>, out);
+    walk(
+      `MCP ${tool.name}`,
+      '',
+      tool.input.shape,
+      (tool.listing.inputSchema.properties ?? {}) as Record<string, JsonSchema>,
+      out,
+    );
   }
   return out;
 }

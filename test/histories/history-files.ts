@@ -12,7 +12,9 @@ export type History = temporal.api.history.v1.IHistory;
 
 /** Every recorded history file, by name. */
 export function historyFiles(): string[] {
-  return readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
+  return readdirSync(HISTORIES_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 }
 
 export function readHistory(file: string): temporal.api.history.v1.History {
@@ -33,7 +35,9 @@ export function workflowTypeOf(history: History): string {
 /** Today's workflows: the run's bundle under `npm test`, else bundled from workflows/. */
 export function currentWorkflows(): ReplayWorkerOptions {
   const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  return bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('../../workflows') };
+  return bundlePath
+    ? { workflowBundle: { codePath: bundlePath } }
+    : { workflowsPath: require.resolve('../../workflows') };
 }
 
 /** Replays one history; throws DeterminismViolationError (or ReplayError) when the code no longer fits it. */

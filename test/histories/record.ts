@@ -35,7 +35,9 @@ describe('recording workflow histories', () => {
     await app.deps.db.query(`UPDATE facilities SET created_at = '2000-01-01' WHERE id = $1`, [facility.facility_id]);
     ctx = { app, facility };
   });
-  afterAll(async () => { await ctx?.app.close(); });
+  afterAll(async () => {
+    await ctx?.app.close();
+  });
 
   it.each(SCENARIOS.map((s) => [s.files.join(', '), s] as const))('%s', async (_label, scenario) => {
     if (scenario.files.every((f) => existsSync(fileOf(f)))) {
@@ -54,7 +56,9 @@ describe('recording workflow histories', () => {
       // A history that does not replay against the code that made it is no use as a fixture.
       await replay(history);
       const bytes = writeHistory(`${name}.json`, history);
-      console.log(`[histories] ${name}.json: ${workflowTypeOf(history)}, ${history.events?.length} events, ${bytes} bytes, ${Date.now() - started} ms`);
+      console.log(
+        `[histories] ${name}.json: ${workflowTypeOf(history)}, ${history.events?.length} events, ${bytes} bytes, ${Date.now() - started} ms`,
+      );
     }
   });
 });

@@ -3,7 +3,12 @@
 // refusal shape the spec promises, and hostile strings.
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3';
 import { startTestApp, TestApp } from '../helpers/app';
 import type { HttpResponse } from '../helpers/http';
 import { newMember } from '../helpers/factories';
@@ -25,7 +30,9 @@ export async function hostileMember(app: HostileApp) {
 
 export async function startHostileApp(env: Record<string, string> = {}): Promise<HostileApp> {
   const bucket = `hostile-${randomBytes(5).toString('hex')}`;
-  const app = await startTestApp({ env: { S3_BUCKET: bucket, RATE_LIMIT_PER_MINUTE: '1000000', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000000', ...env } });
+  const app = await startTestApp({
+    env: { S3_BUCKET: bucket, RATE_LIMIT_PER_MINUTE: '1000000', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000000', ...env },
+  });
   const s3 = app.deps.storage.client;
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const objectKeys = async () => {
@@ -45,7 +52,14 @@ export async function startHostileApp(env: Record<string, string> = {}): Promise
     async close() {
       const keys = await objectKeys().catch(() => [] as string[]);
       for (let i = 0; i < keys.length; i += 1000) {
-        await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } })).catch(() => undefined);
+        await s3
+          .send(
+            new DeleteObjectsCommand({
+              Bucket: bucket,
+              Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) },
+            }),
+          )
+          .catch(() => undefined);
       }
       await s3.send(new DeleteBucketCommand({ Bucket: bucket })).catch(() => undefined);
       await app.close();
@@ -65,7 +79,9 @@ export async function snapshot(app: HostileApp, memberId: string) {
             (SELECT count(*) FROM credits_ledger WHERE member_id = $1)::int AS ledger,
             (SELECT COALESCE(sum(amount_cents), 0) FROM credits_ledger WHERE member_id = $1)::int AS balance,
             (SELECT count(*) FROM agents WHERE member_id = $1)::int AS agents,
-            (SELECT count(*) FROM members WHERE id = $1)::int AS members`, [memberId]);
+            (SELECT count(*) FROM members WHERE id = $1)::int AS members`,
+    [memberId],
+  );
   // Pieces' print proofs are left out: the worker stores those of earlier accepted pieces at any time.
   return { ...rows, objects: (await app.objectKeys()).filter((k) => !/^mail\/[^/]+\/proof\.pdf$/.test(k)).length };
 }
@@ -84,14 +100,19 @@ export function refusalProblem(res: HttpResponse, allowed: number[] = [400]): st
   // The spec's nested shape, e.g. agent_name_taken: {error: {type, message, code}}.
   if (body && typeof body.error === 'object' && body.error !== null) {
     const e = body.error;
-    return typeof e.type === 'string' && typeof e.message === 'string' && typeof e.code === 'string' ? null : `a nested error without type/message/code: ${show}`;
+    return typeof e.type === 'string' && typeof e.message === 'string' && typeof e.code === 'string'
+      ? null
+      : `a nested error without type/message/code: ${show}`;
   }
-  if (!body || typeof body !== 'object' || typeof body.error !== 'string' || !body.error) return `no error message: ${show}`;
+  if (!body || typeof body !== 'object' || typeof body.error !== 'string' || !body.error)
+    return `no error message: ${show}`;
   if (body.fields !== undefined) {
     if (!Array.isArray(body.fields) || !body.fields.length) return `fields[] is empty: ${show}`;
-    for (const f of body.fields) if (typeof f?.path !== 'string' || typeof f?.message !== 'string') return `a field without path/message: ${show}`;
+    for (const f of body.fields)
+      if (typeof f?.path !== 'string' || typeof f?.message !== 'string') return `a field without path/message: ${show}`;
   }
-  if (res.status === 400 && body.fields === undefined && typeof body.code !== 'string') return `a 400 without fields[] or code: ${show}`;
+  if (res.status === 400 && body.fields === undefined && typeof body.code !== 'string')
+    return `a 400 without fields[] or code: ${show}`;
   if (body.code !== undefined && typeof body.retryable !== 'boolean') return `a coded error without retryable: ${show}`;
   return null;
 }
@@ -147,7 +168,12 @@ export interface RawAnswer {
  * (Node's own HTTP client stops writing once an early answer has arrived, which would
  * hide a server that stops reading.)
  */
-export function rawPost(url: string, headers: Record<string, string>, body: Buffer, opts: { chunked?: boolean } = {}): Promise<RawAnswer> {
+export function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  opts: { chunked?: boolean } = {},
+): Promise<RawAnswer> {
   const { hostname, port, pathname, search } = new URL(url);
   return new Promise((resolve) => {
     let received = Buffer.alloc(0);
@@ -161,15 +187,22 @@ export function rawPost(url: string, headers: Record<string, string>, body: Buff
       socket.destroy();
     };
     const socket = net.connect(Number(port), hostname, () => {
-      const head = Object.entries({ host: `${hostname}:${port}`, ...headers, ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) })
-        .map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const head = Object.entries({
+        host: `${hostname}:${port}`,
+        ...headers,
+        ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }),
+      })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       socket.write(`POST ${pathname}${search} HTTP/1.1\r\n${head}\r\n`);
       let offset = 0;
       const pump = () => {
         while (offset < body.length) {
           const chunk = body.subarray(offset, offset + 64 * 1024);
           offset += chunk.length;
-          const framed = opts.chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+          const framed = opts.chunked
+            ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+            : chunk;
           if (!socket.write(framed)) return void socket.once('drain', pump);
         }
         if (opts.chunked) socket.write('0\r\n\r\n');
@@ -189,7 +222,11 @@ export function rawPost(url: string, headers: Record<string, string>, body: Buff
       if (received.length < headEnd + 4 + length) return;
       const text = received.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
       let parsed: unknown = text;
-      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
       answer ??= { status: Number(head.split(' ')[1]), body: parsed };
       settle();
     });

@@ -30,7 +30,9 @@ describe('numbers in requests', () => {
     expect(numeric.length).toBeGreaterThan(40);
     expect(numeric.some((f) => f.where === 'MCP send_outbound_mail' && f.path === 'page_count')).toBe(true);
     expect(numeric.some((f) => f.where.startsWith('POST /v1/mail body') && f.path === 'page_count')).toBe(true);
-    expect(numeric.some((f) => f.where.startsWith('POST /v1/agents/:id/credentials body') && f.path === 'max_daily_pieces')).toBe(true);
+    expect(
+      numeric.some((f) => f.where.startsWith('POST /v1/agents/:id/credentials body') && f.path === 'max_daily_pieces'),
+    ).toBe(true);
     expect(numeric.some((f) => f.where === 'POST /v1/mail header' && f.path === 'X-Max-Cost-Cents')).toBe(true);
   });
 
@@ -46,16 +48,20 @@ describe('numbers in requests', () => {
       const step = json.type === 'integer' ? 1 : 0.001;
       const huge = json.type === 'integer' ? Number.MAX_SAFE_INTEGER : 1e300;
       if (typeof json.maximum === 'number') {
-        if (!accepts(f, json.maximum) || accepts(f, json.maximum + step)) problems.push(`${label}; zod does not take exactly up to ${json.maximum}`);
+        if (!accepts(f, json.maximum) || accepts(f, json.maximum + step))
+          problems.push(`${label}; zod does not take exactly up to ${json.maximum}`);
       } else if (typeof json.exclusiveMaximum === 'number') {
-        if (accepts(f, json.exclusiveMaximum) || !accepts(f, json.exclusiveMaximum - step)) problems.push(`${label}; zod does not take exactly below ${json.exclusiveMaximum}`);
+        if (accepts(f, json.exclusiveMaximum) || !accepts(f, json.exclusiveMaximum - step))
+          problems.push(`${label}; zod does not take exactly below ${json.exclusiveMaximum}`);
       } else if (!accepts(f, huge)) {
         problems.push(`${label}; no maximum is advertised but zod refuses ${huge}`);
       }
       if (typeof json.minimum === 'number') {
-        if (!accepts(f, json.minimum) || accepts(f, json.minimum - step)) problems.push(`${label}; zod does not take exactly down to ${json.minimum}`);
+        if (!accepts(f, json.minimum) || accepts(f, json.minimum - step))
+          problems.push(`${label}; zod does not take exactly down to ${json.minimum}`);
       } else if (typeof json.exclusiveMinimum === 'number') {
-        if (accepts(f, json.exclusiveMinimum) || !accepts(f, json.exclusiveMinimum + step)) problems.push(`${label}; zod does not take exactly above ${json.exclusiveMinimum}`);
+        if (accepts(f, json.exclusiveMinimum) || !accepts(f, json.exclusiveMinimum + step))
+          problems.push(`${label}; zod does not take exactly above ${json.exclusiveMinimum}`);
       } else if (!accepts(f, -huge)) {
         problems.push(`${label}; no minimum is advertised but zod refuses ${-huge}`);
       }
@@ -67,9 +73,11 @@ describe('numbers in requests', () => {
     const problems: string[] = [];
     for (const f of numeric) {
       const label = `${f.where} ${f.path}`;
-      if (accepts(f, INT4_MAX + 1) || accepts(f, INT4_MIN - 1)) problems.push(`${label}: takes numbers a Postgres integer cannot hold`);
+      if (accepts(f, INT4_MAX + 1) || accepts(f, INT4_MIN - 1))
+        problems.push(`${label}: takes numbers a Postgres integer cannot hold`);
       for (const [where, path, max] of SPEC_MAXIMA) {
-        if (where.test(f.where) && path === f.path && accepts(f, max + 1)) problems.push(`${label}: takes ${max + 1}; the spec allows at most ${max}`);
+        if (where.test(f.where) && path === f.path && accepts(f, max + 1))
+          problems.push(`${label}: takes ${max + 1}; the spec allows at most ${max}`);
       }
     }
     expect(problems).toEqual([]);

@@ -12,20 +12,34 @@ const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 async function cli(script: string, args: string[], databaseUrl: string) {
   const { stdout } = await run(TSX, [path.join(ROOT, 'scripts', script), ...args], {
-    cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, timeout: 60_000,
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    timeout: 60_000,
   });
   return stdout.trim();
 }
 
-const admin = async (args: string[]) => JSON.parse(await cli('admin.ts', [...args, '--json'], process.env.DATABASE_URL!));
+const admin = async (args: string[]) =>
+  JSON.parse(await cli('admin.ts', [...args, '--json'], process.env.DATABASE_URL!));
 
 describe('operator CLI and migrations', () => {
   const { app, api } = useTestApp({ worker: false });
 
   it('member:create prints a working live key with the starting credits; credits:add tops up; key:revoke revokes', async () => {
     const email = uniqueEmail('admin');
-    const created = await admin(['member:create', '--email', email, '--name', 'Operator Made', '--credits-cents', '500']);
-    expect(created).toEqual({ member_id: expect.stringMatching(/^[0-9a-f-]{36}$/), key: expect.stringMatching(/^sk_live_/) });
+    const created = await admin([
+      'member:create',
+      '--email',
+      email,
+      '--name',
+      'Operator Made',
+      '--credits-cents',
+      '500',
+    ]);
+    expect(created).toEqual({
+      member_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      key: expect.stringMatching(/^sk_live_/),
+    });
 
     const balance = await api('GET', '/v1/credits', { key: created.key });
     expect(balance.status).toBe(200);
@@ -44,7 +58,10 @@ describe('operator CLI and migrations', () => {
 
   it('facility:create prints a facility key that authenticates', async () => {
     const created = await admin(['facility:create', '--name', 'CLI facility']);
-    expect(created).toEqual({ facility_id: expect.stringMatching(/^[0-9a-f-]{36}$/), key: expect.stringMatching(/^sk_facility_/) });
+    expect(created).toEqual({
+      facility_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      key: expect.stringMatching(/^sk_facility_/),
+    });
     // A facility key passes authentication and is then refused by key kind, not as unknown.
     const res = await api('GET', '/v1/credits', { key: created.key });
     expect(res.status).toBe(403);
@@ -53,8 +70,9 @@ describe('operator CLI and migrations', () => {
   });
 
   it('fails with a message and a non-zero exit on a bad command line', async () => {
-    await expect(cli('admin.ts', ['credits:add', '--member', 'x', '--cents', 'ten'], process.env.DATABASE_URL!))
-      .rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--cents must be an integer') });
+    await expect(
+      cli('admin.ts', ['credits:add', '--member', 'x', '--cents', 'ten'], process.env.DATABASE_URL!),
+    ).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--cents must be an integer') });
   });
 
   it('migrates a brand-new database from empty', async () => {
@@ -69,11 +87,26 @@ describe('operator CLI and migrations', () => {
       const db = new Client({ connectionString: url.toString() });
       await db.connect();
       try {
-        const { rows } = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
-        expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining([
-          'members', 'agents', 'agent_credentials', 'member_api_keys', 'facilities', 'facility_keys', 'waitlist_leads',
-          'instructions_versions', 'instructions_proposals', 'credits_ledger', 'idempotency_records', 'rate_limit_counters', 'schema_migrations',
-        ]));
+        const { rows } = await db.query(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
+        );
+        expect(rows.map((r) => r.table_name)).toEqual(
+          expect.arrayContaining([
+            'members',
+            'agents',
+            'agent_credentials',
+            'member_api_keys',
+            'facilities',
+            'facility_keys',
+            'waitlist_leads',
+            'instructions_versions',
+            'instructions_proposals',
+            'credits_ledger',
+            'idempotency_records',
+            'rate_limit_counters',
+            'schema_migrations',
+          ]),
+        );
       } finally {
         await db.end();
       }

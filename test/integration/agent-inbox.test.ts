@@ -16,9 +16,14 @@ describe('agent inbox', () => {
   let sample: string;
 
   const seed = (scenario: string, key: string, idem: string | null = `seed-${scenario}-${Math.random()}`) =>
-    api('POST', '/v1/agent-inbox/sandbox/seed', { key, json: { scenario }, headers: idem ? { 'idempotency-key': idem } : {} });
+    api('POST', '/v1/agent-inbox/sandbox/seed', {
+      key,
+      json: { scenario },
+      headers: idem ? { 'idempotency-key': idem } : {},
+    });
   const search = (q: string, key = w.agentTestKey) => api('GET', `/v1/agent-inbox?q=${encodeURIComponent(q)}`, { key });
-  const ids = (res: { body: { items: Array<{ item: { id: string } }> } }) => res.body.items.map((i) => i.item.id).sort();
+  const ids = (res: { body: { items: Array<{ item: { id: string } }> } }) =>
+    res.body.items.map((i) => i.item.id).sort();
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -29,20 +34,30 @@ describe('agent inbox', () => {
     liveItem = await receivePiece(app, w);
     sample = memberSampleId(w.memberId);
   });
-  afterAll(async () => { await app.close(); });
+  afterAll(async () => {
+    await app.close();
+  });
 
   describe('who may call it', () => {
     const routes = (item: string) => [
-      ['GET', '/v1/agent-inbox'], ['GET', '/v1/agent-inbox/activity'], ['GET', `/v1/agent-inbox/${item}/context`], ['GET', `/v1/agent-inbox/${item}/sources`],
-      ['GET', `/v1/agent-inbox/${item}/handling`], ['POST', `/v1/agent-inbox/${item}/acknowledgments`], ['POST', `/v1/agent-inbox/${item}/handling`],
+      ['GET', '/v1/agent-inbox'],
+      ['GET', '/v1/agent-inbox/activity'],
+      ['GET', `/v1/agent-inbox/${item}/context`],
+      ['GET', `/v1/agent-inbox/${item}/sources`],
+      ['GET', `/v1/agent-inbox/${item}/handling`],
+      ['POST', `/v1/agent-inbox/${item}/acknowledgments`],
+      ['POST', `/v1/agent-inbox/${item}/handling`],
     ];
-    it.each([['member live key', 'memberKey'], ['member test key', 'memberTestKey'], ['facility key', 'facilityKey']] as const)(
-      'refuses a %s: it cannot act as an agent', async (_, which) => {
-        for (const [method, path] of routes(liveItem)) {
-          const res = await api(method, path, { key: w[which], json: method === 'POST' ? {} : undefined });
-          expect([path, res.status, res.body.reason]).toEqual([path, 403, 'agent_key_required']);
-        }
-      });
+    it.each([
+      ['member live key', 'memberKey'],
+      ['member test key', 'memberTestKey'],
+      ['facility key', 'facilityKey'],
+    ] as const)('refuses a %s: it cannot act as an agent', async (_, which) => {
+      for (const [method, path] of routes(liveItem)) {
+        const res = await api(method, path, { key: w[which], json: method === 'POST' ? {} : undefined });
+        expect([path, res.status, res.body.reason]).toEqual([path, 403, 'agent_key_required']);
+      }
+    });
 
     it('needs the read scopes, and agent.read to search', async () => {
       const inboxOnly = await newCredential(app.baseUrl, w.memberKey, w.agentId, { scopes: ['agent.inbox.read'] });
@@ -56,16 +71,29 @@ describe('agent inbox', () => {
       ];
       for (const [key, path, scope] of cases) {
         const res = await api('GET', path, { key });
-        expect([path, res.status, res.body.reason, res.body.details?.required_scopes]).toEqual([path, 403, 'insufficient_scope', [scope]]);
+        expect([path, res.status, res.body.reason, res.body.details?.required_scopes]).toEqual([
+          path,
+          403,
+          'insufficient_scope',
+          [scope],
+        ]);
       }
       expect((await api('GET', '/v1/agent-inbox', { key: inboxOnly.key })).status).toBe(200);
-      const noReport = await api('POST', `/v1/agent-inbox/${liveItem}/acknowledgments`, { key: inboxOnly.key, json: {} });
-      expect(noReport.body).toMatchObject({ reason: 'insufficient_scope', details: { required_scopes: ['agent.inbox.report'] } });
+      const noReport = await api('POST', `/v1/agent-inbox/${liveItem}/acknowledgments`, {
+        key: inboxOnly.key,
+        json: {},
+      });
+      expect(noReport.body).toMatchObject({
+        reason: 'insufficient_scope',
+        details: { required_scopes: ['agent.inbox.report'] },
+      });
     });
 
     it('keeps environments and agents apart', async () => {
       expect(ids(await api('GET', '/v1/agent-inbox', { key: w.agentKey }))).toEqual([liveItem]);
-      expect(ids(await api('GET', '/v1/agent-inbox', { key: w.agentTestKey }))).toEqual([twoPage.item.id, needsReview.item.id, sample].sort());
+      expect(ids(await api('GET', '/v1/agent-inbox', { key: w.agentTestKey }))).toEqual(
+        [twoPage.item.id, needsReview.item.id, sample].sort(),
+      );
       expect((await api('GET', `/v1/agent-inbox/${twoPage.item.id}/context`, { key: w.agentKey })).status).toBe(404);
       expect((await api('GET', `/v1/agent-inbox/${liveItem}/context`, { key: w.agentTestKey })).status).toBe(404);
       expect((await api('GET', `/v1/agent-inbox/${liveItem}/context`, { key: w.otherAgentKey })).status).toBe(404);
@@ -109,7 +137,10 @@ describe('agent inbox', () => {
       const res = await api('GET', '/v1/agent-inbox?q=letter&limit=1&offset=1', { key: w.agentTestKey });
       expect(res.body.search).toEqual({ query: 'letter', mode: 'literal_and' });
       expect(res.body.pagination).toEqual({ limit: 1, offset: 1, next_offset: 2, total: 3, has_more: true });
-      expect(res.body.items[0]).toEqual({ item: expect.objectContaining({ item_kind: 'letter' }), assignment: expect.objectContaining({ environment: 'test' }) });
+      expect(res.body.items[0]).toEqual({
+        item: expect.objectContaining({ item_kind: 'letter' }),
+        assignment: expect.objectContaining({ environment: 'test' }),
+      });
       const last = await api('GET', '/v1/agent-inbox?limit=2&offset=2', { key: w.agentTestKey });
       expect(last.body.pagination).toEqual({ limit: 2, offset: 2, next_offset: null, total: 3, has_more: false });
       const plain = await api('GET', '/v1/agent-inbox', { key: w.agentTestKey });
@@ -137,12 +168,26 @@ describe('agent inbox', () => {
     });
 
     it('filters by receipt time (after inclusive, before exclusive)', async () => {
-      const [row] = await app.deps.db.query(`SELECT received_at FROM physical_inbound_items WHERE id = $1`, [twoPage.item.id]);
+      const [row] = await app.deps.db.query(`SELECT received_at FROM physical_inbound_items WHERE id = $1`, [
+        twoPage.item.id,
+      ]);
       const at = (row.received_at as Date).toISOString();
-      expect(ids(await api('GET', `/v1/agent-inbox?received_after=${encodeURIComponent(at)}&received_before=${encodeURIComponent(at)}`, { key: w.agentTestKey }))).toEqual([]);
-      const after = ids(await api('GET', `/v1/agent-inbox?received_after=${encodeURIComponent(at)}`, { key: w.agentTestKey }));
+      expect(
+        ids(
+          await api(
+            'GET',
+            `/v1/agent-inbox?received_after=${encodeURIComponent(at)}&received_before=${encodeURIComponent(at)}`,
+            { key: w.agentTestKey },
+          ),
+        ),
+      ).toEqual([]);
+      const after = ids(
+        await api('GET', `/v1/agent-inbox?received_after=${encodeURIComponent(at)}`, { key: w.agentTestKey }),
+      );
       expect(after).toContain(twoPage.item.id);
-      expect(ids(await api('GET', `/v1/agent-inbox?received_before=${encodeURIComponent(at)}`, { key: w.agentTestKey }))).not.toContain(twoPage.item.id);
+      expect(
+        ids(await api('GET', `/v1/agent-inbox?received_before=${encodeURIComponent(at)}`, { key: w.agentTestKey })),
+      ).not.toContain(twoPage.item.id);
     });
 
     it('answers 503 when search is unavailable, never an unfiltered list', async () => {
@@ -176,7 +221,11 @@ describe('agent inbox', () => {
         const rows = await eventsOf(app, [twoPage.item.id]);
         return rows.length === 3 ? rows : null;
       }, 'seed events');
-      expect(events.map((e) => e.event_type)).toEqual(['inbound.received', 'inbound.scan_available', 'inbound.context_ready']);
+      expect(events.map((e) => e.event_type)).toEqual([
+        'inbound.received',
+        'inbound.scan_available',
+        'inbound.context_ready',
+      ]);
       expect(events.every((e) => e.environment === 'test' && e.payload.source_domain === 'sandbox')).toBe(true);
       expect(events[2].payload.ocr_status).toBe('ready');
     });
@@ -192,16 +241,32 @@ describe('agent inbox', () => {
       const res = await api('GET', `/v1/agent-inbox/${needsReview.item.id}/context`, { key: w.agentTestKey });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
-        schema_version: 1, environment: 'test', test_mode: true, agent: { id: w.agentId },
+        schema_version: 1,
+        environment: 'test',
+        test_mode: true,
+        agent: { id: w.agentId },
         assignment: { source_domain: 'sandbox', environment: 'test', revision: 1 },
         item: { id: needsReview.item.id, item_kind: 'letter' },
         ocr: { content_trust: 'untrusted_document', status: 'needs_review' },
         instructions: { version: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
-        contract: { version: 'agent-inbox.v1', instructions_path: `/v1/agents/${w.agentId}/instructions`, api_reference_path: '/api-docs' },
+        contract: {
+          version: 'agent-inbox.v1',
+          instructions_path: `/v1/agents/${w.agentId}/instructions`,
+          api_reference_path: '/api-docs',
+        },
       });
       const page = res.body.ocr.pages[0];
-      expect(page).toMatchObject({ status: 'needs_review', attempts: 0, provider: 'template', uncertain_spans: [{ text: '$1,8?4.00', reason: 'low_confidence' }, expect.anything()] });
-      expect(page.provenance).toMatchObject({ kind: 'template_ocr', template_version: 1, source_sha256: page.source_sha256 });
+      expect(page).toMatchObject({
+        status: 'needs_review',
+        attempts: 0,
+        provider: 'template',
+        uncertain_spans: [{ text: '$1,8?4.00', reason: 'low_confidence' }, expect.anything()],
+      });
+      expect(page.provenance).toMatchObject({
+        kind: 'template_ocr',
+        template_version: 1,
+        source_sha256: page.source_sha256,
+      });
       expect(res.body.scan.pages[0].source_sha256).toBe(page.source_sha256);
       const again = await api('GET', `/v1/agent-inbox/${needsReview.item.id}/context`, { key: w.agentTestKey });
       expect(again.body.context_version).toBe(res.body.context_version);
@@ -209,22 +274,31 @@ describe('agent inbox', () => {
 
     it('lists every stored page as sources, paginated', async () => {
       const res = await api('GET', `/v1/agent-inbox/${sample}/sources?limit=1`, { key: w.agentTestKey });
-      expect(res.body).toMatchObject({ content_trust: 'untrusted_document', pagination: { total: 2, limit: 1, offset: 0, has_more: true } });
+      expect(res.body).toMatchObject({
+        content_trust: 'untrusted_document',
+        pagination: { total: 2, limit: 1, offset: 0, has_more: true },
+      });
       expect(res.body.pages[0]).toMatchObject({ source_kind: 'sample_letter', page_number: 1, status: 'ready' });
       expect(res.body.pages[0].document_id).toBe(res.body.pages[0].page_id);
       const seeded = await api('GET', `/v1/agent-inbox/${twoPage.item.id}/sources`, { key: w.agentTestKey });
       expect(seeded.body.pages.map((p: { source_kind: string }) => p.source_kind)).toEqual(['contents', 'contents']);
-      expect((await api('GET', `/v1/agent-inbox/${sample}/sources?limit=51`, { key: w.agentTestKey })).status).toBe(400);
+      expect((await api('GET', `/v1/agent-inbox/${sample}/sources?limit=51`, { key: w.agentTestKey })).status).toBe(
+        400,
+      );
     });
 
     it('shows scan history to test keys on the member sample only', async () => {
       const scans = await api('GET', `/v1/agent-inbox/${sample}/scans`, { key: w.agentTestKey });
       expect(scans.status).toBe(200);
       expect(scans.body.scans).toEqual([expect.objectContaining({ page_count: 2, ocr_status: 'ready' })]);
-      const one = await api('GET', `/v1/agent-inbox/${sample}/scans/${scans.body.scans[0].request_id}`, { key: w.agentTestKey });
+      const one = await api('GET', `/v1/agent-inbox/${sample}/scans/${scans.body.scans[0].request_id}`, {
+        key: w.agentTestKey,
+      });
       expect(one.body.scan.pages).toHaveLength(2);
       expect((await api('GET', `/v1/agent-inbox/${twoPage.item.id}/scans`, { key: w.agentTestKey })).status).toBe(404);
-      expect((await api('GET', `/v1/agent-inbox/${liveItem}/scans`, { key: w.agentKey })).body.reason).toBe('test_key_required');
+      expect((await api('GET', `/v1/agent-inbox/${liveItem}/scans`, { key: w.agentKey })).body.reason).toBe(
+        'test_key_required',
+      );
     });
   });
 });

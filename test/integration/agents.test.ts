@@ -15,16 +15,33 @@ describe('agents, credentials, mailboxes and discovery', () => {
     it('creates the agent and its instructions version 1 in one go, with a webhook signing key shown once', async () => {
       const member = await newMember(app.deps);
       const res = await api('POST', '/v1/agents', {
-        key: member.key, json: { name: 'billing-bot', display_name: 'Billing Bot', description: 'Pays bills by mail', webhook_url: 'http://127.0.0.1:9/billing' },
+        key: member.key,
+        json: {
+          name: 'billing-bot',
+          display_name: 'Billing Bot',
+          description: 'Pays bills by mail',
+          webhook_url: 'http://127.0.0.1:9/billing',
+        },
       });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
-        id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'billing-bot', display_name: 'Billing Bot', description: 'Pays bills by mail',
-        webhook_url: 'http://127.0.0.1:9/billing', status: 'active', mailbox_id: `mbx_${res.body.id}`,
-        instructions: { version: 1, hash: instructionsHash(PLATFORM_FALLBACK_INSTRUCTIONS) }, recent_webhooks: [], test_mode: false,
-        webhook_signing_key: expect.any(String), webhook_signing_key_id: expect.stringMatching(/^whsk_/),
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'billing-bot',
+        display_name: 'Billing Bot',
+        description: 'Pays bills by mail',
+        webhook_url: 'http://127.0.0.1:9/billing',
+        status: 'active',
+        mailbox_id: `mbx_${res.body.id}`,
+        instructions: { version: 1, hash: instructionsHash(PLATFORM_FALLBACK_INSTRUCTIONS) },
+        recent_webhooks: [],
+        test_mode: false,
+        webhook_signing_key: expect.any(String),
+        webhook_signing_key_id: expect.stringMatching(/^whsk_/),
       });
-      const versions = await app.deps.db.query(`SELECT version, source FROM instructions_versions WHERE agent_id = $1`, [res.body.id]);
+      const versions = await app.deps.db.query(
+        `SELECT version, source FROM instructions_versions WHERE agent_id = $1`,
+        [res.body.id],
+      );
       expect(versions).toEqual([{ version: 1, source: 'platform_fallback' }]);
       const read = await api('GET', `/v1/agents/${res.body.id}`, { key: member.key });
       expect(read.body.webhook_signing_key_id).toBe(res.body.webhook_signing_key_id);
@@ -35,9 +52,15 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const member = await newMember(app.deps);
       const agent = await newAgent(app.baseUrl, member.key);
       expect((await api('GET', `/v1/agents/${agent.id}`, { key: member.key })).body.webhook_signing_key_id).toBeNull();
-      const set = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { webhook_url: 'http://127.0.0.1:9/first' } });
+      const set = await api('PATCH', `/v1/agents/${agent.id}`, {
+        key: member.key,
+        json: { webhook_url: 'http://127.0.0.1:9/first' },
+      });
       expect(set.body.webhook_signing_key).toEqual(expect.any(String));
-      const moved = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { webhook_url: 'http://127.0.0.1:9/second' } });
+      const moved = await api('PATCH', `/v1/agents/${agent.id}`, {
+        key: member.key,
+        json: { webhook_url: 'http://127.0.0.1:9/second' },
+      });
       expect(moved.body).not.toHaveProperty('webhook_signing_key');
       expect(moved.body.webhook_signing_key_id).toBe(set.body.webhook_signing_key_id);
     });
@@ -46,8 +69,15 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const member = await newMember(app.deps);
       const auth = await authenticate(app.deps, `Bearer ${member.key}`);
       const production = { ...app.deps, config: { ...app.deps.config, webhooksAllowInsecureLocal: false } };
-      for (const url of ['http://127.0.0.1:9/x', 'https://10.0.0.1/x', 'https://169.254.169.254/latest', 'https://[::1]/x']) {
-        await expect(createAgent(production, auth, { name: 'hooked', webhook_url: url })).rejects.toMatchObject({ status: 400 });
+      for (const url of [
+        'http://127.0.0.1:9/x',
+        'https://10.0.0.1/x',
+        'https://169.254.169.254/latest',
+        'https://[::1]/x',
+      ]) {
+        await expect(createAgent(production, auth, { name: 'hooked', webhook_url: url })).rejects.toMatchObject({
+          status: 400,
+        });
       }
       expect((await api('GET', '/v1/agents', { key: member.key })).body.agents).toEqual([]);
     });
@@ -57,9 +87,15 @@ describe('agents, credentials, mailboxes and discovery', () => {
       await newAgent(app.baseUrl, member.key, { name: 'mailer' });
       const dup = await api('POST', '/v1/agents', { key: member.key, json: { name: 'MAILER' } });
       expect(dup.status).toBe(409);
-      expect(dup.body.error).toEqual({ type: 'invalid_request', message: expect.any(String), code: 'agent_name_taken' });
+      expect(dup.body.error).toEqual({
+        type: 'invalid_request',
+        message: expect.any(String),
+        code: 'agent_name_taken',
+      });
       // Concurrent creations with one name: one wins.
-      const race = await Promise.all([0, 1, 2].map(() => api('POST', '/v1/agents', { key: member.key, json: { name: 'racer' } })));
+      const race = await Promise.all(
+        [0, 1, 2].map(() => api('POST', '/v1/agents', { key: member.key, json: { name: 'racer' } })),
+      );
       expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409]);
       // Another member may use the same name.
       const other = await newMember(app.deps);
@@ -79,7 +115,9 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const res = await api('POST', '/v1/agents', { key: member.key, json });
       expect(res.status).toBe(400);
       expect(paths(res.body)).toEqual(expected);
-      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM agents WHERE member_id = $1`, [member.member_id]);
+      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM agents WHERE member_id = $1`, [
+        member.member_id,
+      ]);
       expect(n).toBe(0);
     });
 
@@ -99,7 +137,10 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const member = await newMember(app.deps);
       const a = await newAgent(app.baseUrl, member.key, { name: 'first' });
       await newAgent(app.baseUrl, member.key, { name: 'second' });
-      const ok = await api('PATCH', `/v1/agents/${a.id}`, { key: member.key, json: { description: 'now described', webhook_url: null } });
+      const ok = await api('PATCH', `/v1/agents/${a.id}`, {
+        key: member.key,
+        json: { description: 'now described', webhook_url: null },
+      });
       expect(ok.status).toBe(200);
       expect(ok.body).toMatchObject({ name: 'first', description: 'now described', webhook_url: null });
       const dup = await api('PATCH', `/v1/agents/${a.id}`, { key: member.key, json: { name: 'Second' } });
@@ -114,7 +155,10 @@ describe('agents, credentials, mailboxes and discovery', () => {
     it('archives an agent: gone from reads, credentials revoked, name free again; test keys may not', async () => {
       const member = await newMember(app.deps);
       const { agent, credential } = await newAgentWithKey(app.baseUrl, member.key);
-      const testMember = await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'sandbox', environment: 'test' } });
+      const testMember = await api('POST', '/v1/api-keys', {
+        key: member.key,
+        json: { name: 'sandbox', environment: 'test' },
+      });
       const refused = await api('DELETE', `/v1/agents/${agent.id}`, { key: testMember.body.key });
       expect(refused.status).toBe(403);
       expect(refused.body.reason).toBe('live_key_required');
@@ -141,12 +185,22 @@ describe('agents, credentials, mailboxes and discovery', () => {
     const create = (json: unknown) => api('POST', `/v1/agents/${agentId}/credentials`, { key: memberKey, json });
 
     it('returns the credential record with the raw key once', async () => {
-      const res = await create({ scopes: ['mail.send', 'billing.read', 'mail.send'], force_approval: true, max_daily_pieces: 3 });
+      const res = await create({
+        scopes: ['mail.send', 'billing.read', 'mail.send'],
+        force_approval: true,
+        max_daily_pieces: 3,
+      });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
-        key: expect.stringMatching(/^sk_agent_(?!test_)[A-Za-z0-9]{40}$/), credential_type: 'api_key', agent_id: agentId,
-        scopes: ['mail.send', 'billing.read'], status: 'active', environment: 'live', expires_at: null,
-        force_approval: true, max_daily_pieces: 3,
+        key: expect.stringMatching(/^sk_agent_(?!test_)[A-Za-z0-9]{40}$/),
+        credential_type: 'api_key',
+        agent_id: agentId,
+        scopes: ['mail.send', 'billing.read'],
+        status: 'active',
+        environment: 'live',
+        expires_at: null,
+        force_approval: true,
+        max_daily_pieces: 3,
       });
       expect(res.body.key_prefix).toBe(res.body.key.slice(0, 18));
 
@@ -181,14 +235,24 @@ describe('agents, credentials, mailboxes and discovery', () => {
       ['force_approval "true"', { scopes: ['mail.send'], force_approval: 'true' }, ['force_approval']],
       ['max_daily_pieces 0', { scopes: ['mail.send'], max_daily_pieces: 0 }, ['max_daily_pieces']],
       ['max_daily_pieces 2.5', { scopes: ['mail.send'], max_daily_pieces: 2.5 }, ['max_daily_pieces']],
-      ['max_daily_pieces 2147483648 (over a Postgres integer)', { scopes: ['mail.send'], max_daily_pieces: 2147483648 }, ['max_daily_pieces']],
+      [
+        'max_daily_pieces 2147483648 (over a Postgres integer)',
+        { scopes: ['mail.send'], max_daily_pieces: 2147483648 },
+        ['max_daily_pieces'],
+      ],
       ['an unknown field', { scopes: ['mail.send'], admin: true }, ['body']],
     ])('refuses %s with 400 and fields[]', async (_label, json, expected) => {
-      const [{ before }] = await app.deps.db.query(`SELECT count(*)::int AS before FROM agent_credentials WHERE agent_id = $1`, [agentId]);
+      const [{ before }] = await app.deps.db.query(
+        `SELECT count(*)::int AS before FROM agent_credentials WHERE agent_id = $1`,
+        [agentId],
+      );
       const res = await create(json);
       expect(res.status).toBe(400);
       expect(paths(res.body)).toEqual(expected);
-      const [{ after }] = await app.deps.db.query(`SELECT count(*)::int AS after FROM agent_credentials WHERE agent_id = $1`, [agentId]);
+      const [{ after }] = await app.deps.db.query(
+        `SELECT count(*)::int AS after FROM agent_credentials WHERE agent_id = $1`,
+        [agentId],
+      );
       expect(after).toBe(before);
     });
 
@@ -207,18 +271,32 @@ describe('agents, credentials, mailboxes and discovery', () => {
 
     it("404 for another member's agent; test member keys issue test credentials only; agent keys cannot issue", async () => {
       const stranger = await newMember(app.deps);
-      expect((await api('POST', `/v1/agents/${agentId}/credentials`, { key: stranger.key, json: { scopes: ['mail.send'] } })).status).toBe(404);
+      expect(
+        (await api('POST', `/v1/agents/${agentId}/credentials`, { key: stranger.key, json: { scopes: ['mail.send'] } }))
+          .status,
+      ).toBe(404);
       expect((await api('GET', `/v1/agents/${agentId}/credentials`, { key: stranger.key })).status).toBe(404);
 
-      const testKey = (await api('POST', '/v1/api-keys', { key: memberKey, json: { name: 'sandbox', environment: 'test' } })).body.key;
-      const live = await api('POST', `/v1/agents/${agentId}/credentials`, { key: testKey, json: { scopes: ['mail.send'] } });
+      const testKey = (
+        await api('POST', '/v1/api-keys', { key: memberKey, json: { name: 'sandbox', environment: 'test' } })
+      ).body.key;
+      const live = await api('POST', `/v1/agents/${agentId}/credentials`, {
+        key: testKey,
+        json: { scopes: ['mail.send'] },
+      });
       expect(live.status).toBe(403);
       expect(live.body).toMatchObject({ reason: 'live_key_required', test_mode: true });
-      const test = await api('POST', `/v1/agents/${agentId}/credentials`, { key: testKey, json: { scopes: ['mail.send'], environment: 'test' } });
+      const test = await api('POST', `/v1/agents/${agentId}/credentials`, {
+        key: testKey,
+        json: { scopes: ['mail.send'], environment: 'test' },
+      });
       expect(test.status).toBe(201);
 
       const agentKey = await newCredential(app.baseUrl, memberKey, agentId);
-      expect((await api('POST', `/v1/agents/${agentId}/credentials`, { key: agentKey.key, json: { scopes: ['mail.send'] } })).status).toBe(403);
+      expect(
+        (await api('POST', `/v1/agents/${agentId}/credentials`, { key: agentKey.key, json: { scopes: ['mail.send'] } }))
+          .status,
+      ).toBe(403);
     });
 
     it('revokes once and answers the revoked record again', async () => {
@@ -228,7 +306,13 @@ describe('agents, credentials, mailboxes and discovery', () => {
       expect(first.body).toMatchObject({ id: cred.id, status: 'revoked', revoked_at: expect.any(String) });
       const again = await api('DELETE', `/v1/agents/${agentId}/credentials/${cred.id}`, { key: memberKey });
       expect(again.body.revoked_at).toBe(first.body.revoked_at);
-      expect((await api('DELETE', `/v1/agents/${agentId}/credentials/00000000-0000-4000-8000-000000000000`, { key: memberKey })).status).toBe(404);
+      expect(
+        (
+          await api('DELETE', `/v1/agents/${agentId}/credentials/00000000-0000-4000-8000-000000000000`, {
+            key: memberKey,
+          })
+        ).status,
+      ).toBe(404);
     });
   });
 
@@ -240,8 +324,22 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const all = await api('GET', '/v1/mailboxes', { key: member.key });
       expect(all.status).toBe(200);
       expect(all.body.mailboxes).toEqual([
-        { id: `mbx_${a.agent.id}`, type: 'outbound', agent_id: a.agent.id, name: a.agent.name, status: 'active',
-          return_address: { name: 'Test Member', company: null, line1: '1 Return Way', line2: null, city: 'Austin', state: 'TX', zip: '78701' } },
+        {
+          id: `mbx_${a.agent.id}`,
+          type: 'outbound',
+          agent_id: a.agent.id,
+          name: a.agent.name,
+          status: 'active',
+          return_address: {
+            name: 'Test Member',
+            company: null,
+            line1: '1 Return Way',
+            line2: null,
+            city: 'Austin',
+            state: 'TX',
+            zip: '78701',
+          },
+        },
         expect.objectContaining({ id: `mbx_${b.id}`, name: 'Second' }),
       ]);
       const own = await api('GET', '/v1/mailboxes', { key: a.credential.key });
@@ -249,7 +347,9 @@ describe('agents, credentials, mailboxes and discovery', () => {
       expect(JSON.stringify(all.body)).not.toMatch(/receiving|street_address/);
 
       const noScope = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['agent.read'] });
-      expect((await api('GET', '/v1/mailboxes', { key: noScope.credential.key })).body.reason).toBe('insufficient_scope');
+      expect((await api('GET', '/v1/mailboxes', { key: noScope.credential.key })).body.reason).toBe(
+        'insufficient_scope',
+      );
     });
 
     it('resolves the sending mailbox of an agent, and 404 "no active mailbox" otherwise', async () => {
@@ -257,8 +357,14 @@ describe('agents, credentials, mailboxes and discovery', () => {
       const { agent, credential } = await newAgentWithKey(app.baseUrl, member.key);
       const other = await newAgent(app.baseUrl, member.key);
       const agentAuth = await authenticate(app.deps, `Bearer ${credential.key}`);
-      await expect(getOutboundMailbox(app.deps, agentAuth, agent.id)).resolves.toMatchObject({ id: `mbx_${agent.id}`, status: 'active' });
-      await expect(getOutboundMailbox(app.deps, agentAuth, other.id)).rejects.toMatchObject({ status: 404, message: 'No active mailbox for this agent' });
+      await expect(getOutboundMailbox(app.deps, agentAuth, agent.id)).resolves.toMatchObject({
+        id: `mbx_${agent.id}`,
+        status: 'active',
+      });
+      await expect(getOutboundMailbox(app.deps, agentAuth, other.id)).rejects.toMatchObject({
+        status: 404,
+        message: 'No active mailbox for this agent',
+      });
       await api('DELETE', `/v1/agents/${other.id}`, { key: member.key });
       const memberAuth = await authenticate(app.deps, `Bearer ${member.key}`);
       await expect(getOutboundMailbox(app.deps, memberAuth, other.id)).rejects.toMatchObject({ status: 404 });
@@ -274,14 +380,18 @@ describe('agents, credentials, mailboxes and discovery', () => {
         base_url: app.baseUrl,
         mcp_url: `${app.baseUrl}/mcp`,
         documents: expect.objectContaining({
-          openapi_json: `${app.siteUrl}/openapi.json`, openapi_yaml: `${app.siteUrl}/openapi.yaml`, llms_txt: `${app.siteUrl}/llms.txt`,
+          openapi_json: `${app.siteUrl}/openapi.json`,
+          openapi_yaml: `${app.siteUrl}/openapi.yaml`,
+          llms_txt: `${app.siteUrl}/llms.txt`,
           agent_card: `${app.siteUrl}/.well-known/agent.json`,
         }),
       });
       expect(res.body.endpoints).toHaveLength(allRoutes.length);
       for (const route of allRoutes) {
         const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-        const entry = res.body.endpoints.find((e: { method: string; path: string }) => e.method === route.method.toUpperCase() && e.path === path);
+        const entry = res.body.endpoints.find(
+          (e: { method: string; path: string }) => e.method === route.method.toUpperCase() && e.path === path,
+        );
         expect(entry).toBeDefined();
         const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
         expect(entry.auth).toEqual(access.callers === 'public' ? ['public'] : access.callers);

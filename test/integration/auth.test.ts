@@ -31,7 +31,9 @@ describe('authentication, scopes and key environments', () => {
       await expect401({ authorization: `Bearer ${extra.body.key}` }, 'key_revoked');
 
       const { agent, credential } = await newAgentWithKey(app.baseUrl, member.key);
-      expect((await api('DELETE', `/v1/agents/${agent.id}/credentials/${credential.id}`, { key: member.key })).status).toBe(200);
+      expect(
+        (await api('DELETE', `/v1/agents/${agent.id}/credentials/${credential.id}`, { key: member.key })).status,
+      ).toBe(200);
       await expect401({ authorization: `Bearer ${credential.key}` }, 'key_revoked');
     });
 
@@ -39,9 +41,13 @@ describe('authentication, scopes and key environments', () => {
       const member = await newMember(app.deps);
       const { credential } = await newAgentWithKey(app.baseUrl, member.key);
       expect((await api('GET', '/v1/credits', { key: credential.key })).status).toBe(200);
-      await app.deps.db.query(`UPDATE agent_credentials SET expires_at = now() - interval '1 second' WHERE id = $1`, [credential.id]);
+      await app.deps.db.query(`UPDATE agent_credentials SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        credential.id,
+      ]);
       await expect401({ authorization: `Bearer ${credential.key}` }, 'key_expired');
-      await app.deps.db.query(`UPDATE member_api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [member.key_id]);
+      await app.deps.db.query(`UPDATE member_api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        member.key_id,
+      ]);
       await expect401({ authorization: `Bearer ${member.key}` }, 'key_expired');
     });
 
@@ -65,14 +71,20 @@ describe('authentication, scopes and key environments', () => {
     const { credential } = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['agent.read'] });
     const res = await api('GET', '/v1/credits', { key: credential.key });
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ reason: 'insufficient_scope', details: { required_scopes: ['billing.read', 'mail.send'] } });
+    expect(res.body).toMatchObject({
+      reason: 'insufficient_scope',
+      details: { required_scopes: ['billing.read', 'mail.send'] },
+    });
     expect((await api('GET', '/v1/agents', { key: credential.key })).status).toBe(200);
   });
 
   it('agent credentials get 401 on /v1/api-keys', async () => {
     const member = await newMember(app.deps);
     const { credential } = await newAgentWithKey(app.baseUrl, member.key);
-    for (const [method, path] of [['GET', '/v1/api-keys'], ['POST', '/v1/api-keys']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/api-keys'],
+      ['POST', '/v1/api-keys'],
+    ]) {
       const res = await api(method, path, { key: credential.key, json: method === 'POST' ? { name: 'x' } : undefined });
       expect(res.status).toBe(401);
     }
@@ -88,14 +100,22 @@ describe('authentication, scopes and key environments', () => {
 
       expect((await api('GET', `/v1/agents/${a.agent.id}`, { key: a.credential.key })).status).toBe(200);
       expect((await api('GET', `/v1/agents/${a.agent.id}/instructions`, { key: a.credential.key })).status).toBe(200);
-      for (const path of [`/v1/agents/${b.agent.id}`, `/v1/agents/${b.agent.id}/instructions`, `/v1/agents/${b.agent.id}/instructions/versions`, `/v1/agents/${c.id}`]) {
+      for (const path of [
+        `/v1/agents/${b.agent.id}`,
+        `/v1/agents/${b.agent.id}/instructions`,
+        `/v1/agents/${b.agent.id}/instructions/versions`,
+        `/v1/agents/${c.id}`,
+      ]) {
         const res = await api('GET', path, { key: a.credential.key });
         expect(res.status).toBe(404);
       }
       // Member keys see all their own agents, never another member's.
       expect((await api('GET', `/v1/agents/${b.agent.id}/instructions`, { key: member.key })).status).toBe(200);
       expect((await api('GET', `/v1/agents/${c.id}`, { key: member.key })).status).toBe(404);
-      expect((await api('POST', `/v1/agents/${c.id}/credentials`, { key: member.key, json: { scopes: ['mail.send'] } })).status).toBe(404);
+      expect(
+        (await api('POST', `/v1/agents/${c.id}/credentials`, { key: member.key, json: { scopes: ['mail.send'] } }))
+          .status,
+      ).toBe(404);
 
       const list = await api('GET', '/v1/agents', { key: a.credential.key });
       expect(list.body.agents.map((x: { id: string }) => x.id)).toEqual([a.agent.id]);
@@ -106,7 +126,10 @@ describe('authentication, scopes and key environments', () => {
 
   it('never stores a raw key: every row of every table is free of it, and its hash is stored', async () => {
     const member = await newMember(app.deps);
-    const memberKey = await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'scan me', environment: 'test' } });
+    const memberKey = await api('POST', '/v1/api-keys', {
+      key: member.key,
+      json: { name: 'scan me', environment: 'test' },
+    });
     const agent = await newAgent(app.baseUrl, member.key);
     const live = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live' });
     const test = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'test' });
@@ -116,8 +139,11 @@ describe('authentication, scopes and key environments', () => {
     for (const k of raw) expect(k).toMatch(/^sk_/);
 
     const tables: Array<{ table_name: string }> = await app.deps.db.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
-    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['member_api_keys', 'agent_credentials', 'facility_keys']));
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(
+      expect.arrayContaining(['member_api_keys', 'agent_credentials', 'facility_keys']),
+    );
     let dump = '';
     for (const { table_name } of tables) {
       const rows: Array<{ r: string }> = await app.deps.db.query(`SELECT t::text AS r FROM "${table_name}" t`);
@@ -135,11 +161,17 @@ describe('authentication, scopes and key environments', () => {
   it('sets expires_at from expires_in_days and omits expiry without it', async () => {
     const member = await newMember(app.deps);
     const agent = await newAgent(app.baseUrl, member.key);
-    const res = await api('POST', `/v1/agents/${agent.id}/credentials`, { key: member.key, json: { scopes: ['mail.send'], expires_in_days: 3 } });
+    const res = await api('POST', `/v1/agents/${agent.id}/credentials`, {
+      key: member.key,
+      json: { scopes: ['mail.send'], expires_in_days: 3 },
+    });
     expect(res.status).toBe(201);
     const lifetime = Date.parse(res.body.expires_at) - Date.parse(res.body.created_at);
     expect(Math.abs(lifetime - 3 * 86_400_000)).toBeLessThan(60_000);
-    const none = await api('POST', `/v1/agents/${agent.id}/credentials`, { key: member.key, json: { scopes: ['mail.send'] } });
+    const none = await api('POST', `/v1/agents/${agent.id}/credentials`, {
+      key: member.key,
+      json: { scopes: ['mail.send'] },
+    });
     expect(none.body.expires_at).toBeNull();
   });
 
@@ -157,11 +189,17 @@ describe('authentication, scopes and key environments', () => {
         expect((await patch({ 'x-service-md-version': notDigits })).body.code).toBe('SERVICE_MD_VERSION_REQUIRED');
       }
 
-      const saved = await api('PUT', `/v1/agents/${agent.id}/instructions`, { key: member.key, json: { text: 'Be brief.', expected_version: 1 } });
+      const saved = await api('PUT', `/v1/agents/${agent.id}/instructions`, {
+        key: member.key,
+        json: { text: 'Be brief.', expected_version: 1 },
+      });
       expect(saved.body.version).toBe(2);
       const stale = await patch({ 'x-service-md-version': '1' });
       expect(stale.status).toBe(409);
-      expect(stale.body).toMatchObject({ code: 'SERVICE_MD_VERSION_MISMATCH', details: { current_version: 2, sent_version: 1 } });
+      expect(stale.body).toMatchObject({
+        code: 'SERVICE_MD_VERSION_MISMATCH',
+        details: { current_version: 2, sent_version: 1 },
+      });
       const [before] = await app.deps.db.query(`SELECT description FROM agents WHERE id = $1`, [agent.id]);
       expect(before.description).toBeNull(); // refused requests change nothing
 
@@ -169,7 +207,10 @@ describe('authentication, scopes and key environments', () => {
       expect(ok.status).toBe(200);
       expect(ok.body.description).toBe('updated');
 
-      const byMember = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { display_name: 'Owner set' } });
+      const byMember = await api('PATCH', `/v1/agents/${agent.id}`, {
+        key: member.key,
+        json: { display_name: 'Owner set' },
+      });
       expect(byMember.status).toBe(200);
       expect(byMember.body.display_name).toBe('Owner set');
     });
@@ -179,11 +220,19 @@ describe('authentication, scopes and key environments', () => {
       const { agent, credential } = await newAgentWithKey(app.baseUrl, member.key);
       const body = { suggested_content: 'Always use first_class unless told otherwise.', reason: 'cheaper' };
       const path = `/v1/agents/${agent.id}/instructions/proposals`;
-      expect((await api('POST', path, { key: credential.key, json: body })).body.code).toBe('SERVICE_MD_VERSION_REQUIRED');
-      expect((await api('POST', path, { key: credential.key, json: body, headers: { 'x-service-md-version': '7' } })).status).toBe(409);
+      expect((await api('POST', path, { key: credential.key, json: body })).body.code).toBe(
+        'SERVICE_MD_VERSION_REQUIRED',
+      );
+      expect(
+        (await api('POST', path, { key: credential.key, json: body, headers: { 'x-service-md-version': '7' } })).status,
+      ).toBe(409);
       const ok = await api('POST', path, { key: credential.key, json: body, headers: { 'x-service-md-version': '1' } });
       expect(ok.status).toBe(201);
-      expect(ok.body.proposal).toMatchObject({ status: 'pending', base_version: 1, suggested_content: body.suggested_content });
+      expect(ok.body.proposal).toMatchObject({
+        status: 'pending',
+        base_version: 1,
+        suggested_content: body.suggested_content,
+      });
     });
   });
 
@@ -204,7 +253,11 @@ describe('authentication, scopes and key environments', () => {
       expect(testInstructions.status).toBe(200);
       expect(testInstructions.body.test_mode).toBe(true);
 
-      const refused = await api('PATCH', `/v1/agents/${agent.id}`, { key: test.key, json: { description: 'x' }, headers: { 'x-service-md-version': '1' } });
+      const refused = await api('PATCH', `/v1/agents/${agent.id}`, {
+        key: test.key,
+        json: { description: 'x' },
+        headers: { 'x-service-md-version': '1' },
+      });
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({ reason: 'live_key_required', test_mode: true });
       expect(refused.headers.get('x-test-mode')).toBe('true');
@@ -227,14 +280,18 @@ describe('authentication, scopes and key environments', () => {
         const [event] = await app.deps.db.query(
           `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
            VALUES ($1, $2, $3, 'mail.submitted', $4, 'outbound_mail', $5, '{}') RETURNING id`,
-          [`auth-test:${agent.id}:${environment}`, member.member_id, agent.id, environment, `mail-${environment}`]);
+          [`auth-test:${agent.id}:${environment}`, member.member_id, agent.id, environment, `mail-${environment}`],
+        );
         await app.deps.db.query(
           `INSERT INTO webhook_deliveries (event_id, target, target_type, member_id, agent_id, event_type, environment, status, max_attempts, delivered_at)
            VALUES ($1, $2, 'agent_webhook', $3, $4, 'mail.submitted', $5, 'delivered', 5, now())`,
-          [event.id, `agent:${agent.id}`, member.member_id, agent.id, environment]);
+          [event.id, `agent:${agent.id}`, member.member_id, agent.id, environment],
+        );
       }
       const seen = await api('GET', `/v1/agents/${agent.id}`, { key: live.key });
-      expect(seen.body.recent_webhooks).toEqual([expect.objectContaining({ event_type: 'mail.submitted', status: 'delivered', test_mode: false })]);
+      expect(seen.body.recent_webhooks).toEqual([
+        expect.objectContaining({ event_type: 'mail.submitted', status: 'delivered', test_mode: false }),
+      ]);
       expect((await api('GET', `/v1/agents/${agent.id}`, { key: member.key })).body.recent_webhooks).toHaveLength(1);
       expect((await api('GET', `/v1/agents/${agent.id}`, { key: test.key })).body.recent_webhooks).toEqual([]);
     });

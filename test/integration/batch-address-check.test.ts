@@ -19,19 +19,24 @@ describe('batch address check (extension)', () => {
     testKey = await testKeyFor(app.deps, member.member_id);
     postcard = await pdf(1);
   });
-  afterAll(async () => { await app.close(); });
+  afterAll(async () => {
+    await app.close();
+  });
 
   const csv = (lines: string[]) => Buffer.from(['name,address,address2,city,state,zip', ...lines].join('\n') + '\n');
 
   it('summarises the valid rows on the draft, naming the doubtful row, without skipping or repricing it', async () => {
     const res = await api('POST', '/v1/batch-mail', {
       key: testKey,
-      form: batchForm(postcard, csv([
-        'The President,1600 Pennsylvania Ave NW,,Washington,DC,20500',
-        'Empire State,350 Fifth Avenue,Floor 20,New York,NY,10118',
-        'Bad zip row,1,,Nowhere,XX,ABCDE',
-        'Apple,1 Apple Park Way,,Cupertino,CA,90210',
-      ])),
+      form: batchForm(
+        postcard,
+        csv([
+          'The President,1600 Pennsylvania Ave NW,,Washington,DC,20500',
+          'Empire State,350 Fifth Avenue,Floor 20,New York,NY,10118',
+          'Bad zip row,1,,Nowhere,XX,ABCDE',
+          'Apple,1 Apple Park Way,,Cupertino,CA,90210',
+        ]),
+      ),
     });
     expect(res.status).toBe(201);
     const b = res.body.batch;
@@ -42,17 +47,22 @@ describe('batch address check (extension)', () => {
       likely: 2,
       doubtful: 1,
       unknown: 0,
-      doubtful_rows: [{ row: 5, warnings: [expect.stringMatching(/ZIP 90210 belongs to BEVERLY HILLS, CA, not CUPERTINO/)] }],
+      doubtful_rows: [
+        { row: 5, warnings: [expect.stringMatching(/ZIP 90210 belongs to BEVERLY HILLS, CA, not CUPERTINO/)] },
+      ],
     });
     expect(b.pieces.total).toBe(3);
 
     // The price is the estimate's for 3 pieces: the doubtful row is still printed and paid for.
     const estimate = await api('POST', '/v1/batch-mail/estimate', {
-      key: testKey, json: { mail_type: 'postcard_4x6', mailing_class: 'first_class', quantity: 3, page_count: 1 },
+      key: testKey,
+      json: { mail_type: 'postcard_4x6', mailing_class: 'first_class', quantity: 3, page_count: 1 },
     });
     expect(b.pricing.total_cents).toBe(estimate.body.estimate.total_cents);
     expect(b.pricing.subtotal_cents).toBe(estimate.body.estimate.subtotal_cents);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM batch_recipients WHERE batch_id = $1`, [b.id]);
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM batch_recipients WHERE batch_id = $1`, [
+      b.id,
+    ]);
     expect(n).toBe(3);
 
     const read = await api('GET', `/v1/batch-mail/${b.id}`, { key: testKey });

@@ -5,7 +5,16 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { topUp } from '../../services/billing/credits';
-import { balance, batchForm, ensureFacility, facilityKeyFor, ledger, pdf, recipientsCsv, waitForStatus } from './batch-helpers';
+import {
+  balance,
+  batchForm,
+  ensureFacility,
+  facilityKeyFor,
+  ledger,
+  pdf,
+  recipientsCsv,
+  waitForStatus,
+} from './batch-helpers';
 
 describe('batch mail billing (live keys, facility)', () => {
   let app: TestApp;
@@ -18,7 +27,9 @@ describe('batch mail billing (live keys, facility)', () => {
     postcard = await pdf(1);
     await ensureFacility(app.deps);
   });
-  afterAll(async () => { await app.close(); });
+  afterAll(async () => {
+    await app.close();
+  });
 
   async function draft(key: string, pieces: number, fields: Record<string, string> = {}) {
     const res = await api('POST', '/v1/batch-mail', { key, form: batchForm(postcard, recipientsCsv(pieces), fields) });
@@ -41,7 +52,8 @@ describe('batch mail billing (live keys, facility)', () => {
   it('debits exactly the estimate once when two confirms race', async () => {
     const member = await newMember(app.deps, { creditsCents: 50000 });
     const estimate = await api('POST', '/v1/batch-mail/estimate', {
-      key: member.key, json: { mail_type: 'postcard_4x6', mailing_class: 'first_class', quantity: 500, page_count: 1 },
+      key: member.key,
+      json: { mail_type: 'postcard_4x6', mailing_class: 'first_class', quantity: 500, page_count: 1 },
     });
     const batch = await draft(member.key, 500);
     expect(batch.pricing.total_cents).toBe(estimate.body.estimate.total_cents);
@@ -54,12 +66,21 @@ describe('batch mail billing (live keys, facility)', () => {
     expect([a.status, b.status]).toEqual([200, 200]);
     expect([a.body.already_confirmed, b.body.already_confirmed].sort()).toEqual([false, true]);
     for (const r of [a, b]) {
-      expect(r.body).toMatchObject({ credits_charged_cents: 13300, sandbox: false, batch: { pricing: { credits_charged: true } } });
+      expect(r.body).toMatchObject({
+        credits_charged_cents: 13300,
+        sandbox: false,
+        batch: { pricing: { credits_charged: true } },
+      });
     }
-    expect(await ledger(app.deps, batch.id)).toEqual([{ kind: 'debit', amount_cents: -13300, entry_key: `debit:batch:${batch.id}` }]);
+    expect(await ledger(app.deps, batch.id)).toEqual([
+      { kind: 'debit', amount_cents: -13300, entry_key: `debit:batch:${batch.id}` },
+    ]);
     expect(await balance(app.deps, member.member_id)).toBe(50000 - 13300);
 
-    const again = await api('POST', `/v1/batch-mail/${batch.id}/confirm`, { key: member.key, headers: { 'Idempotency-Key': 'confirm-1' } });
+    const again = await api('POST', `/v1/batch-mail/${batch.id}/confirm`, {
+      key: member.key,
+      headers: { 'Idempotency-Key': 'confirm-1' },
+    });
     expect(again.body.already_confirmed).toBe(true);
     expect(await ledger(app.deps, batch.id)).toHaveLength(1);
     await waitForStatus(app.baseUrl, member.key, batch.id, ['submitted']);
@@ -72,8 +93,11 @@ describe('batch mail billing (live keys, facility)', () => {
     const res = await api('POST', `/v1/batch-mail/${batch.id}/confirm`, { key: member.key });
     expect(res.status).toBe(402);
     expect(res.body).toMatchObject({
-      code: 'INSUFFICIENT_CREDITS', retryable: false,
-      credits_required_cents: 2800, credit_balance_cents: 1000, credit_shortfall_cents: 1800,
+      code: 'INSUFFICIENT_CREDITS',
+      retryable: false,
+      credits_required_cents: 2800,
+      credit_balance_cents: 1000,
+      credit_shortfall_cents: 1800,
     });
     expect(res.body.billing_url).toMatch(/#credits$/);
     expect((await api('GET', `/v1/batch-mail/${batch.id}`, { key: member.key })).body.batch.status).toBe('draft');
@@ -89,7 +113,9 @@ describe('batch mail billing (live keys, facility)', () => {
     const member = await newMember(app.deps, { creditsCents: 20000 });
     const batch = await draft(member.key, 50);
     await api('POST', `/v1/batch-mail/${batch.id}/confirm`, { key: member.key });
-    const responses = await Promise.all([0, 1, 2].map(() => api('DELETE', `/v1/batch-mail/${batch.id}`, { key: member.key })));
+    const responses = await Promise.all(
+      [0, 1, 2].map(() => api('DELETE', `/v1/batch-mail/${batch.id}`, { key: member.key })),
+    );
     for (const r of responses) {
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ id: batch.id, status: 'cancelled', refunded_credits_cents: 1400, sandbox: false });
@@ -104,13 +130,17 @@ describe('batch mail billing (live keys, facility)', () => {
     expect(later.body).toMatchObject({ status: 'cancelled', refunded_credits_cents: 1400, already_cancelled: true });
     const detail = await api('GET', `/v1/batch-mail/${batch.id}`, { key: member.key });
     expect(detail.body.batch.pieces.mailed).toBe(0);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.cancelled'`, [batch.id]);
+    const [{ n }] = await app.deps.db.query(
+      `SELECT count(*)::int AS n FROM events WHERE object_id = $1 AND event_type = 'batch.cancelled'`,
+      [batch.id],
+    );
     expect(n).toBe(1);
   });
 
   it('refunds exactly the unmailed share when the facility finishes a batch partially', async () => {
     const { member, batch, facilityKey } = await submittedBatch(500);
-    const fac = (method: string, suffix: string, json?: unknown) => api(method, `/v1/facility/batches/${batch.id}${suffix}`, { key: facilityKey, json });
+    const fac = (method: string, suffix: string, json?: unknown) =>
+      api(method, `/v1/facility/batches/${batch.id}${suffix}`, { key: facilityKey, json });
 
     const queue = await api('GET', '/v1/facility/batches', { key: facilityKey });
     expect(queue.body.batches.map((b: { id: string }) => b.id)).toContain(batch.id);
@@ -125,9 +155,19 @@ describe('batch mail billing (live keys, facility)', () => {
     expect(cancel.status).toBe(409);
     expect(cancel.body.code).toBe('BATCH_MAIL_NOT_CANCELLABLE');
 
-    const mailed = await fac('POST', '/pieces', { status: 'mailed', ranges: [{ from: 1, to: 300 }, { from: 290, to: 320 }] });
+    const mailed = await fac('POST', '/pieces', {
+      status: 'mailed',
+      ranges: [
+        { from: 1, to: 300 },
+        { from: 290, to: 320 },
+      ],
+    });
     expect(mailed.body).toMatchObject({ updated: 320, batch: { pieces: { mailed: 320 } } });
-    const failed = await fac('POST', '/pieces', { status: 'failed', sequences: [319, 320, 321], reason: 'address unreadable' });
+    const failed = await fac('POST', '/pieces', {
+      status: 'failed',
+      sequences: [319, 320, 321],
+      reason: 'address unreadable',
+    });
     expect(failed.body).toMatchObject({ updated: 3, batch: { pieces: { mailed: 318, failed: 3 } } });
     const outOfRange = await fac('POST', '/pieces', { status: 'mailed', ranges: [{ from: 400, to: 501 }] });
     expect(outOfRange.status).toBe(400);
@@ -135,8 +175,14 @@ describe('batch mail billing (live keys, facility)', () => {
     const finished = await fac('POST', '/finish', { facility_notes: 'Printer jam on the last run' });
     // 182 of 500 pieces unmailed: floor(13300 x 182 / 500) = 4841
     expect(finished.body).toMatchObject({
-      refunded_credits_cents: 4841, already_finished: false,
-      batch: { status: 'partially_completed', facility_notes: 'Printer jam on the last run', pieces: { mailed: 318, failed: 182 }, pricing: { refunded_cents: 4841 } },
+      refunded_credits_cents: 4841,
+      already_finished: false,
+      batch: {
+        status: 'partially_completed',
+        facility_notes: 'Printer jam on the last run',
+        pieces: { mailed: 318, failed: 182 },
+        pricing: { refunded_cents: 4841 },
+      },
     });
     const repeat = await fac('POST', '/finish', {});
     expect(repeat.body).toMatchObject({ refunded_credits_cents: 4841, already_finished: true });
@@ -145,8 +191,14 @@ describe('batch mail billing (live keys, facility)', () => {
       { kind: 'refund', amount_cents: 4841, entry_key: `refund:batch:${batch.id}:partial` },
     ]);
     expect(await balance(app.deps, member.member_id)).toBe(100000 - 13300 + 4841);
-    const events = await app.deps.db.query(`SELECT event_type, payload FROM events WHERE object_id = $1 ORDER BY created_at`, [batch.id]);
-    expect(events.map((e: { event_type: string }) => e.event_type)).toEqual(['batch.submitted', 'batch.partially_completed']);
+    const events = await app.deps.db.query(
+      `SELECT event_type, payload FROM events WHERE object_id = $1 ORDER BY created_at`,
+      [batch.id],
+    );
+    expect(events.map((e: { event_type: string }) => e.event_type)).toEqual([
+      'batch.submitted',
+      'batch.partially_completed',
+    ]);
     expect(events[1].payload).toMatchObject({ pieces_mailed: 318, pieces_failed: 182, status: 'partially_completed' });
   });
 
@@ -154,9 +206,15 @@ describe('batch mail billing (live keys, facility)', () => {
     const { member, batch, facilityKey } = await submittedBatch(20);
     const started = await api('POST', `/v1/facility/batches/${batch.id}/start`, { key: facilityKey });
     expect(started.body).toMatchObject({ batch: { status: 'in_progress' } });
-    await api('POST', `/v1/facility/batches/${batch.id}/pieces`, { key: facilityKey, json: { status: 'mailed', ranges: [{ from: 1, to: 20 }] } });
+    await api('POST', `/v1/facility/batches/${batch.id}/pieces`, {
+      key: facilityKey,
+      json: { status: 'mailed', ranges: [{ from: 1, to: 20 }] },
+    });
     const done = await api('POST', `/v1/facility/batches/${batch.id}/finish`, { key: facilityKey, json: {} });
-    expect(done.body).toMatchObject({ refunded_credits_cents: 0, batch: { status: 'completed', pieces: { mailed: 20, failed: 0 } } });
+    expect(done.body).toMatchObject({
+      refunded_credits_cents: 0,
+      batch: { status: 'completed', pieces: { mailed: 20, failed: 0 } },
+    });
     const detail = await api('GET', `/v1/batch-mail/${batch.id}`, { key: member.key });
     expect(detail.body.pieces[0]).toMatchObject({ status: 'mailed', mailed_at: expect.any(String) });
     expect(await ledger(app.deps, batch.id)).toHaveLength(1);
@@ -169,16 +227,22 @@ describe('batch mail billing (live keys, facility)', () => {
     expect((await api('GET', `/v1/facility/batches/${batch.id}`, { key: strangerKey })).status).toBe(404);
     expect((await api('GET', `/v1/facility/batches/${batch.id}`, { key: member.key })).status).toBe(403);
 
-    const failed = await api('POST', `/v1/facility/batches/${batch.id}/fail`, { key: facilityKey, json: { error_message: 'Stock for 6x9 cards ran out' } });
+    const failed = await api('POST', `/v1/facility/batches/${batch.id}/fail`, {
+      key: facilityKey,
+      json: { error_message: 'Stock for 6x9 cards ran out' },
+    });
     expect(failed.body).toMatchObject({
-      refunded_credits_cents: 840, batch: { status: 'failed', error_message: 'Stock for 6x9 cards ran out', pieces: { failed: 30 } },
+      refunded_credits_cents: 840,
+      batch: { status: 'failed', error_message: 'Stock for 6x9 cards ran out', pieces: { failed: 30 } },
     });
     expect(await ledger(app.deps, batch.id)).toEqual([
       { kind: 'debit', amount_cents: -840, entry_key: `debit:batch:${batch.id}` },
       { kind: 'refund', amount_cents: 840, entry_key: `refund:batch:${batch.id}` },
     ]);
     expect(await balance(app.deps, member.member_id)).toBe(100000);
-    const events = await app.deps.db.query(`SELECT event_type FROM events WHERE object_id = $1 ORDER BY created_at`, [batch.id]);
+    const events = await app.deps.db.query(`SELECT event_type FROM events WHERE object_id = $1 ORDER BY created_at`, [
+      batch.id,
+    ]);
     expect(events.map((e: { event_type: string }) => e.event_type)).toEqual(['batch.submitted', 'batch.failed']);
     const cancel = await api('DELETE', `/v1/batch-mail/${batch.id}`, { key: member.key });
     expect(cancel.status).toBe(409);

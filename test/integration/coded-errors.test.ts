@@ -27,9 +27,16 @@ describe('coded mail and batch errors carry code, retryable and suggested_action
     await ensureFacility(app.deps);
   });
 
-  it('MAIL_NOT_CANCELLABLE and MAIL_STATE_CONFLICT once the piece\'s workflow has closed', async () => {
+  it("MAIL_NOT_CANCELLABLE and MAIL_STATE_CONFLICT once the piece's workflow has closed", async () => {
     const created = await api('POST', '/v1/test/mail', {
-      key: testKey, json: { recipient_name: 'Jane Doe', recipient_line1: '1 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' },
+      key: testKey,
+      json: {
+        recipient_name: 'Jane Doe',
+        recipient_line1: '1 Main St',
+        recipient_city: 'Austin',
+        recipient_state: 'TX',
+        recipient_zip: '78701',
+      },
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
@@ -47,27 +54,57 @@ describe('coded mail and batch errors carry code, retryable and suggested_action
   it('MAIL_STATE_CONFLICT from the running workflow (advancing a piece that awaits approval)', async () => {
     const created = await api('POST', '/v1/test/mail', {
       key: testKey,
-      json: { recipient_name: 'Jim Doe', recipient_line1: '2 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701', requires_approval: true },
+      json: {
+        recipient_name: 'Jim Doe',
+        recipient_line1: '2 Main St',
+        recipient_city: 'Austin',
+        recipient_state: 'TX',
+        recipient_zip: '78701',
+        requires_approval: true,
+      },
     });
     expect(created.body.status).toBe('pending_approval');
-    expectCoded(await api('POST', `/v1/test/mail/${created.body.id}/advance`, { key: testKey }), 409, 'MAIL_STATE_CONFLICT');
+    expectCoded(
+      await api('POST', `/v1/test/mail/${created.body.id}/advance`, { key: testKey }),
+      409,
+      'MAIL_STATE_CONFLICT',
+    );
   });
 
   it('BATCH_TEMPLATE_PAGES_INVALID for a template over 200 pages', async () => {
-    const res = await api('POST', '/v1/batch-mail', { key: testKey, form: batchForm(await pdf(201), recipientsCsv(3), { mail_type: 'pamphlet_heavy' }) });
+    const res = await api('POST', '/v1/batch-mail', {
+      key: testKey,
+      form: batchForm(await pdf(201), recipientsCsv(3), { mail_type: 'pamphlet_heavy' }),
+    });
     expectCoded(res, 400, 'BATCH_TEMPLATE_PAGES_INVALID');
     expect(res.body.fields).toEqual([{ path: 'template', message: expect.any(String) }]);
   });
 
   it('BATCH_STATE_CONFLICT when the facility finishes a batch it has not started', async () => {
-    const draft = await api('POST', '/v1/batch-mail', { key: liveKey, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    const draft = await api('POST', '/v1/batch-mail', {
+      key: liveKey,
+      form: batchForm(await pdf(1), recipientsCsv(3)),
+    });
     expect(draft.status).toBe(201);
     const id = draft.body.batch.id;
     expect((await api('POST', `/v1/batch-mail/${id}/confirm`, { key: liveKey })).status).toBe(200);
     await waitForStatus(app.baseUrl, liveKey, id, ['submitted']);
-    const [{ facility_id: facilityId }] = await app.deps.db.query(`SELECT facility_id FROM batches WHERE id = $1`, [id]);
+    const [{ facility_id: facilityId }] = await app.deps.db.query(`SELECT facility_id FROM batches WHERE id = $1`, [
+      id,
+    ]);
     const facilityKey = await facilityKeyFor(app.deps, facilityId);
-    expectCoded(await api('POST', `/v1/facility/batches/${id}/finish`, { key: facilityKey, json: {} }), 409, 'BATCH_STATE_CONFLICT');
-    expectCoded(await api('POST', `/v1/facility/batches/${id}/pieces`, { key: facilityKey, json: { status: 'mailed', sequences: [1] } }), 409, 'BATCH_STATE_CONFLICT');
+    expectCoded(
+      await api('POST', `/v1/facility/batches/${id}/finish`, { key: facilityKey, json: {} }),
+      409,
+      'BATCH_STATE_CONFLICT',
+    );
+    expectCoded(
+      await api('POST', `/v1/facility/batches/${id}/pieces`, {
+        key: facilityKey,
+        json: { status: 'mailed', sequences: [1] },
+      }),
+      409,
+      'BATCH_STATE_CONFLICT',
+    );
   });
 });

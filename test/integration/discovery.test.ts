@@ -19,7 +19,9 @@ async function validateOpenApi(doc: unknown): Promise<string> {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'openapi-')), 'openapi.json');
   writeFileSync(file, JSON.stringify(doc));
   const script = `import('@apidevtools/swagger-parser').then(async (m) => { const api = await (m.default ?? m).validate(${JSON.stringify(file)}); process.stdout.write(api.openapi); })`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..', '..') });
+  const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], {
+    cwd: path.join(__dirname, '..', '..'),
+  });
   return stdout;
 }
 
@@ -30,7 +32,9 @@ describe('discovery documents at the site root', () => {
     app = await startTestApp({ worker: false });
     site = client(app.siteUrl);
   });
-  afterAll(async () => { await app.close(); });
+  afterAll(async () => {
+    await app.close();
+  });
 
   it('serves every listed document with its content type', async () => {
     for (const doc of DISCOVERY_DOCUMENTS) {
@@ -46,7 +50,10 @@ describe('discovery documents at the site root', () => {
     await expect(validateOpenApi(res.body)).resolves.toBe('3.1.0');
     for (const r of allRoutes) {
       const path = r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-      expect({ route: `${r.method} ${path}`, present: Boolean(res.body.paths[path]?.[r.method]) }).toEqual({ route: `${r.method} ${path}`, present: true });
+      expect({ route: `${r.method} ${path}`, present: Boolean(res.body.paths[path]?.[r.method]) }).toEqual({
+        route: `${r.method} ${path}`,
+        present: true,
+      });
     }
     expect(res.body.paths['/mcp'].post).toBeDefined();
     expect(res.body.paths['/agent/auth'].servers).toEqual([{ url: app.siteUrl, description: 'Site root' }]);
@@ -59,8 +66,15 @@ describe('discovery documents at the site root', () => {
   it('describes the service in an A2A agent card whose skills come from the MCP tools', async () => {
     const { body } = await site('GET', '/.well-known/agent.json');
     expect(body).toMatchObject({
-      name: 'Postal Mail API', url: `${app.baseUrl}/v1`, version: '1.0.0',
-      capabilities: { streaming: false, extensions: [{ params: { url: `${app.baseUrl}/mcp`, protocol_version: '2025-11-25', server_version: '1.0.1' } }] },
+      name: 'Postal Mail API',
+      url: `${app.baseUrl}/v1`,
+      version: '1.0.0',
+      capabilities: {
+        streaming: false,
+        extensions: [
+          { params: { url: `${app.baseUrl}/mcp`, protocol_version: '2025-11-25', server_version: '1.0.1' } },
+        ],
+      },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     });
     expect(body.test_mode).toBeUndefined();
@@ -83,7 +97,8 @@ describe('discovery documents at the site root', () => {
     const auth = String((await site('GET', '/auth.md')).body);
     for (const p of KEY_PREFIXES) expect(auth).toContain(`\`${p.prefix}\``);
     for (const s of SCOPES) expect(auth).toContain(`\`${s}\``);
-    for (const reason of ['token_missing', 'key_revoked', 'key_expired', 'insufficient_scope', 'live_key_required']) expect(auth).toContain(reason);
+    for (const reason of ['token_missing', 'key_revoked', 'key_expired', 'insufficient_scope', 'live_key_required'])
+      expect(auth).toContain(reason);
     expect(auth).toContain('`POST /v1/support/messages`');
     const agents = String((await site('GET', '/agents.txt')).body);
     expect(agents).toContain(`MCP: ${app.baseUrl}/mcp`);
@@ -91,23 +106,48 @@ describe('discovery documents at the site root', () => {
 
   it('publishes OAuth metadata that describes Bearer API keys without inventing a token endpoint', async () => {
     const pr = (await site('GET', '/.well-known/oauth-protected-resource')).body;
-    expect(pr).toMatchObject({ resource: app.baseUrl, authorization_servers: [app.siteUrl], bearer_methods_supported: ['header'] });
+    expect(pr).toMatchObject({
+      resource: app.baseUrl,
+      authorization_servers: [app.siteUrl],
+      bearer_methods_supported: ['header'],
+    });
     expect(pr.scopes_supported).toEqual([...SCOPES]);
     const as = (await site('GET', '/.well-known/oauth-authorization-server')).body;
-    expect(as).toMatchObject({ issuer: app.siteUrl, response_types_supported: [], grant_types_supported: [], api_key_issuance: { oauth_token_endpoint: null } });
+    expect(as).toMatchObject({
+      issuer: app.siteUrl,
+      response_types_supported: [],
+      grant_types_supported: [],
+      api_key_issuance: { oauth_token_endpoint: null },
+    });
     expect(as.token_endpoint).toBeUndefined();
     expect(as.authorization_endpoint).toBeUndefined();
   });
 
   describe('POST /agent/auth', () => {
     it('records a sign-in intent, issues no credentials and says what the human must do', async () => {
-      const res = await site('POST', '/agent/auth', { json: { email: 'human@example.test', agent_name: 'letter-bot', purpose: 'mail rent checks' } });
+      const res = await site('POST', '/agent/auth', {
+        json: { email: 'human@example.test', agent_name: 'letter-bot', purpose: 'mail rent checks' },
+      });
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ status: 'awaiting_human', credentials_issued: false, email: 'human@example.test' });
+      expect(res.body).toMatchObject({
+        status: 'awaiting_human',
+        credentials_issued: false,
+        email: 'human@example.test',
+      });
       expect(res.body).not.toHaveProperty('key');
-      expect(res.body.human_action_required.map((s: { step: string }) => s.step)).toEqual(expect.arrayContaining(['sign_up_or_sign_in', 'verify_email', 'create_agent_key']));
-      const [row] = await app.deps.db.query(`SELECT email, agent_name, purpose, status FROM agent_auth_intents WHERE id = $1`, [res.body.intent_id]);
-      expect(row).toEqual({ email: 'human@example.test', agent_name: 'letter-bot', purpose: 'mail rent checks', status: 'awaiting_human' });
+      expect(res.body.human_action_required.map((s: { step: string }) => s.step)).toEqual(
+        expect.arrayContaining(['sign_up_or_sign_in', 'verify_email', 'create_agent_key']),
+      );
+      const [row] = await app.deps.db.query(
+        `SELECT email, agent_name, purpose, status FROM agent_auth_intents WHERE id = $1`,
+        [res.body.intent_id],
+      );
+      expect(row).toEqual({
+        email: 'human@example.test',
+        agent_name: 'letter-bot',
+        purpose: 'mail rent checks',
+        status: 'awaiting_human',
+      });
     });
 
     it('refuses a bad body with 400 fields[] and rate-limits per IP', async () => {
@@ -115,7 +155,8 @@ describe('discovery documents at the site root', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.fields.map((f: { path: string }) => f.path).sort()).toEqual(['body', 'email']);
       const statuses: number[] = [];
-      for (let i = 0; i < 8; i++) statuses.push((await site('POST', '/agent/auth', { json: { email: `h${i}@example.test` } })).status);
+      for (let i = 0; i < 8; i++)
+        statuses.push((await site('POST', '/agent/auth', { json: { email: `h${i}@example.test` } })).status);
       // 5 per minute per IP (two of the budget are spent above); a minute boundary can only add one window.
       expect(statuses).toContain(429);
     });

@@ -7,8 +7,12 @@ import { Lifecycle } from '../../api/lifecycle';
 
 describe('stack health and the credits read', () => {
   let app: TestApp;
-  beforeAll(async () => { app = await startTestApp(); });
-  afterAll(async () => { await app.close(); });
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
 
   it('answers /healthz with every dependency up', async () => {
     const res = await client(app.siteUrl)('GET', '/healthz');
@@ -18,7 +22,10 @@ describe('stack health and the credits read', () => {
 
   it('answers /readyz like /healthz and /livez without asking any dependency', async () => {
     const site = client(app.siteUrl);
-    expect(await site('GET', '/readyz')).toMatchObject({ status: 200, body: { ok: true, postgres: true, temporal: true, object_store: true } });
+    expect(await site('GET', '/readyz')).toMatchObject({
+      status: 200,
+      body: { ok: true, postgres: true, temporal: true, object_store: true },
+    });
     expect(await site('GET', '/livez')).toMatchObject({ status: 200, body: { ok: true } });
   });
 
@@ -52,7 +59,12 @@ describe('stack health and the credits read', () => {
     const member = await newMember(app.deps, { creditsCents: 1234 });
     const res = await client(app.baseUrl)('GET', '/v1/credits', { key: member.key });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ balance_cents: 1234, balance_display: '$12.34', currency: 'usd', test_mode: false });
+    expect(res.body).toMatchObject({
+      balance_cents: 1234,
+      balance_display: '$12.34',
+      currency: 'usd',
+      test_mode: false,
+    });
     expect(res.body.billing_url).toMatch(/#credits$/);
   });
 });

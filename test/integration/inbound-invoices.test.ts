@@ -5,7 +5,15 @@
 // scan against a deliberately degraded one. bench/inbound-extraction.ts prints the recall table.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { analyse, billFieldsOf, FIELDS, manifest, matches, scanSource, textLayerSource } from '../../bench/inbound-extraction';
+import {
+  analyse,
+  billFieldsOf,
+  FIELDS,
+  manifest,
+  matches,
+  scanSource,
+  textLayerSource,
+} from '../../bench/inbound-extraction';
 import { MAX_UNCERTAIN_SPAN_CHARS, NEEDS_REVIEW_CONFIDENCE, ocrPageStatus } from '../../domain/inbound-email/ocr';
 import { ocrImage } from '../../services/inbound-email/ocr';
 import { loadConfig } from '../../config';
@@ -17,7 +25,12 @@ const fixtures = manifest();
 describe('bill fields from the text layer', () => {
   it.each(fixtures.map((e) => [e.file, e] as const))('%s', async (_file, e) => {
     const got = billFieldsOf(analyse(await textLayerSource(e.file)));
-    expect(got).toEqual({ invoice_number: e.invoice_number, amount_due: e.amount_due_cents, due_date: e.due_date, sender: expect.any(String) });
+    expect(got).toEqual({
+      invoice_number: e.invoice_number,
+      amount_due: e.amount_due_cents,
+      due_date: e.due_date,
+      sender: expect.any(String),
+    });
     expect(matches(e, 'sender', got.sender)).toBe(true);
   });
 });
@@ -31,7 +44,10 @@ describe('bill fields from scans (OCR)', () => {
     const got = billFieldsOf(analyse(await scanSource(scan)));
     for (const field of FIELDS) {
       if (matches(e, field, got[field]) === null) continue;
-      expect({ field, found: matches(e, field, got[field]) }).toEqual({ field, found: !(missed[scan] ?? []).includes(field) });
+      expect({ field, found: matches(e, field, got[field]) }).toEqual({
+        field,
+        found: !(missed[scan] ?? []).includes(field),
+      });
     }
   });
 });

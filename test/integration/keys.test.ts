@@ -10,10 +10,17 @@ describe('member API keys', () => {
     const prod = await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'CI' } });
     expect(prod.status).toBe(201);
     expect(prod.body).toMatchObject({
-      key: expect.stringMatching(/^sk_live_[A-Za-z0-9]{40}$/), name: 'CI', environment: 'prod', status: 'active', expires_at: null,
+      key: expect.stringMatching(/^sk_live_[A-Za-z0-9]{40}$/),
+      name: 'CI',
+      environment: 'prod',
+      status: 'active',
+      expires_at: null,
     });
     expect(prod.body.key_prefix).toBe(prod.body.key.slice(0, 18));
-    const test = await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'Sandbox', environment: 'test', expires_in_days: 30 } });
+    const test = await api('POST', '/v1/api-keys', {
+      key: member.key,
+      json: { name: 'Sandbox', environment: 'test', expires_in_days: 30 },
+    });
     expect(test.status).toBe(201);
     expect(test.body.key).toMatch(/^sk_test_/);
     expect(test.body.expires_at).not.toBeNull();
@@ -60,9 +67,17 @@ describe('member API keys', () => {
     const res = await api('POST', `/v1/api-keys/${old.body.id}/rotate`, { key: member.key });
     expect(res.status).toBe(200);
     expect(res.body.api_key).toMatchObject({
-      key: expect.stringMatching(/^sk_live_/), name: 'rotating', environment: 'prod', status: 'active', expires_at: old.body.expires_at,
+      key: expect.stringMatching(/^sk_live_/),
+      name: 'rotating',
+      environment: 'prod',
+      status: 'active',
+      expires_at: old.body.expires_at,
     });
-    expect(res.body.rotated_key).toMatchObject({ id: old.body.id, status: 'rotated', rotated_to_id: res.body.api_key.id });
+    expect(res.body.rotated_key).toMatchObject({
+      id: old.body.id,
+      status: 'rotated',
+      rotated_to_id: res.body.api_key.id,
+    });
     expect(res.body.rotated_key).not.toHaveProperty('key');
 
     const refused = await api('GET', '/v1/credits', { key: old.body.key });
@@ -101,13 +116,22 @@ describe('member API keys', () => {
 
   it('test keys cannot rotate, create prod keys or revoke prod keys (403 live_key_required)', async () => {
     const member = await newMember(app.deps);
-    const test = (await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'sandbox', environment: 'test' } })).body;
+    const test = (
+      await api('POST', '/v1/api-keys', { key: member.key, json: { name: 'sandbox', environment: 'test' } })
+    ).body;
     const rotate = await api('POST', `/v1/api-keys/${test.id}/rotate`, { key: test.key });
     expect(rotate.status).toBe(403);
     expect(rotate.body).toMatchObject({ reason: 'live_key_required', test_mode: true });
-    expect((await api('POST', '/v1/api-keys', { key: test.key, json: { name: 'escalate' } })).body.reason).toBe('live_key_required');
-    expect((await api('DELETE', `/v1/api-keys/${member.key_id}`, { key: test.key })).body.reason).toBe('live_key_required');
-    const sibling = await api('POST', '/v1/api-keys', { key: test.key, json: { name: 'sibling', environment: 'test' } });
+    expect((await api('POST', '/v1/api-keys', { key: test.key, json: { name: 'escalate' } })).body.reason).toBe(
+      'live_key_required',
+    );
+    expect((await api('DELETE', `/v1/api-keys/${member.key_id}`, { key: test.key })).body.reason).toBe(
+      'live_key_required',
+    );
+    const sibling = await api('POST', '/v1/api-keys', {
+      key: test.key,
+      json: { name: 'sibling', environment: 'test' },
+    });
     expect(sibling.status).toBe(201);
     expect((await api('DELETE', `/v1/api-keys/${sibling.body.id}`, { key: test.key })).status).toBe(200);
   });

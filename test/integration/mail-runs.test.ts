@@ -9,14 +9,31 @@ import { newAgent, newCredential } from '../helpers/agents';
 import { topUp } from '../../services/billing/credits';
 import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { commands } from '../../scripts/admin';
-import { api, balance, ledger, letterForm, letterPdf, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
+import {
+  api,
+  balance,
+  ledger,
+  letterForm,
+  letterPdf,
+  mailEvents,
+  newSender,
+  sendLetter,
+  Sender,
+  waitFor,
+} from './mail-helpers';
 
 describe('Business mail runs', () => {
   let app: TestApp;
-  beforeAll(async () => { app = await startTestApp(); });
-  afterAll(async () => { await app.close(); });
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
   // Most tests need time to commit by hand; the window tests shorten it.
-  beforeEach(() => { app.deps.config.mailRunWindowSeconds = 120; });
+  beforeEach(() => {
+    app.deps.config.mailRunWindowSeconds = 120;
+  });
 
   async function businessSender(opts: { creditsCents?: number } = {}): Promise<Sender> {
     const s = await newSender(app, { creditsCents: opts.creditsCents ?? 100000 });
@@ -24,9 +41,12 @@ describe('Business mail runs', () => {
     return s;
   }
   const newRunId = () => `run-${randomUUID()}`;
-  const open = (s: Sender, id: string) => api(app)('POST', '/v1/mail-runs', { key: s.key, headers: s.headers, json: { mail_run_id: id } });
-  const commit = (s: Sender, id: string) => api(app)('POST', `/v1/mail-runs/${id}/commit`, { key: s.key, headers: s.headers });
-  const cancel = (s: Sender, id: string) => api(app)('DELETE', `/v1/mail-runs/${id}`, { key: s.key, headers: s.headers });
+  const open = (s: Sender, id: string) =>
+    api(app)('POST', '/v1/mail-runs', { key: s.key, headers: s.headers, json: { mail_run_id: id } });
+  const commit = (s: Sender, id: string) =>
+    api(app)('POST', `/v1/mail-runs/${id}/commit`, { key: s.key, headers: s.headers });
+  const cancel = (s: Sender, id: string) =>
+    api(app)('DELETE', `/v1/mail-runs/${id}`, { key: s.key, headers: s.headers });
   const getRun = (key: string, id: string) => api(app)('GET', `/v1/mail-runs/${id}`, { key });
   const child = async (s: Sender, id: string, mailClass = 'first_class', extra: Record<string, string> = {}) =>
     sendLetter(app, s, letterForm(await letterPdf(), { mail_run_id: id, mail_class: mailClass, ...extra }));
@@ -40,7 +60,10 @@ describe('Business mail runs', () => {
     const agent = await newAgent(app.baseUrl, member.key);
     const live = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live' });
     const test = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'test' });
-    const forced = await newCredential(app.baseUrl, member.key, agent.id, { environment: 'live', force_approval: true });
+    const forced = await newCredential(app.baseUrl, member.key, agent.id, {
+      environment: 'live',
+      force_approval: true,
+    });
     const headers = { 'x-service-md-version': '1' };
     const post = (key: string, body: unknown) => api(app)('POST', '/v1/mail-runs', { key, headers, json: body });
     const id = newRunId();
@@ -71,14 +94,27 @@ describe('Business mail runs', () => {
 
     const opened = await post(live.key, { mail_run_id: id });
     expect(opened.status).toBe(201);
-    expect(opened.body).toMatchObject({ id, object: 'mail_run', status: 'open', agent_id: agent.id, window_seconds: 120, children: [], total_cents: 0, test_mode: false });
+    expect(opened.body).toMatchObject({
+      id,
+      object: 'mail_run',
+      status: 'open',
+      agent_id: agent.id,
+      window_seconds: 120,
+      children: [],
+      total_cents: 0,
+      test_mode: false,
+    });
     expect(Date.parse(opened.body.closes_at) - Date.parse(opened.body.opened_at)).toBe(120 * 1000);
 
     // Opening again (even with another window configured) answers the same run: the close time never moves.
     app.deps.config.mailRunWindowSeconds = 600;
     const again = await post(live.key, { mail_run_id: id });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ opened_at: opened.body.opened_at, closes_at: opened.body.closes_at, window_seconds: 120 });
+    expect(again.body).toMatchObject({
+      opened_at: opened.body.opened_at,
+      closes_at: opened.body.closes_at,
+      window_seconds: 120,
+    });
 
     // The id belongs to this member's agent: another agent cannot take it or see it; the owner's member key can read it.
     const other = await newAgent(app.baseUrl, member.key);
@@ -89,7 +125,10 @@ describe('Business mail runs', () => {
     const stranger = await businessSender();
     expect((await getRun(stranger.key, id)).status).toBe(404);
 
-    const [row] = await app.deps.db.query(`SELECT workflow_started_at FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [member.member_id, id]);
+    const [row] = await app.deps.db.query(
+      `SELECT workflow_started_at FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`,
+      [member.member_id, id],
+    );
     expect(row.workflow_started_at).not.toBeNull();
   });
 
@@ -102,13 +141,21 @@ describe('Business mail runs', () => {
     expect(dry.body.fields).toEqual([{ path: 'mail_run_id', message: 'cannot be combined with dry_run' }]);
     const approval = await child(s, id, 'first_class', { requires_approval: 'true' });
     expect(approval.status).toBe(400);
-    expect(approval.body.fields).toEqual([{ path: 'mail_run_id', message: 'cannot be combined with requires_approval' }]);
+    expect(approval.body.fields).toEqual([
+      { path: 'mail_run_id', message: 'cannot be combined with requires_approval' },
+    ]);
     const unknown = await child(s, newRunId());
     expect(unknown.status).toBe(400);
-    expect(unknown.body.fields).toEqual([{ path: 'mail_run_id', message: 'no mail run with this id is visible to this key' }]);
+    expect(unknown.body.fields).toEqual([
+      { path: 'mail_run_id', message: 'no mail run with this id is visible to this key' },
+    ]);
 
     const testKey = await newCredential(app.baseUrl, s.memberKey, s.agentId, { environment: 'test' });
-    const fromTest = await sendLetter(app, { ...s, key: testKey.key }, letterForm(await letterPdf(), { mail_run_id: id }));
+    const fromTest = await sendLetter(
+      app,
+      { ...s, key: testKey.key },
+      letterForm(await letterPdf(), { mail_run_id: id }),
+    );
     expect(fromTest.status).toBe(403);
     expect(fromTest.body.reason).toBe('live_key_required');
     expect((await getRun(s.key, id)).body.children).toEqual([]);
@@ -125,35 +172,65 @@ describe('Business mail runs', () => {
       const res = await child(s, id, mailClass);
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ status: 'submitted', mail_run_id: id, mail_class: mailClass });
-      expect(await ledger(app, res.body.id)).toEqual([{ kind: 'debit', amount_cents: -res.body.cost_cents, entry_key: `debit:mail:${res.body.id}` }]);
+      expect(await ledger(app, res.body.id)).toEqual([
+        { kind: 'debit', amount_cents: -res.body.cost_cents, entry_key: `debit:mail:${res.body.id}` },
+      ]);
       spent += res.body.cost_cents;
       immediate[mailClass] = { id: res.body.id, cost: res.body.cost_cents };
     }
     const waiting = await child(s, id, 'first_class');
     expect(waiting.status).toBe(201);
-    expect(waiting.body).toMatchObject({ status: 'funding_pending', submitted_at: null, mail_run_id: id, credit_balance_cents: 100000 - spent });
+    expect(waiting.body).toMatchObject({
+      status: 'funding_pending',
+      submitted_at: null,
+      mail_run_id: id,
+      credit_balance_cents: 100000 - spent,
+    });
     expect(waiting.body.human_review.cost.charged).toBe(false);
     expect(waiting.body.human_review.next_step).toContain(`/v1/mail-runs/${id}/commit`);
     expect(await ledger(app, waiting.body.id)).toEqual([]);
     expect(await balance(app, s.memberId)).toBe(100000 - spent);
     // A waiting child lists under its own status.
-    expect((await api(app)('GET', '/v1/mail?status=funding_pending', { key: s.key })).body.mail.map((m: { id: string }) => m.id)).toEqual([waiting.body.id]);
+    expect(
+      (await api(app)('GET', '/v1/mail?status=funding_pending', { key: s.key })).body.mail.map(
+        (m: { id: string }) => m.id,
+      ),
+    ).toEqual([waiting.body.id]);
 
     const run = (await getRun(s.key, id)).body;
-    expect(run.children.map((c: { id: string; status: string; commits_immediately: boolean }) => [c.id, c.status, c.commits_immediately])).toEqual([
+    expect(
+      run.children.map((c: { id: string; status: string; commits_immediately: boolean }) => [
+        c.id,
+        c.status,
+        c.commits_immediately,
+      ]),
+    ).toEqual([
       [immediate.priority.id, 'submitted', true],
       [immediate.carrierx_overnight.id, 'submitted', true],
       [immediate.carriery_next_day.id, 'submitted', true],
       [waiting.body.id, 'funding_pending', false],
     ]);
-    expect(run).toMatchObject({ total_cents: spent + waiting.body.cost_cents, credits_required_cents: waiting.body.cost_cents, funded_cents: 0 });
+    expect(run).toMatchObject({
+      total_cents: spent + waiting.body.cost_cents,
+      credits_required_cents: waiting.body.cost_cents,
+      funded_cents: 0,
+    });
 
     const committed = await commit(s, id);
     expect(committed.status).toBe(200);
-    expect(committed.body).toMatchObject({ status: 'funded', credits_charged_cents: waiting.body.cost_cents, already_committed: false });
+    expect(committed.body).toMatchObject({
+      status: 'funded',
+      credits_charged_cents: waiting.body.cost_cents,
+      already_committed: false,
+    });
     await waitFor(async () => (await statusOf(waiting.body.id)) === 'submitted', 'the waiting child to be submitted');
-    expect(await ledger(app, waiting.body.id)).toEqual([{ kind: 'debit', amount_cents: -waiting.body.cost_cents, entry_key: `debit:mail:${waiting.body.id}` }]);
-    await waitFor(async () => (await mailEvents(app, waiting.body.id)).some((e) => e.event_type === 'mail.submitted'), 'mail.submitted of the child');
+    expect(await ledger(app, waiting.body.id)).toEqual([
+      { kind: 'debit', amount_cents: -waiting.body.cost_cents, entry_key: `debit:mail:${waiting.body.id}` },
+    ]);
+    await waitFor(
+      async () => (await mailEvents(app, waiting.body.id)).some((e) => e.event_type === 'mail.submitted'),
+      'mail.submitted of the child',
+    );
     // The immediate children were not charged a second time.
     for (const c of Object.values(immediate)) expect(await ledger(app, c.id)).toHaveLength(1);
     expect(await balance(app, s.memberId)).toBe(100000 - spent - waiting.body.cost_cents);
@@ -171,8 +248,12 @@ describe('Business mail runs', () => {
     const first = await commit(s, id);
     expect(first.status).toBe(202);
     expect(first.body).toMatchObject({
-      status: 'funding_pending', pending_reason: 'insufficient_credits', credits_required_cents: total, credit_balance_cents: 100,
-      credit_shortfall_cents: total - 100, retry: { method: 'POST', before: opened.body.closes_at },
+      status: 'funding_pending',
+      pending_reason: 'insufficient_credits',
+      credits_required_cents: total,
+      credit_balance_cents: 100,
+      credit_shortfall_cents: total - 100,
+      retry: { method: 'POST', before: opened.body.closes_at },
       mail_run: { status: 'funding_pending', closes_at: opened.body.closes_at, credits_required_cents: total },
     });
     expect(first.body.billing_url).toMatch(/#credits$/);
@@ -194,12 +275,23 @@ describe('Business mail runs', () => {
     const funded = await commit(s, id);
     expect(funded.status).toBe(200);
     expect(funded.body).toMatchObject({
-      status: 'funded', credits_charged_cents: total, credit_balance_cents: 10100 - total, already_committed: false,
-      mail_run: { status: 'funded', funded_cents: total, credits_required_cents: 0, pending_reason: null, closes_at: opened.body.closes_at },
+      status: 'funded',
+      credits_charged_cents: total,
+      credit_balance_cents: 10100 - total,
+      already_committed: false,
+      mail_run: {
+        status: 'funded',
+        funded_cents: total,
+        credits_required_cents: 0,
+        pending_reason: null,
+        closes_at: opened.body.closes_at,
+      },
     });
     for (const c of [a, b]) {
       await waitFor(async () => (await statusOf(c.body.id)) === 'submitted', 'children submitted');
-      expect(await ledger(app, c.body.id)).toEqual([{ kind: 'debit', amount_cents: -c.body.cost_cents, entry_key: `debit:mail:${c.body.id}` }]);
+      expect(await ledger(app, c.body.id)).toEqual([
+        { kind: 'debit', amount_cents: -c.body.cost_cents, entry_key: `debit:mail:${c.body.id}` },
+      ]);
       const record = (await api(app)('GET', `/v1/mail/${c.body.id}`, { key: s.key })).body;
       expect(record.human_review.cost.charged).toBe(true);
     }
@@ -232,9 +324,17 @@ describe('Business mail runs', () => {
     const closed = await waitFor(() => settled(rich, emptyId), 'the empty run to settle');
 
     // Nothing happened before closes_at: each outcome is recorded at or after it.
-    expect(funded).toMatchObject({ status: 'funded', funded_cents: paid.body.cost_cents, committed_at: expect.any(String) });
+    expect(funded).toMatchObject({
+      status: 'funded',
+      funded_cents: paid.body.cost_cents,
+      committed_at: expect.any(String),
+    });
     expect(Date.parse(funded.funded_at)).toBeGreaterThanOrEqual(Date.parse(funded.closes_at));
-    expect(cancelled).toMatchObject({ status: 'cancelled', cancellation_reason: 'unfunded_at_close', pending_reason: 'insufficient_credits' });
+    expect(cancelled).toMatchObject({
+      status: 'cancelled',
+      cancellation_reason: 'unfunded_at_close',
+      pending_reason: 'insufficient_credits',
+    });
     expect(Date.parse(cancelled.cancelled_at)).toBeGreaterThanOrEqual(Date.parse(cancelled.closes_at));
     expect(closed).toMatchObject({ status: 'closed', funded_cents: 0 });
     expect(Date.parse(closed.closed_at)).toBeGreaterThanOrEqual(Date.parse(closed.closes_at));
@@ -242,8 +342,14 @@ describe('Business mail runs', () => {
     await waitFor(async () => (await statusOf(paid.body.id)) === 'submitted', 'the funded child to be submitted');
     expect(await ledger(app, paid.body.id)).toHaveLength(1);
     await waitFor(async () => (await statusOf(unpaid.body.id)) === 'cancelled', 'the unfunded child to be cancelled');
-    expect(await mailRow(unpaid.body.id)).toMatchObject({ cancellation_reason: 'mail_run_cancelled', run_funded_at: null });
-    await waitFor(async () => (await mailEvents(app, unpaid.body.id)).some((e) => e.event_type === 'mail.cancelled'), 'mail.cancelled');
+    expect(await mailRow(unpaid.body.id)).toMatchObject({
+      cancellation_reason: 'mail_run_cancelled',
+      run_funded_at: null,
+    });
+    await waitFor(
+      async () => (await mailEvents(app, unpaid.body.id)).some((e) => e.event_type === 'mail.cancelled'),
+      'mail.cancelled',
+    );
     expect(await ledger(app, unpaid.body.id)).toEqual([]);
     expect(await balance(app, poor.memberId)).toBe(50);
 
@@ -268,7 +374,10 @@ describe('Business mail runs', () => {
 
     const deleted = await cancel(s, id);
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toMatchObject({ already_cancelled: false, mail_run: { status: 'cancelled', cancellation_reason: 'cancelled_by_caller' } });
+    expect(deleted.body).toMatchObject({
+      already_cancelled: false,
+      mail_run: { status: 'cancelled', cancellation_reason: 'cancelled_by_caller' },
+    });
     await waitFor(async () => (await statusOf(waiting.body.id)) === 'cancelled', 'the waiting child to be cancelled');
     expect((await mailRow(waiting.body.id)).cancellation_reason).toBe('mail_run_cancelled');
     expect(await statusOf(urgent.body.id)).toBe('submitted');
@@ -296,7 +405,10 @@ describe('Business mail runs', () => {
     const drop = await child(s, id);
     const dropped = await api(app)('DELETE', `/v1/mail/${drop.body.id}`, { key: s.key, headers: s.headers });
     expect(dropped.status).toBe(200);
-    expect(dropped.body).toMatchObject({ refunded_credits_cents: 0, outbound_mail: { status: 'cancelled', cancellation_reason: 'cancelled_by_caller' } });
+    expect(dropped.body).toMatchObject({
+      refunded_credits_cents: 0,
+      outbound_mail: { status: 'cancelled', cancellation_reason: 'cancelled_by_caller' },
+    });
     const committed = await commit(s, id);
     expect(committed.body).toMatchObject({ status: 'funded', credits_charged_cents: keep.body.cost_cents });
     expect(await ledger(app, drop.body.id)).toEqual([]);
@@ -315,7 +427,9 @@ describe('Business mail runs', () => {
     expect(answers.map((r) => r.body.credits_charged_cents).sort((x, y) => x - y)).toEqual([0, 0, total]);
     expect(answers.filter((r) => !r.body.already_committed)).toHaveLength(1);
     for (const c of children) {
-      expect(await ledger(app, c.body.id)).toEqual([{ kind: 'debit', amount_cents: -c.body.cost_cents, entry_key: `debit:mail:${c.body.id}` }]);
+      expect(await ledger(app, c.body.id)).toEqual([
+        { kind: 'debit', amount_cents: -c.body.cost_cents, entry_key: `debit:mail:${c.body.id}` },
+      ]);
       await waitFor(async () => (await statusOf(c.body.id)) === 'submitted', 'children submitted');
     }
     expect(await balance(app, s.memberId)).toBe(20000 - total);

@@ -30,20 +30,31 @@ async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; s
 }
 
 /** Statements that read the members table on their own (not joined to the agent's mailbox). */
-const memberOnly = (statements: string[]) => statements.filter((s) => /\bFROM members WHERE id = \$1\b(?! FOR UPDATE)/.test(s));
-const memberLocks = (statements: string[]) => statements.filter((s) => /FROM members WHERE id = \$1 FOR UPDATE/.test(s));
-const mailboxLookups = (statements: string[]) => statements.filter((s) => /FROM agents a JOIN members m ON m\.id = a\.member_id/.test(s));
+const memberOnly = (statements: string[]) =>
+  statements.filter((s) => /\bFROM members WHERE id = \$1\b(?! FOR UPDATE)/.test(s));
+const memberLocks = (statements: string[]) =>
+  statements.filter((s) => /FROM members WHERE id = \$1 FOR UPDATE/.test(s));
+const mailboxLookups = (statements: string[]) =>
+  statements.filter((s) => /FROM agents a JOIN members m ON m\.id = a\.member_id/.test(s));
 
 describe('statements of one POST /v1/mail', () => {
   let app: TestApp;
-  beforeAll(async () => { app = await startTestApp({ worker: false }); });
-  afterAll(async () => { await app.close(); });
+  beforeAll(async () => {
+    app = await startTestApp({ worker: false });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
 
-  it('reads the member\'s settings with the mailbox, for agent keys and member keys alike', async () => {
+  it("reads the member's settings with the mailbox, for agent keys and member keys alike", async () => {
     const s = await newSender(app, { creditsCents: 100000 });
-    const byAgent = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }));
+    const byAgent = await statementsDuring(async () =>
+      api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }),
+    );
     expect(byAgent.result.status).toBe(201);
-    const byMember = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.memberKey, form: letterForm(await letterPdf()) }));
+    const byMember = await statementsDuring(async () =>
+      api(app)('POST', '/v1/mail', { key: s.memberKey, form: letterForm(await letterPdf()) }),
+    );
     expect(byMember.result.status).toBe(201);
     for (const { statements } of [byAgent, byMember]) {
       expect(memberOnly(statements)).toEqual([]);
@@ -56,7 +67,9 @@ describe('statements of one POST /v1/mail', () => {
   it('picks the live facility with one statement for the price and one under the transaction', async () => {
     await createFacility(app.deps, `Statements Facility ${randomUUID()}`);
     const s = await newSender(app, { creditsCents: 100000 });
-    const live = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }));
+    const live = await statementsDuring(async () =>
+      api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }),
+    );
     expect(live.result.status).toBe(201);
     const picks = live.statements.filter((st) => /\bFROM facilit(y_assignments|ies)\b/.test(st));
     expect(picks).toHaveLength(2);
@@ -65,40 +78,59 @@ describe('statements of one POST /v1/mail', () => {
 
   it('locks the member row once for a charged piece, and not at all for a sandbox piece', async () => {
     const s = await newSender(app, { creditsCents: 100000 });
-    const live = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }));
+    const live = await statementsDuring(async () =>
+      api(app)('POST', '/v1/mail', { key: s.key, form: letterForm(await letterPdf()), headers: s.headers }),
+    );
     expect(live.result.status).toBe(201);
     expect(memberLocks(live.statements)).toHaveLength(1);
     expect(live.statements.filter((st) => st.startsWith('INSERT INTO credits_ledger'))).toHaveLength(1);
     const sandbox = await newSender(app, { environment: 'test' });
-    const test = await statementsDuring(async () => api(app)('POST', '/v1/mail', { key: sandbox.key, form: letterForm(await letterPdf()), headers: sandbox.headers }));
+    const test = await statementsDuring(async () =>
+      api(app)('POST', '/v1/mail', { key: sandbox.key, form: letterForm(await letterPdf()), headers: sandbox.headers }),
+    );
     expect(test.result.status).toBe(201);
     expect(memberLocks(test.statements)).toEqual([]);
   });
 
-  it('debit() locks the member itself unless shown this transaction\'s lock on that member', async () => {
+  it("debit() locks the member itself unless shown this transaction's lock on that member", async () => {
     const a = await newMember(app.deps, { creditsCents: 1000 });
     const b = await newMember(app.deps, { creditsCents: 1000 });
     const movement = (memberId: string) => ({ memberId, amountCents: 100, entryKey: `debit:test:${randomUUID()}` });
     // Without the option: its own lock, then the ledger.
-    const own = await statementsDuring(() => app.deps.db.transaction((tx) => debit(app.deps, tx, movement(a.member_id))));
+    const own = await statementsDuring(() =>
+      app.deps.db.transaction((tx) => debit(app.deps, tx, movement(a.member_id))),
+    );
     expect(own.result).toEqual({ balanceCents: 900, alreadyDebited: false });
     expect(memberLocks(own.statements)).toHaveLength(1);
     // With this transaction's lock: no second one.
-    const shown = await statementsDuring(() => app.deps.db.transaction(async (tx) => {
-      const memberLock = await lockMemberRow(tx, a.member_id);
-      return debit(app.deps, tx, movement(a.member_id), { memberLock });
-    }));
+    const shown = await statementsDuring(() =>
+      app.deps.db.transaction(async (tx) => {
+        const memberLock = await lockMemberRow(tx, a.member_id);
+        return debit(app.deps, tx, movement(a.member_id), { memberLock });
+      }),
+    );
     expect(shown.result).toEqual({ balanceCents: 800, alreadyDebited: false });
     expect(memberLocks(shown.statements)).toHaveLength(1);
     // Another member's lock, another transaction's, or a look-alike is refused and nothing is debited.
-    await expect(app.deps.db.transaction(async (tx) => {
-      const memberLock = await lockMemberRow(tx, b.member_id);
-      return debit(app.deps, tx, movement(a.member_id), { memberLock });
-    })).rejects.toThrow(/memberLock/);
+    await expect(
+      app.deps.db.transaction(async (tx) => {
+        const memberLock = await lockMemberRow(tx, b.member_id);
+        return debit(app.deps, tx, movement(a.member_id), { memberLock });
+      }),
+    ).rejects.toThrow(/memberLock/);
     const stale = await app.deps.db.transaction((tx) => lockMemberRow(tx, a.member_id));
-    await expect(app.deps.db.transaction((tx) => debit(app.deps, tx, movement(a.member_id), { memberLock: stale }))).rejects.toThrow(/memberLock/);
-    await expect(app.deps.db.transaction((tx) => debit(app.deps, tx, movement(a.member_id), { memberLock: { tx, memberId: a.member_id } }))).rejects.toThrow(/memberLock/);
-    const [{ balance }] = await app.deps.db.query(`SELECT COALESCE(SUM(amount_cents), 0)::int AS balance FROM credits_ledger WHERE member_id = $1`, [a.member_id]);
+    await expect(
+      app.deps.db.transaction((tx) => debit(app.deps, tx, movement(a.member_id), { memberLock: stale })),
+    ).rejects.toThrow(/memberLock/);
+    await expect(
+      app.deps.db.transaction((tx) =>
+        debit(app.deps, tx, movement(a.member_id), { memberLock: { tx, memberId: a.member_id } }),
+      ),
+    ).rejects.toThrow(/memberLock/);
+    const [{ balance }] = await app.deps.db.query(
+      `SELECT COALESCE(SUM(amount_cents), 0)::int AS balance FROM credits_ledger WHERE member_id = $1`,
+      [a.member_id],
+    );
     expect(balance).toBe(800);
   });
 });

@@ -9,7 +9,8 @@ import { newAgentWithKey } from '../helpers/agents';
 import { MCP_TOOL_CATALOG, MCP_TOOL_NAMES, registeredTools } from '../../api/mcp/tools';
 
 // The 45 tools of the contract, as the spec lists them.
-const SPEC_TOOLS = `list_agent_inbox get_agent_inbox_context get_agent_inbox_sources list_agent_inbox_scans get_agent_inbox_scan
+const SPEC_TOOLS =
+  `list_agent_inbox get_agent_inbox_context get_agent_inbox_sources list_agent_inbox_scans get_agent_inbox_scan
 get_agent_inbox_activity report_agent_inbox_outcome get_agent_inbox_handling propose_agent_inbox_handling seed_agent_inbox_sandbox
 list_inbound_forwarding_addresses list_inbound_mail get_inbound_mail list_postal_threads get_postal_thread get_service_md
 propose_service_md_edit send_outbound_mail list_outbound_mail get_outbound_mail cancel_outbound_mail create_test_outbound_mail
@@ -29,7 +30,9 @@ describe('MCP server at {base_url}/mcp', () => {
   let app: TestApp;
   const clients: Client[] = [];
   // The worker runs the outbound mail workflows that the sandbox advance updates.
-  beforeAll(async () => { app = await startTestApp(); });
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await app.close();
@@ -74,7 +77,9 @@ describe('MCP server at {base_url}/mcp', () => {
     });
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ reason: 'token_missing' });
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${app.siteUrl}/.well-known/oauth-protected-resource"`);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${app.siteUrl}/.well-known/oauth-protected-resource"`,
+    );
   });
 
   it('answers GET with 405 (stateless server, no SSE stream)', async () => {
@@ -98,7 +103,9 @@ describe('MCP server at {base_url}/mcp', () => {
       expect(tool._meta).toMatchObject({ group: MCP_TOOL_CATALOG[tool.name as keyof typeof MCP_TOOL_CATALOG].group });
     }
     const send = tools.find((t) => t.name === 'send_facility_message')!;
-    expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['body', 'conversation_id', 'idempotency_key', 'service_md_version']));
+    expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['body', 'conversation_id', 'idempotency_key', 'service_md_version']),
+    );
     expect(send.inputSchema.required).toEqual(['body']);
     expect(send.annotations).toMatchObject({ readOnlyHint: false });
     const read = tools.find((t) => t.name === 'get_mailbox')!;
@@ -108,17 +115,23 @@ describe('MCP server at {base_url}/mcp', () => {
 
   describe('protocol version negotiation', () => {
     const REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
-    const post = (key: string, message: unknown, version?: string) => fetch(`${app.baseUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
-        ...(version ? { 'mcp-protocol-version': version } : {}),
-      },
-      body: JSON.stringify(message),
-    });
+    const post = (key: string, message: unknown, version?: string) =>
+      fetch(`${app.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(version ? { 'mcp-protocol-version': version } : {}),
+        },
+        body: JSON.stringify(message),
+      });
     const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
     const initialize = (protocolVersion: string) => ({
-      jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'newer-client', version: '2.0.0' } },
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'newer-client', version: '2.0.0' } },
     });
 
     it('a client that first tries a newer revision gets 400 listing only real revisions, then follows the answer', async () => {
@@ -158,11 +171,18 @@ describe('MCP server at {base_url}/mcp', () => {
     const { client } = await connect(key);
     const r = await call(client, 'get_mailbox');
     expect(r.isError).toBeFalsy();
-    expect(r.structuredContent!.result).toMatchObject({ mailboxes: [{ agent_id: agent.id, type: 'outbound' }], test_mode: false });
+    expect(r.structuredContent!.result).toMatchObject({
+      mailboxes: [{ agent_id: agent.id, type: 'outbound' }],
+      test_mode: false,
+    });
     expect(JSON.parse(text(r))).toEqual(r.structuredContent!.result);
 
     const doc = await call(client, 'get_service_md');
-    expect(doc.structuredContent!.result).toMatchObject({ agent_id: agent.id, version: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(doc.structuredContent!.result).toMatchObject({
+      agent_id: agent.id,
+      version: 1,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it('guards mutations of agent keys with service_md_version, and replays an idempotency_key without a second message', async () => {
@@ -175,7 +195,12 @@ describe('MCP server at {base_url}/mcp', () => {
     const stale = await call(client, 'send_facility_message', { body: 'Hello facility', service_md_version: 7 });
     expect(text(stale)).toMatch(/^SERVICE_MD_VERSION_MISMATCH: /);
 
-    const args = { body: 'Please use the blue envelopes for my next batch.', subject: 'Envelopes', service_md_version: 1, idempotency_key: 'fm-1' };
+    const args = {
+      body: 'Please use the blue envelopes for my next batch.',
+      subject: 'Envelopes',
+      service_md_version: 1,
+      idempotency_key: 'fm-1',
+    };
     const first = await call(client, 'send_facility_message', args);
     expect(first.isError).toBeFalsy();
     const second = await call(client, 'send_facility_message', args);
@@ -191,7 +216,10 @@ describe('MCP server at {base_url}/mcp', () => {
     // The same key with other input is refused, not replayed.
     const reused = await call(client, 'send_facility_message', { ...args, body: 'Something else' });
     expect(text(reused)).toMatch(/^IDEMPOTENCY_KEY_REUSED: /);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM facility_messages WHERE conversation_id = $1`, [conversationId]);
+    const [{ n }] = await app.deps.db.query(
+      `SELECT count(*)::int AS n FROM facility_messages WHERE conversation_id = $1`,
+      [conversationId],
+    );
     expect(n).toBe(1);
   });
 
@@ -221,27 +249,56 @@ describe('MCP server at {base_url}/mcp', () => {
 
     const member = await newMember(app.deps);
     const { client: memberClient } = await connect(member.key);
-    const propose = await call(memberClient, 'propose_service_md_edit', { suggested_content: 'Be brief.', reason: 'shorter' });
+    const propose = await call(memberClient, 'propose_service_md_edit', {
+      suggested_content: 'Be brief.',
+      reason: 'shorter',
+    });
     expect(text(propose)).toMatch(/^agent_key_required: /);
   });
 
   it('records an instructions proposal for an agent key that echoes the current version', async () => {
     const { key, agent } = await agentSetup();
     const { client } = await connect(key);
-    const tooLong = await call(client, 'propose_service_md_edit', { suggested_content: 'x'.repeat(10001), service_md_version: 1 });
+    const tooLong = await call(client, 'propose_service_md_edit', {
+      suggested_content: 'x'.repeat(10001),
+      service_md_version: 1,
+    });
     expect(tooLong.isError).toBe(true);
-    const r = await call(client, 'propose_service_md_edit', { suggested_content: 'Always ask before certified mail.', reason: 'cost', service_md_version: 1, idempotency_key: 'p-1' });
-    expect(r.structuredContent!.result.proposal).toMatchObject({ agent_id: agent.id, status: 'pending', suggested_content: 'Always ask before certified mail.' });
-    await call(client, 'propose_service_md_edit', { suggested_content: 'Always ask before certified mail.', reason: 'cost', service_md_version: 1, idempotency_key: 'p-1' });
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM instructions_proposals WHERE agent_id = $1`, [agent.id]);
+    const r = await call(client, 'propose_service_md_edit', {
+      suggested_content: 'Always ask before certified mail.',
+      reason: 'cost',
+      service_md_version: 1,
+      idempotency_key: 'p-1',
+    });
+    expect(r.structuredContent!.result.proposal).toMatchObject({
+      agent_id: agent.id,
+      status: 'pending',
+      suggested_content: 'Always ask before certified mail.',
+    });
+    await call(client, 'propose_service_md_edit', {
+      suggested_content: 'Always ask before certified mail.',
+      reason: 'cost',
+      service_md_version: 1,
+      idempotency_key: 'p-1',
+    });
+    const [{ n }] = await app.deps.db.query(
+      `SELECT count(*)::int AS n FROM instructions_proposals WHERE agent_id = $1`,
+      [agent.id],
+    );
     expect(n).toBe(1);
   });
 
   it('refuses update_webhook to a test key with text starting live_key_required:', async () => {
     const member = await newMember(app.deps);
-    const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['webhook.manage', 'webhook.read'] });
+    const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+      environment: 'test',
+      scopes: ['webhook.manage', 'webhook.read'],
+    });
     const { client } = await connect(credential.key);
-    const r = await call(client, 'update_webhook', { webhook_url: 'https://hooks.example.com/x', service_md_version: 1 });
+    const r = await call(client, 'update_webhook', {
+      webhook_url: 'https://hooks.example.com/x',
+      service_md_version: 1,
+    });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/^live_key_required: /);
   });
@@ -250,39 +307,76 @@ describe('MCP server at {base_url}/mcp', () => {
     const member = await newMember(app.deps);
     const { client } = await connect(member.key);
     const created = await call(client, 'create_webhook_endpoint', {
-      name: 'ops', url: 'http://127.0.0.1:9/hooks', event_types: ['inbound.received'], idempotency_key: 'ep-1',
+      name: 'ops',
+      url: 'http://127.0.0.1:9/hooks',
+      event_types: ['inbound.received'],
+      idempotency_key: 'ep-1',
     });
     expect(created.isError).toBeFalsy();
-    expect(created.structuredContent!.result).toMatchObject({ endpoint: { name: 'ops', status: 'pending' }, secret: expect.stringMatching(/^whsec_/) });
+    expect(created.structuredContent!.result).toMatchObject({
+      endpoint: { name: 'ops', status: 'pending' },
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const again = await call(client, 'create_webhook_endpoint', {
-      name: 'ops', url: 'http://127.0.0.1:9/hooks', event_types: ['inbound.received'], idempotency_key: 'ep-1',
+      name: 'ops',
+      url: 'http://127.0.0.1:9/hooks',
+      event_types: ['inbound.received'],
+      idempotency_key: 'ep-1',
     });
     expect(again.structuredContent!.result.endpoint.id).toBe(created.structuredContent!.result.endpoint.id);
     const list = await call(client, 'list_webhook_endpoints');
     expect(list.structuredContent!.result.endpoints).toHaveLength(1);
-    const noop = await call(client, 'update_webhook_endpoint', { endpoint_id: created.structuredContent!.result.endpoint.id });
+    const noop = await call(client, 'update_webhook_endpoint', {
+      endpoint_id: created.structuredContent!.result.endpoint.id,
+    });
     expect(text(noop)).toMatch(/^validation_error: /);
-    const renamed = await call(client, 'update_webhook_endpoint', { endpoint_id: created.structuredContent!.result.endpoint.id, name: 'ops-2' });
+    const renamed = await call(client, 'update_webhook_endpoint', {
+      endpoint_id: created.structuredContent!.result.endpoint.id,
+      name: 'ops-2',
+    });
     expect(renamed.structuredContent!.result.endpoint.name).toBe('ops-2');
   });
 
   describe('outbound tools', () => {
     const pdf = readFileSync(path.join(__dirname, '..', 'fixtures', 'documents', 'one-page.pdf')).toString('base64');
-    const recipient = { recipient_name: 'Ada Lovelace', recipient_line1: '12 Analytical Way', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' };
+    const recipient = {
+      recipient_name: 'Ada Lovelace',
+      recipient_line1: '12 Analytical Way',
+      recipient_city: 'Austin',
+      recipient_state: 'TX',
+      recipient_zip: '78701',
+    };
 
     it('sends a letter from document_base64 once per idempotency_key, and reads and lists it', async () => {
       const member = await newMember(app.deps);
-      const { credential, agent } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { credential, agent } = await newAgentWithKey(app.baseUrl, member.key, {
+        environment: 'test',
+        scopes: ['mail.send'],
+      });
       const { client } = await connect(credential.key);
-      const args = { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', service_md_version: 1, idempotency_key: 'send-1' };
+      const args = {
+        ...recipient,
+        document_base64: pdf,
+        document_filename: 'letter.pdf',
+        service_md_version: 1,
+        idempotency_key: 'send-1',
+      };
       const sent = await call(client, 'send_outbound_mail', args);
       expect(sent.isError).toBeFalsy();
       const record = sent.structuredContent!.result;
-      expect(record).toMatchObject({ status: 'submitted', test_mode: true, cost_cents: 0, page_count: 1, recipient_name: 'Ada Lovelace' });
+      expect(record).toMatchObject({
+        status: 'submitted',
+        test_mode: true,
+        cost_cents: 0,
+        page_count: 1,
+        recipient_name: 'Ada Lovelace',
+      });
       expect(record.estimated_live_cost_cents).toBeGreaterThan(0);
       const again = await call(client, 'send_outbound_mail', args);
       expect(again.structuredContent!.result.id).toBe(record.id);
-      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE agent_id = $1`, [agent.id]);
+      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE agent_id = $1`, [
+        agent.id,
+      ]);
       expect(n).toBe(1);
 
       const read = await call(client, 'get_outbound_mail', { outbound_mail_id: record.id });
@@ -290,17 +384,28 @@ describe('MCP server at {base_url}/mcp', () => {
       const list = await call(client, 'list_outbound_mail', { test_mode: true, limit: 5 });
       expect(list.structuredContent!.result.mail.map((m: { id: string }) => m.id)).toEqual([record.id]);
 
-      const cancelled = await call(client, 'cancel_outbound_mail', { outbound_mail_id: record.id, service_md_version: 1 });
+      const cancelled = await call(client, 'cancel_outbound_mail', {
+        outbound_mail_id: record.id,
+        service_md_version: 1,
+      });
       expect(cancelled.isError).toBeFalsy();
       expect(cancelled.structuredContent!.result.outbound_mail).toMatchObject({ id: record.id, status: 'cancelled' });
     });
 
     it('sends a letter with a test key and advances it to delivered through the tools', async () => {
       const member = await newMember(app.deps);
-      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+        environment: 'test',
+        scopes: ['mail.send'],
+      });
       const { client } = await connect(credential.key);
       const sent = await call(client, 'send_outbound_mail', {
-        ...recipient, mail_class: 'priority', document_base64: pdf, document_filename: 'letter.pdf', service_md_version: 1, idempotency_key: 'deliver-1',
+        ...recipient,
+        mail_class: 'priority',
+        document_base64: pdf,
+        document_filename: 'letter.pdf',
+        service_md_version: 1,
+        idempotency_key: 'deliver-1',
       });
       expect(sent.isError).toBeFalsy();
       const id = sent.structuredContent!.result.id;
@@ -312,7 +417,11 @@ describe('MCP server at {base_url}/mcp', () => {
       }
       expect(steps).toEqual(['ready', 'mailed', 'delivered']);
       const read = await call(client, 'get_outbound_mail', { outbound_mail_id: id });
-      expect(read.structuredContent!.result).toMatchObject({ status: 'delivered', test_mode: true, tracking_number: expect.any(String) });
+      expect(read.structuredContent!.result).toMatchObject({
+        status: 'delivered',
+        test_mode: true,
+        tracking_number: expect.any(String),
+      });
       const beyond = await call(client, 'advance_test_outbound_mail', { outbound_mail_id: id });
       expect(beyond.isError).toBe(true);
     });
@@ -321,29 +430,61 @@ describe('MCP server at {base_url}/mcp', () => {
       const member = await newMember(app.deps, { creditsCents: 10_000 });
       await newAgentWithKey(app.baseUrl, member.key, { scopes: ['mail.send'] });
       const { client } = await connect(member.key);
-      const dry = await call(client, 'send_outbound_mail', { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', dry_run: true });
+      const dry = await call(client, 'send_outbound_mail', {
+        ...recipient,
+        document_base64: pdf,
+        document_filename: 'letter.pdf',
+        dry_run: true,
+      });
       expect(dry.structuredContent!.result).toMatchObject({ dry_run: true, test_mode: false });
       expect(dry.structuredContent!.result.cost_cents).toBeGreaterThan(0);
-      const capped = await call(client, 'send_outbound_mail', { ...recipient, document_base64: pdf, document_filename: 'letter.pdf', max_cost_cents: 1 });
+      const capped = await call(client, 'send_outbound_mail', {
+        ...recipient,
+        document_base64: pdf,
+        document_filename: 'letter.pdf',
+        max_cost_cents: 1,
+      });
       expect(capped.isError).toBe(true);
       expect(text(capped)).toMatch(/^MAX_COST_EXCEEDED: /);
-      const notBase64 = await call(client, 'send_outbound_mail', { ...recipient, document_base64: '%%%', document_filename: 'letter.pdf' });
+      const notBase64 = await call(client, 'send_outbound_mail', {
+        ...recipient,
+        document_base64: '%%%',
+        document_filename: 'letter.pdf',
+      });
       expect(text(notBase64)).toMatch(/^validation_error: .*document_base64/);
-      const noRecipient = await call(client, 'send_outbound_mail', { recipient_line1: '1 A St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701', document_base64: pdf, document_filename: 'letter.pdf' });
+      const noRecipient = await call(client, 'send_outbound_mail', {
+        recipient_line1: '1 A St',
+        recipient_city: 'Austin',
+        recipient_state: 'TX',
+        recipient_zip: '78701',
+        document_base64: pdf,
+        document_filename: 'letter.pdf',
+      });
       expect(text(noRecipient)).toMatch(/^validation_error: .*recipient_name/);
       const usage = await call(client, 'get_usage');
       expect(usage.isError).toBeFalsy();
-      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [member.member_id]);
+      const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [
+        member.member_id,
+      ]);
       expect(n).toBe(0);
     });
 
     it('creates and advances a sandbox piece for test keys only', async () => {
       const member = await newMember(app.deps);
-      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['mail.send'] });
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+        environment: 'test',
+        scopes: ['mail.send'],
+      });
       const { client } = await connect(credential.key);
-      const created = await call(client, 'create_test_outbound_mail', { ...recipient, page_count: 2, service_md_version: 1 });
+      const created = await call(client, 'create_test_outbound_mail', {
+        ...recipient,
+        page_count: 2,
+        service_md_version: 1,
+      });
       expect(created.structuredContent!.result).toMatchObject({ status: 'submitted', page_count: 2, test_mode: true });
-      const advanced = await call(client, 'advance_test_outbound_mail', { outbound_mail_id: created.structuredContent!.result.id });
+      const advanced = await call(client, 'advance_test_outbound_mail', {
+        outbound_mail_id: created.structuredContent!.result.id,
+      });
       expect(advanced.structuredContent!.result).toMatchObject({ status: 'ready' });
 
       const live = await newAgentWithKey(app.baseUrl, member.key, { scopes: ['mail.send'] });
@@ -354,18 +495,31 @@ describe('MCP server at {base_url}/mcp', () => {
   });
 
   describe('inbound tools', () => {
-    const INBOUND_SCOPES = ['inbound.read', 'inbound.item.read', 'inbound.item.scan.read', 'agent.read', 'agent.inbox.read', 'agent.inbox.report', 'agent.inbox.propose'];
+    const INBOUND_SCOPES = [
+      'inbound.read',
+      'inbound.item.read',
+      'inbound.item.scan.read',
+      'agent.read',
+      'agent.inbox.read',
+      'agent.inbox.report',
+      'agent.inbox.propose',
+    ];
 
     it('finds the sandbox sample letter by a search term and reads its pages', async () => {
       const member = await newMember(app.deps);
-      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: INBOUND_SCOPES });
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+        environment: 'test',
+        scopes: INBOUND_SCOPES,
+      });
       const { client } = await connect(credential.key);
       const found = await call(client, 'search_inbound_items', { q: 'riverside water' });
       expect(found.isError).toBeFalsy();
       const items = found.structuredContent!.result.items;
       expect(items).toHaveLength(1);
       expect(items[0]).toMatchObject({ object: 'inbound_item', source_domain: 'member_sample', environment: 'test' });
-      expect((await call(client, 'search_inbound_items', { q: 'riverside gasworks' })).structuredContent!.result.items).toHaveLength(0);
+      expect(
+        (await call(client, 'search_inbound_items', { q: 'riverside gasworks' })).structuredContent!.result.items,
+      ).toHaveLength(0);
 
       const item = await call(client, 'get_inbound_item', { item_id: items[0].id });
       expect(item.structuredContent!.result.item.id).toBe(items[0].id);
@@ -379,11 +533,17 @@ describe('MCP server at {base_url}/mcp', () => {
 
     it('works the agent inbox: seed, context, outcome once per idempotency_key; deprecated reads name their successor', async () => {
       const member = await newMember(app.deps);
-      const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: INBOUND_SCOPES });
+      const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+        environment: 'test',
+        scopes: INBOUND_SCOPES,
+      });
       const { client } = await connect(credential.key);
       const noKey = await call(client, 'seed_agent_inbox_sandbox', { scenario: 'two_page_letter' });
       expect(text(noKey)).toMatch(/^validation_error: .*idempotency_key/);
-      const seeded = await call(client, 'seed_agent_inbox_sandbox', { scenario: 'two_page_letter', idempotency_key: 'seed-1' });
+      const seeded = await call(client, 'seed_agent_inbox_sandbox', {
+        scenario: 'two_page_letter',
+        idempotency_key: 'seed-1',
+      });
       expect(seeded.isError).toBeFalsy();
       const itemId = seeded.structuredContent!.result.item.id;
 
@@ -393,21 +553,38 @@ describe('MCP server at {base_url}/mcp', () => {
       const contextVersion = context.structuredContent!.result.context_version;
       expect(contextVersion).toMatch(/^[0-9a-f]{64}$/);
 
-      const report = { item_id: itemId, outcome: 'processed', context_version: contextVersion, run_id: 'run-7', idempotency_key: 'ack-1' };
+      const report = {
+        item_id: itemId,
+        outcome: 'processed',
+        context_version: contextVersion,
+        run_id: 'run-7',
+        idempotency_key: 'ack-1',
+      };
       const first = await call(client, 'report_agent_inbox_outcome', report);
       expect(first.isError).toBeFalsy();
       const again = await call(client, 'report_agent_inbox_outcome', report);
       expect(again.structuredContent!.result.acknowledgment.id).toBe(first.structuredContent!.result.acknowledgment.id);
-      const stale = await call(client, 'report_agent_inbox_outcome', { ...report, context_version: '0'.repeat(64), idempotency_key: 'ack-2' });
+      const stale = await call(client, 'report_agent_inbox_outcome', {
+        ...report,
+        context_version: '0'.repeat(64),
+        idempotency_key: 'ack-2',
+      });
       expect(text(stale)).toMatch(/^CONTEXT_VERSION_MISMATCH: /);
 
       const handling = await call(client, 'get_agent_inbox_handling', { item_id: itemId });
       expect(handling.structuredContent!.result).toMatchObject({ item_id: itemId, agent_may_confirm: false });
 
       const { tools } = await client.listTools();
-      expect(tools.find((t) => t.name === 'list_agent_inbox')!._meta).toMatchObject({ deprecated: true, successor: 'search_inbound_items' });
-      expect(tools.find((t) => t.name === 'get_agent_inbox_context')!.description).toMatch(/^Deprecated: use get_inbound_item instead\./);
-      expect(tools.find((t) => t.name === 'report_agent_inbox_outcome')!.inputSchema.required).toContain('idempotency_key');
+      expect(tools.find((t) => t.name === 'list_agent_inbox')!._meta).toMatchObject({
+        deprecated: true,
+        successor: 'search_inbound_items',
+      });
+      expect(tools.find((t) => t.name === 'get_agent_inbox_context')!.description).toMatch(
+        /^Deprecated: use get_inbound_item instead\./,
+      );
+      expect(tools.find((t) => t.name === 'report_agent_inbox_outcome')!.inputSchema.required).toContain(
+        'idempotency_key',
+      );
 
       // Member keys cannot act as an agent.
       const { client: memberClient } = await connect(member.key);
@@ -420,9 +597,15 @@ describe('MCP server at {base_url}/mcp', () => {
       const { client } = await connect(member.key);
       for (const name of ['list_inbound_forwarding_addresses', 'list_inbound_mail', 'list_postal_threads']) {
         const r = await call(client, name, { limit: 5 });
-        expect({ name, isError: r.isError ?? false, total: r.structuredContent!.result.pagination.total }).toEqual({ name, isError: false, total: 0 });
+        expect({ name, isError: r.isError ?? false, total: r.structuredContent!.result.pagination.total }).toEqual({
+          name,
+          isError: false,
+          total: 0,
+        });
       }
-      const missing = await call(client, 'get_inbound_mail', { inbound_mail_id: '00000000-0000-4000-8000-000000000000' });
+      const missing = await call(client, 'get_inbound_mail', {
+        inbound_mail_id: '00000000-0000-4000-8000-000000000000',
+      });
       expect(missing.structuredContent).toMatchObject({ status: 404 });
     });
   });
@@ -441,19 +624,30 @@ describe('MCP server at {base_url}/mcp', () => {
 
   it('marks sandbox results with test_mode', async () => {
     const member = await newMember(app.deps);
-    const { credential } = await newAgentWithKey(app.baseUrl, member.key, { environment: 'test', scopes: ['message.send', 'mailbox.read'] });
+    const { credential } = await newAgentWithKey(app.baseUrl, member.key, {
+      environment: 'test',
+      scopes: ['message.send', 'mailbox.read'],
+    });
     const { client } = await connect(credential.key);
     const r = await call(client, 'send_facility_message', { body: 'sandbox hello', service_md_version: 1 });
-    expect(r.structuredContent!.result).toMatchObject({ test_mode: true, conversation: { test_mode: true, facility_id: null } });
+    expect(r.structuredContent!.result).toMatchObject({
+      test_mode: true,
+      conversation: { test_mode: true, facility_id: null },
+    });
   });
 
-  it('counts every MCP request against the key\'s rate limit', async () => {
+  it("counts every MCP request against the key's rate limit", async () => {
     const member = await newMember(app.deps, { rateLimitPerMinute: 2 });
-    const post = () => fetch(`${app.baseUrl}/mcp`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const post = () =>
+      fetch(`${app.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${member.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await post()).status);
     // Two per minute: even across a minute boundary some of five are refused.

@@ -59,13 +59,16 @@ describe('API metrics', () => {
     expect((await api('GET', `/v1/no-such-thing/${ids[0]}`)).status).toBe(404);
 
     const after = await scrape();
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta('http_requests_total', missing)).toBe(3);
     expect(delta('http_requests_total', credits)).toBe(1);
     expect(delta('http_requests_total', { ...credits, status: '401' })).toBe(1);
     expect(delta('http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
     expect(delta('http_request_duration_seconds_count', missing)).toBe(3);
-    expect(sample(after, 'http_request_duration_seconds_bucket', { ...missing, le: '+Inf' })).toBe(sample(after, 'http_requests_total', missing));
+    expect(sample(after, 'http_request_duration_seconds_bucket', { ...missing, le: '+Inf' })).toBe(
+      sample(after, 'http_requests_total', missing),
+    );
     // Raw paths never become labels.
     for (const id of ids) expect(after).not.toContain(id);
     // prom-client's default process metrics.
@@ -78,7 +81,9 @@ describe('API metrics', () => {
     expect([none.status, none.body.reason]).toEqual([401, 'token_missing']);
     const wrong = await client(app.siteUrl)('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}x` } });
     expect([wrong.status, wrong.body.reason]).toEqual([401, 'key_not_found']);
-    expect((await client(plain.siteUrl)('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+    expect(
+      (await client(plain.siteUrl)('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(404);
   });
 });
 
@@ -91,7 +96,9 @@ describe('worker metrics (worker/main.ts as a child process)', () => {
     const address = `127.0.0.1:${await freePort()}`;
     metricsUrl = `http://${address}/metrics`;
     worker = await startWorkerProcess(app.deps.temporal, {
-      taskQueue: app.deps.config.taskQueue, env: stackEnv({ WORKER_METRICS_ADDRESS: address }), capture: true,
+      taskQueue: app.deps.config.taskQueue,
+      env: stackEnv({ WORKER_METRICS_ADDRESS: address }),
+      capture: true,
     });
   }, 240_000);
   afterAll(async () => {
@@ -100,10 +107,13 @@ describe('worker metrics (worker/main.ts as a child process)', () => {
     await app.close();
   });
 
-  it('serves the Temporal SDK\'s metrics and counts a failed activity by type and failure', async () => {
-    const failures = async () => sample(await (await fetch(metricsUrl)).text(), 'postal_activity_failures_total', {
-      activity_type: 'approveMail', failure_type: 'INSUFFICIENT_CREDITS', non_retryable: 'true',
-    });
+  it("serves the Temporal SDK's metrics and counts a failed activity by type and failure", async () => {
+    const failures = async () =>
+      sample(await (await fetch(metricsUrl)).text(), 'postal_activity_failures_total', {
+        activity_type: 'approveMail',
+        failure_type: 'INSUFFICIENT_CREDITS',
+        non_retryable: 'true',
+      });
     const before = await failures();
 
     // A piece awaiting approval whose owner has no credits: approving it fails in the approveMail activity.
@@ -113,10 +123,15 @@ describe('worker metrics (worker/main.ts as a child process)', () => {
     expect(created.body.status).toBe('pending_approval');
     await expect(commands.approve.run(app.deps, { mail: created.body.id })).rejects.toMatchObject({ status: 402 });
 
-    await waitFor(async () => (await failures()) === before + 1, 'the activity failure counter to count the failed approval');
+    await waitFor(
+      async () => (await failures()) === before + 1,
+      'the activity failure counter to count the failed approval',
+    );
     const text = await (await fetch(metricsUrl)).text();
     // The SDK's own metrics, from the same exporter.
-    expect(sample(text, 'temporal_activity_execution_failed_total', { activity_type: 'approveMail' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'temporal_activity_execution_failed_total', { activity_type: 'approveMail' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(text).toMatch(/^temporal_worker_task_slots_available\{/m);
     expect(text).toMatch(/^temporal_workflow_task_schedule_to_start_latency_bucket\{/m);
   }, 120_000);

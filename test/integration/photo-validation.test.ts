@@ -20,7 +20,11 @@ function imageForm(fields: Record<string, Buffer>, extra: Record<string, string>
   for (const [k, v] of Object.entries(extra)) form.append(k, v);
   for (const [k, v] of Object.entries(fields)) {
     const jpeg = v[0] === 0xff;
-    form.append(k, new Blob([new Uint8Array(v)], { type: jpeg ? 'image/jpeg' : 'image/png' }), `${k}.${jpeg ? 'jpg' : 'png'}`);
+    form.append(
+      k,
+      new Blob([new Uint8Array(v)], { type: jpeg ? 'image/jpeg' : 'image/png' }),
+      `${k}.${jpeg ? 'jpg' : 'png'}`,
+    );
   }
   return form;
 }
@@ -46,30 +50,52 @@ describe('photo and page image validation', () => {
     const draft = await api('POST', '/v1/facility/inbound/drafts', { key, json: { kind: 'letter' } });
     const id = draft.body.draft.id;
     for (const bad of [truncatedJpeg, truncatedPng]) {
-      const res = await api('POST', `/v1/facility/inbound/drafts/${id}/exterior`, { key, form: imageForm({ photo: bad }, { photo_type: 'sealed_exterior' }) });
+      const res = await api('POST', `/v1/facility/inbound/drafts/${id}/exterior`, {
+        key,
+        form: imageForm({ photo: bad }, { photo_type: 'sealed_exterior' }),
+      });
       expect(res.status).toBe(400);
-      expect(res.body.fields).toEqual([{ path: 'photo', message: expect.stringMatching(/(JPEG|PNG) image is corrupt/) }]);
+      expect(res.body.fields).toEqual([
+        { path: 'photo', message: expect.stringMatching(/(JPEG|PNG) image is corrupt/) },
+      ]);
     }
     const after = await api('GET', `/v1/facility/inbound/drafts/${id}`, { key });
     expect(after.body.draft).toMatchObject({ version: 1, photos: [] });
-    const ok = await api('POST', `/v1/facility/inbound/drafts/${id}/exterior`, { key, form: imageForm({ photo: jpeg }, { photo_type: 'sealed_exterior' }) });
+    const ok = await api('POST', `/v1/facility/inbound/drafts/${id}/exterior`, {
+      key,
+      form: imageForm({ photo: jpeg }, { photo_type: 'sealed_exterior' }),
+    });
     expect(ok.status).toBe(201);
-    expect(ok.body.draft.photos).toEqual([expect.objectContaining({ content_type: 'image/jpeg', size_bytes: jpeg.length })]);
+    expect(ok.body.draft.photos).toEqual([
+      expect.objectContaining({ content_type: 'image/jpeg', size_bytes: jpeg.length }),
+    ]);
   });
 
   it('refuses a scan whose page image is truncated, naming the page; the request stays open', async () => {
     // A committed piece with a package scan request.
     const itemId = await receivePiece(app, w);
-    const scan = await api('POST', `/v1/packages/${itemId}/scan`, { key: w.agentKey, headers: { 'x-service-md-version': '1' }, json: { scan_type: 'document' } });
+    const scan = await api('POST', `/v1/packages/${itemId}/scan`, {
+      key: w.agentKey,
+      headers: { 'x-service-md-version': '1' },
+      json: { scan_type: 'document' },
+    });
     expect(scan.status).toBe(201);
     const requests = await api('GET', '/v1/facility/scan-requests', { key: w.facilityKey });
     const request = requests.body.scan_requests.find((r: { item_id: string }) => r.item_id === itemId);
-    const bad = await api('POST', `/v1/facility/scan-requests/${request.id}/fulfil`, { key: w.facilityKey, form: imageForm({ page_1: png, page_2: truncatedJpeg }) });
+    const bad = await api('POST', `/v1/facility/scan-requests/${request.id}/fulfil`, {
+      key: w.facilityKey,
+      form: imageForm({ page_1: png, page_2: truncatedJpeg }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.fields.map((f: { path: string }) => f.path)).toEqual(['page_2']);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM scan_bundles WHERE request_id = $1`, [request.id]);
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM scan_bundles WHERE request_id = $1`, [
+      request.id,
+    ]);
     expect(n).toBe(0);
-    const good = await api('POST', `/v1/facility/scan-requests/${request.id}/fulfil`, { key: w.facilityKey, form: imageForm({ page_1: png, page_2: jpeg }) });
+    const good = await api('POST', `/v1/facility/scan-requests/${request.id}/fulfil`, {
+      key: w.facilityKey,
+      form: imageForm({ page_1: png, page_2: jpeg }),
+    });
     expect(good.status).toBe(201);
   });
 
@@ -85,7 +111,10 @@ describe('photo and page image validation', () => {
     const bad = await printed(imageForm({ pages: truncatedJpeg, envelope: truncatedPng }));
     expect(bad.status).toBe(400);
     expect(bad.body.fields.map((f: { path: string }) => f.path).sort()).toEqual(['envelope', 'pages']);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail_photos WHERE outbound_mail_id = $1`, [id]);
+    const [{ n }] = await app.deps.db.query(
+      `SELECT count(*)::int AS n FROM outbound_mail_photos WHERE outbound_mail_id = $1`,
+      [id],
+    );
     expect(n).toBe(0);
     const ok = await printed(imageForm({ pages: jpeg, envelope: png }));
     expect(ok.status).toBe(200);
@@ -94,9 +123,15 @@ describe('photo and page image validation', () => {
 
   it('refuses a support attachment declared as an image that does not decode', async () => {
     const member = await newMember(app.deps);
-    const send = (content: Buffer, contentType: string) => api('POST', '/v1/support/messages', {
-      key: member.key, json: { category: 'support', body: 'Photo attached.', attachments: [{ filename: 'photo', content_type: contentType, content_base64: content.toString('base64') }] },
-    });
+    const send = (content: Buffer, contentType: string) =>
+      api('POST', '/v1/support/messages', {
+        key: member.key,
+        json: {
+          category: 'support',
+          body: 'Photo attached.',
+          attachments: [{ filename: 'photo', content_type: contentType, content_base64: content.toString('base64') }],
+        },
+      });
     const truncated = await send(truncatedJpeg, 'image/jpeg');
     expect(truncated.status).toBe(400);
     expect(truncated.body.fields.map((f: { path: string }) => f.path)).toEqual(['attachments.0.content_base64']);

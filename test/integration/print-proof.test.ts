@@ -23,7 +23,13 @@ import { api, letterForm, letterPdf, newSender, sendLetter, waitFor } from './ma
 const run = promisify(execFile);
 const LAYOUT = PROOF_LAYOUT.letter;
 
-interface TextLine { xMin: number; yMin: number; xMax: number; yMax: number; text: string }
+interface TextLine {
+  xMin: number;
+  yMin: number;
+  xMax: number;
+  yMax: number;
+  text: string;
+}
 
 const num = (attrs: string, name: string) => Number(new RegExp(`${name}="([\\d.]+)"`).exec(attrs)![1]);
 
@@ -36,16 +42,22 @@ async function textLines(pdf: Buffer): Promise<TextLine[][]> {
     const { stdout } = await run('pdftotext', ['-bbox-layout', file, '-']);
     return [...stdout.matchAll(/<page [^>]*>([\s\S]*?)<\/page>/g)].map(([, body]) =>
       [...body.matchAll(/<line ([^>]*)>([\s\S]*?)<\/line>/g)].map(([, attrs, words]) => ({
-        xMin: num(attrs, 'xMin'), yMin: num(attrs, 'yMin'), xMax: num(attrs, 'xMax'), yMax: num(attrs, 'yMax'),
+        xMin: num(attrs, 'xMin'),
+        yMin: num(attrs, 'yMin'),
+        xMax: num(attrs, 'xMax'),
+        yMax: num(attrs, 'yMax'),
         text: [...words.matchAll(/<word [^>]*>([^<]*)<\/word>/g)].map((w) => w[1].replace(/&amp;/g, '&')).join(' '),
-      })));
+      })),
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-const within = (l: TextLine, r: PageRect) => l.xMin >= r.x && l.yMin >= r.y && l.xMax <= r.x + r.width && l.yMax <= r.y + r.height;
-const touches = (l: TextLine, r: PageRect) => l.xMin < r.x + r.width && l.xMax > r.x && l.yMin < r.y + r.height && l.yMax > r.y;
+const within = (l: TextLine, r: PageRect) =>
+  l.xMin >= r.x && l.yMin >= r.y && l.xMax <= r.x + r.width && l.yMax <= r.y + r.height;
+const touches = (l: TextLine, r: PageRect) =>
+  l.xMin < r.x + r.width && l.xMax > r.x && l.yMin < r.y + r.height && l.yMax > r.y;
 
 /** The lines that touch `window`, top to bottom; each must lie wholly inside it. */
 function linesIn(page: TextLine[], window: PageRect): string[] {
@@ -65,11 +77,23 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 // Written as a sender might: the proof must show it so, not the address check's USPS form.
 const RECIPIENT_FIELDS = {
-  recipient_name: 'Jane Doe', recipient_company: 'Acme Widgets Inc.', recipient_line1: '350 Fifth Avenue', recipient_line2: 'Suite 3300',
-  recipient_city: 'New York', recipient_state: 'NY', recipient_zip: '10118',
+  recipient_name: 'Jane Doe',
+  recipient_company: 'Acme Widgets Inc.',
+  recipient_line1: '350 Fifth Avenue',
+  recipient_line2: 'Suite 3300',
+  recipient_city: 'New York',
+  recipient_state: 'NY',
+  recipient_zip: '10118',
 };
 const RECIPIENT: MailAddress = {
-  name: 'Jane Doe', company: 'Acme Widgets Inc.', line1: '350 Fifth Avenue', line2: 'Suite 3300', city: 'New York', state: 'NY', zip: '10118', country: 'US',
+  name: 'Jane Doe',
+  company: 'Acme Widgets Inc.',
+  line1: '350 Fifth Avenue',
+  line2: 'Suite 3300',
+  city: 'New York',
+  state: 'NY',
+  zip: '10118',
+  country: 'US',
 };
 // newSender's member profile.
 const RETURN_LINES = ['1 Return Way', 'Austin, TX 78701'];
@@ -81,7 +105,9 @@ describe('print proof (extension)', () => {
     app = await startTestApp();
     facility = await createFacility(app.deps, 'Print Proof Facility');
   });
-  afterAll(async () => { await app.close(); });
+  afterAll(async () => {
+    await app.close();
+  });
 
   it('a live piece answers its proof_url at once: address page, then the document; the facility gets the same file', async () => {
     const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
@@ -91,10 +117,14 @@ describe('print proof (extension)', () => {
     expect(sent.body.proof_url).toMatch(/^http/);
     const id = sent.body.id;
 
-    const record = await waitFor(async () => {
-      const read = await api(app)('GET', `/v1/mail/${id}`, { key: s.key });
-      return read.body.proof_url ? read.body : null;
-    }, 'the proof of the piece', 60_000);
+    const record = await waitFor(
+      async () => {
+        const read = await api(app)('GET', `/v1/mail/${id}`, { key: s.key });
+        return read.body.proof_url ? read.body : null;
+      },
+      'the proof of the piece',
+      60_000,
+    );
     expect(record.proof_url).toMatch(/^http/);
     const [row] = await app.deps.db.query(`SELECT proof_key, document_key FROM outbound_mail WHERE id = $1`, [id]);
     expect(row.proof_key).toBe(`mail/${id}/proof.pdf`);
@@ -104,7 +134,11 @@ describe('print proof (extension)', () => {
     const doc = await PDFDocument.load(proof);
     // The document's 2 pages after the added address page (simplex).
     expect(doc.getPageCount()).toBe(3);
-    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([[612, 792], [612, 792], [612, 792]]);
+    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([
+      [612, 792],
+      [612, 792],
+      [612, 792],
+    ]);
     const pages = await textLines(proof);
     expect(linesIn(pages[0], LAYOUT.recipientWindow)).toEqual(formatAddressLines(RECIPIENT));
     expect(linesIn(pages[0], LAYOUT.returnWindow).slice(-2)).toEqual(RETURN_LINES);
@@ -123,7 +157,11 @@ describe('print proof (extension)', () => {
 
   it('a dry run answers proof_url before anything is paid: duplex adds a blank back to the address page', async () => {
     const s = await newSender(app, { creditsCents: 100_000 });
-    const dry = await sendLetter(app, s, letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, duplex: true, dry_run: true }));
+    const dry = await sendLetter(
+      app,
+      s,
+      letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, duplex: true, dry_run: true }),
+    );
     expect(dry.status).toBe(200);
     expect(dry.body.proof_url).toMatch(/^http/);
     expect(dry.body.warnings.filter((w: { code: string }) => w.code.startsWith('print_proof'))).toEqual([]);
@@ -135,24 +173,45 @@ describe('print proof (extension)', () => {
     expect(doc.getPageCount()).toBe(5);
     const pages = await textLines(proof);
     expect(linesIn(pages[0], LAYOUT.recipientWindow)).toEqual(formatAddressLines(RECIPIENT));
-    expect(pages[0].map((l) => l.text)).toContain('first_class \u00b7 black and white \u00b7 double-sided \u00b7 5 pages on 3 sheets, this address page included');
+    expect(pages[0].map((l) => l.text)).toContain(
+      'first_class \u00b7 black and white \u00b7 double-sided \u00b7 5 pages on 3 sheets, this address page included',
+    );
     expect(pages[1]).toEqual([]);
     expect(pages[2].map((l) => l.text)).toContain('Dry body p1');
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [s.memberId]);
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [
+      s.memberId,
+    ]);
     expect(n).toBe(0);
 
     // The same letter priced again names the same stored proof; another recipient gets its own.
-    const again = await sendLetter(app, s, letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, duplex: true, dry_run: true }));
+    const again = await sendLetter(
+      app,
+      s,
+      letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, duplex: true, dry_run: true }),
+    );
     expect(new URL(again.body.proof_url).pathname).toBe(new URL(dry.body.proof_url).pathname);
     expect(sha256(await download(again.body.proof_url))).toBe(sha256(proof));
-    const other = await sendLetter(app, s, letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, recipient_name: 'John Roe', duplex: true, dry_run: true }));
+    const other = await sendLetter(
+      app,
+      s,
+      letterForm(await letterPdf(3, 'Dry body'), {
+        ...RECIPIENT_FIELDS,
+        recipient_name: 'John Roe',
+        duplex: true,
+        dry_run: true,
+      }),
+    );
     expect(new URL(other.body.proof_url).pathname).not.toBe(new URL(dry.body.proof_url).pathname);
-    expect(linesIn((await textLines(await download(other.body.proof_url)))[0], LAYOUT.recipientWindow)[0]).toBe('John Roe');
+    expect(linesIn((await textLines(await download(other.body.proof_url)))[0], LAYOUT.recipientWindow)[0]).toBe(
+      'John Roe',
+    );
 
     // The daily clean-up (its workflow, as the schedule starts it) deletes dry-run proofs past
     // the retention; with retention 0 that is this one.
     const deleted = await app.deps.temporal.workflow.execute(DRY_RUN_PROOF_CLEANUP_WORKFLOW, {
-      taskQueue: app.deps.config.taskQueue, workflowId: `dry-run-proof-cleanup-test-${s.memberId}`, args: [{ retentionHours: 0 }],
+      taskQueue: app.deps.config.taskQueue,
+      workflowId: `dry-run-proof-cleanup-test-${s.memberId}`,
+      args: [{ retentionHours: 0 }],
     });
     expect(deleted).toBeGreaterThanOrEqual(1);
     expect((await fetch(dry.body.proof_url)).status).toBe(404);
@@ -160,10 +219,18 @@ describe('print proof (extension)', () => {
 
   it('a text letter gets its proof from the worker (the submission renders short PDFs only)', async () => {
     const s = await newSender(app, { creditsCents: 100_000, facilityId: facility.facility_id });
-    const sent = await sendLetter(app, s, letterForm(Buffer.from('Dear reader,\nA plain text letter.\n'), RECIPIENT_FIELDS, 'letter.txt'));
+    const sent = await sendLetter(
+      app,
+      s,
+      letterForm(Buffer.from('Dear reader,\nA plain text letter.\n'), RECIPIENT_FIELDS, 'letter.txt'),
+    );
     expect(sent.status).toBe(201);
     expect(sent.body.proof_url).toBeNull();
-    const url = await waitFor(async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null, 'the worker\'s proof', 60_000);
+    const url = await waitFor(
+      async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null,
+      "the worker's proof",
+      60_000,
+    );
     expect((await textLines(await download(url)))[1].map((l) => l.text)).toContain('A plain text letter.');
   });
 
@@ -172,7 +239,11 @@ describe('print proof (extension)', () => {
     const sent = await sendLetter(app, s, letterForm(await letterPdf(11, 'Long letter'), RECIPIENT_FIELDS));
     expect(sent.status).toBe(201);
     expect(sent.body.proof_url).toBeNull();
-    const url = await waitFor(async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null, 'the worker\'s proof', 60_000);
+    const url = await waitFor(
+      async () => (await api(app)('GET', `/v1/mail/${sent.body.id}`, { key: s.key })).body.proof_url as string | null,
+      "the worker's proof",
+      60_000,
+    );
     const proof = await download(url);
     expect((await PDFDocument.load(proof)).getPageCount()).toBe(12);
     expect((await textLines(proof))[11].map((l) => l.text)).toContain('Long letter p11');
@@ -180,7 +251,11 @@ describe('print proof (extension)', () => {
 
   it('a sandbox piece gets its proof too; a piece from before proofs, or whose document cannot be laid out, reads proof_url null', async () => {
     const s = await newSender(app, { environment: 'test' });
-    const created = await api(app)('POST', '/v1/test/mail', { key: s.key, headers: s.headers, json: { ...RECIPIENT_FIELDS, page_count: 2 } });
+    const created = await api(app)('POST', '/v1/test/mail', {
+      key: s.key,
+      headers: s.headers,
+      json: { ...RECIPIENT_FIELDS, page_count: 2 },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
     const url = created.body.proof_url as string;
@@ -193,7 +268,10 @@ describe('print proof (extension)', () => {
     // A document the renderer cannot lay out is reported once, not retried, and leaves no proof.
     const [row] = await app.deps.db.query(`SELECT document_key FROM outbound_mail WHERE id = $1`, [id]);
     await app.deps.storage.put(row.document_key, Buffer.from('%PDF-1.7\nnot really a PDF'), 'application/pdf');
-    expect(await renderPieceProof(app.deps, id)).toMatchObject({ status: 'not_renderable', reason: expect.any(String) });
+    expect(await renderPieceProof(app.deps, id)).toMatchObject({
+      status: 'not_renderable',
+      reason: expect.any(String),
+    });
     expect((await api(app)('GET', `/v1/mail/${id}`, { key: s.key })).body.proof_url).toBeNull();
   });
 });

@@ -16,8 +16,30 @@ jest.setTimeout(180_000);
 // Forwarded inbound context, Agents/keys/webhooks; States).
 const SPEC = {
   mailStatus: ['pending_approval', 'submitted', 'ready', 'mailed', 'delivered', 'failed', 'cancelled'],
-  batchStatus: ['draft', 'paid', 'generating', 'submitted', 'in_progress', 'completed', 'partially_completed', 'failed', 'cancelled'],
-  packageStatus: ['received', 'stored', 'held', 'forwarding_requested', 'forwarding_shipped', 'forwarded', 'returning', 'shredded', 'disposed', 'returned', 'expired'],
+  batchStatus: [
+    'draft',
+    'paid',
+    'generating',
+    'submitted',
+    'in_progress',
+    'completed',
+    'partially_completed',
+    'failed',
+    'cancelled',
+  ],
+  packageStatus: [
+    'received',
+    'stored',
+    'held',
+    'forwarding_requested',
+    'forwarding_shipped',
+    'forwarded',
+    'returning',
+    'shredded',
+    'disposed',
+    'returned',
+    'expired',
+  ],
   itemKind: ['letter', 'parcel'],
   inboundStatus: ['captured', 'stored', 'extracted', 'needs_review', 'failed'],
   inboundListInclude: ['drafting', 'files', 'ocr', 'lineage'],
@@ -33,12 +55,24 @@ type Item = { files: Array<Record<string, unknown>>; draft_context?: unknown; oc
 /** What each include value adds to an inbound mail item. */
 function showsInclude(item: Item, include: string): boolean {
   switch (include) {
-    case 'drafting': return item.draft_context !== undefined;
-    case 'files': return item.files.length > 0 && item.files.every((f) => typeof f.download_url === 'string' && f.signed_url === undefined);
-    case 'ocr': return Array.isArray(item.ocr);
-    case 'lineage': return Array.isArray(item.extractions);
-    case 'signed_urls': return item.files.length > 0 && item.files.every((f) => typeof f.signed_url === 'string' && typeof f.download_url === 'string');
-    default: return false;
+    case 'drafting':
+      return item.draft_context !== undefined;
+    case 'files':
+      return (
+        item.files.length > 0 &&
+        item.files.every((f) => typeof f.download_url === 'string' && f.signed_url === undefined)
+      );
+    case 'ocr':
+      return Array.isArray(item.ocr);
+    case 'lineage':
+      return Array.isArray(item.extractions);
+    case 'signed_urls':
+      return (
+        item.files.length > 0 &&
+        item.files.every((f) => typeof f.signed_url === 'string' && typeof f.download_url === 'string')
+      );
+    default:
+      return false;
   }
 }
 
@@ -55,16 +89,29 @@ describe('spec-listed query values on every route and tool', () => {
     api = client(app.baseUrl);
     w = await newWorld(app);
     const alias = await api('POST', '/v1/inbound-forwarding-addresses', { key: w.memberKey, json: { label: 'Home' } });
-    const intake = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(alias.body.forwarding_address.email)}`, {
-      raw: readFileSync(path.join(__dirname, '..', 'fixtures', 'inbound', 'plain-note.eml')), headers: { 'x-intake-secret': app.deps.config.intakeSecret },
-    });
+    const intake = await api(
+      'POST',
+      `/v1/intake/email?recipient=${encodeURIComponent(alias.body.forwarding_address.email)}`,
+      {
+        raw: readFileSync(path.join(__dirname, '..', 'fixtures', 'inbound', 'plain-note.eml')),
+        headers: { 'x-intake-secret': app.deps.config.intakeSecret },
+      },
+    );
     itemId = intake.body.item_id;
-    threadId = await waitFor(async () => {
-      const res = await api('GET', `/v1/inbound/${itemId}`, { key: w.memberKey });
-      return ['extracted', 'needs_review'].includes(res.body.status) ? res.body.thread?.id : null;
-    }, 'the forwarded note to be extracted', 120_000);
+    threadId = await waitFor(
+      async () => {
+        const res = await api('GET', `/v1/inbound/${itemId}`, { key: w.memberKey });
+        return ['extracted', 'needs_review'].includes(res.body.status) ? res.body.thread?.id : null;
+      },
+      'the forwarded note to be extracted',
+      120_000,
+    );
     mcp = new Client({ name: 'query-values', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${w.memberKey}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${w.memberKey}` } },
+      }),
+    );
   });
   afterAll(async () => {
     await mcp?.close();
@@ -73,21 +120,49 @@ describe('spec-listed query values on every route and tool', () => {
 
   const get = (p: string) => api('GET', p, { key: w.memberKey });
   const tool = async (name: string, args: Record<string, unknown>) => {
-    const r = (await mcp.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: { result?: any } };
+    const r = (await mcp.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      content: Array<{ text?: string }>;
+      structuredContent?: { result?: any };
+    };
     return { ok: !r.isError, text: r.content.map((c) => c.text ?? '').join(''), result: r.structuredContent?.result };
   };
 
   describe('REST', () => {
     const cases: Array<[string, () => string]> = [
       ...SPEC.mailStatus.map((v): [string, () => string] => [`GET /v1/mail?status=${v}`, () => `/v1/mail?status=${v}`]),
-      ...SPEC.booleans.map((v): [string, () => string] => [`GET /v1/mail?test_mode=${v}`, () => `/v1/mail?test_mode=${v}`]),
-      ['GET /v1/mail?created_after=YYYY-MM-DD&created_before=ISO', () => '/v1/mail?created_after=2026-01-01&created_before=2026-02-01T00%3A00%3A00Z'],
-      ...SPEC.batchStatus.map((v): [string, () => string] => [`GET /v1/batch-mail?status=${v}`, () => `/v1/batch-mail?status=${v}`]),
-      ...SPEC.packageStatus.map((v): [string, () => string] => [`GET /v1/packages?status=${v}`, () => `/v1/packages?agent_id=${w.agentId}&status=${v}`]),
-      ...SPEC.itemKind.map((v): [string, () => string] => [`GET /v1/inbound-items?kind=${v}`, () => `/v1/inbound-items?kind=${v}`]),
-      ...SPEC.inboundStatus.map((v): [string, () => string] => [`GET /v1/inbound?status=${v}`, () => `/v1/inbound?status=${v}`]),
-      ...SPEC.threadStatus.map((v): [string, () => string] => [`GET /v1/postal-threads?status=${v}`, () => `/v1/postal-threads?status=${v}`]),
-      ...SPEC.webhookEventStatus.map((v): [string, () => string] => [`GET /v1/webhooks/events?status=${v}`, () => `/v1/webhooks/events?status=${v}`]),
+      ...SPEC.booleans.map((v): [string, () => string] => [
+        `GET /v1/mail?test_mode=${v}`,
+        () => `/v1/mail?test_mode=${v}`,
+      ]),
+      [
+        'GET /v1/mail?created_after=YYYY-MM-DD&created_before=ISO',
+        () => '/v1/mail?created_after=2026-01-01&created_before=2026-02-01T00%3A00%3A00Z',
+      ],
+      ...SPEC.batchStatus.map((v): [string, () => string] => [
+        `GET /v1/batch-mail?status=${v}`,
+        () => `/v1/batch-mail?status=${v}`,
+      ]),
+      ...SPEC.packageStatus.map((v): [string, () => string] => [
+        `GET /v1/packages?status=${v}`,
+        () => `/v1/packages?agent_id=${w.agentId}&status=${v}`,
+      ]),
+      ...SPEC.itemKind.map((v): [string, () => string] => [
+        `GET /v1/inbound-items?kind=${v}`,
+        () => `/v1/inbound-items?kind=${v}`,
+      ]),
+      ...SPEC.inboundStatus.map((v): [string, () => string] => [
+        `GET /v1/inbound?status=${v}`,
+        () => `/v1/inbound?status=${v}`,
+      ]),
+      ...SPEC.threadStatus.map((v): [string, () => string] => [
+        `GET /v1/postal-threads?status=${v}`,
+        () => `/v1/postal-threads?status=${v}`,
+      ]),
+      ...SPEC.webhookEventStatus.map((v): [string, () => string] => [
+        `GET /v1/webhooks/events?status=${v}`,
+        () => `/v1/webhooks/events?status=${v}`,
+      ]),
     ];
     it.each(cases)('accepts %s', async (_, target) => {
       const res = await get(target());
@@ -110,7 +185,9 @@ describe('spec-listed query values on every route and tool', () => {
     it('GET /v1/inbound/{id}: signed_urls=true and false, and include=signed_urls combined with others', async () => {
       expect(showsInclude((await get(`/v1/inbound/${itemId}?signed_urls=true`)).body, 'signed_urls')).toBe(true);
       const plain = (await get(`/v1/inbound/${itemId}?signed_urls=false`)).body;
-      expect(plain.files.every((f: Record<string, unknown>) => f.signed_url === undefined && f.download_url === undefined)).toBe(true);
+      expect(
+        plain.files.every((f: Record<string, unknown>) => f.signed_url === undefined && f.download_url === undefined),
+      ).toBe(true);
       const both = (await get(`/v1/inbound/${itemId}?include=drafting,signed_urls`)).body;
       expect([showsInclude(both, 'drafting'), showsInclude(both, 'signed_urls')]).toEqual([true, true]);
       const signed = await fetch(both.files[0].signed_url);
@@ -133,7 +210,12 @@ describe('spec-listed query values on every route and tool', () => {
     });
 
     it('get_inbound_mail signed_urls true and false', async () => {
-      expect(showsInclude((await tool('get_inbound_mail', { inbound_mail_id: itemId, signed_urls: true })).result, 'signed_urls')).toBe(true);
+      expect(
+        showsInclude(
+          (await tool('get_inbound_mail', { inbound_mail_id: itemId, signed_urls: true })).result,
+          'signed_urls',
+        ),
+      ).toBe(true);
       const plain = (await tool('get_inbound_mail', { inbound_mail_id: itemId, signed_urls: false })).result;
       expect(plain.files.every((f: Record<string, unknown>) => f.signed_url === undefined)).toBe(true);
     });

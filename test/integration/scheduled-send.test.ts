@@ -15,7 +15,19 @@ import { reconcileUnstartedMail } from '../../services/operations/workflow-recon
 import { registeredTools } from '../../api/mcp/tools';
 import { outboundMailWorkflowId, startPrintingUpdate } from '../../workflows/outbound-mail/contracts';
 import { batchWorkflowId, startBatchFulfilmentUpdate } from '../../workflows/batches/contracts';
-import { api, balance, ledger, letterForm, letterPdf, mailCount, mailEvents, newSender, sendLetter, Sender, waitFor } from './mail-helpers';
+import {
+  api,
+  balance,
+  ledger,
+  letterForm,
+  letterPdf,
+  mailCount,
+  mailEvents,
+  newSender,
+  sendLetter,
+  Sender,
+  waitFor,
+} from './mail-helpers';
 import { batchForm, ledger as batchLedger, pdf, recipientsCsv, testKeyFor, waitForStatus } from './batch-helpers';
 
 jest.setTimeout(120_000);
@@ -51,7 +63,10 @@ describe('scheduled send (send_after)', () => {
   });
   const HIDDEN = { listed: false, readable: false };
   const SHOWN = { listed: true, readable: true };
-  const releasedAt = async (table: 'outbound_mail' | 'batches', id: string): Promise<{ send_after: Date; released_to_facility_at: Date | null }> =>
+  const releasedAt = async (
+    table: 'outbound_mail' | 'batches',
+    id: string,
+  ): Promise<{ send_after: Date; released_to_facility_at: Date | null }> =>
     (await app.deps.db.query(`SELECT send_after, released_to_facility_at FROM ${table} WHERE id = $1`, [id]))[0];
   /** Waits (on the database: the facility key's rate limit is not for polling) until the workflow has released the row. */
   const released = (table: 'outbound_mail' | 'batches', id: string, what: string) =>
@@ -66,17 +81,23 @@ describe('scheduled send (send_after)', () => {
     const id = created.body.id;
     expect(created.body).toMatchObject({ status: 'submitted', send_after: sendAfter, cost_cents: expect.any(Number) });
     expect(created.body.human_review.next_step).toMatch(/scheduled/);
-    expect(await ledger(app, id)).toEqual([{ kind: 'debit', amount_cents: -created.body.cost_cents, entry_key: `debit:mail:${id}` }]);
+    expect(await ledger(app, id)).toEqual([
+      { kind: 'debit', amount_cents: -created.body.cost_cents, entry_key: `debit:mail:${id}` },
+    ]);
     expect(await balance(app, s.memberId)).toBe(100000 - created.body.cost_cents);
     expect((await api(app)('GET', `/v1/mail/${id}`, { key: s.key })).body.send_after).toBe(sendAfter);
 
     // Hidden: not listed, 404 by id, and the workflow itself refuses a facility step.
     expect(await facilityView(id)).toEqual(HIDDEN);
     expect((await fac('POST', `/v1/facility/mail/${id}/printing`)).status).toBe(404);
-    const refused = await app.deps.temporal.workflow.getHandle(outboundMailWorkflowId(id))
-      .executeUpdate(startPrintingUpdate, { args: [{ facilityId: facility.facility_id }] }).catch((e: Error) => e);
+    const refused = await app.deps.temporal.workflow
+      .getHandle(outboundMailWorkflowId(id))
+      .executeUpdate(startPrintingUpdate, { args: [{ facilityId: facility.facility_id }] })
+      .catch((e: Error) => e);
     expect(refused).toBeInstanceOf(Error);
-    expect(String((refused as Error & { cause?: Error }).cause?.message ?? (refused as Error).message)).toMatch(/scheduled/);
+    expect(String((refused as Error & { cause?: Error }).cause?.message ?? (refused as Error).message)).toMatch(
+      /scheduled/,
+    );
 
     await released('outbound_mail', id, 'the piece released');
     expect(await facilityView(id)).toEqual(SHOWN);
@@ -97,17 +118,26 @@ describe('scheduled send (send_after)', () => {
     const cancel = () => api(app)('DELETE', `/v1/mail/${id}`, { key: s.key, headers: s.headers });
     const first = await cancel();
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ already_cancelled: false, refunded_credits_cents: created.body.cost_cents, credit_balance_cents: 100000 });
+    expect(first.body).toMatchObject({
+      already_cancelled: false,
+      refunded_credits_cents: created.body.cost_cents,
+      credit_balance_cents: 100000,
+    });
     expect(first.body.outbound_mail).toMatchObject({ status: 'cancelled', cancellation_reason: 'cancelled_by_caller' });
     const again = await cancel();
     expect(again.body).toMatchObject({ already_cancelled: true, refunded_credits_cents: 0 });
     expect((await ledger(app, id)).map((l) => [l.kind, l.amount_cents, l.entry_key])).toEqual([
-      ['debit', -created.body.cost_cents, `debit:mail:${id}`], ['refund', created.body.cost_cents, `refund:mail:${id}`],
+      ['debit', -created.body.cost_cents, `debit:mail:${id}`],
+      ['refund', created.body.cost_cents, `refund:mail:${id}`],
     ]);
     expect(await balance(app, s.memberId)).toBe(100000);
     expect(await app.deps.temporal.workflow.getHandle(outboundMailWorkflowId(id)).result()).toBe('cancelled');
     expect((await releasedAt('outbound_mail', id)).released_to_facility_at).toBeNull();
-    expect((await fac('GET', `/v1/facility/mail?status=cancelled&limit=100`)).body.items.some((i: { id: string }) => i.id === id)).toBe(false);
+    expect(
+      (await fac('GET', `/v1/facility/mail?status=cancelled&limit=100`)).body.items.some(
+        (i: { id: string }) => i.id === id,
+      ),
+    ).toBe(false);
   });
 
   it('skips the wait on the sandbox advance, which then prints as usual', async () => {
@@ -142,7 +172,10 @@ describe('scheduled send (send_after)', () => {
     // The same window applies to batch drafts.
     const member = await newMember(app.deps, { creditsCents: 10000 });
     const draft = await client(app.baseUrl)('POST', '/v1/batch-mail', {
-      key: member.key, form: batchForm(await pdf(1), recipientsCsv(3), { send_after: new Date(Date.now() + 200 * 86400_000).toISOString() }),
+      key: member.key,
+      form: batchForm(await pdf(1), recipientsCsv(3), {
+        send_after: new Date(Date.now() + 200 * 86400_000).toISOString(),
+      }),
     });
     expect(draft.status).toBe(400);
     expect(draft.body.fields).toEqual([{ path: 'send_after', message: 'must be at most 180 days ahead' }]);
@@ -152,7 +185,9 @@ describe('scheduled send (send_after)', () => {
     const s = await liveSender();
     const sendAfter = '2099-01-01T00:00:00+02:00';
     // Far beyond the window: a dry run is checked like a real submission.
-    expect((await sendLetter(app, s, letterForm(await letterPdf(), { send_after: sendAfter, dry_run: true }))).status).toBe(400);
+    expect(
+      (await sendLetter(app, s, letterForm(await letterPdf(), { send_after: sendAfter, dry_run: true }))).status,
+    ).toBe(400);
     const near = new Date(Date.now() + 3600_000);
     near.setMilliseconds(0);
     // The same instant written at UTC+02:00; the answer gives it in UTC.
@@ -162,8 +197,11 @@ describe('scheduled send (send_after)', () => {
     expect(dry.body).toMatchObject({ dry_run: true, send_after: near.toISOString() });
 
     const doc = (await client(app.siteUrl)('GET', '/openapi.json')).body;
-    const json = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema;
-    expect(json('/v1/mail/{id}', 'get', '200').properties.send_after.description).toMatch(/^Extension \(not in the spec\)/);
+    const json = (path: string, method: string, status: string) =>
+      doc.paths[path][method].responses[status].content['application/json'].schema;
+    expect(json('/v1/mail/{id}', 'get', '200').properties.send_after.description).toMatch(
+      /^Extension \(not in the spec\)/,
+    );
     expect(json('/v1/batch-mail/{id}', 'get', '200').properties.batch.properties.send_after).toBeDefined();
     const form = doc.paths['/v1/mail'].post.requestBody.content['multipart/form-data'].schema;
     expect(form.properties.send_after.description).toMatch(/^Extension \(not in the spec\): scheduled send/);
@@ -178,7 +216,9 @@ describe('scheduled send (send_after)', () => {
   it('keeps a lost-start piece held: the reconciler starts its workflow with the wait', async () => {
     const s = await liveSender();
     const sendAfter = secondsAhead(5);
-    mailFaults.afterCommit = () => { throw new Error('simulated crash after commit'); };
+    mailFaults.afterCommit = () => {
+      throw new Error('simulated crash after commit');
+    };
     try {
       expect((await sendLetter(app, s, letterForm(await letterPdf(), { send_after: sendAfter }))).status).toBe(500);
     } finally {
@@ -201,23 +241,35 @@ describe('scheduled send (send_after)', () => {
     const member = await newMember(app.deps, { creditsCents: 100000 });
     await assignMemberFacility(app.deps, member.member_id, facility.facility_id);
     const sendAfter = secondsAhead(12);
-    const draft = await apiBase('POST', '/v1/batch-mail', { key: member.key, form: batchForm(await pdf(1), recipientsCsv(5), { send_after: sendAfter }) });
+    const draft = await apiBase('POST', '/v1/batch-mail', {
+      key: member.key,
+      form: batchForm(await pdf(1), recipientsCsv(5), { send_after: sendAfter }),
+    });
     expect(draft.status).toBe(201);
     const id = draft.body.batch.id;
     expect(draft.body.batch.send_after).toBe(sendAfter);
     const confirmed = await apiBase('POST', `/v1/batch-mail/${id}/confirm`, { key: member.key });
     expect(confirmed.status).toBe(200);
-    expect(await batchLedger(app.deps, id)).toEqual([{ kind: 'debit', amount_cents: -draft.body.batch.pricing.total_cents, entry_key: `debit:batch:${id}` }]);
+    expect(await batchLedger(app.deps, id)).toEqual([
+      { kind: 'debit', amount_cents: -draft.body.batch.pricing.total_cents, entry_key: `debit:batch:${id}` },
+    ]);
     await waitForStatus(app.baseUrl, member.key, id, ['submitted']);
 
     const batchView = async () => ({
-      listed: (await fac('GET', '/v1/facility/batches?limit=100')).body.batches.some((b: { id: string }) => b.id === id),
+      listed: (await fac('GET', '/v1/facility/batches?limit=100')).body.batches.some(
+        (b: { id: string }) => b.id === id,
+      ),
       readable: (await fac('GET', `/v1/facility/batches/${id}`)).status === 200,
     });
     expect(await batchView()).toEqual(HIDDEN);
     expect((await fac('POST', `/v1/facility/batches/${id}/start`)).status).toBe(404);
-    const refused = await app.deps.temporal.workflow.getHandle(batchWorkflowId(id)).executeUpdate(startBatchFulfilmentUpdate).catch((e: Error) => e);
-    expect(String((refused as Error & { cause?: Error }).cause?.message ?? (refused as Error).message)).toMatch(/scheduled/);
+    const refused = await app.deps.temporal.workflow
+      .getHandle(batchWorkflowId(id))
+      .executeUpdate(startBatchFulfilmentUpdate)
+      .catch((e: Error) => e);
+    expect(String((refused as Error & { cause?: Error }).cause?.message ?? (refused as Error).message)).toMatch(
+      /scheduled/,
+    );
 
     await released('batches', id, 'the batch released');
     expect(await batchView()).toEqual(SHOWN);
@@ -228,17 +280,34 @@ describe('scheduled send (send_after)', () => {
     expect(started.body.batch).toMatchObject({ status: 'in_progress', send_after: sendAfter });
 
     // A held batch: DELETE refunds everything it was charged, once.
-    const held = (await apiBase('POST', '/v1/batch-mail', { key: member.key, form: batchForm(await pdf(1), recipientsCsv(4), { send_after: secondsAhead(3600) }) })).body.batch;
+    const held = (
+      await apiBase('POST', '/v1/batch-mail', {
+        key: member.key,
+        form: batchForm(await pdf(1), recipientsCsv(4), { send_after: secondsAhead(3600) }),
+      })
+    ).body.batch;
     await apiBase('POST', `/v1/batch-mail/${held.id}/confirm`, { key: member.key });
     await waitForStatus(app.baseUrl, member.key, held.id, ['submitted']);
     const cancelled = await apiBase('DELETE', `/v1/batch-mail/${held.id}`, { key: member.key });
-    expect(cancelled.body).toMatchObject({ status: 'cancelled', refunded_credits_cents: held.pricing.total_cents, already_cancelled: false });
-    expect((await apiBase('DELETE', `/v1/batch-mail/${held.id}`, { key: member.key })).body).toMatchObject({ already_cancelled: true, refunded_credits_cents: held.pricing.total_cents });
+    expect(cancelled.body).toMatchObject({
+      status: 'cancelled',
+      refunded_credits_cents: held.pricing.total_cents,
+      already_cancelled: false,
+    });
+    expect((await apiBase('DELETE', `/v1/batch-mail/${held.id}`, { key: member.key })).body).toMatchObject({
+      already_cancelled: true,
+      refunded_credits_cents: held.pricing.total_cents,
+    });
     expect((await batchLedger(app.deps, held.id)).reduce((sum, l) => sum + l.amount_cents, 0)).toBe(0);
 
     // Sandbox: the first advance skips the wait and starts the batch.
     const testKey = await testKeyFor(app.deps, member.member_id);
-    const sandbox = (await apiBase('POST', '/v1/batch-mail', { key: testKey, form: batchForm(await pdf(1), recipientsCsv(3), { send_after: secondsAhead(86400) }) })).body.batch;
+    const sandbox = (
+      await apiBase('POST', '/v1/batch-mail', {
+        key: testKey,
+        form: batchForm(await pdf(1), recipientsCsv(3), { send_after: secondsAhead(86400) }),
+      })
+    ).body.batch;
     await apiBase('POST', `/v1/batch-mail/${sandbox.id}/confirm`, { key: testKey });
     await waitForStatus(app.baseUrl, testKey, sandbox.id, ['submitted']);
     const advanced = await apiBase('POST', `/v1/batch-mail/${sandbox.id}/advance`, { key: testKey });
@@ -258,7 +327,10 @@ describe('scheduled send (send_after)', () => {
     await sleepUntil(sendAfter, 1500);
     expect(await facilityView(id)).toEqual(HIDDEN);
 
-    const created2 = await createWorker(app.deps, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, taskQueue: app.deps.config.taskQueue });
+    const created2 = await createWorker(app.deps, {
+      workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH,
+      taskQueue: app.deps.config.taskQueue,
+    });
     replacement = { ...created2, running: created2.worker.run() };
     await released('outbound_mail', id, 'the piece released after the restart');
     expect(await facilityView(id)).toEqual(SHOWN);

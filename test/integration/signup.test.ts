@@ -56,13 +56,23 @@ describe('signup, waitlist and lead status', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       success: true,
-      next_steps: { verify_email: expect.any(String), complete_kyc: expect.stringMatching(/^http/), after_kyc: expect.any(String) },
+      next_steps: {
+        verify_email: expect.any(String),
+        complete_kyc: expect.stringMatching(/^http/),
+        after_kyc: expect.any(String),
+      },
       contact: { owner_email: app.deps.config.ownerEmail },
       agent_resources: { openapi_url: `${app.siteUrl}/openapi.json`, discovery_url: `${app.baseUrl}/v1` },
       test_mode: false,
     });
-    expect(res.body.human_action_required.map((s: { step: string }) => s.step)).toEqual(['verify_email', 'verify_phone', 'add_payment', 'select_plan']);
-    for (const action of res.body.human_action_required) expect(action).toEqual({ step: expect.any(String), summary: expect.any(String), blocker: expect.any(Boolean) });
+    expect(res.body.human_action_required.map((s: { step: string }) => s.step)).toEqual([
+      'verify_email',
+      'verify_phone',
+      'add_payment',
+      'select_plan',
+    ]);
+    for (const action of res.body.human_action_required)
+      expect(action).toEqual({ step: expect.any(String), summary: expect.any(String), blocker: expect.any(Boolean) });
     // One paste-ready sentence.
     expect(res.body.relay_message).toMatch(/^[^\n]+\.$/);
     expect(res.body.relay_message.split(/\.\s/)).toHaveLength(1);
@@ -70,7 +80,10 @@ describe('signup, waitlist and lead status', () => {
     expect(res.body).not.toHaveProperty('status_url');
     expect(JSON.stringify(res.body)).not.toMatch(/sk_[a-z_]+[A-Za-z0-9]{40}/);
 
-    const [member] = await app.deps.db.query(`SELECT id, password_hash, email_verified, needs FROM members WHERE email = $1`, [body.email]);
+    const [member] = await app.deps.db.query(
+      `SELECT id, password_hash, email_verified, needs FROM members WHERE email = $1`,
+      [body.email],
+    );
     expect(member.needs).toBe('send certified letters');
     expect(member.password_hash).not.toContain(body.password);
     expect(member.password_hash.startsWith('scrypt$')).toBe(true);
@@ -88,23 +101,39 @@ describe('signup, waitlist and lead status', () => {
     expect(again.body.code).toBe('EMAIL_ALREADY_REGISTERED');
 
     const race = { ...valid() };
-    const results = await Promise.all([post('/v1/signup', race), post('/v1/signup', { ...race, email: race.email.toUpperCase() })]);
+    const results = await Promise.all([
+      post('/v1/signup', race),
+      post('/v1/signup', { ...race, email: race.email.toUpperCase() }),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
   });
 
   describe('POST /v1/waitlist', () => {
     it('records a reservation, assigns nothing and answers the agent resources', async () => {
       const email = uniqueEmail('waitlist');
-      const res = await post('/v1/waitlist', { email, needs: 'a street address', preferred_location: 'Austin, TX', callback_url: 'https://agent.example/cb', agent_id: 'agent-7' });
+      const res = await post('/v1/waitlist', {
+        email,
+        needs: 'a street address',
+        preferred_location: 'Austin, TX',
+        callback_url: 'https://agent.example/cb',
+        agent_id: 'agent-7',
+      });
       expect(res.status).toBe(200);
       expect(res.body.lead_id).toMatch(/^wl_[a-f0-9]{16}$/);
       expect(res.body).toMatchObject({
         next: { signup_url: `${app.baseUrl}/v1/signup` },
-        return_channel: { type: 'poll', status_url: `${app.baseUrl}/v1/leads/${res.body.lead_id}`, callback_url: 'https://agent.example/cb' },
+        return_channel: {
+          type: 'poll',
+          status_url: `${app.baseUrl}/v1/leads/${res.body.lead_id}`,
+          callback_url: 'https://agent.example/cb',
+        },
         contact: { owner_email: app.deps.config.ownerEmail },
         agent_resources: expect.objectContaining({ mcp_url: `${app.baseUrl}/mcp` }),
       });
-      const [lead] = await app.deps.db.query(`SELECT email, stage, member_id, source FROM waitlist_leads WHERE id = $1`, [res.body.lead_id]);
+      const [lead] = await app.deps.db.query(
+        `SELECT email, stage, member_id, source FROM waitlist_leads WHERE id = $1`,
+        [res.body.lead_id],
+      );
       expect(lead).toEqual({ email, stage: 'waitlisted', member_id: null, source: 'agent' });
     });
 
@@ -131,17 +160,36 @@ describe('signup, waitlist and lead status', () => {
 
     it('shows the lead without personal data, and stitching moves it to account_created', async () => {
       const email = uniqueEmail('lead');
-      const lead = await post('/v1/waitlist', { email, operator_contact: '+1 512 555 0100', callback_url: 'https://agent.example/secret-cb' });
+      const lead = await post('/v1/waitlist', {
+        email,
+        operator_contact: '+1 512 555 0100',
+        callback_url: 'https://agent.example/secret-cb',
+      });
       const leadId = lead.body.lead_id;
 
       const before = await get(`/v1/leads/${leadId}`);
       expect(before.status).toBe(200);
-      expect(before.body).toMatchObject({ lead_id: leadId, stage: 'waitlisted', has_account: false, source: 'api', age_days: 0, next_step: { action: 'signup' } });
-      expect(before.body.contact).toEqual({ owner_email: app.deps.config.ownerEmail, instruction_for_agent: expect.any(String) });
+      expect(before.body).toMatchObject({
+        lead_id: leadId,
+        stage: 'waitlisted',
+        has_account: false,
+        source: 'api',
+        age_days: 0,
+        next_step: { action: 'signup' },
+      });
+      expect(before.body.contact).toEqual({
+        owner_email: app.deps.config.ownerEmail,
+        instruction_for_agent: expect.any(String),
+      });
       const text = JSON.stringify(before.body);
       for (const personal of [email, '555 0100', 'secret-cb']) expect(text).not.toContain(personal);
 
-      const signup = await post('/v1/signup', { email: uniqueEmail('stitched'), password: 'a-long-password', full_name: 'Grace Hopper', lead_id: leadId });
+      const signup = await post('/v1/signup', {
+        email: uniqueEmail('stitched'),
+        password: 'a-long-password',
+        full_name: 'Grace Hopper',
+        lead_id: leadId,
+      });
       expect(signup.status).toBe(201);
       expect(signup.body.lead_id).toBe(leadId);
       expect(signup.body.status_url).toBe(`${app.baseUrl}/v1/leads/${leadId}`);
@@ -149,11 +197,23 @@ describe('signup, waitlist and lead status', () => {
       // status_url is pollable without auth.
       const after = await fetch(signup.body.status_url, { headers: { 'x-forwarded-for': newIp() } });
       expect(after.status).toBe(200);
-      expect(await after.json()).toMatchObject({ stage: 'account_created', has_account: true, next_step: { action: 'verify_email' } });
-      const [row] = await app.deps.db.query(`SELECT l.member_id, m.email FROM waitlist_leads l JOIN members m ON m.id = l.member_id WHERE l.id = $1`, [leadId]);
+      expect(await after.json()).toMatchObject({
+        stage: 'account_created',
+        has_account: true,
+        next_step: { action: 'verify_email' },
+      });
+      const [row] = await app.deps.db.query(
+        `SELECT l.member_id, m.email FROM waitlist_leads l JOIN members m ON m.id = l.member_id WHERE l.id = $1`,
+        [leadId],
+      );
       expect(row.email).toMatch(/^stitched-/);
 
-      const second = await post('/v1/signup', { email: uniqueEmail(), password: 'a-long-password', full_name: 'Someone Else', lead_id: leadId });
+      const second = await post('/v1/signup', {
+        email: uniqueEmail(),
+        password: 'a-long-password',
+        full_name: 'Someone Else',
+        lead_id: leadId,
+      });
       expect(second.status).toBe(409);
       expect(second.body.code).toBe('LEAD_ALREADY_STITCHED');
     });

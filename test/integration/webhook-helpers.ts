@@ -12,7 +12,12 @@ export interface Received {
   at: number;
 }
 
-export interface Answer { status: number; body?: string; delayMs?: number; headers?: Record<string, string> }
+export interface Answer {
+  status: number;
+  body?: string;
+  delayMs?: number;
+  headers?: Record<string, string>;
+}
 export type Reply = (req: Received, n: number) => Answer | Promise<Answer>;
 
 /** An HTTP receiver on 127.0.0.1 that records every request and answers with `reply`. */
@@ -42,12 +47,17 @@ export async function startReceiver(reply: Reply = () => ({ status: 200, body: '
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received,
-    setReply(next: Reply) { handler = next; },
+    setReply(next: Reply) {
+      handler = next;
+    },
     async waitFor(count: number, timeoutMs = 30000) {
       const until = Date.now() + timeoutMs;
       while (received.length < count) {
         if (Date.now() > until) throw new Error(`receiver got ${received.length} of ${count} requests`);
-        await new Promise<void>((resolve) => { waiters.push(resolve); setTimeout(resolve, 200).unref(); });
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200).unref();
+        });
       }
       return received;
     },
@@ -61,20 +71,31 @@ export async function startReceiver(reply: Reply = () => ({ status: 200, body: '
 /** Answers a verification challenge; anything else with 200. */
 export const answerChallenges: Reply = (r) => {
   const body = JSON.parse(r.body || '{}');
-  if (body.event_type === 'webhook.endpoint_verification') return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
+  if (body.event_type === 'webhook.endpoint_verification')
+    return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
   return { status: 200, body: '{"ok":true}' };
 };
 
 export async function newAgentRow(deps: Deps, memberId: string): Promise<string> {
-  const [row] = await deps.db.query(`INSERT INTO agents (member_id, name) VALUES ($1, $2) RETURNING id`, [memberId, `agent-${randomBytes(4).toString('hex')}`]);
+  const [row] = await deps.db.query(`INSERT INTO agents (member_id, name) VALUES ($1, $2) RETURNING id`, [
+    memberId,
+    `agent-${randomBytes(4).toString('hex')}`,
+  ]);
   return row.id;
 }
 
-export async function newAgentKey(deps: Deps, memberId: string, agentId: string, environment: 'live' | 'test', scopes: string[]): Promise<string> {
+export async function newAgentKey(
+  deps: Deps,
+  memberId: string,
+  agentId: string,
+  environment: 'live' | 'test',
+  scopes: string[],
+): Promise<string> {
   const key = generateKey(environment === 'test' ? 'agent_test' : 'agent');
   await deps.db.query(
     `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [agentId, memberId, hashKey(key), keyPrefixOf(key), scopes, environment]);
+    [agentId, memberId, hashKey(key), keyPrefixOf(key), scopes, environment],
+  );
   return key;
 }
 

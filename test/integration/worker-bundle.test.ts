@@ -21,7 +21,7 @@ describe('workflow bundle built in a child process', () => {
     expect(existsSync(path.dirname(bundle.codePath))).toBe(false);
   });
 
-  it('fails with the bundler\'s exit status when the workflows do not build', async () => {
+  it("fails with the bundler's exit status when the workflows do not build", async () => {
     const missing = path.join(__dirname, 'no-such-workflows.ts');
     await expect(bundleInChildProcess(missing)).rejects.toThrow(/bundling the workflows .* failed: exit 1/);
   });

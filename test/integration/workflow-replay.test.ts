@@ -17,13 +17,23 @@ describe('recorded workflow histories', () => {
   const files = historyFiles();
 
   it('include one of every workflow shape the recorder makes', () => {
-    for (const name of ['outbound-mail-approval', 'outbound-mail-facility', 'outbound-mail-print-proof', 'batch-live', 'mail-run', 'handling-open-and-scan', 'webhook-dispatch', 'inbound-extraction',
-      'outbound-mail-scheduled', 'batch-scheduled']) {
+    for (const name of [
+      'outbound-mail-approval',
+      'outbound-mail-facility',
+      'outbound-mail-print-proof',
+      'batch-live',
+      'mail-run',
+      'handling-open-and-scan',
+      'webhook-dispatch',
+      'inbound-extraction',
+      'outbound-mail-scheduled',
+      'batch-scheduled',
+    ]) {
       expect(files).toContain(`${name}.json`);
     }
   });
 
-  it.each(files)('%s replays against today\'s workflows', async (file) => {
+  it.each(files)("%s replays against today's workflows", async (file) => {
     const history = readHistory(file);
     expect(history.events?.length).toBeGreaterThan(2);
     await replay(history);

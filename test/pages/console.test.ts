@@ -38,8 +38,9 @@ describe('owner console', () => {
 
   async function pendingPiece(name: string, document?: Buffer, filename = 'letter.pdf'): Promise<string> {
     const res = await api('POST', '/v1/mail', {
-      key: agentKey, headers: { 'x-service-md-version': '1' },
-      form: letterForm(document ?? await letterPdf(2), { recipient_name: name, requires_approval: 'true' }, filename),
+      key: agentKey,
+      headers: { 'x-service-md-version': '1' },
+      form: letterForm(document ?? (await letterPdf(2)), { recipient_name: name, requires_approval: 'true' }, filename),
     });
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('pending_approval');
@@ -51,9 +52,12 @@ describe('owner console', () => {
     await Promise.all([page.waitForNavigation(), page.press('#key', 'Enter')]);
   }
 
-  const debits = async (mailId: string) => (await app.deps.db.query(
-    `SELECT amount_cents FROM credits_ledger WHERE reference_id = $1 AND kind = 'debit'`, [mailId])) as { amount_cents: number }[];
-  const status = async (mailId: string) => (await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [mailId]))[0].status as string;
+  const debits = async (mailId: string) =>
+    (await app.deps.db.query(`SELECT amount_cents FROM credits_ledger WHERE reference_id = $1 AND kind = 'debit'`, [
+      mailId,
+    ])) as { amount_cents: number }[];
+  const status = async (mailId: string) =>
+    (await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [mailId]))[0].status as string;
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -63,10 +67,14 @@ describe('owner console', () => {
     agentId = (await newAgent(app.baseUrl, owner.key, { display_name: 'Billing assistant' })).id;
     agentKey = (await newCredential(app.baseUrl, owner.key, agentId, { environment: 'live' })).key;
     pieces.push(await pendingPiece('Ada Lovelace'));
-    pieces.push(await pendingPiece('Charles Babbage', Buffer.from('Dear Charles,\n\nThe engine is ready.\n\nAda\n'), 'note.txt'));
+    pieces.push(
+      await pendingPiece('Charles Babbage', Buffer.from('Dear Charles,\n\nThe engine is ready.\n\nAda\n'), 'note.txt'),
+    );
   });
   // Each test starts signed out: the default browser context keeps cookies between pages.
-  beforeEach(async () => { await browser.browser.contexts()[0].clearCookies(); });
+  beforeEach(async () => {
+    await browser.browser.contexts()[0].clearCookies();
+  });
   afterAll(async () => {
     await receiver?.close();
     await browser?.close();
@@ -75,7 +83,11 @@ describe('owner console', () => {
 
   it('follows billing_url from a 402 through sign-in to the billing page', async () => {
     // A live piece submitted without approval needs credits the member does not have: 402 with billing_url.
-    const refused = await api('POST', '/v1/mail', { key: agentKey, headers: { 'x-service-md-version': '1' }, form: letterForm(await letterPdf(1)) });
+    const refused = await api('POST', '/v1/mail', {
+      key: agentKey,
+      headers: { 'x-service-md-version': '1' },
+      form: letterForm(await letterPdf(1)),
+    });
     expect(refused.status).toBe(402);
     expect(refused.body.billing_url).toBe(`${app.siteUrl}/billing#credits`);
 
@@ -90,7 +102,10 @@ describe('owner console', () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === 'pm_console')!;
     expect(cookie.httpOnly).toBe(true);
     expect(cookie.sameSite).toBe('Lax');
-    const [session] = await app.deps.db.query(`SELECT token_hash, expires_at FROM console_sessions WHERE member_id = $1`, [owner.member_id]);
+    const [session] = await app.deps.db.query(
+      `SELECT token_hash, expires_at FROM console_sessions WHERE member_id = $1`,
+      [owner.member_id],
+    );
     expect(session.token_hash).not.toBe(cookie.value); // only the hash is stored
     expect(offMachineRequests(requests)).toEqual([]);
     expect(errors).toEqual([]);
@@ -109,7 +124,9 @@ describe('owner console', () => {
     await expect(ada.locator('table.cost').textContent()).resolves.toContain('Total');
     const images = ada.locator('.pages img');
     await expect(images.count()).resolves.toBe(2);
-    await page.waitForFunction("[...document.querySelectorAll('.pages img')].every((i) => i.complete && i.naturalWidth > 100)");
+    await page.waitForFunction(
+      "[...document.querySelectorAll('.pages img')].every((i) => i.complete && i.naturalWidth > 100)",
+    );
     const textPage = page.locator('article.approval', { hasText: 'Charles Babbage' }).locator('.pages img');
     await expect(textPage.count()).resolves.toBe(1); // the TXT letter is one counted page, rendered too
     await browser.screenshot(page, 'console-approvals', { fullPage: true });
@@ -117,30 +134,58 @@ describe('owner console', () => {
     // No credits: the approval is refused in words and the piece stays pending, uncharged.
     await Promise.all([page.waitForNavigation(), ada.getByRole('button', { name: /Approve/ }).click()]);
     await expect(page.textContent('h1')).resolves.toBe('Not enough credits');
-    await expect(page.textContent('main')).resolves.toMatch(/Insufficient credits: \$\d+\.\d\d required, \$0\.00 available/);
+    await expect(page.textContent('main')).resolves.toMatch(
+      /Insufficient credits: \$\d+\.\d\d required, \$0\.00 available/,
+    );
     await browser.screenshot(page, 'console-402');
     expect(await status(pieces[0])).toBe('pending_approval');
     expect(await debits(pieces[0])).toEqual([]);
 
-    await topUp(app.deps.db, { memberId: owner.member_id, amountCents: 10_000, entryKey: `topup:test:${owner.member_id}`, description: 'Test top-up' });
+    await topUp(app.deps.db, {
+      memberId: owner.member_id,
+      amountCents: 10_000,
+      entryKey: `topup:test:${owner.member_id}`,
+      description: 'Test top-up',
+    });
     await Promise.all([page.waitForNavigation(), page.click('text=Go to billing to add credits')]);
     await expect(page.textContent('#credits')).resolves.toContain('$100.00');
     await expect(page.textContent('main')).resolves.toContain('Test top-up');
 
     await page.goto(`${app.siteUrl}/console/approvals`);
-    await Promise.all([page.waitForNavigation(), page.locator('article.approval', { hasText: 'Ada Lovelace' }).getByRole('button', { name: /Approve/ }).click()]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page
+        .locator('article.approval', { hasText: 'Ada Lovelace' })
+        .getByRole('button', { name: /Approve/ })
+        .click(),
+    ]);
     await expect(page.textContent('[role=status]')).resolves.toContain('Approved');
     const charged = await debits(pieces[0]);
     expect(charged).toHaveLength(1);
-    expect(await waitFor(async () => (await status(pieces[0])) !== 'pending_approval' && status(pieces[0]), 'the workflow to move')).toBe('submitted');
+    expect(
+      await waitFor(
+        async () => (await status(pieces[0])) !== 'pending_approval' && status(pieces[0]),
+        'the workflow to move',
+      ),
+    ).toBe('submitted');
 
-    await Promise.all([page.waitForNavigation(), page.locator('article.approval', { hasText: 'Charles Babbage' }).getByRole('button', { name: /Reject/ }).click()]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page
+        .locator('article.approval', { hasText: 'Charles Babbage' })
+        .getByRole('button', { name: /Reject/ })
+        .click(),
+    ]);
     await expect(page.textContent('[role=status]')).resolves.toContain('Rejected');
-    expect(await waitFor(async () => (await status(pieces[1])) === 'cancelled' && 'cancelled', 'the rejection')).toBe('cancelled');
+    expect(await waitFor(async () => (await status(pieces[1])) === 'cancelled' && 'cancelled', 'the rejection')).toBe(
+      'cancelled',
+    );
     expect(await debits(pieces[1])).toEqual([]);
     await expect(page.textContent('main')).resolves.toContain('Nothing is waiting for your approval');
     // Repeating an approval (a second tab, a double click) charges nothing more.
-    const again = await page.request.post(`${app.siteUrl}/console/mail/${pieces[0]}/approve`, { form: { _csrf: await page.inputValue('input[name=_csrf]') } });
+    const again = await page.request.post(`${app.siteUrl}/console/mail/${pieces[0]}/approve`, {
+      form: { _csrf: await page.inputValue('input[name=_csrf]') },
+    });
     expect(again.status()).toBe(409);
     expect(await debits(pieces[0])).toHaveLength(1);
 
@@ -174,7 +219,10 @@ describe('owner console', () => {
     await Promise.all([page.waitForNavigation(), page.click('text=Done')]);
     await expect(page.textContent('main')).resolves.not.toContain(key);
     await browser.screenshot(page, 'console-agent', { fullPage: true });
-    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: `Revoke ${key.slice(0, 18)}` }).click()]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole('button', { name: `Revoke ${key.slice(0, 18)}` }).click(),
+    ]);
     await expect(page.textContent('[role=status]')).resolves.toContain('revoked');
     expect((await api('GET', '/v1/credits', { key })).status).toBe(401);
 
@@ -206,20 +254,35 @@ describe('owner console', () => {
 
   it('refuses agent, test and facility keys in words, and a sign-in link works once', async () => {
     const { page } = await browser.open(`${app.siteUrl}/console/sign-in`);
-    const testKey = (await api('POST', '/v1/api-keys', { key: owner.key, json: { name: 'sandbox', environment: 'test' } })).body.key;
+    const testKey = (
+      await api('POST', '/v1/api-keys', { key: owner.key, json: { name: 'sandbox', environment: 'test' } })
+    ).body.key;
     const facilityKey = (await createFacility(app.deps, 'Console test facility')).key;
-    for (const [key, words] of [[agentKey, 'agent key'], [testKey, 'test key'], [facilityKey, 'facility key'], ['sk_live_nope', 'does not look like a key'], [`sk_live_${'x'.repeat(40)}`, 'No key matches']]) {
+    for (const [key, words] of [
+      [agentKey, 'agent key'],
+      [testKey, 'test key'],
+      [facilityKey, 'facility key'],
+      ['sk_live_nope', 'does not look like a key'],
+      [`sk_live_${'x'.repeat(40)}`, 'No key matches'],
+    ]) {
       await signIn(page, key);
       expect(new URL(page.url()).pathname).toBe('/console/sign-in');
       await expect(page.textContent('[role=alert]')).resolves.toContain(words);
     }
     // A form without the CSRF token is refused before the key is even looked at.
-    const forged = await fetch(`${app.siteUrl}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `key=${owner.key}`, redirect: 'manual' });
+    const forged = await fetch(`${app.siteUrl}/console/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${owner.key}`,
+      redirect: 'manual',
+    });
     expect(forged.status).toBe(403);
     expect(forged.headers.get('set-cookie') ?? '').not.toContain('pm_console=');
 
     const link = await createSignInLink(app.deps, owner.member_id);
-    const [stored] = await app.deps.db.query(`SELECT token_hash FROM console_sign_in_links WHERE member_id = $1`, [owner.member_id]);
+    const [stored] = await app.deps.db.query(`SELECT token_hash FROM console_sign_in_links WHERE member_id = $1`, [
+      owner.member_id,
+    ]);
     expect(link.url).not.toContain(stored.token_hash);
     const other = await browser.browser.newContext();
     const fresh = await other.newPage();
@@ -234,16 +297,36 @@ describe('owner console', () => {
   });
 
   it('renders every page of the console for its owner, also at phone width', async () => {
-    const conversation = (await api('POST', '/v1/support/messages', { key: owner.key, json: { category: 'support', body: 'Is the console working?' } })).body.message.conversation_id;
+    const conversation = (
+      await api('POST', '/v1/support/messages', {
+        key: owner.key,
+        json: { category: 'support', body: 'Is the console working?' },
+      })
+    ).body.message.conversation_id;
     const { page, errors } = await browser.open(`${app.siteUrl}/console/sign-in`, PHONE);
     await signIn(page, owner.key);
-    const pages = ['/console', '/console/approvals', '/console/mail', '/console/batches', '/console/billing', '/console/agents',
-      `/console/agents/${agentId}`, '/console/keys', '/console/inbound', '/console/webhooks', '/console/support', `/console/support/${conversation}`];
+    const pages = [
+      '/console',
+      '/console/approvals',
+      '/console/mail',
+      '/console/batches',
+      '/console/billing',
+      '/console/agents',
+      `/console/agents/${agentId}`,
+      '/console/keys',
+      '/console/inbound',
+      '/console/webhooks',
+      '/console/support',
+      `/console/support/${conversation}`,
+    ];
     for (const path of pages) {
       const res = await page.goto(`${app.siteUrl}${path}`);
       expect({ path, status: res!.status() }).toEqual({ path, status: 200 });
       // Nothing is wider than the phone's screen.
-      expect({ path, overflow: await page.evaluate('document.documentElement.scrollWidth > window.innerWidth') }).toEqual({ path, overflow: false });
+      expect({
+        path,
+        overflow: await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'),
+      }).toEqual({ path, overflow: false });
     }
     await browser.screenshot(page, 'console-support-thread-phone', { fullPage: true });
     // Keyboard alone: the skip link is the first stop, then the navigation.
@@ -259,8 +342,18 @@ describe('owner console', () => {
 
   /** Objects of the owner, one at least for every console page and form that takes an id. */
   interface OwnerObjects {
-    pending: string; conversation: string; credentialId: string; ownerKeyId: string; sessionId: string; proposalId: string;
-    batchId: string; endpointId: string; deliveryId: string; scannedItem: string; scannedRef: string; handlingId: string;
+    pending: string;
+    conversation: string;
+    credentialId: string;
+    ownerKeyId: string;
+    sessionId: string;
+    proposalId: string;
+    batchId: string;
+    endpointId: string;
+    deliveryId: string;
+    scannedItem: string;
+    scannedRef: string;
+    handlingId: string;
   }
   let ownerObjects: Promise<OwnerObjects> | undefined;
   let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
@@ -268,65 +361,129 @@ describe('owner console', () => {
   let pingsFail = false;
 
   async function makeOwnerObjects(): Promise<OwnerObjects> {
-    await topUp(app.deps.db, { memberId: owner.member_id, amountCents: 5_000, entryKey: `topup:console-objects:${owner.member_id}`, description: 'Test top-up' });
+    await topUp(app.deps.db, {
+      memberId: owner.member_id,
+      amountCents: 5_000,
+      entryKey: `topup:console-objects:${owner.member_id}`,
+      description: 'Test top-up',
+    });
     const pending = await pendingPiece('Grace Hopper');
-    const conversation = (await api('POST', '/v1/support/messages', { key: owner.key, json: { category: 'billing', body: 'Where is my refund?' } })).body.message.conversation_id;
+    const conversation = (
+      await api('POST', '/v1/support/messages', {
+        key: owner.key,
+        json: { category: 'billing', body: 'Where is my refund?' },
+      })
+    ).body.message.conversation_id;
     const credentialId = (await newCredential(app.baseUrl, owner.key, agentId, { environment: 'live' })).id;
-    const ownerKeyId = (await api('GET', '/v1/api-keys', { key: owner.key })).body.api_keys.find((k: { status: string; environment: string }) => k.status === 'active' && k.environment === 'prod').id;
+    const ownerKeyId = (await api('GET', '/v1/api-keys', { key: owner.key })).body.api_keys.find(
+      (k: { status: string; environment: string }) => k.status === 'active' && k.environment === 'prod',
+    ).id;
     const sessionId = (await findConsoleSession(app.deps, (await signInWithMemberKey(app.deps, owner.key)).token))!.id;
 
     // An agent key of the owner's agent that reads its inbox and proposes (instruction edits, handling).
-    const inboxKey = (await newCredential(app.baseUrl, owner.key, agentId, { scopes: [...ALL_INBOUND_SCOPES, 'agent.write'] })).key;
+    const inboxKey = (
+      await newCredential(app.baseUrl, owner.key, agentId, { scopes: [...ALL_INBOUND_SCOPES, 'agent.write'] })
+    ).key;
     const proposed = await api('POST', `/v1/agents/${agentId}/instructions/proposals`, {
-      key: inboxKey, headers: { 'x-service-md-version': '1' }, json: { suggested_content: 'Always send certified.', reason: 'a notice bounced' },
+      key: inboxKey,
+      headers: { 'x-service-md-version': '1' },
+      json: { suggested_content: 'Always send certified.', reason: 'a notice bounced' },
     });
     expect(proposed.status).toBe(201);
 
-    const batch = await api('POST', '/v1/batch-mail', { key: owner.key, form: batchForm(await pdf(1), recipientsCsv(2), { job_name: 'Console spring mailer' }) });
+    const batch = await api('POST', '/v1/batch-mail', {
+      key: owner.key,
+      form: batchForm(await pdf(1), recipientsCsv(2), { job_name: 'Console spring mailer' }),
+    });
     expect(batch.status).toBe(201);
 
     // Physical inbound: a mailbox at a facility; one letter opened and scanned, one with a proposal waiting for the owner.
     const facility = await createFacility(app.deps, 'Console inbound facility');
-    const mailbox = await assignMailbox(app.deps, { memberId: owner.member_id, agentId, facilityId: facility.facility_id });
+    const mailbox = await assignMailbox(app.deps, {
+      memberId: owner.member_id,
+      agentId,
+      facilityId: facility.facility_id,
+    });
     await enablePackages(app.deps, owner.member_id);
     const intake = { facilityKey: facility.key, mailboxId: mailbox.mailbox_id };
     const proposeScan = async (item: string) => {
       const version = (await api('GET', `/v1/agent-inbox/${item}/handling`, { key: inboxKey })).body.version;
       const res = await api('POST', `/v1/agent-inbox/${item}/handling`, {
-        key: inboxKey, headers: { 'x-service-md-version': '1', 'idempotency-key': `console-${item}` }, json: { action_type: 'open_and_scan', expected_version: version },
+        key: inboxKey,
+        headers: { 'x-service-md-version': '1', 'idempotency-key': `console-${item}` },
+        json: { action_type: 'open_and_scan', expected_version: version },
       });
       expect(res.status).toBe(201);
       return res.body.operation.id as string;
     };
     const scanned = (await commitPiece(app, intake)).item;
     const scan = await proposeScan(scanned.id);
-    expect((await api('POST', `/v1/handling/${scan}/approve`, { key: owner.key, json: { expected_version: 1 } })).status).toBe(200);
-    const accepted = await api('POST', `/v1/facility/internal-inbound/handling/${scan}/decision`, { key: facility.key, json: { decision: 'accept', expected_version: 2 } });
+    expect(
+      (await api('POST', `/v1/handling/${scan}/approve`, { key: owner.key, json: { expected_version: 1 } })).status,
+    ).toBe(200);
+    const accepted = await api('POST', `/v1/facility/internal-inbound/handling/${scan}/decision`, {
+      key: facility.key,
+      json: { decision: 'accept', expected_version: 2 },
+    });
     const form = new FormData();
     form.append('page_1', new Blob([fixtureImage('sample-envelope.png')], { type: 'image/png' }), 'p1.png');
     form.append('page_2', new Blob([fixtureImage('sample-letter.png')], { type: 'image/png' }), 'p2.png');
     form.append('source_kinds', 'envelope,letter');
-    expect((await api('POST', `/v1/facility/scan-requests/${accepted.body.operation.scan_request_id}/fulfil`, { key: facility.key, form })).status).toBe(201);
-    await waitFor(async () => (await api('GET', `/v1/handling/${scan}`, { key: owner.key })).body.operation.status === 'completed', 'the scan to complete', 60_000);
+    expect(
+      (
+        await api('POST', `/v1/facility/scan-requests/${accepted.body.operation.scan_request_id}/fulfil`, {
+          key: facility.key,
+          form,
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(
+      async () => (await api('GET', `/v1/handling/${scan}`, { key: owner.key })).body.operation.status === 'completed',
+      'the scan to complete',
+      60_000,
+    );
     const handlingId = await proposeScan(await receivePiece(app, intake));
 
     // A verified webhook endpoint with one failed delivery (a ping its receiver refused).
     receiver = await startReceiver((r) => {
       const body = JSON.parse(r.body || '{}');
-      if (body.event_type === 'webhook.endpoint_verification') return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
+      if (body.event_type === 'webhook.endpoint_verification')
+        return { status: 200, body: JSON.stringify({ challenge: body.data.challenge }) };
       return pingsFail && body.event_type === 'webhook.test' ? { status: 502, body: 'bad gateway' } : { status: 204 };
     });
     // Subscribed to an event nothing here publishes, so its delivery log holds only what the test sends.
-    const endpoint = (await api('POST', '/v1/webhook-endpoints', { key: owner.key, json: { name: 'Console hook', url: receiver.url, event_types: ['batch.completed'] } })).body.endpoint;
-    expect((await api('POST', `/v1/webhook-endpoints/${endpoint.id}/verify`, { key: owner.key })).body).toMatchObject({ verified: true });
+    const endpoint = (
+      await api('POST', '/v1/webhook-endpoints', {
+        key: owner.key,
+        json: { name: 'Console hook', url: receiver.url, event_types: ['batch.completed'] },
+      })
+    ).body.endpoint;
+    expect((await api('POST', `/v1/webhook-endpoints/${endpoint.id}/verify`, { key: owner.key })).body).toMatchObject({
+      verified: true,
+    });
     pingsFail = true;
     const ping = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/test`, { key: owner.key });
     pingsFail = false;
-    expect(ping.body).toMatchObject({ verification: false, delivered: false, status_code: 502, delivery: { status: 'failed' } });
+    expect(ping.body).toMatchObject({
+      verification: false,
+      delivered: false,
+      status_code: 502,
+      delivery: { status: 'failed' },
+    });
 
     return {
-      pending, conversation, credentialId, ownerKeyId, sessionId, proposalId: proposed.body.proposal.id, batchId: batch.body.batch.id,
-      endpointId: endpoint.id, deliveryId: ping.body.delivery.id, scannedItem: scanned.id, scannedRef: scanned.reference_code, handlingId,
+      pending,
+      conversation,
+      credentialId,
+      ownerKeyId,
+      sessionId,
+      proposalId: proposed.body.proposal.id,
+      batchId: batch.body.batch.id,
+      endpointId: endpoint.id,
+      deliveryId: ping.body.delivery.id,
+      scannedItem: scanned.id,
+      scannedRef: scanned.reference_code,
+      handlingId,
     };
   }
   const theOwnerObjects = () => (ownerObjects ??= makeOwnerObjects());
@@ -346,7 +503,9 @@ describe('owner console', () => {
       'GET /console/batches/:id': { url: `/console/batches/${o.batchId}`, shows: 'Console spring mailer' },
       'GET /console/agents/:id': { url: `/console/agents/${agentId}`, shows: 'Always send certified.' },
       'POST /console/agents/:id/credentials': { url: `/console/agents/${agentId}/credentials` },
-      'POST /console/agents/:id/credentials/:credentialId/revoke': { url: `/console/agents/${agentId}/credentials/${o.credentialId}/revoke` },
+      'POST /console/agents/:id/credentials/:credentialId/revoke': {
+        url: `/console/agents/${agentId}/credentials/${o.credentialId}/revoke`,
+      },
       'POST /console/agents/:id/instructions': { url: `/console/agents/${agentId}/instructions` },
       'POST /console/agents/:id/proposals/:proposalId': { url: `/console/agents/${agentId}/proposals/${o.proposalId}` },
       'POST /console/keys/:id/rotate': { url: `/console/keys/${o.ownerKeyId}/rotate` },
@@ -360,8 +519,8 @@ describe('owner console', () => {
       'GET /console/support/:id': { url: `/console/support/${o.conversation}`, shows: 'Where is my refund?' },
       'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
     };
-    const routes = consoleRoutes(app.deps).stack
-      .filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
+    const routes = consoleRoutes(app.deps)
+      .stack.filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
       .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path}`));
     expect(routes.filter((r) => !(r in cases))).toEqual([]); // a route with an id and no case below
     expect(Object.keys(cases).filter((r) => !routes.includes(r))).toEqual([]); // a case for a route that is gone
@@ -370,8 +529,14 @@ describe('owner console', () => {
 
   /** The console's pages without an id (lists), read from its router; sign-in and assets left out. */
   function listPages(): string[] {
-    return consoleRoutes(app.deps).stack
-      .filter((layer) => typeof layer.path === 'string' && layer.methods.includes('GET') && layer.path.startsWith('/console') && !/[:{]|sign-in|assets/.test(layer.path))
+    return consoleRoutes(app.deps)
+      .stack.filter(
+        (layer) =>
+          typeof layer.path === 'string' &&
+          layer.methods.includes('GET') &&
+          layer.path.startsWith('/console') &&
+          !/[:{]|sign-in|assets/.test(layer.path),
+      )
       .map((layer) => layer.path as string);
   }
 
@@ -384,9 +549,13 @@ describe('owner console', () => {
     const operation = (await get(`/v1/handling/${o.handlingId}`)).operation;
     return {
       mail: (await get(`/v1/mail/${o.pending}`)).status,
-      credentials: (await get(`/v1/agents/${agentId}/credentials`)).credentials.map((c: { id: string; status: string }) => [c.id, c.status]),
+      credentials: (await get(`/v1/agents/${agentId}/credentials`)).credentials.map(
+        (c: { id: string; status: string }) => [c.id, c.status],
+      ),
       instructions: [instructions.version, instructions.text],
-      proposals: (await get(`/v1/agents/${agentId}/instructions/proposals`)).proposals.map((p: { id: string; status: string }) => [p.id, p.status]),
+      proposals: (await get(`/v1/agents/${agentId}/instructions/proposals`)).proposals.map(
+        (p: { id: string; status: string }) => [p.id, p.status],
+      ),
       keys: (await get('/v1/api-keys')).api_keys.map((k: { id: string; status: string }) => [k.id, k.status]),
       session: session.revoked_at,
       thread: (await get(`/v1/support/conversations/${o.conversation}/messages`)).messages.length,
@@ -404,11 +573,17 @@ describe('owner console', () => {
     return { context, page };
   }
 
-  it('shows one member none of another member\'s pages: every page and form with an id answers 404', async () => {
+  it("shows one member none of another member's pages: every page and form with an id answers 404", async () => {
     const o = await theOwnerObjects();
     const routes = idRoutes(o);
     const before = await ownerState(o);
-    expect(before).toMatchObject({ mail: 'pending_approval', handling: ['awaiting_member_approval', 1], delivery: ['failed', 0, 1], session: null, thread: 1 });
+    expect(before).toMatchObject({
+      mail: 'pending_approval',
+      handling: ['awaiting_member_approval', 1],
+      delivery: ['failed', 0, 1],
+      session: null,
+      thread: 1,
+    });
     expect(before.proposals).toContainEqual([o.proposalId, 'pending']);
     expect(before.credentials).toContainEqual([o.credentialId, 'active']);
     expect(before.keys).toContainEqual([o.ownerKeyId, 'active']);
@@ -416,7 +591,10 @@ describe('owner console', () => {
     // The other member has every feature the owner uses (packages, a mailbox), so a 404 is the owner's object, not a missing feature.
     const stranger = await newMember(app.deps, { creditsCents: 100_000 });
     await enablePackages(app.deps, stranger.member_id);
-    await assignMailbox(app.deps, { memberId: stranger.member_id, agentId: (await newAgent(app.baseUrl, stranger.key)).id });
+    await assignMailbox(app.deps, {
+      memberId: stranger.member_id,
+      agentId: (await newAgent(app.baseUrl, stranger.key)).id,
+    });
     const { context, page } = await signedInContext(stranger.key);
     await page.goto(`${app.siteUrl}/console/mail`);
     await expect(page.textContent('main')).resolves.not.toContain('Ada Lovelace');
@@ -426,14 +604,29 @@ describe('owner console', () => {
     // The stranger's own token: a refusal below is the ownership check, not the CSRF check (that answers 403).
     const csrf = await page.inputValue('input[name=_csrf]');
 
-    const ownerMarks = [agentId, ...Object.values(o), 'Grace Hopper', 'Console spring mailer', 'Console hook', 'Where is my refund?'];
+    const ownerMarks = [
+      agentId,
+      ...Object.values(o),
+      'Grace Hopper',
+      'Console spring mailer',
+      'Console hook',
+      'Where is my refund?',
+    ];
     for (const { route, url, shows } of routes) {
       const res = route.startsWith('GET ')
         ? await page.request.get(`${app.siteUrl}${url}`)
         : await page.request.post(`${app.siteUrl}${url}`, {
-          form: { _csrf: csrf, scopes: 'mail.send', text: 'taken over', expected_version: '1', decision: 'accept', body: 'hello', reason: 'no' },
-          maxRedirects: 0,
-        });
+            form: {
+              _csrf: csrf,
+              scopes: 'mail.send',
+              text: 'taken over',
+              expected_version: '1',
+              decision: 'accept',
+              body: 'hello',
+              reason: 'no',
+            },
+            maxRedirects: 0,
+          });
       expect({ route, status: res.status() }).toEqual({ route, status: 404 });
       const body = await res.text();
       expect({ route, leaked: ownerMarks.filter((mark) => body.includes(mark)) }).toEqual({ route, leaked: [] });
@@ -470,16 +663,24 @@ describe('owner console', () => {
       const body = await (await mine.page.request.get(`${app.siteUrl}${path}`)).text();
       for (const mark of ownerMarks) if (body.includes(mark)) listed.add(mark);
     }
-    expect([agentId, o.pending, o.batchId, o.endpointId, o.conversation, o.handlingId, o.scannedRef].filter((mark) => !listed.has(mark))).toEqual([]);
+    expect(
+      [agentId, o.pending, o.batchId, o.endpointId, o.conversation, o.handlingId, o.scannedRef].filter(
+        (mark) => !listed.has(mark),
+      ),
+    ).toEqual([]);
     await mine.context.close();
   });
 
   it('replays a failed webhook delivery from the endpoint page: that one delivery is sent again', async () => {
     const o = await theOwnerObjects();
-    const deliveries = async () => (await api('GET', `/v1/webhook-endpoints/${o.endpointId}/deliveries`, { key: owner.key })).body.deliveries
-      .map((d: { id: string; status: string; replays: number }) => ({ id: d.id, status: d.status, replays: d.replays }));
+    const deliveries = async () =>
+      (await api('GET', `/v1/webhook-endpoints/${o.endpointId}/deliveries`, { key: owner.key })).body.deliveries.map(
+        (d: { id: string; status: string; replays: number }) => ({ id: d.id, status: d.status, replays: d.replays }),
+      );
     const before = await deliveries();
-    expect(before.filter((d: { status: string }) => d.status === 'failed')).toEqual([{ id: o.deliveryId, status: 'failed', replays: 0 }]);
+    expect(before.filter((d: { status: string }) => d.status === 'failed')).toEqual([
+      { id: o.deliveryId, status: 'failed', replays: 0 },
+    ]);
     const pings = () => receiver!.received.filter((r) => JSON.parse(r.body).event_type === 'webhook.test');
     const [refused] = pings();
 
@@ -497,7 +698,9 @@ describe('owner console', () => {
       return now.find((d: { id: string; status: string }) => d.id === o.deliveryId && d.status === 'delivered') && now;
     }, 'the replay to be delivered');
     // Exactly the failed delivery moved (a new series), everything else in the log is as it was.
-    expect(sent).toEqual(before.map((d: { id: string }) => (d.id === o.deliveryId ? { id: d.id, status: 'delivered', replays: 1 } : d)));
+    expect(sent).toEqual(
+      before.map((d: { id: string }) => (d.id === o.deliveryId ? { id: d.id, status: 'delivered', replays: 1 } : d)),
+    );
     expect(pings()).toHaveLength(2);
     expect(pings()[1].headers['webhook-id']).toBe(refused.headers['webhook-id']);
     await page.reload();
@@ -505,7 +708,10 @@ describe('owner console', () => {
     await expect(page.textContent('main')).resolves.toContain('(1 replays)');
 
     // The form sent again (a second tab, a double click) is refused and sends nothing more.
-    const again = await page.request.post(`${app.siteUrl}/console/webhook-deliveries/${o.deliveryId}/replay`, { form: { _csrf: csrf }, maxRedirects: 0 });
+    const again = await page.request.post(`${app.siteUrl}/console/webhook-deliveries/${o.deliveryId}/replay`, {
+      form: { _csrf: csrf },
+      maxRedirects: 0,
+    });
     expect(again.status()).toBe(409);
     expect(await deliveries()).toEqual(sent);
     expect(pings()).toHaveLength(2);

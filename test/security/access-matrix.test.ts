@@ -32,13 +32,36 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 type Kind = 'none' | 'revoked' | 'expired' | KeyKind | 'agent_without_scope';
-const KINDS: Kind[] = ['none', 'revoked', 'expired', 'member', 'member_test', 'agent', 'agent_test', 'facility', 'agent_without_scope'];
+const KINDS: Kind[] = [
+  'none',
+  'revoked',
+  'expired',
+  'member',
+  'member_test',
+  'agent',
+  'agent_test',
+  'facility',
+  'agent_without_scope',
+];
 
 /** Reasons that mean "your API key was refused" (public routes must never give them). */
 const KEY_REASONS = new Set([
-  'token_missing', 'token_malformed', 'token_prefix_unknown', 'key_not_found', 'key_revoked', 'key_expired', 'member_suspended',
-  'facility_inactive', 'member_key_required', 'agent_key_required', 'facility_key_required', 'key_kind_not_allowed', 'test_key_required',
-  'live_key_required', 'sandbox_not_supported', 'insufficient_scope',
+  'token_missing',
+  'token_malformed',
+  'token_prefix_unknown',
+  'key_not_found',
+  'key_revoked',
+  'key_expired',
+  'member_suspended',
+  'facility_inactive',
+  'member_key_required',
+  'agent_key_required',
+  'facility_key_required',
+  'key_kind_not_allowed',
+  'test_key_required',
+  'live_key_required',
+  'sandbox_not_supported',
+  'insufficient_scope',
 ]);
 
 const MEMBER_KINDS: KeyKind[] = ['member', 'member_test'];
@@ -104,12 +127,14 @@ function carriesCodedFields(res: HttpResponse): boolean {
 async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
   return out;
 }
 
@@ -128,13 +153,20 @@ describe('access matrix: every route x every kind of key', () => {
     const member = await newMember(app.deps, { creditsCents: 10000 });
     await app.deps.db.query(`UPDATE members SET packages_enabled = true WHERE id = $1`, [member.member_id]);
     keys.member = member.key;
-    keys.member_test = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+    keys.member_test = (
+      await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })
+    ).key;
     const agent = await newAgent(app.baseUrl, member.key);
     keys.agent = (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES] })).key;
-    keys.agent_test = (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES], environment: 'test' })).key;
+    keys.agent_test = (
+      await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES], environment: 'test' })
+    ).key;
     narrowKeys = [];
     for (const scope of ['message.send', 'mailbox.read']) {
-      narrowKeys.push({ key: (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [scope] })).key, scopes: new Set([scope]) });
+      narrowKeys.push({
+        key: (await newCredential(app.baseUrl, member.key, agent.id, { scopes: [scope] })).key,
+        scopes: new Set([scope]),
+      });
     }
     keys.agent_without_scope = narrowKeys[0].key;
     keys.facility = (await createFacility(app.deps, 'Access matrix facility')).key;
@@ -142,48 +174,61 @@ describe('access matrix: every route x every kind of key', () => {
     await revokeKey(app.deps, revoked.key);
     keys.revoked = revoked.key;
     const expired = await newCredential(app.baseUrl, member.key, agent.id, { scopes: [...SCOPES], expires_in_days: 1 });
-    await app.deps.db.query(`UPDATE agent_credentials SET expires_at = now() - interval '1 minute' WHERE id = $1`, [expired.id]);
+    await app.deps.db.query(`UPDATE agent_credentials SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+      expired.id,
+    ]);
     keys.expired = expired.key;
   });
-  afterAll(async () => { await app?.close(); });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('has an access row for every mounted route', () => {
-    const missing = allRoutes.filter((r) => !ENDPOINT_ACCESS[accessKey(r.method, r.path)]).map((r) => accessKey(r.method, r.path));
+    const missing = allRoutes
+      .filter((r) => !ENDPOINT_ACCESS[accessKey(r.method, r.path)])
+      .map((r) => accessKey(r.method, r.path));
     expect(missing).toEqual([]);
   });
 
   it('answers every route and key kind as the access table documents, and never with 5xx', async () => {
     const cases = allRoutes.flatMap((route) => KINDS.map((kind) => ({ route, kind })));
-    const problems = (await pool(cases, 6, async ({ route, kind }) => {
-      const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
-      let key: string | undefined = kind === 'none' ? undefined : keys[kind];
-      let scopes: ReadonlySet<string> = allScopes;
-      if (kind === 'agent_without_scope') {
-        // A key whose only scope is not among the ones this route names.
-        const needed = new Set<string>([...(access.scopes ?? []), ...(access.anyScope ?? [])]);
-        const narrow = narrowKeys.find((n) => ![...n.scopes].some((s) => needed.has(s)))!;
-        key = narrow.key;
-        scopes = narrow.scopes;
-      }
-      const expected = expectedFor(access, route.path, kind, scopes);
-      const path = dummyPath(route.path);
-      const res = await api(route.method.toUpperCase(), path, { key, headers: MD, ...dummyBody(route) });
-      const label = `${accessKey(route.method, route.path)} as ${kind}: got ${describeResponse(res)}`;
-      if (res.status >= 500) return `${label}; expected no 5xx`;
-      if (!carriesCodedFields(res)) return `${label}; a coded error must carry retryable and suggested_action`;
-      if ('allowed' in expected) {
-        if (access.callers === 'public') {
-          if (res.status === 403 || (res.status === 401 && KEY_REASONS.has(res.body?.reason))) return `${label}; a public route must not refuse for the key`;
-        } else if (res.status === 401 || res.status === 403) {
-          return `${label}; expected the caller to be allowed`;
+    const problems = (
+      await pool(cases, 6, async ({ route, kind }) => {
+        const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
+        let key: string | undefined = kind === 'none' ? undefined : keys[kind];
+        let scopes: ReadonlySet<string> = allScopes;
+        if (kind === 'agent_without_scope') {
+          // A key whose only scope is not among the ones this route names.
+          const needed = new Set<string>([...(access.scopes ?? []), ...(access.anyScope ?? [])]);
+          const narrow = narrowKeys.find((n) => ![...n.scopes].some((s) => needed.has(s)))!;
+          key = narrow.key;
+          scopes = narrow.scopes;
+        }
+        const expected = expectedFor(access, route.path, kind, scopes);
+        const path = dummyPath(route.path);
+        const res = await api(route.method.toUpperCase(), path, { key, headers: MD, ...dummyBody(route) });
+        const label = `${accessKey(route.method, route.path)} as ${kind}: got ${describeResponse(res)}`;
+        if (res.status >= 500) return `${label}; expected no 5xx`;
+        if (!carriesCodedFields(res)) return `${label}; a coded error must carry retryable and suggested_action`;
+        if ('allowed' in expected) {
+          if (access.callers === 'public') {
+            if (res.status === 403 || (res.status === 401 && KEY_REASONS.has(res.body?.reason)))
+              return `${label}; a public route must not refuse for the key`;
+          } else if (res.status === 401 || res.status === 403) {
+            return `${label}; expected the caller to be allowed`;
+          }
+          return null;
+        }
+        if (
+          res.status !== expected.status ||
+          res.body?.reason !== expected.reason ||
+          typeof res.body?.error !== 'string'
+        ) {
+          return `${label}; expected ${expected.status} ${expected.reason}`;
         }
         return null;
-      }
-      if (res.status !== expected.status || res.body?.reason !== expected.reason || typeof res.body?.error !== 'string') {
-        return `${label}; expected ${expected.status} ${expected.reason}`;
-      }
-      return null;
-    })).filter((p): p is string => p !== null);
+      })
+    ).filter((p): p is string => p !== null);
     expect(problems).toEqual([]);
   });
 });
@@ -212,16 +257,30 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'PATCH /v1/postal-threads/:id': { title: 'Changed by another member' },
   'POST /v1/packages/:id/actions': { action: 'scan' },
   'PATCH /v1/packages/:id/actions/:actionId': { agent_notes: 'Changed by another member' },
-  'POST /v1/packages/:id/forward': { to_name: 'Thief', to_line1: '1 Elsewhere Rd', to_city: 'Reno', to_state: 'NV', to_zip: '89501' },
+  'POST /v1/packages/:id/forward': {
+    to_name: 'Thief',
+    to_line1: '1 Elsewhere Rd',
+    to_city: 'Reno',
+    to_state: 'NV',
+    to_zip: '89501',
+  },
   'POST /v1/packages/:id/scan': { scan_type: 'document' },
   'POST /v1/packages/:id/tags': { tag: 'stolen' },
   'POST /v1/packages/:id/notes': { note: 'Written by another member' },
   'PATCH /v1/expected-shipments/:id': { description: 'Changed by another member' },
   'PATCH /v1/rules/:id': { name: 'Changed by another member' },
-  'POST /v1/inbound-items/:id/actions': { action_type: 'open_and_scan', expected_version: 1, expected_quote: { amount_cents: 0, currency: 'usd' } },
+  'POST /v1/inbound-items/:id/actions': {
+    action_type: 'open_and_scan',
+    expected_version: 1,
+    expected_quote: { amount_cents: 0, currency: 'usd' },
+  },
   'POST /v1/handling/:id/approve': { expected_version: 1 },
   'POST /v1/handling/:id/reject': { expected_version: 1 },
-  'POST /v1/agent-inbox/:id/acknowledgments': { outcome: 'processed', context_version: '0'.repeat(64), run_id: 'run-1' },
+  'POST /v1/agent-inbox/:id/acknowledgments': {
+    outcome: 'processed',
+    context_version: '0'.repeat(64),
+    run_id: 'run-1',
+  },
   'POST /v1/agent-inbox/:id/handling': { action_type: 'open_and_scan', expected_version: 1 },
 };
 
@@ -242,12 +301,20 @@ const ROUTE_OBJECTS: Record<string, string> = {
  * object route answers the owner's key of the other environment as it answers a stranger.
  */
 const SPANS_ENVIRONMENTS: Record<string, string> = {
-  '/v1/agents/': 'an agent, its credentials, instructions and proposals belong to no environment: test keys read their agent profile and instructions (spec)',
-  '/v1/api-keys/': 'member keys are account administration: live keys manage test keys, test keys get 403 live_key_required on production keys',
-  '/v1/webhooks/events/': 'the legacy agent-webhook event log "includes sandbox and live" (spec): live keys read sandbox events by id too (test keys: 403 live_key_required)',
+  '/v1/agents/':
+    'an agent, its credentials, instructions and proposals belong to no environment: test keys read their agent profile and instructions (spec)',
+  '/v1/api-keys/':
+    'member keys are account administration: live keys manage test keys, test keys get 403 live_key_required on production keys',
+  '/v1/webhooks/events/':
+    'the legacy agent-webhook event log "includes sandbox and live" (spec): live keys read sandbox events by id too (test keys: 403 live_key_required)',
 };
 
-const OTHER_ENVIRONMENT: Partial<Record<KeyKind, KeyKind>> = { member: 'member_test', member_test: 'member', agent: 'agent_test', agent_test: 'agent' };
+const OTHER_ENVIRONMENT: Partial<Record<KeyKind, KeyKind>> = {
+  member: 'member_test',
+  member_test: 'member',
+  agent: 'agent_test',
+  agent_test: 'agent',
+};
 
 /** One MCP client per key, connected on first use. */
 function mcpClients(baseUrl: () => string) {
@@ -255,16 +322,28 @@ function mcpClients(baseUrl: () => string) {
   return {
     async call(key: string, name: string, args: Record<string, unknown>) {
       if (!clients.has(key)) {
-        clients.set(key, (async () => {
-          const c = new McpClient({ name: 'access-matrix', version: '1.0.0' });
-          await c.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
-          return c;
-        })());
+        clients.set(
+          key,
+          (async () => {
+            const c = new McpClient({ name: 'access-matrix', version: '1.0.0' });
+            await c.connect(
+              new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
+                requestInit: { headers: { Authorization: `Bearer ${key}` } },
+              }),
+            );
+            return c;
+          })(),
+        );
       }
       const c = await clients.get(key)!;
-      return (await c.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: { error?: Record<string, unknown>; status?: number } };
+      return (await c.callTool({ name, arguments: args })) as {
+        isError?: boolean;
+        structuredContent?: { error?: Record<string, unknown>; status?: number };
+      };
     },
-    async close() { await Promise.all([...clients.values()].map(async (c) => (await c).close())); },
+    async close() {
+      await Promise.all([...clients.values()].map(async (c) => (await c).close()));
+    },
   };
 }
 
@@ -273,7 +352,7 @@ function shapeKeys(schema: unknown): string[] {
   return shape ? Object.keys(shape) : [];
 }
 
-describe('another member\'s key on object routes', () => {
+describe("another member's key on object routes", () => {
   let app: TestApp;
   let api: ReturnType<typeof client>;
   /** Path parameter values of the victim's objects, keyed by the route path prefix up to the parameter. */
@@ -295,20 +374,40 @@ describe('another member\'s key on object routes', () => {
     const thief = await newMember(app.deps, { creditsCents: 10000 });
     const thiefAgent = await newAgent(app.baseUrl, thief.key);
     attacker.member = thief.key;
-    attacker.member_test = (await insertMemberKey(app.deps.db, thief.member_id, { name: 'sandbox', environment: 'test' })).key;
+    attacker.member_test = (
+      await insertMemberKey(app.deps.db, thief.member_id, { name: 'sandbox', environment: 'test' })
+    ).key;
     attacker.agent = (await newCredential(app.baseUrl, thief.key, thiefAgent.id, { scopes: [...SCOPES] })).key;
-    attacker.agent_test = (await newCredential(app.baseUrl, thief.key, thiefAgent.id, { scopes: [...SCOPES], environment: 'test' })).key;
+    attacker.agent_test = (
+      await newCredential(app.baseUrl, thief.key, thiefAgent.id, { scopes: [...SCOPES], environment: 'test' })
+    ).key;
 
     const victim = await newMember(app.deps, { creditsCents: 10000 });
-    await app.deps.db.query(`UPDATE members SET packages_enabled = true WHERE id = ANY($1)`, [[victim.member_id, thief.member_id]]);
-    const victimTestKey = (await insertMemberKey(app.deps.db, victim.member_id, { name: 'sandbox', environment: 'test' })).key;
+    await app.deps.db.query(`UPDATE members SET packages_enabled = true WHERE id = ANY($1)`, [
+      [victim.member_id, thief.member_id],
+    ]);
+    const victimTestKey = (
+      await insertMemberKey(app.deps.db, victim.member_id, { name: 'sandbox', environment: 'test' })
+    ).key;
     const agent = await newAgent(app.baseUrl, victim.key);
     objects['/v1/agents/:id'] = agent.id;
     const credential = await newCredential(app.baseUrl, victim.key, agent.id, { scopes: [...SCOPES] });
-    const victimAgentTest = await newCredential(app.baseUrl, victim.key, agent.id, { scopes: [...SCOPES], environment: 'test' });
-    const victimKeys = { member: victim.key, agent: credential.key, member_test: victimTestKey, agent_test: victimAgentTest.key };
+    const victimAgentTest = await newCredential(app.baseUrl, victim.key, agent.id, {
+      scopes: [...SCOPES],
+      environment: 'test',
+    });
+    const victimKeys = {
+      member: victim.key,
+      agent: credential.key,
+      member_test: victimTestKey,
+      agent_test: victimAgentTest.key,
+    };
     objects['/v1/agents/:id/credentials/:credentialId'] = credential.id;
-    const proposal = await api('POST', `/v1/agents/${agent.id}/instructions/proposals`, { key: credential.key, headers: MD, json: { suggested_content: 'Be brief.' } });
+    const proposal = await api('POST', `/v1/agents/${agent.id}/instructions/proposals`, {
+      key: credential.key,
+      headers: MD,
+      json: { suggested_content: 'Be brief.' },
+    });
     expect(proposal.status).toBe(201);
     objects['/v1/agents/:id/instructions/proposals/:proposalId'] = proposal.body.proposal.id;
     const apiKey = await api('POST', '/v1/api-keys', { key: victim.key, json: { name: 'victim key' } });
@@ -316,57 +415,100 @@ describe('another member\'s key on object routes', () => {
 
     const mail = await api('POST', '/v1/test/mail', {
       key: victimTestKey,
-      json: { recipient_name: 'Jane Doe', recipient_line1: '1 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' },
+      json: {
+        recipient_name: 'Jane Doe',
+        recipient_line1: '1 Main St',
+        recipient_city: 'Austin',
+        recipient_state: 'TX',
+        recipient_zip: '78701',
+      },
     });
     expect(mail.status).toBe(201);
     objects['/v1/mail/:id'] = mail.body.id;
     objects['/v1/test/mail/:id'] = mail.body.id;
     testObjects.add('/v1/mail/:id').add('/v1/test/mail/:id');
 
-    const batch = await api('POST', '/v1/batch-mail', { key: victimTestKey, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    const batch = await api('POST', '/v1/batch-mail', {
+      key: victimTestKey,
+      form: batchForm(await pdf(1), recipientsCsv(3)),
+    });
     expect(batch.status).toBe(201);
     objects['/v1/batch-mail/:id'] = batch.body.batch.id;
     testObjects.add('/v1/batch-mail/:id');
 
     const endpoint = await api('POST', '/v1/webhook-endpoints', {
-      key: victim.key, json: { name: 'victim endpoint', url: 'http://127.0.0.1:9/hook', event_types: ['mail.submitted'], rules: [{ name: 'r', terms: ['invoice'] }] },
+      key: victim.key,
+      json: {
+        name: 'victim endpoint',
+        url: 'http://127.0.0.1:9/hook',
+        event_types: ['mail.submitted'],
+        rules: [{ name: 'r', terms: ['invoice'] }],
+      },
     });
     expect(endpoint.status).toBe(201);
     objects['/v1/webhook-endpoints/:id'] = endpoint.body.endpoint.id;
     objects['/v1/webhook-endpoints/:id/rules/:ruleId'] = endpoint.body.endpoint.rules[0].id;
     const test = await api('POST', `/v1/webhook-endpoints/${endpoint.body.endpoint.id}/test`, { key: victim.key });
     expect(test.status).toBeLessThan(500);
-    const [delivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    const [delivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE member_id = $1 LIMIT 1`, [
+      victim.member_id,
+    ]);
     objects['/v1/webhook-deliveries/:id'] = delivery.id;
     // The legacy event log lists events sent to the agent's webhook: give the agent one and send a test event.
-    const hook = await api('PUT', '/v1/webhooks/settings', { key: credential.key, headers: MD, json: { webhook_url: 'http://127.0.0.1:9/hook', enabled: true, event_types: ['*'] } });
+    const hook = await api('PUT', '/v1/webhooks/settings', {
+      key: credential.key,
+      headers: MD,
+      json: { webhook_url: 'http://127.0.0.1:9/hook', enabled: true, event_types: ['*'] },
+    });
     expect(hook.status).toBe(200);
     expect((await api('POST', '/v1/test/webhook', { key: credential.key, json: {} })).status).toBeLessThan(500);
     const [event] = await app.deps.db.query(
-      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' LIMIT 1`, [victim.member_id]);
+      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' LIMIT 1`,
+      [victim.member_id],
+    );
     objects['/v1/webhooks/events/:eventId'] = event.id;
 
-    const ticket = await api('POST', '/v1/support/messages', { key: victim.key, json: { category: 'support', body: 'Help, please.' } });
+    const ticket = await api('POST', '/v1/support/messages', {
+      key: victim.key,
+      json: { category: 'support', body: 'Help, please.' },
+    });
     expect(ticket.status).toBe(201);
     objects['/v1/support/conversations/:id'] = ticket.body.message.conversation_id;
 
-    const alias = await api('POST', '/v1/inbound-forwarding-addresses', { key: victim.key, json: { label: 'victim alias', agent_id: agent.id } });
+    const alias = await api('POST', '/v1/inbound-forwarding-addresses', {
+      key: victim.key,
+      json: { label: 'victim alias', agent_id: agent.id },
+    });
     expect(alias.status).toBe(201);
     const aliasBody = alias.body.forwarding_address;
     objects['/v1/inbound-forwarding-addresses/:id'] = aliasBody.id;
     const raw = [
-      `From: Billing <billing@example.com>`, `To: ${aliasBody.email}`, `Subject: Invoice 42 due`, `Message-ID: <${randomUUID()}@example.com>`,
-      `Date: ${new Date().toUTCString()}`, '', 'Your invoice 42 of $10.00 is due on 2030-01-01.', '',
+      `From: Billing <billing@example.com>`,
+      `To: ${aliasBody.email}`,
+      `Subject: Invoice 42 due`,
+      `Message-ID: <${randomUUID()}@example.com>`,
+      `Date: ${new Date().toUTCString()}`,
+      '',
+      'Your invoice 42 of $10.00 is due on 2030-01-01.',
+      '',
     ].join('\r\n');
     const intake = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(aliasBody.email)}`, {
-      raw, headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
+      raw,
+      headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
     });
     expect(intake.status).toBe(202);
-    const [item] = await app.deps.db.query(`SELECT id FROM inbound_mail_items WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    const [item] = await app.deps.db.query(`SELECT id FROM inbound_mail_items WHERE member_id = $1 LIMIT 1`, [
+      victim.member_id,
+    ]);
     objects['/v1/inbound/:id'] = item.id;
-    const [file] = await app.deps.db.query(`SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`, [item.id]);
+    const [file] = await app.deps.db.query(
+      `SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`,
+      [item.id],
+    );
     objects['/v1/inbound/:id/files/:fileId'] = file.id;
-    const thread = await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 LIMIT 1`, [victim.member_id]);
+    const thread = await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 LIMIT 1`, [
+      victim.member_id,
+    ]);
     objects['/v1/postal-threads/:id'] = thread.id;
 
     // Physical inbound: a live letter through facility intake, a handling proposal on it,
@@ -378,11 +520,17 @@ describe('another member\'s key on object routes', () => {
     testObjects.add('/v1/inbound-items/:id (sample)');
     const version = (await api('GET', `/v1/agent-inbox/${letter}/handling`, { key: world.agentKey })).body.version;
     const proposal2 = await api('POST', `/v1/agent-inbox/${letter}/handling`, {
-      key: world.agentKey, headers: { ...MD, 'idempotency-key': randomUUID() }, json: { action_type: 'open_and_scan', expected_version: version },
+      key: world.agentKey,
+      headers: { ...MD, 'idempotency-key': randomUUID() },
+      json: { action_type: 'open_and_scan', expected_version: version },
     });
     expect(proposal2.status).toBe(201);
     objects['/v1/handling/:id'] = proposal2.body.operation.id;
-    const seeded = await api('POST', '/v1/agent-inbox/sandbox/seed', { key: world.agentTestKey, headers: { 'idempotency-key': randomUUID() }, json: { scenario: 'two_page_letter' } });
+    const seeded = await api('POST', '/v1/agent-inbox/sandbox/seed', {
+      key: world.agentTestKey,
+      headers: { 'idempotency-key': randomUUID() },
+      json: { scenario: 'two_page_letter' },
+    });
     if (seeded.status >= 300) throw new Error(`seed: ${seeded.status} ${JSON.stringify(seeded.body)}`);
     objects['/v1/agent-inbox/:id'] = seeded.body.item.id;
     // Scan history is shown for the member sample only.
@@ -404,87 +552,166 @@ describe('another member\'s key on object routes', () => {
     // The other environment: a live piece awaiting approval and a live draft batch beside the sandbox ones, a sandbox
     // endpoint (with a rule and a delivery), sandbox tickets, conversations, alias, inbound mail and thread beside the
     // live ones, a live agent-inbox item and a sandbox handling operation, and a sandbox event in the legacy log.
-    const liveMail = await api('POST', '/v1/mail', { key: victim.key, form: letterForm(await letterPdf(), { requires_approval: true }) });
+    const liveMail = await api('POST', '/v1/mail', {
+      key: victim.key,
+      form: letterForm(await letterPdf(), { requires_approval: true }),
+    });
     expect(liveMail.body.status).toBe('pending_approval');
     livePendingMail = liveMail.body.id;
     otherObjects['/v1/mail/:id'] = liveMail.body.id;
     otherObjects['/v1/test/mail/:id'] = liveMail.body.id;
-    const liveBatch = await api('POST', '/v1/batch-mail', { key: victim.key, form: batchForm(await pdf(1), recipientsCsv(3)) });
+    const liveBatch = await api('POST', '/v1/batch-mail', {
+      key: victim.key,
+      form: batchForm(await pdf(1), recipientsCsv(3)),
+    });
     expect(liveBatch.status).toBe(201);
     otherObjects['/v1/batch-mail/:id'] = liveBatch.body.batch.id;
     const sandboxEndpoint = await api('POST', '/v1/webhook-endpoints', {
-      key: victimTestKey, json: { name: 'sandbox endpoint', url: 'http://127.0.0.1:9/hook', event_types: ['mail.submitted'], rules: [{ name: 'r', terms: ['invoice'] }] },
+      key: victimTestKey,
+      json: {
+        name: 'sandbox endpoint',
+        url: 'http://127.0.0.1:9/hook',
+        event_types: ['mail.submitted'],
+        rules: [{ name: 'r', terms: ['invoice'] }],
+      },
     });
     expect(sandboxEndpoint.body.endpoint.environment).toBe('sandbox');
     otherObjects['/v1/webhook-endpoints/:id'] = sandboxEndpoint.body.endpoint.id;
     otherObjects['/v1/webhook-endpoints/:id/rules/:ruleId'] = sandboxEndpoint.body.endpoint.rules[0].id;
-    expect((await api('POST', `/v1/webhook-endpoints/${sandboxEndpoint.body.endpoint.id}/test`, { key: victimTestKey })).status).toBeLessThan(500);
-    const [sandboxDelivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`, [sandboxEndpoint.body.endpoint.id]);
+    expect(
+      (await api('POST', `/v1/webhook-endpoints/${sandboxEndpoint.body.endpoint.id}/test`, { key: victimTestKey }))
+        .status,
+    ).toBeLessThan(500);
+    const [sandboxDelivery] = await app.deps.db.query(
+      `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`,
+      [sandboxEndpoint.body.endpoint.id],
+    );
     otherObjects['/v1/webhook-deliveries/:id'] = sandboxDelivery.id;
     expect((await api('POST', '/v1/test/webhook', { key: victimAgentTest.key, json: {} })).status).toBeLessThan(500);
     const [sandboxEvent] = await app.deps.db.query(
-      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' AND environment = 'test' LIMIT 1`, [victim.member_id]);
+      `SELECT event_id AS id FROM webhook_deliveries WHERE member_id = $1 AND target_type = 'agent_webhook' AND environment = 'test' LIMIT 1`,
+      [victim.member_id],
+    );
     otherObjects['/v1/webhooks/events/:eventId'] = sandboxEvent.id;
-    const testTicket = await api('POST', '/v1/support/messages', { key: victimTestKey, json: { category: 'support', body: 'Sandbox help, please.' } });
+    const testTicket = await api('POST', '/v1/support/messages', {
+      key: victimTestKey,
+      json: { category: 'support', body: 'Sandbox help, please.' },
+    });
     expect(testTicket.status).toBe(201);
     otherObjects['/v1/support/conversations/:id'] = testTicket.body.message.conversation_id;
-    const testFacilityMessage = await api('POST', '/v1/facility-messages', { key: victimTestKey, json: { body: 'Sandbox question', subject: 'Sandbox' } });
+    const testFacilityMessage = await api('POST', '/v1/facility-messages', {
+      key: victimTestKey,
+      json: { body: 'Sandbox question', subject: 'Sandbox' },
+    });
     expect(testFacilityMessage.status).toBe(201);
     otherObjects['/v1/facility-messages/conversations/:id'] = testFacilityMessage.body.message.conversation_id;
-    const testAlias = await api('POST', '/v1/inbound-forwarding-addresses', { key: victimTestKey, json: { label: 'sandbox alias', agent_id: agent.id } });
+    const testAlias = await api('POST', '/v1/inbound-forwarding-addresses', {
+      key: victimTestKey,
+      json: { label: 'sandbox alias', agent_id: agent.id },
+    });
     expect(testAlias.status).toBe(201);
     otherObjects['/v1/inbound-forwarding-addresses/:id'] = testAlias.body.forwarding_address.id;
-    const testIntake = await api('POST', `/v1/intake/email?recipient=${encodeURIComponent(testAlias.body.forwarding_address.email)}`, {
-      raw: raw.replace(aliasBody.email, testAlias.body.forwarding_address.email).replace(/Message-ID: <[^>]+>/, `Message-ID: <${randomUUID()}@example.com>`),
-      headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
-    });
+    const testIntake = await api(
+      'POST',
+      `/v1/intake/email?recipient=${encodeURIComponent(testAlias.body.forwarding_address.email)}`,
+      {
+        raw: raw
+          .replace(aliasBody.email, testAlias.body.forwarding_address.email)
+          .replace(/Message-ID: <[^>]+>/, `Message-ID: <${randomUUID()}@example.com>`),
+        headers: { 'x-intake-secret': app.deps.config.intakeSecret, 'content-type': 'message/rfc822' },
+      },
+    );
     expect(testIntake.status).toBe(202);
-    const [testItem] = await app.deps.db.query(`SELECT id FROM inbound_mail_items WHERE member_id = $1 AND test_mode LIMIT 1`, [victim.member_id]);
+    const [testItem] = await app.deps.db.query(
+      `SELECT id FROM inbound_mail_items WHERE member_id = $1 AND test_mode LIMIT 1`,
+      [victim.member_id],
+    );
     otherObjects['/v1/inbound/:id'] = testItem.id;
-    const [testFile] = await app.deps.db.query(`SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`, [testItem.id]);
+    const [testFile] = await app.deps.db.query(
+      `SELECT id FROM inbound_mail_files WHERE inbound_mail_item_id = $1 LIMIT 1`,
+      [testItem.id],
+    );
     otherObjects['/v1/inbound/:id/files/:fileId'] = testFile.id;
-    otherObjects['/v1/postal-threads/:id'] = (await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 AND test_mode LIMIT 1`, [victim.member_id])).id;
+    otherObjects['/v1/postal-threads/:id'] = (
+      await waitForRow(app, `SELECT id FROM postal_threads WHERE member_id = $1 AND test_mode LIMIT 1`, [
+        victim.member_id,
+      ])
+    ).id;
     otherObjects['/v1/agent-inbox/:id'] = letter;
     otherObjects['/v1/inbound-items/:id'] = memberSampleId(world.memberId);
-    const sampleVersion = (await api('GET', `/v1/agent-inbox/${sample}/handling`, { key: world.agentTestKey })).body.version;
+    const sampleVersion = (await api('GET', `/v1/agent-inbox/${sample}/handling`, { key: world.agentTestKey })).body
+      .version;
     const sandboxOperation = await api('POST', `/v1/agent-inbox/${sample}/handling`, {
-      key: world.agentTestKey, headers: { ...MD, 'idempotency-key': randomUUID() }, json: { action_type: 'open_and_scan', expected_version: sampleVersion },
+      key: world.agentTestKey,
+      headers: { ...MD, 'idempotency-key': randomUUID() },
+      json: { action_type: 'open_and_scan', expected_version: sampleVersion },
     });
     expect(sandboxOperation.status).toBe(201);
     otherObjects['/v1/handling/:id'] = sandboxOperation.body.operation.id;
-    const senderTest = await newCredential(app.baseUrl, world.memberKey, world.agentId, { scopes: ['mail.send'], environment: 'test' });
+    const senderTest = await newCredential(app.baseUrl, world.memberKey, world.agentId, {
+      scopes: ['mail.send'],
+      environment: 'test',
+    });
 
-    const worldKeys = { member: world.memberKey, agent: world.agentKey, member_test: world.memberTestKey, agent_test: world.agentTestKey };
-    for (const prefix of ['/v1/inbound-items/:id', '/v1/inbound-items/:id (sample)', '/v1/handling/:id', '/v1/agent-inbox/:id', '/v1/agent-inbox/:id (sample)']) {
+    const worldKeys = {
+      member: world.memberKey,
+      agent: world.agentKey,
+      member_test: world.memberTestKey,
+      agent_test: world.agentTestKey,
+    };
+    for (const prefix of [
+      '/v1/inbound-items/:id',
+      '/v1/inbound-items/:id (sample)',
+      '/v1/handling/:id',
+      '/v1/agent-inbox/:id',
+      '/v1/agent-inbox/:id (sample)',
+    ]) {
       owners[prefix] = worldKeys;
     }
     owners['/v1/mail-runs/:id'] = { agent: sender.key, agent_test: senderTest.key };
 
-    const facilityMessage = await api('POST', '/v1/facility-messages', { key: victim.key, json: { body: 'Is my letter printed?', subject: 'Printing' } });
+    const facilityMessage = await api('POST', '/v1/facility-messages', {
+      key: victim.key,
+      json: { body: 'Is my letter printed?', subject: 'Printing' },
+    });
     expect(facilityMessage.status).toBe(201);
     objects['/v1/facility-messages/conversations/:id'] = facilityMessage.body.message.conversation_id;
 
     // Packages arrive through the facility; a received parcel and one action request stand in for that.
     const [parcel] = await app.deps.db.query(
       `INSERT INTO physical_inbound_items (reference_code, member_id, agent_id, kind, environment, source_domain)
-       VALUES ('SEC-1', $1, $2, 'parcel', 'live', 'internal_team') RETURNING id`, [victim.member_id, agent.id]);
+       VALUES ('SEC-1', $1, $2, 'parcel', 'live', 'internal_team') RETURNING id`,
+      [victim.member_id, agent.id],
+    );
     objects['/v1/packages/:id'] = parcel.id;
     const [action] = await app.deps.db.query(
       `INSERT INTO package_actions (item_id, member_id, agent_id, action, requested_by) VALUES ($1, $2, $3, 'scan', 'member') RETURNING id`,
-      [parcel.id, victim.member_id, agent.id]);
+      [parcel.id, victim.member_id, agent.id],
+    );
     objects['/v1/packages/:id/actions/:actionId'] = action.id;
     // An expected shipment and a mailbox rule of the victim's agent.
     const [shipment] = await app.deps.db.query(
       `INSERT INTO expected_shipments (member_id, agent_id, mailbox_id, tracking_number, tracking_number_normalized, created_by)
-       VALUES ($1, $2, 'PMB-0', 'SEC-1', 'SEC1', 'member') RETURNING id`, [victim.member_id, agent.id]);
+       VALUES ($1, $2, 'PMB-0', 'SEC-1', 'SEC1', 'member') RETURNING id`,
+      [victim.member_id, agent.id],
+    );
     objects['/v1/expected-shipments/:id'] = shipment.id;
     const [mailboxRule] = await app.deps.db.query(
       `INSERT INTO mailbox_rules (member_id, agent_id, name, match, apply, created_by)
-       VALUES ($1, $2, 'victim rule', '{"kinds":["parcel"]}', '{"add_tags":["x"]}', 'member') RETURNING id`, [victim.member_id, agent.id]);
+       VALUES ($1, $2, 'victim rule', '{"kinds":["parcel"]}', '{"add_tags":["x"]}', 'member') RETURNING id`,
+      [victim.member_id, agent.id],
+    );
     objects['/v1/rules/:id'] = mailboxRule.id;
     // Objects the member key made account-wide are the member's; the agent key does not see them.
-    const memberOnly = ['/v1/api-keys/:id', '/v1/batch-mail/:id', '/v1/webhook-endpoints/:id', '/v1/webhook-endpoints/:id/rules/:ruleId',
-      '/v1/webhook-deliveries/:id', '/v1/support/conversations/:id', '/v1/facility-messages/conversations/:id'];
+    const memberOnly = [
+      '/v1/api-keys/:id',
+      '/v1/batch-mail/:id',
+      '/v1/webhook-endpoints/:id',
+      '/v1/webhook-endpoints/:id/rules/:ruleId',
+      '/v1/webhook-deliveries/:id',
+      '/v1/support/conversations/:id',
+      '/v1/facility-messages/conversations/:id',
+    ];
     for (const prefix of memberOnly) owners[prefix] = { member: victim.key, member_test: victimTestKey };
     for (const prefix of Object.keys(objects)) owners[prefix] ??= victimKeys;
   });
@@ -497,7 +724,10 @@ describe('another member\'s key on object routes', () => {
    * Fills the route's parameters with the victim's objects (`other`: those of the other
    * environment); null when a parameter has none.
    */
-  function victimPath(path: string, other = false): { path: string; test: boolean; owner: string; values: string[] } | null {
+  function victimPath(
+    path: string,
+    other = false,
+  ): { path: string; test: boolean; owner: string; values: string[] } | null {
     let test = false;
     let missing = false;
     let owner = '';
@@ -518,14 +748,26 @@ describe('another member\'s key on object routes', () => {
   function targetsOf(route: RouteDef): Array<{ path: string; test: boolean; owner: string; values: string[] }> {
     const override = ROUTE_OBJECTS[accessKey(route.method, route.path)];
     if (override) {
-      const values = [objects[override], objects[`${override}/scans/:operationId`]].slice(0, (route.path.match(/:/g) ?? []).length);
-      return [{ path: route.path.replace(/:id\b/, values[0]).replace(/:operationId\b/, values[1] ?? ''), test: testObjects.has(override), owner: override, values }];
+      const values = [objects[override], objects[`${override}/scans/:operationId`]].slice(
+        0,
+        (route.path.match(/:/g) ?? []).length,
+      );
+      return [
+        {
+          path: route.path.replace(/:id\b/, values[0]).replace(/:operationId\b/, values[1] ?? ''),
+          test: testObjects.has(override),
+          owner: override,
+          values,
+        },
+      ];
     }
     return [victimPath(route.path), victimPath(route.path, true)].filter((t): t is NonNullable<typeof t> => t !== null);
   }
 
   it('answers 404 (403 for packages) on every object route', async () => {
-    const objectRoutes = allRoutes.filter((r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public');
+    const objectRoutes = allRoutes.filter(
+      (r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public',
+    );
     const problems: string[] = [];
     const uncovered: string[] = [];
     const cases: Array<{ route: RouteDef; kind: KeyKind; path: string; owner: string }> = [];
@@ -534,11 +776,17 @@ describe('another member\'s key on object routes', () => {
       const override = ROUTE_OBJECTS[accessKey(route.method, route.path)];
       const target = override
         ? {
-          path: route.path.replace(/:id\b/, objects[override]).replace(/:operationId\b/, objects[`${override}/scans/:operationId`] ?? ''),
-          test: testObjects.has(override), owner: override,
-        }
+            path: route.path
+              .replace(/:id\b/, objects[override])
+              .replace(/:operationId\b/, objects[`${override}/scans/:operationId`] ?? ''),
+            test: testObjects.has(override),
+            owner: override,
+          }
         : victimPath(route.path);
-      if (!target) { uncovered.push(accessKey(route.method, route.path)); continue; }
+      if (!target) {
+        uncovered.push(accessKey(route.method, route.path));
+        continue;
+      }
       const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
       const kinds = (target.test ? ['member_test', 'agent_test'] : ['member', 'agent']) as KeyKind[];
       for (const kind of kinds) {
@@ -555,15 +803,23 @@ describe('another member\'s key on object routes', () => {
         return;
       }
       const body = route.multipart ? dummyBody(route) : route.body ? { json: SAMPLE_BODIES[key] } : {};
-      const res = await api(route.method.toUpperCase(), `${path}${SAMPLE_QUERIES[key] ?? ''}`, { key: attacker[kind], headers: { ...MD, 'idempotency-key': randomUUID() }, ...body });
+      const res = await api(route.method.toUpperCase(), `${path}${SAMPLE_QUERIES[key] ?? ''}`, {
+        key: attacker[kind],
+        headers: { ...MD, 'idempotency-key': randomUUID() },
+        ...body,
+      });
       const allowed = route.path.startsWith('/v1/packages/') ? [403, 404] : [404];
-      if (!allowed.includes(res.status)) problems.push(`${key} as the other member's ${kind}: got ${describeResponse(res)}; expected ${allowed.join(' or ')}`);
+      if (!allowed.includes(res.status))
+        problems.push(
+          `${key} as the other member's ${kind}: got ${describeResponse(res)}; expected ${allowed.join(' or ')}`,
+        );
       // Control: the owner reads the same object (so the 404 above is about ownership, not a dead id).
       const ownerKey = owners[owner]?.[kind];
       if (route.method === 'get' && ownerKey) {
         const mine = await api('GET', `${path}${SAMPLE_QUERIES[key] ?? ''}`, { key: ownerKey, headers: MD });
         controls++;
-        if (mine.status >= 400) problems.push(`${key} as the owner's ${kind}: got ${describeResponse(mine)}; the object should be readable`);
+        if (mine.status >= 400)
+          problems.push(`${key} as the owner's ${kind}: got ${describeResponse(mine)}; the object should be readable`);
       }
     });
     expect(controls).toBeGreaterThan(20);
@@ -572,9 +828,12 @@ describe('another member\'s key on object routes', () => {
     expect(cases.length).toBeGreaterThan(40);
   });
 
-  it('answers the owner\'s key of the other environment as a stranger on every object route, REST and MCP', async () => {
-    const objectRoutes = allRoutes.filter((r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public');
-    const skipped = (path: string) => [...Object.keys(NOT_COVERED), ...Object.keys(SPANS_ENVIRONMENTS)].some((prefix) => path.startsWith(prefix));
+  it("answers the owner's key of the other environment as a stranger on every object route, REST and MCP", async () => {
+    const objectRoutes = allRoutes.filter(
+      (r) => r.path.includes(':') && ENDPOINT_ACCESS[accessKey(r.method, r.path)].callers !== 'public',
+    );
+    const skipped = (path: string) =>
+      [...Object.keys(NOT_COVERED), ...Object.keys(SPANS_ENVIRONMENTS)].some((prefix) => path.startsWith(prefix));
     type Case = { route: RouteDef; kind: KeyKind; target: ReturnType<typeof targetsOf>[number] };
     const cases: Case[] = [];
     const untried: string[] = [];
@@ -599,20 +858,31 @@ describe('another member\'s key on object routes', () => {
       const key = accessKey(route.method, route.path);
       const body = route.multipart ? dummyBody(route) : route.body ? { json: SAMPLE_BODIES[key] } : {};
       const res = await api(route.method.toUpperCase(), `${target.path}${SAMPLE_QUERIES[key] ?? ''}`, {
-        key: owners[target.owner][kind], headers: { ...MD, 'idempotency-key': randomUUID() }, ...body,
+        key: owners[target.owner][kind],
+        headers: { ...MD, 'idempotency-key': randomUUID() },
+        ...body,
       });
       const want = expectation(ENDPOINT_ACCESS[key], route.path, kind);
       const env = target.test ? 'sandbox' : 'live';
       if (res.status !== want.status || ('reason' in want && res.body?.reason !== want.reason)) {
-        problems.push(`${key} on a ${env} object as the owner's ${kind}: got ${describeResponse(res)}; expected ${JSON.stringify(want)}`);
+        problems.push(
+          `${key} on a ${env} object as the owner's ${kind}: got ${describeResponse(res)}; expected ${JSON.stringify(want)}`,
+        );
       }
       // Control: the owner's key of the object's own environment reads it.
       const sameKind = OTHER_ENVIRONMENT[kind]!;
       const sameKey = owners[target.owner][sameKind];
-      if (route.method === 'get' && sameKey && 'allowed' in expectedFor(ENDPOINT_ACCESS[key], route.path, sameKind, new Set(SCOPES))) {
+      if (
+        route.method === 'get' &&
+        sameKey &&
+        'allowed' in expectedFor(ENDPOINT_ACCESS[key], route.path, sameKind, new Set(SCOPES))
+      ) {
         const mine = await api('GET', `${target.path}${SAMPLE_QUERIES[key] ?? ''}`, { key: sameKey, headers: MD });
         controls++;
-        if (mine.status >= 400) problems.push(`${key} on a ${env} object as the owner's ${sameKind}: got ${describeResponse(mine)}; the object should be readable`);
+        if (mine.status >= 400)
+          problems.push(
+            `${key} on a ${env} object as the owner's ${sameKind}: got ${describeResponse(mine)}; the object should be readable`,
+          );
       }
     });
 
@@ -625,7 +895,9 @@ describe('another member\'s key on object routes', () => {
       const restFields = new Set([...shapeKeys(route.query), ...shapeKeys(route.body)]);
       const idFields = Object.keys(tool.input.shape).filter((k) => k.endsWith('_id') && !restFields.has(k));
       if (idFields.length !== params.length) {
-        problems.push(`${tool.name}: cannot tell which inputs are the ids of ${tool.declaration.access} (${idFields.join(', ')})`);
+        problems.push(
+          `${tool.name}: cannot tell which inputs are the ids of ${tool.declaration.access} (${idFields.join(', ')})`,
+        );
         continue;
       }
       for (const target of targetsOf(route)) {
@@ -634,7 +906,9 @@ describe('another member\'s key on object routes', () => {
           const key = owners[target.owner]?.[kind];
           if (!key) continue;
           const args: Record<string, unknown> = { ...(SAMPLE_BODIES[tool.declaration.access] as object | undefined) };
-          idFields.forEach((field, i) => { args[field] = target.values[i]; });
+          idFields.forEach((field, i) => {
+            args[field] = target.values[i];
+          });
           if ('idempotency_key' in tool.input.shape) args.idempotency_key = randomUUID();
           if (tool.versionGuard) args.service_md_version = 1;
           const result = await mcp.call(key, tool.name, args);
@@ -642,7 +916,9 @@ describe('another member\'s key on object routes', () => {
           const want = expectation(tool.access, tool.accessPath, kind);
           const got = { status: result.structuredContent?.status, reason: result.structuredContent?.error?.reason };
           if (!result.isError || got.status !== want.status || ('reason' in want && got.reason !== want.reason)) {
-            problems.push(`MCP ${tool.name} on a ${target.test ? 'sandbox' : 'live'} object as the owner's ${kind}: got ${JSON.stringify(result.structuredContent)?.slice(0, 300)}; expected ${JSON.stringify(want)}`);
+            problems.push(
+              `MCP ${tool.name} on a ${target.test ? 'sandbox' : 'live'} object as the owner's ${kind}: got ${JSON.stringify(result.structuredContent)?.slice(0, 300)}; expected ${JSON.stringify(want)}`,
+            );
           }
         }
       }
@@ -651,12 +927,16 @@ describe('another member\'s key on object routes', () => {
     expect(untried).toEqual([]);
     expect(problems).toEqual([]);
     // The spec's exception: the legacy event log shows a sandbox event to the live keys.
-    const sandboxEvent = await api('GET', `/v1/webhooks/events/${otherObjects['/v1/webhooks/events/:eventId']}`, { key: owners['/v1/webhooks/events/:eventId'].member });
+    const sandboxEvent = await api('GET', `/v1/webhooks/events/${otherObjects['/v1/webhooks/events/:eventId']}`, {
+      key: owners['/v1/webhooks/events/:eventId'].member,
+    });
     expect(sandboxEvent.status).toBe(200);
     // Nothing the other environment's keys sent changed anything: the live piece still waits, undebited.
     const [piece] = await app.deps.db.query(`SELECT status FROM outbound_mail WHERE id = $1`, [livePendingMail]);
     expect(piece.status).toBe('pending_approval');
-    expect(await app.deps.db.query(`SELECT 1 FROM credits_ledger WHERE reference_id = $1`, [livePendingMail])).toEqual([]);
+    expect(await app.deps.db.query(`SELECT 1 FROM credits_ledger WHERE reference_id = $1`, [livePendingMail])).toEqual(
+      [],
+    );
 
     expect(cases.length).toBeGreaterThan(100);
     expect(controls).toBeGreaterThan(30);

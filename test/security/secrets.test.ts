@@ -11,7 +11,14 @@ import { createFacility } from '../../services/accounts/accounts';
 import { newMember } from '../helpers/factories';
 import { client } from '../helpers/http';
 import { answerChallenges, startReceiver } from '../integration/webhook-helpers';
-import { ApiProcess, deleteSchedulesOf, ServiceProcess, stackEnv, startApiProcess, startWorkerProcess } from '../faults/children';
+import {
+  ApiProcess,
+  deleteSchedulesOf,
+  ServiceProcess,
+  stackEnv,
+  startApiProcess,
+  startWorkerProcess,
+} from '../faults/children';
 
 jest.setTimeout(240000);
 
@@ -39,8 +46,17 @@ describe('no raw secret in the database or the logs', () => {
 
   beforeAll(async () => {
     taskQueue = `${process.env.TEMPORAL_TASK_QUEUE ?? 'test'}-secrets-${randomBytes(3).toString('hex')}`;
-    const env = stackEnv({ LOG_LEVEL: 'debug', TEMPORAL_TASK_QUEUE: taskQueue, INBOUND_INTAKE_SECRET: intakeSecret, WEBHOOK_RETRY_BASE_MS: '200', SIGNUP_RATE_LIMIT_PER_MINUTE: '1000' });
-    deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), { poolSize: 2, name: 'secrets-test' });
+    const env = stackEnv({
+      LOG_LEVEL: 'debug',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      INBOUND_INTAKE_SECRET: intakeSecret,
+      WEBHOOK_RETRY_BASE_MS: '200',
+      SIGNUP_RATE_LIMIT_PER_MINUTE: '1000',
+    });
+    deps = await createDeps(loadConfig({ ...process.env, ...env } as NodeJS.ProcessEnv), {
+      poolSize: 2,
+      name: 'secrets-test',
+    });
     receiver = await startReceiver(answerChallenges);
     [api, worker] = await Promise.all([
       startApiProcess({ env, capture: true }),
@@ -68,52 +84,92 @@ describe('no raw secret in the database or the logs', () => {
 
     const password = `Pw-${randomBytes(12).toString('hex')}`;
     secrets.push(password);
-    await ok(201, call('POST', '/v1/signup', { json: { email: `sec-${randomBytes(4).toString('hex')}@example.test`, password, full_name: 'Secret Keeper' } }));
+    await ok(
+      201,
+      call('POST', '/v1/signup', {
+        json: { email: `sec-${randomBytes(4).toString('hex')}@example.test`, password, full_name: 'Secret Keeper' },
+      }),
+    );
 
     const member = await newMember(deps, { creditsCents: 10000 });
     secrets.push(member.key);
     const key = member.key;
     const extra = await ok(201, call('POST', '/v1/api-keys', { key, json: { name: 'second' } }));
-    const testKey = await ok(201, call('POST', '/v1/api-keys', { key, json: { name: 'sandbox', environment: 'test' } }));
+    const testKey = await ok(
+      201,
+      call('POST', '/v1/api-keys', { key, json: { name: 'sandbox', environment: 'test' } }),
+    );
     secrets.push(extra.key, testKey.key);
     const rotated = await ok(200, call('POST', `/v1/api-keys/${extra.id}/rotate`, { key }));
     secrets.push(rotated.api_key.key);
     await ok(200, call('GET', '/v1/credits', { key: rotated.api_key.key }));
     await ok(200, call('GET', '/v1/credits', { key: testKey.key }));
 
-    const agent = await ok(201, call('POST', '/v1/agents', { key, json: { name: `agent-${randomBytes(3).toString('hex')}` } }));
-    const credential = await ok(201, call('POST', `/v1/agents/${agent.id}/credentials`, {
-      key, json: { scopes: ['mail.send', 'webhook.manage', 'webhook.read', 'agent.read'] },
-    }));
-    const testCredential = await ok(201, call('POST', `/v1/agents/${agent.id}/credentials`, {
-      key, json: { scopes: ['mail.send', 'agent.read'], environment: 'test' },
-    }));
+    const agent = await ok(
+      201,
+      call('POST', '/v1/agents', { key, json: { name: `agent-${randomBytes(3).toString('hex')}` } }),
+    );
+    const credential = await ok(
+      201,
+      call('POST', `/v1/agents/${agent.id}/credentials`, {
+        key,
+        json: { scopes: ['mail.send', 'webhook.manage', 'webhook.read', 'agent.read'] },
+      }),
+    );
+    const testCredential = await ok(
+      201,
+      call('POST', `/v1/agents/${agent.id}/credentials`, {
+        key,
+        json: { scopes: ['mail.send', 'agent.read'], environment: 'test' },
+      }),
+    );
     secrets.push(credential.key, testCredential.key);
 
     const bearer = `tok_${randomBytes(16).toString('hex')}`;
     secrets.push(bearer);
-    const settings = await ok(200, call('PUT', '/v1/webhooks/settings', {
-      key: credential.key, headers: MD,
-      json: { webhook_url: receiver.url, enabled: true, event_types: ['*'], auth_type: 'bearer', auth_token: bearer },
-    }));
+    const settings = await ok(
+      200,
+      call('PUT', '/v1/webhooks/settings', {
+        key: credential.key,
+        headers: MD,
+        json: { webhook_url: receiver.url, enabled: true, event_types: ['*'], auth_type: 'bearer', auth_token: bearer },
+      }),
+    );
     expect(settings.webhook_signing_key).toMatch(/^whsk_/);
     secrets.push(settings.webhook_signing_key);
 
-    const endpoint = await ok(201, call('POST', '/v1/webhook-endpoints', {
-      key, json: { name: 'secret endpoint', url: receiver.url, event_types: ['mail.submitted', 'mail.ready'] },
-    }));
+    const endpoint = await ok(
+      201,
+      call('POST', '/v1/webhook-endpoints', {
+        key,
+        json: { name: 'secret endpoint', url: receiver.url, event_types: ['mail.submitted', 'mail.ready'] },
+      }),
+    );
     secrets.push(endpoint.secret);
     const verified = await ok(200, call('POST', `/v1/webhook-endpoints/${endpoint.endpoint.id}/verify`, { key }));
     expect(verified.verified).toBe(true);
-    const rotatedSecret = await ok(200, call('POST', `/v1/webhook-endpoints/${endpoint.endpoint.id}/rotate-secret`, { key }));
+    const rotatedSecret = await ok(
+      200,
+      call('POST', `/v1/webhook-endpoints/${endpoint.endpoint.id}/rotate-secret`, { key }),
+    );
     secrets.push(rotatedSecret.secret);
 
     // Deliveries signed with every secret: the agent webhook test and a sandbox piece's events.
     await ok(200, call('POST', '/v1/test/webhook', { key: credential.key, json: {} }));
-    const piece = await ok(201, call('POST', '/v1/test/mail', {
-      key: testCredential.key, headers: MD,
-      json: { recipient_name: 'Jane Doe', recipient_line1: '1 Main St', recipient_city: 'Austin', recipient_state: 'TX', recipient_zip: '78701' },
-    }));
+    const piece = await ok(
+      201,
+      call('POST', '/v1/test/mail', {
+        key: testCredential.key,
+        headers: MD,
+        json: {
+          recipient_name: 'Jane Doe',
+          recipient_line1: '1 Main St',
+          recipient_city: 'Austin',
+          recipient_state: 'TX',
+          recipient_zip: '78701',
+        },
+      }),
+    );
     await ok(200, call('POST', `/v1/test/mail/${piece.id}/advance`, { key: testCredential.key, headers: MD }));
 
     const facility = await createFacility(deps, 'Secrets facility');
@@ -121,8 +177,14 @@ describe('no raw secret in the database or the logs', () => {
     await ok(200, call('GET', '/v1/facility/mail', { key: facility.key }));
 
     // The intake secret in a header, refused and accepted.
-    await call('POST', `/v1/intake/email?recipient=nobody@${deps.config.inboundEmailDomain}`, { raw: 'Subject: x\r\n\r\nx', headers: { 'x-intake-secret': intakeSecret } });
-    await call('POST', `/v1/intake/email?recipient=nobody@${deps.config.inboundEmailDomain}`, { raw: 'Subject: x\r\n\r\nx', headers: { 'x-intake-secret': `${intakeSecret}x` } });
+    await call('POST', `/v1/intake/email?recipient=nobody@${deps.config.inboundEmailDomain}`, {
+      raw: 'Subject: x\r\n\r\nx',
+      headers: { 'x-intake-secret': intakeSecret },
+    });
+    await call('POST', `/v1/intake/email?recipient=nobody@${deps.config.inboundEmailDomain}`, {
+      raw: 'Subject: x\r\n\r\nx',
+      headers: { 'x-intake-secret': `${intakeSecret}x` },
+    });
 
     // Wait until the worker has sent the piece's events (signed with the rotated endpoint secret).
     await receiver.waitFor(4, 60000);
@@ -134,12 +196,15 @@ describe('no raw secret in the database or the logs', () => {
     const columns: Array<{ table_name: string; column_name: string }> = await deps.db.query(
       `SELECT c.table_name, c.column_name FROM information_schema.columns c
          JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
-        WHERE c.table_schema = 'public' AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY')`);
+        WHERE c.table_schema = 'public' AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY')`,
+    );
     expect(columns.length).toBeGreaterThan(50);
     const found: string[] = [];
     for (const { table_name: t, column_name: c } of columns) {
       const [row] = await deps.db.query(
-        `SELECT count(*)::int AS n FROM "${t}" x, unnest($1::text[]) s WHERE strpos(x."${c}"::text, s) > 0`, [needles]);
+        `SELECT count(*)::int AS n FROM "${t}" x, unnest($1::text[]) s WHERE strpos(x."${c}"::text, s) > 0`,
+        [needles],
+      );
       if (row.n > 0) found.push(`${t}.${c}`);
     }
     return found;

@@ -18,8 +18,12 @@ function expiresOf(url: string): string | null {
 
 describe('signed URLs', () => {
   let app: TestApp;
-  beforeAll(async () => { app = await startTestApp(); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('a URL signed for 1 s works at once and is refused after 2 s', async () => {
     const key = `security/${randomUUID()}.txt`;
@@ -39,7 +43,8 @@ describe('signed URLs', () => {
   it('pdf_url, photo URLs and the document redirect carry X-Amz-Expires=3600', async () => {
     const member = await newMember(app.deps);
     await newAgent(app.baseUrl, member.key);
-    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' })).key;
+    const testKey = (await insertMemberKey(app.deps.db, member.member_id, { name: 'sandbox', environment: 'test' }))
+      .key;
     const api = client(app.baseUrl);
     const doc = await PDFDocument.create();
     doc.addPage([612, 792]);
@@ -56,7 +61,10 @@ describe('signed URLs', () => {
     for (const photo of record.body.fulfillment_photos) expect(expiresOf(photo.url)).toBe('3600');
     expect((await fetch(record.body.pdf_url)).status).toBe(200);
 
-    const redirect = await fetch(`${app.baseUrl}/v1/mail/${created.body.id}/document`, { headers: { authorization: `Bearer ${testKey}` }, redirect: 'manual' });
+    const redirect = await fetch(`${app.baseUrl}/v1/mail/${created.body.id}/document`, {
+      headers: { authorization: `Bearer ${testKey}` },
+      redirect: 'manual',
+    });
     expect(redirect.status).toBe(302);
     expect(expiresOf(redirect.headers.get('location')!)).toBe('3600');
   });

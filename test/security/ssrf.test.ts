@@ -33,15 +33,27 @@ const NEVER: string[] = [
   'file:///etc/passwd',
 ];
 
-const LOOPBACK = ['http://127.0.0.1:4000/hook', 'http://127.9.9.9:4000/hook', 'http://[::1]:4000/hook', 'http://localhost:4000/hook', 'https://127.0.0.1:8443/hook'];
+const LOOPBACK = [
+  'http://127.0.0.1:4000/hook',
+  'http://127.9.9.9:4000/hook',
+  'http://[::1]:4000/hook',
+  'http://localhost:4000/hook',
+  'https://127.0.0.1:8443/hook',
+];
 
-const stub = (...addresses: string[]): Resolver => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const stub =
+  (...addresses: string[]): Resolver =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 describe('webhook URL rules', () => {
   describe.each([false, true])('WEBHOOKS_ALLOW_INSECURE_LOCAL=%s', (insecureLocal) => {
-    it.each(NEVER.flatMap((url) => (['endpoint', 'agent_webhook'] as WebhookUrlKind[]).map((kind) => [url, kind])))('refuses %s (%s)', (url, kind) => {
-      expect(webhookUrlProblem(url, kind as WebhookUrlKind, insecureLocal)).not.toBeNull();
-    });
+    it.each(NEVER.flatMap((url) => (['endpoint', 'agent_webhook'] as WebhookUrlKind[]).map((kind) => [url, kind])))(
+      'refuses %s (%s)',
+      (url, kind) => {
+        expect(webhookUrlProblem(url, kind as WebhookUrlKind, insecureLocal)).not.toBeNull();
+      },
+    );
 
     it('accepts public HTTPS on 443; another port only for legacy agent webhooks', () => {
       expect(webhookUrlProblem('https://hooks.example.com/postal', 'endpoint', insecureLocal)).toBeNull();
@@ -57,24 +69,44 @@ describe('webhook URL rules', () => {
 
     it('refuses a public host name whose DNS answers include a private or loopback address', async () => {
       for (const answer of [['93.184.216.34', '10.1.1.1'], ['127.0.0.1'], ['169.254.169.254'], ['::1']]) {
-        const check = await checkWebhookTarget('https://hooks.example.com/h', 'endpoint', insecureLocal, stub(...answer));
+        const check = await checkWebhookTarget(
+          'https://hooks.example.com/h',
+          'endpoint',
+          insecureLocal,
+          stub(...answer),
+        );
         expect(check).toMatchObject({ ok: false, error: expect.stringMatching(/^address_refused/) });
       }
-      expect((await checkWebhookTarget('https://hooks.example.com/h', 'endpoint', insecureLocal, stub('93.184.216.34'))).ok).toBe(true);
+      expect(
+        (await checkWebhookTarget('https://hooks.example.com/h', 'endpoint', insecureLocal, stub('93.184.216.34'))).ok,
+      ).toBe(true);
     });
   });
 
   it('with the flag, localhost must resolve to loopback addresses only', async () => {
-    expect((await checkWebhookTarget('http://localhost:4000/h', 'endpoint', true, stub('127.0.0.1', '::1'))).ok).toBe(true);
-    const rebound = await checkWebhookTarget('http://localhost:4000/h', 'endpoint', true, stub('127.0.0.1', '10.0.0.1'));
+    expect((await checkWebhookTarget('http://localhost:4000/h', 'endpoint', true, stub('127.0.0.1', '::1'))).ok).toBe(
+      true,
+    );
+    const rebound = await checkWebhookTarget(
+      'http://localhost:4000/h',
+      'endpoint',
+      true,
+      stub('127.0.0.1', '10.0.0.1'),
+    );
     expect(rebound).toMatchObject({ ok: false, error: expect.stringMatching(/^address_refused/) });
   });
 
   it('refuses to start with the flag when NODE_ENV=production', () => {
     const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
-    expect(() => loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' })).toThrow(/WEBHOOKS_ALLOW_INSECURE_LOCAL/);
-    expect(loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'false' }).webhooksAllowInsecureLocal).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'test', WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' }).webhooksAllowInsecureLocal).toBe(true);
+    expect(() => loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' })).toThrow(
+      /WEBHOOKS_ALLOW_INSECURE_LOCAL/,
+    );
+    expect(loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'false' }).webhooksAllowInsecureLocal).toBe(
+      false,
+    );
+    expect(loadConfig({ NODE_ENV: 'test', WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' }).webhooksAllowInsecureLocal).toBe(
+      true,
+    );
   });
 });
 
@@ -85,28 +117,57 @@ describe('webhook targets through the API and the delivery client (WEBHOOKS_ALLO
     app = await startTestApp({ worker: false, env: { WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' } });
     api = client(app.baseUrl);
   });
-  afterAll(async () => { await app?.close(); });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it.each(NEVER)('custom endpoints, agent webhook settings and agent profiles refuse %s', async (url) => {
     const member = await newMember(app.deps);
     const agent = await newAgent(app.baseUrl, member.key);
-    const endpoint = await api('POST', '/v1/webhook-endpoints', { key: member.key, json: { name: 'ssrf', url, event_types: ['*'] } });
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      key: member.key,
+      json: { name: 'ssrf', url, event_types: ['*'] },
+    });
     expect([endpoint.status, endpoint.body.fields?.[0]?.path]).toEqual([400, 'url']);
-    const settings = await api('PUT', '/v1/webhooks/settings', { key: member.key, json: { agent_id: agent.id, webhook_url: url } });
+    const settings = await api('PUT', '/v1/webhooks/settings', {
+      key: member.key,
+      json: { agent_id: agent.id, webhook_url: url },
+    });
     expect([settings.status, settings.body.fields?.[0]?.path]).toEqual([400, 'webhook_url']);
     const profile = await api('PATCH', `/v1/agents/${agent.id}`, { key: member.key, json: { webhook_url: url } });
     expect(profile.status).toBe(400);
-    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1`, [member.member_id]);
+    const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1`, [
+      member.member_id,
+    ]);
     expect(n).toBe(0);
   });
 
   it('delivers to a loopback receiver, and never follows its redirect to the metadata address', async () => {
-    const receiver = await startReceiver(() => ({ status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data' } }));
+    const receiver = await startReceiver(() => ({
+      status: 302,
+      headers: { location: 'http://169.254.169.254/latest/meta-data' },
+    }));
     try {
-      const sent = await sendWebhook({ url: receiver.url, headers: {}, body: '{}', kind: 'endpoint', allowInsecureLocal: true });
-      expect(sent).toMatchObject({ ok: false, statusCode: 302, error: expect.stringMatching(/redirects are not followed/) });
+      const sent = await sendWebhook({
+        url: receiver.url,
+        headers: {},
+        body: '{}',
+        kind: 'endpoint',
+        allowInsecureLocal: true,
+      });
+      expect(sent).toMatchObject({
+        ok: false,
+        statusCode: 302,
+        error: expect.stringMatching(/redirects are not followed/),
+      });
       expect(receiver.received).toHaveLength(1);
-      const refused = await sendWebhook({ url: 'http://169.254.169.254/latest/meta-data', headers: {}, body: '{}', kind: 'endpoint', allowInsecureLocal: true });
+      const refused = await sendWebhook({
+        url: 'http://169.254.169.254/latest/meta-data',
+        headers: {},
+        body: '{}',
+        kind: 'endpoint',
+        allowInsecureLocal: true,
+      });
       expect(refused).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/^url_refused/) });
     } finally {
       await receiver.close();

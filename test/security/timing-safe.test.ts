@@ -33,7 +33,9 @@ function functionBody(source: string, name: string): string {
 const SECRETISH = '(?:secret|password|passwd|signature|token|hmac|digest|challenge|apikey|rawkey)';
 const OPERAND = `[\\w$.?\\[\\]]*`;
 const COMPARISON = new RegExp(
-  `(${OPERAND}${SECRETISH}\\w*\\s*[!=]==|[!=]==\\s*${OPERAND}${SECRETISH}\\w*|${OPERAND}${SECRETISH}\\w*\\.equals\\()`, 'i');
+  `(${OPERAND}${SECRETISH}\\w*\\s*[!=]==|[!=]==\\s*${OPERAND}${SECRETISH}\\w*|${OPERAND}${SECRETISH}\\w*\\.equals\\()`,
+  'i',
+);
 
 /** Comparisons that are not of secrets: file -> a fragment of the line, and why. */
 const NOT_SECRETS: Array<{ file: string; fragment: string; why: string }> = [
@@ -81,15 +83,18 @@ describe('constant-time comparison of secrets', () => {
     const hits: string[] = [];
     for (const file of files) {
       const rel = path.relative(ROOT, file);
-      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        // Presence, type and literal checks compare no secret value.
-        const code = line.replace(/\/\/.*$/, '')
-          .replace(/\s*[!=]==\s*'[^']*'/g, '')
-          .replace(/[\w$.?]+\s*[!=]==\s*(null|undefined|true|false|\d+)\b/g, '');
-        if (!COMPARISON.test(code)) return;
-        if (NOT_SECRETS.some((n) => n.file === rel && code.includes(n.fragment))) return;
-        hits.push(`${rel}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          // Presence, type and literal checks compare no secret value.
+          const code = line
+            .replace(/\/\/.*$/, '')
+            .replace(/\s*[!=]==\s*'[^']*'/g, '')
+            .replace(/[\w$.?]+\s*[!=]==\s*(null|undefined|true|false|\d+)\b/g, '');
+          if (!COMPARISON.test(code)) return;
+          if (NOT_SECRETS.some((n) => n.file === rel && code.includes(n.fragment))) return;
+          hits.push(`${rel}:${i + 1}: ${line.trim()}`);
+        });
     }
     expect(hits).toEqual([]);
     // Every exception still names a line that exists.
@@ -100,7 +105,7 @@ describe('constant-time comparison of secrets', () => {
     expect(COMPARISON.test('if (presented === deps.config.intakeSecret) {')).toBe(true);
     expect(COMPARISON.test('return sig !== expectedSignature;')).toBe(true);
     expect(COMPARISON.test('if (providedToken.equals(stored)) {')).toBe(true);
-    expect(COMPARISON.test('if (row.status === \'active\') {')).toBe(false);
+    expect(COMPARISON.test("if (row.status === 'active') {")).toBe(false);
     expect(COMPARISON.test('return secret === presented;')).toBe(true);
   });
 });

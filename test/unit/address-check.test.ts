@@ -1,8 +1,18 @@
 // The offline US address check against real public addresses written many ways: the
 // USPS form of each line, the changes it reports, the deliverability verdict and the
 // warnings, plus the ZIP directory's coverage and the dry-run warning lines.
-import { addressCheckWarnings, checkUsAddress, type AddressCheckInput, type AddressWarningCode } from '../../domain/outbound-mail/address-check';
-import { DIRECTIONALS, STREET_SUFFIXES, UNIT_DESIGNATORS_ALONE, UNIT_DESIGNATORS_WITH_NUMBER } from '../../domain/outbound-mail/usps-publication-28';
+import {
+  addressCheckWarnings,
+  checkUsAddress,
+  type AddressCheckInput,
+  type AddressWarningCode,
+} from '../../domain/outbound-mail/address-check';
+import {
+  DIRECTIONALS,
+  STREET_SUFFIXES,
+  UNIT_DESIGNATORS_ALONE,
+  UNIT_DESIGNATORS_WITH_NUMBER,
+} from '../../domain/outbound-mail/usps-publication-28';
 import { lookupZip, zipCountsByState } from '../../domain/outbound-mail/zip-directory';
 
 interface Row {
@@ -16,7 +26,13 @@ interface Row {
   warnings?: AddressWarningCode[];
 }
 
-const a = (line1: string, city: string, state: string, zip: string, more: Partial<AddressCheckInput> = {}): AddressCheckInput => ({ line1, city, state, zip, ...more });
+const a = (
+  line1: string,
+  city: string,
+  state: string,
+  zip: string,
+  more: Partial<AddressCheckInput> = {},
+): AddressCheckInput => ({ line1, city, state, zip, ...more });
 
 const ROWS: Row[] = [
   // ---- clean and messy writing of consistent addresses ----
@@ -30,21 +46,34 @@ const ROWS: Row[] = [
     name: 'White House, words spelled out',
     input: a('1600 Pennsylvania Avenue Northwest', 'Washington', 'District of Columbia', '20500'),
     out: ['1600 PENNSYLVANIA AVE NW', null, 'WASHINGTON', 'DC', '20500'],
-    changes: [['line1', 'Avenue', 'AVE'], ['line1', 'Northwest', 'NW'], ['state', 'District of Columbia', 'DC']],
+    changes: [
+      ['line1', 'Avenue', 'AVE'],
+      ['line1', 'Northwest', 'NW'],
+      ['state', 'District of Columbia', 'DC'],
+    ],
     deliverability: 'likely',
   },
   {
     name: 'White House, lower case with periods, D.C. in the city and a ZIP+4 without hyphen',
     input: a('1600 pennsylvania ave. n.w.', 'washington, d.c.', 'dc', '205000003'),
     out: ['1600 PENNSYLVANIA AVE NW', null, 'WASHINGTON', 'DC', '20500-0003'],
-    changes: [['line1', 'ave.', 'AVE'], ['line1', 'n.w.', 'NW'], ['city', 'washington, d.c.', 'WASHINGTON'], ['zip', '205000003', '20500-0003']],
+    changes: [
+      ['line1', 'ave.', 'AVE'],
+      ['line1', 'n.w.', 'NW'],
+      ['city', 'washington, d.c.', 'WASHINGTON'],
+      ['zip', '205000003', '20500-0003'],
+    ],
     deliverability: 'likely',
   },
   {
     name: 'Empire State Building with a suite on line2 and the state name',
     input: a('350 Fifth Avenue', 'New York', 'New York', '10118', { line2: 'Suite 3304' }),
     out: ['350 FIFTH AVE', 'STE 3304', 'NEW YORK', 'NY', '10118'],
-    changes: [['line1', 'Avenue', 'AVE'], ['line2', 'Suite', 'STE'], ['state', 'New York', 'NY']],
+    changes: [
+      ['line1', 'Avenue', 'AVE'],
+      ['line2', 'Suite', 'STE'],
+      ['state', 'New York', 'NY'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -58,7 +87,10 @@ const ROWS: Row[] = [
     name: 'Extra spaces everywhere and a ZIP+4 with a space',
     input: a('  350   Fifth    Avenue ', '  New   York ', ' ny ', ' 10118 3299 '),
     out: ['350 FIFTH AVE', null, 'NEW YORK', 'NY', '10118-3299'],
-    changes: [['line1', 'Avenue', 'AVE'], ['zip', '10118 3299', '10118-3299']],
+    changes: [
+      ['line1', 'Avenue', 'AVE'],
+      ['zip', '10118 3299', '10118-3299'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -71,7 +103,10 @@ const ROWS: Row[] = [
     name: 'Radio City: Avenue of the Americas with a floor',
     input: a('1260 Avenue of the Americas, Floor 5', 'New York', 'NY', '10020'),
     out: ['1260 AVENUE OF THE AMERICAS FL 5', null, 'NEW YORK', 'NY', '10020'],
-    changes: [['line1', 'Americas,', 'AMERICAS'], ['line1', 'Floor', 'FL']],
+    changes: [
+      ['line1', 'Americas,', 'AMERICAS'],
+      ['line1', 'Floor', 'FL'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -99,7 +134,11 @@ const ROWS: Row[] = [
     name: 'Park Avenue South with a pound-sign apartment after a comma',
     input: a('230 Park Avenue South, #12B', 'New York', 'NY', '10003'),
     out: ['230 PARK AVE S # 12B', null, 'NEW YORK', 'NY', '10003'],
-    changes: [['line1', 'Avenue', 'AVE'], ['line1', 'South,', 'S'], ['line1', '#12B', '# 12B']],
+    changes: [
+      ['line1', 'Avenue', 'AVE'],
+      ['line1', 'South,', 'S'],
+      ['line1', '#12B', '# 12B'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -119,28 +158,42 @@ const ROWS: Row[] = [
     name: 'Willis Tower: pre-directional with a period, suffix with a comma, a floor',
     input: a('233 S. Wacker Drive, Floor 103', 'Chicago', 'IL', '60606'),
     out: ['233 S WACKER DR FL 103', null, 'CHICAGO', 'IL', '60606'],
-    changes: [['line1', 'S.', 'S'], ['line1', 'Drive,', 'DR'], ['line1', 'Floor', 'FL']],
+    changes: [
+      ['line1', 'S.', 'S'],
+      ['line1', 'Drive,', 'DR'],
+      ['line1', 'Floor', 'FL'],
+    ],
     deliverability: 'likely',
   },
   {
     name: 'Art Institute of Chicago: directional word before the name',
     input: a('111 South Michigan Avenue', 'Chicago', 'IL', '60603'),
     out: ['111 S MICHIGAN AVE', null, 'CHICAGO', 'IL', '60603'],
-    changes: [['line1', 'South', 'S'], ['line1', 'Avenue', 'AVE']],
+    changes: [
+      ['line1', 'South', 'S'],
+      ['line1', 'Avenue', 'AVE'],
+    ],
     deliverability: 'likely',
   },
   {
     name: 'Field Museum: multi-word name, abbreviations with periods',
     input: a('1400 S. Lake Shore Dr.', 'Chicago', 'IL', '60605'),
     out: ['1400 S LAKE SHORE DR', null, 'CHICAGO', 'IL', '60605'],
-    changes: [['line1', 'S.', 'S'], ['line1', 'Dr.', 'DR']],
+    changes: [
+      ['line1', 'S.', 'S'],
+      ['line1', 'Dr.', 'DR'],
+    ],
     deliverability: 'likely',
   },
   {
-    name: 'Gateway Arch: N 4th St and St. Louis against the directory\'s SAINT LOUIS',
+    name: "Gateway Arch: N 4th St and St. Louis against the directory's SAINT LOUIS",
     input: a('11 North 4th Street', 'St. Louis', 'MO', '63102'),
     out: ['11 N 4TH ST', null, 'ST LOUIS', 'MO', '63102'],
-    changes: [['line1', 'North', 'N'], ['line1', 'Street', 'ST'], ['city', 'St. Louis', 'ST LOUIS']],
+    changes: [
+      ['line1', 'North', 'N'],
+      ['line1', 'Street', 'ST'],
+      ['city', 'St. Louis', 'ST LOUIS'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -167,7 +220,10 @@ const ROWS: Row[] = [
     name: 'Griffith Observatory: directional word and Road',
     input: a('2800 East Observatory Road', 'Los Angeles', 'CA', '90027'),
     out: ['2800 E OBSERVATORY RD', null, 'LOS ANGELES', 'CA', '90027'],
-    changes: [['line1', 'East', 'E'], ['line1', 'Road', 'RD']],
+    changes: [
+      ['line1', 'East', 'E'],
+      ['line1', 'Road', 'RD'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -194,7 +250,11 @@ const ROWS: Row[] = [
     name: 'Independence Hall with an apartment spelled out in line2',
     input: a('520 Chestnut Street', 'Philadelphia', 'PA', '19106', { line2: 'Apartment #4' }),
     out: ['520 CHESTNUT ST', 'APT 4', 'PHILADELPHIA', 'PA', '19106'],
-    changes: [['line1', 'Street', 'ST'], ['line2', 'Apartment', 'APT'], ['line2', '#4', '4']],
+    changes: [
+      ['line1', 'Street', 'ST'],
+      ['line2', 'Apartment', 'APT'],
+      ['line2', '#4', '4'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -208,7 +268,11 @@ const ROWS: Row[] = [
     name: 'Boston Public Library, room in line2',
     input: a('700 Boylston Street', 'Boston', 'Massachusetts', '02116', { line2: 'Room 101' }),
     out: ['700 BOYLSTON ST', 'RM 101', 'BOSTON', 'MA', '02116'],
-    changes: [['line1', 'Street', 'ST'], ['line2', 'Room', 'RM'], ['state', 'Massachusetts', 'MA']],
+    changes: [
+      ['line1', 'Street', 'ST'],
+      ['line2', 'Room', 'RM'],
+      ['state', 'Massachusetts', 'MA'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -262,7 +326,10 @@ const ROWS: Row[] = [
     name: 'A unit designator without a number after the suffix',
     input: a('24 Beacon Street Basement', 'Boston', 'MA', '02133'),
     out: ['24 BEACON ST BSMT', null, 'BOSTON', 'MA', '02133'],
-    changes: [['line1', 'Street', 'ST'], ['line1', 'Basement', 'BSMT']],
+    changes: [
+      ['line1', 'Street', 'ST'],
+      ['line1', 'Basement', 'BSMT'],
+    ],
     deliverability: 'likely',
   },
 
@@ -285,7 +352,10 @@ const ROWS: Row[] = [
     name: 'P O Box with a pound sign',
     input: a('P O Box #88', 'Memphis', 'TN', '38116'),
     out: ['PO BOX 88', null, 'MEMPHIS', 'TN', '38116'],
-    changes: [['line1', 'P O Box', 'PO BOX'], ['line1', '#88', '88']],
+    changes: [
+      ['line1', 'P O Box', 'PO BOX'],
+      ['line1', '#88', '88'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -314,7 +384,12 @@ const ROWS: Row[] = [
     name: 'Mayagüez PR with an urbanization line and accents',
     input: a('Urbanización Mayagüez Terrace', 'Mayagüez', 'PR', '00680', { line2: '5 Calle Ramón Power' }),
     out: ['URB MAYAGUEZ TERRACE', '5 CALLE RAMON POWER', 'MAYAGUEZ', 'PR', '00680'],
-    changes: [['line1', 'Urbanización', 'URB'], ['line1', 'Mayagüez', 'MAYAGUEZ'], ['line2', 'Ramón', 'RAMON'], ['city', 'Mayagüez', 'MAYAGUEZ']],
+    changes: [
+      ['line1', 'Urbanización', 'URB'],
+      ['line1', 'Mayagüez', 'MAYAGUEZ'],
+      ['line2', 'Ramón', 'RAMON'],
+      ['city', 'Mayagüez', 'MAYAGUEZ'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -334,7 +409,11 @@ const ROWS: Row[] = [
     name: 'Guam: Hagåtña with accents, West Marine Corps Drive',
     input: a('513 West Marine Corps Drive', 'Hagåtña', 'GU', '96910', { country: 'GU' }),
     out: ['513 W MARINE CORPS DR', null, 'HAGATNA', 'GU', '96910'],
-    changes: [['line1', 'West', 'W'], ['line1', 'Drive', 'DR'], ['city', 'Hagåtña', 'HAGATNA']],
+    changes: [
+      ['line1', 'West', 'W'],
+      ['line1', 'Drive', 'DR'],
+      ['city', 'Hagåtña', 'HAGATNA'],
+    ],
     deliverability: 'likely',
   },
   {
@@ -446,7 +525,7 @@ const ROWS: Row[] = [
     warnings: ['zip_unknown'],
   },
   {
-    name: 'A ZIP no one has, in another state\'s range',
+    name: "A ZIP no one has, in another state's range",
     input: a('1 Main St', 'Honolulu', 'HI', '00999'),
     out: ['1 MAIN ST', null, 'HONOLULU', 'HI', '00999'],
     deliverability: 'doubtful',
@@ -524,8 +603,12 @@ describe('checkUsAddress: warning messages', () => {
   const messages = (input: AddressCheckInput) => checkUsAddress(input).warnings.map((w) => w.message);
 
   it('names the city and state a ZIP belongs to, and where the written city really is', () => {
-    expect(messages(a('700 Boylston St', 'Boston', 'MA', '10001'))).toEqual(['ZIP 10001 belongs to NEW YORK, NY, not BOSTON, MA (BOSTON, MA ZIPs include 02108)']);
-    expect(messages(a('350 5th Ave', 'Brooklyn', 'NY', '10118'))).toEqual(['ZIP 10118 belongs to NEW YORK, NY, not BROOKLYN (BROOKLYN, NY ZIPs include 11201)']);
+    expect(messages(a('700 Boylston St', 'Boston', 'MA', '10001'))).toEqual([
+      'ZIP 10001 belongs to NEW YORK, NY, not BOSTON, MA (BOSTON, MA ZIPs include 02108)',
+    ]);
+    expect(messages(a('350 5th Ave', 'Brooklyn', 'NY', '10118'))).toEqual([
+      'ZIP 10118 belongs to NEW YORK, NY, not BROOKLYN (BROOKLYN, NY ZIPs include 11201)',
+    ]);
   });
 
   it('says when the written city is a neighbour that may be an accepted name', () => {
@@ -539,30 +622,45 @@ describe('checkUsAddress: warning messages', () => {
   });
 
   it('explains military rules', () => {
-    expect(messages(a('Unit 3050 Box 135', 'Ramstein', 'AE', '09021'))).toEqual(['military addresses in AE take APO, FPO or DPO as the city, not RAMSTEIN']);
-    expect(messages(a('Unit 3050 Box 135', 'APO', 'AE', '96601'))).toEqual(['ZIP 96601 is not an AE ZIP (AE uses 090xx-098xx)']);
+    expect(messages(a('Unit 3050 Box 135', 'Ramstein', 'AE', '09021'))).toEqual([
+      'military addresses in AE take APO, FPO or DPO as the city, not RAMSTEIN',
+    ]);
+    expect(messages(a('Unit 3050 Box 135', 'APO', 'AE', '96601'))).toEqual([
+      'ZIP 96601 is not an AE ZIP (AE uses 090xx-098xx)',
+    ]);
     expect(messages(a('PSC 1 Box 2', 'FPO', 'AE', '09021'))).toEqual(['ZIP 09021 is an APO ZIP, not FPO']);
   });
 
   it('places an unknown ZIP by its range', () => {
-    expect(messages(a('1 Main St', 'Honolulu', 'HI', '00999'))).toEqual(['ZIP 00999 is not in the ZIP directory', 'ZIPs starting 009 belong to PR, not HI']);
+    expect(messages(a('1 Main St', 'Honolulu', 'HI', '00999'))).toEqual([
+      'ZIP 00999 is not in the ZIP directory',
+      'ZIPs starting 009 belong to PR, not HI',
+    ]);
   });
 
   it('gives dry-run warning lines, without the not-checked note for foreign addresses', () => {
     expect(addressCheckWarnings(checkUsAddress(a('700 Boylston St', 'Boston', 'MA', '10001')))).toEqual([
       'Recipient address: ZIP 10001 belongs to NEW YORK, NY, not BOSTON, MA (BOSTON, MA ZIPs include 02108)',
     ]);
-    expect(addressCheckWarnings(checkUsAddress(a('1', '', 'DC', '20500')))).toEqual(['Recipient address: the city is missing']);
-    expect(addressCheckWarnings(checkUsAddress(a('10 Downing Street', 'London', '', 'SW1A 2AA', { country: 'GB' })))).toEqual([]);
-    expect(addressCheckWarnings(checkUsAddress(a('1600 Pennsylvania Ave NW', 'Washington', 'DC', '20500')))).toEqual([]);
+    expect(addressCheckWarnings(checkUsAddress(a('1', '', 'DC', '20500')))).toEqual([
+      'Recipient address: the city is missing',
+    ]);
+    expect(
+      addressCheckWarnings(checkUsAddress(a('10 Downing Street', 'London', '', 'SW1A 2AA', { country: 'GB' }))),
+    ).toEqual([]);
+    expect(addressCheckWarnings(checkUsAddress(a('1600 Pennsylvania Ave NW', 'Washington', 'DC', '20500')))).toEqual(
+      [],
+    );
   });
 });
 
 describe('the ZIP directory', () => {
   it('is read only when a US address is checked', () => {
     jest.isolateModules(() => {
-      const check = require('../../domain/outbound-mail/address-check') as typeof import('../../domain/outbound-mail/address-check');
-      const directory = require('../../domain/outbound-mail/zip-directory') as typeof import('../../domain/outbound-mail/zip-directory');
+      const check =
+        require('../../domain/outbound-mail/address-check') as typeof import('../../domain/outbound-mail/address-check');
+      const directory =
+        require('../../domain/outbound-mail/zip-directory') as typeof import('../../domain/outbound-mail/zip-directory');
       check.checkUsAddress(a('10 Downing Street', 'London', '', 'SW1A 2AA', { country: 'GB' }));
       expect(directory.isZipDirectoryLoaded()).toBe(false);
       check.checkUsAddress(a('85 Pike St', 'Seattle', 'WA', '98101'));
@@ -573,7 +671,8 @@ describe('the ZIP directory', () => {
   it('covers every state, the territories, the freely associated states and APO/FPO/DPO', () => {
     const counts = zipCountsByState();
     expect(Object.values(counts).reduce((x, y) => x + y, 0)).toBeGreaterThan(40000);
-    for (const state of ['PR', 'VI', 'GU', 'AS', 'MP', 'FM', 'MH', 'PW', 'AA', 'AE', 'AP', 'DC', 'AK', 'HI']) expect(counts[state]).toBeGreaterThan(0);
+    for (const state of ['PR', 'VI', 'GU', 'AS', 'MP', 'FM', 'MH', 'PW', 'AA', 'AE', 'AP', 'DC', 'AK', 'HI'])
+      expect(counts[state]).toBeGreaterThan(0);
     expect(lookupZip('09498')).toEqual({ city: 'DPO', state: 'AE' });
     expect(lookupZip('96601')).toEqual({ city: 'FPO', state: 'AP' });
     expect(lookupZip('00000')).toBeUndefined();
@@ -588,11 +687,17 @@ describe('Publication 28 tables', () => {
     expect(STREET_SUFFIXES.size).toBeGreaterThan(480);
     expect(new Set(STREET_SUFFIXES.values()).size).toBeGreaterThan(190);
     expect(['AVENUE', 'AV', 'AVEN', 'AVNUE'].map((w) => STREET_SUFFIXES.get(w))).toEqual(['AVE', 'AVE', 'AVE', 'AVE']);
-    expect(['BOULEVARD', 'STREET', 'STR', 'PARKWAYS', 'CROSSING', 'MEADOW', 'MEADOWS'].map((w) => STREET_SUFFIXES.get(w)))
-      .toEqual(['BLVD', 'ST', 'ST', 'PKWY', 'XING', 'MDW', 'MDWS']);
+    expect(
+      ['BOULEVARD', 'STREET', 'STR', 'PARKWAYS', 'CROSSING', 'MEADOW', 'MEADOWS'].map((w) => STREET_SUFFIXES.get(w)),
+    ).toEqual(['BLVD', 'ST', 'ST', 'PKWY', 'XING', 'MDW', 'MDWS']);
     expect(['NORTHEAST', 'SOUTHWEST'].map((w) => DIRECTIONALS.get(w))).toEqual(['NE', 'SW']);
-    expect(['APARTMENT', 'SUITE', 'FLOOR', 'BUILDING', 'ROOM', 'UNIT'].map((w) => UNIT_DESIGNATORS_WITH_NUMBER.get(w)))
-      .toEqual(['APT', 'STE', 'FL', 'BLDG', 'RM', 'UNIT']);
-    expect(['BASEMENT', 'PENTHOUSE', 'LOBBY'].map((w) => UNIT_DESIGNATORS_ALONE.get(w))).toEqual(['BSMT', 'PH', 'LBBY']);
+    expect(
+      ['APARTMENT', 'SUITE', 'FLOOR', 'BUILDING', 'ROOM', 'UNIT'].map((w) => UNIT_DESIGNATORS_WITH_NUMBER.get(w)),
+    ).toEqual(['APT', 'STE', 'FL', 'BLDG', 'RM', 'UNIT']);
+    expect(['BASEMENT', 'PENTHOUSE', 'LOBBY'].map((w) => UNIT_DESIGNATORS_ALONE.get(w))).toEqual([
+      'BSMT',
+      'PH',
+      'LBBY',
+    ]);
   });
 });

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import {
-  attachmentTotalProblem, decodeBase64, MAX_ATTACHMENT_TOTAL_BYTES, supportCaseId, supportMessageId, ticketLimitRefusal,
+  attachmentTotalProblem,
+  decodeBase64,
+  MAX_ATTACHMENT_TOTAL_BYTES,
+  supportCaseId,
+  supportMessageId,
+  ticketLimitRefusal,
 } from '../../domain/support/conversations';
 import { buildRegistry } from '../../api/mcp/registry';
 import { defineTool } from '../../api/mcp/tool';
@@ -18,7 +23,11 @@ describe('support ticket limits', () => {
 
   it('counts new tickets over a rolling 24 hours and says when the oldest frees a slot', () => {
     expect(ticketLimitRefusal(0, [hoursAgo(1), hoursAgo(2)], now)).toBeNull();
-    expect(ticketLimitRefusal(0, [hoursAgo(1), hoursAgo(2), hoursAgo(23)], now)).toEqual({ kind: 'daily', opened: 3, retryAfterSeconds: 3600 });
+    expect(ticketLimitRefusal(0, [hoursAgo(1), hoursAgo(2), hoursAgo(23)], now)).toEqual({
+      kind: 'daily',
+      opened: 3,
+      retryAfterSeconds: 3600,
+    });
     // A ticket 24 hours old or older has left the window.
     expect(ticketLimitRefusal(0, [hoursAgo(1), hoursAgo(2), hoursAgo(24)], now)).toBeNull();
   });
@@ -42,39 +51,77 @@ describe('MCP tool registry', () => {
   const noop = async () => ({});
 
   it('names the successor of a deprecated tool in its description and _meta', () => {
-    const [tool] = buildRegistry(MCP_TOOL_CATALOG, [defineTool({
-      name: 'list_inbound_items', description: 'Lists items.', input: z.object({}), access: 'GET /v1/inbound-items', handler: noop,
-    })]);
+    const [tool] = buildRegistry(MCP_TOOL_CATALOG, [
+      defineTool({
+        name: 'list_inbound_items',
+        description: 'Lists items.',
+        input: z.object({}),
+        access: 'GET /v1/inbound-items',
+        handler: noop,
+      }),
+    ]);
     expect(tool.listing.description).toBe('Deprecated: use search_inbound_items instead. Lists items.');
-    expect(tool.listing._meta).toMatchObject({ group: 'managed_mailbox', deprecated: true, successor: 'search_inbound_items', rest_equivalent: 'GET /v1/inbound-items' });
+    expect(tool.listing._meta).toMatchObject({
+      group: 'managed_mailbox',
+      deprecated: true,
+      successor: 'search_inbound_items',
+      rest_equivalent: 'GET /v1/inbound-items',
+    });
     expect(tool.listing.annotations.readOnlyHint).toBe(true);
   });
 
   it('adds idempotency_key to mutations and service_md_version where the REST route guards the version', () => {
-    const [tool] = buildRegistry(MCP_TOOL_CATALOG, [defineTool({
-      name: 'send_facility_message', description: 'x', input: z.strictObject({ body: z.string() }), access: 'POST /v1/facility-messages', mutation: true, handler: noop,
-    })]);
+    const [tool] = buildRegistry(MCP_TOOL_CATALOG, [
+      defineTool({
+        name: 'send_facility_message',
+        description: 'x',
+        input: z.strictObject({ body: z.string() }),
+        access: 'POST /v1/facility-messages',
+        mutation: true,
+        handler: noop,
+      }),
+    ]);
     expect(tool.listing.inputSchema).toMatchObject({
-      type: 'object', required: ['body'], additionalProperties: false,
-      properties: { body: { type: 'string' }, idempotency_key: { type: 'string' }, service_md_version: { type: 'integer' } },
+      type: 'object',
+      required: ['body'],
+      additionalProperties: false,
+      properties: {
+        body: { type: 'string' },
+        idempotency_key: { type: 'string' },
+        service_md_version: { type: 'integer' },
+      },
     });
-    expect(tool.input.safeParse({ body: 'b', service_md_version: '3' }).data).toEqual({ body: 'b', service_md_version: 3 });
+    expect(tool.input.safeParse({ body: 'b', service_md_version: '3' }).data).toEqual({
+      body: 'b',
+      service_md_version: 3,
+    });
   });
 
   it('refuses declarations that are not in the catalog, are doubled, or have no access row', () => {
     const base = { description: 'x', input: z.object({}), handler: noop };
-    expect(() => buildRegistry(MCP_TOOL_CATALOG, [defineTool({ ...base, name: 'get_usage', access: 'GET /v1/nowhere' })])).toThrow(/no row/);
-    expect(() => buildRegistry(MCP_TOOL_CATALOG, [
-      defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' }), defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' }),
-    ])).toThrow(/twice/);
-    expect(() => buildRegistry({}, [defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' })])).toThrow(/catalog/);
+    expect(() =>
+      buildRegistry(MCP_TOOL_CATALOG, [defineTool({ ...base, name: 'get_usage', access: 'GET /v1/nowhere' })]),
+    ).toThrow(/no row/);
+    expect(() =>
+      buildRegistry(MCP_TOOL_CATALOG, [
+        defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' }),
+        defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' }),
+      ]),
+    ).toThrow(/twice/);
+    expect(() => buildRegistry({}, [defineTool({ ...base, name: 'get_usage', access: 'GET /v1/usage' })])).toThrow(
+      /catalog/,
+    );
   });
 
   it('writes refusals as `<code or reason>: <message>`', () => {
-    expect(errorText(403, { error: 'Test keys cannot use this endpoint; use a live key.', reason: 'live_key_required' }))
-      .toBe('live_key_required: Test keys cannot use this endpoint; use a live key.');
-    expect(errorText(409, { error: { type: 'invalid_request', message: 'taken', code: 'agent_name_taken' } })).toBe('agent_name_taken: taken');
-    expect(errorText(400, { error: 'Validation failed', fields: [{ path: 'body', message: 'too long' }] }))
-      .toBe('validation_error: Validation failed (body: too long)');
+    expect(
+      errorText(403, { error: 'Test keys cannot use this endpoint; use a live key.', reason: 'live_key_required' }),
+    ).toBe('live_key_required: Test keys cannot use this endpoint; use a live key.');
+    expect(errorText(409, { error: { type: 'invalid_request', message: 'taken', code: 'agent_name_taken' } })).toBe(
+      'agent_name_taken: taken',
+    );
+    expect(errorText(400, { error: 'Validation failed', fields: [{ path: 'body', message: 'too long' }] })).toBe(
+      'validation_error: Validation failed (body: too long)',
+    );
   });
 });

@@ -9,7 +9,13 @@ import fc from 'fast-check';
 import JSZip from 'jszip';
 import { PDFDocument } from 'pdf-lib';
 import { ApiError } from '../../domain/shared/errors';
-import { estimateDocxPages, inspectDocument, InspectedDocument, MAX_DOCUMENT_BYTES, textPageCount } from '../../domain/outbound-mail/documents';
+import {
+  estimateDocxPages,
+  inspectDocument,
+  InspectedDocument,
+  MAX_DOCUMENT_BYTES,
+  textPageCount,
+} from '../../domain/outbound-mail/documents';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'documents');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -33,12 +39,21 @@ function buildPdf(objects: (string | Buffer)[]): Buffer {
   const offsets: number[] = [];
   for (const [i, object] of objects.entries()) {
     offsets.push(length);
-    const part = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), Buffer.from(object as string, typeof object === 'string' ? 'latin1' : undefined), Buffer.from('\nendobj\n', 'latin1')]);
+    const part = Buffer.concat([
+      Buffer.from(`${i + 1} 0 obj\n`, 'latin1'),
+      Buffer.from(object as string, typeof object === 'string' ? 'latin1' : undefined),
+      Buffer.from('\nendobj\n', 'latin1'),
+    ]);
     parts.push(part);
     length += part.length;
   }
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`, 'latin1'));
+  parts.push(
+    Buffer.from(
+      `${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+      'latin1',
+    ),
+  );
   return Buffer.concat(parts);
 }
 
@@ -59,7 +74,10 @@ async function docxOf(parts: Record<string, string>): Promise<Buffer> {
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
 }
 
-const DOCX_BASE = { '[Content_Types].xml': '<Types/>', 'word/document.xml': '<w:document><w:body><w:p><w:r><w:t>Hi</w:t></w:r></w:p></w:body></w:document>' };
+const DOCX_BASE = {
+  '[Content_Types].xml': '<Types/>',
+  'word/document.xml': '<w:document><w:body><w:p><w:r><w:t>Hi</w:t></w:r></w:p></w:body></w:document>',
+};
 
 describe('type by content', () => {
   it.each([
@@ -67,8 +85,20 @@ describe('type by content', () => {
     ['three-page.pdf', 'pdf', 'application/pdf', 3, 'pdf'],
     ['image.png', 'png', 'image/png', 1, 'image'],
     ['image.jpg', 'jpg', 'image/jpeg', 1, 'image'],
-    ['five-pages-metadata.docx', 'docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 5, 'docx_metadata'],
-    ['three-pages-layout.docx', 'docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 3, 'docx_layout'],
+    [
+      'five-pages-metadata.docx',
+      'docx',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      5,
+      'docx_metadata',
+    ],
+    [
+      'three-pages-layout.docx',
+      'docx',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      3,
+      'docx_layout',
+    ],
     ['letter.txt', 'txt', 'text/plain', 1, 'text_layout'],
     ['recipients.csv', 'csv', 'text/csv', 1, 'text_layout'],
   ])('%s is %s (%s), %i page(s) from %s', async (name, type, contentType, pages, source) => {
@@ -104,9 +134,15 @@ describe('type by content', () => {
   });
 
   it('refuses unknown binary, legacy Word, non-UTF-8 text, control characters and empty files', async () => {
-    expect((await refusal(inspectDocument(Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff]), 'a.pdf'))).message).toMatch(/unsupported document type/);
-    expect((await refusal(inspectDocument(Buffer.from('d0cf11e0a1b11ae1' + '00'.repeat(100), 'hex'), 'old.doc'))).message).toMatch(/\.doc/);
-    expect((await refusal(inspectDocument(Buffer.from('caf\xe9 au lait', 'latin1'), 'menu.txt'))).path).toBe('document');
+    expect((await refusal(inspectDocument(Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff]), 'a.pdf'))).message).toMatch(
+      /unsupported document type/,
+    );
+    expect(
+      (await refusal(inspectDocument(Buffer.from('d0cf11e0a1b11ae1' + '00'.repeat(100), 'hex'), 'old.doc'))).message,
+    ).toMatch(/\.doc/);
+    expect((await refusal(inspectDocument(Buffer.from('caf\xe9 au lait', 'latin1'), 'menu.txt'))).path).toBe(
+      'document',
+    );
     expect((await refusal(inspectDocument(Buffer.from('text with \x1b[31m colour'), 'a.txt'))).path).toBe('document');
     expect((await refusal(inspectDocument(Buffer.alloc(0), 'a.txt'))).message).toBe('the document is empty');
   });
@@ -115,7 +151,11 @@ describe('type by content', () => {
     const over = Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 'a');
     expect((await refusal(inspectDocument(over, 'big.txt'))).message).toMatch(/10485761 bytes; the maximum is 10 MB/);
     const exact = Buffer.alloc(MAX_DOCUMENT_BYTES, 'a');
-    expect(await inspectDocument(exact, 'big.txt', { pageCountOverride: 5 })).toMatchObject({ type: 'txt', pageCount: 5, sizeBytes: MAX_DOCUMENT_BYTES });
+    expect(await inspectDocument(exact, 'big.txt', { pageCountOverride: 5 })).toMatchObject({
+      type: 'txt',
+      pageCount: 5,
+      sizeBytes: MAX_DOCUMENT_BYTES,
+    });
   });
 });
 
@@ -127,7 +167,10 @@ describe('PDF', () => {
   });
 
   it('refuses an encrypted PDF', async () => {
-    expect(await refusal(inspectDocument(fixture('encrypted.pdf'), 'secret.pdf'))).toEqual({ path: 'document', message: 'encrypted PDFs are not accepted' });
+    expect(await refusal(inspectDocument(fixture('encrypted.pdf'), 'secret.pdf'))).toEqual({
+      path: 'document',
+      message: 'encrypted PDFs are not accepted',
+    });
   });
 
   it('refuses a truncated PDF', async () => {
@@ -153,38 +196,73 @@ describe('PDF', () => {
     for (let i = 0; i < 200; i++) doc.addPage();
     expect((await inspectDocument(Buffer.from(await doc.save()), 'a.pdf')).pageCount).toBe(200);
     doc.addPage();
-    expect((await refusal(inspectDocument(Buffer.from(await doc.save()), 'a.pdf'))).message).toMatch(/more than 200 pages/);
+    expect((await refusal(inspectDocument(Buffer.from(await doc.save()), 'a.pdf'))).message).toMatch(
+      /more than 200 pages/,
+    );
   });
 
   it('refuses page trees that loop or share a subtree', async () => {
-    const loop = buildPdf([CATALOG, '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R >>']);
+    const loop = buildPdf([
+      CATALOG,
+      '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R >>',
+    ]);
     expect((await refusal(inspectDocument(loop, 'loop.pdf'))).message).toBe('the PDF page tree is malformed');
     // 1,000 x 1,000 references to one page would be a million pages to walk.
-    const shared = buildPdf([CATALOG, `<< /Type /Pages /Kids [${'3 0 R '.repeat(1000)}] >>`, `<< /Type /Pages /Kids [${'4 0 R '.repeat(1000)}] >>`, '<< /Type /Page >>']);
+    const shared = buildPdf([
+      CATALOG,
+      `<< /Type /Pages /Kids [${'3 0 R '.repeat(1000)}] >>`,
+      `<< /Type /Pages /Kids [${'4 0 R '.repeat(1000)}] >>`,
+      '<< /Type /Page >>',
+    ]);
     expect((await refusal(inspectDocument(shared, 'shared.pdf'))).message).toBe('the PDF page tree is malformed');
   });
 
   it('refuses an object stream that inflates past the budget', async () => {
     const bomb = zlib.deflateSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
-    const objStm = (type: string) => Buffer.concat([Buffer.from(`<< /Type /${type} /N 1 /First 4 /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`, 'latin1'), bomb, Buffer.from('\nendstream', 'latin1')]);
+    const objStm = (type: string) =>
+      Buffer.concat([
+        Buffer.from(
+          `<< /Type /${type} /N 1 /First 4 /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`,
+          'latin1',
+        ),
+        bomb,
+        Buffer.from('\nendstream', 'latin1'),
+      ]);
     const pages = [CATALOG, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R >>'];
-    expect((await refusal(inspectDocument(buildPdf([...pages, objStm('ObjStm')]), 'bomb.pdf'))).message).toMatch(/expands to too much data/);
+    expect((await refusal(inspectDocument(buildPdf([...pages, objStm('ObjStm')]), 'bomb.pdf'))).message).toMatch(
+      /expands to too much data/,
+    );
     // The same with the name written in #-escapes, which pdf-lib decodes.
-    expect((await refusal(inspectDocument(buildPdf([...pages, objStm('Obj#53tm')]), 'bomb.pdf'))).message).toMatch(/expands to too much data/);
+    expect((await refusal(inspectDocument(buildPdf([...pages, objStm('Obj#53tm')]), 'bomb.pdf'))).message).toMatch(
+      /expands to too much data/,
+    );
     // Large ordinary streams (page content, images) are not decoded while counting pages.
-    const content = Buffer.concat([Buffer.from(`<< /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`, 'latin1'), bomb, Buffer.from('\nendstream', 'latin1')]);
+    const content = Buffer.concat([
+      Buffer.from(`<< /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`, 'latin1'),
+      bomb,
+      Buffer.from('\nendstream', 'latin1'),
+    ]);
     expect((await inspectDocument(buildPdf([...pages, content]), 'ok.pdf')).pageCount).toBe(1);
   });
 
   it('page_count is refused for a PDF', async () => {
-    expect((await refusal(inspectDocument(fixture('three-page.pdf'), 'a.pdf', { pageCountOverride: 3 }))).path).toBe('page_count');
+    expect((await refusal(inspectDocument(fixture('three-page.pdf'), 'a.pdf', { pageCountOverride: 3 }))).path).toBe(
+      'page_count',
+    );
   });
 });
 
 describe('DOCX', () => {
   it('uses docProps/app.xml <Pages> and falls back to the layout when it is absent or 0', async () => {
-    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null)).toMatchObject({ pageCount: 5, pageCountSource: 'docx_metadata' });
-    expect(await inspectDocument(fixture('three-pages-layout.docx'), null)).toMatchObject({ pageCount: 3, pageCountSource: 'docx_layout' });
+    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null)).toMatchObject({
+      pageCount: 5,
+      pageCountSource: 'docx_metadata',
+    });
+    expect(await inspectDocument(fixture('three-pages-layout.docx'), null)).toMatchObject({
+      pageCount: 3,
+      pageCountSource: 'docx_layout',
+    });
     const zeroPages = await docxOf({ ...DOCX_BASE, 'docProps/app.xml': '<Properties><Pages>0</Pages></Properties>' });
     expect(await inspectDocument(zeroPages, 'a.docx')).toMatchObject({ pageCount: 1, pageCountSource: 'docx_layout' });
   });
@@ -192,11 +270,16 @@ describe('DOCX', () => {
   it('refuses metadata over 200 pages unless page_count is sent', async () => {
     const big = await docxOf({ ...DOCX_BASE, 'docProps/app.xml': '<Properties><Pages>500</Pages></Properties>' });
     expect((await refusal(inspectDocument(big, 'big.docx'))).message).toMatch(/500 pages/);
-    expect(await inspectDocument(big, 'big.docx', { pageCountOverride: 12 })).toMatchObject({ pageCount: 12, pageCountSource: 'override' });
+    expect(await inspectDocument(big, 'big.docx', { pageCountOverride: 12 })).toMatchObject({
+      pageCount: 12,
+      pageCountSource: 'override',
+    });
   });
 
   it('refuses a zip bomb', async () => {
-    expect((await refusal(inspectDocument(fixture('zip-bomb.docx'), 'bomb.docx'))).message).toMatch(/more than 50 MB when decompressed/);
+    expect((await refusal(inspectDocument(fixture('zip-bomb.docx'), 'bomb.docx'))).message).toMatch(
+      /more than 50 MB when decompressed/,
+    );
   });
 
   it('refuses an archive with absurdly many entries', async () => {
@@ -220,10 +303,25 @@ describe('DOCX', () => {
       ['100 one-word paragraphs: 100 x 65 = 6,500 characters', p('word').repeat(100), 3],
       ['46 one-word paragraphs: 46 x 65 = 2,990 characters', p('word').repeat(46), 1],
       ['self-closing empty paragraphs count as lines', '<w:p/>'.repeat(47), 2],
-      ['two explicit page breaks', p('a') + '<w:p><w:r><w:br w:type="page"/></w:r></w:p>' + p('b') + '<w:p><w:r><w:t>c</w:t><w:br w:type="page"/><w:t>d</w:t></w:r></w:p>', 3],
+      [
+        'two explicit page breaks',
+        p('a') +
+          '<w:p><w:r><w:br w:type="page"/></w:r></w:p>' +
+          p('b') +
+          '<w:p><w:r><w:t>c</w:t><w:br w:type="page"/><w:t>d</w:t></w:r></w:p>',
+        3,
+      ],
       ['line breaks take a line each', `<w:p><w:r>${'<w:t>a</w:t><w:br/>'.repeat(50)}</w:r></w:p>`, 2],
-      ['a continuous section break does not start a page', p('a') + '<w:p><w:pPr><w:sectPr><w:type w:val="continuous"/></w:sectPr></w:pPr></w:p>' + p('b'), 1],
-      ['a next-page section break does', p('a') + '<w:p><w:pPr><w:sectPr><w:pgSz w:w="12240"/></w:sectPr></w:pPr></w:p>' + p('b'), 2],
+      [
+        'a continuous section break does not start a page',
+        p('a') + '<w:p><w:pPr><w:sectPr><w:type w:val="continuous"/></w:sectPr></w:pPr></w:p>' + p('b'),
+        1,
+      ],
+      [
+        'a next-page section break does',
+        p('a') + '<w:p><w:pPr><w:sectPr><w:pgSz w:w="12240"/></w:sectPr></w:pPr></w:p>' + p('b'),
+        2,
+      ],
       ['the final body sectPr is not a break', p('a') + '<w:sectPr><w:pgSz w:w="12240"/></w:sectPr>', 1],
       ['entities count as one character', p('&amp;'.repeat(3001)), 2],
     ])('%s -> %i', (_, xml, pages) => {
@@ -237,7 +335,9 @@ describe('images', () => {
     const png = Buffer.from(fixture('image.png'));
     const flipped = Buffer.from(png);
     flipped[png.length - 20] ^= 0xff; // inside IDAT
-    expect((await refusal(inspectDocument(flipped, 'a.png'))).message).toMatch(/PNG image is corrupt: chunk IDAT fails its checksum/);
+    expect((await refusal(inspectDocument(flipped, 'a.png'))).message).toMatch(
+      /PNG image is corrupt: chunk IDAT fails its checksum/,
+    );
     expect((await refusal(inspectDocument(png.subarray(0, png.length - 12), 'a.png'))).message).toMatch(/truncated/);
     expect((await refusal(inspectDocument(png.subarray(0, 8), 'a.png'))).message).toMatch(/truncated/);
   });
@@ -248,9 +348,19 @@ describe('images', () => {
     header.writeUInt32BE(100, 4);
     header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
     const tooShort = zlib.deflateSync(Buffer.alloc(50 * 301)); // 50 of 100 rows
-    const png = Buffer.concat([fixture('image.png').subarray(0, 8), pngChunk('IHDR', header), pngChunk('IDAT', tooShort), pngChunk('IEND', Buffer.alloc(0))]);
+    const png = Buffer.concat([
+      fixture('image.png').subarray(0, 8),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', tooShort),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
     expect((await refusal(inspectDocument(png, 'a.png'))).message).toMatch(/does not match the image size/);
-    const exact = Buffer.concat([fixture('image.png').subarray(0, 8), pngChunk('IHDR', header), pngChunk('IDAT', zlib.deflateSync(Buffer.alloc(100 * 301))), pngChunk('IEND', Buffer.alloc(0))]);
+    const exact = Buffer.concat([
+      fixture('image.png').subarray(0, 8),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', zlib.deflateSync(Buffer.alloc(100 * 301))),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
     expect((await inspectDocument(exact, 'a.png')).pageCount).toBe(1);
   });
 
@@ -259,19 +369,30 @@ describe('images', () => {
     header.writeUInt32BE(100000, 0);
     header.writeUInt32BE(100000, 4);
     header.set([8, 6, 0, 0, 0], 8);
-    const png = Buffer.concat([fixture('image.png').subarray(0, 8), pngChunk('IHDR', header), pngChunk('IDAT', Buffer.alloc(10)), pngChunk('IEND', Buffer.alloc(0))]);
+    const png = Buffer.concat([
+      fixture('image.png').subarray(0, 8),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', Buffer.alloc(10)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
     expect((await refusal(inspectDocument(png, 'huge.png'))).message).toMatch(/100000x100000 pixels/);
   });
 
   it('refuses a truncated JPEG and one without a frame', async () => {
     const jpg = fixture('image.jpg');
-    expect((await refusal(inspectDocument(jpg.subarray(0, jpg.length - 2), 'a.jpg'))).message).toMatch(/JPEG image is corrupt: the file is truncated/);
+    expect((await refusal(inspectDocument(jpg.subarray(0, jpg.length - 2), 'a.jpg'))).message).toMatch(
+      /JPEG image is corrupt: the file is truncated/,
+    );
     expect((await refusal(inspectDocument(jpg.subarray(0, 40), 'a.jpg'))).message).toMatch(/JPEG image is corrupt/);
-    expect((await refusal(inspectDocument(Buffer.from([0xff, 0xd8, 0xff, 0xd9]), 'a.jpg'))).message).toMatch(/no image scan/);
+    expect((await refusal(inspectDocument(Buffer.from([0xff, 0xd8, 0xff, 0xd9]), 'a.jpg'))).message).toMatch(
+      /no image scan/,
+    );
   });
 
   it('page_count is refused for an image', async () => {
-    expect((await refusal(inspectDocument(fixture('image.jpg'), 'a.jpg', { pageCountOverride: 1 }))).path).toBe('page_count');
+    expect((await refusal(inspectDocument(fixture('image.jpg'), 'a.jpg', { pageCountOverride: 1 }))).path).toBe(
+      'page_count',
+    );
   });
 });
 
@@ -293,14 +414,24 @@ describe('text layout', () => {
   });
 
   it('inspects TXT and CSV by layout', async () => {
-    expect(await inspectDocument(Buffer.from(lines(150)), 'a.txt')).toMatchObject({ type: 'txt', pageCount: 3, pageCountSource: 'text_layout' });
-    expect(await inspectDocument(Buffer.from('\ufeffa,b\n1,2\n'), 'a.csv')).toMatchObject({ type: 'csv', pageCount: 1 });
+    expect(await inspectDocument(Buffer.from(lines(150)), 'a.txt')).toMatchObject({
+      type: 'txt',
+      pageCount: 3,
+      pageCountSource: 'text_layout',
+    });
+    expect(await inspectDocument(Buffer.from('\ufeffa,b\n1,2\n'), 'a.csv')).toMatchObject({
+      type: 'csv',
+      pageCount: 1,
+    });
   });
 
   it('refuses text over 200 pages unless page_count is sent', async () => {
     const long = Buffer.from(lines(66 * 200 + 1));
     expect((await refusal(inspectDocument(long, 'long.txt'))).message).toMatch(/201 pages/);
-    expect(await inspectDocument(long, 'long.txt', { pageCountOverride: 200 })).toMatchObject({ pageCount: 200, pageCountSource: 'override' });
+    expect(await inspectDocument(long, 'long.txt', { pageCountOverride: 200 })).toMatchObject({
+      pageCount: 200,
+      pageCountSource: 'override',
+    });
   });
 });
 
@@ -313,20 +444,46 @@ describe('page_count override', () => {
   });
 
   it('replaces detection for DOCX, TXT and CSV', async () => {
-    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null, { pageCountOverride: 2 })).toMatchObject({ pageCount: 2, pageCountSource: 'override' });
-    expect(await inspectDocument(fixture('letter.txt'), null, { pageCountOverride: 4 })).toMatchObject({ type: 'txt', pageCount: 4, pageCountSource: 'override' });
-    expect(await inspectDocument(fixture('recipients.csv'), 'r.csv', { pageCountOverride: 1 })).toMatchObject({ type: 'csv', pageCountSource: 'override' });
+    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null, { pageCountOverride: 2 })).toMatchObject({
+      pageCount: 2,
+      pageCountSource: 'override',
+    });
+    expect(await inspectDocument(fixture('letter.txt'), null, { pageCountOverride: 4 })).toMatchObject({
+      type: 'txt',
+      pageCount: 4,
+      pageCountSource: 'override',
+    });
+    expect(await inspectDocument(fixture('recipients.csv'), 'r.csv', { pageCountOverride: 1 })).toMatchObject({
+      type: 'csv',
+      pageCountSource: 'override',
+    });
   });
 });
 
 describe('hostile input', () => {
-  const samples = ['one-page.pdf', 'three-page.pdf', 'image.png', 'image.jpg', 'three-pages-layout.docx', 'five-pages-metadata.docx', 'letter.txt'].map(fixture);
-  const prefixes = ['%PDF-1.7\n', '\x89PNG\r\n\x1a\n', '\xff\xd8\xff', 'PK\x03\x04', ''].map((p) => Buffer.from(p, 'latin1'));
+  const samples = [
+    'one-page.pdf',
+    'three-page.pdf',
+    'image.png',
+    'image.jpg',
+    'three-pages-layout.docx',
+    'five-pages-metadata.docx',
+    'letter.txt',
+  ].map(fixture);
+  const prefixes = ['%PDF-1.7\n', '\x89PNG\r\n\x1a\n', '\xff\xd8\xff', 'PK\x03\x04', ''].map((p) =>
+    Buffer.from(p, 'latin1'),
+  );
 
-  const randomBytes = fc.tuple(fc.constantFrom(...prefixes), fc.uint8Array({ minLength: 0, maxLength: 2048 })).map(([prefix, rest]) => Buffer.concat([prefix, Buffer.from(rest)]));
+  const randomBytes = fc
+    .tuple(fc.constantFrom(...prefixes), fc.uint8Array({ minLength: 0, maxLength: 2048 }))
+    .map(([prefix, rest]) => Buffer.concat([prefix, Buffer.from(rest)]));
   // A valid sample with bytes overwritten and possibly cut short.
   const mutatedSample = fc
-    .tuple(fc.constantFrom(...samples), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), fc.option(fc.nat()))
+    .tuple(
+      fc.constantFrom(...samples),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }),
+      fc.option(fc.nat()),
+    )
     .map(([sample, edits, cut]) => {
       const bytes = Buffer.from(sample);
       for (const [at, value] of edits) bytes[at % bytes.length] = value;
@@ -335,15 +492,19 @@ describe('hostile input', () => {
 
   it('only ever resolves or throws a 400 ApiError', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(randomBytes, mutatedSample), fc.option(fc.constantFrom('a.pdf', 'b.csv', 'c.png')), async (bytes, name) => {
-        try {
-          const doc = await inspectDocument(bytes, name);
-          expect(doc.pageCount).toBeGreaterThanOrEqual(1);
-        } catch (e) {
-          expect(e).toBeInstanceOf(ApiError);
-          expect((e as ApiError).status).toBe(400);
-        }
-      }),
+      fc.asyncProperty(
+        fc.oneof(randomBytes, mutatedSample),
+        fc.option(fc.constantFrom('a.pdf', 'b.csv', 'c.png')),
+        async (bytes, name) => {
+          try {
+            const doc = await inspectDocument(bytes, name);
+            expect(doc.pageCount).toBeGreaterThanOrEqual(1);
+          } catch (e) {
+            expect(e).toBeInstanceOf(ApiError);
+            expect((e as ApiError).status).toBe(400);
+          }
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -351,19 +512,26 @@ describe('hostile input', () => {
 
 describe('textPages (page previews)', () => {
   const fc = require('fast-check') as typeof import('fast-check');
-  const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } = require('../../domain/outbound-mail/documents') as typeof import('../../domain/outbound-mail/documents');
+  const { textPages, textPageCount, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } =
+    require('../../domain/outbound-mail/documents') as typeof import('../../domain/outbound-mail/documents');
 
   it('lays out exactly the pages textPageCount counts, lines no wider than the page', () => {
-    const piece = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom('\n', '\t', '\f', '\r\n', 'x'.repeat(170), '😀'));
-    fc.assert(fc.property(fc.array(piece, { maxLength: 80 }), (parts) => {
-      const text = parts.join('');
-      const pages = textPages(text);
-      expect(pages.length).toBe(textPageCount(text));
-      for (const lines of pages) {
-        expect(lines.length).toBeLessThanOrEqual(TEXT_LINES_PER_PAGE);
-        for (const line of lines) expect([...line].length).toBeLessThanOrEqual(TEXT_COLUMNS);
-      }
-    }), { numRuns: 300 });
+    const piece = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.constantFrom('\n', '\t', '\f', '\r\n', 'x'.repeat(170), '😀'),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 80 }), (parts) => {
+        const text = parts.join('');
+        const pages = textPages(text);
+        expect(pages.length).toBe(textPageCount(text));
+        for (const lines of pages) {
+          expect(lines.length).toBeLessThanOrEqual(TEXT_LINES_PER_PAGE);
+          for (const line of lines) expect([...line].length).toBeLessThanOrEqual(TEXT_COLUMNS);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('expands tabs to 8-column stops and starts a page at a form feed', () => {

@@ -27,9 +27,13 @@ function expectCoded(body: Record<string, unknown>): void {
 describe('coded errors', () => {
   it('cannot be built without retryable and suggestedAction', () => {
     // @ts-expect-error a code needs retryable and suggestedAction
-    expect(() => new ApiError(409, 'Conflict', { code: 'SOME_CONFLICT' })).toThrow(/needs retryable and suggestedAction/);
+    expect(() => new ApiError(409, 'Conflict', { code: 'SOME_CONFLICT' })).toThrow(
+      /needs retryable and suggestedAction/,
+    );
     // @ts-expect-error a code needs suggestedAction
-    expect(() => new ApiError(409, 'Conflict', { code: 'SOME_CONFLICT', retryable: false })).toThrow(/needs retryable and suggestedAction/);
+    expect(() => new ApiError(409, 'Conflict', { code: 'SOME_CONFLICT', retryable: false })).toThrow(
+      /needs retryable and suggestedAction/,
+    );
     // @ts-expect-error the coded helpers take suggestedAction
     expect(() => errors.conflict('SOME_CONFLICT', 'Conflict', {})).toThrow(/needs retryable and suggestedAction/);
   });
@@ -41,7 +45,10 @@ describe('coded errors', () => {
       errors.conflict('TAKEN', 'Taken', { suggestedAction: 'Use another.' }),
       errors.unprocessable('TOO_MUCH', 'Too much', { suggestedAction: 'Use less.' }),
       errors.unavailable('DOWN', 'Down'),
-      codedError(409, 'agent_name_taken', 'Taken', { nested: { type: 'invalid_request' }, suggestedAction: 'Choose another name.' }),
+      codedError(409, 'agent_name_taken', 'Taken', {
+        nested: { type: 'invalid_request' },
+        suggestedAction: 'Choose another name.',
+      }),
     ].map((e) => e.toBody());
     for (const body of bodies) expectCoded(body);
     expect(bodies.map((b) => b.retryable)).toEqual([false, false, false, false, true, false]);
@@ -57,9 +64,14 @@ describe('coded errors', () => {
       const visit = (node: ts.Node): void => {
         if (ts.isNewExpression(node) && node.expression.getText(source) === 'ApiError') {
           const options = node.arguments?.[2];
-          const literalCode = options && ts.isObjectLiteralExpression(options)
-            && options.properties.some((p) => p.name?.getText(source) === 'code');
-          if (literalCode) offenders.push(`${path.relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+          const literalCode =
+            options &&
+            ts.isObjectLiteralExpression(options) &&
+            options.properties.some((p) => p.name?.getText(source) === 'code');
+          if (literalCode)
+            offenders.push(
+              `${path.relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`,
+            );
         }
         ts.forEachChild(node, visit);
       };

@@ -1,5 +1,13 @@
 import { hashPassword, verifyPassword } from '../../domain/accounts/passwords';
-import { ageDays, humanActionsAfterSignup, LEAD_ID_PATTERN, LEAD_STAGES, leadNextStep, newLeadId, OnboardingUrls } from '../../domain/accounts/onboarding';
+import {
+  ageDays,
+  humanActionsAfterSignup,
+  LEAD_ID_PATTERN,
+  LEAD_STAGES,
+  leadNextStep,
+  newLeadId,
+  OnboardingUrls,
+} from '../../domain/accounts/onboarding';
 import { describeAccess, renderAccessTable } from '../../domain/shared/access-summary';
 import { ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { generateKey, hashKey, KEY_PREFIX_LENGTH, keyPrefixOf, parseBearer } from '../../domain/accounts/keys';
@@ -59,7 +67,11 @@ describe('onboarding rules', () => {
 
 describe('keys', () => {
   it.each([
-    ['member', 'sk_live_'], ['member_test', 'sk_test_'], ['agent', 'sk_agent_'], ['agent_test', 'sk_agent_test_'], ['facility', 'sk_facility_'],
+    ['member', 'sk_live_'],
+    ['member_test', 'sk_test_'],
+    ['agent', 'sk_agent_'],
+    ['agent_test', 'sk_agent_test_'],
+    ['facility', 'sk_facility_'],
   ] as const)('generates %s keys that parse back to their kind', (kind, prefix) => {
     const key = generateKey(kind);
     expect(key.startsWith(prefix)).toBe(true);
@@ -73,7 +85,10 @@ describe('keys', () => {
     expect(parseBearer('  ')).toEqual({ ok: false, reason: 'token_missing' });
     expect(parseBearer('Basic dXNlcjpwYXNz')).toEqual({ ok: false, reason: 'token_malformed' });
     expect(parseBearer('Bearer sk_live_short')).toEqual({ ok: false, reason: 'token_malformed' });
-    expect(parseBearer('Bearer pk_live_abcdefghijklmnopqrstuvwxyz')).toEqual({ ok: false, reason: 'token_prefix_unknown' });
+    expect(parseBearer('Bearer pk_live_abcdefghijklmnopqrstuvwxyz')).toEqual({
+      ok: false,
+      reason: 'token_prefix_unknown',
+    });
   });
 });
 
@@ -91,8 +106,13 @@ describe('access table views', () => {
 
   it('describes an access row for the discovery directory', () => {
     expect(describeAccess(ENDPOINT_ACCESS['GET /v1/credits'])).toEqual({
-      auth: ['member', 'member_test', 'agent', 'agent_test'], scopes: [], any_scope: ['billing.read', 'mail.send'],
-      live_only: false, test_only: false, sandbox_unsupported: false, version_guard: false,
+      auth: ['member', 'member_test', 'agent', 'agent_test'],
+      scopes: [],
+      any_scope: ['billing.read', 'mail.send'],
+      live_only: false,
+      test_only: false,
+      sandbox_unsupported: false,
+      version_guard: false,
     });
     expect(describeAccess(ENDPOINT_ACCESS['POST /v1/signup']).auth).toEqual(['public']);
   });

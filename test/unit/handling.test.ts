@@ -1,58 +1,116 @@
 import {
-  checkFacilityDecision, checkForwardAddress, checkPackageActionUpdate, checkProposal, packageActionUnavailable, packageStatusAfter,
-  packageStatusOnRequest, handlingCapabilities, HANDLING_PRICES, itemStatusOnApproval, itemStatusOnCompletion,
-  nextHandlingStatus, ProposalInput, quoteHandling,
+  checkFacilityDecision,
+  checkForwardAddress,
+  checkPackageActionUpdate,
+  checkProposal,
+  packageActionUnavailable,
+  packageStatusAfter,
+  packageStatusOnRequest,
+  handlingCapabilities,
+  HANDLING_PRICES,
+  itemStatusOnApproval,
+  itemStatusOnCompletion,
+  nextHandlingStatus,
+  ProposalInput,
+  quoteHandling,
 } from '../../domain/workflow-safe/handling';
-import { aggregateOcrStatus, canonicalJson, contextVersion, ruleOcrStatus, ruleSourceKind, sourcesKind } from '../../domain/physical-inbound/agent-inbox';
+import {
+  aggregateOcrStatus,
+  canonicalJson,
+  contextVersion,
+  ruleOcrStatus,
+  ruleSourceKind,
+  sourcesKind,
+} from '../../domain/physical-inbound/agent-inbox';
 
 const letter = { kind: 'letter' as const, status: 'stored' };
 const parcel = { kind: 'parcel' as const, status: 'received' };
-const destination = { name: 'Ada Lovelace', address_line1: '1 Main St', address_line2: null, city: 'Austin', state: 'tx', postal_code: '78701', country: 'US' };
+const destination = {
+  name: 'Ada Lovelace',
+  address_line1: '1 Main St',
+  address_line2: null,
+  city: 'Austin',
+  state: 'tx',
+  postal_code: '78701',
+  country: 'US',
+};
 const forward = (over: Partial<ProposalInput> = {}): ProposalInput => ({
-  action_type: 'forward_original', expected_version: 1, confirmed: false, destructive_confirmed: false,
-  mail_class: 'priority', untracked_acknowledged: false, destination, ...over,
+  action_type: 'forward_original',
+  expected_version: 1,
+  confirmed: false,
+  destructive_confirmed: false,
+  mail_class: 'priority',
+  untracked_acknowledged: false,
+  destination,
+  ...over,
 });
 
 describe('handling proposals', () => {
   it('freezes a US destination and the mail class', () => {
     const r = checkProposal(forward(), letter);
-    expect(r).toEqual({ ok: true, proposal: {
-      action_type: 'forward_original', mail_class: 'priority', untracked_acknowledged: false,
-      destination: { ...destination, state: 'TX' },
-    } });
+    expect(r).toEqual({
+      ok: true,
+      proposal: {
+        action_type: 'forward_original',
+        mail_class: 'priority',
+        untracked_acknowledged: false,
+        destination: { ...destination, state: 'TX' },
+      },
+    });
   });
 
   it('lets agents only propose', () => {
-    expect(checkProposal(forward({ confirmed: true }), letter)).toMatchObject({ ok: false, kind: 'invalid', fields: [{ path: 'confirmed' }] });
-    expect(checkProposal({ action_type: 'discard', expected_version: 1, destructive_confirmed: true }, letter))
-      .toMatchObject({ ok: false, fields: [{ path: 'destructive_confirmed' }] });
+    expect(checkProposal(forward({ confirmed: true }), letter)).toMatchObject({
+      ok: false,
+      kind: 'invalid',
+      fields: [{ path: 'confirmed' }],
+    });
+    expect(
+      checkProposal({ action_type: 'discard', expected_version: 1, destructive_confirmed: true }, letter),
+    ).toMatchObject({ ok: false, fields: [{ path: 'destructive_confirmed' }] });
   });
 
   it('refuses non-US destinations and bad ZIPs', () => {
-    const r = checkProposal(forward({ destination: { ...destination, country: 'CA', postal_code: 'K1A 0B1', state: 'ON' } }), letter);
+    const r = checkProposal(
+      forward({ destination: { ...destination, country: 'CA', postal_code: 'K1A 0B1', state: 'ON' } }),
+      letter,
+    );
     expect(r.ok).toBe(false);
     const paths = (r as { fields: Array<{ path: string }> }).fields.map((f) => f.path).sort();
     expect(paths).toEqual(['destination.country', 'destination.postal_code', 'destination.state']);
   });
 
   it('first_class is letter-only and needs the untracked acknowledgment', () => {
-    expect(checkProposal(forward({ mail_class: 'first_class' }), letter)).toMatchObject({ ok: false, fields: [{ path: 'untracked_acknowledged' }] });
-    expect(checkProposal(forward({ mail_class: 'first_class', untracked_acknowledged: true }), letter)).toMatchObject({ ok: true });
-    expect(checkProposal(forward({ mail_class: 'first_class', untracked_acknowledged: true }), parcel))
-      .toMatchObject({ ok: false, fields: [{ path: 'mail_class', message: expect.stringContaining('letters only') }] });
+    expect(checkProposal(forward({ mail_class: 'first_class' }), letter)).toMatchObject({
+      ok: false,
+      fields: [{ path: 'untracked_acknowledged' }],
+    });
+    expect(checkProposal(forward({ mail_class: 'first_class', untracked_acknowledged: true }), letter)).toMatchObject({
+      ok: true,
+    });
+    expect(checkProposal(forward({ mail_class: 'first_class', untracked_acknowledged: true }), parcel)).toMatchObject({
+      ok: false,
+      fields: [{ path: 'mail_class', message: expect.stringContaining('letters only') }],
+    });
   });
 
   it('needs destination and mail class to forward, and neither for other actions', () => {
     expect(checkProposal(forward({ destination: null, mail_class: null }), letter)).toMatchObject({ ok: false });
-    expect(checkProposal({ action_type: 'open_and_scan', expected_version: 1, destination }, letter))
-      .toMatchObject({ ok: false, fields: [{ path: 'destination' }] });
+    expect(checkProposal({ action_type: 'open_and_scan', expected_version: 1, destination }, letter)).toMatchObject({
+      ok: false,
+      fields: [{ path: 'destination' }],
+    });
     expect(checkProposal({ action_type: 'open_and_scan', expected_version: 1 }, letter)).toMatchObject({ ok: true });
   });
 
   it('refuses vault as inactive and items no longer in custody', () => {
-    expect(checkProposal({ action_type: 'vault', expected_version: 1 }, letter)).toMatchObject({ ok: false, kind: 'inactive' });
-    expect(checkProposal({ action_type: 'discard', expected_version: 1 }, { kind: 'letter', status: 'forwarded' }))
-      .toMatchObject({ ok: false, kind: 'unavailable' });
+    expect(checkProposal({ action_type: 'vault', expected_version: 1 }, letter)).toMatchObject({
+      ok: false,
+      kind: 'inactive',
+    });
+    expect(
+      checkProposal({ action_type: 'discard', expected_version: 1 }, { kind: 'letter', status: 'forwarded' }),
+    ).toMatchObject({ ok: false, kind: 'unavailable' });
   });
 });
 
@@ -83,10 +141,18 @@ describe('handling lifecycle', () => {
     const prio = { action_type: 'forward_original' as const, mail_class: 'priority' as const };
     expect(checkFacilityDecision(prio, { decision: 'complete' })).toMatchObject([{ path: 'tracking_number' }]);
     expect(checkFacilityDecision(prio, { decision: 'complete', tracking_number: '9400 1000' })).toEqual([]);
-    expect(checkFacilityDecision({ action_type: 'forward_original', mail_class: 'first_class' }, { decision: 'complete', tracking_number: 'X' }))
-      .toMatchObject([{ path: 'tracking_number' }]);
-    expect(checkFacilityDecision({ action_type: 'discard', mail_class: null }, { decision: 'complete' })).toMatchObject([{ path: 'attestation' }]);
-    expect(checkFacilityDecision({ action_type: 'open_and_scan', mail_class: null }, { decision: 'complete' })).toMatchObject([{ path: 'decision' }]);
+    expect(
+      checkFacilityDecision(
+        { action_type: 'forward_original', mail_class: 'first_class' },
+        { decision: 'complete', tracking_number: 'X' },
+      ),
+    ).toMatchObject([{ path: 'tracking_number' }]);
+    expect(checkFacilityDecision({ action_type: 'discard', mail_class: null }, { decision: 'complete' })).toMatchObject(
+      [{ path: 'attestation' }],
+    );
+    expect(
+      checkFacilityDecision({ action_type: 'open_and_scan', mail_class: null }, { decision: 'complete' }),
+    ).toMatchObject([{ path: 'decision' }]);
     expect(checkFacilityDecision(prio, { decision: 'reject' })).toMatchObject([{ path: 'reason' }]);
     expect(checkFacilityDecision(prio, { decision: 'accept' })).toEqual([]);
   });
@@ -102,17 +168,26 @@ describe('handling lifecycle', () => {
 
 describe('handling quotes and capabilities', () => {
   it('prices forwarding as handling plus postage by class and weight', () => {
-    expect(quoteHandling({ kind: 'letter', actionType: 'forward_original', mailClass: 'first_class' }))
-      .toEqual({ amount_cents: 450, handling_cents: 250, postage_cents: 200 });
-    expect(quoteHandling({ kind: 'parcel', actionType: 'forward_original', mailClass: 'priority', weightOz: 40 }))
-      .toEqual({ amount_cents: 250 + 1500 + 2 * 300, handling_cents: 250, postage_cents: 2100 });
-    expect(quoteHandling({ kind: 'parcel', actionType: 'open_and_scan' }).amount_cents).toBe(HANDLING_PRICES.openAndScan.parcel);
+    expect(quoteHandling({ kind: 'letter', actionType: 'forward_original', mailClass: 'first_class' })).toEqual({
+      amount_cents: 450,
+      handling_cents: 250,
+      postage_cents: 200,
+    });
+    expect(
+      quoteHandling({ kind: 'parcel', actionType: 'forward_original', mailClass: 'priority', weightOz: 40 }),
+    ).toEqual({ amount_cents: 250 + 1500 + 2 * 300, handling_cents: 250, postage_cents: 2100 });
+    expect(quoteHandling({ kind: 'parcel', actionType: 'open_and_scan' }).amount_cents).toBe(
+      HANDLING_PRICES.openAndScan.parcel,
+    );
   });
 
   it('lists capabilities, vault inactive, and nothing while an operation is open', () => {
     const caps = handlingCapabilities({ kind: 'letter', status: 'stored', weightOz: 1 }, false);
     expect(caps.map((c) => [c.action_type, c.available])).toEqual([
-      ['forward_original', true], ['open_and_scan', true], ['discard', true], ['vault', false],
+      ['forward_original', true],
+      ['open_and_scan', true],
+      ['discard', true],
+      ['vault', false],
     ]);
     expect(caps[0].mail_classes).toEqual(['priority', 'first_class']);
     const busy = handlingCapabilities({ kind: 'parcel', status: 'stored', weightOz: null }, true);
@@ -165,10 +240,21 @@ describe('package custody actions', () => {
 
   it('refuses inactive actions and incomplete updates', () => {
     expect(checkPackageActionUpdate('hold', 'completed', { status: 'in_progress' })).toMatchObject({ kind: 'state' });
-    expect(checkPackageActionUpdate('scan', 'requested', { status: 'completed' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'status' }] });
-    expect(checkPackageActionUpdate('hold', 'requested', { status: 'clarification_needed' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'clarification_question' }] });
-    expect(checkPackageActionUpdate('forward', 'requested', { status: 'in_progress' })).toMatchObject({ kind: 'invalid', fields: [{ path: 'tracking_number' }] });
-    expect(checkPackageActionUpdate('forward', 'requested', { status: 'in_progress', tracking_number: '1Z' })).toBeNull();
+    expect(checkPackageActionUpdate('scan', 'requested', { status: 'completed' })).toMatchObject({
+      kind: 'invalid',
+      fields: [{ path: 'status' }],
+    });
+    expect(checkPackageActionUpdate('hold', 'requested', { status: 'clarification_needed' })).toMatchObject({
+      kind: 'invalid',
+      fields: [{ path: 'clarification_question' }],
+    });
+    expect(checkPackageActionUpdate('forward', 'requested', { status: 'in_progress' })).toMatchObject({
+      kind: 'invalid',
+      fields: [{ path: 'tracking_number' }],
+    });
+    expect(
+      checkPackageActionUpdate('forward', 'requested', { status: 'in_progress', tracking_number: '1Z' }),
+    ).toBeNull();
   });
 });
 
@@ -181,13 +267,37 @@ describe('package requests', () => {
   });
 
   it('checks forwarding addresses', () => {
-    expect(checkForwardAddress({ to_name: 'A', to_line1: '1 Main', to_city: 'Austin', to_state: 'texas', to_zip: '78701' }))
-      .toEqual({ ok: true, address: { to_name: 'A', to_line1: '1 Main', to_line2: null, to_city: 'Austin', to_state: 'TX', to_zip: '78701', to_country: 'US' } });
+    expect(
+      checkForwardAddress({ to_name: 'A', to_line1: '1 Main', to_city: 'Austin', to_state: 'texas', to_zip: '78701' }),
+    ).toEqual({
+      ok: true,
+      address: {
+        to_name: 'A',
+        to_line1: '1 Main',
+        to_line2: null,
+        to_city: 'Austin',
+        to_state: 'TX',
+        to_zip: '78701',
+        to_country: 'US',
+      },
+    });
     const missing = checkForwardAddress({ to_line1: '1 Main', to_zip: '787' }, 'parameters.');
     expect(missing.ok).toBe(false);
-    expect((missing as { fields: Array<{ path: string }> }).fields.map((f) => f.path).sort())
-      .toEqual(['parameters.to_city', 'parameters.to_name', 'parameters.to_state', 'parameters.to_zip']);
-    expect(checkForwardAddress({ to_name: 'A', to_line1: '1 Rue', to_city: 'Paris', to_state: 'IDF', to_zip: '75001', to_country: 'fr' }))
-      .toMatchObject({ ok: true, address: { to_country: 'FR', to_state: 'IDF' } });
+    expect((missing as { fields: Array<{ path: string }> }).fields.map((f) => f.path).sort()).toEqual([
+      'parameters.to_city',
+      'parameters.to_name',
+      'parameters.to_state',
+      'parameters.to_zip',
+    ]);
+    expect(
+      checkForwardAddress({
+        to_name: 'A',
+        to_line1: '1 Rue',
+        to_city: 'Paris',
+        to_state: 'IDF',
+        to_zip: '75001',
+        to_country: 'fr',
+      }),
+    ).toMatchObject({ ok: true, address: { to_country: 'FR', to_state: 'IDF' } });
   });
 });

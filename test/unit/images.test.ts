@@ -10,7 +10,10 @@ import { checkImage } from '../../domain/shared/images';
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 
 async function refusal(p: Promise<unknown>): Promise<{ path: string; message: string }> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   expect((err as ApiError).status).toBe(400);
   return (err as ApiError).options.fields![0];
@@ -18,15 +21,28 @@ async function refusal(p: Promise<unknown>): Promise<{ path: string; message: st
 
 describe('checkImage', () => {
   it('accepts whole PNG and JPEG images and reports their size', async () => {
-    expect(await checkImage(fixture('inbound-pages/sample-envelope.png'), 'photo')).toMatchObject({ type: 'png', contentType: 'image/png', width: expect.any(Number) });
-    expect(await checkImage(fixture('documents/image.jpg'), 'photo')).toMatchObject({ type: 'jpg', contentType: 'image/jpeg' });
+    expect(await checkImage(fixture('inbound-pages/sample-envelope.png'), 'photo')).toMatchObject({
+      type: 'png',
+      contentType: 'image/png',
+      width: expect.any(Number),
+    });
+    expect(await checkImage(fixture('documents/image.jpg'), 'photo')).toMatchObject({
+      type: 'jpg',
+      contentType: 'image/jpeg',
+    });
   });
 
   it('refuses truncated images on the named field', async () => {
     const png = fixture('inbound-pages/sample-envelope.png');
-    expect(await refusal(checkImage(png.subarray(0, png.length - 100), 'page_3'))).toMatchObject({ path: 'page_3', message: expect.stringMatching(/PNG image is corrupt/) });
+    expect(await refusal(checkImage(png.subarray(0, png.length - 100), 'page_3'))).toMatchObject({
+      path: 'page_3',
+      message: expect.stringMatching(/PNG image is corrupt/),
+    });
     const jpg = fixture('documents/image.jpg');
-    expect(await refusal(checkImage(jpg.subarray(0, jpg.length - 2), 'photo'))).toMatchObject({ path: 'photo', message: expect.stringMatching(/JPEG image is corrupt/) });
+    expect(await refusal(checkImage(jpg.subarray(0, jpg.length - 2), 'photo'))).toMatchObject({
+      path: 'photo',
+      message: expect.stringMatching(/JPEG image is corrupt/),
+    });
     expect((await refusal(checkImage(Buffer.from('GIF89a....'), 'photo'))).message).toBe('must be a PNG or JPEG image');
   });
 
@@ -44,7 +60,9 @@ describe('checkImage', () => {
     const sof = [0xc0, 0xc1, 0xc2].map((m) => jpg.indexOf(Buffer.from([0xff, m]))).find((i) => i > 0)!;
     jpg.writeUInt16BE(30000, sof + 5);
     jpg.writeUInt16BE(30000, sof + 7);
-    expect((await refusal(checkImage(jpg, 'photo'))).message).toMatch(/30000x30000 pixels; the maximum is 50 megapixels/);
+    expect((await refusal(checkImage(jpg, 'photo'))).message).toMatch(
+      /30000x30000 pixels; the maximum is 50 megapixels/,
+    );
   });
 
   it('decodes off the event loop: timers keep firing while a large photo is checked', async () => {
@@ -69,7 +87,9 @@ describe('checkImage', () => {
     await checkImage(photo, 'photo');
     delay.disable();
     const longestStallMs = delay.max / 1e6;
-    console.log(`inline decode ${inlineDecodeMs.toFixed(0)} ms; longest event-loop stall while checking ${longestStallMs.toFixed(0)} ms`);
+    console.log(
+      `inline decode ${inlineDecodeMs.toFixed(0)} ms; longest event-loop stall while checking ${longestStallMs.toFixed(0)} ms`,
+    );
     expect(longestStallMs).toBeLessThan(inlineDecodeMs / 2);
   });
 });

@@ -2,10 +2,22 @@ import { findAddresses, parseCityStateZip, zipMatchesState } from '../../domain/
 
 describe('US address parser', () => {
   it('parses city, state and ZIP lines in the usual forms', () => {
-    expect(parseCityStateZip('Springfield, IL 62701')).toMatchObject({ city: 'Springfield', state: 'IL', zip: '62701' });
-    expect(parseCityStateZip('NEW YORK NY 10001-2345')).toMatchObject({ city: 'New York', state: 'NY', zip: '10001-2345' });
+    expect(parseCityStateZip('Springfield, IL 62701')).toMatchObject({
+      city: 'Springfield',
+      state: 'IL',
+      zip: '62701',
+    });
+    expect(parseCityStateZip('NEW YORK NY 10001-2345')).toMatchObject({
+      city: 'New York',
+      state: 'NY',
+      zip: '10001-2345',
+    });
     expect(parseCityStateZip('Austin, Texas 78701')).toMatchObject({ city: 'Austin', state: 'TX' });
-    expect(parseCityStateZip('123 Main St, Springfield IL 62701')).toMatchObject({ street: '123 Main St', city: 'Springfield', state: 'IL' });
+    expect(parseCityStateZip('123 Main St, Springfield IL 62701')).toMatchObject({
+      street: '123 Main St',
+      city: 'Springfield',
+      state: 'IL',
+    });
   });
 
   it('does not take lower-case words for state codes or account numbers for ZIPs', () => {
@@ -30,9 +42,27 @@ describe('US address parser', () => {
       'Peoria, IL 61602',
     ].join('\n');
     const [sender, recipient, remit] = findAddresses(text);
-    expect(sender).toMatchObject({ name: 'Springfield Power & Light', line1: 'PO Box 4410', city: 'Springfield', state: 'IL', postal_code: '62705', role: null, verification_status: 'verified_format' });
-    expect(recipient).toMatchObject({ name: 'Jordan Example', line1: '742 Evergreen Terrace', line2: 'Apt 2', postal_code: '62704' });
-    expect(remit).toMatchObject({ name: 'SPL Payment Center', line1: '1200 Commerce Drive', line2: 'Suite 300', role: 'reply' });
+    expect(sender).toMatchObject({
+      name: 'Springfield Power & Light',
+      line1: 'PO Box 4410',
+      city: 'Springfield',
+      state: 'IL',
+      postal_code: '62705',
+      role: null,
+      verification_status: 'verified_format',
+    });
+    expect(recipient).toMatchObject({
+      name: 'Jordan Example',
+      line1: '742 Evergreen Terrace',
+      line2: 'Apt 2',
+      postal_code: '62704',
+    });
+    expect(remit).toMatchObject({
+      name: 'SPL Payment Center',
+      line1: '1200 Commerce Drive',
+      line2: 'Suite 300',
+      role: 'reply',
+    });
     expect(remit.confidence).toBeGreaterThan(sender.confidence - 0.01);
   });
 

@@ -1,4 +1,9 @@
-import { aliasStatusMoveProblem, deliveryRefusal, randomLocalPart, vanityProblem } from '../../domain/inbound-email/aliases';
+import {
+  aliasStatusMoveProblem,
+  deliveryRefusal,
+  randomLocalPart,
+  vanityProblem,
+} from '../../domain/inbound-email/aliases';
 
 describe('intake alias rules', () => {
   it('makes 16-character base32 local parts that start with a letter', () => {

@@ -1,9 +1,21 @@
-import { findAmounts, findDates, findDeadlines, findReferenceNumbers, formatDollars } from '../../domain/inbound-email/facts';
+import {
+  findAmounts,
+  findDates,
+  findDeadlines,
+  findReferenceNumbers,
+  formatDollars,
+} from '../../domain/inbound-email/facts';
 
 describe('inbound date extraction', () => {
   it('reads long, short, day-first, ISO and US numeric dates', () => {
     const text = 'Issued March 3, 2025. Also 15 Apr 2025, 2025-06-30 and 07/04/2025 and 1/2/25.';
-    expect(findDates(text).map((d) => d.iso)).toEqual(['2025-03-03', '2025-04-15', '2025-06-30', '2025-07-04', '2025-01-02']);
+    expect(findDates(text).map((d) => d.iso)).toEqual([
+      '2025-03-03',
+      '2025-04-15',
+      '2025-06-30',
+      '2025-07-04',
+      '2025-01-02',
+    ]);
   });
 
   it('rejects impossible calendar dates', () => {
@@ -11,9 +23,13 @@ describe('inbound date extraction', () => {
   });
 
   it('keeps only dates that follow deadline words, with a label', () => {
-    const text = 'Statement date: February 1, 2025\nAmount due $123.45\nDue date: March 15, 2025\nPlease respond no later than 04/01/2025.';
+    const text =
+      'Statement date: February 1, 2025\nAmount due $123.45\nDue date: March 15, 2025\nPlease respond no later than 04/01/2025.';
     const found = findDeadlines(text);
-    expect(found.map((d) => [d.date, d.label])).toEqual([['2025-03-15', 'due date'], ['2025-04-01', 'no later than']]);
+    expect(found.map((d) => [d.date, d.label])).toEqual([
+      ['2025-03-15', 'due date'],
+      ['2025-04-01', 'no later than'],
+    ]);
     expect(found[0].confidence).toBeGreaterThan(0.8);
   });
 
@@ -48,16 +64,25 @@ describe('inbound amount extraction', () => {
 
 describe('inbound reference numbers', () => {
   it('finds account, invoice, policy and case numbers that contain digits', () => {
-    const refs = findReferenceNumbers('Account Number: 4410-2231-07\nInvoice #INV-2291\nPolicy No. HX99812\nCase No. 2025-CV-001234\nAccount Summary');
+    const refs = findReferenceNumbers(
+      'Account Number: 4410-2231-07\nInvoice #INV-2291\nPolicy No. HX99812\nCase No. 2025-CV-001234\nAccount Summary',
+    );
     expect(refs.map((r) => [r.kind, r.value])).toEqual([
-      ['account_number', '4410-2231-07'], ['invoice_number', 'INV-2291'], ['policy_number', 'HX99812'], ['case_number', '2025-CV-001234'],
+      ['account_number', '4410-2231-07'],
+      ['invoice_number', 'INV-2291'],
+      ['policy_number', 'HX99812'],
+      ['case_number', '2025-CV-001234'],
     ]);
   });
 });
 
 describe('inbound reference numbers next to other labels', () => {
   it('does not let a label word swallow the next label, and reads OCR dashes as hyphens', () => {
-    expect(findReferenceNumbers('PAST DUE NOTICE\nAccount Number: 4410-2231-07').map((r) => r.value)).toEqual(['4410-2231-07']);
-    expect(findReferenceNumbers('Re: Case No. 2025-SC \u20140042, small claims')).toEqual([{ kind: 'case_number', label: 'Case No.', value: '2025-SC-0042' }]);
+    expect(findReferenceNumbers('PAST DUE NOTICE\nAccount Number: 4410-2231-07').map((r) => r.value)).toEqual([
+      '4410-2231-07',
+    ]);
+    expect(findReferenceNumbers('Re: Case No. 2025-SC \u20140042, small claims')).toEqual([
+      { kind: 'case_number', label: 'Case No.', value: '2025-SC-0042' },
+    ]);
   });
 });

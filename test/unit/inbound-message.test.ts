@@ -1,4 +1,11 @@
-import { attachmentVerdict, forwardedFrom, messageShapeProblem, parseAliasAddress, safeFilename, sniffContent } from '../../domain/inbound-email/message';
+import {
+  attachmentVerdict,
+  forwardedFrom,
+  messageShapeProblem,
+  parseAliasAddress,
+  safeFilename,
+  sniffContent,
+} from '../../domain/inbound-email/message';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\n1 0 obj', 'latin1');
@@ -7,7 +14,11 @@ const EXE = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(64)]);
 describe('raw message shape', () => {
   it('accepts a message with headers and a From line, with or without an mbox separator', () => {
     expect(messageShapeProblem(Buffer.from('From: a@b.test\r\nSubject: hi\r\n\r\nbody'))).toBeNull();
-    expect(messageShapeProblem(Buffer.from('From a@b.test Mon Jan 1 00:00:00 2025\nFrom: a@b.test\nSubject: x\n  folded\n\nbody'))).toBeNull();
+    expect(
+      messageShapeProblem(
+        Buffer.from('From a@b.test Mon Jan 1 00:00:00 2025\nFrom: a@b.test\nSubject: x\n  folded\n\nbody'),
+      ),
+    ).toBeNull();
   });
 
   it('refuses empty bodies, JSON, binary and messages without From', () => {
@@ -21,7 +32,10 @@ describe('raw message shape', () => {
 
 describe('alias addresses and filenames', () => {
   it('lower-cases and drops sub-addresses', () => {
-    expect(parseAliasAddress('<Bills+june@In.Postal.Localhost>')).toEqual({ localPart: 'bills', domain: 'in.postal.localhost' });
+    expect(parseAliasAddress('<Bills+june@In.Postal.Localhost>')).toEqual({
+      localPart: 'bills',
+      domain: 'in.postal.localhost',
+    });
     expect(parseAliasAddress('not-an-address')).toBeNull();
   });
 
@@ -41,23 +55,41 @@ describe('attachment content checks', () => {
   });
 
   it('accepts a truthful attachment without a flag', () => {
-    expect(attachmentVerdict('bill.pdf', 'application/pdf', PDF)).toMatchObject({ action: 'accept', contentType: 'application/pdf', mismatch: false });
-    expect(attachmentVerdict('notes.csv', 'text/csv', Buffer.from('a,b\n1,2\n'))).toMatchObject({ action: 'accept', contentType: 'text/csv', mismatch: false });
+    expect(attachmentVerdict('bill.pdf', 'application/pdf', PDF)).toMatchObject({
+      action: 'accept',
+      contentType: 'application/pdf',
+      mismatch: false,
+    });
+    expect(attachmentVerdict('notes.csv', 'text/csv', Buffer.from('a,b\n1,2\n'))).toMatchObject({
+      action: 'accept',
+      contentType: 'text/csv',
+      mismatch: false,
+    });
   });
 
   it('accepts a PNG named .pdf under its real type and flags the mismatch', () => {
-    expect(attachmentVerdict('notice.pdf', 'application/pdf', PNG)).toEqual({ action: 'accept', contentType: 'image/png', family: 'image', mismatch: true, expected: 'application/pdf' });
+    expect(attachmentVerdict('notice.pdf', 'application/pdf', PNG)).toEqual({
+      action: 'accept',
+      contentType: 'image/png',
+      family: 'image',
+      mismatch: true,
+      expected: 'application/pdf',
+    });
   });
 
   it('refuses programs, by bytes or by name', () => {
-    expect(attachmentVerdict('invoice.pdf', 'application/pdf', EXE)).toMatchObject({ action: 'refuse', reason: expect.stringMatching(/executable program although its name ends in \.pdf/) });
+    expect(attachmentVerdict('invoice.pdf', 'application/pdf', EXE)).toMatchObject({
+      action: 'refuse',
+      reason: expect.stringMatching(/executable program although its name ends in \.pdf/),
+    });
     expect(attachmentVerdict('setup.exe', null, Buffer.from('text'))).toMatchObject({ action: 'refuse' });
   });
 });
 
 describe('forwarded messages', () => {
   it('finds the original sender in a forwarded block', () => {
-    const body = 'FYI\n\n---------- Forwarded message ---------\nFrom: Acme Billing <billing@acme.test>\nDate: Mon\nSubject: Invoice';
+    const body =
+      'FYI\n\n---------- Forwarded message ---------\nFrom: Acme Billing <billing@acme.test>\nDate: Mon\nSubject: Invoice';
     expect(forwardedFrom(body)).toEqual({ name: 'Acme Billing', address: 'billing@acme.test' });
     expect(forwardedFrom('no forward here')).toBeNull();
   });

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import {
-  KIND_ALIASES, matchesAllTerms, normalizeSearchText, parseLiteralQuery, receiptDate, SEARCH_MAX_TERMS, searchFields,
+  KIND_ALIASES,
+  matchesAllTerms,
+  normalizeSearchText,
+  parseLiteralQuery,
+  receiptDate,
+  SEARCH_MAX_TERMS,
+  searchFields,
   SearchDocument,
 } from '../../domain/physical-inbound/search';
 
@@ -29,7 +35,10 @@ describe('literal query parsing', () => {
     expect(normalizeSearchText('  ＡＢＣ\t Ｄｅｆ\n')).toBe('abc def');
     expect(normalizeSearchText('ﬁle')).toBe('file');
     const parsed = parseLiteralQuery('Water   UTILITY');
-    expect(parsed).toEqual({ ok: true, value: { query: 'Water   UTILITY', normalized: 'water utility', terms: ['water', 'utility'] } });
+    expect(parsed).toEqual({
+      ok: true,
+      value: { query: 'Water   UTILITY', normalized: 'water utility', terms: ['water', 'utility'] },
+    });
   });
 
   it('treats an absent or blank query as no search', () => {
@@ -42,14 +51,20 @@ describe('literal query parsing', () => {
     expect(parseLiteralQuery('a'.repeat(201))).toMatchObject({ ok: false, error: { path: 'query.q' } });
     const twelve = Array.from({ length: SEARCH_MAX_TERMS }, (_, i) => `t${i}`).join(' ');
     expect(parseLiteralQuery(twelve)).toMatchObject({ ok: true });
-    expect(parseLiteralQuery(`${twelve} extra`)).toMatchObject({ ok: false, error: { message: expect.stringContaining('12 terms') } });
+    expect(parseLiteralQuery(`${twelve} extra`)).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('12 terms') },
+    });
   });
 
   it('counts the normalised length too (NFKC can expand a query)', () => {
     // U+FDFA expands to 18 characters under NFKC.
     const q = '\uFDFA'.repeat(12);
     expect([...q].length).toBeLessThanOrEqual(200);
-    expect(parseLiteralQuery(q)).toMatchObject({ ok: false, error: { message: expect.stringContaining('normalisation') } });
+    expect(parseLiteralQuery(q)).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('normalisation') },
+    });
   });
 });
 
@@ -101,9 +116,11 @@ describe('literal AND matching over one item', () => {
   });
 
   it('is case- and width-insensitive for any text (property)', () => {
-    fc.assert(fc.property(fc.stringMatching(/^[a-z0-9]{1,12}$/), (word) => {
-      const d = doc({ ocrTexts: [`prefix ${word.toUpperCase()} suffix`] });
-      return search(word, d) && search(word.toUpperCase(), d);
-    }));
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z0-9]{1,12}$/), (word) => {
+        const d = doc({ ocrTexts: [`prefix ${word.toUpperCase()} suffix`] });
+        return search(word, d) && search(word.toUpperCase(), d);
+      }),
+    );
   });
 });

@@ -1,4 +1,13 @@
-import { messageIds, normaliseName, pickThread, referenceKey, replyReferences, senderKey, subjectKey, threadByReplyHeaders } from '../../domain/inbound-email/thread';
+import {
+  messageIds,
+  normaliseName,
+  pickThread,
+  referenceKey,
+  replyReferences,
+  senderKey,
+  subjectKey,
+  threadByReplyHeaders,
+} from '../../domain/inbound-email/thread';
 
 describe('postal thread keys', () => {
   it('normalises organisation names', () => {
@@ -6,9 +15,19 @@ describe('postal thread keys', () => {
   });
 
   it('keys the sender by the document sender, then a forwarded From, then the From of attachment-less mail', () => {
-    expect(senderKey({ documentSenderName: 'Springfield Power & Light', fromAddress: 'me@example.test', hasAttachments: true })).toBe('name:springfield power and light');
-    expect(senderKey({ forwardedFromAddress: 'Billing@Acme.test', fromAddress: 'me@example.test', hasAttachments: false })).toBe('email:billing@acme.test');
-    expect(senderKey({ fromAddress: 'Grandma@example.test', hasAttachments: false })).toBe('email:grandma@example.test');
+    expect(
+      senderKey({
+        documentSenderName: 'Springfield Power & Light',
+        fromAddress: 'me@example.test',
+        hasAttachments: true,
+      }),
+    ).toBe('name:springfield power and light');
+    expect(
+      senderKey({ forwardedFromAddress: 'Billing@Acme.test', fromAddress: 'me@example.test', hasAttachments: false }),
+    ).toBe('email:billing@acme.test');
+    expect(senderKey({ fromAddress: 'Grandma@example.test', hasAttachments: false })).toBe(
+      'email:grandma@example.test',
+    );
     expect(senderKey({ fromAddress: 'scanner@example.test', hasAttachments: true })).toBeNull();
   });
 
@@ -34,7 +53,10 @@ describe('postal thread keys', () => {
       { id: 'sender-new', senderKeys: ['name:acme'], subjectKeys: [], referenceKeys: [], lastEventAt: recent },
     ];
     expect(pickThread(item, candidates)).toEqual({ id: 'sender-new', score: 0.75, reasons: ['sender'] });
-    const withRef = [...candidates, { id: 'ref', senderKeys: [], subjectKeys: [], referenceKeys: ['12345'], lastEventAt: old }];
+    const withRef = [
+      ...candidates,
+      { id: 'ref', senderKeys: [], subjectKeys: [], referenceKeys: ['12345'], lastEventAt: old },
+    ];
     expect(pickThread(item, withRef)?.id).toBe('ref');
     expect(pickThread({ senderKeys: ['name:other'], subjectKeys: [], referenceKeys: [] }, candidates)).toBeNull();
   });
@@ -43,14 +65,25 @@ describe('postal thread keys', () => {
     expect(messageIds(' <a@x.test>  <b@y.test>')).toEqual(['<a@x.test>', '<b@y.test>']);
     expect(messageIds('bare@x.test')).toEqual(['<bare@x.test>']);
     expect(messageIds('')).toEqual([]);
-    expect(replyReferences({ in_reply_to: '<p@x>', references: ['<root@x>', '<mid@x>', '<p@x>'] })).toEqual(['<p@x>', '<mid@x>', '<root@x>']);
+    expect(replyReferences({ in_reply_to: '<p@x>', references: ['<root@x>', '<mid@x>', '<p@x>'] })).toEqual([
+      '<p@x>',
+      '<mid@x>',
+      '<root@x>',
+    ]);
     expect(replyReferences({ references: '<root@x> <mid@x>' })).toEqual(['<mid@x>', '<root@x>']);
     expect(replyReferences({})).toEqual([]);
   });
 
   it('joins the thread of the closest referenced message that is already threaded', () => {
-    const known = [{ messageId: '<root@x>', threadId: 't-root' }, { messageId: '<mid@x>', threadId: 't-mid' }];
-    expect(threadByReplyHeaders(['<p@x>', '<mid@x>', '<root@x>'], known)).toEqual({ id: 't-mid', score: 1, reasons: ['message_reference'] });
+    const known = [
+      { messageId: '<root@x>', threadId: 't-root' },
+      { messageId: '<mid@x>', threadId: 't-mid' },
+    ];
+    expect(threadByReplyHeaders(['<p@x>', '<mid@x>', '<root@x>'], known)).toEqual({
+      id: 't-mid',
+      score: 1,
+      reasons: ['message_reference'],
+    });
     expect(threadByReplyHeaders(['<unknown@x>'], known)).toBeNull();
   });
 });

@@ -1,7 +1,21 @@
 import {
-  dailyPiecesRefusal, dailyPiecesWarning, moveAllowed, nextTestStep, parseCreatedBound, sandboxTrackingNumber, spendRefusal, carrierForClass,
+  dailyPiecesRefusal,
+  dailyPiecesWarning,
+  moveAllowed,
+  nextTestStep,
+  parseCreatedBound,
+  sandboxTrackingNumber,
+  spendRefusal,
+  carrierForClass,
 } from '../../domain/workflow-safe/mail-rules';
-import { formatAddressLines, isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip, recipientFingerprint } from '../../domain/outbound-mail/address';
+import {
+  formatAddressLines,
+  isServedCountry,
+  normaliseCountry,
+  normaliseStateCode,
+  normaliseZip,
+  recipientFingerprint,
+} from '../../domain/outbound-mail/address';
 
 describe('outbound mail moves', () => {
   it('cancels only pending or submitted pieces and prints only submitted ones', () => {
@@ -16,7 +30,13 @@ describe('outbound mail moves', () => {
   });
 
   it('steps the sandbox submitted -> ready -> mailed -> delivered and no further', () => {
-    expect(['submitted', 'ready', 'mailed', 'delivered', 'pending_approval'].map(nextTestStep)).toEqual(['printed', 'dispatched', 'delivered', null, null]);
+    expect(['submitted', 'ready', 'mailed', 'delivered', 'pending_approval'].map(nextTestStep)).toEqual([
+      'printed',
+      'dispatched',
+      'delivered',
+      null,
+      null,
+    ]);
   });
 
   it('names carriers and gives stable sandbox tracking numbers', () => {
@@ -30,7 +50,14 @@ describe('outbound mail moves', () => {
 });
 
 describe('spending safeguards', () => {
-  const base = { costCents: 500, maxCostCents: null, perTransactionLimitCents: null, dailySpendLimitCents: null, spentLast24hCents: 0, live: true };
+  const base = {
+    costCents: 500,
+    maxCostCents: null,
+    perTransactionLimitCents: null,
+    dailySpendLimitCents: null,
+    spentLast24hCents: 0,
+    live: true,
+  };
 
   it('refuses above the caller cap first, for live and test pieces alike', () => {
     expect(spendRefusal({ ...base, maxCostCents: 499 })?.code).toBe('MAX_COST_EXCEEDED');
@@ -60,13 +87,20 @@ describe('spending safeguards', () => {
 
 describe('created_after / created_before', () => {
   it('makes a date-only created_before include that whole UTC day', () => {
-    expect(parseCreatedBound('2026-03-05', 'before')).toEqual({ at: new Date('2026-03-06T00:00:00Z'), inclusive: false });
+    expect(parseCreatedBound('2026-03-05', 'before')).toEqual({
+      at: new Date('2026-03-06T00:00:00Z'),
+      inclusive: false,
+    });
     expect(parseCreatedBound('2026-03-05', 'after')).toEqual({ at: new Date('2026-03-05T00:00:00Z'), inclusive: true });
-    expect(parseCreatedBound('2026-03-05T10:00:00+02:00', 'before')).toEqual({ at: new Date('2026-03-05T08:00:00Z'), inclusive: true });
+    expect(parseCreatedBound('2026-03-05T10:00:00+02:00', 'before')).toEqual({
+      at: new Date('2026-03-05T08:00:00Z'),
+      inclusive: true,
+    });
   });
 
   it('rejects anything else', () => {
-    for (const bad of ['2026-02-30', '05/03/2026', '2026-03-05T10:00', 'yesterday', '']) expect(parseCreatedBound(bad, 'before')).toBeNull();
+    for (const bad of ['2026-02-30', '05/03/2026', '2026-03-05T10:00', 'yesterday', ''])
+      expect(parseCreatedBound(bad, 'before')).toBeNull();
   });
 });
 
@@ -84,14 +118,38 @@ describe('addresses', () => {
   });
 
   it('prints the company between name and street', () => {
-    expect(formatAddressLines({ name: 'Ada', company: 'ACME', line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' }))
-      .toEqual(['Ada', 'ACME', '1 Main St', 'Austin, TX 78701']);
+    expect(
+      formatAddressLines({
+        name: 'Ada',
+        company: 'ACME',
+        line1: '1 Main St',
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+      }),
+    ).toEqual(['Ada', 'ACME', '1 Main St', 'Austin, TX 78701']);
   });
 
   it('treats spelling variants of one address as the same recipient', () => {
-    const a = recipientFingerprint({ name: 'Jane  Doe', line1: '123 Main Street', line2: 'Suite 4', city: 'Austin', state: 'TX', zip: '78701-1234' });
-    const b = recipientFingerprint({ name: 'JANE DOE', line1: '123 main st.', line2: 'STE 4', city: 'austin', state: 'tx', zip: '78701' });
+    const a = recipientFingerprint({
+      name: 'Jane  Doe',
+      line1: '123 Main Street',
+      line2: 'Suite 4',
+      city: 'Austin',
+      state: 'TX',
+      zip: '78701-1234',
+    });
+    const b = recipientFingerprint({
+      name: 'JANE DOE',
+      line1: '123 main st.',
+      line2: 'STE 4',
+      city: 'austin',
+      state: 'tx',
+      zip: '78701',
+    });
     expect(a).toBe(b);
-    expect(recipientFingerprint({ name: 'Jane Doe', line1: '125 Main St', city: 'Austin', state: 'TX', zip: '78701' })).not.toBe(b);
+    expect(
+      recipientFingerprint({ name: 'Jane Doe', line1: '125 Main St', city: 'Austin', state: 'TX', zip: '78701' }),
+    ).not.toBe(b);
   });
 });

@@ -1,5 +1,10 @@
 import {
-  commitsImmediately, fundingBlock, isSettledMailRun, MAIL_RUN_ID_PATTERN, pendingReasonAction, settingsBlock,
+  commitsImmediately,
+  fundingBlock,
+  isSettledMailRun,
+  MAIL_RUN_ID_PATTERN,
+  pendingReasonAction,
+  settingsBlock,
 } from '../../domain/workflow-safe/mail-runs';
 import { moveAllowed } from '../../domain/workflow-safe/mail-rules';
 
@@ -8,7 +13,9 @@ const allowed = { business: true, agentAutoFill: true };
 describe('Business mail run rules', () => {
   it('commits priority and the overnight classes immediately and no other class', () => {
     expect(['priority', 'carrierx_overnight', 'carriery_next_day'].map(commitsImmediately)).toEqual([true, true, true]);
-    expect(['first_class', 'certified', 'carrierx_2day', 'carriery_2day', 'carrierx_express'].some(commitsImmediately)).toBe(false);
+    expect(
+      ['first_class', 'certified', 'carrierx_2day', 'carriery_2day', 'carrierx_express'].some(commitsImmediately),
+    ).toBe(false);
   });
 
   it('needs Business status first, then Agent Auto-Fill', () => {
@@ -18,12 +25,22 @@ describe('Business mail run rules', () => {
   });
 
   it('funds only when settings, the daily cap and the balance all allow it, in that order', () => {
-    const base = { settings: allowed, requiredCents: 1000, balanceCents: 1000, dailySpendLimitCents: null, spentLast24hCents: 0 };
+    const base = {
+      settings: allowed,
+      requiredCents: 1000,
+      balanceCents: 1000,
+      dailySpendLimitCents: null,
+      spentLast24hCents: 0,
+    };
     expect(fundingBlock(base)).toBeNull();
     expect(fundingBlock({ ...base, balanceCents: 999 })).toBe('insufficient_credits');
-    expect(fundingBlock({ ...base, dailySpendLimitCents: 1500, spentLast24hCents: 501, balanceCents: 0 })).toBe('daily_spend_limit');
+    expect(fundingBlock({ ...base, dailySpendLimitCents: 1500, spentLast24hCents: 501, balanceCents: 0 })).toBe(
+      'daily_spend_limit',
+    );
     expect(fundingBlock({ ...base, dailySpendLimitCents: 1500, spentLast24hCents: 500 })).toBeNull();
-    expect(fundingBlock({ ...base, settings: { business: true, agentAutoFill: false }, balanceCents: 0 })).toBe('agent_auto_fill_not_authorised');
+    expect(fundingBlock({ ...base, settings: { business: true, agentAutoFill: false }, balanceCents: 0 })).toBe(
+      'agent_auto_fill_not_authorised',
+    );
     expect(fundingBlock({ ...base, requiredCents: 0, balanceCents: 0 })).toBeNull();
   });
 
@@ -35,7 +52,13 @@ describe('Business mail run rules', () => {
   });
 
   it('settles on funded, closed and cancelled only', () => {
-    expect(['open', 'funding_pending', 'funded', 'closed', 'cancelled'].map(isSettledMailRun)).toEqual([false, false, true, true, true]);
+    expect(['open', 'funding_pending', 'funded', 'closed', 'cancelled'].map(isSettledMailRun)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('accepts URL-safe run ids of 1-100 characters', () => {

@@ -1,9 +1,19 @@
 import {
-  emptyApplyProblem, emptyMatchProblem, MailboxRule, normaliseTrackingNumber, planArrival, ruleMatchesPiece,
+  emptyApplyProblem,
+  emptyMatchProblem,
+  MailboxRule,
+  normaliseTrackingNumber,
+  planArrival,
+  ruleMatchesPiece,
 } from '../../domain/physical-inbound/package-arrival';
 
 const rule = (id: string, over: Partial<MailboxRule> = {}): MailboxRule => ({
-  id, name: `rule ${id}`, enabled: true, match: { sender_contains: ['acme'] }, apply: { add_tags: [id] }, ...over,
+  id,
+  name: `rule ${id}`,
+  enabled: true,
+  match: { sender_contains: ['acme'] },
+  apply: { add_tags: [id] },
+  ...over,
 });
 const parcel = { kind: 'parcel' as const, carrier: 'UPS', senderName: 'ACME Insurance Co.' };
 
@@ -61,12 +71,16 @@ describe('planArrival', () => {
       rule('b', { match: { carriers: ['ups'] }, apply: { add_tags: ['ups', 'insurance'] } }),
       rule('c', { match: { sender_contains: ['irs'] }, apply: { add_tags: ['irs'] } }),
     ]);
-    expect(plan.tags).toEqual([{ tag: 'insurance', ruleId: 'a' }, { tag: 'paper', ruleId: 'a' }, { tag: 'ups', ruleId: 'b' }]);
+    expect(plan.tags).toEqual([
+      { tag: 'insurance', ruleId: 'a' },
+      { tag: 'paper', ruleId: 'a' },
+      { tag: 'ups', ruleId: 'b' },
+    ]);
     expect(plan.matchedRuleIds).toEqual(['a', 'b']);
     expect(plan.action).toBeNull();
   });
 
-  it('requests the first matching rule\'s action only', () => {
+  it("requests the first matching rule's action only", () => {
     const plan = planArrival(parcel, null, [
       rule('tags-only'),
       rule('first', { apply: { request_action: hold } }),
@@ -75,14 +89,18 @@ describe('planArrival', () => {
     expect(plan.action).toEqual({ ...hold, source: { kind: 'mailbox_rule', id: 'first', name: 'rule first' } });
   });
 
-  it('prefers the expected shipment\'s on_arrival action to any rule\'s, and still applies the rules\' tags', () => {
-    const plan = planArrival(parcel, { id: 's1', on_arrival: scan }, [rule('first', { apply: { request_action: hold, add_tags: ['t'] } })]);
+  it("prefers the expected shipment's on_arrival action to any rule's, and still applies the rules' tags", () => {
+    const plan = planArrival(parcel, { id: 's1', on_arrival: scan }, [
+      rule('first', { apply: { request_action: hold, add_tags: ['t'] } }),
+    ]);
     expect(plan.action).toEqual({ ...scan, source: { kind: 'expected_shipment', id: 's1' } });
     expect(plan.tags).toEqual([{ tag: 't', ruleId: 'first' }]);
   });
 
   it('falls back to the rules when the expected shipment asks for nothing', () => {
-    const plan = planArrival(parcel, { id: 's1', on_arrival: null }, [rule('first', { apply: { request_action: hold } })]);
+    const plan = planArrival(parcel, { id: 's1', on_arrival: null }, [
+      rule('first', { apply: { request_action: hold } }),
+    ]);
     expect(plan.action?.source).toEqual({ kind: 'mailbox_rule', id: 'first', name: 'rule first' });
   });
 });

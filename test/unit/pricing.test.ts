@@ -19,12 +19,37 @@ const ORIGIN = '78701';
 const CHICAGO = '60601';
 const NEW_YORK = '10001'; // |787 - 100| = 687 -> zone 8
 
-function price(mailClass: MailClass, pageCount: number, color: boolean, extra: Partial<PricingInput> = {}, overrides?: Parameters<typeof priceOutboundMail>[1]) {
-  return priceOutboundMail({ pageCount, color, duplex: false, mailClass, destinationZip: CHICAGO, destinationCountry: 'US', originZip: ORIGIN, ...extra }, overrides);
+function price(
+  mailClass: MailClass,
+  pageCount: number,
+  color: boolean,
+  extra: Partial<PricingInput> = {},
+  overrides?: Parameters<typeof priceOutboundMail>[1],
+) {
+  return priceOutboundMail(
+    {
+      pageCount,
+      color,
+      duplex: false,
+      mailClass,
+      destinationZip: CHICAGO,
+      destinationCountry: 'US',
+      originZip: ORIGIN,
+      ...extra,
+    },
+    overrides,
+  );
 }
 
 function partsSum(b: CostBreakdown): number {
-  return b.handling_cents + b.printing_cents + b.postage_cents + b.first_class_baseline_adjustment_cents + b.service_adjustment_cents + b.floor_adjustment_cents;
+  return (
+    b.handling_cents +
+    b.printing_cents +
+    b.postage_cents +
+    b.first_class_baseline_adjustment_cents +
+    b.service_adjustment_cents +
+    b.floor_adjustment_cents
+  );
 }
 
 function caught(fn: () => unknown): ApiError {
@@ -41,7 +66,13 @@ describe('priceOutboundMail: every class, 1 and 3 pages, black-and-white and col
   // Handling 250, B/W page 40, color page 70 (40 + 30). 1 and 3 simplex sheets weigh
   // 0.20 + 0.16 = 0.36 oz and 0.20 + 0.48 = 0.68 oz: both rate as 1 oz, so 3 pages add
   // only printing (2 x 40 B/W, 3 x 70 - 70 = 140 color).
-  const cases: [MailClass, number, boolean, number, { postage: number; baseline?: number; service?: number; floor?: number }][] = [
+  const cases: [
+    MailClass,
+    number,
+    boolean,
+    number,
+    { postage: number; baseline?: number; service?: number; floor?: number },
+  ][] = [
     // first_class: 1 oz letter 78. 250 + 40 + 78 = 368; baseline 200 -> adjustment -168.
     ['first_class', 1, false, 200, { postage: 78, baseline: -168 }], // 250 + 40 + 78 - 168
     ['first_class', 1, true, 230, { postage: 78, baseline: -168 }], // 250 + 70 + 78 - 168
@@ -129,7 +160,13 @@ describe('weight, sheets and postage steps', () => {
     expect(simplex.postage_description).toBe('First-Class Mail letter up to 2 oz');
     // Duplex: 3 sheets, 0.68 oz -> 1 oz 78; printing still per page: 250 + 240 + 78 - 168 = 400.
     const duplex = price('first_class', 6, false, { duplex: true });
-    expect(duplex).toMatchObject({ sheet_count: 3, weight_oz: 0.68, postage_cents: 78, printing_cents: 240, total_cents: 400 });
+    expect(duplex).toMatchObject({
+      sheet_count: 3,
+      weight_oz: 0.68,
+      postage_cents: 78,
+      printing_cents: 240,
+      total_cents: 400,
+    });
   });
 
   it('over 3 oz a first_class piece goes as a large envelope', () => {
@@ -147,7 +184,8 @@ describe('weight, sheets and postage steps', () => {
     // priority zone 3 up to 48 oz: 1365; the one-page floor adjustment (185) carries: 250 + 8000 + 1365 + 185 = 9800.
     const priority = price('priority', MAX_OUTBOUND_PAGES, false);
     expect(priority).toMatchObject({ postage_cents: 1365, floor_adjustment_cents: 185, total_cents: 9800 });
-    for (const mailClass of MAIL_CLASSES) expect(price(mailClass, MAX_OUTBOUND_PAGES, true).total_cents).toBeGreaterThan(0);
+    for (const mailClass of MAIL_CLASSES)
+      expect(price(mailClass, MAX_OUTBOUND_PAGES, true).total_cents).toBeGreaterThan(0);
   });
 
   it('describes postage with the zone for zoned classes and the fees for certified', () => {
@@ -190,7 +228,9 @@ describe('zones', () => {
   });
 
   it('uses the facility default origin', () => {
-    expect(price('first_class', 1, false, { originZip: DEFAULT_ORIGIN_ZIP }).fulfillment_origin_zip).toBe(DEFAULT_ORIGIN_ZIP);
+    expect(price('first_class', 1, false, { originZip: DEFAULT_ORIGIN_ZIP }).fulfillment_origin_zip).toBe(
+      DEFAULT_ORIGIN_ZIP,
+    );
   });
 });
 
@@ -205,20 +245,32 @@ describe('account overrides win over the defaults', () => {
 
   it('an account baseline replaces 200', () => {
     // 250 + 40 + 78 = 368; baseline 150 -> -218.
-    expect(price('first_class', 1, false, {}, { first_class_baseline_cents: 150 })).toMatchObject({ first_class_baseline_adjustment_cents: -218, total_cents: 150 });
+    expect(price('first_class', 1, false, {}, { first_class_baseline_cents: 150 })).toMatchObject({
+      first_class_baseline_adjustment_cents: -218,
+      total_cents: 150,
+    });
   });
 
   it('an account color surcharge replaces 30', () => {
     // 250 + (40 + 20) + 78 - 168 = 200 + 20.
-    expect(price('first_class', 1, true, {}, { color_surcharge_per_page_cents: 20 })).toMatchObject({ color_printing_per_page_cents: 60, total_cents: 220 });
+    expect(price('first_class', 1, true, {}, { color_surcharge_per_page_cents: 20 })).toMatchObject({
+      color_printing_per_page_cents: 60,
+      total_cents: 220,
+    });
   });
 
   it('account floors merge over the default floors', () => {
     // priority floor 1000 < 1315: no adjustment. certified keeps its default floor 2000.
-    expect(price('priority', 1, false, {}, { floors: { priority: 1000 } })).toMatchObject({ floor_adjustment_cents: 0, total_cents: 1315 });
+    expect(price('priority', 1, false, {}, { floors: { priority: 1000 } })).toMatchObject({
+      floor_adjustment_cents: 0,
+      total_cents: 1315,
+    });
     expect(price('certified', 1, false, {}, { floors: { priority: 1000 } }).total_cents).toBe(2000);
     // A floor on a class without one by default: carriery_ground 1390 -> 1600 (+210).
-    expect(price('carriery_ground', 1, false, {}, { floors: { carriery_ground: 1600 } })).toMatchObject({ floor_adjustment_cents: 210, total_cents: 1600 });
+    expect(price('carriery_ground', 1, false, {}, { floors: { carriery_ground: 1600 } })).toMatchObject({
+      floor_adjustment_cents: 210,
+      total_cents: 1600,
+    });
   });
 
   it('account service adjustments merge over the defaults', () => {
@@ -268,7 +320,18 @@ describe('refusals', () => {
     [{ mailClass: 'carrierx_ground' as MailClass, destinationZip: '09001' }, 'mail_class'],
     [{ mailClass: 'express' as MailClass }, 'mail_class'],
   ])('%j -> 400 on %s', (input, path) => {
-    const e = caught(() => priceOutboundMail({ pageCount: 1, color: false, duplex: false, mailClass: 'first_class', destinationZip: CHICAGO, destinationCountry: 'US', originZip: ORIGIN, ...input }));
+    const e = caught(() =>
+      priceOutboundMail({
+        pageCount: 1,
+        color: false,
+        duplex: false,
+        mailClass: 'first_class',
+        destinationZip: CHICAGO,
+        destinationCountry: 'US',
+        originZip: ORIGIN,
+        ...input,
+      }),
+    );
     expect(e.status).toBe(400);
     expect(e.options.fields?.map((f) => f.path)).toEqual([path]);
   });
@@ -291,9 +354,33 @@ describe('invariants over every class, page count, color, duplex and destination
   it('total is the sum of the parts, printing is per page, one more page adds its printing and any postage step', () => {
     fc.assert(
       fc.property(arb, ({ mailClass, pageCount, color, duplex, destinationZip }) => {
-        const military = ['090', '091', '092', '093', '094', '095', '096', '097', '098', '340', '962', '963', '964', '965', '966'].includes(destinationZip.slice(0, 3));
+        const military = [
+          '090',
+          '091',
+          '092',
+          '093',
+          '094',
+          '095',
+          '096',
+          '097',
+          '098',
+          '340',
+          '962',
+          '963',
+          '964',
+          '965',
+          '966',
+        ].includes(destinationZip.slice(0, 3));
         fc.pre(!(military && mailClass.startsWith('carrier')));
-        const input = { mailClass, pageCount, color, duplex, destinationZip, destinationCountry: 'US', originZip: ORIGIN };
+        const input = {
+          mailClass,
+          pageCount,
+          color,
+          duplex,
+          destinationZip,
+          destinationCountry: 'US',
+          originZip: ORIGIN,
+        };
         const b = priceOutboundMail(input);
         const next = priceOutboundMail({ ...input, pageCount: pageCount + 1 });
         expect(partsSum(b)).toBe(b.total_cents);

@@ -13,25 +13,65 @@ import { PNG } from 'pngjs';
 import { degrees, PDFDocument } from 'pdf-lib';
 import { textPageCount } from '../../domain/outbound-mail/documents';
 import { formatAddressLines, MailAddress } from '../../domain/outbound-mail/address';
-import { jpegOrientation, PageRect, PROOF_LAYOUT, PrintProofInput, renderPrintProof } from '../../domain/outbound-mail/print-proof';
+import {
+  jpegOrientation,
+  PageRect,
+  PROOF_LAYOUT,
+  PrintProofInput,
+  renderPrintProof,
+} from '../../domain/outbound-mail/print-proof';
 
 const run = promisify(execFile);
 const LAYOUT = PROOF_LAYOUT.letter;
 const CREATED_AT = new Date('2026-03-04T05:06:07Z');
 
 const RECIPIENT: MailAddress = {
-  name: 'Jane Doe', company: 'Acme Widgets Inc.', line1: '123 Main Street', line2: 'Suite 400',
-  city: 'Springfield', state: 'IL', zip: '62701-1234', country: 'US',
+  name: 'Jane Doe',
+  company: 'Acme Widgets Inc.',
+  line1: '123 Main Street',
+  line2: 'Suite 400',
+  city: 'Springfield',
+  state: 'IL',
+  zip: '62701-1234',
+  country: 'US',
 };
-const RETURN_ADDRESS: MailAddress = { name: 'John Sender', line1: '1 Return Rd', city: 'Austin', state: 'TX', zip: '78701' };
+const RETURN_ADDRESS: MailAddress = {
+  name: 'John Sender',
+  line1: '1 Return Rd',
+  city: 'Austin',
+  state: 'TX',
+  zip: '78701',
+};
 
-interface Box { xMin: number; yMin: number; xMax: number; yMax: number }
-interface TextLine extends Box { text: string }
-interface TextPage { width: number; height: number; lines: TextLine[] }
+interface Box {
+  xMin: number;
+  yMin: number;
+  xMax: number;
+  yMax: number;
+}
+interface TextLine extends Box {
+  text: string;
+}
+interface TextPage {
+  width: number;
+  height: number;
+  lines: TextLine[];
+}
 
 const num = (attrs: string, name: string) => Number(new RegExp(`${name}="([\\d.]+)"`).exec(attrs)![1]);
-const box = (attrs: string): Box => ({ xMin: num(attrs, 'xMin'), yMin: num(attrs, 'yMin'), xMax: num(attrs, 'xMax'), yMax: num(attrs, 'yMax') });
-const unescapeXml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+const box = (attrs: string): Box => ({
+  xMin: num(attrs, 'xMin'),
+  yMin: num(attrs, 'yMin'),
+  xMax: num(attrs, 'xMax'),
+  yMax: num(attrs, 'yMax'),
+});
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 async function withFile<T>(pdf: Uint8Array, use: (file: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(tmpdir(), 'print-proof-'));
@@ -46,7 +86,9 @@ async function withFile<T>(pdf: Uint8Array, use: (file: string) => Promise<T>): 
 
 /** Every text line of every page with its box, in points from the page's top-left corner. */
 async function textLines(pdf: Uint8Array): Promise<TextPage[]> {
-  const { stdout } = await withFile(pdf, (file) => run('pdftotext', ['-bbox-layout', file, '-'], { maxBuffer: 64 * 1024 * 1024 }));
+  const { stdout } = await withFile(pdf, (file) =>
+    run('pdftotext', ['-bbox-layout', file, '-'], { maxBuffer: 64 * 1024 * 1024 }),
+  );
   return [...stdout.matchAll(/<page ([^>]*)>([\s\S]*?)<\/page>/g)].map(([, attrs, body]) => ({
     width: num(attrs, 'width'),
     height: num(attrs, 'height'),
@@ -77,7 +119,8 @@ const overlaps = (b: Box, r: Box) => b.xMin < r.xMax && b.xMax > r.xMin && b.yMi
 function linesIn(page: TextPage, window: PageRect): string[] {
   const touching = page.lines.filter((l) => overlaps(l, rectBox(window)));
   for (const { text, ...at } of touching) {
-    if (!inside(at, rectBox(window))) throw new Error(`"${text}" at ${JSON.stringify(at)} crosses the window ${JSON.stringify(window)}`);
+    if (!inside(at, rectBox(window)))
+      throw new Error(`"${text}" at ${JSON.stringify(at)} crosses the window ${JSON.stringify(window)}`);
   }
   return touching.sort((a, b) => a.yMin - b.yMin).map((l) => l.text);
 }
@@ -104,18 +147,57 @@ function pngOf(width: number, height: number, colour: (x: number, y: number) => 
 }
 
 /** A JPEG with an APP1 Exif segment holding only the orientation tag (big-endian TIFF). */
-function jpegWithOrientation(width: number, height: number, orientation: number, colour: (x: number, y: number) => [number, number, number]): Buffer {
+function jpegWithOrientation(
+  width: number,
+  height: number,
+  orientation: number,
+  colour: (x: number, y: number) => [number, number, number],
+): Buffer {
   const data = Buffer.alloc(width * height * 4);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set([...colour(x, y), 255], (y * width + x) * 4);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) data.set([...colour(x, y), 255], (y * width + x) * 4);
   const plain = jpeg.encode({ data, width, height }, 95).data;
-  const tiff = Buffer.from([0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0]);
+  const tiff = Buffer.from([
+    0x4d,
+    0x4d,
+    0,
+    42,
+    0,
+    0,
+    0,
+    8,
+    0,
+    1,
+    0x01,
+    0x12,
+    0,
+    3,
+    0,
+    0,
+    0,
+    1,
+    0,
+    orientation,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ]);
   const body = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
   const app1 = Buffer.concat([Buffer.from([0xff, 0xe1, (body.length + 2) >> 8, (body.length + 2) & 0xff]), body]);
   return Buffer.concat([plain.subarray(0, 2), app1, plain.subarray(2)]);
 }
 
 const input = (over: Partial<PrintProofInput> & { document: PrintProofInput['document'] }): PrintProofInput => ({
-  recipient: RECIPIENT, returnAddress: RETURN_ADDRESS, mailClass: 'first_class', color: true, duplex: false, createdAt: CREATED_AT, ...over,
+  recipient: RECIPIENT,
+  returnAddress: RETURN_ADDRESS,
+  mailClass: 'first_class',
+  color: true,
+  duplex: false,
+  createdAt: CREATED_AT,
+  ...over,
 });
 
 const RED: [number, number, number] = [255, 0, 0];
@@ -134,11 +216,30 @@ beforeAll(async () => {
 
 describe('renderPrintProof: pages and sheets', () => {
   it('puts the address page in front of a 2-page PDF, whose pages follow unchanged (simplex: one page a sheet)', async () => {
-    const proof = await renderPrintProof(input({ document: { bytes: await pdfOf([{ text: 'Document page 1' }, { text: 'Document page 2' }]), kind: 'pdf', pageCount: 2 } }));
-    expect(proof).toMatchObject({ pageCount: 3, sheets: 3, addressPageAdded: true, firstDocumentPage: 2, grayscale: false, warnings: [] });
+    const proof = await renderPrintProof(
+      input({
+        document: {
+          bytes: await pdfOf([{ text: 'Document page 1' }, { text: 'Document page 2' }]),
+          kind: 'pdf',
+          pageCount: 2,
+        },
+      }),
+    );
+    expect(proof).toMatchObject({
+      pageCount: 3,
+      sheets: 3,
+      addressPageAdded: true,
+      firstDocumentPage: 2,
+      grayscale: false,
+      warnings: [],
+    });
 
     const doc = await PDFDocument.load(proof.pdf, { updateMetadata: false });
-    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([[612, 792], [612, 792], [612, 792]]);
+    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([
+      [612, 792],
+      [612, 792],
+      [612, 792],
+    ]);
     expect(doc.getTitle()).toBe('Print proof');
     expect(doc.getProducer()).toBe('postal-mail-api print proof');
     expect(doc.getCreationDate()).toEqual(CREATED_AT);
@@ -153,14 +254,28 @@ describe('renderPrintProof: pages and sheets', () => {
   });
 
   it('duplex: the address page gets a blank back, so the letter starts on the second sheet', async () => {
-    const two = await renderPrintProof(input({ duplex: true, document: { bytes: await pdfOf([{ text: 'Document page 1' }, { text: 'Document page 2' }]), kind: 'pdf', pageCount: 2 } }));
+    const two = await renderPrintProof(
+      input({
+        duplex: true,
+        document: {
+          bytes: await pdfOf([{ text: 'Document page 1' }, { text: 'Document page 2' }]),
+          kind: 'pdf',
+          pageCount: 2,
+        },
+      }),
+    );
     expect(two).toMatchObject({ pageCount: 4, sheets: 2, firstDocumentPage: 3 });
     const pages = await textLines(two.pdf);
     expect(pages).toHaveLength(4);
     expect(pages[1].lines).toEqual([]);
     expect(pages.slice(2).map((p) => p.lines.map((l) => l.text))).toEqual([['Document page 1'], ['Document page 2']]);
 
-    const three = await renderPrintProof(input({ duplex: true, document: { bytes: await pdfOf([1, 2, 3].map((n) => ({ text: `p${n}` }))), kind: 'pdf', pageCount: 3 } }));
+    const three = await renderPrintProof(
+      input({
+        duplex: true,
+        document: { bytes: await pdfOf([1, 2, 3].map((n) => ({ text: `p${n}` }))), kind: 'pdf', pageCount: 3 },
+      }),
+    );
     expect(three).toMatchObject({ pageCount: 5, sheets: 3 });
   });
 
@@ -169,17 +284,34 @@ describe('renderPrintProof: pages and sheets', () => {
     const a = await renderPrintProof(input({ document: { bytes, kind: 'pdf', pageCount: 1 } }));
     const b = await renderPrintProof(input({ document: { bytes, kind: 'pdf', pageCount: 1 } }));
     expect(Buffer.from(a.pdf).equals(Buffer.from(b.pdf))).toBe(true);
-    const later = await renderPrintProof(input({ createdAt: new Date('2026-03-05T00:00:00Z'), document: { bytes, kind: 'pdf', pageCount: 1 } }));
+    const later = await renderPrintProof(
+      input({ createdAt: new Date('2026-03-05T00:00:00Z'), document: { bytes, kind: 'pdf', pageCount: 1 } }),
+    );
     expect(Buffer.from(later.pdf).equals(Buffer.from(a.pdf))).toBe(false);
   });
 
   it('scales a non-Letter page to fit Letter and turns a rotated page as viewers show it', async () => {
     const a4: [number, number] = [595.28, 841.89];
-    const proof = await renderPrintProof(input({
-      document: { bytes: await pdfOf([{ size: a4, text: 'A4 page' }, { size: [a4[1], a4[0]], text: 'Turned page', rotate: 90 }, { size: [792, 612], text: 'Landscape letter' }]), kind: 'pdf', pageCount: 3 },
-    }));
+    const proof = await renderPrintProof(
+      input({
+        document: {
+          bytes: await pdfOf([
+            { size: a4, text: 'A4 page' },
+            { size: [a4[1], a4[0]], text: 'Turned page', rotate: 90 },
+            { size: [792, 612], text: 'Landscape letter' },
+          ]),
+          kind: 'pdf',
+          pageCount: 3,
+        },
+      }),
+    );
     const doc = await PDFDocument.load(proof.pdf);
-    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([[612, 792], [612, 792], [612, 792], [792, 612]]);
+    expect(doc.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([
+      [612, 792],
+      [612, 792],
+      [612, 792],
+      [792, 612],
+    ]);
     expect(proof.warnings).toEqual([
       'page 1 is 8.27 x 11.69 in, not US Letter; it is scaled to 94% to fit',
       'page 2 is 8.27 x 11.69 in, not US Letter; it is scaled to 94% to fit',
@@ -203,26 +335,45 @@ describe('renderPrintProof: pages and sheets', () => {
     doc.addPage([595.28, 841.89]).drawText('After the blank page', { x: 72, y: 700, size: 14 });
     const proof = await renderPrintProof(input({ document: { bytes: await doc.save(), kind: 'pdf', pageCount: 2 } }));
     const rendered = await PDFDocument.load(proof.pdf);
-    expect(rendered.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([[612, 792], [612, 792], [612, 792]]);
+    expect(rendered.getPages().map((p) => [p.getWidth(), p.getHeight()])).toEqual([
+      [612, 792],
+      [612, 792],
+      [612, 792],
+    ]);
     const pages = await textLines(proof.pdf);
     expect(pages[1].lines).toEqual([]);
     expect(pages[2].lines.map((l) => l.text)).toEqual(['After the blank page']);
   });
 
   it('says when the piece is more sheets than a #10 envelope holds', async () => {
-    const proof = await renderPrintProof(input({ document: { bytes: await pdfOf([1, 2, 3, 4, 5, 6].map((n) => ({ text: `p${n}` }))), kind: 'pdf', pageCount: 6 } }));
+    const proof = await renderPrintProof(
+      input({
+        document: { bytes: await pdfOf([1, 2, 3, 4, 5, 6].map((n) => ({ text: `p${n}` }))), kind: 'pdf', pageCount: 6 },
+      }),
+    );
     expect(proof.sheets).toBe(7);
-    expect(proof.warnings).toEqual(['the piece is 7 sheets; a #10 double window envelope holds at most 6, so the window positions shown may not match the envelope used']);
+    expect(proof.warnings).toEqual([
+      'the piece is 7 sheets; a #10 double window envelope holds at most 6, so the window positions shown may not match the envelope used',
+    ]);
   });
 
   it('refuses a mail class that is not a letter class', async () => {
-    await expect(renderPrintProof(input({ mailClass: 'postcard_4x6', document: { bytes: await pdfOf([{ text: 'x' }]), kind: 'pdf', pageCount: 1 } }))).rejects.toThrow(/not a letter mail class/);
+    await expect(
+      renderPrintProof(
+        input({
+          mailClass: 'postcard_4x6',
+          document: { bytes: await pdfOf([{ text: 'x' }]), kind: 'pdf', pageCount: 1 },
+        }),
+      ),
+    ).rejects.toThrow(/not a letter mail class/);
   });
 });
 
 describe('renderPrintProof: the address page', () => {
   it('prints the recipient inside the recipient window and the return address inside the return window, nothing else in them', async () => {
-    const proof = await renderPrintProof(input({ document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }));
+    const proof = await renderPrintProof(
+      input({ document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }),
+    );
     const [addressPage] = await textLines(proof.pdf);
     expect(linesIn(addressPage, LAYOUT.recipientWindow)).toEqual(formatAddressLines(RECIPIENT));
     expect(linesIn(addressPage, LAYOUT.returnWindow)).toEqual(formatAddressLines(RETURN_ADDRESS));
@@ -232,15 +383,32 @@ describe('renderPrintProof: the address page', () => {
     expect(first.yMin).toBeGreaterThanOrEqual(LAYOUT.recipientWindow.y + LAYOUT.windowInset - 0.5);
     const mark = addressPage.lines.find((l) => l.text === 'Proof \u2014 postal-mail-api')!;
     expect(overlaps(mark, rectBox(LAYOUT.recipientWindow)) || overlaps(mark, rectBox(LAYOUT.returnWindow))).toBe(false);
-    expect(addressPage.lines.map((l) => l.text)).toContain('first_class \u00b7 color \u00b7 single-sided \u00b7 2 pages on 2 sheets, this address page included');
-    expect(proof.addressBlocks.recipient).toMatchObject({ lines: formatAddressLines(RECIPIENT), fontSize: expect.any(Number) });
+    expect(addressPage.lines.map((l) => l.text)).toContain(
+      'first_class \u00b7 color \u00b7 single-sided \u00b7 2 pages on 2 sheets, this address page included',
+    );
+    expect(proof.addressBlocks.recipient).toMatchObject({
+      lines: formatAddressLines(RECIPIENT),
+      fontSize: expect.any(Number),
+    });
     expect(proof.addressBlocks.recipient.fontSize).toBeLessThanOrEqual(10);
     expect(proof.addressBlocks.recipient.fontSize).toBeGreaterThanOrEqual(8);
   });
 
   it('prints a 4-line address at 10 pt and leaves the return window empty without a return address', async () => {
-    const recipient: MailAddress = { name: 'JANE DOE', line1: '123 MAIN ST', city: 'SPRINGFIELD', state: 'IL', zip: '62701' };
-    const proof = await renderPrintProof(input({ recipient, returnAddress: null, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }));
+    const recipient: MailAddress = {
+      name: 'JANE DOE',
+      line1: '123 MAIN ST',
+      city: 'SPRINGFIELD',
+      state: 'IL',
+      zip: '62701',
+    };
+    const proof = await renderPrintProof(
+      input({
+        recipient,
+        returnAddress: null,
+        document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 },
+      }),
+    );
     const [addressPage] = await textLines(proof.pdf);
     expect(linesIn(addressPage, LAYOUT.recipientWindow)).toEqual(['JANE DOE', '123 MAIN ST', 'SPRINGFIELD, IL 62701']);
     expect(linesIn(addressPage, LAYOUT.returnWindow)).toEqual([]);
@@ -249,19 +417,35 @@ describe('renderPrintProof: the address page', () => {
 
   it('fits six lines by shrinking, and cuts a line too long even at 8 pt with an ellipsis and a warning', async () => {
     const six: MailAddress = { ...RECIPIENT, country: 'PR' };
-    const fitted = await renderPrintProof(input({ recipient: six, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }));
+    const fitted = await renderPrintProof(
+      input({ recipient: six, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }),
+    );
     expect(fitted.warnings).toEqual([]);
     expect(fitted.addressBlocks.recipient.fontSize).toBeLessThan(10);
     expect(linesIn((await textLines(fitted.pdf))[0], LAYOUT.recipientWindow)).toEqual(formatAddressLines(six));
 
-    const long: MailAddress = { ...RECIPIENT, company: 'The Extraordinarily Long-Named International Consolidated Widget Manufacturing Company of Springfield' };
-    const cut = await renderPrintProof(input({ recipient: long, returnAddress: { ...RETURN_ADDRESS, line1: '1 Return Road, Building Seventeen, Floor Forty-Two, Austin Technology Park' }, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }));
+    const long: MailAddress = {
+      ...RECIPIENT,
+      company: 'The Extraordinarily Long-Named International Consolidated Widget Manufacturing Company of Springfield',
+    };
+    const cut = await renderPrintProof(
+      input({
+        recipient: long,
+        returnAddress: {
+          ...RETURN_ADDRESS,
+          line1: '1 Return Road, Building Seventeen, Floor Forty-Two, Austin Technology Park',
+        },
+        document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 },
+      }),
+    );
     expect(cut.addressBlocks.recipient.fontSize).toBe(8);
     const printedCompany = cut.addressBlocks.recipient.lines[1];
     expect(printedCompany.endsWith('\u2026')).toBe(true);
     expect(long.company!.startsWith(printedCompany.slice(0, -1))).toBe(true);
     expect(cut.warnings).toEqual([
-      expect.stringMatching(/^return address line 2 is too long for the window at 8 pt and is cut to "1 Return Road, Building/),
+      expect.stringMatching(
+        /^return address line 2 is too long for the window at 8 pt and is cut to "1 Return Road, Building/,
+      ),
       `recipient line 2 is too long for the window at 8 pt and is cut to "${printedCompany}"`,
     ]);
     const [addressPage] = await textLines(cut.pdf);
@@ -270,11 +454,23 @@ describe('renderPrintProof: the address page', () => {
   });
 
   it('prints characters Helvetica lacks as their plain letter or ?, with a warning, instead of failing', async () => {
-    const recipient: MailAddress = { name: 'Łukasz Żółć 😀', line1: 'Ōmura-dōri 5', city: 'São Paulo', state: 'NY', zip: '10001' };
-    const proof = await renderPrintProof(input({ recipient, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }));
+    const recipient: MailAddress = {
+      name: 'Łukasz Żółć 😀',
+      line1: 'Ōmura-dōri 5',
+      city: 'São Paulo',
+      state: 'NY',
+      zip: '10001',
+    };
+    const proof = await renderPrintProof(
+      input({ recipient, document: { bytes: await pdfOf([{ text: 'Body' }]), kind: 'pdf', pageCount: 1 } }),
+    );
     expect(proof.addressBlocks.recipient.lines).toEqual(['?ukasz Zó?c ?', 'Omura-dori 5', 'São Paulo, NY 10001']);
     expect(proof.warnings).toEqual(["recipient line 1: characters the printer's font lacks print as '?'"]);
-    expect(linesIn((await textLines(proof.pdf))[0], LAYOUT.recipientWindow)).toEqual(['?ukasz Zó?c ?', 'Omura-dori 5', 'São Paulo, NY 10001']);
+    expect(linesIn((await textLines(proof.pdf))[0], LAYOUT.recipientWindow)).toEqual([
+      '?ukasz Zó?c ?',
+      'Omura-dori 5',
+      'São Paulo, NY 10001',
+    ]);
   });
 });
 
@@ -304,21 +500,32 @@ describe('renderPrintProof: documents other than PDF', () => {
     const photo = jpegWithOrientation(80, 40, 6, (x) => (x < 40 ? RED : BLUE));
     expect(jpegOrientation(photo)).toBe(6);
     const proof = await renderPrintProof(input({ document: { bytes: photo, kind: 'jpg', pageCount: 1 } }));
-    expect(proof.warnings).toEqual(['the photo is stored turned (EXIF orientation 6); it is printed upright, as it is shown']);
+    expect(proof.warnings).toEqual([
+      'the photo is stored turned (EXIF orientation 6); it is printed upright, as it is shown',
+    ]);
     // 1:2 fills the 10 in between top and bottom margins: 360 x 720 pt, centred.
     expect(isRed(await colourAt(proof.pdf, 2, 306, 200))).toBe(true);
     expect(isBlue(await colourAt(proof.pdf, 2, 306, 600))).toBe(true);
     expect(isWhite(await colourAt(proof.pdf, 2, 110, 396))).toBe(true);
     expect(isRed(await colourAt(proof.pdf, 2, 140, 200))).toBe(true);
 
-    const plain = await renderPrintProof(input({ document: { bytes: jpegWithOrientation(80, 40, 1, (x) => (x < 40 ? RED : BLUE)), kind: 'jpg', pageCount: 1 } }));
+    const plain = await renderPrintProof(
+      input({
+        document: { bytes: jpegWithOrientation(80, 40, 1, (x) => (x < 40 ? RED : BLUE)), kind: 'jpg', pageCount: 1 },
+      }),
+    );
     expect(isRed(await colourAt(plain.pdf, 2, 100, 396))).toBe(true);
     expect(isBlue(await colourAt(plain.pdf, 2, 500, 396))).toBe(true);
   });
 
   it('typesets TXT in the counted lines: 80-column wrap, 66 lines a page, form feeds, ? for characters Courier lacks', async () => {
     const longLine = 'x'.repeat(100);
-    const lines = ['Dear Sir,', longLine, 'Café ✓ 😀 “quoted”', ...Array.from({ length: 70 }, (_, i) => `line ${i + 1}`)];
+    const lines = [
+      'Dear Sir,',
+      longLine,
+      'Café ✓ 😀 “quoted”',
+      ...Array.from({ length: 70 }, (_, i) => `line ${i + 1}`),
+    ];
     const text = `${lines.join('\n')}\n\fAfter the form feed\n`;
     const bytes = Buffer.from(text, 'utf8');
     const proof = await renderPrintProof(input({ document: { bytes, kind: 'txt', pageCount: textPageCount(text) } }));
@@ -328,11 +535,25 @@ describe('renderPrintProof: documents other than PDF', () => {
 
     const pages = await textLines(proof.pdf);
     const first = pages[1].lines;
-    expect(first.slice(0, 4).map((l) => l.text)).toEqual(['Dear Sir,', 'x'.repeat(80), 'x'.repeat(20), 'Café ? ? “quoted”']);
+    expect(first.slice(0, 4).map((l) => l.text)).toEqual([
+      'Dear Sir,',
+      'x'.repeat(80),
+      'x'.repeat(20),
+      'Café ? ? “quoted”',
+    ]);
     expect(first[0].xMin).toBeCloseTo(LAYOUT.text.left, 1);
     expect(first).toHaveLength(66);
     expect(first[65].text).toBe('line 62');
-    expect(pages[2].lines.map((l) => l.text)).toEqual(['line 63', 'line 64', 'line 65', 'line 66', 'line 67', 'line 68', 'line 69', 'line 70']);
+    expect(pages[2].lines.map((l) => l.text)).toEqual([
+      'line 63',
+      'line 64',
+      'line 65',
+      'line 66',
+      'line 67',
+      'line 68',
+      'line 69',
+      'line 70',
+    ]);
     expect(pages[3].lines.map((l) => l.text)).toEqual(['After the form feed']);
   });
 
@@ -340,13 +561,19 @@ describe('renderPrintProof: documents other than PDF', () => {
     const csv = 'name,city\nAda,London\nGrace,Arlington\n';
     const proof = await renderPrintProof(input({ document: { bytes: Buffer.from(csv), kind: 'csv', pageCount: 2 } }));
     expect(proof.pageCount).toBe(2);
-    expect((await textLines(proof.pdf))[1].lines.map((l) => l.text)).toEqual(['name,city', 'Ada,London', 'Grace,Arlington']);
+    expect((await textLines(proof.pdf))[1].lines.map((l) => l.text)).toEqual([
+      'name,city',
+      'Ada,London',
+      'Grace,Arlington',
+    ]);
     expect(proof.warnings).toEqual(['the document prints on 1 page; the piece is counted at 2']);
   });
 
   it('shows a DOCX as one placeholder page per counted page', async () => {
     const docx = readFileSync(path.join(__dirname, '..', 'fixtures', 'documents', 'five-pages-metadata.docx'));
-    const proof = await renderPrintProof(input({ duplex: true, document: { bytes: docx, kind: 'docx', pageCount: 5 } }));
+    const proof = await renderPrintProof(
+      input({ duplex: true, document: { bytes: docx, kind: 'docx', pageCount: 5 } }),
+    );
     expect(proof).toMatchObject({ pageCount: 7, sheets: 4, firstDocumentPage: 3, warnings: [] });
     const pages = await textLines(proof.pdf);
     expect(pages.slice(2).map((p) => p.lines[0].text)).toEqual([1, 2, 3, 4, 5].map((n) => `DOCX page ${n} of 5`));
@@ -365,4 +592,3 @@ describe('jpegOrientation', () => {
     expect(jpegOrientation(eight.subarray(0, 30))).toBe(1);
   });
 });
-

@@ -18,7 +18,8 @@ function refusal(fn: () => unknown): ApiError {
 
 function bigCsv(rows: number): Buffer {
   const lines = ['name,address,address2,city,state,zip'];
-  for (let i = 1; i <= rows; i++) lines.push(`Person ${i},${i} Main St,,Austin,TX,${String(70000 + (i % 9999)).padStart(5, '0')}`);
+  for (let i = 1; i <= rows; i++)
+    lines.push(`Person ${i},${i} Main St,,Austin,TX,${String(70000 + (i % 9999)).padStart(5, '0')}`);
   return Buffer.from(lines.join('\n') + '\n');
 }
 
@@ -26,8 +27,20 @@ describe('recipients CSV: encodings and delimiters', () => {
   it('reads a Windows-1252 Excel export with semicolons and accented names', () => {
     const r = parse('excel-semicolon-windows1252.csv');
     expect(r).toMatchObject({ encoding: 'windows-1252', delimiter: ';', total_rows: 4, valid: 4, skipped: 0 });
-    expect(r.recipients.map((x) => x.name)).toEqual(['José Müller', 'François Dupont', 'Zoë Brontë', 'Søren Kierkegaard']);
-    expect(r.recipients[0]).toMatchObject({ row: 2, line1: '12 Rue Street', line2: 'Apt 3', city: 'Austin', state: 'TX', zip: '78701' });
+    expect(r.recipients.map((x) => x.name)).toEqual([
+      'José Müller',
+      'François Dupont',
+      'Zoë Brontë',
+      'Søren Kierkegaard',
+    ]);
+    expect(r.recipients[0]).toMatchObject({
+      row: 2,
+      line1: '12 Rue Street',
+      line2: 'Apt 3',
+      city: 'Austin',
+      state: 'TX',
+      zip: '78701',
+    });
     // the ";;;;;" padding row is blank, yet still counts as spreadsheet row 5
     expect(r.recipients[3].row).toBe(6);
   });
@@ -35,13 +48,28 @@ describe('recipients CSV: encodings and delimiters', () => {
   it('strips a UTF-8 byte-order mark and maps header aliases', () => {
     const r = parse('bom-aliases.csv');
     expect(r.encoding).toBe('utf-8-bom');
-    expect(r.recipients[0]).toEqual({ row: 2, name: 'Ana Souza', line1: '1 First St', line2: '2B', city: 'Newark', state: 'NJ', zip: '07102' });
+    expect(r.recipients[0]).toEqual({
+      row: 2,
+      name: 'Ana Souza',
+      line1: '1 First St',
+      line2: '2B',
+      city: 'Newark',
+      state: 'NJ',
+      zip: '07102',
+    });
   });
 
   it('reads tab-separated files with snake_case aliases (recipient_name, address_line1, town, province, postal_code)', () => {
     const r = parse('tabs-aliases.tsv');
     expect(r).toMatchObject({ delimiter: '\t', valid: 3, skipped: 0 });
-    expect(r.recipients[1]).toMatchObject({ name: 'Dana Lee', line1: '11 Oak Ln', line2: 'Unit 7', city: 'Provo', state: 'UT', zip: '84601' });
+    expect(r.recipients[1]).toMatchObject({
+      name: 'Dana Lee',
+      line1: '11 Oak Ln',
+      line2: 'Unit 7',
+      city: 'Provo',
+      state: 'UT',
+      zip: '84601',
+    });
   });
 
   it('decodes valid UTF-8 as UTF-8 and other bytes as Windows-1252', () => {
@@ -61,8 +89,19 @@ describe('recipients CSV: quoting and multi-line cells', () => {
   it('keeps commas and quotes inside quoted fields and splits a multi-line address into two lines', () => {
     const r = parse('quoted-multiline.csv');
     expect(r.valid).toBe(4);
-    expect(r.recipients[0]).toMatchObject({ row: 2, name: 'Robert "Bob" Smith', line1: '123 Main St, Rear', line2: null });
-    expect(r.recipients[1]).toMatchObject({ row: 3, name: 'Acme, Inc. Attn: Ana', line1: '500 Market St', line2: 'Floor 2', city: 'San Francisco' });
+    expect(r.recipients[0]).toMatchObject({
+      row: 2,
+      name: 'Robert "Bob" Smith',
+      line1: '123 Main St, Rear',
+      line2: null,
+    });
+    expect(r.recipients[1]).toMatchObject({
+      row: 3,
+      name: 'Acme, Inc. Attn: Ana',
+      line1: '500 Market St',
+      line2: 'Floor 2',
+      city: 'San Francisco',
+    });
     // address2 already given: the address cell's lines are joined
     expect(r.recipients[2]).toMatchObject({ row: 4, line1: '9 Elm St, Unit 4', line2: 'Building B' });
     // a multi-line record is one spreadsheet row
@@ -70,7 +109,9 @@ describe('recipients CSV: quoting and multi-line cells', () => {
   });
 
   it('refuses a file whose quote is never closed', () => {
-    const err = refusal(() => parseRecipientsCsv(Buffer.from('name,address,city,state,zip\n"Al,1 A St,Austin,TX,78701\n')));
+    const err = refusal(() =>
+      parseRecipientsCsv(Buffer.from('name,address,city,state,zip\n"Al,1 A St,Austin,TX,78701\n')),
+    );
     expect(err.status).toBe(400);
     expect(err.options.fields?.[0].path).toBe('recipients');
   });
@@ -80,21 +121,36 @@ describe('recipients CSV: states and ZIPs', () => {
   it('accepts state names in any case, DC, territories and military states', () => {
     const r = parse('state-names.csv');
     expect(r.recipients.map((x) => x.state)).toEqual(['NY', 'DC', 'PR', 'AE', 'GU', 'HI']);
-    expect(r.skipped_rows).toEqual([{ row: 7, field: 'state', value: 'Wisc', error: expect.stringMatching(/unknown US state/) }]);
+    expect(r.skipped_rows).toEqual([
+      { row: 7, field: 'state', value: 'Wisc', error: expect.stringMatching(/unknown US state/) },
+    ]);
   });
 
   it('normalises ZIP+4 spellings, unwraps ="..." guards and flags ZIPs that lost their leading zero', () => {
     const r = parse('zip-formats.csv');
     expect(r.recipients.map((x) => x.zip)).toEqual(['78701-1234', '78701-1234', '78701-1234', '02134']);
     expect(r.skipped_rows).toEqual([
-      { row: 5, field: 'zip', value: '2134', error: '4-digit ZIP: leading zero probably dropped by a spreadsheet (did you mean 02134?)' },
-      { row: 6, field: 'zip', value: '2134-5678', error: '4-digit ZIP: leading zero probably dropped by a spreadsheet (did you mean 02134-5678?)' },
+      {
+        row: 5,
+        field: 'zip',
+        value: '2134',
+        error: '4-digit ZIP: leading zero probably dropped by a spreadsheet (did you mean 02134?)',
+      },
+      {
+        row: 6,
+        field: 'zip',
+        value: '2134-5678',
+        error: '4-digit ZIP: leading zero probably dropped by a spreadsheet (did you mean 02134-5678?)',
+      },
       { row: 8, field: 'zip', value: 'ABCDE', error: expect.stringMatching(/5 digits or ZIP\+4/) },
     ]);
   });
 
   it.each([
-    ['12345', '12345'], ['12345-6789', '12345-6789'], ['123456789', '12345-6789'], [' 12345 - 6789 ', '12345-6789'],
+    ['12345', '12345'],
+    ['12345-6789', '12345-6789'],
+    ['123456789', '12345-6789'],
+    [' 12345 - 6789 ', '12345-6789'],
   ])('ZIP %j becomes %j', (raw, zip) => {
     expect(normaliseZip(raw)).toEqual({ ok: true, zip });
   });
@@ -118,8 +174,17 @@ describe('recipients CSV: duplicates, blank and malformed rows', () => {
   it('ignores blank lines, skips ragged rows and rows missing required values, and keeps empty padding cells', () => {
     const r = parse('blank-and-ragged.csv');
     expect(r).toMatchObject({ total_rows: 7, valid: 2, skipped: 5 });
-    expect(r.recipients.map((x) => [x.row, x.name])).toEqual([[3, 'Uma Ok'], [6, 'Xia Pad']]);
-    expect(r.skipped_rows.map((s) => [s.row, s.field])).toEqual([[4, 'row'], [5, 'row'], [8, 'name'], [9, 'city'], [10, 'state']]);
+    expect(r.recipients.map((x) => [x.row, x.name])).toEqual([
+      [3, 'Uma Ok'],
+      [6, 'Xia Pad'],
+    ]);
+    expect(r.skipped_rows.map((s) => [s.row, s.field])).toEqual([
+      [4, 'row'],
+      [5, 'row'],
+      [8, 'name'],
+      [9, 'city'],
+      [10, 'state'],
+    ]);
     expect(r.skipped_rows[0].error).toMatch(/expected 5 fields like the header, found 4/);
     expect(r.skipped + r.valid).toBe(r.total_rows);
   });
@@ -127,7 +192,11 @@ describe('recipients CSV: duplicates, blank and malformed rows', () => {
 
 describe('recipients CSV: headers and column_map', () => {
   it('joins first and last name columns when there is no name column', () => {
-    expect(parse('first-last-names.csv').recipients[0]).toMatchObject({ name: 'Alma Reyes', line1: '1 Alamo Plaza', zip: '78205' });
+    expect(parse('first-last-names.csv').recipients[0]).toMatchObject({
+      name: 'Alma Reyes',
+      line1: '1 Alamo Plaza',
+      zip: '78205',
+    });
   });
 
   it('lists every missing required column with its accepted headers', () => {
@@ -140,9 +209,22 @@ describe('recipients CSV: headers and column_map', () => {
   });
 
   it('maps unusual headers with column_map (exact or case-insensitive header text)', () => {
-    const r = parse('custom-headers.csv', { name: 'Kunde', line1: 'Strasse', line2: 'zusatz', city: 'Ort', state: 'Bundesstaat', zip: 'PLZ' });
+    const r = parse('custom-headers.csv', {
+      name: 'Kunde',
+      line1: 'Strasse',
+      line2: 'zusatz',
+      city: 'Ort',
+      state: 'Bundesstaat',
+      zip: 'PLZ',
+    });
     expect(r.valid).toBe(2);
-    expect(r.recipients[0]).toMatchObject({ name: 'Jürgen Groß', line1: '5 Maple St', city: 'Fredericksburg', state: 'TX', zip: '78624' });
+    expect(r.recipients[0]).toMatchObject({
+      name: 'Jürgen Groß',
+      line1: '5 Maple St',
+      city: 'Fredericksburg',
+      state: 'TX',
+      zip: '78624',
+    });
     expect(r.recipients[1]).toMatchObject({ name: 'Anneliese Bäcker', line2: 'Apt 9' });
   });
 
@@ -162,7 +244,9 @@ describe('recipients CSV: limits', () => {
   it('refuses 10,001 rows and files over 5 MB with a 400 naming recipients', () => {
     const rows = refusal(() => parseRecipientsCsv(bigCsv(10001)));
     expect(rows.status).toBe(400);
-    expect(rows.options.fields).toEqual([{ path: 'recipients', message: expect.stringMatching(/at most 10,000 rows/) }]);
+    expect(rows.options.fields).toEqual([
+      { path: 'recipients', message: expect.stringMatching(/at most 10,000 rows/) },
+    ]);
     const size = refusal(() => parseRecipientsCsv(Buffer.alloc(5 * 1024 * 1024 + 1, 'a')));
     expect(size.options.fields).toEqual([{ path: 'recipients', message: expect.stringMatching(/at most 5 MB/) }]);
   });

@@ -1,6 +1,11 @@
 // Scheduled send's pure rules: the window a send_after must fall in, how long a workflow
 // still holds a piece, and which rows the facility may not see yet.
-import { heldFromFacility, holdRemainingMs, SEND_AFTER_MAX_DAYS, sendAfterProblem } from '../../domain/workflow-safe/send-after';
+import {
+  heldFromFacility,
+  holdRemainingMs,
+  SEND_AFTER_MAX_DAYS,
+  sendAfterProblem,
+} from '../../domain/workflow-safe/send-after';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const DAY = 86_400_000;

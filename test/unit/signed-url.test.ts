@@ -18,12 +18,19 @@ describe.each([
 
   it.each([
     ['accounts/acc_1/documents/doc_1.pdf', undefined],
-    ["odd keys/with spaces+plus/é (1)!*'.pdf", 'attachment; filename="Brief an Müller (2).pdf"; filename*=UTF-8\'\'Brief%20an%20M%C3%BCller.pdf'],
+    [
+      "odd keys/with spaces+plus/é (1)!*'.pdf",
+      'attachment; filename="Brief an Müller (2).pdf"; filename*=UTF-8\'\'Brief%20an%20M%C3%BCller.pdf',
+    ],
   ])('key %s', async (key, contentDisposition) => {
-    const expected = await getSignedUrl(client, new GetObjectCommand({ Bucket: s3Bucket, Key: key, ResponseContentDisposition: contentDisposition }), {
-      expiresIn: 600,
-      signingDate,
-    });
+    const expected = await getSignedUrl(
+      client,
+      new GetObjectCommand({ Bucket: s3Bucket, Key: key, ResponseContentDisposition: contentDisposition }),
+      {
+        expiresIn: 600,
+        signingDate,
+      },
+    );
     expect(await presign(key, { expiresInSeconds: 600, contentDisposition, signingDate })).toBe(expected);
   });
 });

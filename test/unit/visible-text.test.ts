@@ -8,11 +8,26 @@ import { checkFacilityDecision, checkForwardAddress, checkProposal } from '../..
 import { AgentCreateRequest, AgentPatchRequest, ProposalRequest } from '../../api/routes/accounts/agents.schemas';
 import { MemberKeyRequest } from '../../api/routes/accounts/keys.schemas';
 import { SignupRequest } from '../../api/routes/accounts/public.schemas';
-import { AliasCreateRequest, AliasUpdateRequest, ThreadUpdateRequest } from '../../api/routes/inbound-email/inbound-context.schemas';
-import { CreateBatchForm, FailBody } from '../../api/routes/batches/batches.schemas';
-import { CarrierDeliveryFailedBody, FailedBody, SubmitMailForm, TestMailBody } from '../../api/routes/outbound-mail/mail.schemas';
 import {
-  AcknowledgmentBody, ActionPatchRequest, ForwardRequest, IdentifyBody, NoteBody, ScanRejectBody, TagBody,
+  AliasCreateRequest,
+  AliasUpdateRequest,
+  ThreadUpdateRequest,
+} from '../../api/routes/inbound-email/inbound-context.schemas';
+import { CreateBatchForm, FailBody } from '../../api/routes/batches/batches.schemas';
+import {
+  CarrierDeliveryFailedBody,
+  FailedBody,
+  SubmitMailForm,
+  TestMailBody,
+} from '../../api/routes/outbound-mail/mail.schemas';
+import {
+  AcknowledgmentBody,
+  ActionPatchRequest,
+  ForwardRequest,
+  IdentifyBody,
+  NoteBody,
+  ScanRejectBody,
+  TagBody,
 } from '../../api/routes/physical-inbound/physical-inbound.schemas';
 import { EndpointCreateRequest, RuleRequest } from '../../api/routes/webhooks/webhooks.schemas';
 import { SupportMessageBody } from '../../api/routes/support/support';
@@ -82,7 +97,12 @@ const TEXT_FIELDS: Array<[string, z.ZodType, Record<string, unknown>, string]> =
   ['webhook rule exclude term', RuleRequest, { name: 'rule', terms: ['notice'], exclude_terms: [] }, 'exclude_terms.0'],
   ['webhook endpoint name', EndpointCreateRequest, {}, 'name'],
   ['support message', SupportMessageBody, {}, 'body'],
-  ['support attachment filename', SupportMessageBody, { body: 'hi', attachments: [{ content_type: 'text/plain', content_base64: 'aGk=' }] }, 'attachments.0.filename'],
+  [
+    'support attachment filename',
+    SupportMessageBody,
+    { body: 'hi', attachments: [{ content_type: 'text/plain', content_base64: 'aGk=' }] },
+    'attachments.0.filename',
+  ],
   ['facility message subject', FacilityMessageBody, { body: 'hi' }, 'subject'],
   ['agent sign-in agent_name', AgentAuthRequest, { email: 'a@example.com' }, 'agent_name'],
   ['MCP document_filename', sendTool.input, {}, 'document_filename'],
@@ -92,7 +112,8 @@ function setPath(base: Record<string, unknown>, path: string, value: string): Re
   const body = structuredClone(base);
   const keys = path.split('.');
   let target: any = body;
-  for (const k of keys.slice(0, -1)) target = target[k] ?? (target[k] = /^\d+$/.test(keys[keys.indexOf(k) + 1]) ? [] : {});
+  for (const k of keys.slice(0, -1))
+    target = target[k] ?? (target[k] = /^\d+$/.test(keys[keys.indexOf(k) + 1]) ? [] : {});
   target[keys[keys.length - 1]] = value;
   return body;
 }
@@ -106,7 +127,10 @@ describe('every non-blank text field refuses invisible text', () => {
   it.each(TEXT_FIELDS)('%s', (_label, schema, base, path) => {
     expect(issuesAt(schema, setPath(base, path, 'Visible text 1'), path)).toEqual([]);
     for (const text of INVISIBLE) {
-      expect({ text, issues: issuesAt(schema, setPath(base, path, text), path) }).toEqual({ text, issues: expect.arrayContaining(['must contain a visible character']) });
+      expect({ text, issues: issuesAt(schema, setPath(base, path, text), path) }).toEqual({
+        text,
+        issues: expect.arrayContaining(['must contain a visible character']),
+      });
     }
   });
 
@@ -116,15 +140,46 @@ describe('every non-blank text field refuses invisible text', () => {
   });
 
   it('handling destinations, facility decisions and package forwarding addresses', () => {
-    const destination = { name: 'Ada', address_line1: '1 Main St', city: 'Austin', state: 'TX', postal_code: '78701', country: 'US' };
+    const destination = {
+      name: 'Ada',
+      address_line1: '1 Main St',
+      city: 'Austin',
+      state: 'TX',
+      postal_code: '78701',
+      country: 'US',
+    };
     for (const text of INVISIBLE) {
-      const proposal = checkProposal({ action_type: 'forward_original', mail_class: 'priority', destination: { ...destination, city: text } } as never, { kind: 'letter', status: 'received' });
-      expect(proposal).toMatchObject({ ok: false, fields: expect.arrayContaining([{ path: 'destination.city', message: 'must contain a visible character' }]) });
-      expect(checkFacilityDecision({ action_type: 'discard', mail_class: null }, { decision: 'reject', reason: text } as never))
-        .toContainEqual({ path: 'reason', message: 'a reason is required to reject' });
-      expect(checkFacilityDecision({ action_type: 'discard', mail_class: null }, { decision: 'complete', attestation: text } as never))
-        .toContainEqual({ path: 'attestation', message: expect.stringMatching(/attestation/) });
-      const forward = checkForwardAddress({ to_name: text, to_line1: '1 Main St', to_city: 'Austin', to_state: 'TX', to_zip: '78701' });
+      const proposal = checkProposal(
+        {
+          action_type: 'forward_original',
+          mail_class: 'priority',
+          destination: { ...destination, city: text },
+        } as never,
+        { kind: 'letter', status: 'received' },
+      );
+      expect(proposal).toMatchObject({
+        ok: false,
+        fields: expect.arrayContaining([{ path: 'destination.city', message: 'must contain a visible character' }]),
+      });
+      expect(
+        checkFacilityDecision({ action_type: 'discard', mail_class: null }, {
+          decision: 'reject',
+          reason: text,
+        } as never),
+      ).toContainEqual({ path: 'reason', message: 'a reason is required to reject' });
+      expect(
+        checkFacilityDecision({ action_type: 'discard', mail_class: null }, {
+          decision: 'complete',
+          attestation: text,
+        } as never),
+      ).toContainEqual({ path: 'attestation', message: expect.stringMatching(/attestation/) });
+      const forward = checkForwardAddress({
+        to_name: text,
+        to_line1: '1 Main St',
+        to_city: 'Austin',
+        to_state: 'TX',
+        to_zip: '78701',
+      });
       expect(forward).toMatchObject({ ok: false, fields: [{ path: 'to_name' }] });
     }
   });

@@ -1,10 +1,27 @@
-import { evaluateRule, normalizeRuleText, RulePage, RULE_LIMITS, termProblem, WebhookRule } from '../../domain/webhooks/rules';
+import {
+  evaluateRule,
+  normalizeRuleText,
+  RulePage,
+  RULE_LIMITS,
+  termProblem,
+  WebhookRule,
+} from '../../domain/webhooks/rules';
 
 const page = (text: string | null, over: Partial<RulePage> = {}): RulePage => ({
-  pageId: 'p', sourceKind: 'physical', ocrStatus: 'ready', text, ...over,
+  pageId: 'p',
+  sourceKind: 'physical',
+  ocrStatus: 'ready',
+  text,
+  ...over,
 });
 const rule = (over: Partial<WebhookRule> = {}): WebhookRule => ({
-  id: 'r', name: 'r', source: 'any', match: 'any', terms: ['notice'], exclude_terms: [], ...over,
+  id: 'r',
+  name: 'r',
+  source: 'any',
+  match: 'any',
+  terms: ['notice'],
+  exclude_terms: [],
+  ...over,
 });
 
 describe('normalizeRuleText', () => {
@@ -25,22 +42,47 @@ describe('evaluateRule', () => {
   it.each<[string, Partial<WebhookRule>, RulePage[], string]>([
     ['any: one term is enough', { terms: ['tax', 'refund'] }, [page('Your REFUND is ready')], 'matched'],
     ['any: none found', { terms: ['tax', 'refund'] }, [page('hello')], 'terms_missing'],
-    ['all: every term across pages', { match: 'all', terms: ['final notice', 'amount due'] }, [page('FINAL  notice'), page('Amount\ndue: $5')], 'matched'],
-    ['all: one missing', { match: 'all', terms: ['final notice', 'amount due'] }, [page('final notice')], 'terms_missing'],
+    [
+      'all: every term across pages',
+      { match: 'all', terms: ['final notice', 'amount due'] },
+      [page('FINAL  notice'), page('Amount\ndue: $5')],
+      'matched',
+    ],
+    [
+      'all: one missing',
+      { match: 'all', terms: ['final notice', 'amount due'] },
+      [page('final notice')],
+      'terms_missing',
+    ],
     ['full-width text matches ascii term', { terms: ['irs'] }, [page('ＩＲＳ letter')], 'matched'],
     ['ligature in term matches plain text', { terms: ['ﬁnal'] }, [page('final notice')], 'matched'],
     ['case-insensitive', { terms: ['JURY DUTY'] }, [page('jury duty summons')], 'matched'],
     ['whitespace collapsed in term', { terms: ['jury   duty'] }, [page('jury\tduty')], 'matched'],
     ['exclude vetoes', { terms: ['notice'], exclude_terms: ['SAMPLE'] }, [page('notice (sample)')], 'excluded'],
-    ['exclude on another page vetoes', { terms: ['notice'], exclude_terms: ['void'] }, [page('notice'), page('VOID')], 'excluded'],
+    [
+      'exclude on another page vetoes',
+      { terms: ['notice'], exclude_terms: ['void'] },
+      [page('notice'), page('VOID')],
+      'excluded',
+    ],
     ['pending OCR prevents a match', {}, [page('notice'), page(null, { ocrStatus: 'pending' })], 'ocr_not_ready'],
     ['failed OCR prevents a match', {}, [page('notice'), page('x', { ocrStatus: 'failed' })], 'ocr_not_ready'],
     ['missing OCR prevents a match', {}, [page(null, { ocrStatus: 'missing' })], 'ocr_not_ready'],
     ['ready without text prevents a match', {}, [page(null)], 'ocr_not_ready'],
     ['envelope rule ignores physical pages', { source: 'envelope' }, [page('notice')], 'no_pages'],
-    ['envelope rule sees envelope pages only', { source: 'envelope' }, [page('notice', { sourceKind: 'letter' }), page('hello', { sourceKind: 'envelope' })], 'terms_missing'],
+    [
+      'envelope rule sees envelope pages only',
+      { source: 'envelope' },
+      [page('notice', { sourceKind: 'letter' }), page('hello', { sourceKind: 'envelope' })],
+      'terms_missing',
+    ],
     ['letter rule matches letter pages', { source: 'letter' }, [page('notice', { sourceKind: 'letter' })], 'matched'],
-    ['letter rule ignores pending envelope page', { source: 'letter' }, [page('notice', { sourceKind: 'letter' }), page(null, { sourceKind: 'envelope', ocrStatus: 'pending' })], 'matched'],
+    [
+      'letter rule ignores pending envelope page',
+      { source: 'letter' },
+      [page('notice', { sourceKind: 'letter' }), page(null, { sourceKind: 'envelope', ocrStatus: 'pending' })],
+      'matched',
+    ],
     ['any sees physical pages', { source: 'any' }, [page('notice', { sourceKind: 'physical' })], 'matched'],
     ['no pages at all', {}, [], 'no_pages'],
   ])('%s', (_name, over, pages, expected) => {

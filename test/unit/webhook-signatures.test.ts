@@ -1,13 +1,26 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import {
-  endpointSecretPrefix, generateEndpointSecret, generateLegacySigningKey, legacySignatureHeader, legacySigningKeyValue,
+  endpointSecretPrefix,
+  generateEndpointSecret,
+  generateLegacySigningKey,
+  legacySignatureHeader,
+  legacySigningKeyValue,
   standardWebhookHeaders,
 } from '../../domain/webhooks/signatures';
 import { decryptSecret, encryptSecret } from '../../domain/shared/secrets';
 import { LOCAL_DEV_ENCRYPTION_KEY, loadConfig } from '../../config';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
-import { fitPayload, isSubscribed, renderEnvelope, renderLegacyBody, subscriptionProblem, ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, MAX_REQUEST_BYTES } from '../../domain/webhooks/events';
+import {
+  fitPayload,
+  isSubscribed,
+  renderEnvelope,
+  renderLegacyBody,
+  subscriptionProblem,
+  ENDPOINT_EVENT_TYPES,
+  LEGACY_EVENT_TYPES,
+  MAX_REQUEST_BYTES,
+} from '../../domain/webhooks/events';
 
 describe('custom endpoint signatures (Standard Webhooks)', () => {
   it('makes whsec_ secrets of 32 random bytes', () => {
@@ -89,28 +102,51 @@ describe('subscriptions and bodies', () => {
     expect(subscriptionProblem('mail.shredded', ENDPOINT_EVENT_TYPES)).toMatch(/unknown/);
   });
 
-  const event = { id: 'e1', eventType: 'mail.ready', environment: 'test' as const, createdAt: new Date('2026-01-01T00:00:00Z'), agentId: 'a1', payload: {} };
+  const event = {
+    id: 'e1',
+    eventType: 'mail.ready',
+    environment: 'test' as const,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    agentId: 'a1',
+    payload: {},
+  };
 
   it('wraps endpoint events in the schema_version 1 envelope', () => {
     expect(JSON.parse(renderEnvelope(event, { outbound_mail_id: 'm1' }))).toEqual({
-      schema_version: 1, event_id: 'e1', event_type: 'mail.ready', created_at: '2026-01-01T00:00:00.000Z', environment: 'test',
+      schema_version: 1,
+      event_id: 'e1',
+      event_type: 'mail.ready',
+      created_at: '2026-01-01T00:00:00.000Z',
+      environment: 'test',
       data: { outbound_mail_id: 'm1' },
     });
   });
 
   it('renders the legacy standard and wrapped formats', () => {
-    expect(JSON.parse(renderLegacyBody(event, { outbound_mail_id: 'm1' }, 'standard', 'a1'))).toEqual({ event_type: 'mail.ready', outbound_mail_id: 'm1' });
+    expect(JSON.parse(renderLegacyBody(event, { outbound_mail_id: 'm1' }, 'standard', 'a1'))).toEqual({
+      event_type: 'mail.ready',
+      outbound_mail_id: 'm1',
+    });
     const wrapped = JSON.parse(renderLegacyBody(event, { outbound_mail_id: 'm1' }, 'wrapped', 'a1'));
     expect(wrapped).toMatchObject({ agentId: 'a1', deliver: true });
     expect(wrapped.message).toContain('"outbound_mail_id":"m1"');
   });
 
   it('keeps bodies at most 64 KiB by dropping bulky fields', () => {
-    const big = { outbound_mail_id: 'm1', callback_url: 'https://x/v1/mail/m1', metadata: { blob: 'x'.repeat(70_000) }, agent_notes: 'y'.repeat(300) };
+    const big = {
+      outbound_mail_id: 'm1',
+      callback_url: 'https://x/v1/mail/m1',
+      metadata: { blob: 'x'.repeat(70_000) },
+      agent_notes: 'y'.repeat(300),
+    };
     const fitted = fitPayload(big, (p) => renderEnvelope(event, p))!;
     expect(fitted.truncated).toBe(true);
     expect(Buffer.byteLength(fitted.body)).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
-    expect(JSON.parse(fitted.body).data).toEqual({ outbound_mail_id: 'm1', callback_url: 'https://x/v1/mail/m1', truncated: true });
+    expect(JSON.parse(fitted.body).data).toEqual({
+      outbound_mail_id: 'm1',
+      callback_url: 'https://x/v1/mail/m1',
+      truncated: true,
+    });
     expect(fitPayload({ a: 1 }, (p) => renderEnvelope(event, p))).toMatchObject({ truncated: false });
   });
 });

@@ -42,22 +42,52 @@ describe('webhook URL rules (production mode)', () => {
 
 describe('isPublicAddress', () => {
   it.each([
-    '127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
-    '255.255.255.255', '198.18.0.1', '::', '::1', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '::ffff:10.0.0.1',
-    '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:a00:1::', '2001:db8::1', '::127.0.0.1',
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '::',
+    '::1',
+    'fe80::1',
+    'fc00::1',
+    'fd00:ec2::254',
+    'ff02::1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '2002:a00:1::',
+    '2001:db8::1',
+    '::127.0.0.1',
   ])('%s is not public', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('%s is public', (ip) => {
-    expect(isPublicAddress(ip)).toBe(true);
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+    '%s is public',
+    (ip) => {
+      expect(isPublicAddress(ip)).toBe(true);
+    },
+  );
 
   it('parses IPv6 forms and refuses garbage', () => {
     expect(parseIp('::ffff:1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4]);
     expect(parseIp('1::')).toHaveLength(16);
     expect(parseIp('1:2:3:4:5:6:7:8')).toHaveLength(16);
-    for (const bad of ['1:2:3:4:5:6:7:8:9', '1::2::3', 'gggg::1', '256.1.1.1', '1.2.3', 'example.com', 'fe80::1%eth0']) {
+    for (const bad of [
+      '1:2:3:4:5:6:7:8:9',
+      '1::2::3',
+      'gggg::1',
+      '256.1.1.1',
+      '1.2.3',
+      'example.com',
+      'fe80::1%eth0',
+    ]) {
       expect(parseIp(bad)).toBeNull();
     }
     expect(isPublicAddress('not-an-ip')).toBe(false);

@@ -8,18 +8,30 @@ describe('worker tuning and shutdown settings', () => {
   it('leaves the SDK defaults alone when nothing is set, except a cache of 200 workflows', () => {
     const config = loadConfig({});
     expect(config.shutdownGraceSeconds).toBe(20);
-    expect(tuningOptions(config.worker)).toEqual({ maxCachedWorkflows: 200, shutdownGraceTime: 30000, shutdownForceTime: 35000 });
+    expect(tuningOptions(config.worker)).toEqual({
+      maxCachedWorkflows: 200,
+      shutdownGraceTime: 30000,
+      shutdownForceTime: 35000,
+    });
   });
 
   it('passes every knob that is set', () => {
     const config = loadConfig({
-      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20', WORKER_MAX_CONCURRENT_ACTIVITIES: '50', WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '30',
-      WORKER_MAX_CACHED_WORKFLOWS: '0', WORKER_SHUTDOWN_GRACE_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '5',
+      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
+      WORKER_MAX_CONCURRENT_ACTIVITIES: '50',
+      WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '30',
+      WORKER_MAX_CACHED_WORKFLOWS: '0',
+      WORKER_SHUTDOWN_GRACE_SECONDS: '0',
+      SHUTDOWN_GRACE_SECONDS: '5',
     });
     expect(config.shutdownGraceSeconds).toBe(5);
     expect(tuningOptions(config.worker)).toEqual({
-      maxConcurrentWorkflowTaskExecutions: 20, maxConcurrentActivityTaskExecutions: 50, maxConcurrentLocalActivityExecutions: 30,
-      maxCachedWorkflows: 0, shutdownGraceTime: 0, shutdownForceTime: 5000,
+      maxConcurrentWorkflowTaskExecutions: 20,
+      maxConcurrentActivityTaskExecutions: 50,
+      maxConcurrentLocalActivityExecutions: 30,
+      maxCachedWorkflows: 0,
+      shutdownGraceTime: 0,
+      shutdownForceTime: 5000,
     });
   });
 
@@ -38,7 +50,9 @@ describe('workflow bundle setting', () => {
   it('loads WORKFLOW_BUNDLE_PATH when set; unset (or empty) the worker builds its bundle at start', () => {
     expect(loadConfig({}).worker.workflowBundlePath).toBeNull();
     expect(loadConfig({ WORKFLOW_BUNDLE_PATH: '' }).worker.workflowBundlePath).toBeNull();
-    expect(loadConfig({ WORKFLOW_BUNDLE_PATH: '/srv/postal/workflows.js' }).worker.workflowBundlePath).toBe('/srv/postal/workflows.js');
+    expect(loadConfig({ WORKFLOW_BUNDLE_PATH: '/srv/postal/workflows.js' }).worker.workflowBundlePath).toBe(
+      '/srv/postal/workflows.js',
+    );
   });
 });
 
@@ -66,15 +80,26 @@ describe('metrics settings', () => {
 describe('reconciler, proxy and console settings', () => {
   it('runs the closed-workflow reconciler every minute over a week unless set; values that are not whole numbers >= 1 keep the defaults', () => {
     expect(loadConfig({}).closedWorkflowReconciler).toEqual({ everySeconds: 60, lookbackHours: 168 });
-    expect(loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '15', CLOSED_WORKFLOW_LOOKBACK_HOURS: '24' }).closedWorkflowReconciler)
-      .toEqual({ everySeconds: 15, lookbackHours: 24 });
-    expect(loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '0', CLOSED_WORKFLOW_LOOKBACK_HOURS: '1.5' }).closedWorkflowReconciler)
-      .toEqual({ everySeconds: 60, lookbackHours: 168 });
+    expect(
+      loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '15', CLOSED_WORKFLOW_LOOKBACK_HOURS: '24' })
+        .closedWorkflowReconciler,
+    ).toEqual({ everySeconds: 15, lookbackHours: 24 });
+    expect(
+      loadConfig({ CLOSED_WORKFLOW_RECONCILE_EVERY_SECONDS: '0', CLOSED_WORKFLOW_LOOKBACK_HOURS: '1.5' })
+        .closedWorkflowReconciler,
+    ).toEqual({ everySeconds: 60, lookbackHours: 168 });
   });
 
   it('trusts a proxy only on TRUST_PROXY=true and caches console templates only in production', () => {
-    expect([loadConfig({}).trustProxy, loadConfig({ TRUST_PROXY: '1' }).trustProxy, loadConfig({ TRUST_PROXY: 'true' }).trustProxy]).toEqual([false, false, true]);
+    expect([
+      loadConfig({}).trustProxy,
+      loadConfig({ TRUST_PROXY: '1' }).trustProxy,
+      loadConfig({ TRUST_PROXY: 'true' }).trustProxy,
+    ]).toEqual([false, false, true]);
     const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
-    expect([loadConfig({ NODE_ENV: 'test' }).cacheConsoleTemplates, loadConfig(production).cacheConsoleTemplates]).toEqual([false, true]);
+    expect([
+      loadConfig({ NODE_ENV: 'test' }).cacheConsoleTemplates,
+      loadConfig(production).cacheConsoleTemplates,
+    ]).toEqual([false, true]);
   });
 });

@@ -8,17 +8,43 @@
 // batch (send_after, an extension) is held from the facility once submitted until its
 // durable timer fires; the sandbox advance skips the wait.
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../../activities/batches/batch';
 import type { createScheduledBatchActivities } from '../../activities/batches/scheduled-send';
 import {
-  advanceTestBatchUpdate, BATCH_GENERATION_CHUNK_SIZE, BatchEventType, BatchFailureType, BatchStatusName,
-  BatchWorkflowInput, BatchWorkflowResult, CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate, confirmBatchUpdate, FAILABLE_BATCH_STATUSES,
-  FailBatchInput, failBatchUpdate, FinishBatchInput, finishBatchUpdate, MarkBatchPiecesInput, markBatchPiecesUpdate, startBatchFulfilmentUpdate, TERMINAL_BATCH_STATUSES,
+  advanceTestBatchUpdate,
+  BATCH_GENERATION_CHUNK_SIZE,
+  BatchEventType,
+  BatchFailureType,
+  BatchStatusName,
+  BatchWorkflowInput,
+  BatchWorkflowResult,
+  CANCELLABLE_BATCH_STATUSES,
+  cancelBatchUpdate,
+  confirmBatchUpdate,
+  FAILABLE_BATCH_STATUSES,
+  FailBatchInput,
+  failBatchUpdate,
+  FinishBatchInput,
+  finishBatchUpdate,
+  MarkBatchPiecesInput,
+  markBatchPiecesUpdate,
+  startBatchFulfilmentUpdate,
+  TERMINAL_BATCH_STATUSES,
 } from './contracts';
 import { BatchStatus } from '../shared/search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from '../shared/operator-cancellation';
+import {
+  recordRefusedCancellation,
+  refusalOf,
+  runShieldedFromCancellation,
+  shielded,
+} from '../shared/operator-cancellation';
 import { publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
 
@@ -69,13 +95,19 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     draft: `Draft: waiting for confirm until ${new Date(Date.parse(input.createdAt) + input.draftExpirySeconds * 1000).toISOString()}; then it expires.`,
     paid: 'Paid: generating its pieces next.',
     generating: 'Generating its pieces.',
-    submitted: 'Submitted: waiting for the facility to start it; until then DELETE (or a cancellation request) cancels it with a full refund.',
+    submitted:
+      'Submitted: waiting for the facility to start it; until then DELETE (or a cancellation request) cancels it with a full refund.',
     in_progress: 'The facility is fulfilling it; it can no longer be cancelled. Waiting for finish or fail.',
   };
-  const waiting = () => (held && status === 'submitted'
-    ? `Submitted and scheduled: hidden from the facility until ${input.sendAfter}; until then DELETE (or a cancellation request) cancels it with a full refund.`
-    : WAITING[status]);
-  const details = () => showDetails([`**Batch ${batchId}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`, waiting() ?? 'Finished.'], refusedCancellation);
+  const waiting = () =>
+    held && status === 'submitted'
+      ? `Submitted and scheduled: hidden from the facility until ${input.sendAfter}; until then DELETE (or a cancellation request) cancels it with a full refund.`
+      : WAITING[status];
+  const details = () =>
+    showDetails(
+      [`**Batch ${batchId}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`, waiting() ?? 'Finished.'],
+      refusedCancellation,
+    );
   const submittedStep = () => (held ? 'scheduled' : 'awaiting_start');
 
   // Update handlers change `status` while the main flow awaits; read it through this so
@@ -85,7 +117,9 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   function setStatus(next: BatchStatusName): void {
     if (next === status) return;
     status = next;
-    publishStatus(BatchStatus, next, { step: next === 'submitted' ? submittedStep() : next === 'in_progress' ? 'in_progress' : null });
+    publishStatus(BatchStatus, next, {
+      step: next === 'submitted' ? submittedStep() : next === 'in_progress' ? 'in_progress' : null,
+    });
     details();
   }
 
@@ -98,30 +132,44 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     if (!r.alreadyFinished) await publish(`batch.${r.status}` as BatchEventType);
   }
 
-  setHandler(confirmBatchUpdate, () => serial(async () => {
-    if (status !== 'draft') return { status, alreadyConfirmed: true };
-    const r = await unwrap(acts.chargeBatch({ batchId }));
-    confirmed = true;
-    setStatus(r.status);
-    return { status, alreadyConfirmed: r.alreadyConfirmed };
-  }), {
-    validator: () => {
-      if (status === 'cancelled' && !confirmed) throw refuse(BatchFailureType.notConfirmable, 'The draft was cancelled or expired; it cannot be confirmed.');
+  setHandler(
+    confirmBatchUpdate,
+    () =>
+      serial(async () => {
+        if (status !== 'draft') return { status, alreadyConfirmed: true };
+        const r = await unwrap(acts.chargeBatch({ batchId }));
+        confirmed = true;
+        setStatus(r.status);
+        return { status, alreadyConfirmed: r.alreadyConfirmed };
+      }),
+    {
+      validator: () => {
+        if (status === 'cancelled' && !confirmed)
+          throw refuse(BatchFailureType.notConfirmable, 'The draft was cancelled or expired; it cannot be confirmed.');
+      },
     },
-  });
+  );
 
-  setHandler(cancelBatchUpdate, () => serial(async () => {
-    const r = await unwrap(acts.cancelBatch({ batchId }));
-    setStatus(r.status);
-    if (!r.alreadyCancelled) await publish('batch.cancelled');
-    return r;
-  }), {
-    validator: () => {
-      if (status !== 'cancelled' && !CANCELLABLE_BATCH_STATUSES.includes(status)) {
-        throw refuse(BatchFailureType.notCancellable, `The batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`);
-      }
+  setHandler(
+    cancelBatchUpdate,
+    () =>
+      serial(async () => {
+        const r = await unwrap(acts.cancelBatch({ batchId }));
+        setStatus(r.status);
+        if (!r.alreadyCancelled) await publish('batch.cancelled');
+        return r;
+      }),
+    {
+      validator: () => {
+        if (status !== 'cancelled' && !CANCELLABLE_BATCH_STATUSES.includes(status)) {
+          throw refuse(
+            BatchFailureType.notCancellable,
+            `The batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`,
+          );
+        }
+      },
     },
-  });
+  );
 
   async function startFulfilment(): Promise<void> {
     setStatus((await unwrap(acts.startBatchFulfilment({ batchId }))).status);
@@ -140,71 +188,99 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     if (held) throw refuse(BatchFailureType.stateConflict, heldMessage('batch', input.sendAfter!));
   };
 
-  setHandler(advanceTestBatchUpdate, () => serial(async () => {
-    const previousStatus = status;
-    if (held && status === 'submitted') await release();
-    if (status === 'submitted') await startFulfilment();
-    else if (status === 'in_progress') {
-      await unwrap(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
-      await finishWith(await unwrap(acts.finishBatch({ batchId, facilityNotes: null })));
-    } else throw refuse(BatchFailureType.advanceInvalid, `The batch is ${status}; it cannot advance.`);
-    return { previousStatus, status };
-  }), {
-    validator: () => {
-      if (!input.testMode) throw refuse(BatchFailureType.advanceInvalid, 'Only sandbox batches can be advanced.');
-      // 'generating' too: the row says submitted as soon as the last generation step commits,
-      // a moment before this workflow records it; the API only sends an advance once the row
-      // says submitted, and the handler waits in the queue behind that last step.
-      if (status !== 'submitted' && status !== 'in_progress' && status !== 'generating') {
-        throw refuse(BatchFailureType.advanceInvalid, status === 'draft' || status === 'paid'
-          ? `The batch is ${status}; wait until it is submitted.`
-          : `The batch is ${status}; it cannot advance further.`);
-      }
+  setHandler(
+    advanceTestBatchUpdate,
+    () =>
+      serial(async () => {
+        const previousStatus = status;
+        if (held && status === 'submitted') await release();
+        if (status === 'submitted') await startFulfilment();
+        else if (status === 'in_progress') {
+          await unwrap(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
+          await finishWith(await unwrap(acts.finishBatch({ batchId, facilityNotes: null })));
+        } else throw refuse(BatchFailureType.advanceInvalid, `The batch is ${status}; it cannot advance.`);
+        return { previousStatus, status };
+      }),
+    {
+      validator: () => {
+        if (!input.testMode) throw refuse(BatchFailureType.advanceInvalid, 'Only sandbox batches can be advanced.');
+        // 'generating' too: the row says submitted as soon as the last generation step commits,
+        // a moment before this workflow records it; the API only sends an advance once the row
+        // says submitted, and the handler waits in the queue behind that last step.
+        if (status !== 'submitted' && status !== 'in_progress' && status !== 'generating') {
+          throw refuse(
+            BatchFailureType.advanceInvalid,
+            status === 'draft' || status === 'paid'
+              ? `The batch is ${status}; wait until it is submitted.`
+              : `The batch is ${status}; it cannot advance further.`,
+          );
+        }
+      },
     },
-  });
+  );
 
   const requireStatus = (allowed: readonly BatchStatusName[], what: string) => () => {
     if (!allowed.includes(status)) throw refuse(BatchFailureType.stateConflict, `The batch is ${status}; ${what}.`);
   };
 
-  setHandler(startBatchFulfilmentUpdate, () => serial(async () => {
-    requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
-    refuseWhileHeld();
-    if (status === 'submitted') await startFulfilment();
-    return { status };
-  }), {
-    validator: () => {
-      // 'generating' too, as for the sandbox advance: the row says submitted (which is when
-      // the API lets a facility start it) as soon as the last generation step commits, a
-      // moment before this workflow records it; the handler waits behind that step.
-      requireStatus(['generating', 'submitted', 'in_progress'], 'only submitted batches can be started')();
-      refuseWhileHeld();
+  setHandler(
+    startBatchFulfilmentUpdate,
+    () =>
+      serial(async () => {
+        requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
+        refuseWhileHeld();
+        if (status === 'submitted') await startFulfilment();
+        return { status };
+      }),
+    {
+      validator: () => {
+        // 'generating' too, as for the sandbox advance: the row says submitted (which is when
+        // the API lets a facility start it) as soon as the last generation step commits, a
+        // moment before this workflow records it; the handler waits behind that step.
+        requireStatus(['generating', 'submitted', 'in_progress'], 'only submitted batches can be started')();
+        refuseWhileHeld();
+      },
     },
+  );
+
+  setHandler(markBatchPiecesUpdate, (mark) => serial(async () => unwrap(acts.markBatchPieces({ batchId, ...mark }))), {
+    validator: (_mark: MarkBatchPiecesInput) =>
+      requireStatus(['in_progress'], 'pieces can be marked only while it is in_progress')(),
   });
 
-  setHandler(markBatchPiecesUpdate, (mark) => serial(async () => unwrap(acts.markBatchPieces({ batchId, ...mark }))),
-    { validator: (_mark: MarkBatchPiecesInput) => requireStatus(['in_progress'], 'pieces can be marked only while it is in_progress')() });
-
-  setHandler(finishBatchUpdate, (finish) => serial(async () => {
-    const r = await unwrap(acts.finishBatch({ batchId, ...finish }));
-    await finishWith(r);
-    return r;
-  }), {
-    validator: (_finish: FinishBatchInput) =>
-      requireStatus(['in_progress', 'completed', 'partially_completed', 'failed'], 'only in_progress batches can be finished')(),
-  });
-
-  setHandler(failBatchUpdate, (fail) => serial(async () => {
-    refuseWhileHeld();
-    const r = await unwrap(acts.failBatch({ batchId, ...fail }));
-    await finishWith(r);
-    return r;
-  }), {
-    validator: (_fail: FailBatchInput) => {
-      requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')();
-      refuseWhileHeld();
+  setHandler(
+    finishBatchUpdate,
+    (finish) =>
+      serial(async () => {
+        const r = await unwrap(acts.finishBatch({ batchId, ...finish }));
+        await finishWith(r);
+        return r;
+      }),
+    {
+      validator: (_finish: FinishBatchInput) =>
+        requireStatus(
+          ['in_progress', 'completed', 'partially_completed', 'failed'],
+          'only in_progress batches can be finished',
+        )(),
     },
-  });
+  );
+
+  setHandler(
+    failBatchUpdate,
+    (fail) =>
+      serial(async () => {
+        refuseWhileHeld();
+        const r = await unwrap(acts.failBatch({ batchId, ...fail }));
+        await finishWith(r);
+        return r;
+      }),
+    {
+      validator: (_fail: FailBatchInput) => {
+        requireStatus([...FAILABLE_BATCH_STATUSES, 'failed'], 'it can no longer be failed')();
+        refuseWhileHeld();
+      },
+    },
+  );
 
   /** A cancellation request from Temporal: cancel and refund like DELETE while cancellable, else refuse and record why. */
   async function onCancellationRequest(): Promise<void> {
@@ -222,9 +298,15 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
           if (refusal === null) throw err;
         }
       }
-      refusedCancellation = refusal ?? `the batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`;
+      refusedCancellation =
+        refusal ?? `the batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`;
       details();
-      await recordRefusedCancellation('batch', batchId, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
+      await recordRefusedCancellation(
+        'batch',
+        batchId,
+        status,
+        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+      );
     });
   }
 
@@ -232,7 +314,12 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     details();
     // Draft: wait for confirm or cancel until the draft expires.
     const remainingMs = Date.parse(input.createdAt) + input.draftExpirySeconds * 1000 - Date.now();
-    const decided = remainingMs > 0 ? await condition(() => status !== 'draft', remainingMs, { summary: 'Draft expiry: cancel the draft if it is not confirmed' }) : status !== 'draft';
+    const decided =
+      remainingMs > 0
+        ? await condition(() => status !== 'draft', remainingMs, {
+            summary: 'Draft expiry: cancel the draft if it is not confirmed',
+          })
+        : status !== 'draft';
     if (!decided) {
       await serial(async () => {
         if (status !== 'draft') return;
@@ -252,7 +339,8 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
       for (let from = 1; from <= pieces && current() === 'generating'; from += BATCH_GENERATION_CHUNK_SIZE) {
         const to = Math.min(from + BATCH_GENERATION_CHUNK_SIZE - 1, pieces);
         await serial(async () => {
-          if (status === 'generating') await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
+          if (status === 'generating')
+            await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
         });
       }
       await serial(async () => {
@@ -269,7 +357,9 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     if (held && current() === 'submitted') {
       const remainingMs = holdRemainingMs(input.sendAfter!, Date.now());
       if (remainingMs > 0) {
-        await condition(() => !held || status !== 'submitted', remainingMs, { summary: 'Scheduled send: hold the batch from the facility until send_after' });
+        await condition(() => !held || status !== 'submitted', remainingMs, {
+          summary: 'Scheduled send: hold the batch from the facility until send_after',
+        });
       }
       await serial(async () => {
         if (held && status === 'submitted') await release();

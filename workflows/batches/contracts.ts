@@ -2,16 +2,37 @@
 // failure types that the API maps to the spec's error codes.
 import { defineUpdate } from '@temporalio/workflow';
 
-export const BATCH_STATUSES = ['draft', 'paid', 'generating', 'submitted', 'in_progress', 'completed', 'partially_completed', 'failed', 'cancelled'] as const;
+export const BATCH_STATUSES = [
+  'draft',
+  'paid',
+  'generating',
+  'submitted',
+  'in_progress',
+  'completed',
+  'partially_completed',
+  'failed',
+  'cancelled',
+] as const;
 export type BatchStatusName = (typeof BATCH_STATUSES)[number];
 
-export const TERMINAL_BATCH_STATUSES: readonly BatchStatusName[] = ['completed', 'partially_completed', 'failed', 'cancelled'];
+export const TERMINAL_BATCH_STATUSES: readonly BatchStatusName[] = [
+  'completed',
+  'partially_completed',
+  'failed',
+  'cancelled',
+];
 /** The facility has not started: DELETE cancels with a full refund. */
 export const CANCELLABLE_BATCH_STATUSES: readonly BatchStatusName[] = ['draft', 'paid', 'generating', 'submitted'];
 /** "In progress or earlier" once paid: the facility may declare it cannot fulfil. */
 export const FAILABLE_BATCH_STATUSES: readonly BatchStatusName[] = ['paid', 'generating', 'submitted', 'in_progress'];
 
-export const BATCH_EVENT_TYPES = ['batch.submitted', 'batch.completed', 'batch.partially_completed', 'batch.failed', 'batch.cancelled'] as const;
+export const BATCH_EVENT_TYPES = [
+  'batch.submitted',
+  'batch.completed',
+  'batch.partially_completed',
+  'batch.failed',
+  'batch.cancelled',
+] as const;
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 
 export const BATCH_DRAFT_EXPIRY_SECONDS = 7 * 24 * 3600;

@@ -58,7 +58,8 @@ export async function inboundExtractionWorkflow(input: InboundExtractionInput): 
     setStatus(final.status);
     return { status: final.status };
   } catch (err) {
-    const reason = err instanceof Error ? (err.cause instanceof ApplicationFailure ? err.cause.message : err.message) : String(err);
+    const reason =
+      err instanceof Error ? (err.cause instanceof ApplicationFailure ? err.cause.message : err.message) : String(err);
     await acts.failInboundItem({ itemId, reason });
     setStatus('failed');
     return { status: 'failed' };

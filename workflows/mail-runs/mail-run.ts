@@ -7,15 +7,16 @@
 // Nothing ever moves the close time: it is openedAt + windowSeconds from the input.
 // A cancellation request from Temporal cancels the run like DELETE before it is funded,
 // and is refused and recorded after.
-import {
-  allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler,
-} from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
-import {
-  cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput,
-} from './contracts';
+import { cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import { recordRefusedCancellation, refusalOf, runShieldedFromCancellation, shielded } from '../shared/operator-cancellation';
+import {
+  recordRefusedCancellation,
+  refusalOf,
+  runShieldedFromCancellation,
+  shielded,
+} from '../shared/operator-cancellation';
 import { publishStatus, showDetails } from '../shared/status-visibility';
 import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
@@ -32,7 +33,6 @@ const notify = proxyActivities<MailRunActivities>({
   heartbeatTimeout: '30 seconds',
   retry: UNLIMITED_RETRY,
 });
-
 
 function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -58,7 +58,11 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
     funding_pending: `Waiting for funding (commit) until ${closesAt}; cancelled then if still unfunded.`,
     funded: 'Funded: telling its pieces, which then go on as submitted pieces.',
   };
-  const details = () => showDetails([`**Mail run ${input.mailRunId}** (${mailRunUuid}): **${status}**`, WAITING[status] ?? 'Settled.'], refusedCancellation);
+  const details = () =>
+    showDetails(
+      [`**Mail run ${input.mailRunId}** (${mailRunUuid}): **${status}**`, WAITING[status] ?? 'Settled.'],
+      refusedCancellation,
+    );
 
   function setStatus(next: MailRunStatusName): void {
     if (next === status) return;
@@ -67,25 +71,40 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
     details();
   }
 
-  setHandler(commitMailRunUpdate, () => serial(async () => {
-    const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
-    setStatus(r.status);
-    return r;
-  }), {
-    validator: () => {
-      if (status === 'cancelled' || status === 'closed') throw refuse(MAIL_RUN_FAILURE.notCommittable, `The run is ${status}; it can no longer be committed.`);
+  setHandler(
+    commitMailRunUpdate,
+    () =>
+      serial(async () => {
+        const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
+        setStatus(r.status);
+        return r;
+      }),
+    {
+      validator: () => {
+        if (status === 'cancelled' || status === 'closed')
+          throw refuse(MAIL_RUN_FAILURE.notCommittable, `The run is ${status}; it can no longer be committed.`);
+      },
     },
-  });
+  );
 
-  setHandler(cancelMailRunUpdate, () => serial(async () => {
-    const r = await call(acts.cancelMailRun({ mailRunUuid }));
-    setStatus(r.status);
-    return r;
-  }), {
-    validator: () => {
-      if (status === 'funded' || status === 'closed') throw refuse(MAIL_RUN_FAILURE.notCancellable, `The run is ${status}; only runs that are not funded yet can be cancelled.`);
+  setHandler(
+    cancelMailRunUpdate,
+    () =>
+      serial(async () => {
+        const r = await call(acts.cancelMailRun({ mailRunUuid }));
+        setStatus(r.status);
+        return r;
+      }),
+    {
+      validator: () => {
+        if (status === 'funded' || status === 'closed')
+          throw refuse(
+            MAIL_RUN_FAILURE.notCancellable,
+            `The run is ${status}; only runs that are not funded yet can be cancelled.`,
+          );
+      },
     },
-  });
+  );
 
   /** A cancellation request from Temporal: cancel like DELETE before funding, else refuse and record why. */
   async function onCancellationRequest(): Promise<void> {
@@ -103,14 +122,22 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
       }
       refusedCancellation = refusal ?? `the run is ${status}; only runs that are not funded yet can be cancelled.`;
       details();
-      await recordRefusedCancellation('mail_run', mailRunUuid, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
+      await recordRefusedCancellation(
+        'mail_run',
+        mailRunUuid,
+        status,
+        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+      );
     });
   }
 
   return runShieldedFromCancellation(async () => {
     details();
     const remainingMs = Date.parse(input.openedAt) + input.windowSeconds * 1000 - Date.now();
-    if (remainingMs > 0) await condition(() => isSettledMailRun(status), remainingMs, { summary: 'Window close: commit the run automatically' });
+    if (remainingMs > 0)
+      await condition(() => isSettledMailRun(status), remainingMs, {
+        summary: 'Window close: commit the run automatically',
+      });
     await serial(async () => {
       if (isSettledMailRun(status)) return;
       setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);

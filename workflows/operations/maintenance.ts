@@ -10,7 +10,9 @@ const { deleteOldWebhookHistory } = proxyActivities<Activities>({
   retry: { maximumAttempts: 5 },
 });
 
-export async function webhookHistoryCleanupWorkflow(input: WebhookHistoryCleanupInput): Promise<WebhookHistoryCleanupResult> {
+export async function webhookHistoryCleanupWorkflow(
+  input: WebhookHistoryCleanupInput,
+): Promise<WebhookHistoryCleanupResult> {
   return deleteOldWebhookHistory({ retentionDays: input.retentionDays });
 }
 

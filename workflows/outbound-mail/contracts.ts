@@ -117,7 +117,9 @@ export const printedUpdate = defineUpdate<void, [FacilityActor & { photos: Photo
 export const dispatchedUpdate = defineUpdate<void, [FacilityActor & DispatchInput]>('dispatched');
 export const deliveredUpdate = defineUpdate<void, [FacilityActor & { photos: PhotoRef[] }]>('delivered');
 export const failedUpdate = defineUpdate<void, [FacilityActor & { message: string }]>('failed');
-export const carrierDeliveryFailedUpdate = defineUpdate<void, [FacilityActor & { message: string | null }]>('carrierDeliveryFailed');
+export const carrierDeliveryFailedUpdate = defineUpdate<void, [FacilityActor & { message: string | null }]>(
+  'carrierDeliveryFailed',
+);
 /** Sandbox: one step of submitted -> ready -> mailed -> delivered through the same handlers. */
 export const testAdvanceUpdate = defineUpdate<{ status: string }, []>('testAdvance');
 

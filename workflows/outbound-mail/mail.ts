@@ -11,21 +11,49 @@
 // A scheduled piece (send_after, an extension) is held from the facility once paid until
 // its durable timer fires; the sandbox advance skips the wait.
 import {
-  ApplicationFailure, allHandlersFinished, condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  uuid4,
 } from '@temporalio/workflow';
 import type { createMailActivities } from '../../activities/outbound-mail/mail';
 import type { createPrintProofActivities } from '../../activities/outbound-mail/print-proof';
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import type { createScheduledMailActivities } from '../../activities/outbound-mail/scheduled-send';
 import {
-  approveMailUpdate, cancelMailUpdate, carrierDeliveryFailedUpdate, deliveredUpdate, dispatchedUpdate, DispatchInput, FacilityActor, failedUpdate,
-  MAIL_FAILURE, mailStatusAtStart, mailStatusQuery, OutboundMailWorkflowInput, PhotoRef, printedUpdate, ReconcileOutboundMailInput, rejectMailUpdate,
-  startPrintingUpdate, testAdvanceUpdate,
+  approveMailUpdate,
+  cancelMailUpdate,
+  carrierDeliveryFailedUpdate,
+  deliveredUpdate,
+  dispatchedUpdate,
+  DispatchInput,
+  FacilityActor,
+  failedUpdate,
+  MAIL_FAILURE,
+  mailStatusAtStart,
+  mailStatusQuery,
+  OutboundMailWorkflowInput,
+  PhotoRef,
+  printedUpdate,
+  ReconcileOutboundMailInput,
+  rejectMailUpdate,
+  startPrintingUpdate,
+  testAdvanceUpdate,
 } from './contracts';
 import { mailRunSettledSignal } from '../mail-runs/contracts';
 import { MailStatus } from '../shared/search-attributes';
 import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import {
+  handlerTurns,
+  recordRefusedCancellation,
+  refusalOf,
+  runShieldedFromCancellation,
+} from '../shared/operator-cancellation';
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
 import { FACILITY_MAIL_MOVES, heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
@@ -61,7 +89,6 @@ const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>
 /** Histories from before print proofs replay without the proof activity. */
 const PRINT_PROOF_PATCH = 'render-print-proof';
 
-
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
   const id = input.outboundMailId;
   const statusAtStart = mailStatusAtStart(input);
@@ -79,26 +106,42 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
 
   /** What the facility is doing with the piece (the FacilityStep search attribute). */
   const facility = (): FacilityView => ({
-    step: status === 'submitted' ? (held ? 'scheduled' : printingStarted ? 'printing' : 'awaiting_print')
-      : status === 'ready' ? 'awaiting_dispatch' : status === 'mailed' ? 'in_transit' : null,
+    step:
+      status === 'submitted'
+        ? held
+          ? 'scheduled'
+          : printingStarted
+            ? 'printing'
+            : 'awaiting_print'
+        : status === 'ready'
+          ? 'awaiting_dispatch'
+          : status === 'mailed'
+            ? 'in_transit'
+            : null,
     facilityId,
   });
 
   const WAITING: Record<string, () => string> = {
-    pending_approval: () => `Waiting for the owner's approval until ${approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`,
+    pending_approval: () =>
+      `Waiting for the owner's approval until ${approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`,
     funding_pending: () => 'Waiting for its Business mail run to be funded, cancelled or closed.',
-    submitted: () => (held
-      ? `Paid and scheduled: hidden from the facility until ${input.sendAfter}; until then it can be cancelled (refunded).`
-      : printingStarted
-        ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
-        : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).'),
+    submitted: () =>
+      held
+        ? `Paid and scheduled: hidden from the facility until ${input.sendAfter}; until then it can be cancelled (refunded).`
+        : printingStarted
+          ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
+          : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).',
     ready: () => 'Printed. Waiting for the facility to dispatch it.',
     mailed: () => 'Mailed. Waiting for delivery (or a carrier failure).',
   };
-  const details = () => showDetails([
-    `**Outbound mail ${id}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`,
-    WAITING[status]?.() ?? 'Finished.',
-  ], refusedCancellation);
+  const details = () =>
+    showDetails(
+      [
+        `**Outbound mail ${id}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`,
+        WAITING[status]?.() ?? 'Finished.',
+      ],
+      refusedCancellation,
+    );
 
   const setStatus = (next: string) => {
     if (next === status) return;
@@ -109,11 +152,21 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
 
   const requireMove = (move: MailMove) => {
     if (!moveAllowed(move, status)) {
-      throw ApplicationFailure.create({ message: `The piece is ${status}; ${move} is not possible now.`, type: MAIL_FAILURE.stateConflict, details: [{ status, move }], nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: `The piece is ${status}; ${move} is not possible now.`,
+        type: MAIL_FAILURE.stateConflict,
+        details: [{ status, move }],
+        nonRetryable: true,
+      });
     }
     // A facility that guessed a scheduled piece's id still cannot act on it early.
     if (held && FACILITY_MAIL_MOVES.includes(move)) {
-      throw ApplicationFailure.create({ message: heldMessage('piece', input.sendAfter!), type: MAIL_FAILURE.stateConflict, details: [{ status, move }], nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: heldMessage('piece', input.sendAfter!),
+        type: MAIL_FAILURE.stateConflict,
+        details: [{ status, move }],
+        nonRetryable: true,
+      });
     }
   };
 
@@ -124,7 +177,6 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     publishFacilityStep(facility());
     details();
   };
-
 
   // The steps shared by facility updates and the sandbox's testAdvance.
   const steps = {
@@ -148,45 +200,74 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   };
 
   setHandler(mailStatusQuery, () => status);
-  setHandler(mailRunSettledSignal, () => { runSettled = true; });
-
-  setHandler(approveMailUpdate, () => exclusive(async () => {
-    requireMove('approve');
-    const result = await call(acts.approveMail({ outboundMailId: id }));
-    setStatus('submitted');
-    return result;
-  }), { validator: () => requireMove('approve') });
-
-  setHandler(rejectMailUpdate, () => exclusive(async () => {
-    requireMove('reject');
-    await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
-    setStatus('cancelled');
-  }), { validator: () => requireMove('reject') });
-
-  setHandler(cancelMailUpdate, () => exclusive(async () => {
-    const result = await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }));
-    setStatus('cancelled');
-    return result;
-  }), {
-    validator: () => {
-      if (status === 'cancelled') return;
-      if (!moveAllowed('cancel', status) || printingStarted) {
-        throw ApplicationFailure.create({
-          message: printingStarted && status === 'submitted' ? 'Printing has started; the piece can no longer be cancelled.' : `The piece is ${status} and can no longer be cancelled.`,
-          type: MAIL_FAILURE.notCancellable, details: [{ status }], nonRetryable: true,
-        });
-      }
-    },
+  setHandler(mailRunSettledSignal, () => {
+    runSettled = true;
   });
 
-  setHandler(startPrintingUpdate, ({ facilityId: actor }) => exclusive(async () => {
-    requireMove('startPrinting');
-    await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
-    printingStarted = true;
-    facilityId ??= actor;
-    publishFacilityStep(facility());
-    details();
-  }), { validator: (_actor: FacilityActor) => requireMove('startPrinting') });
+  setHandler(
+    approveMailUpdate,
+    () =>
+      exclusive(async () => {
+        requireMove('approve');
+        const result = await call(acts.approveMail({ outboundMailId: id }));
+        setStatus('submitted');
+        return result;
+      }),
+    { validator: () => requireMove('approve') },
+  );
+
+  setHandler(
+    rejectMailUpdate,
+    () =>
+      exclusive(async () => {
+        requireMove('reject');
+        await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
+        setStatus('cancelled');
+      }),
+    { validator: () => requireMove('reject') },
+  );
+
+  setHandler(
+    cancelMailUpdate,
+    () =>
+      exclusive(async () => {
+        const result = await call(
+          acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }),
+        );
+        setStatus('cancelled');
+        return result;
+      }),
+    {
+      validator: () => {
+        if (status === 'cancelled') return;
+        if (!moveAllowed('cancel', status) || printingStarted) {
+          throw ApplicationFailure.create({
+            message:
+              printingStarted && status === 'submitted'
+                ? 'Printing has started; the piece can no longer be cancelled.'
+                : `The piece is ${status} and can no longer be cancelled.`,
+            type: MAIL_FAILURE.notCancellable,
+            details: [{ status }],
+            nonRetryable: true,
+          });
+        }
+      },
+    },
+  );
+
+  setHandler(
+    startPrintingUpdate,
+    ({ facilityId: actor }) =>
+      exclusive(async () => {
+        requireMove('startPrinting');
+        await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
+        printingStarted = true;
+        facilityId ??= actor;
+        publishFacilityStep(facility());
+        details();
+      }),
+    { validator: (_actor: FacilityActor) => requireMove('startPrinting') },
+  );
 
   setHandler(printedUpdate, ({ facilityId, photos }) => exclusive(() => steps.printed(facilityId, photos)), {
     validator: (_input: FacilityActor) => requireMove('printed'),
@@ -197,37 +278,73 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(deliveredUpdate, ({ facilityId, photos }) => exclusive(() => steps.delivered(facilityId, photos)), {
     validator: (_input: FacilityActor) => requireMove('delivered'),
   });
-  setHandler(failedUpdate, ({ facilityId, message }) => exclusive(async () => {
-    requireMove('failed');
-    await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
-    setStatus('failed');
-  }), { validator: (_input: FacilityActor) => requireMove('failed') });
-  setHandler(carrierDeliveryFailedUpdate, ({ facilityId, message }) => exclusive(async () => {
-    requireMove('carrierDeliveryFailed');
-    await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
-    setStatus('failed');
-  }), { validator: (_input: FacilityActor) => requireMove('carrierDeliveryFailed') });
+  setHandler(
+    failedUpdate,
+    ({ facilityId, message }) =>
+      exclusive(async () => {
+        requireMove('failed');
+        await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
+        setStatus('failed');
+      }),
+    { validator: (_input: FacilityActor) => requireMove('failed') },
+  );
+  setHandler(
+    carrierDeliveryFailedUpdate,
+    ({ facilityId, message }) =>
+      exclusive(async () => {
+        requireMove('carrierDeliveryFailed');
+        await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
+        setStatus('failed');
+      }),
+    { validator: (_input: FacilityActor) => requireMove('carrierDeliveryFailed') },
+  );
 
-  setHandler(testAdvanceUpdate, () => exclusive(async () => {
-    const step = nextTestStep(status);
-    if (!input.testMode || !step) {
-      throw ApplicationFailure.create({ message: `A ${status} piece cannot be advanced.`, type: MAIL_FAILURE.stateConflict, details: [{ status }], nonRetryable: true });
-    }
-    if (held) await release();
-    const sim = await call(acts.simulateFulfillment({ outboundMailId: id, step }));
-    if (step === 'printed') await steps.printed(null, sim.photos);
-    else if (step === 'dispatched') await steps.dispatched(null, { carrier: sim.carrier!, trackingNumber: sim.trackingNumber, dispatchMethod: sim.dispatchMethod!, photos: sim.photos });
-    else await steps.delivered(null, sim.photos);
-    return { status };
-  }), {
-    validator: () => {
-      if (!input.testMode) throw ApplicationFailure.create({ message: 'Only sandbox pieces can be advanced.', type: MAIL_FAILURE.stateConflict, nonRetryable: true });
-      if (!nextTestStep(status)) {
-        const hint = status === 'pending_approval' ? ' Approve it first.' : '';
-        throw ApplicationFailure.create({ message: `A ${status} piece cannot be advanced.${hint}`, type: MAIL_FAILURE.stateConflict, details: [{ status }], nonRetryable: true });
-      }
+  setHandler(
+    testAdvanceUpdate,
+    () =>
+      exclusive(async () => {
+        const step = nextTestStep(status);
+        if (!input.testMode || !step) {
+          throw ApplicationFailure.create({
+            message: `A ${status} piece cannot be advanced.`,
+            type: MAIL_FAILURE.stateConflict,
+            details: [{ status }],
+            nonRetryable: true,
+          });
+        }
+        if (held) await release();
+        const sim = await call(acts.simulateFulfillment({ outboundMailId: id, step }));
+        if (step === 'printed') await steps.printed(null, sim.photos);
+        else if (step === 'dispatched')
+          await steps.dispatched(null, {
+            carrier: sim.carrier!,
+            trackingNumber: sim.trackingNumber,
+            dispatchMethod: sim.dispatchMethod!,
+            photos: sim.photos,
+          });
+        else await steps.delivered(null, sim.photos);
+        return { status };
+      }),
+    {
+      validator: () => {
+        if (!input.testMode)
+          throw ApplicationFailure.create({
+            message: 'Only sandbox pieces can be advanced.',
+            type: MAIL_FAILURE.stateConflict,
+            nonRetryable: true,
+          });
+        if (!nextTestStep(status)) {
+          const hint = status === 'pending_approval' ? ' Approve it first.' : '';
+          throw ApplicationFailure.create({
+            message: `A ${status} piece cannot be advanced.${hint}`,
+            type: MAIL_FAILURE.stateConflict,
+            details: [{ status }],
+            nonRetryable: true,
+          });
+        }
+      },
     },
-  });
+  );
 
   /** A cancellation request from Temporal: cancel and refund like DELETE while possible, else refuse and record why. */
   async function onCancellationRequest(): Promise<void> {
@@ -244,11 +361,18 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
           if (refusal === null) throw err;
         }
       }
-      refusedCancellation = refusal ?? (printingStarted && status === 'submitted'
-        ? 'printing has started; the piece can no longer be cancelled.'
-        : `the piece is ${status}; it can no longer be cancelled.`);
+      refusedCancellation =
+        refusal ??
+        (printingStarted && status === 'submitted'
+          ? 'printing has started; the piece can no longer be cancelled.'
+          : `the piece is ${status}; it can no longer be cancelled.`);
       details();
-      await recordRefusedCancellation('outbound_mail', id, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
+      await recordRefusedCancellation(
+        'outbound_mail',
+        id,
+        status,
+        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+      );
     });
   }
 
@@ -256,27 +380,37 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     details();
     // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
     const created = statusAtStart;
-    if (!input.restart && !input.announced && created !== 'funding_pending' && created !== 'ready' && created !== 'mailed') {
+    if (
+      !input.restart &&
+      !input.announced &&
+      created !== 'funding_pending' &&
+      created !== 'ready' &&
+      created !== 'mailed'
+    ) {
       // Histories begun before the announcement became a local activity replay the activity.
       const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
       await exclusive(() => call(announce({ outboundMailId: id, status: created })));
     }
     // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
     const proof = (input.printProof ? input.printProof === 'render' : patched(PRINT_PROOF_PATCH))
-      ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => { log.warn('the print proof was not rendered', { error: String(err) }); })
+      ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => {
+          log.warn('the print proof was not rendered', { error: String(err) });
+        })
       : undefined;
 
     while (status === 'funding_pending') {
       await condition(() => runSettled || status !== 'funding_pending');
       runSettled = false;
       await exclusive(async () => {
-        if (status === 'funding_pending') setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
+        if (status === 'funding_pending')
+          setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
       });
     }
 
     if (status === 'pending_approval') {
-      const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000,
-        { summary: 'Approval deadline: cancel the piece if the owner has not approved it' });
+      const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000, {
+        summary: 'Approval deadline: cancel the piece if the owner has not approved it',
+      });
       if (!decided) {
         await exclusive(async () => {
           if (status !== 'pending_approval') return;
@@ -292,7 +426,9 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     if (held && status === 'submitted') {
       const remainingMs = holdRemainingMs(input.sendAfter!, Date.now());
       if (remainingMs > 0) {
-        await condition(() => !held || status !== 'submitted', remainingMs, { summary: 'Scheduled send: hold the paid piece from the facility until send_after' });
+        await condition(() => !held || status !== 'submitted', remainingMs, {
+          summary: 'Scheduled send: hold the paid piece from the facility until send_after',
+        });
       }
       await exclusive(async () => {
         if (held && status === 'submitted') await release();

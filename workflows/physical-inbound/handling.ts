@@ -7,18 +7,47 @@
 // operation that asked for it (so its outcome follows the context). A scheduled reconciler starts
 // any of them whose start was lost after its record was committed.
 import {
-  ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createHandlingActivities } from '../../activities/physical-inbound/handling';
 import {
-  acceptHandlingUpdate, approveHandlingUpdate, completeHandlingUpdate, HANDLING_FAILURES, handlingScanOutcomeSignal, HandlingSnapshot,
-  handlingStateQuery, HandlingWorkflowInput, InboundReceivedWorkflowInput, PhysicalInboundReconcileInput, rejectHandlingUpdate, ScanBundleWorkflowInput, ScanOutcome,
+  acceptHandlingUpdate,
+  approveHandlingUpdate,
+  completeHandlingUpdate,
+  HANDLING_FAILURES,
+  handlingScanOutcomeSignal,
+  HandlingSnapshot,
+  handlingStateQuery,
+  HandlingWorkflowInput,
+  InboundReceivedWorkflowInput,
+  PhysicalInboundReconcileInput,
+  rejectHandlingUpdate,
+  ScanBundleWorkflowInput,
+  ScanOutcome,
 } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import { handlerTurns, recordRefusedCancellation, refusalOf, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import {
+  handlerTurns,
+  recordRefusedCancellation,
+  refusalOf,
+  runShieldedFromCancellation,
+} from '../shared/operator-cancellation';
 import { publishStatus, showDetails } from '../shared/status-visibility';
 import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
-import { HandlingStatus, isOpenHandlingStatus, nextHandlingStatus, HandlingEvent, HandlingActor } from '../../domain/workflow-safe/handling';
+import {
+  HandlingStatus,
+  isOpenHandlingStatus,
+  nextHandlingStatus,
+  HandlingEvent,
+  HandlingActor,
+} from '../../domain/workflow-safe/handling';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 
@@ -32,7 +61,6 @@ const ocr = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-
 export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<HandlingSnapshot> {
   const id = input.operationId;
   let status: HandlingStatus = input.status;
@@ -43,63 +71,101 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
 
   let refusedCancellation: string | null = null;
   const WAITING: Partial<Record<HandlingStatus, string>> = {
-    awaiting_member_approval: 'Waiting for the owner to approve or reject the proposal; rejected as expired when the approval time runs out.',
-    awaiting_facility: 'Approved: waiting for the facility to accept it; until then a cancellation request rejects it with a refund.',
+    awaiting_member_approval:
+      'Waiting for the owner to approve or reject the proposal; rejected as expired when the approval time runs out.',
+    awaiting_facility:
+      'Approved: waiting for the facility to accept it; until then a cancellation request rejects it with a refund.',
     accepted: 'The facility accepted it and is carrying it out; it can no longer be cancelled. Waiting for completion.',
   };
-  const details = () => showDetails([`**Handling operation ${id}** (${input.actionType}, ${input.testMode ? 'sandbox' : 'live'}): **${status}** (version ${version})`,
-    WAITING[status] ?? 'Finished.'], refusedCancellation);
+  const details = () =>
+    showDetails(
+      [
+        `**Handling operation ${id}** (${input.actionType}, ${input.testMode ? 'sandbox' : 'live'}): **${status}** (version ${version})`,
+        WAITING[status] ?? 'Finished.',
+      ],
+      refusedCancellation,
+    );
 
   const apply = (s: HandlingSnapshot) => {
     version = s.version;
     if (s.status !== status) {
       status = s.status;
-      publishStatus(ObjectStatus, status, { step: status === 'awaiting_facility' ? 'awaiting_acceptance' : status === 'accepted' ? 'in_progress' : null });
+      publishStatus(ObjectStatus, status, {
+        step: status === 'awaiting_facility' ? 'awaiting_acceptance' : status === 'accepted' ? 'in_progress' : null,
+      });
     }
     details();
   };
 
   const guard = (event: HandlingEvent, actor: HandlingActor, expectedVersion: number) => {
     if (!nextHandlingStatus(status, event, actor)) {
-      throw ApplicationFailure.create({ message: `The operation is ${status}; ${event} is not possible now.`, type: HANDLING_FAILURES.invalidState, details: [{ status, version }], nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: `The operation is ${status}; ${event} is not possible now.`,
+        type: HANDLING_FAILURES.invalidState,
+        details: [{ status, version }],
+        nonRetryable: true,
+      });
     }
     if (expectedVersion !== version) {
       throw ApplicationFailure.create({
-        message: `The operation is at version ${version}; expected_version ${expectedVersion} is stale.`, type: HANDLING_FAILURES.staleVersion,
-        details: [{ current_version: version, expected_version: expectedVersion }], nonRetryable: true,
+        message: `The operation is at version ${version}; expected_version ${expectedVersion} is stale.`,
+        type: HANDLING_FAILURES.staleVersion,
+        details: [{ current_version: version, expected_version: expectedVersion }],
+        nonRetryable: true,
       });
     }
   };
 
-
   setHandler(handlingStateQuery, () => ({ id, status, version }));
 
-  setHandler(approveHandlingUpdate, (args) => exclusive(async () => {
-    guard('approve', 'member', args.expectedVersion);
-    apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
-    return { id, status, version };
-  }), { validator: (args) => guard('approve', 'member', args.expectedVersion) });
+  setHandler(
+    approveHandlingUpdate,
+    (args) =>
+      exclusive(async () => {
+        guard('approve', 'member', args.expectedVersion);
+        apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
+        return { id, status, version };
+      }),
+    { validator: (args) => guard('approve', 'member', args.expectedVersion) },
+  );
 
-  setHandler(rejectHandlingUpdate, (args) => exclusive(async () => {
-    guard('reject', args.actor, args.expectedVersion);
-    apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
-    return { id, status, version };
-  }), { validator: (args) => guard('reject', args.actor, args.expectedVersion) });
+  setHandler(
+    rejectHandlingUpdate,
+    (args) =>
+      exclusive(async () => {
+        guard('reject', args.actor, args.expectedVersion);
+        apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
+        return { id, status, version };
+      }),
+    { validator: (args) => guard('reject', args.actor, args.expectedVersion) },
+  );
 
-  setHandler(acceptHandlingUpdate, (args) => exclusive(async () => {
-    guard('accept', 'facility', args.expectedVersion);
-    apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
-    return { id, status, version };
-  }), { validator: (args) => guard('accept', 'facility', args.expectedVersion) });
+  setHandler(
+    acceptHandlingUpdate,
+    (args) =>
+      exclusive(async () => {
+        guard('accept', 'facility', args.expectedVersion);
+        apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
+        return { id, status, version };
+      }),
+    { validator: (args) => guard('accept', 'facility', args.expectedVersion) },
+  );
 
-  setHandler(completeHandlingUpdate, (args) => exclusive(async () => {
-    guard('complete', 'facility', args.expectedVersion);
-    apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
-    return { id, status, version };
-  }), { validator: (args) => guard('complete', 'facility', args.expectedVersion) });
+  setHandler(
+    completeHandlingUpdate,
+    (args) =>
+      exclusive(async () => {
+        guard('complete', 'facility', args.expectedVersion);
+        apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
+        return { id, status, version };
+      }),
+    { validator: (args) => guard('complete', 'facility', args.expectedVersion) },
+  );
 
   // The facility fulfilled (or refused) the scan request of an accepted Open & Scan.
-  setHandler(handlingScanOutcomeSignal, (outcome) => { scanOutcome = outcome; });
+  setHandler(handlingScanOutcomeSignal, (outcome) => {
+    scanOutcome = outcome;
+  });
 
   /** A cancellation request from Temporal: reject (refunding any charge) before the facility accepts, else refuse and record why. */
   async function onCancellationRequest(): Promise<void> {
@@ -108,7 +174,16 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
       let refusal: string | null = null;
       if (status !== 'accepted') {
         try {
-          apply(await call(acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'cancelled_by_operator' })));
+          apply(
+            await call(
+              acts.rejectHandlingOperation({
+                operationId: id,
+                expectedVersion: version,
+                actor: 'system',
+                reason: 'cancelled_by_operator',
+              }),
+            ),
+          );
           return;
         } catch (err) {
           refusal = refusalOf(err);
@@ -117,19 +192,32 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
       }
       refusedCancellation = refusal ?? `the operation is ${status}; the facility is carrying it out.`;
       details();
-      await recordRefusedCancellation('handling', id, status, `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`);
+      await recordRefusedCancellation(
+        'handling',
+        id,
+        status,
+        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+      );
     });
   }
 
   return runShieldedFromCancellation(async () => {
     details();
     if (status === 'awaiting_member_approval') {
-      const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs,
-        { summary: 'Approval deadline: reject the proposal as expired' });
+      const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs, {
+        summary: 'Approval deadline: reject the proposal as expired',
+      });
       if (!decided) {
         await exclusive(async () => {
           if (status !== 'awaiting_member_approval') return;
-          apply(await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'system', reason: 'approval_expired' }));
+          apply(
+            await acts.rejectHandlingOperation({
+              operationId: id,
+              expectedVersion: version,
+              actor: 'system',
+              reason: 'approval_expired',
+            }),
+          );
         });
       }
     }
@@ -149,15 +237,30 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
     }
 
     while (isOpenHandlingStatus(status)) {
-      await condition(() => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !turns.busy));
+      await condition(
+        () => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !turns.busy),
+      );
       const outcome = scanOutcome as ScanOutcome | null;
       if (!isOpenHandlingStatus(status) || !outcome) break;
       scanOutcome = null;
       await exclusive(async () => {
         if (status !== 'accepted') return;
-        apply(outcome.outcome === 'fulfilled'
-          ? await acts.completeHandlingOperation({ operationId: id, expectedVersion: version, trackingNumber: null, attestation: null, viaScan: true })
-          : await acts.rejectHandlingOperation({ operationId: id, expectedVersion: version, actor: 'facility', reason: outcome.reason ?? 'scan_rejected' }));
+        apply(
+          outcome.outcome === 'fulfilled'
+            ? await acts.completeHandlingOperation({
+                operationId: id,
+                expectedVersion: version,
+                trackingNumber: null,
+                attestation: null,
+                viaScan: true,
+              })
+            : await acts.rejectHandlingOperation({
+                operationId: id,
+                expectedVersion: version,
+                actor: 'facility',
+                reason: outcome.reason ?? 'scan_rejected',
+              }),
+        );
       });
     }
 
@@ -192,6 +295,8 @@ export async function scanBundleWorkflow(input: ScanBundleWorkflowInput): Promis
 }
 
 /** Started by the reconciler schedule: gives every record whose workflow start was lost its workflow. */
-export async function physicalInboundReconcileWorkflow(input: PhysicalInboundReconcileInput): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
+export async function physicalInboundReconcileWorkflow(
+  input: PhysicalInboundReconcileInput,
+): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
   return acts.reconcilePhysicalInbound(input);
 }

@@ -6,7 +6,11 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 
 /** Retry without a limit, from 1 s doubling up to 30 s: outages of Postgres or the store end. */
-export const UNLIMITED_RETRY: RetryPolicy = { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 };
+export const UNLIMITED_RETRY: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumInterval: '30 seconds',
+  backoffCoefficient: 2,
+};
 
 export async function call<T>(p: Promise<T>): Promise<T> {
   try {
@@ -14,7 +18,12 @@ export async function call<T>(p: Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
       const c = err.cause;
-      throw ApplicationFailure.create({ message: c.message, type: c.type ?? undefined, details: c.details as unknown[] | undefined, nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: c.message,
+        type: c.type ?? undefined,
+        details: c.details as unknown[] | undefined,
+        nonRetryable: true,
+      });
     }
     throw err;
   }

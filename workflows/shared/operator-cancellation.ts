@@ -6,7 +6,15 @@
 // activity, same refund ledger key, so the money moves once) while the object can still
 // be cancelled; after that (printing started, facility accepted, run funded) it refuses,
 // keeps running and records a workflow_incidents row the operator can see.
-import { ApplicationFailure, CancellationScope, condition, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  patched,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createOperationsActivities } from '../../activities/operations/operations';
 import type { IncidentObjectType } from '../../services/operations/workflow-incidents';
 import { UNLIMITED_RETRY } from './activity-failures';
@@ -53,7 +61,9 @@ export function shielded<T>(fn: () => Promise<T>): Promise<T> {
 export function handlerTurns() {
   let busy = false;
   return {
-    get busy() { return busy; },
+    get busy() {
+      return busy;
+    },
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
       return shielded(async () => {
         await condition(() => !busy);
@@ -69,11 +79,24 @@ export function handlerTurns() {
 }
 
 /** Records that a cancellation request from Temporal was refused, once per workflow run. */
-export async function recordRefusedCancellation(objectType: IncidentObjectType, objectId: string, objectStatus: string, detail: string): Promise<void> {
+export async function recordRefusedCancellation(
+  objectType: IncidentObjectType,
+  objectId: string,
+  objectStatus: string,
+  detail: string,
+): Promise<void> {
   const { workflowId, runId } = workflowInfo();
   await ops.recordWorkflowIncident({
     incidentKey: `cancel_refused:${workflowId}:${runId}`,
-    objectType, objectId, workflowId, runId, kind: 'cancel_refused', objectStatus, workflowStatus: 'Running', detail, action: 'refused',
+    objectType,
+    objectId,
+    workflowId,
+    runId,
+    kind: 'cancel_refused',
+    objectStatus,
+    workflowStatus: 'Running',
+    detail,
+    action: 'refused',
   });
 }
 

@@ -32,7 +32,8 @@ function facilityPairs(f: FacilityView | undefined): SearchAttributeUpdatePair[]
 /** The one upsert of a status change: the status key, plus StatusChangedAt and the facility step where patched. */
 export function publishStatus(statusKey: StatusKey, status: string, facility?: FacilityView): void {
   const pairs: SearchAttributeUpdatePair[] = [{ key: statusKey, value: status }];
-  if (patched(STATUS_ATTRIBUTES_PATCH)) pairs.push({ key: StatusChangedAt, value: new Date() }, ...facilityPairs(facility));
+  if (patched(STATUS_ATTRIBUTES_PATCH))
+    pairs.push({ key: StatusChangedAt, value: new Date() }, ...facilityPairs(facility));
   upsertSearchAttributes(pairs);
 }
 

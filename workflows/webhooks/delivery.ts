@@ -22,7 +22,12 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     upsertSearchAttributes([{ key: ObjectStatus, value: 'processing' }]);
     let outcome: AttemptOutcome;
     try {
-      outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, series: input.series, attemptNumber: n, final: n === input.maxAttempts });
+      outcome = await attemptWebhookDelivery({
+        deliveryId: input.deliveryId,
+        series: input.series,
+        attemptNumber: n,
+        final: n === input.maxAttempts,
+      });
     } catch (err) {
       // The attempt could not even be recorded (not a receiver failure): end the series as failed.
       const error = err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err);

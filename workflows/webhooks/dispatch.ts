@@ -25,7 +25,9 @@ const PASSES_PER_RUN = 200;
 export async function webhookDispatchWorkflow(input: WebhookDispatchInput): Promise<number> {
   let woken = false;
   let attempted = 0;
-  setHandler(wakeDispatcherSignal, () => { woken = true; });
+  setHandler(wakeDispatcherSignal, () => {
+    woken = true;
+  });
   for (let pass = 0; pass < PASSES_PER_RUN; pass++) {
     woken = false;
     const result = await dispatchWebhookDeliveries({ dispatchKey: input.dispatchKey });

@@ -31,12 +31,23 @@ export function accountPages(add: AddPage): void {
     const period = monthPeriod(page.ctx.query.month);
     const [credits, usage] = await Promise.all([
       page.call('GET /v1/credits'),
-      page.call('GET /v1/usage', { query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) } }),
+      page.call('GET /v1/usage', {
+        query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) },
+      }),
     ]);
-    const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1)).toISOString().slice(0, 7);
-    const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1)).toISOString().slice(0, 7);
+    const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1))
+      .toISOString()
+      .slice(0, 7);
+    const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1))
+      .toISOString()
+      .slice(0, 7);
     page.render('billing', {
-      title: 'Billing', credits, usage, period, previous, nextMonth: nextMonth <= new Date().toISOString().slice(0, 7) ? nextMonth : null,
+      title: 'Billing',
+      credits,
+      usage,
+      period,
+      previous,
+      nextMonth: nextMonth <= new Date().toISOString().slice(0, 7) ? nextMonth : null,
     });
   });
 
@@ -46,7 +57,9 @@ export function accountPages(add: AddPage): void {
   });
 
   add('post', '/console/agents', async (page) => {
-    const agent = await page.call('POST /v1/agents', { body: formFields(page.form, ['name', 'display_name', 'description']) });
+    const agent = await page.call('POST /v1/agents', {
+      body: formFields(page.form, ['name', 'display_name', 'description']),
+    });
     page.ctx.redirect(`/console/agents/${agent.id}`);
   });
 
@@ -58,7 +71,15 @@ export function accountPages(add: AddPage): void {
       page.call('GET /v1/agents/:id/instructions', { params }),
       page.call('GET /v1/agents/:id/instructions/proposals', { params, query: { status: 'pending' } }),
     ]);
-    page.render('agent', { title: `Agent ${agent.name}`, agent, credentials, instructions, proposals, scopes: SCOPES, done: done(page.ctx.query.done) });
+    page.render('agent', {
+      title: `Agent ${agent.name}`,
+      agent,
+      credentials,
+      instructions,
+      proposals,
+      scopes: SCOPES,
+      done: done(page.ctx.query.done),
+    });
   });
 
   add('post', '/console/agents/:id/credentials', async (page) => {
@@ -74,19 +95,27 @@ export function accountPages(add: AddPage): void {
     if (max !== undefined) body.max_daily_pieces = max;
     const credential = await page.call('POST /v1/agents/:id/credentials', { params: { id: page.ctx.params.id }, body });
     page.render('key-created', {
-      title: 'New agent key', key: credential.key, what: `agent credential ${credential.key_prefix}…`, back: `/console/agents/${page.ctx.params.id}`,
+      title: 'New agent key',
+      key: credential.key,
+      what: `agent credential ${credential.key_prefix}…`,
+      back: `/console/agents/${page.ctx.params.id}`,
     });
   });
 
   add('post', '/console/agents/:id/credentials/:credentialId/revoke', async (page) => {
-    await page.call('DELETE /v1/agents/:id/credentials/:credentialId', { params: { id: page.ctx.params.id, credentialId: page.ctx.params.credentialId } });
+    await page.call('DELETE /v1/agents/:id/credentials/:credentialId', {
+      params: { id: page.ctx.params.id, credentialId: page.ctx.params.credentialId },
+    });
     page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=revoked`);
   });
 
   add('post', '/console/agents/:id/instructions', async (page) => {
     await page.call('PUT /v1/agents/:id/instructions', {
       params: { id: page.ctx.params.id },
-      body: { text: (page.form.get('text') ?? '').replace(/\r\n/g, '\n'), expected_version: formNumber(page.form.get('expected_version')) },
+      body: {
+        text: (page.form.get('text') ?? '').replace(/\r\n/g, '\n'),
+        expected_version: formNumber(page.form.get('expected_version')),
+      },
     });
     page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=saved`);
   });
@@ -96,13 +125,17 @@ export function accountPages(add: AddPage): void {
     const body: Record<string, unknown> = { decision };
     if (decision === 'accept') body.expected_version = formNumber(page.form.get('expected_version'));
     await page.call('POST /v1/agents/:id/instructions/proposals/:proposalId/decision', {
-      params: { id: page.ctx.params.id, proposalId: page.ctx.params.proposalId }, body,
+      params: { id: page.ctx.params.id, proposalId: page.ctx.params.proposalId },
+      body,
     });
     page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=${decision === 'accept' ? 'accepted' : 'rejected'}`);
   });
 
   add('get', '/console/keys', async (page) => {
-    const [keys, sessions] = await Promise.all([page.call('GET /v1/api-keys'), listConsoleSessions(page.deps, page.session.memberId)]);
+    const [keys, sessions] = await Promise.all([
+      page.call('GET /v1/api-keys'),
+      listConsoleSessions(page.deps, page.session.memberId),
+    ]);
     page.render('keys', { title: 'Member keys', keys, sessions, done: done(page.ctx.query.done) });
   });
 
@@ -111,13 +144,23 @@ export function accountPages(add: AddPage): void {
     const days = formNumber(page.form.get('expires_in_days'));
     if (days !== undefined) body.expires_in_days = days;
     const key = await page.call('POST /v1/api-keys', { body });
-    page.render('key-created', { title: 'New member key', key: key.key, what: `member key “${key.name}”`, back: '/console/keys' });
+    page.render('key-created', {
+      title: 'New member key',
+      key: key.key,
+      what: `member key “${key.name}”`,
+      back: '/console/keys',
+    });
   });
 
   add('post', '/console/keys/:id/rotate', async (page) => {
-    const rotated = await page.call<{ api_key: { key: string; name: string }; rotated_key: { key_prefix: string } }>('POST /v1/api-keys/:id/rotate', { params: { id: page.ctx.params.id } });
+    const rotated = await page.call<{ api_key: { key: string; name: string }; rotated_key: { key_prefix: string } }>(
+      'POST /v1/api-keys/:id/rotate',
+      { params: { id: page.ctx.params.id } },
+    );
     page.render('key-created', {
-      title: 'Rotated member key', key: rotated.api_key.key, what: `member key “${rotated.api_key.name}” (it replaces ${rotated.rotated_key.key_prefix}…, which is refused from now on)`,
+      title: 'Rotated member key',
+      key: rotated.api_key.key,
+      what: `member key “${rotated.api_key.name}” (it replaces ${rotated.rotated_key.key_prefix}…, which is refused from now on)`,
       back: '/console/keys',
     });
   });

@@ -12,7 +12,10 @@ const DONE: Record<string, string> = {
 
 export function inboundPages(add: AddPage): void {
   add('get', '/console/inbound', async (page) => {
-    const status = typeof page.ctx.query.status === 'string' && page.ctx.query.status ? page.ctx.query.status : 'awaiting_member_approval';
+    const status =
+      typeof page.ctx.query.status === 'string' && page.ctx.query.status
+        ? page.ctx.query.status
+        : 'awaiting_member_approval';
     const q = typeof page.ctx.query.q === 'string' ? page.ctx.query.q.trim() : '';
     const [handling, items] = await Promise.all([
       page.call('GET /v1/handling', { query: { status, limit: '50' } }),
@@ -25,7 +28,10 @@ export function inboundPages(add: AddPage): void {
   add('post', '/console/handling/:id/approve', async (page) => {
     await page.call('POST /v1/handling/:id/approve', {
       params: { id: page.ctx.params.id },
-      body: { expected_version: formNumber(page.form.get('expected_version')), destructive_confirmed: page.form.get('destructive_confirmed') === 'on' },
+      body: {
+        expected_version: formNumber(page.form.get('expected_version')),
+        destructive_confirmed: page.form.get('destructive_confirmed') === 'on',
+      },
     });
     page.ctx.redirect('/console/inbound?done=approved');
   });
@@ -41,7 +47,10 @@ export function inboundPages(add: AddPage): void {
 
   add('get', '/console/inbound/:id', async (page) => {
     const params = { id: page.ctx.params.id };
-    const item = await page.call<{ item?: { reference_code?: string }; reference_code?: string }>('GET /v1/inbound-items/:id', { params });
+    const item = await page.call<{ item?: { reference_code?: string }; reference_code?: string }>(
+      'GET /v1/inbound-items/:id',
+      { params },
+    );
     const [scans, pages] = await Promise.all([
       page.call('GET /v1/inbound-items/:id/scans', { params }),
       page.call('GET /v1/inbound-items/:id/pages', { params, query: { limit: '50' } }),
@@ -55,6 +64,13 @@ export function inboundPages(add: AddPage): void {
       if (!(err instanceof ApiError)) throw err;
       photosNote = err.message;
     }
-    page.render('inbound-item', { title: `Inbound ${item.item?.reference_code ?? item.reference_code ?? ''}`, item: item.item ?? item, scans, pages, photos, photosNote });
+    page.render('inbound-item', {
+      title: `Inbound ${item.item?.reference_code ?? item.reference_code ?? ''}`,
+      item: item.item ?? item,
+      scans,
+      pages,
+      photos,
+      photosNote,
+    });
   });
 }

@@ -7,12 +7,26 @@ import { mailHistory } from '../../../services/outbound-mail/history';
 import { hasPageImages, mailDocumentPage } from '../../../services/outbound-mail/document-previews';
 import { MAIL_STATUSES } from '../../../domain/workflow-safe/mail-rules';
 
-const MAIL_FILTERS = ['q', 'status', 'created_after', 'created_before', 'agent_id', 'test_mode', 'limit', 'offset'] as const;
+const MAIL_FILTERS = [
+  'q',
+  'status',
+  'created_after',
+  'created_before',
+  'agent_id',
+  'test_mode',
+  'limit',
+  'offset',
+] as const;
 
 /** agent id -> name, for showing which agent asked. */
 async function agentNames(page: ConsolePage): Promise<Record<string, string>> {
-  const { agents } = await page.call<{ agents: { id: string; name: string; display_name: string | null }[] }>('GET /v1/agents', { query: { limit: '100' } });
-  return Object.fromEntries(agents.map((a: { id: string; name: string; display_name: string | null }) => [a.id, a.display_name ?? a.name]));
+  const { agents } = await page.call<{ agents: { id: string; name: string; display_name: string | null }[] }>(
+    'GET /v1/agents',
+    { query: { limit: '100' } },
+  );
+  return Object.fromEntries(
+    agents.map((a: { id: string; name: string; display_name: string | null }) => [a.id, a.display_name ?? a.name]),
+  );
 }
 
 function startOfTodayUtc(): string {
@@ -73,10 +87,19 @@ export function mailPages(add: AddPage): void {
 
   add('get', '/console/mail/:id', async (page) => {
     const id = page.ctx.params.id;
-    const mail = await page.call<{ id: string; human_review: { document: { type: string } } }>('GET /v1/mail/:id', { params: { id } });
+    const mail = await page.call<{ id: string; human_review: { document: { type: string } } }>('GET /v1/mail/:id', {
+      params: { id },
+    });
     const [history, agents] = await Promise.all([mailHistory(page.deps, page.session.auth, id), agentNames(page)]);
     const done = typeof page.ctx.query.done === 'string' ? DONE[page.ctx.query.done] : undefined;
-    page.render('mail-detail', { title: `Mail ${mail.id.slice(0, 8)}`, mail, history, agents, done, pageImages: hasPageImages(mail.human_review.document.type) });
+    page.render('mail-detail', {
+      title: `Mail ${mail.id.slice(0, 8)}`,
+      mail,
+      history,
+      agents,
+      done,
+      pageImages: hasPageImages(mail.human_review.document.type),
+    });
   });
 
   add('get', '/console/mail/:id/pages/:page', async (page) => {
@@ -91,12 +114,17 @@ export function mailPages(add: AddPage): void {
 
   add('get', '/console/batches', async (page) => {
     const offset = typeof page.ctx.query.offset === 'string' ? page.ctx.query.offset : '0';
-    const [list, agents] = await Promise.all([page.call('GET /v1/batch-mail', { query: { limit: '20', offset } }), agentNames(page)]);
+    const [list, agents] = await Promise.all([
+      page.call('GET /v1/batch-mail', { query: { limit: '20', offset } }),
+      agentNames(page),
+    ]);
     page.render('batches', { title: 'Batches', list, agents });
   });
 
   add('get', '/console/batches/:id', async (page) => {
-    const detail = await page.call<{ batch: { job_name: string } }>('GET /v1/batch-mail/:id', { params: { id: page.ctx.params.id } });
+    const detail = await page.call<{ batch: { job_name: string } }>('GET /v1/batch-mail/:id', {
+      params: { id: page.ctx.params.id },
+    });
     page.render('batch-detail', { title: `Batch ${detail.batch.job_name}`, detail });
   });
 }

@@ -8,7 +8,16 @@ import type { Deps } from '../../../services/shared/deps';
 import { redeemSignInLink, signInWithMemberKey } from '../../../services/accounts/console-sessions';
 import { applyRateLimit } from '../../router';
 import {
-  checkCsrf, cookieOptions, csrfFor, describeError, loadSession, preSessionSecret, readForm, renderView, safeNext, SESSION_COOKIE,
+  checkCsrf,
+  cookieOptions,
+  csrfFor,
+  describeError,
+  loadSession,
+  preSessionSecret,
+  readForm,
+  renderView,
+  safeNext,
+  SESSION_COOKIE,
 } from '../framework';
 import { ApiError } from '../../../domain/shared/errors';
 
@@ -18,7 +27,13 @@ interface Hooks {
 
 export function signInRoutes(deps: Deps, router: Router, hooks: Hooks): void {
   const signInPage = (ctx: Context, data: Record<string, unknown>, status = 200) =>
-    renderView(deps, ctx, 'sign-in', { csrf: csrfFor(preSessionSecret(ctx)), next: safeNext(ctx.query.next), ...data }, status);
+    renderView(
+      deps,
+      ctx,
+      'sign-in',
+      { csrf: csrfFor(preSessionSecret(ctx)), next: safeNext(ctx.query.next), ...data },
+      status,
+    );
 
   router.get('/console/sign-in', async (ctx) => {
     const session = await loadSession(deps, ctx);
@@ -76,7 +91,13 @@ export function signInRoutes(deps: Deps, router: Router, hooks: Hooks): void {
       ctx.redirect('/console');
     } catch (err) {
       if (err instanceof ApiError) {
-        renderView(deps, ctx, 'sign-in-link', { csrf: csrfFor(preSessionSecret(ctx)), token: '', error: err.message }, err.status);
+        renderView(
+          deps,
+          ctx,
+          'sign-in-link',
+          { csrf: csrfFor(preSessionSecret(ctx)), token: '', error: err.message },
+          err.status,
+        );
         return;
       }
       hooks.renderFailure(ctx, err);

@@ -19,8 +19,15 @@ export function supportPages(add: AddPage): void {
   });
 
   add('get', '/console/support/:id', async (page) => {
-    const thread = await page.call<{ conversation: { support_case_id: string } }>('GET /v1/support/conversations/:id/messages', { params: { id: page.ctx.params.id }, query: { limit: '100' } });
-    page.render('support-thread', { title: `Ticket ${thread.conversation.support_case_id}`, thread, idem: randomUUID() });
+    const thread = await page.call<{ conversation: { support_case_id: string } }>(
+      'GET /v1/support/conversations/:id/messages',
+      { params: { id: page.ctx.params.id }, query: { limit: '100' } },
+    );
+    page.render('support-thread', {
+      title: `Ticket ${thread.conversation.support_case_id}`,
+      thread,
+      idem: randomUUID(),
+    });
   });
 
   add('post', '/console/support/:id', async (page) => {

@@ -18,12 +18,18 @@ export const MCP_PROTOCOL_VERSION = '2025-11-25';
  * The MCP revisions this server speaks, newest first. The SDK's own list also names
  * 2024-10-07, a draft that never became a revision, so the server negotiates from this one.
  */
-export const MCP_PROTOCOL_VERSIONS: readonly string[] = [MCP_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = [
+  MCP_PROTOCOL_VERSION,
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+];
 
 export const MCP_TOOL_GROUPS = {
-  assigned_inbound: 'Assigned inbound (agent inbox): mail explicitly assigned to the agent, OCR text, duties, outcomes, handling proposals',
+  assigned_inbound:
+    'Assigned inbound (agent inbox): mail explicitly assigned to the agent, OCR text, duties, outcomes, handling proposals',
   forwarded_context: 'Forwarded inbound context: emailed scans and notices, their extraction and postal threads',
-  instructions: 'The agent\'s versioned instructions document (service.md)',
+  instructions: "The agent's versioned instructions document (service.md)",
   outbound: 'Outbound postal mail: send, list, read, cancel, sandbox pieces',
   account: 'Account: mailbox, usage, facility messages, agent webhook settings',
   custom_webhooks: 'Custom webhook endpoints: rules, tests, secrets, deliveries',
@@ -31,7 +37,8 @@ export const MCP_TOOL_GROUPS = {
 } as const;
 export type McpToolGroup = keyof typeof MCP_TOOL_GROUPS;
 
-const g = (group: McpToolGroup, successor?: string): CatalogEntry => (successor ? { group, deprecated: { successor } } : { group });
+const g = (group: McpToolGroup, successor?: string): CatalogEntry =>
+  successor ? { group, deprecated: { successor } } : { group };
 
 export const MCP_TOOL_CATALOG = {
   // assigned inbound

@@ -15,24 +15,33 @@ export function agentIdFor(auth: AuthContext, requested: string | undefined): st
   return requested;
 }
 
-const AgentIdInput = { agent_id: Uuid.optional().describe('member keys: the agent whose document to read; agent keys: ignored (always your own)') };
+const AgentIdInput = {
+  agent_id: Uuid.optional().describe(
+    'member keys: the agent whose document to read; agent keys: ignored (always your own)',
+  ),
+};
 
 export const instructionsTools = [
   defineTool({
     name: 'get_service_md',
-    description: 'Read the current instructions document (service.md) of the agent: text, version, hash, updated_at, source. Agent keys send its version as service_md_version on mutating tools.',
+    description:
+      'Read the current instructions document (service.md) of the agent: text, version, hash, updated_at, source. Agent keys send its version as service_md_version on mutating tools.',
     input: z.object(AgentIdInput),
     access: 'GET /v1/agents/:id/instructions',
     handler: (deps, auth, input) => getInstructions(deps, auth, agentIdFor(auth, input.agent_id)),
   }),
   defineTool({
     name: 'propose_service_md_edit',
-    description: 'Propose an edit of your instructions document: suggested_content (the whole new text, at most 10,000 characters) and a reason. Nothing changes until your human accepts it.',
+    description:
+      'Propose an edit of your instructions document: suggested_content (the whole new text, at most 10,000 characters) and a reason. Nothing changes until your human accepts it.',
     input: ProposalRequest,
     access: 'POST /v1/agents/:id/instructions/proposals',
     mutation: true,
     handler: async (deps, auth, input) => ({
-      proposal: await proposeInstructionsEdit(deps, auth, auth.agentId!, { suggested_content: input.suggested_content, reason: input.reason }),
+      proposal: await proposeInstructionsEdit(deps, auth, auth.agentId!, {
+        suggested_content: input.suggested_content,
+        reason: input.reason,
+      }),
     }),
   }),
 ];

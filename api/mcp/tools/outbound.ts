@@ -19,19 +19,32 @@ const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
 /** What REST takes as query and header, MCP takes in the input. */
 const submitExtras = {
   ...SubmitMailQuery.shape,
-  max_cost_cents: z.number().int().min(0).max(PG_INT_MAX).optional()
-    .describe('cost cap in cents (X-Max-Cost-Cents): a piece that costs more is refused with MAX_COST_EXCEEDED before anything is spent'),
+  max_cost_cents: z
+    .number()
+    .int()
+    .min(0)
+    .max(PG_INT_MAX)
+    .optional()
+    .describe(
+      'cost cap in cents (X-Max-Cost-Cents): a piece that costs more is refused with MAX_COST_EXCEEDED before anything is spent',
+    ),
 };
 
 /** Query flags are strings over REST ("true"); MCP clients send JSON booleans. */
-export const testModeFlag = { test_mode: z.boolean().optional().describe('member keys: true for sandbox records; defaults to the key\'s environment') };
+export const testModeFlag = {
+  test_mode: z
+    .boolean()
+    .optional()
+    .describe("member keys: true for sandbox records; defaults to the key's environment"),
+};
 
 export const outboundTools = [
   defineTool({
     name: 'send_outbound_mail',
-    description: 'Send a letter: the document as document_base64 (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB) with document_filename, and the recipient address. '
-      + 'dry_run=true prices it and stores nothing; max_cost_cents caps the cost. The result is the outbound mail record (status submitted, or pending_approval); '
-      + 'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
+    description:
+      'Send a letter: the document as document_base64 (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB) with document_filename, and the recipient address. ' +
+      'dry_run=true prices it and stores nothing; max_cost_cents caps the cost. The result is the outbound mail record (status submitted, or pending_approval); ' +
+      'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
     input: SubmitMailForm.extend({
       document_base64: z.string().min(1).describe('the document bytes, base64'),
       document_filename: visible(z.string().min(1).max(255)).describe('file name with extension, e.g. letter.pdf'),
@@ -41,19 +54,36 @@ export const outboundTools = [
     mutation: true,
     idempotency: 'service',
     handler: async (deps, auth, input, call) => {
-      const { document_base64: base64, document_filename: filename, agent_id: agentId, max_cost_cents: maxCostCents, ...fields } = input;
+      const {
+        document_base64: base64,
+        document_filename: filename,
+        agent_id: agentId,
+        max_cost_cents: maxCostCents,
+        ...fields
+      } = input;
       const data = decodeBase64(base64);
       if (!data) throw errors.validation([{ path: 'document_base64', message: 'must be base64' }]);
-      if (data.length > MAX_DOCUMENT_BYTES) throw errors.validation([{ path: 'document_base64', message: 'the document may be at most 10 MB' }]);
-      const r = await submitAndAnswer(deps, auth, {
-        fields, document: { data, filename }, agentId, maxCostCents, idempotencyKey: call.idempotencyKey,
-      }, call.operation);
+      if (data.length > MAX_DOCUMENT_BYTES)
+        throw errors.validation([{ path: 'document_base64', message: 'the document may be at most 10 MB' }]);
+      const r = await submitAndAnswer(
+        deps,
+        auth,
+        {
+          fields,
+          document: { data, filename },
+          agentId,
+          maxCostCents,
+          idempotencyKey: call.idempotencyKey,
+        },
+        call.operation,
+      );
       return new RestOutcome(r.status, r.body);
     },
   }),
   defineTool({
     name: 'list_outbound_mail',
-    description: 'List outbound mail, newest first: q (recipient, address, tracking number, notes), status, created_after/created_before (ISO 8601 or YYYY-MM-DD), limit (max 100), offset.',
+    description:
+      'List outbound mail, newest first: q (recipient, address, tracking number, notes), status, created_after/created_before (ISO 8601 or YYYY-MM-DD), limit (max 100), offset.',
     input: ListMailQuery.extend(testModeFlag),
     access: 'GET /v1/mail',
     handler: (deps, auth, input) => listMail(deps, auth, input),
@@ -72,29 +102,42 @@ export const outboundTools = [
     access: 'DELETE /v1/mail/:id',
     mutation: true,
     destructive: true,
-    handler: (deps, auth, input, call) => cancelMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
+    handler: (deps, auth, input, call) =>
+      cancelMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
   }),
   defineTool({
     name: 'create_test_outbound_mail',
-    description: 'Test keys: create a sandbox piece without a document (a simulated letter of page_count pages, 1-100); every other field and safeguard is as in send_outbound_mail.',
+    description:
+      'Test keys: create a sandbox piece without a document (a simulated letter of page_count pages, 1-100); every other field and safeguard is as in send_outbound_mail.',
     input: TestMailBody.extend(submitExtras),
     access: 'POST /v1/test/mail',
     mutation: true,
     idempotency: 'service',
     handler: async (deps, auth, input, call) => {
       const { page_count: pages, agent_id: agentId, max_cost_cents: maxCostCents, ...fields } = input;
-      const r = await submitAndAnswer(deps, auth, {
-        fields: { ...fields, dry_run: false }, document: { simulatedPages: pages }, agentId, maxCostCents, idempotencyKey: call.idempotencyKey,
-      }, call.operation);
+      const r = await submitAndAnswer(
+        deps,
+        auth,
+        {
+          fields: { ...fields, dry_run: false },
+          document: { simulatedPages: pages },
+          agentId,
+          maxCostCents,
+          idempotencyKey: call.idempotencyKey,
+        },
+        call.operation,
+      );
       return new RestOutcome(r.status, r.body);
     },
   }),
   defineTool({
     name: 'advance_test_outbound_mail',
-    description: 'Test keys: move a sandbox piece one step (submitted → ready → mailed → delivered) with simulated photos and tracking, emitting the matching mail.* webhook.',
+    description:
+      'Test keys: move a sandbox piece one step (submitted → ready → mailed → delivered) with simulated photos and tracking, emitting the matching mail.* webhook.',
     input: z.object(MailId),
     access: 'POST /v1/test/mail/:id/advance',
     mutation: true,
-    handler: (deps, auth, input, call) => advanceTestMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
+    handler: (deps, auth, input, call) =>
+      advanceTestMail(deps, auth, input.outbound_mail_id, { idempotencyKey: call.idempotencyKey }),
   }),
 ];

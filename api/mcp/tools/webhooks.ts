@@ -2,13 +2,23 @@
 // webhook endpoints with their tests, secrets and delivery log.
 import { z } from 'zod';
 import {
-  DeliveriesQuery, EndpointCreateRequest, EndpointListQuery, EndpointPatchRequest, SampleRequest, WebhookSettingsRequest,
+  DeliveriesQuery,
+  EndpointCreateRequest,
+  EndpointListQuery,
+  EndpointPatchRequest,
+  SampleRequest,
+  WebhookSettingsRequest,
 } from '../../routes/webhooks/webhooks.schemas';
 import { pagination, Uuid } from '../../schemas/common';
 import { parseOrThrow } from '../../router';
 import {
-  createWebhookEndpoint, listEndpointDeliveries, listWebhookEndpoints, rotateWebhookEndpointSecret, testWebhookEndpoint,
-  testWebhookEndpointWithSample, updateWebhookEndpoint,
+  createWebhookEndpoint,
+  listEndpointDeliveries,
+  listWebhookEndpoints,
+  rotateWebhookEndpointSecret,
+  testWebhookEndpoint,
+  testWebhookEndpointWithSample,
+  updateWebhookEndpoint,
 } from '../../../services/webhooks/endpoints';
 import { replayDelivery, updateWebhookSettings } from '../../../services/webhooks/agent-webhooks';
 import { defineTool } from '../tool';
@@ -18,7 +28,8 @@ const EndpointId = { endpoint_id: Uuid.describe('the webhook endpoint id') };
 export const webhookTools = [
   defineTool({
     name: 'update_webhook',
-    description: 'Configure your agent webhook: webhook_url (public https), enabled, event_types (["*"] = all, [] = none), receiver auth (hmac, bearer, header) and payload format. Fields left out keep their value. Live keys only; setting a URL the first time returns the signing key once.',
+    description:
+      'Configure your agent webhook: webhook_url (public https), enabled, event_types (["*"] = all, [] = none), receiver auth (hmac, bearer, header) and payload format. Fields left out keep their value. Live keys only; setting a URL the first time returns the signing key once.',
     input: WebhookSettingsRequest,
     access: 'PUT /v1/webhooks/settings',
     mutation: true,
@@ -33,7 +44,8 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'create_webhook_endpoint',
-    description: 'Create a custom webhook endpoint (public HTTPS on port 443; at most 3 per environment) with event subscriptions and optional literal rules. Returns the whsec_ signing secret once; the endpoint receives events after its verification (test_webhook_endpoint runs it).',
+    description:
+      'Create a custom webhook endpoint (public HTTPS on port 443; at most 3 per environment) with event subscriptions and optional literal rules. Returns the whsec_ signing secret once; the endpoint receives events after its verification (test_webhook_endpoint runs it).',
     input: EndpointCreateRequest,
     access: 'POST /v1/webhook-endpoints',
     mutation: true,
@@ -41,7 +53,8 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'update_webhook_endpoint',
-    description: 'Rename an endpoint, change its URL (pauses it until verified again) or its event subscriptions. Environment and scope are fixed.',
+    description:
+      'Rename an endpoint, change its URL (pauses it until verified again) or its event subscriptions. Environment and scope are fixed.',
     input: EndpointPatchRequest.extend(EndpointId),
     access: 'PATCH /v1/webhook-endpoints/:id',
     mutation: true,
@@ -52,7 +65,8 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'test_webhook_endpoint',
-    description: 'Send a signed webhook.test ping to an endpoint and return the delivery result; an endpoint that is not active yet gets its verification challenge instead.',
+    description:
+      'Send a signed webhook.test ping to an endpoint and return the delivery result; an endpoint that is not active yet gets its verification challenge instead.',
     input: z.object(EndpointId),
     access: 'POST /v1/webhook-endpoints/:id/test',
     mutation: true,
@@ -60,7 +74,8 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'test_webhook_endpoint_with_sample',
-    description: 'Send a signed sample of a real event type (data.sample = true) to an active endpoint and return the delivery result.',
+    description:
+      'Send a signed sample of a real event type (data.sample = true) to an active endpoint and return the delivery result.',
     input: SampleRequest.extend(EndpointId),
     access: 'POST /v1/webhook-endpoints/:id/test-sample',
     mutation: true,
@@ -68,7 +83,8 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'rotate_webhook_endpoint_secret',
-    description: 'Rotate an endpoint\'s signing secret; the new whsec_ secret is returned once. For 24 hours deliveries carry signatures with both secrets.',
+    description:
+      "Rotate an endpoint's signing secret; the new whsec_ secret is returned once. For 24 hours deliveries carry signatures with both secrets.",
     input: z.object(EndpointId),
     access: 'POST /v1/webhook-endpoints/:id/rotate-secret',
     mutation: true,
@@ -76,7 +92,7 @@ export const webhookTools = [
   }),
   defineTool({
     name: 'list_webhook_deliveries',
-    description: 'An endpoint\'s delivery log, newest first (status queued, processing, delivered, failed).',
+    description: "An endpoint's delivery log, newest first (status queued, processing, delivered, failed).",
     input: DeliveriesQuery.extend(EndpointId),
     access: 'GET /v1/webhook-endpoints/:id/deliveries',
     handler: async (deps, auth, { endpoint_id, ...query }) => {

@@ -4,9 +4,13 @@ import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../../domain/accounts/agents'
 import { MAX_INSTRUCTIONS_CHARS } from '../../../services/accounts/instructions';
 import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
 
-const AgentName = visible(z.string().trim()
-  .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })
-  .max(AGENT_NAME_MAX, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` }));
+const AgentName = visible(
+  z
+    .string()
+    .trim()
+    .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })
+    .max(AGENT_NAME_MAX, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` }),
+);
 const WebhookUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048);
 
 export const AgentCreateRequest = z.strictObject({
@@ -41,18 +45,37 @@ export const Agent = z.object({
 });
 
 export const AgentDetail = Agent.extend({
-  recent_webhooks: z.array(z.object({
-    id: z.string().describe('event id'), event_type: z.string(), status: z.enum(['delivered', 'pending', 'failed']),
-    created_at: z.string(), delivered_at: z.string().nullable(), agent_id: z.string().nullable(), delivery_id: z.string(), test_mode: z.boolean(),
-  })).describe('latest live deliveries to the agent webhook (GET /v1/webhooks/events/{id} has the attempts); always empty for test keys'),
-  webhook_signing_key: z.string().optional().describe('the legacy webhook signing secret; only in the answer that set a webhook_url on an agent without one'),
+  recent_webhooks: z
+    .array(
+      z.object({
+        id: z.string().describe('event id'),
+        event_type: z.string(),
+        status: z.enum(['delivered', 'pending', 'failed']),
+        created_at: z.string(),
+        delivered_at: z.string().nullable(),
+        agent_id: z.string().nullable(),
+        delivery_id: z.string(),
+        test_mode: z.boolean(),
+      }),
+    )
+    .describe(
+      'latest live deliveries to the agent webhook (GET /v1/webhooks/events/{id} has the attempts); always empty for test keys',
+    ),
+  webhook_signing_key: z
+    .string()
+    .optional()
+    .describe('the legacy webhook signing secret; only in the answer that set a webhook_url on an agent without one'),
   test_mode: z.boolean(),
 });
 
 export const AgentList = z.object({ agents: z.array(Agent), pagination: Pagination, test_mode: z.boolean() });
 
 export const AgentDeleted = z.object({
-  id: z.string(), deleted: z.literal(true), deleted_at: z.string(), revoked_credentials: z.number().int(), test_mode: z.boolean(),
+  id: z.string(),
+  deleted: z.literal(true),
+  deleted_at: z.string(),
+  revoked_credentials: z.number().int(),
+  test_mode: z.boolean(),
 });
 
 export const InstructionsDocument = z.object({
@@ -71,16 +94,27 @@ export const InstructionsSaveRequest = z.strictObject({
 });
 
 export const InstructionsVersions = z.object({
-  versions: z.array(z.object({
-    version: z.number().int(), text: z.string(), hash: z.string(), source: z.enum(['renter', 'platform_fallback']),
-    reason: z.string().nullable(), created_at: z.string(),
-  })),
+  versions: z.array(
+    z.object({
+      version: z.number().int(),
+      text: z.string(),
+      hash: z.string(),
+      source: z.enum(['renter', 'platform_fallback']),
+      reason: z.string().nullable(),
+      created_at: z.string(),
+    }),
+  ),
   pagination: Pagination,
   test_mode: z.boolean(),
 });
 
 export const ProposalRequest = z.strictObject({
-  suggested_content: visible(z.string().min(1).max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` })),
+  suggested_content: visible(
+    z
+      .string()
+      .min(1)
+      .max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` }),
+  ),
   reason: z.string().max(2000).optional(),
 });
 
@@ -114,9 +148,16 @@ export const Mailbox = z.object({
   type: z.literal('outbound'),
   agent_id: z.string(),
   name: z.string(),
-  return_address: z.object({
-    name: z.string().nullable(), company: z.string().nullable(), line1: z.string(), line2: z.string().nullable(),
-    city: z.string(), state: z.string(), zip: z.string(),
-  }).nullable(),
+  return_address: z
+    .object({
+      name: z.string().nullable(),
+      company: z.string().nullable(),
+      line1: z.string(),
+      line2: z.string().nullable(),
+      city: z.string(),
+      state: z.string(),
+      zip: z.string(),
+    })
+    .nullable(),
   status: z.literal('active'),
 });

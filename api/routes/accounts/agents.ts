@@ -4,18 +4,43 @@ import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { Pagination, pagination, paginationQuery } from '../../schemas/common';
 import {
-  AgentCreateRequest, AgentDeleted, AgentDetail, AgentIdParams, AgentList, AgentPatchRequest, InstructionsDocument,
-  InstructionsSaveRequest, InstructionsVersions, Mailbox, Proposal, ProposalDecisionRequest, ProposalParams, ProposalQuery,
+  AgentCreateRequest,
+  AgentDeleted,
+  AgentDetail,
+  AgentIdParams,
+  AgentList,
+  AgentPatchRequest,
+  InstructionsDocument,
+  InstructionsSaveRequest,
+  InstructionsVersions,
+  Mailbox,
+  Proposal,
+  ProposalDecisionRequest,
+  ProposalParams,
+  ProposalQuery,
   ProposalRequest,
 } from './agents.schemas';
-import { createAgent, deleteAgent, getAgent, listAgents, listMailboxes, updateAgent } from '../../../services/accounts/agents';
 import {
-  decideInstructionsProposal, getInstructions, listInstructionsProposals, listInstructionsVersions, proposeInstructionsEdit,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  listMailboxes,
+  updateAgent,
+} from '../../../services/accounts/agents';
+import {
+  decideInstructionsProposal,
+  getInstructions,
+  listInstructionsProposals,
+  listInstructionsVersions,
+  proposeInstructionsEdit,
   saveInstructions,
 } from '../../../services/accounts/instructions';
 
 const PageQuery = z.object(paginationQuery());
-const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };
+const VERSION_HEADER = {
+  'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)',
+};
 
 export const routes: RouteDef[] = [
   defineRoute({
@@ -49,7 +74,10 @@ export const routes: RouteDef[] = [
     summary: 'Agent profile (test keys: recent_webhooks is empty)',
     tags: ['Agents'],
     params: AgentIdParams,
-    responses: { 200: { description: 'Agent', schema: AgentDetail }, 404: { description: 'Not found (or another agent)' } },
+    responses: {
+      200: { description: 'Agent', schema: AgentDetail },
+      404: { description: 'Not found (or another agent)' },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await getAgent(deps, auth, params.id) }),
   }),
   defineRoute({
@@ -85,14 +113,18 @@ export const routes: RouteDef[] = [
     summary: 'Current instructions document: text, version, hash, updated_at, source',
     tags: ['Instructions'],
     params: AgentIdParams,
-    responses: { 200: { description: 'Instructions', schema: InstructionsDocument }, 404: { description: 'Not found' } },
+    responses: {
+      200: { description: 'Instructions', schema: InstructionsDocument },
+      404: { description: 'Not found' },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await getInstructions(deps, auth, params.id) }),
   }),
   defineRoute({
     method: 'put',
     path: '/v1/agents/:id/instructions',
     summary: 'Save a new version of the instructions document',
-    description: 'Saves text as version expected_version + 1. A stale expected_version, or losing a concurrent save, gives 409 SERVICE_MD_VERSION_MISMATCH.',
+    description:
+      'Saves text as version expected_version + 1. A stale expected_version, or losing a concurrent save, gives 409 SERVICE_MD_VERSION_MISMATCH.',
     tags: ['Instructions'],
     params: AgentIdParams,
     body: InstructionsSaveRequest,
@@ -131,7 +163,10 @@ export const routes: RouteDef[] = [
       404: { description: 'Not found (or another agent)' },
       409: { description: 'SERVICE_MD_VERSION_MISMATCH' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: { proposal: await proposeInstructionsEdit(deps, auth, params.id, body) } }),
+    handler: async ({ deps, auth, params, body }) => ({
+      status: 201,
+      body: { proposal: await proposeInstructionsEdit(deps, auth, params.id, body) },
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -141,7 +176,10 @@ export const routes: RouteDef[] = [
     params: AgentIdParams,
     query: ProposalQuery,
     responses: {
-      200: { description: 'Proposals', schema: z.object({ proposals: z.array(Proposal), pagination: Pagination, test_mode: z.boolean() }) },
+      200: {
+        description: 'Proposals',
+        schema: z.object({ proposals: z.array(Proposal), pagination: Pagination, test_mode: z.boolean() }),
+      },
       404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params, query }) => {
@@ -157,12 +195,21 @@ export const routes: RouteDef[] = [
     params: ProposalParams,
     body: ProposalDecisionRequest,
     responses: {
-      200: { description: 'Decided', schema: z.object({ proposal: Proposal, instructions: InstructionsDocument.omit({ test_mode: true }), test_mode: z.boolean() }) },
+      200: {
+        description: 'Decided',
+        schema: z.object({
+          proposal: Proposal,
+          instructions: InstructionsDocument.omit({ test_mode: true }),
+          test_mode: z.boolean(),
+        }),
+      },
       400: { description: 'Validation failed (expected_version is required to accept)' },
       404: { description: 'Not found' },
       409: { description: 'PROPOSAL_ALREADY_DECIDED or SERVICE_MD_VERSION_MISMATCH' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ body: await decideInstructionsProposal(deps, auth, params.id, params.proposalId, body) }),
+    handler: async ({ deps, auth, params, body }) => ({
+      body: await decideInstructionsProposal(deps, auth, params.id, params.proposalId, body),
+    }),
   }),
 
   defineRoute({
@@ -170,7 +217,9 @@ export const routes: RouteDef[] = [
     path: '/v1/mailboxes',
     summary: 'Logical outbound endpoints (one per agent); never a receiving address',
     tags: ['Agents'],
-    responses: { 200: { description: 'Mailboxes', schema: z.object({ mailboxes: z.array(Mailbox), test_mode: z.boolean() }) } },
+    responses: {
+      200: { description: 'Mailboxes', schema: z.object({ mailboxes: z.array(Mailbox), test_mode: z.boolean() }) },
+    },
     handler: async ({ deps, auth }) => ({ body: { mailboxes: await listMailboxes(deps, auth) } }),
   }),
 ];

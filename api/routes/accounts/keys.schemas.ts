@@ -4,7 +4,11 @@ import { SCOPES } from '../../../domain/shared/access';
 import { AgentIdParams } from './agents.schemas';
 import { PG_INT_MAX, visible } from '../../schemas/common';
 
-const ExpiresInDays = z.number().int().min(1, { message: 'must be an integer >= 1' }).max(36500)
+const ExpiresInDays = z
+  .number()
+  .int()
+  .min(1, { message: 'must be an integer >= 1' })
+  .max(36500)
   .describe('days until the key expires; omit for no expiry');
 
 export const CredentialRequest = z.strictObject({
@@ -12,7 +16,13 @@ export const CredentialRequest = z.strictObject({
   expires_in_days: ExpiresInDays.optional(),
   environment: z.enum(['live', 'test'], { message: 'must be exactly "live" or "test"' }).default('live'),
   force_approval: z.boolean().default(false).describe('routes every outbound piece from the key to pending_approval'),
-  max_daily_pieces: z.number().int().min(1, { message: 'must be an integer >= 1' }).max(PG_INT_MAX, { message: `must be at most ${PG_INT_MAX}` }).nullable().optional()
+  max_daily_pieces: z
+    .number()
+    .int()
+    .min(1, { message: 'must be an integer >= 1' })
+    .max(PG_INT_MAX, { message: `must be at most ${PG_INT_MAX}` })
+    .nullable()
+    .optional()
     .describe('max pieces per 24-hour window; null or omitted = unlimited'),
 });
 
@@ -35,8 +45,12 @@ export const Credential = z.object({
 });
 
 export const MemberKeyRequest = z.strictObject({
-  name: visible(z.string().min(1, { message: 'must be 1-64 characters' }).max(64, { message: 'must be 1-64 characters' })),
-  environment: z.enum(['prod', 'test'], { message: 'must be "prod" or "test"' }).default('prod')
+  name: visible(
+    z.string().min(1, { message: 'must be 1-64 characters' }).max(64, { message: 'must be 1-64 characters' }),
+  ),
+  environment: z
+    .enum(['prod', 'test'], { message: 'must be "prod" or "test"' })
+    .default('prod')
     .describe('prod keys carry sk_live_, test keys sk_test_'),
   expires_in_days: ExpiresInDays.optional(),
 });

@@ -3,9 +3,22 @@
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { AgentIdParams } from './agents.schemas';
-import { Credential, CredentialParams, CredentialRequest, MemberKey, MemberKeyParams, MemberKeyRequest } from './keys.schemas';
 import {
-  createCredential, createMemberKey, listCredentials, listMemberKeys, revokeCredential, revokeMemberKey, rotateMemberKey,
+  Credential,
+  CredentialParams,
+  CredentialRequest,
+  MemberKey,
+  MemberKeyParams,
+  MemberKeyRequest,
+} from './keys.schemas';
+import {
+  createCredential,
+  createMemberKey,
+  listCredentials,
+  listMemberKeys,
+  revokeCredential,
+  revokeMemberKey,
+  rotateMemberKey,
 } from '../../../services/accounts/keys';
 
 const WithTestMode = <T extends z.ZodRawShape>(shape: T) => z.object({ ...shape, test_mode: z.boolean() });
@@ -15,7 +28,8 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/agents/:id/credentials',
     summary: 'Issue an agent credential (raw key returned once)',
-    description: 'environment live gives sk_agent_, test gives sk_agent_test_. Member test keys (sk_test_) can issue test credentials only.',
+    description:
+      'environment live gives sk_agent_, test gives sk_agent_test_. Member test keys (sk_test_) can issue test credentials only.',
     tags: ['Keys'],
     params: AgentIdParams,
     body: CredentialRequest,
@@ -25,7 +39,10 @@ export const routes: RouteDef[] = [
       403: { description: 'live_key_required (test member key asking for a live credential)' },
       404: { description: 'Agent not found' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ status: 201, body: await createCredential(deps, auth, params.id, body) }),
+    handler: async ({ deps, auth, params, body }) => ({
+      status: 201,
+      body: await createCredential(deps, auth, params.id, body),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -33,8 +50,13 @@ export const routes: RouteDef[] = [
     summary: "List an agent's credentials (prefixes only)",
     tags: ['Keys'],
     params: AgentIdParams,
-    responses: { 200: { description: 'Credentials', schema: WithTestMode({ credentials: z.array(Credential) }) }, 404: { description: 'Agent not found' } },
-    handler: async ({ deps, auth, params }) => ({ body: { credentials: await listCredentials(deps, auth, params.id) } }),
+    responses: {
+      200: { description: 'Credentials', schema: WithTestMode({ credentials: z.array(Credential) }) },
+      404: { description: 'Agent not found' },
+    },
+    handler: async ({ deps, auth, params }) => ({
+      body: { credentials: await listCredentials(deps, auth, params.id) },
+    }),
   }),
   defineRoute({
     method: 'delete',
@@ -47,7 +69,9 @@ export const routes: RouteDef[] = [
       403: { description: 'live_key_required (test member key revoking a live credential)' },
       404: { description: 'Not found' },
     },
-    handler: async ({ deps, auth, params }) => ({ body: await revokeCredential(deps, auth, params.id, params.credentialId) }),
+    handler: async ({ deps, auth, params }) => ({
+      body: await revokeCredential(deps, auth, params.id, params.credentialId),
+    }),
   }),
 
   defineRoute({
@@ -79,7 +103,10 @@ export const routes: RouteDef[] = [
     tags: ['Keys'],
     params: MemberKeyParams,
     responses: {
-      200: { description: 'The new key and the rotated one', schema: WithTestMode({ api_key: MemberKey, rotated_key: MemberKey }) },
+      200: {
+        description: 'The new key and the rotated one',
+        schema: WithTestMode({ api_key: MemberKey, rotated_key: MemberKey }),
+      },
       404: { description: 'Not found' },
       409: { description: 'KEY_NOT_ACTIVE' },
     },
@@ -91,7 +118,10 @@ export const routes: RouteDef[] = [
     summary: 'Revoke a member key',
     tags: ['Keys'],
     params: MemberKeyParams,
-    responses: { 200: { description: 'Revoked key', schema: MemberKey.extend({ test_mode: z.boolean() }) }, 404: { description: 'Not found' } },
+    responses: {
+      200: { description: 'Revoked key', schema: MemberKey.extend({ test_mode: z.boolean() }) },
+      404: { description: 'Not found' },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await revokeMemberKey(deps, auth, params.id) }),
   }),
 ];

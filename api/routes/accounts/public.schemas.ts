@@ -9,7 +9,9 @@ const LeadId = z.string().regex(LEAD_ID_PATTERN, { message: 'must match ^wl_[a-f
 export const SignupRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
   password: z.string().min(8, { message: 'must be at least 8 characters' }).max(256),
-  full_name: visible(z.string().trim().min(2, { message: 'must be 2-100 characters' }).max(100, { message: 'must be 2-100 characters' })),
+  full_name: visible(
+    z.string().trim().min(2, { message: 'must be 2-100 characters' }).max(100, { message: 'must be 2-100 characters' }),
+  ),
   needs: z.string().max(2000).optional(),
   lead_id: LeadId.optional(),
 });
@@ -18,10 +20,12 @@ export const WaitlistRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
   needs: z.string().max(2000).optional(),
   preferred_location: z.string().max(200).optional(),
-  callback_url: z.url({ protocol: /^https$/, message: 'must be an https URL' }).max(2048).optional(),
+  callback_url: z
+    .url({ protocol: /^https$/, message: 'must be an https URL' })
+    .max(2048)
+    .optional(),
   agent_id: z.string().max(200).optional(),
-  operator_contact: z.string().max(500).optional()
-    .describe('Only with the operator\'s consent.'),
+  operator_contact: z.string().max(500).optional().describe("Only with the operator's consent."),
 });
 
 export const LeadParams = z.object({ leadId: LeadId });
@@ -61,7 +65,12 @@ export const WaitlistResponse = z.object({
   status_url: z.string(),
   agent_resources: AgentResources,
   next: z.object({ signup_url: z.string(), hint: z.string() }),
-  return_channel: z.object({ type: z.literal('poll'), status_url: z.string(), callback_url: z.string().nullable(), hint: z.string() }),
+  return_channel: z.object({
+    type: z.literal('poll'),
+    status_url: z.string(),
+    callback_url: z.string().nullable(),
+    hint: z.string(),
+  }),
   contact: z.object({ owner_email: z.string() }),
   test_mode: z.boolean(),
 });
@@ -87,18 +96,20 @@ export const DirectoryResponse = z.object({
   documents: z.record(z.string(), z.string()).describe('discovery documents at the site root'),
   agent_auth_url: z.string().describe('POST: verified-email sign-in intent (issues no live credentials)'),
   mcp_url: z.string(),
-  endpoints: z.array(z.object({
-    method: z.string(),
-    path: z.string(),
-    summary: z.string(),
-    tags: z.array(z.string()),
-    auth: z.array(z.string()).describe('"public" or the key kinds allowed'),
-    scopes: z.array(z.string()).describe('agent keys need all of these'),
-    any_scope: z.array(z.string()).describe('agent keys need one of these'),
-    live_only: z.boolean(),
-    test_only: z.boolean(),
-    sandbox_unsupported: z.boolean(),
-    version_guard: z.boolean().describe('agent keys send X-Service-MD-Version'),
-  })),
+  endpoints: z.array(
+    z.object({
+      method: z.string(),
+      path: z.string(),
+      summary: z.string(),
+      tags: z.array(z.string()),
+      auth: z.array(z.string()).describe('"public" or the key kinds allowed'),
+      scopes: z.array(z.string()).describe('agent keys need all of these'),
+      any_scope: z.array(z.string()).describe('agent keys need one of these'),
+      live_only: z.boolean(),
+      test_only: z.boolean(),
+      sandbox_unsupported: z.boolean(),
+      version_guard: z.boolean().describe('agent keys send X-Service-MD-Version'),
+    }),
+  ),
   test_mode: z.boolean(),
 });

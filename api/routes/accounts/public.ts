@@ -6,7 +6,13 @@ import { describeAccess } from '../../../domain/shared/access-summary';
 import { getLeadStatus, joinWaitlist, signup } from '../../../services/accounts/signup';
 import { API_VERSION } from '../../discovery/openapi';
 import {
-  DirectoryResponse, LeadParams, LeadStatusResponse, SignupRequest, SignupResponse, WaitlistRequest, WaitlistResponse,
+  DirectoryResponse,
+  LeadParams,
+  LeadStatusResponse,
+  SignupRequest,
+  SignupResponse,
+  WaitlistRequest,
+  WaitlistResponse,
 } from './public.schemas';
 
 export const routes: RouteDef[] = [
@@ -14,7 +20,8 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/signup',
     summary: 'Create an account for a human (issues no API keys)',
-    description: 'Creates the account and, with lead_id, stitches a waitlist lead to it. No credentials are issued: the human verifies the email, completes KYC and adds a payment method first. 5 requests/minute per IP.',
+    description:
+      'Creates the account and, with lead_id, stitches a waitlist lead to it. No credentials are issued: the human verifies the email, completes KYC and adds a payment method first. 5 requests/minute per IP.',
     tags: ['Public'],
     body: SignupRequest,
     responses: {

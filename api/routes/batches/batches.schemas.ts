@@ -20,10 +20,18 @@ export const EstimateBody = z.strictObject({
   mail_type: MailType,
   mailing_class: MailingClass,
   quantity: z.number().int().min(1).max(BATCH_MAX_PIECES),
-  page_count: z.number().int().min(1).max(TEMPLATE_MAX_PAGES).optional()
+  page_count: z
+    .number()
+    .int()
+    .min(1)
+    .max(TEMPLATE_MAX_PAGES)
+    .optional()
     .describe('Template pages; defaults to the fewest the mail type takes'),
   color: z.boolean().default(false),
-  duplex: z.boolean().default(false).describe('Printing on both sides doubles the pages postcards, flyers and letters take'),
+  duplex: z
+    .boolean()
+    .default(false)
+    .describe('Printing on both sides doubles the pages postcards, flyers and letters take'),
 });
 
 const PriceFields = {
@@ -51,14 +59,16 @@ export const EstimateResponse = z.object({
   test_mode: z.boolean(),
 });
 
-export const ColumnMapSchema = z.strictObject({
-  name: z.string().min(1).optional(),
-  line1: z.string().min(1).optional(),
-  line2: z.string().min(1).optional(),
-  city: z.string().min(1).optional(),
-  state: z.string().min(1).optional(),
-  zip: z.string().min(1).optional(),
-}).describe('Maps a recipient field to the header text of a CSV column');
+export const ColumnMapSchema = z
+  .strictObject({
+    name: z.string().min(1).optional(),
+    line1: z.string().min(1).optional(),
+    line2: z.string().min(1).optional(),
+    city: z.string().min(1).optional(),
+    state: z.string().min(1).optional(),
+    zip: z.string().min(1).optional(),
+  })
+  .describe('Maps a recipient field to the header text of a CSV column');
 
 export const CreateBatchForm = z.strictObject({
   job_name: visible(z.string().trim().min(1).max(200)),
@@ -66,12 +76,21 @@ export const CreateBatchForm = z.strictObject({
   mailing_class: MailingClass,
   duplex: formBoolean.default(false),
   color: formBoolean.default(false).describe('Color printing, +15 cents per piece'),
-  column_map: formJsonObject().pipe(ColumnMapSchema).optional()
-    .describe('JSON object mapping name, line1, line2, city, state, zip to CSV header text, e.g. {"name":"Customer","zip":"PLZ"}'),
-  send_after: z.string().datetime({ offset: true, message: SEND_AFTER_FORMAT_MESSAGE }).optional()
-    .describe(`Extension (not in the spec): scheduled send. An ISO 8601 date-time with offset, in the future and at most ${SEND_AFTER_MAX_DAYS} days ahead `
-      + '(otherwise 400 at send_after). Confirm still debits at once; once its pieces are generated the batch stays submitted but the facility does not see it '
-      + 'before this time, and DELETE cancels it with a full refund until then. A time already passed at confirm holds nothing. Sandbox: the first advance skips the wait.'),
+  column_map: formJsonObject()
+    .pipe(ColumnMapSchema)
+    .optional()
+    .describe(
+      'JSON object mapping name, line1, line2, city, state, zip to CSV header text, e.g. {"name":"Customer","zip":"PLZ"}',
+    ),
+  send_after: z
+    .string()
+    .datetime({ offset: true, message: SEND_AFTER_FORMAT_MESSAGE })
+    .optional()
+    .describe(
+      `Extension (not in the spec): scheduled send. An ISO 8601 date-time with offset, in the future and at most ${SEND_AFTER_MAX_DAYS} days ahead ` +
+        '(otherwise 400 at send_after). Confirm still debits at once; once its pieces are generated the batch stays submitted but the facility does not see it ' +
+        'before this time, and DELETE cancels it with a full refund until then. A time already passed at confirm holds nothing. Sandbox: the first advance skips the wait.',
+    ),
 });
 
 export const SkippedRowSchema = z.object({
@@ -85,10 +104,14 @@ const BatchAddressCheckSchema = z.object({
   likely: z.number().int().describe('Valid recipients whose ZIP, city and state agree in the offline ZIP directory'),
   doubtful: z.number().int().describe('Valid recipients whose address looks wrong (see doubtful_rows)'),
   unknown: z.number().int().describe('Valid recipients that could not be judged'),
-  doubtful_rows: z.array(z.object({
-    row: z.number().int().describe('The CSV row number the recipient came from, as in skipped_rows'),
-    warnings: z.array(z.string()),
-  })).describe(`The first ${DOUBTFUL_ROWS_SHOWN} doubtful recipients with their warnings`),
+  doubtful_rows: z
+    .array(
+      z.object({
+        row: z.number().int().describe('The CSV row number the recipient came from, as in skipped_rows'),
+        warnings: z.array(z.string()),
+      }),
+    )
+    .describe(`The first ${DOUBTFUL_ROWS_SHOWN} doubtful recipients with their warnings`),
 });
 
 export const BatchObject = z.object({
@@ -107,10 +130,16 @@ export const BatchObject = z.object({
     valid: z.number().int(),
     skipped: z.number().int(),
     skipped_rows: z.array(SkippedRowSchema),
-    address_check: BatchAddressCheckSchema.nullable()
-      .describe('Extension (not in the spec): the offline US address check of the valid recipients at draft time. Advice only: no row is skipped and the price is unchanged. Null for batches from before it.'),
+    address_check: BatchAddressCheckSchema.nullable().describe(
+      'Extension (not in the spec): the offline US address check of the valid recipients at draft time. Advice only: no row is skipped and the price is unchanged. Null for batches from before it.',
+    ),
   }),
-  pieces: z.object({ total: z.number().int(), created: z.number().int(), mailed: z.number().int(), failed: z.number().int() }),
+  pieces: z.object({
+    total: z.number().int(),
+    created: z.number().int(),
+    mailed: z.number().int(),
+    failed: z.number().int(),
+  }),
   pricing: z.object({ ...PriceFields, credits_charged: z.boolean(), refunded_cents: z.number().int() }),
   facility_notes: z.string().nullable(),
   error_message: z.string().nullable(),
@@ -122,7 +151,12 @@ export const BatchObject = z.object({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
-  send_after: z.string().nullable().describe('Extension (not in the spec): the scheduled send time; the facility does not see the batch before it. Null: at once.'),
+  send_after: z
+    .string()
+    .nullable()
+    .describe(
+      'Extension (not in the spec): the scheduled send time; the facility does not see the batch before it. Null: at once.',
+    ),
 });
 
 export const NextStep = z.object({ action: z.string(), url: z.string(), hint: z.string() });
@@ -141,12 +175,20 @@ export const CreateBatchResponse = z.object({ batch: BatchObject, next_step: Nex
 
 export const ListBatchesQuery = z.object({
   status: BatchStatusEnum.optional(),
-  agent_id: z.string().uuid().optional().describe('Member keys: only this agent\'s batches; ignored for agent keys'),
+  agent_id: z.string().uuid().optional().describe("Member keys: only this agent's batches; ignored for agent keys"),
   ...paginationQuery(),
 });
 
-export const BatchListResponse = z.object({ batches: z.array(BatchObject), pagination: Pagination, test_mode: z.boolean() });
-export const BatchDetailResponse = z.object({ batch: BatchObject, pieces: z.array(BatchPiece), test_mode: z.boolean() });
+export const BatchListResponse = z.object({
+  batches: z.array(BatchObject),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
+export const BatchDetailResponse = z.object({
+  batch: BatchObject,
+  pieces: z.array(BatchPiece),
+  test_mode: z.boolean(),
+});
 
 export const ConfirmResponse = z.object({
   batch: BatchObject,
@@ -168,7 +210,12 @@ export const CancelResponse = z.object({
   test_mode: z.boolean(),
 });
 
-export const AdvanceResponse = z.object({ batch: BatchObject, previous_status: BatchStatusEnum, sandbox: z.boolean(), test_mode: z.boolean() });
+export const AdvanceResponse = z.object({
+  batch: BatchObject,
+  previous_status: BatchStatusEnum,
+  sandbox: z.boolean(),
+  test_mode: z.boolean(),
+});
 
 // Facility
 
@@ -181,7 +228,10 @@ export const FacilityBatchResponse = z.object({
   batch: BatchObject,
   files: z.object({
     template_url: z.string(),
-    recipients_url: z.string().nullable().describe('Valid recipients in print order: batch_sequence,name,address,address2,city,state,zip'),
+    recipients_url: z
+      .string()
+      .nullable()
+      .describe('Valid recipients in print order: batch_sequence,name,address,address2,city,state,zip'),
     original_recipients_url: z.string(),
     expires_at: z.string(),
   }),
@@ -190,15 +240,26 @@ export const FacilityBatchResponse = z.object({
 
 const Sequence = z.number().int().min(1).max(BATCH_MAX_PIECES);
 
-export const MarkPiecesBody = z.strictObject({
-  status: z.enum(['mailed', 'failed']),
-  ranges: z.array(z.strictObject({ from: Sequence, to: Sequence })).max(1000).optional(),
-  sequences: z.array(Sequence).max(BATCH_MAX_PIECES).optional(),
-  reason: z.string().max(500).optional().describe('Why pieces failed'),
-}).refine((b) => (b.ranges?.length ?? 0) + (b.sequences?.length ?? 0) > 0, { message: 'send ranges or sequences', path: ['ranges'] });
+export const MarkPiecesBody = z
+  .strictObject({
+    status: z.enum(['mailed', 'failed']),
+    ranges: z
+      .array(z.strictObject({ from: Sequence, to: Sequence }))
+      .max(1000)
+      .optional(),
+    sequences: z.array(Sequence).max(BATCH_MAX_PIECES).optional(),
+    reason: z.string().max(500).optional().describe('Why pieces failed'),
+  })
+  .refine((b) => (b.ranges?.length ?? 0) + (b.sequences?.length ?? 0) > 0, {
+    message: 'send ranges or sequences',
+    path: ['ranges'],
+  });
 
 export const FinishBody = z.strictObject({ facility_notes: z.string().max(5000).optional() });
-export const FailBody = z.strictObject({ error_message: visible(z.string().trim().min(1).max(1000)), facility_notes: z.string().max(5000).optional() });
+export const FailBody = z.strictObject({
+  error_message: visible(z.string().trim().min(1).max(1000)),
+  facility_notes: z.string().max(5000).optional(),
+});
 
 export const FacilityStateResponse = z.object({ batch: BatchObject, test_mode: z.boolean() });
 export const MarkPiecesResponse = z.object({ batch: BatchObject, updated: z.number().int(), test_mode: z.boolean() });

@@ -3,8 +3,17 @@
 import { defineRoute, RouteDef } from '../../route';
 import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
-  AdvanceResponse, BatchDetailResponse, BatchIdParams, BatchListResponse, CancelResponse, ConfirmResponse, CreateBatchForm,
-  CreateBatchResponse, EstimateBody, EstimateResponse, ListBatchesQuery,
+  AdvanceResponse,
+  BatchDetailResponse,
+  BatchIdParams,
+  BatchListResponse,
+  CancelResponse,
+  ConfirmResponse,
+  CreateBatchForm,
+  CreateBatchResponse,
+  EstimateBody,
+  EstimateResponse,
+  ListBatchesQuery,
 } from './batches.schemas';
 import { estimateBatch } from '../../../services/batches/estimate';
 import { batchCreateFingerprint, createBatchDraft, TEMPLATE_MAX_BYTES } from '../../../services/batches/drafts';
@@ -25,13 +34,17 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/batch-mail/estimate',
     summary: 'Price a batch before uploading anything',
-    description: 'Per-piece price by mail type and mailing class, +15 cents for color, volume discount 5% at 500+, 10% at 1,000+, 15% at 5,000+ pieces. ' +
+    description:
+      'Per-piece price by mail type and mailing class, +15 cents for color, volume discount 5% at 500+, 10% at 1,000+, 15% at 5,000+ pieces. ' +
       'discount_cents = round-half-up(subtotal_cents x volume_discount_pct / 100); total_cents = subtotal_cents - discount_cents; confirm debits exactly total_cents.',
     tags: TAGS,
     body: EstimateBody,
     responses: {
       200: { description: 'Estimate', schema: EstimateResponse },
-      400: { description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM', schema: ErrorBody },
+      400: {
+        description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM',
+        schema: ErrorBody,
+      },
     },
     handler: async ({ auth, body }) => ({ body: estimateBatch(auth, body) }),
   }),
@@ -40,7 +53,8 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/batch-mail',
     summary: 'Create a priced draft from a template PDF and a recipients CSV',
-    description: 'Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. ' +
+    description:
+      'Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. ' +
       'Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.',
     tags: TAGS,
     body: CreateBatchForm,
@@ -48,14 +62,24 @@ export const routes: RouteDef[] = [
     requestHeaders: IDEMPOTENT,
     responses: {
       201: { description: 'Draft created', schema: CreateBatchResponse },
-      400: { description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM', schema: ErrorBody },
+      400: {
+        description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM',
+        schema: ErrorBody,
+      },
       503: { description: 'Scheduling unavailable; nothing stored', schema: ErrorBody },
     },
     handler: async ({ deps, auth, body, files, headers }) => {
       const input = { ...body, template: files.template, recipients: files.recipients };
-      const result = await runIdempotent(deps, auth,
-        { operation: 'batch.create', key: headers['idempotency-key'], fingerprint: await batchCreateFingerprint(input) },
-        async () => ({ status: 201, body: await createBatchDraft(deps, auth, input) }));
+      const result = await runIdempotent(
+        deps,
+        auth,
+        {
+          operation: 'batch.create',
+          key: headers['idempotency-key'],
+          fingerprint: await batchCreateFingerprint(input),
+        },
+        async () => ({ status: 201, body: await createBatchDraft(deps, auth, input) }),
+      );
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),
@@ -64,7 +88,7 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/batch-mail',
     summary: 'List batches, newest first',
-    description: 'Test keys list test batches, live keys live ones; agent keys see their agent\'s batches only.',
+    description: "Test keys list test batches, live keys live ones; agent keys see their agent's batches only.",
     tags: TAGS,
     query: ListBatchesQuery,
     responses: { 200: { description: 'Batches', schema: BatchListResponse } },
@@ -77,7 +101,10 @@ export const routes: RouteDef[] = [
     summary: 'A batch with its first 50 pieces',
     tags: TAGS,
     params: BatchIdParams,
-    responses: { 200: { description: 'Batch', schema: BatchDetailResponse }, 404: { description: 'Not found', schema: ErrorBody } },
+    responses: {
+      200: { description: 'Batch', schema: BatchDetailResponse },
+      404: { description: 'Not found', schema: ErrorBody },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await getBatch(deps, auth, params.id) }),
   }),
 
@@ -85,21 +112,40 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/batch-mail/:id/confirm',
     summary: 'Pay for a draft and start printing',
-    description: 'Debits pricing.total_cents once (test keys: nothing). Repeated or concurrent confirms return the current state without a second debit. ' +
+    description:
+      'Debits pricing.total_cents once (test keys: nothing). Repeated or concurrent confirms return the current state without a second debit. ' +
       'Pieces are then generated and the batch moves to submitted by itself.',
     tags: TAGS,
     params: BatchIdParams,
     requestHeaders: IDEMPOTENT,
     responses: {
       200: { description: 'Confirmed', schema: ConfirmResponse },
-      402: { description: 'INSUFFICIENT_CREDITS with billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents', schema: ErrorBody },
+      402: {
+        description:
+          'INSUFFICIENT_CREDITS with billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents',
+        schema: ErrorBody,
+      },
       409: { description: 'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)', schema: ErrorBody },
-      503: { description: 'BATCH_GENERATION_DISPATCH_PENDING: the workflow did not take the confirmation within the deadline (WORKFLOW_UPDATE_DEADLINE_MS); retried automatically; repeating confirm never charges twice', schema: ErrorBody },
+      503: {
+        description:
+          'BATCH_GENERATION_DISPATCH_PENDING: the workflow did not take the confirmation within the deadline (WORKFLOW_UPDATE_DEADLINE_MS); retried automatically; repeating confirm never charges twice',
+        schema: ErrorBody,
+      },
     },
     handler: async ({ deps, auth, params, headers }) => {
-      const result = await runIdempotent(deps, auth,
-        { operation: 'batch.confirm', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
-        async () => ({ status: 200, body: await confirmBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
+      const result = await runIdempotent(
+        deps,
+        auth,
+        {
+          operation: 'batch.confirm',
+          key: headers['idempotency-key'],
+          fingerprint: requestFingerprint({ id: params.id }),
+        },
+        async () => ({
+          status: 200,
+          body: await confirmBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }),
+        }),
+      );
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),
@@ -108,7 +154,8 @@ export const routes: RouteDef[] = [
     method: 'delete',
     path: '/v1/batch-mail/:id',
     summary: 'Cancel a batch the facility has not started, with a full refund',
-    description: 'Allowed while draft, paid, generating or submitted. Idempotent: a repeat returns the same result and refunds nothing more.',
+    description:
+      'Allowed while draft, paid, generating or submitted. Idempotent: a repeat returns the same result and refunds nothing more.',
     tags: TAGS,
     params: BatchIdParams,
     requestHeaders: { ...VERSION_HEADER, ...IDEMPOTENCY_KEY_HEADER },
@@ -117,15 +164,18 @@ export const routes: RouteDef[] = [
       409: { description: 'BATCH_MAIL_NOT_CANCELLABLE (in_progress or finished)', schema: ErrorBody },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: (args) => idempotentRoute(args, 'DELETE /v1/batch-mail/:id', async (key) => (
-      { body: await cancelBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'DELETE /v1/batch-mail/:id', async (key) => ({
+        body: await cancelBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
     method: 'post',
     path: '/v1/batch-mail/:id/advance',
     summary: 'Sandbox: move a submitted batch to in_progress, then to completed',
-    description: 'Completion marks every piece mailed and fires batch.completed. Each call is one more step: send an Idempotency-Key so a retried call replays the first answer.',
+    description:
+      'Completion marks every piece mailed and fires batch.completed. Each call is one more step: send an Idempotency-Key so a retried call replays the first answer.',
     tags: TAGS,
     params: BatchIdParams,
     requestHeaders: { 'Idempotency-Key': 'Retries with the same key replay the first answer (the batch moves once)' },
@@ -135,9 +185,19 @@ export const routes: RouteDef[] = [
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {
-      const result = await runIdempotent(deps, auth,
-        { operation: 'batch.test_advance', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
-        async () => ({ status: 200, body: await advanceTestBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
+      const result = await runIdempotent(
+        deps,
+        auth,
+        {
+          operation: 'batch.test_advance',
+          key: headers['idempotency-key'],
+          fingerprint: requestFingerprint({ id: params.id }),
+        },
+        async () => ({
+          status: 200,
+          body: await advanceTestBatch(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }),
+        }),
+      );
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),

@@ -5,17 +5,37 @@ import { defineRoute, RouteDef } from '../../route';
 import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
-  BatchIdParams, BatchListResponse, FacilityBatchResponse, FacilityListQuery, FacilityStateResponse, FailBody, FailResponse,
-  FinishBody, FinishResponse, MarkPiecesBody, MarkPiecesResponse,
+  BatchIdParams,
+  BatchListResponse,
+  FacilityBatchResponse,
+  FacilityListQuery,
+  FacilityStateResponse,
+  FailBody,
+  FailResponse,
+  FinishBody,
+  FinishResponse,
+  MarkPiecesBody,
+  MarkPiecesResponse,
 } from './batches.schemas';
 import {
-  failFacilityBatch, finishFacilityBatch, getFacilityBatch, listFacilityBatches, markFacilityBatchPieces, startFacilityBatch,
+  failFacilityBatch,
+  finishFacilityBatch,
+  getFacilityBatch,
+  listFacilityBatches,
+  markFacilityBatchPieces,
+  startFacilityBatch,
 } from '../../../services/batches/facility';
 
 const TAGS = ['Facility: batch mail'];
-const CONFLICT = { description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step', schema: ErrorBody };
+const CONFLICT = {
+  description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step',
+  schema: ErrorBody,
+};
 const NOT_FOUND = { description: 'Not a batch of this facility', schema: ErrorBody };
-const REUSED = { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request', schema: ErrorBody };
+const REUSED = {
+  description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request',
+  schema: ErrorBody,
+};
 /** Every step takes an optional Idempotency-Key: a retry answers the first answer, the step is applied once. */
 const STEP = { requestHeaders: IDEMPOTENCY_KEY_HEADER };
 
@@ -47,9 +67,17 @@ export const routes: RouteDef[] = [
     tags: TAGS,
     params: BatchIdParams,
     ...STEP,
-    responses: { 200: { description: 'Started', schema: FacilityStateResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/start', async (key) => (
-      { body: await startFacilityBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    responses: {
+      200: { description: 'Started', schema: FacilityStateResponse },
+      404: NOT_FOUND,
+      409: CONFLICT,
+      422: REUSED,
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
+    },
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/batches/:id/start', async (key) => ({
+        body: await startFacilityBatch(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
@@ -62,25 +90,41 @@ export const routes: RouteDef[] = [
     body: MarkPiecesBody,
     ...STEP,
     responses: {
-      200: { description: 'Marked', schema: MarkPiecesResponse }, 400: { description: 'Validation', schema: ErrorBody }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED,
+      200: { description: 'Marked', schema: MarkPiecesResponse },
+      400: { description: 'Validation', schema: ErrorBody },
+      404: NOT_FOUND,
+      409: CONFLICT,
+      422: REUSED,
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/pieces', async (key) => (
-      { body: await markFacilityBatchPieces(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/batches/:id/pieces', async (key) => ({
+        body: await markFacilityBatchPieces(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
     method: 'post',
     path: '/v1/facility/batches/:id/finish',
-    summary: 'Finish fulfilment: completed when every piece is mailed, partially_completed (unmailed share refunded) when some are, failed when none are',
-    description: 'Pieces not marked mailed count as failed. Refund for a partial batch: floor(charged x unmailed / pieces).',
+    summary:
+      'Finish fulfilment: completed when every piece is mailed, partially_completed (unmailed share refunded) when some are, failed when none are',
+    description:
+      'Pieces not marked mailed count as failed. Refund for a partial batch: floor(charged x unmailed / pieces).',
     tags: TAGS,
     params: BatchIdParams,
     body: FinishBody,
     ...STEP,
-    responses: { 200: { description: 'Finished', schema: FinishResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/finish', async (key) => (
-      { body: await finishFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
+    responses: {
+      200: { description: 'Finished', schema: FinishResponse },
+      404: NOT_FOUND,
+      409: CONFLICT,
+      422: REUSED,
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
+    },
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/batches/:id/finish', async (key) => ({
+        body: await finishFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
@@ -91,8 +135,16 @@ export const routes: RouteDef[] = [
     params: BatchIdParams,
     body: FailBody,
     ...STEP,
-    responses: { 200: { description: 'Failed', schema: FailResponse }, 404: NOT_FOUND, 409: CONFLICT, 422: REUSED, ...WORKFLOW_UNAVAILABLE_RESPONSE },
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/batches/:id/fail', async (key) => (
-      { body: await failFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }) })),
+    responses: {
+      200: { description: 'Failed', schema: FailResponse },
+      404: NOT_FOUND,
+      409: CONFLICT,
+      422: REUSED,
+      ...WORKFLOW_UNAVAILABLE_RESPONSE,
+    },
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/batches/:id/fail', async (key) => ({
+        body: await failFacilityBatch(args.deps, args.auth, args.params.id, args.body, { idempotencyKey: key }),
+      })),
   }),
 ];

@@ -2,7 +2,13 @@
 // lineage, drafting context) and postal threads.
 import { z } from 'zod';
 import {
-  ALIAS_STATUSES, ALIAS_TYPES, APPROVAL_MODES, AUTOMATION_LEVELS, CAPTURE_METHODS, HANDLED_BY, SOURCE_TYPES,
+  ALIAS_STATUSES,
+  ALIAS_TYPES,
+  APPROVAL_MODES,
+  AUTOMATION_LEVELS,
+  CAPTURE_METHODS,
+  HANDLED_BY,
+  SOURCE_TYPES,
 } from '../../../domain/inbound-email/aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../../domain/inbound-email/classifier';
 import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../../services/inbound-email/inbound-context';
@@ -17,7 +23,13 @@ const Id = z.uuid({ message: 'must be a UUID' });
 /** `include=a,b` or `include=a&include=b`; absent means the default. */
 function includeParam<T extends readonly [string, ...string[]]>(values: T, fallback: T[number][]) {
   return z.preprocess(
-    (v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean)),
+    (v) =>
+      v === undefined
+        ? undefined
+        : (Array.isArray(v) ? v : [v])
+            .flatMap((s) => String(s).split(','))
+            .map((s) => s.trim())
+            .filter(Boolean),
     z.array(z.enum(values)).default(fallback as never),
   );
 }
@@ -47,7 +59,11 @@ const AliasSettings = {
 
 export const AliasCreateRequest = z.strictObject({
   ...AliasSettings,
-  agent_id: Id.nullable().optional().describe('member keys: the agent that handles the alias (omit or null for member-wide); agent keys: ignored, always their own agent'),
+  agent_id: Id.nullable()
+    .optional()
+    .describe(
+      'member keys: the agent that handles the alias (omit or null for member-wide); agent keys: ignored, always their own agent',
+    ),
   alias_type: z.enum(ALIAS_TYPES).default('random'),
   requested_alias_local_part: z.string().max(64).optional().describe('vanity only: 3-40 of a-z 0-9 . _ -'),
 });
@@ -88,7 +104,11 @@ export const ForwardingAddress = z.object({
 });
 
 export const ForwardingAddressBody = z.object({ forwarding_address: ForwardingAddress, test_mode: z.boolean() });
-export const ForwardingAddressList = z.object({ forwarding_addresses: z.array(ForwardingAddress), pagination: Pagination, test_mode: z.boolean() });
+export const ForwardingAddressList = z.object({
+  forwarding_addresses: z.array(ForwardingAddress),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
 
 // ---------------------------------------------------------------- items
 
@@ -97,12 +117,16 @@ export const InboundListQuery = z.object({
   category: z.enum(CATEGORIES).optional(),
   status: z.enum(ITEM_STATUSES).optional(),
   thread_id: Id.optional(),
-  agent_id: Id.optional().describe('member keys: only items of this agent\'s aliases'),
-  include: includeParam(INCLUDE_VALUES, ['drafting']).describe('drafting, files, ocr, lineage (comma-separated or repeated); default drafting'),
+  agent_id: Id.optional().describe("member keys: only items of this agent's aliases"),
+  include: includeParam(INCLUDE_VALUES, ['drafting']).describe(
+    'drafting, files, ocr, lineage (comma-separated or repeated); default drafting',
+  ),
 });
 
 export const InboundGetQuery = z.object({
-  include: includeParam(ITEM_INCLUDE_VALUES, ['drafting']).describe('drafting, files, ocr, lineage, signed_urls (comma-separated or repeated); default drafting. signed_urls is the same as signed_urls=true'),
+  include: includeParam(ITEM_INCLUDE_VALUES, ['drafting']).describe(
+    'drafting, files, ocr, lineage, signed_urls (comma-separated or repeated); default drafting. signed_urls is the same as signed_urls=true',
+  ),
   signed_urls: QueryBoolean.describe('adds a signed object-store URL (1 hour) and download_url to every file'),
 });
 
@@ -139,7 +163,12 @@ const ReplyContact = z.object({
 
 const Address = ReplyContact.omit({ id: true });
 const Party = z.object({ name: z.string().nullable(), email: z.string().nullable(), address: Address.nullable() });
-const KeyFact = z.object({ kind: z.string(), label: z.string(), value: z.string(), amount_cents: z.number().int().optional() });
+const KeyFact = z.object({
+  kind: z.string(),
+  label: z.string(),
+  value: z.string(),
+  amount_cents: z.number().int().optional(),
+});
 
 const LinkedOutbound = z.object({
   id: z.string(),
@@ -168,7 +197,9 @@ const DraftContext = z.object({
   reply_contact_confidence: z.number().nullable(),
   deadlines: z.array(z.string()).describe('YYYY-MM-DD'),
   key_facts: z.array(KeyFact),
-  source_files: z.array(z.object({ id: z.string(), filename: z.string(), content_type: z.string(), extraction_status: z.string() })),
+  source_files: z.array(
+    z.object({ id: z.string(), filename: z.string(), content_type: z.string(), extraction_status: z.string() }),
+  ),
   linked_outbound_mail: z.array(LinkedOutbound),
 });
 
@@ -183,7 +214,13 @@ const Extraction = z.object({
   created_at: z.string(),
 });
 
-const ThreadRef = z.object({ id: z.string(), object: z.literal('postal_mail_thread'), title: z.string(), category: z.string(), status: z.enum(THREAD_STATUSES) });
+const ThreadRef = z.object({
+  id: z.string(),
+  object: z.literal('postal_mail_thread'),
+  title: z.string(),
+  category: z.string(),
+  status: z.enum(THREAD_STATUSES),
+});
 
 export const InboundMailItem = z.object({
   id: z.string(),
@@ -202,15 +239,30 @@ export const InboundMailItem = z.object({
   context: z.record(z.string(), z.unknown()),
   draft_context: DraftContext.optional().describe('with include=drafting (the default)'),
   extractions: z.array(Extraction).optional().describe('with include=lineage'),
-  ocr: z.array(z.object({
-    inbound_mail_file_id: z.string(), page_number: z.number().int(), text: z.string(), confidence: z.number(), unreadable: z.boolean(),
-    status: z.enum(['ready', 'needs_review']).describe('needs_review below 0.85 confidence'),
-    uncertain_spans: z.array(z.object({ text: z.string(), reason: z.string() })).describe('runs of words read with under 0.6 confidence; at most 100 of 500 characters'),
-    engine: z.string(),
-  })).optional().describe('with include=ocr'),
+  ocr: z
+    .array(
+      z.object({
+        inbound_mail_file_id: z.string(),
+        page_number: z.number().int(),
+        text: z.string(),
+        confidence: z.number(),
+        unreadable: z.boolean(),
+        status: z.enum(['ready', 'needs_review']).describe('needs_review below 0.85 confidence'),
+        uncertain_spans: z
+          .array(z.object({ text: z.string(), reason: z.string() }))
+          .describe('runs of words read with under 0.6 confidence; at most 100 of 500 characters'),
+        engine: z.string(),
+      }),
+    )
+    .optional()
+    .describe('with include=ocr'),
 });
 
-export const InboundMailList = z.object({ items: z.array(InboundMailItem), pagination: Pagination, test_mode: z.boolean() });
+export const InboundMailList = z.object({
+  items: z.array(InboundMailItem),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
 
 // ---------------------------------------------------------------- threads
 
@@ -237,15 +289,28 @@ export const PostalThread = z.object({
   status: z.enum(THREAD_STATUSES),
   summary: z.string().nullable(),
   last_event_at: z.string(),
-  events: z.array(z.record(z.string(), z.unknown())).optional().describe('with include=events: inbound items and outbound replies, oldest first'),
+  events: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .describe('with include=events: inbound items and outbound replies, oldest first'),
 });
 
-export const PostalThreadList = z.object({ threads: z.array(PostalThread), pagination: Pagination, test_mode: z.boolean() });
+export const PostalThreadList = z.object({
+  threads: z.array(PostalThread),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
 
 // ---------------------------------------------------------------- intake
 
 export const IntakeQuery = z.object({
-  recipient: z.string().max(320).optional().describe('the envelope recipient (an intake alias); default: the first alias in Delivered-To, X-Original-To, To or Cc'),
+  recipient: z
+    .string()
+    .max(320)
+    .optional()
+    .describe(
+      'the envelope recipient (an intake alias); default: the first alias in Delivered-To, X-Original-To, To or Cc',
+    ),
 });
 
 export const IntakeResponse = z.object({

@@ -2,12 +2,30 @@
 // the HTTP intake through which an email provider's inbound webhook delivers raw mail.
 import { defineRoute, RouteDef } from '../../route';
 import {
-  AliasCreateRequest, AliasListQuery, AliasUpdateRequest, FileParams, ForwardingAddressBody, ForwardingAddressList, InboundGetQuery,
-  InboundListQuery, InboundMailItem, InboundMailList, IntakeQuery, IntakeResponse, ItemParams, PostalThread, PostalThreadList,
-  ThreadGetQuery, ThreadListQuery, ThreadUpdateRequest,
+  AliasCreateRequest,
+  AliasListQuery,
+  AliasUpdateRequest,
+  FileParams,
+  ForwardingAddressBody,
+  ForwardingAddressList,
+  InboundGetQuery,
+  InboundListQuery,
+  InboundMailItem,
+  InboundMailList,
+  IntakeQuery,
+  IntakeResponse,
+  ItemParams,
+  PostalThread,
+  PostalThreadList,
+  ThreadGetQuery,
+  ThreadListQuery,
+  ThreadUpdateRequest,
 } from './inbound-context.schemas';
 import {
-  createForwardingAddress, getForwardingAddress, listForwardingAddresses, updateForwardingAddress,
+  createForwardingAddress,
+  getForwardingAddress,
+  listForwardingAddresses,
+  updateForwardingAddress,
 } from '../../../services/inbound-email/forwarding-addresses';
 import { getInboundFile, getInboundMail, listInboundMail } from '../../../services/inbound-email/inbound-context';
 import { getPostalThread, listPostalThreads, updatePostalThread } from '../../../services/inbound-email/postal-threads';
@@ -15,16 +33,21 @@ import { assertIntakeSecret, messageTooLarge, receiveEmail } from '../../../serv
 import { contentDisposition } from '../../../domain/shared/downloads';
 import { BodyTooLargeError, readBodyBytes } from '../../json-body';
 
-const VERSION_HEADER = { 'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)' };
-const READ_ERRORS = { 403: { description: 'insufficient_scope (inbound.read)' }, 404: { description: 'Not found, or another member\'s or agent\'s' } };
-
+const VERSION_HEADER = {
+  'X-Service-MD-Version': 'Agent keys: the current instructions version (400 if missing, 409 if stale)',
+};
+const READ_ERRORS = {
+  403: { description: 'insufficient_scope (inbound.read)' },
+  404: { description: "Not found, or another member's or agent's" },
+};
 
 export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/v1/inbound-forwarding-addresses',
     summary: 'List intake email aliases (newest first)',
-    description: 'Member-scoped intake email addresses that forwarded mail is sent to. An alias is an email address, never a physical address. Agent keys see only aliases assigned to their agent.',
+    description:
+      'Member-scoped intake email addresses that forwarded mail is sent to. An alias is an email address, never a physical address. Agent keys see only aliases assigned to their agent.',
     tags: ['Forwarded inbound context'],
     query: AliasListQuery,
     responses: { 200: { description: 'Aliases', schema: ForwardingAddressList }, ...READ_ERRORS },
@@ -34,7 +57,8 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/inbound-forwarding-addresses',
     summary: 'Create an intake email alias (random or vanity local part)',
-    description: 'alias_type random (default) makes an unguessable 16-character local part; vanity takes requested_alias_local_part (3-40 of a-z 0-9 . _ -, not reserved, unique across the intake domain). Scope mailbox.write.',
+    description:
+      'alias_type random (default) makes an unguessable 16-character local part; vanity takes requested_alias_local_part (3-40 of a-z 0-9 . _ -, not reserved, unique across the intake domain). Scope mailbox.write.',
     tags: ['Forwarded inbound context'],
     body: AliasCreateRequest,
     requestHeaders: VERSION_HEADER,
@@ -60,7 +84,8 @@ export const routes: RouteDef[] = [
     method: 'patch',
     path: '/v1/inbound-forwarding-addresses/:id',
     summary: 'Update an alias: label, agent, handling settings, status (active, paused, archived)',
-    description: 'Paused aliases refuse mail temporarily (SMTP 450, HTTP 409 ALIAS_PAUSED); archived is final (SMTP 550, HTTP 410) and the address is never reused. Only member keys reassign agent_id.',
+    description:
+      'Paused aliases refuse mail temporarily (SMTP 450, HTTP 409 ALIAS_PAUSED); archived is final (SMTP 550, HTTP 410) and the address is never reused. Only member keys reassign agent_id.',
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     body: AliasUpdateRequest,
@@ -72,16 +97,23 @@ export const routes: RouteDef[] = [
       404: { description: 'Not found' },
       409: { description: 'ALIAS_ARCHIVED' },
     },
-    handler: async ({ deps, auth, params, body }) => ({ body: await updateForwardingAddress(deps, auth, params.id, body) }),
+    handler: async ({ deps, auth, params, body }) => ({
+      body: await updateForwardingAddress(deps, auth, params.id, body),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/v1/inbound',
     summary: 'List forwarded inbound mail items (newest first)',
-    description: 'Each item carries its drafting context by default (include=drafting). Workflow: read draft_context, draft the reply, send outbound mail with inbound_capture_id and, when present, postal_mail_thread_id.',
+    description:
+      'Each item carries its drafting context by default (include=drafting). Workflow: read draft_context, draft the reply, send outbound mail with inbound_capture_id and, when present, postal_mail_thread_id.',
     tags: ['Forwarded inbound context'],
     query: InboundListQuery,
-    responses: { 200: { description: 'Items', schema: InboundMailList }, 400: { description: 'Validation failed' }, ...READ_ERRORS },
+    responses: {
+      200: { description: 'Items', schema: InboundMailList },
+      400: { description: 'Validation failed' },
+      ...READ_ERRORS,
+    },
     handler: async ({ deps, auth, query }) => ({ body: await listInboundMail(deps, auth, query) }),
   }),
   defineRoute({
@@ -92,7 +124,9 @@ export const routes: RouteDef[] = [
     params: ItemParams,
     query: InboundGetQuery,
     responses: { 200: { description: 'Item', schema: InboundMailItem }, ...READ_ERRORS },
-    handler: async ({ deps, auth, params, query }) => ({ body: await getInboundMail(deps, auth, { id: params.id, ...query }) }),
+    handler: async ({ deps, auth, params, query }) => ({
+      body: await getInboundMail(deps, auth, { id: params.id, ...query }),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -100,12 +134,15 @@ export const routes: RouteDef[] = [
     summary: 'Download a stored file of an item (raw email or attachment)',
     tags: ['Forwarded inbound context'],
     params: FileParams,
-    responses: { 200: { description: 'The file\'s bytes with its content type' }, ...READ_ERRORS },
+    responses: { 200: { description: "The file's bytes with its content type" }, ...READ_ERRORS },
     handler: async ({ deps, auth, params }) => {
       const file = await getInboundFile(deps, auth, params);
       return {
         body: file.body,
-        headers: { 'Content-Type': file.contentType, 'Content-Disposition': contentDisposition(file.filename, { fallbackName: 'attachment' }) },
+        headers: {
+          'Content-Type': file.contentType,
+          'Content-Disposition': contentDisposition(file.filename, { fallbackName: 'attachment' }),
+        },
       };
     },
   }),
@@ -126,28 +163,39 @@ export const routes: RouteDef[] = [
     params: ItemParams,
     query: ThreadGetQuery,
     responses: { 200: { description: 'Thread', schema: PostalThread }, ...READ_ERRORS },
-    handler: async ({ deps, auth, params, query }) => ({ body: await getPostalThread(deps, auth, { id: params.id, include: query.include }) }),
+    handler: async ({ deps, auth, params, query }) => ({
+      body: await getPostalThread(deps, auth, { id: params.id, include: query.include }),
+    }),
   }),
   defineRoute({
     method: 'patch',
     path: '/v1/postal-threads/:id',
-    summary: 'Set a thread\'s status (open, waiting, closed, archived) or title',
+    summary: "Set a thread's status (open, waiting, closed, archived) or title",
     description: 'New mail on a waiting or closed thread reopens it; archived threads are never matched again.',
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     body: ThreadUpdateRequest,
     requestHeaders: VERSION_HEADER,
-    responses: { 200: { description: 'Thread', schema: PostalThread }, 400: { description: 'Validation failed' }, 403: { description: 'insufficient_scope (mailbox.write)' }, 404: { description: 'Not found' } },
+    responses: {
+      200: { description: 'Thread', schema: PostalThread },
+      400: { description: 'Validation failed' },
+      403: { description: 'insufficient_scope (mailbox.write)' },
+      404: { description: 'Not found' },
+    },
     handler: async ({ deps, auth, params, body }) => ({ body: await updatePostalThread(deps, auth, params.id, body) }),
   }),
   defineRoute({
     method: 'post',
     path: '/v1/intake/email',
     summary: 'Email intake webhook: one raw RFC 822 message',
-    description: 'For an email provider\'s inbound webhook (raw MIME). Authenticated with the shared intake secret in X-Intake-Secret (INBOUND_INTAKE_SECRET), not an API key. Same processing as the SMTP receiver. A repeated Message-ID for the same alias returns the first item (duplicate true).',
+    description:
+      "For an email provider's inbound webhook (raw MIME). Authenticated with the shared intake secret in X-Intake-Secret (INBOUND_INTAKE_SECRET), not an API key. Same processing as the SMTP receiver. A repeated Message-ID for the same alias returns the first item (duplicate true).",
     tags: ['Forwarded inbound context'],
     query: IntakeQuery,
-    requestHeaders: { 'X-Intake-Secret': 'the shared intake secret', 'Content-Type': 'message/rfc822 (any type is read as raw bytes)' },
+    requestHeaders: {
+      'X-Intake-Secret': 'the shared intake secret',
+      'Content-Type': 'message/rfc822 (any type is read as raw bytes)',
+    },
     responses: {
       202: { description: 'Captured; extraction runs in the background', schema: IntakeResponse },
       200: { description: 'Already received (same alias and Message-ID)', schema: IntakeResponse },
@@ -166,7 +214,12 @@ export const routes: RouteDef[] = [
       const raw = await readBodyBytes(ctx, deps.config.inboundMaxMessageBytes).catch((err) => {
         throw err instanceof BodyTooLargeError ? messageTooLarge(err.limit) : err;
       });
-      const result = await receiveEmail(deps, { raw, recipient: query.recipient ?? null, captureMethod: 'http', envelopeFrom: null });
+      const result = await receiveEmail(deps, {
+        raw,
+        recipient: query.recipient ?? null,
+        captureMethod: 'http',
+        envelopeFrom: null,
+      });
       return { status: result.duplicate ? 200 : 202, body: result };
     },
   }),

@@ -3,7 +3,12 @@
 import { defineRoute, RouteDef } from '../../route';
 import { ErrorBody } from '../../schemas/common';
 import {
-  CancelledMailRunSchema, CommittedMailRunSchema, FundingPendingSchema, MailRunParams, MailRunSchema, OpenMailRunBody,
+  CancelledMailRunSchema,
+  CommittedMailRunSchema,
+  FundingPendingSchema,
+  MailRunParams,
+  MailRunSchema,
+  OpenMailRunBody,
 } from './mail-runs.schemas';
 import { cancelMailRun, commitMailRun, getMailRun, openMailRun } from '../../../services/mail-runs/mail-runs';
 
@@ -13,10 +18,18 @@ const RULES =
 
 const errorResponses = {
   400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing', schema: ErrorBody },
-  403: { description: 'live_key_required, agent_key_required, BUSINESS_REQUIRED, AUTO_FILL_NOT_AUTHORISED or a missing scope', schema: ErrorBody },
+  403: {
+    description:
+      'live_key_required, agent_key_required, BUSINESS_REQUIRED, AUTO_FILL_NOT_AUTHORISED or a missing scope',
+    schema: ErrorBody,
+  },
   404: { description: 'MAIL_RUN_NOT_FOUND', schema: ErrorBody },
-  503: { description: 'MAIL_RUN_WORKFLOW_UNAVAILABLE (opening: the run\'s workflow could not be started) or WORKFLOW_UNAVAILABLE (commit, cancel: '
-    + 'no answer within the deadline); repeat the same call: it never charges twice', schema: ErrorBody },
+  503: {
+    description:
+      "MAIL_RUN_WORKFLOW_UNAVAILABLE (opening: the run's workflow could not be started) or WORKFLOW_UNAVAILABLE (commit, cancel: " +
+      'no answer within the deadline); repeat the same call: it never charges twice',
+    schema: ErrorBody,
+  },
 };
 
 export const routes: RouteDef[] = [
@@ -35,7 +48,11 @@ export const routes: RouteDef[] = [
       201: { description: 'The run was opened', schema: MailRunSchema },
       200: { description: 'The run with this mail_run_id already exists (unchanged)', schema: MailRunSchema },
       ...errorResponses,
-      409: { description: 'MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
+      409: {
+        description:
+          'MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH',
+        schema: ErrorBody,
+      },
     },
     handler: async ({ deps, auth, body }) => {
       const opened = await openMailRun(deps, auth, body);
@@ -47,7 +64,8 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/mail-runs/:id',
     summary: 'Read a Business mail run',
-    description: 'The run with its children. Poll until status is funded, then poll each child (GET /v1/mail/{id}) as it moves to submitted.',
+    description:
+      'The run with its children. Poll until status is funded, then poll each child (GET /v1/mail/{id}) as it moves to submitted.',
     tags: ['Outbound mail'],
     params: MailRunParams,
     responses: { 200: { description: 'The run', schema: MailRunSchema }, ...errorResponses },
@@ -67,9 +85,16 @@ export const routes: RouteDef[] = [
     params: MailRunParams,
     responses: {
       200: { description: 'Funded', schema: CommittedMailRunSchema },
-      202: { description: 'Funding pending: a human must add credits or change a setting; retry the same commit', schema: FundingPendingSchema },
+      202: {
+        description: 'Funding pending: a human must add credits or change a setting; retry the same commit',
+        schema: FundingPendingSchema,
+      },
       ...errorResponses,
-      409: { description: 'MAIL_RUN_NOT_COMMITTABLE (cancelled or closed), MAIL_RUN_FORCE_APPROVAL or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
+      409: {
+        description:
+          'MAIL_RUN_NOT_COMMITTABLE (cancelled or closed), MAIL_RUN_FORCE_APPROVAL or SERVICE_MD_VERSION_MISMATCH',
+        schema: ErrorBody,
+      },
     },
     handler: async ({ deps, auth, params }) => {
       const committed = await commitMailRun(deps, auth, params.id);

@@ -5,12 +5,24 @@ import { defineRoute, RouteDef, UploadedFile } from '../../route';
 import { ErrorBody, IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
-  CarrierDeliveryFailedBody, DispatchedForm, FacilityDocumentSchema, FacilityMailItemSchema, FacilityMailQuery, FailedBody,
+  CarrierDeliveryFailedBody,
+  DispatchedForm,
+  FacilityDocumentSchema,
+  FacilityMailItemSchema,
+  FacilityMailQuery,
+  FailedBody,
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
 import {
-  facilityCarrierDeliveryFailed, facilityDelivered, facilityDispatched, facilityDocument, facilityFailed, facilityPrinted,
-  facilityStartPrinting, getFacilityMail, listFacilityMail,
+  facilityCarrierDeliveryFailed,
+  facilityDelivered,
+  facilityDispatched,
+  facilityDocument,
+  facilityFailed,
+  facilityPrinted,
+  facilityStartPrinting,
+  getFacilityMail,
+  listFacilityMail,
 } from '../../../services/outbound-mail/facility';
 import { readUpload } from './mail';
 
@@ -20,7 +32,10 @@ const stepResponses = {
   200: { description: 'The piece after the step', schema: FacilityMailItemSchema },
   400: { description: 'Validation failed (fields[])', schema: ErrorBody },
   404: { description: 'Not a live piece of this facility', schema: ErrorBody },
-  409: { description: 'MAIL_STATE_CONFLICT: the piece is not in a status this step follows (for example cancelled)', schema: ErrorBody },
+  409: {
+    description: 'MAIL_STATE_CONFLICT: the piece is not in a status this step follows (for example cancelled)',
+    schema: ErrorBody,
+  },
   422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request', schema: ErrorBody },
   ...WORKFLOW_UNAVAILABLE_RESPONSE,
 };
@@ -38,21 +53,30 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/v1/facility/mail',
-    summary: 'The facility\'s outbound queue',
-    description: 'Live pieces assigned to this facility (or not yet assigned), oldest submission first. Without status: submitted, ready and mailed.',
+    summary: "The facility's outbound queue",
+    description:
+      'Live pieces assigned to this facility (or not yet assigned), oldest submission first. Without status: submitted, ready and mailed.',
     tags: ['Facility'],
     query: FacilityMailQuery,
-    responses: { 200: { description: 'Queue page', schema: z.object({ items: z.array(FacilityMailItemSchema), pagination: Pagination }) } },
+    responses: {
+      200: {
+        description: 'Queue page',
+        schema: z.object({ items: z.array(FacilityMailItemSchema), pagination: Pagination }),
+      },
+    },
     handler: async ({ deps, auth, query }) => ({ body: await listFacilityMail(deps, auth, query) }),
   }),
 
   defineRoute({
     method: 'get',
     path: '/v1/facility/mail/:id',
-    summary: 'One piece of the facility\'s queue',
+    summary: "One piece of the facility's queue",
     tags: ['Facility'],
     params: IdParams,
-    responses: { 200: { description: 'The piece', schema: FacilityMailItemSchema }, 404: { description: 'Not found', schema: ErrorBody } },
+    responses: {
+      200: { description: 'The piece', schema: FacilityMailItemSchema },
+      404: { description: 'Not found', schema: ErrorBody },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await getFacilityMail(deps, auth, params.id) }),
   }),
 
@@ -60,10 +84,14 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/facility/mail/:id/document',
     summary: 'The document to print',
-    description: 'A signed URL of the stored document (1-hour expiry) and the print settings, and proof_url: the print-ready proof the sender saw (an address page for a #10 double-window envelope, then the document as it prints; signed, 1 hour; null until rendered: at submission for a PDF of up to 10 pages, else by the worker shortly after).',
+    description:
+      'A signed URL of the stored document (1-hour expiry) and the print settings, and proof_url: the print-ready proof the sender saw (an address page for a #10 double-window envelope, then the document as it prints; signed, 1 hour; null until rendered: at submission for a PDF of up to 10 pages, else by the worker shortly after).',
     tags: ['Facility'],
     params: IdParams,
-    responses: { 200: { description: 'Document', schema: FacilityDocumentSchema }, 404: { description: 'Not found', schema: ErrorBody } },
+    responses: {
+      200: { description: 'Document', schema: FacilityDocumentSchema },
+      404: { description: 'Not found', schema: ErrorBody },
+    },
     handler: async ({ deps, auth, params }) => ({ body: await facilityDocument(deps, auth, params.id) }),
   }),
 
@@ -71,13 +99,16 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/facility/mail/:id/printing',
     summary: 'Start printing a submitted piece',
-    description: 'Claims the piece for printing. From this moment the sender can no longer cancel it; a piece cancelled a moment earlier answers 409.',
+    description:
+      'Claims the piece for printing. From this moment the sender can no longer cancel it; a piece cancelled a moment earlier answers 409.',
     tags: ['Facility'],
     params: IdParams,
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/printing', async (key) => (
-      { body: await facilityStartPrinting(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/printing', async (key) => ({
+        body: await facilityStartPrinting(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
@@ -91,11 +122,20 @@ export const routes: RouteDef[] = [
     multipart: { maxFileBytes: { pages: MAX_PHOTO_BYTES, envelope: MAX_PHOTO_BYTES } },
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/printed', async (key) => {
-      const pages = await requiredPhoto(args.files, 'pages');
-      const envelope = await requiredPhoto(args.files, 'envelope');
-      return { body: await facilityPrinted(args.deps, args.auth, args.params.id, { pages, envelope }, { idempotencyKey: key }) };
-    }),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/printed', async (key) => {
+        const pages = await requiredPhoto(args.files, 'pages');
+        const envelope = await requiredPhoto(args.files, 'envelope');
+        return {
+          body: await facilityPrinted(
+            args.deps,
+            args.auth,
+            args.params.id,
+            { pages, envelope },
+            { idempotencyKey: key },
+          ),
+        };
+      }),
   }),
 
   defineRoute({
@@ -111,10 +151,19 @@ export const routes: RouteDef[] = [
     multipart: { maxFileBytes: { receipt: MAX_PHOTO_BYTES } },
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/dispatched', async (key) => {
-      const receipt = await requiredPhoto(args.files, 'receipt');
-      return { body: await facilityDispatched(args.deps, args.auth, args.params.id, { ...args.body, receipt }, { idempotencyKey: key }) };
-    }),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/dispatched', async (key) => {
+        const receipt = await requiredPhoto(args.files, 'receipt');
+        return {
+          body: await facilityDispatched(
+            args.deps,
+            args.auth,
+            args.params.id,
+            { ...args.body, receipt },
+            { idempotencyKey: key },
+          ),
+        };
+      }),
   }),
 
   defineRoute({
@@ -128,24 +177,28 @@ export const routes: RouteDef[] = [
     multipart: { maxFileBytes: { delivery: MAX_PHOTO_BYTES } },
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/delivered', async (key) => {
-      const proof = args.files.delivery ? await readUpload(args.files.delivery) : null;
-      return { body: await facilityDelivered(args.deps, args.auth, args.params.id, proof, { idempotencyKey: key }) };
-    }),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/delivered', async (key) => {
+        const proof = args.files.delivery ? await readUpload(args.files.delivery) : null;
+        return { body: await facilityDelivered(args.deps, args.auth, args.params.id, proof, { idempotencyKey: key }) };
+      }),
   }),
 
   defineRoute({
     method: 'post',
     path: '/v1/facility/mail/:id/failed',
     summary: 'The facility could not print or dispatch the piece',
-    description: 'From submitted or ready: status failed with error_message = message; the sender\'s credits for the piece are refunded. Emits mail.failed.',
+    description:
+      "From submitted or ready: status failed with error_message = message; the sender's credits for the piece are refunded. Emits mail.failed.",
     tags: ['Facility'],
     params: IdParams,
     body: FailedBody,
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/failed', async (key) => (
-      { body: await facilityFailed(args.deps, args.auth, args.params.id, args.body.message, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/failed', async (key) => ({
+        body: await facilityFailed(args.deps, args.auth, args.params.id, args.body.message, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
@@ -160,7 +213,11 @@ export const routes: RouteDef[] = [
     body: CarrierDeliveryFailedBody,
     requestHeaders: STEP_HEADERS,
     responses: stepResponses,
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/mail/:id/carrier-delivery-failed', async (key) => (
-      { body: await facilityCarrierDeliveryFailed(args.deps, args.auth, args.params.id, args.body.message ?? null, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/mail/:id/carrier-delivery-failed', async (key) => ({
+        body: await facilityCarrierDeliveryFailed(args.deps, args.auth, args.params.id, args.body.message ?? null, {
+          idempotencyKey: key,
+        }),
+      })),
   }),
 ];

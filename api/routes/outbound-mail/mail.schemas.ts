@@ -4,8 +4,18 @@
 import { z } from 'zod';
 import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
-import { isServedCountry, normaliseCountry, normaliseStateCode, normaliseZip } from '../../../domain/outbound-mail/address';
-import { CANCELLATION_REASONS, DISPATCH_METHODS, MAIL_STATUSES, PHOTO_CATEGORIES } from '../../../domain/workflow-safe/mail-rules';
+import {
+  isServedCountry,
+  normaliseCountry,
+  normaliseStateCode,
+  normaliseZip,
+} from '../../../domain/outbound-mail/address';
+import {
+  CANCELLATION_REASONS,
+  DISPATCH_METHODS,
+  MAIL_STATUSES,
+  PHOTO_CATEGORIES,
+} from '../../../domain/workflow-safe/mail-rules';
 import { SEND_AFTER_FORMAT_MESSAGE, SEND_AFTER_MAX_DAYS } from '../../../domain/workflow-safe/send-after';
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -35,23 +45,29 @@ const country = optional(z.string()).transform((v, ctx) => {
     return z.NEVER;
   }
   if (!isServedCountry(code)) {
-    ctx.addIssue({ code: 'custom', message: 'only US destinations (the states, DC, territories and freely associated states) are served' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'only US destinations (the states, DC, territories and freely associated states) are served',
+    });
     return z.NEVER;
   }
   return code;
 });
 /** A link to another object of the caller's, in the key's environment (agent keys: their agent's); 400 otherwise. */
-const link = (what: string) => optional(z.string().uuid({ message: 'must be a UUID' }))
-  .describe(`${what} of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400`);
+const link = (what: string) =>
+  optional(z.string().uuid({ message: 'must be a UUID' })).describe(
+    `${what} of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400`,
+  );
 const flag = formBoolean.optional().default(false);
 const mailClass = optional(z.enum(MAIL_CLASSES as [MailClass, ...MailClass[]])).transform((v) => v ?? 'first_class');
 /** metadata is echoed in every response and webhook, so it is kept small (16 KiB as sent). */
 const metadata = optional(formJsonObject());
 /** Scheduled send (extension); the window (future, at most 180 days ahead) is checked by the service. */
-const sendAfter = optional(z.string().datetime({ offset: true, message: SEND_AFTER_FORMAT_MESSAGE }))
-  .describe(`Extension (not in the spec): scheduled send. An ISO 8601 date-time with offset, in the future and at most ${SEND_AFTER_MAX_DAYS} days ahead `
-    + '(otherwise 400 at send_after). The piece is priced, checked and debited now like any other and stays submitted, but the facility does not see it '
-    + 'before this time; until then DELETE cancels it with a full refund. Sandbox: the first advance skips the wait. Not combinable with mail_run_id.');
+const sendAfter = optional(z.string().datetime({ offset: true, message: SEND_AFTER_FORMAT_MESSAGE })).describe(
+  `Extension (not in the spec): scheduled send. An ISO 8601 date-time with offset, in the future and at most ${SEND_AFTER_MAX_DAYS} days ahead ` +
+    '(otherwise 400 at send_after). The piece is priced, checked and debited now like any other and stays submitted, but the facility does not see it ' +
+    'before this time; until then DELETE cancels it with a full refund. Sandbox: the first advance skips the wait. Not combinable with mail_run_id.',
+);
 
 const addressFields = {
   recipient_name: optionalText(MAX_LINE),
@@ -84,8 +100,11 @@ const pieceFields = {
   metadata,
   allow_duplicate: flag,
   send_after: sendAfter,
-  strict_address: formBoolean.optional()
-    .describe('extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only'),
+  strict_address: formBoolean
+    .optional()
+    .describe(
+      'extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only',
+    ),
 };
 
 interface CrossFieldInput {
@@ -104,33 +123,47 @@ interface CrossFieldInput {
 
 function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
   if (!v.recipient_name && !v.recipient_company) {
-    ctx.addIssue({ code: 'custom', path: ['recipient_name'], message: 'recipient_name or recipient_company is required' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['recipient_name'],
+      message: 'recipient_name or recipient_company is required',
+    });
   }
   // A return address replaces the profile's as a whole: line1, city, state and zip together.
   const block = [v.return_line1, v.return_line2, v.return_city, v.return_state, v.return_zip];
   if (block.some((x) => x !== undefined)) {
     for (const field of ['return_line1', 'return_city', 'return_state', 'return_zip'] as const) {
-      if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'required when a return address is sent' });
+      if (v[field] === undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: 'required when a return address is sent' });
     }
   }
-  if (v.mail_run_id !== undefined && v.dry_run) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with dry_run' });
-  if (v.mail_run_id !== undefined && v.requires_approval) ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with requires_approval' });
-  if (v.mail_run_id !== undefined && v.send_after !== undefined) ctx.addIssue({ code: 'custom', path: ['send_after'], message: 'cannot be combined with mail_run_id' });
+  if (v.mail_run_id !== undefined && v.dry_run)
+    ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with dry_run' });
+  if (v.mail_run_id !== undefined && v.requires_approval)
+    ctx.addIssue({ code: 'custom', path: ['mail_run_id'], message: 'cannot be combined with requires_approval' });
+  if (v.mail_run_id !== undefined && v.send_after !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['send_after'], message: 'cannot be combined with mail_run_id' });
 }
 
 /** POST /v1/mail multipart fields (the file `document` is read separately). */
-export const SubmitMailForm = z.strictObject({
-  ...pieceFields,
-  page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))),
-  mail_run_id: optionalText(100).describe('an open Business mail run of your agent (live agent keys); any other id is refused with 400'),
-  dry_run: flag,
-}).superRefine(crossFieldRules);
+export const SubmitMailForm = z
+  .strictObject({
+    ...pieceFields,
+    page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))),
+    mail_run_id: optionalText(100).describe(
+      'an open Business mail run of your agent (live agent keys); any other id is refused with 400',
+    ),
+    dry_run: flag,
+  })
+  .superRefine(crossFieldRules);
 
 /** POST /v1/test/mail JSON: a sandbox piece whose document is a simulated letter of page_count pages. */
-export const TestMailBody = z.strictObject({
-  ...pieceFields,
-  page_count: z.number().int().min(1).max(100).default(1),
-}).superRefine(crossFieldRules);
+export const TestMailBody = z
+  .strictObject({
+    ...pieceFields,
+    page_count: z.number().int().min(1).max(100).default(1),
+  })
+  .superRefine(crossFieldRules);
 
 export const SubmitMailQuery = z.object({ agent_id: optional(z.string().uuid({ message: 'must be a UUID' })) });
 
@@ -155,8 +188,15 @@ export const UsageQuery = z.strictObject({
 });
 
 const Address = z.object({
-  name: z.string().nullable(), company: z.string().nullable(), line1: z.string(), line2: z.string().nullable(),
-  city: z.string(), state: z.string(), zip: z.string(), country: z.string(), formatted: z.string(),
+  name: z.string().nullable(),
+  company: z.string().nullable(),
+  line1: z.string(),
+  line2: z.string().nullable(),
+  city: z.string(),
+  state: z.string(),
+  zip: z.string(),
+  country: z.string(),
+  formatted: z.string(),
 });
 
 export const CostBreakdownSchema = z.looseObject({
@@ -177,20 +217,39 @@ export const CostBreakdownSchema = z.looseObject({
 });
 
 /** The offline recipient address check (services/outbound-mail/address-review.ts); an extension beyond the spec. */
-export const AddressCheckSchema = z.object({
-  deliverability: z.enum(['likely', 'doubtful', 'unknown'])
-    .describe('likely: ZIP, city and state agree in the offline ZIP directory (not a confirmation of delivery); doubtful: something looks wrong (see warnings); unknown: not checked (a non-US country) or a field is missing'),
-  normalized: z.object({ line1: z.string(), line2: z.string().nullable(), city: z.string(), state: z.string(), zip: z.string() })
-    .describe('the address written the USPS way (Publication 28); advice only: the piece is printed as sent'),
-  changes: z.array(z.object({
-    field: z.enum(['line1', 'line2', 'city', 'state', 'zip']), from: z.string(), to: z.string().describe("'' when dropped"), reason: z.string(),
-  })).describe('what normalisation changed, besides case and spacing'),
-  warnings: z.array(z.object({
-    code: z.string().describe('missing_field, state_unknown, zip_invalid, zip_unknown, zip_state_mismatch, zip_city_mismatch, military_city, military_zip_mismatch, military_city_state, country_state_mismatch or not_checked'),
-    field: z.enum(['line1', 'line2', 'city', 'state', 'zip', 'country']),
-    message: z.string(),
-  })),
-}).describe('extension: the offline check of the recipient address (no external service is called)');
+export const AddressCheckSchema = z
+  .object({
+    deliverability: z
+      .enum(['likely', 'doubtful', 'unknown'])
+      .describe(
+        'likely: ZIP, city and state agree in the offline ZIP directory (not a confirmation of delivery); doubtful: something looks wrong (see warnings); unknown: not checked (a non-US country) or a field is missing',
+      ),
+    normalized: z
+      .object({ line1: z.string(), line2: z.string().nullable(), city: z.string(), state: z.string(), zip: z.string() })
+      .describe('the address written the USPS way (Publication 28); advice only: the piece is printed as sent'),
+    changes: z
+      .array(
+        z.object({
+          field: z.enum(['line1', 'line2', 'city', 'state', 'zip']),
+          from: z.string(),
+          to: z.string().describe("'' when dropped"),
+          reason: z.string(),
+        }),
+      )
+      .describe('what normalisation changed, besides case and spacing'),
+    warnings: z.array(
+      z.object({
+        code: z
+          .string()
+          .describe(
+            'missing_field, state_unknown, zip_invalid, zip_unknown, zip_state_mismatch, zip_city_mismatch, military_city, military_zip_mismatch, military_city_state, country_state_mismatch or not_checked',
+          ),
+        field: z.enum(['line1', 'line2', 'city', 'state', 'zip', 'country']),
+        message: z.string(),
+      }),
+    ),
+  })
+  .describe('extension: the offline check of the recipient address (no external service is called)');
 
 export const FulfillmentPhotoSchema = z.object({
   category: z.enum(PHOTO_CATEGORIES),
@@ -202,10 +261,25 @@ export const HumanReviewSchema = z.object({
   send_to: Address,
   return_address: Address.nullable(),
   mail_class: z.string(),
-  cost: z.object({ cost_cents: z.number().int(), cost_display: z.string(), credits_required_cents: z.number().int(), estimated_live_cost_cents: z.number().int().optional(), charged: z.boolean(), refunded: z.boolean() }),
+  cost: z.object({
+    cost_cents: z.number().int(),
+    cost_display: z.string(),
+    credits_required_cents: z.number().int(),
+    estimated_live_cost_cents: z.number().int().optional(),
+    charged: z.boolean(),
+    refunded: z.boolean(),
+  }),
   document: z.object({
-    filename: z.string().nullable(), type: z.string(), content_type: z.string(), page_count: z.number().int(), page_count_source: z.string().nullable(),
-    size_bytes: z.number().int(), sha256: z.string(), color: z.boolean(), duplex: z.boolean(), simulated: z.boolean(),
+    filename: z.string().nullable(),
+    type: z.string(),
+    content_type: z.string(),
+    page_count: z.number().int(),
+    page_count_source: z.string().nullable(),
+    size_bytes: z.number().int(),
+    sha256: z.string(),
+    color: z.boolean(),
+    duplex: z.boolean(),
+    simulated: z.boolean(),
   }),
   safeguards: z.record(z.string(), z.unknown()),
   preview_url: z.string(),
@@ -215,7 +289,9 @@ export const HumanReviewSchema = z.object({
 export const MailRecordSchema = z.object({
   id: z.string().uuid(),
   object: z.literal('outbound_mail'),
-  status: z.enum(MAIL_STATUSES).describe('funding_pending: a Business mail run child waiting, not yet charged, for its run to be funded'),
+  status: z
+    .enum(MAIL_STATUSES)
+    .describe('funding_pending: a Business mail run child waiting, not yet charged, for its run to be funded'),
   mail_class: z.string(),
   agent_id: z.string().nullable(),
   mailbox_id: z.string().nullable(),
@@ -253,18 +329,32 @@ export const MailRecordSchema = z.object({
   requires_approval: z.boolean(),
   approved_at: z.string().nullable(),
   submitted_at: z.string().nullable(),
-  send_after: z.string().nullable().describe('Extension (not in the spec): the scheduled send time; the facility does not see the piece before it. Null: sent at once.'),
+  send_after: z
+    .string()
+    .nullable()
+    .describe(
+      'Extension (not in the spec): the scheduled send time; the facility does not see the piece before it. Null: sent at once.',
+    ),
   ready_at: z.string().nullable(),
   mailed_at: z.string().nullable(),
   delivered_at: z.string().nullable(),
   failed_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
   created_at: z.string(),
-  document_preview_url: z.string().nullable().describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
+  document_preview_url: z
+    .string()
+    .nullable()
+    .describe('authenticated: GET it with your key; it redirects to a fresh signed URL of the document'),
   pdf_url: z.string().nullable().describe('only for PDF documents; signed, 1-hour expiry'),
-  proof_url: z.string().nullable()
-    .describe('extension: the print proof (the address page placed for a #10 double-window envelope, then the document as printed); signed, 1-hour expiry; set in the creation answer for a PDF of up to 10 pages (rendered by the submission), else null until the worker has rendered it'),
-  address_check: AddressCheckSchema.nullable().describe('extension: the recipient address check at submission; null for pieces from before it'),
+  proof_url: z
+    .string()
+    .nullable()
+    .describe(
+      'extension: the print proof (the address page placed for a #10 double-window envelope, then the document as printed); signed, 1-hour expiry; set in the creation answer for a PDF of up to 10 pages (rendered by the submission), else null until the worker has rendered it',
+    ),
+  address_check: AddressCheckSchema.nullable().describe(
+    'extension: the recipient address check at submission; null for pieces from before it',
+  ),
   fulfillment_photos: z.array(FulfillmentPhotoSchema),
   human_review: HumanReviewSchema,
   package_id: z.string().nullable(),
@@ -290,15 +380,30 @@ export const DryRunSchema = z.object({
   credit_balance_cents: z.number().int(),
   page_count: z.number().int(),
   mail_class: z.string(),
-  send_after: z.string().nullable().describe('Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)'),
-  warnings: z.array(z.looseObject({ code: z.string(), message: z.string() }))
-    .describe('besides the spec\'s: recipient_address (one per address check warning, with check_code and field), print_proof and print_proof_unavailable'),
+  send_after: z
+    .string()
+    .nullable()
+    .describe('Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)'),
+  warnings: z
+    .array(z.looseObject({ code: z.string(), message: z.string() }))
+    .describe(
+      "besides the spec's: recipient_address (one per address check warning, with check_code and field), print_proof and print_proof_unavailable",
+    ),
   address_check: AddressCheckSchema,
-  proof_url: z.string().nullable().describe('extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored'),
+  proof_url: z
+    .string()
+    .nullable()
+    .describe(
+      'extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored',
+    ),
   test_mode: z.boolean(),
 });
 
-export const MailListSchema = z.object({ mail: z.array(MailRecordSchema), pagination: Pagination, test_mode: z.boolean() });
+export const MailListSchema = z.object({
+  mail: z.array(MailRecordSchema),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
 
 export const CancelResultSchema = z.object({
   outbound_mail: MailRecordSchema,
@@ -332,7 +437,9 @@ export const DispatchedForm = z.strictObject({
 });
 
 export const FailedBody = z.strictObject({ message: visible(z.string().trim().min(1).max(1000)) });
-export const CarrierDeliveryFailedBody = z.strictObject({ message: optional(visible(z.string().trim().min(1).max(1000))) });
+export const CarrierDeliveryFailedBody = z.strictObject({
+  message: optional(visible(z.string().trim().min(1).max(1000))),
+});
 
 export const FacilityMailItemSchema = z.object({
   id: z.string().uuid(),
@@ -368,8 +475,12 @@ export const FacilityDocumentSchema = z.object({
   page_count: z.number().int(),
   color: z.boolean(),
   duplex: z.boolean(),
-  proof_url: z.string().nullable()
-    .describe('extension: the print proof the sender saw (address page first, then the document as it prints); signed, 1-hour expiry; null until rendered'),
+  proof_url: z
+    .string()
+    .nullable()
+    .describe(
+      'extension: the print proof the sender saw (address page first, then the document as it prints); signed, 1-hour expiry; null until rendered',
+    ),
 });
 
 export const UsageSchema = z.object({
@@ -381,11 +492,24 @@ export const UsageSchema = z.object({
     net_spend_cents: z.number().int(),
     net_spend_display: z.string(),
   }),
-  credits: z.object({ balance_cents: z.number().int(), balance_display: z.string(), currency: z.literal('usd'), billing_url: z.string() }),
-  events: z.array(z.object({
-    id: z.string(), kind: z.string(), amount_cents: z.number().int(), amount_display: z.string(), description: z.string().nullable(),
-    reference_type: z.string().nullable(), reference_id: z.string().nullable(), created_at: z.string(),
-  })),
+  credits: z.object({
+    balance_cents: z.number().int(),
+    balance_display: z.string(),
+    currency: z.literal('usd'),
+    billing_url: z.string(),
+  }),
+  events: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      amount_cents: z.number().int(),
+      amount_display: z.string(),
+      description: z.string().nullable(),
+      reference_type: z.string().nullable(),
+      reference_id: z.string().nullable(),
+      created_at: z.string(),
+    }),
+  ),
   events_truncated: z.boolean(),
-  test_mode: z.boolean().describe('the calling key\'s environment'),
+  test_mode: z.boolean().describe("the calling key's environment"),
 });

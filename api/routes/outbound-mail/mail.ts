@@ -7,8 +7,19 @@ import { ErrorBody, IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import { parseOrThrow } from '../../router';
 import {
-  ApproveResultSchema, CancelResultSchema, DryRunSchema, ListMailQuery, MailListSchema, MailRecordSchema, RejectResultSchema,
-  SubmitMailForm, SubmitMailQuery, SubmittedMailSchema, TestMailBody, UsageQuery, UsageSchema,
+  ApproveResultSchema,
+  CancelResultSchema,
+  DryRunSchema,
+  ListMailQuery,
+  MailListSchema,
+  MailRecordSchema,
+  RejectResultSchema,
+  SubmitMailForm,
+  SubmitMailQuery,
+  SubmittedMailSchema,
+  TestMailBody,
+  UsageQuery,
+  UsageSchema,
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
 import { submitAndAnswer } from './submit-answer';
@@ -51,7 +62,8 @@ const SUBMIT_HEADERS = {
     description: 'Optional cost cap in cents: a piece that costs more is refused with 422 before anything is spent.',
     schema: MaxCostCents,
   },
-  'Idempotency-Key': 'Optional: a retry with the same key and body returns the first answer; the same key with another body is refused (422).',
+  'Idempotency-Key':
+    'Optional: a retry with the same key and body returns the first answer; the same key with another body is refused (422).',
 };
 
 export const routes: RouteDef[] = [
@@ -80,22 +92,39 @@ export const routes: RouteDef[] = [
       200: { description: 'Dry run: price and warnings; nothing stored or charged', schema: DryRunSchema },
       201: { description: 'The piece was created (submitted or pending_approval)', schema: SubmittedMailSchema },
       ...errorResponses,
-      402: { description: 'INSUFFICIENT_CREDITS (billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents)', schema: ErrorBody },
+      402: {
+        description:
+          'INSUFFICIENT_CREDITS (billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents)',
+        schema: ErrorBody,
+      },
       409: { description: 'SERVICE_MD_VERSION_MISMATCH or DUPLICATE_OUTBOUND_MAIL', schema: ErrorBody },
-      422: { description: 'MAX_COST_EXCEEDED, PER_TRANSACTION_LIMIT_EXCEEDED, DAILY_SPEND_LIMIT_EXCEEDED, MAX_DAILY_PIECES_EXCEEDED, IDEMPOTENCY_KEY_REUSED; nothing spent', schema: ErrorBody },
-      503: { description: 'Document store, duplicate or idempotency protection unavailable; retryable, nothing spent', schema: ErrorBody },
+      422: {
+        description:
+          'MAX_COST_EXCEEDED, PER_TRANSACTION_LIMIT_EXCEEDED, DAILY_SPEND_LIMIT_EXCEEDED, MAX_DAILY_PIECES_EXCEEDED, IDEMPOTENCY_KEY_REUSED; nothing spent',
+        schema: ErrorBody,
+      },
+      503: {
+        description: 'Document store, duplicate or idempotency protection unavailable; retryable, nothing spent',
+        schema: ErrorBody,
+      },
     },
     handler: async ({ deps, auth, query, body, files, headers }) => {
       const file = files.document;
-      if (!file) throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
+      if (!file)
+        throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
       const data = await readUpload(file);
-      return submitAndAnswer(deps, auth, {
-        fields: body,
-        document: { data, filename: file.originalFilename },
-        agentId: query.agent_id,
-        maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
-        idempotencyKey: headers['idempotency-key'],
-      }, 'POST /v1/mail');
+      return submitAndAnswer(
+        deps,
+        auth,
+        {
+          fields: body,
+          document: { data, filename: file.originalFilename },
+          agentId: query.agent_id,
+          maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
+          idempotencyKey: headers['idempotency-key'],
+        },
+        'POST /v1/mail',
+      );
     },
   }),
 
@@ -106,7 +135,7 @@ export const routes: RouteDef[] = [
     description:
       'Newest first. q matches recipient name and company, address lines, city, state, ZIP, tracking number and agent notes (every word must match). ' +
       'created_after and created_before take an ISO 8601 date-time or YYYY-MM-DD (inclusive; a date-only created_before includes that whole UTC day). ' +
-      'test_mode defaults to the key\'s environment. Agent keys see only their agent\'s mail; member keys may narrow with agent_id.',
+      "test_mode defaults to the key's environment. Agent keys see only their agent's mail; member keys may narrow with agent_id.",
     tags: ['Outbound mail'],
     query: ListMailQuery,
     responses: { 200: { description: 'A page of records', schema: MailListSchema }, ...errorResponses },
@@ -117,7 +146,8 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/mail/:id',
     summary: 'Read one outbound piece',
-    description: 'The canonical record with fresh 1-hour signed URLs for pdf_url, proof_url (the print proof, once rendered) and fulfillment_photos.',
+    description:
+      'The canonical record with fresh 1-hour signed URLs for pdf_url, proof_url (the print proof, once rendered) and fulfillment_photos.',
     tags: ['Outbound mail'],
     params: IdParams,
     responses: { 200: { description: 'The record', schema: MailRecordSchema }, ...errorResponses },
@@ -132,7 +162,10 @@ export const routes: RouteDef[] = [
     tags: ['Outbound mail'],
     params: IdParams,
     responses: {
-      302: { description: 'Location: the signed document URL', schema: z.object({ url: z.string(), expires_in_seconds: z.number().int() }) },
+      302: {
+        description: 'Location: the signed document URL',
+        schema: z.object({ url: z.string(), expires_in_seconds: z.number().int() }),
+      },
       ...errorResponses,
     },
     handler: async ({ deps, auth, params }) => {
@@ -157,15 +190,18 @@ export const routes: RouteDef[] = [
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
-    handler: (args) => idempotentRoute(args, 'DELETE /v1/mail/:id', async (key) => (
-      { body: await cancelMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'DELETE /v1/mail/:id', async (key) => ({
+        body: await cancelMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
     method: 'post',
     path: '/v1/mail/:id/approve',
     summary: 'Approve a piece awaiting approval (account owner)',
-    description: 'Debits the piece now and submits it. 402 when credits are short: the piece stays pending_approval, so add credits and approve again.',
+    description:
+      'Debits the piece now and submits it. 402 when credits are short: the piece stays pending_approval, so add credits and approve again.',
     tags: ['Outbound mail'],
     params: IdParams,
     responses: {
@@ -177,8 +213,10 @@ export const routes: RouteDef[] = [
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
-    handler: (args) => idempotentRoute(args, 'POST /v1/mail/:id/approve', async (key) => (
-      { body: await approveMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/mail/:id/approve', async (key) => ({
+        body: await approveMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
@@ -195,18 +233,25 @@ export const routes: RouteDef[] = [
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
-    handler: (args) => idempotentRoute(args, 'POST /v1/mail/:id/reject', async (key) => (
-      { body: await rejectMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }) })),
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/mail/:id/reject', async (key) => ({
+        body: await rejectMail(args.deps, args.auth, args.params.id, { idempotencyKey: key }),
+      })),
   }),
 
   defineRoute({
     method: 'post',
     path: '/v1/test/mail',
     summary: 'Create a sandbox test piece without a document',
-    description: 'Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.',
+    description:
+      'Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.',
     tags: ['Sandbox'],
     body: TestMailBody,
-    requestHeaders: { 'X-Service-MD-Version': SUBMIT_HEADERS['X-Service-MD-Version'], 'X-Max-Cost-Cents': SUBMIT_HEADERS['X-Max-Cost-Cents'], 'Idempotency-Key': SUBMIT_HEADERS['Idempotency-Key'] },
+    requestHeaders: {
+      'X-Service-MD-Version': SUBMIT_HEADERS['X-Service-MD-Version'],
+      'X-Max-Cost-Cents': SUBMIT_HEADERS['X-Max-Cost-Cents'],
+      'Idempotency-Key': SUBMIT_HEADERS['Idempotency-Key'],
+    },
     query: SubmitMailQuery,
     responses: {
       201: { description: 'The test piece', schema: SubmittedMailSchema },
@@ -216,13 +261,18 @@ export const routes: RouteDef[] = [
     },
     handler: async ({ deps, auth, query, body, headers }) => {
       const { page_count: pages, ...fields } = body;
-      return submitAndAnswer(deps, auth, {
-        fields: { ...fields, dry_run: false },
-        document: { simulatedPages: pages },
-        agentId: query.agent_id,
-        maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
-        idempotencyKey: headers['idempotency-key'],
-      }, 'POST /v1/test/mail');
+      return submitAndAnswer(
+        deps,
+        auth,
+        {
+          fields: { ...fields, dry_run: false },
+          document: { simulatedPages: pages },
+          agentId: query.agent_id,
+          maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
+          idempotencyKey: headers['idempotency-key'],
+        },
+        'POST /v1/test/mail',
+      );
     },
   }),
 
@@ -245,9 +295,19 @@ export const routes: RouteDef[] = [
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {
-      const result = await runIdempotent(deps, auth,
-        { operation: 'mail.test_advance', key: headers['idempotency-key'], fingerprint: requestFingerprint({ id: params.id }) },
-        async () => ({ status: 200, body: await advanceTestMail(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }) }));
+      const result = await runIdempotent(
+        deps,
+        auth,
+        {
+          operation: 'mail.test_advance',
+          key: headers['idempotency-key'],
+          fingerprint: requestFingerprint({ id: params.id }),
+        },
+        async () => ({
+          status: 200,
+          body: await advanceTestMail(deps, auth, params.id, { idempotencyKey: headers['idempotency-key'] }),
+        }),
+      );
       return { status: result.status, body: result.body, headers: result.headers };
     },
   }),
@@ -258,8 +318,8 @@ export const routes: RouteDef[] = [
     summary: 'Usage and spend for a period',
     description:
       'period_start and period_end (ISO 8601 date-times) default to the current calendar month (UTC) up to now. Returns pieces by status, ' +
-      'spend and refunds, the balance, and the ledger movements of the period (newest first, at most 1,000). Agent keys see their own agent\'s ' +
-      'pieces and money only; test mode (the key\'s environment by default) counts sandbox pieces and has no ledger movements.',
+      "spend and refunds, the balance, and the ledger movements of the period (newest first, at most 1,000). Agent keys see their own agent's " +
+      "pieces and money only; test mode (the key's environment by default) counts sandbox pieces and has no ledger movements.",
     tags: ['Billing'],
     query: UsageQuery,
     responses: { 200: { description: 'Usage', schema: UsageSchema }, ...errorResponses },

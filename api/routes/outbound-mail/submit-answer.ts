@@ -10,7 +10,12 @@
 import type { AuthContext } from '../../../services/accounts/auth';
 import type { Deps } from '../../../services/shared/deps';
 import { IdempotentResult, runIdempotent } from '../../../services/shared/idempotency';
-import { submissionFingerprint, SubmitMailRequest, submitMail, SubmitOutcome } from '../../../services/outbound-mail/submit';
+import {
+  submissionFingerprint,
+  SubmitMailRequest,
+  submitMail,
+  SubmitOutcome,
+} from '../../../services/outbound-mail/submit';
 
 function submissionAnswer(outcome: SubmitOutcome): IdempotentResult {
   return outcome.kind === 'dry_run' ? { status: 200, body: outcome.quote } : { status: 201, body: outcome.mail };
@@ -19,6 +24,7 @@ function submissionAnswer(outcome: SubmitOutcome): IdempotentResult {
 /** Submits once per (caller, `operation`, Idempotency-Key): the route's name, or `mcp:<tool>`. */
 export async function submitAndAnswer(deps: Deps, auth: AuthContext, req: SubmitMailRequest, operation: string) {
   const fingerprint = submissionFingerprint(req);
-  return runIdempotent(deps, auth, { operation, key: req.idempotencyKey, fingerprint },
-    async () => submissionAnswer(await submitMail(deps, auth, req, fingerprint)));
+  return runIdempotent(deps, auth, { operation, key: req.idempotencyKey, fingerprint }, async () =>
+    submissionAnswer(await submitMail(deps, auth, req, fingerprint)),
+  );
 }

@@ -8,11 +8,17 @@ import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical
 const Instant = z.string().describe('ISO 8601 date-time');
 
 export const AgentIdQuery = {
-  agent_id: qUuid().optional().describe('member keys: the agent (required on list and create; on one record, only that agent\'s is found); agent keys: ignored'),
+  agent_id: qUuid()
+    .optional()
+    .describe(
+      "member keys: the agent (required on list and create; on one record, only that agent's is found); agent keys: ignored",
+    ),
 };
 export const AgentScopedQuery = z.strictObject(AgentIdQuery);
 
-export const ArrivalActionRequest = ActionRequest.describe('an ActionRequest the facility gets when the piece arrives (forward: parameters carry the forwarding address)');
+export const ArrivalActionRequest = ActionRequest.describe(
+  'an ActionRequest the facility gets when the piece arrives (forward: parameters carry the forwarding address)',
+);
 
 const Text = (max: number) => z.string().trim().min(1).max(max);
 const TrackingNumber = Text(100).describe('as printed; matched ignoring case, spaces and punctuation');
@@ -23,12 +29,13 @@ const ShipmentFields = {
   description: Text(500).nullable().optional(),
   kind: z.enum(PIECE_KINDS).nullable().optional(),
   expected_date: z.iso.date({ message: 'must be a date YYYY-MM-DD' }).nullable().optional(),
-  notes: Text(2000).nullable().optional().describe('for the agent\'s own records'),
+  notes: Text(2000).nullable().optional().describe("for the agent's own records"),
   on_arrival: ArrivalActionRequest.nullable().optional(),
 };
 
 export const ExpectedShipmentCreate = z.strictObject({ tracking_number: TrackingNumber, ...ShipmentFields });
-export const ExpectedShipmentUpdate = z.strictObject({ tracking_number: TrackingNumber.optional(), ...ShipmentFields })
+export const ExpectedShipmentUpdate = z
+  .strictObject({ tracking_number: TrackingNumber.optional(), ...ShipmentFields })
   .describe('fields sent replace the stored ones; null clears an optional field');
 
 export const ExpectedShipmentListQuery = z.strictObject({
@@ -44,7 +51,7 @@ export const ExpectedShipment = z.object({
   object: z.literal('expected_shipment'),
   id: z.string(),
   agent_id: z.string(),
-  mailbox_id: z.string().describe('the account\'s private mailbox when the shipment was announced'),
+  mailbox_id: z.string().describe("the account's private mailbox when the shipment was announced"),
   status: z.enum(EXPECTED_SHIPMENT_STATUSES).describe('expected (open), received (linked to package_id) or cancelled'),
   carrier: z.string().nullable(),
   tracking_number: z.string(),
@@ -53,7 +60,9 @@ export const ExpectedShipment = z.object({
   kind: z.enum(PIECE_KINDS).nullable(),
   expected_date: z.string().nullable().describe('YYYY-MM-DD'),
   notes: z.string().nullable(),
-  on_arrival: z.object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() }).nullable(),
+  on_arrival: z
+    .object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() })
+    .nullable(),
   package_id: z.string().nullable().describe('the package that satisfied it'),
   arrival_action_id: z.string().nullable().describe('the package action requested on arrival'),
   version: z.number().int(),

@@ -7,17 +7,28 @@ import { PageInfo, qEnum, qInt } from './physical-inbound.schemas';
 
 const L = ARRIVAL_LIMITS;
 
-export const RuleMatch = z.strictObject({
-  sender_contains: z.array(z.string().min(1).max(L.senderTermLength)).max(L.termsPerList).optional()
-    .describe('any of these literal terms in the label\'s sender name (NFKC, lower case, spaces collapsed)'),
-  carriers: z.array(z.string().trim().min(1).max(L.carrierLength)).max(L.termsPerList).optional().describe('any of these carriers (whole name, any case)'),
-  kinds: z.array(z.enum(PIECE_KINDS)).max(PIECE_KINDS.length).optional(),
-}).describe('every criterion given must hold; at least one is required');
+export const RuleMatch = z
+  .strictObject({
+    sender_contains: z
+      .array(z.string().min(1).max(L.senderTermLength))
+      .max(L.termsPerList)
+      .optional()
+      .describe("any of these literal terms in the label's sender name (NFKC, lower case, spaces collapsed)"),
+    carriers: z
+      .array(z.string().trim().min(1).max(L.carrierLength))
+      .max(L.termsPerList)
+      .optional()
+      .describe('any of these carriers (whole name, any case)'),
+    kinds: z.array(z.enum(PIECE_KINDS)).max(PIECE_KINDS.length).optional(),
+  })
+  .describe('every criterion given must hold; at least one is required');
 
-export const RuleApply = z.strictObject({
-  request_action: ArrivalActionRequest.optional(),
-  add_tags: z.array(z.string().trim().min(1).max(L.tagLength)).max(L.tagsPerRule).optional().describe('package tags'),
-}).describe('at least one of request_action and add_tags');
+export const RuleApply = z
+  .strictObject({
+    request_action: ArrivalActionRequest.optional(),
+    add_tags: z.array(z.string().trim().min(1).max(L.tagLength)).max(L.tagsPerRule).optional().describe('package tags'),
+  })
+  .describe('at least one of request_action and add_tags');
 
 export const RuleCreate = z.strictObject({
   name: z.string().trim().min(1).max(L.nameLength),
@@ -35,7 +46,9 @@ export const RuleUpdate = z.strictObject({
 
 export const RuleListQuery = z.strictObject({
   ...AgentIdQuery,
-  enabled: qEnum(['true', 'false'] as const).transform((v) => v === 'true').optional(),
+  enabled: qEnum(['true', 'false'] as const)
+    .transform((v) => v === 'true')
+    .optional(),
   limit: qInt(1, 100, 20),
   offset: qInt(0, PG_INT_MAX, 0),
 });
@@ -46,9 +59,15 @@ export const MailboxRule = z.object({
   agent_id: z.string(),
   name: z.string(),
   enabled: z.boolean(),
-  match: z.object({ sender_contains: z.array(z.string()).optional(), carriers: z.array(z.string()).optional(), kinds: z.array(z.enum(PIECE_KINDS)).optional() }),
+  match: z.object({
+    sender_contains: z.array(z.string()).optional(),
+    carriers: z.array(z.string()).optional(),
+    kinds: z.array(z.enum(PIECE_KINDS)).optional(),
+  }),
   apply: z.object({
-    request_action: z.object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() }).optional(),
+    request_action: z
+      .object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() })
+      .optional(),
     add_tags: z.array(z.string()).optional(),
   }),
   created_by: z.enum(['agent', 'member']),

@@ -6,7 +6,10 @@ import { defineRoute, RouteDef } from '../../route';
 import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
 import { FACILITY_MESSAGES_PAGE } from '../../../domain/support/conversations';
 import {
-  answerAsFacility, getFacilityMessages, listFacilityConversations, sendFacilityMessage,
+  answerAsFacility,
+  getFacilityMessages,
+  listFacilityConversations,
+  sendFacilityMessage,
 } from '../../../services/support/facility-messages';
 import { idempotentPost, MessageText } from './support';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
@@ -24,7 +27,7 @@ export const FacilityAnswerBody = z.strictObject({ body: MessageText });
 const page = () => paginationQuery({ limit: FACILITY_MESSAGES_PAGE.limit, max: FACILITY_MESSAGES_PAGE.max });
 
 export const FacilityConversationsQuery = z.object({
-  agent_id: Uuid.optional().describe('member keys: only this agent\'s conversations'),
+  agent_id: Uuid.optional().describe("member keys: only this agent's conversations"),
   ...page(),
 });
 export const FacilityMessagesQuery = z.object({ ...page() });
@@ -51,9 +54,22 @@ export const FacilityMessageRecord = z.object({
   created_at: z.string(),
 });
 
-const Sent = z.object({ message: FacilityMessageRecord, conversation: FacilityConversationRecord, test_mode: z.boolean() });
-const ConversationList = z.object({ conversations: z.array(FacilityConversationRecord), pagination: Pagination, test_mode: z.boolean() });
-const MessageList = z.object({ conversation: FacilityConversationRecord, messages: z.array(FacilityMessageRecord), pagination: Pagination, test_mode: z.boolean() });
+const Sent = z.object({
+  message: FacilityMessageRecord,
+  conversation: FacilityConversationRecord,
+  test_mode: z.boolean(),
+});
+const ConversationList = z.object({
+  conversations: z.array(FacilityConversationRecord),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
+const MessageList = z.object({
+  conversation: FacilityConversationRecord,
+  messages: z.array(FacilityMessageRecord),
+  pagination: Pagination,
+  test_mode: z.boolean(),
+});
 
 // The member's and the facility's sides read conversations the same way; the services
 // scope what each caller sees.
@@ -74,13 +90,22 @@ export const routes: RouteDef[] = [
     summary: 'Write to the facility that fulfils your mail (new conversation or reply)',
     tags: ['Facility messages'],
     body: FacilityMessageBody,
-    requestHeaders: { 'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message' },
+    requestHeaders: {
+      'Idempotency-Key':
+        'optional; a retry with the same key and body returns the first answer without a second message',
+    },
     responses: {
       201: { description: 'Message recorded', schema: Sent },
-      400: { description: 'Validation, or a conversation_id that is not one of the caller\'s conversations (fields[].path conversation_id)' },
+      400: {
+        description:
+          "Validation, or a conversation_id that is not one of the caller's conversations (fields[].path conversation_id)",
+      },
     },
-    handler: async (args) => idempotentPost(args, 'POST /v1/facility-messages', async () => (
-      { status: 201, body: await sendFacilityMessage(args.deps, args.auth, args.body) })),
+    handler: async (args) =>
+      idempotentPost(args, 'POST /v1/facility-messages', async () => ({
+        status: 201,
+        body: await sendFacilityMessage(args.deps, args.auth, args.body),
+      })),
   }),
   defineRoute({
     method: 'get',
@@ -130,8 +155,15 @@ export const routes: RouteDef[] = [
     params: IdParams,
     body: FacilityAnswerBody,
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
-    responses: { 201: { description: 'Answer recorded', schema: Sent }, 404: { description: 'Not found' }, 422: { description: 'IDEMPOTENCY_KEY_REUSED' } },
-    handler: (args) => idempotentRoute(args, 'POST /v1/facility/conversations/:id/messages', async () => (
-      { status: 201, body: await answerAsFacility(args.deps, args.auth, args.params.id, args.body) })),
+    responses: {
+      201: { description: 'Answer recorded', schema: Sent },
+      404: { description: 'Not found' },
+      422: { description: 'IDEMPOTENCY_KEY_REUSED' },
+    },
+    handler: (args) =>
+      idempotentRoute(args, 'POST /v1/facility/conversations/:id/messages', async () => ({
+        status: 201,
+        body: await answerAsFacility(args.deps, args.auth, args.params.id, args.body),
+      })),
   }),
 ];

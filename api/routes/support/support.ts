@@ -4,28 +4,52 @@ import { z } from 'zod';
 import { defineRoute, HandlerArgs, RouteDef, RouteResult } from '../../route';
 import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
 import {
-  ATTACHMENT_CONTENT_TYPES, ATTACHMENT_FILENAME_MAX, decodeBase64, MAX_ACTIVE_TICKETS, MAX_ATTACHMENT_TOTAL_BYTES, MAX_ATTACHMENTS,
-  MAX_NEW_TICKETS_PER_DAY, MESSAGE_BODY_MAX, SUPPORT_CATEGORIES, SUPPORT_STATUSES,
+  ATTACHMENT_CONTENT_TYPES,
+  ATTACHMENT_FILENAME_MAX,
+  decodeBase64,
+  MAX_ACTIVE_TICKETS,
+  MAX_ATTACHMENT_TOTAL_BYTES,
+  MAX_ATTACHMENTS,
+  MAX_NEW_TICKETS_PER_DAY,
+  MESSAGE_BODY_MAX,
+  SUPPORT_CATEGORIES,
+  SUPPORT_STATUSES,
 } from '../../../domain/support/conversations';
 import { idempotentRoute } from '../../idempotent';
 import {
-  getSupportMessages, listSupportConversations, replyToSupportConversation, resolveSupportConversation, sendSupportMessage,
+  getSupportMessages,
+  listSupportConversations,
+  replyToSupportConversation,
+  resolveSupportConversation,
+  sendSupportMessage,
 } from '../../../services/support/support';
 
-export const MessageText = visible(z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true }))
-  .describe(`1-${MESSAGE_BODY_MAX} characters`);
+export const MessageText = visible(z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true })).describe(
+  `1-${MESSAGE_BODY_MAX} characters`,
+);
 
 export const SupportAttachmentBody = z.strictObject({
   filename: visible(z.string().min(1).max(ATTACHMENT_FILENAME_MAX)),
   content_type: z.enum(ATTACHMENT_CONTENT_TYPES),
-  content_base64: z.string().min(1).refine((v) => decodeBase64(v) !== null, 'must be base64').describe('file content, base64'),
+  content_base64: z
+    .string()
+    .min(1)
+    .refine((v) => decodeBase64(v) !== null, 'must be base64')
+    .describe('file content, base64'),
 });
 
-const attachmentsField = z.array(SupportAttachmentBody).max(MAX_ATTACHMENTS)
-  .describe(`at most ${MAX_ATTACHMENTS} files (PDF, PNG, JPEG, TXT, CSV), ${MAX_ATTACHMENT_TOTAL_BYTES} bytes in total after decoding`);
+const attachmentsField = z
+  .array(SupportAttachmentBody)
+  .max(MAX_ATTACHMENTS)
+  .describe(
+    `at most ${MAX_ATTACHMENTS} files (PDF, PNG, JPEG, TXT, CSV), ${MAX_ATTACHMENT_TOTAL_BYTES} bytes in total after decoding`,
+  );
 
 export const SupportMessageBody = z.strictObject({
-  category: z.enum(SUPPORT_CATEGORIES).optional().describe('required when opening a ticket; defaults to the conversation category on replies'),
+  category: z
+    .enum(SUPPORT_CATEGORIES)
+    .optional()
+    .describe('required when opening a ticket; defaults to the conversation category on replies'),
   body: MessageText,
   conversation_id: Uuid.optional().describe('reply in this existing conversation instead of opening a ticket'),
   attachments: attachmentsField.optional(),
@@ -35,14 +59,18 @@ export const SupportReplyBody = SupportMessageBody.omit({ conversation_id: true 
 
 export const SupportConversationsQuery = z.object({
   status: z.enum(SUPPORT_STATUSES).optional(),
-  agent_id: Uuid.optional().describe('member keys: only this agent\'s conversations'),
+  agent_id: Uuid.optional().describe("member keys: only this agent's conversations"),
   ...paginationQuery(),
 });
 
 export const SupportMessagesQuery = z.object({ ...paginationQuery({ limit: 50 }) });
 
 const Attachment = z.object({
-  id: Uuid, filename: z.string(), content_type: z.string(), size_bytes: z.number().int(), sha256: z.string(),
+  id: Uuid,
+  filename: z.string(),
+  content_type: z.string(),
+  size_bytes: z.number().int(),
+  sha256: z.string(),
   url: z.string().optional().describe('signed, 1-hour expiry (on reads)'),
 });
 
@@ -74,10 +102,16 @@ export const SupportConversationRecord = z.object({
 
 const MessageResponse = z.object({ message: SupportMessageRecord, test_mode: z.boolean() });
 
-const IDEMPOTENCY_HEADER = { 'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message' };
+const IDEMPOTENCY_HEADER = {
+  'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message',
+};
 
 /** Runs a POST once per Idempotency-Key (when sent) and returns the stored answer to retries. */
-export function idempotentPost(args: HandlerArgs<unknown, unknown, unknown>, operation: string, fn: () => Promise<RouteResult>): Promise<RouteResult> {
+export function idempotentPost(
+  args: HandlerArgs<unknown, unknown, unknown>,
+  operation: string,
+  fn: () => Promise<RouteResult>,
+): Promise<RouteResult> {
   return idempotentRoute(args, operation, () => fn());
 }
 
@@ -94,12 +128,18 @@ export const routes: RouteDef[] = [
     requestHeaders: IDEMPOTENCY_HEADER,
     responses: {
       201: { description: 'Message recorded', schema: MessageResponse },
-      400: { description: 'Validation, or a conversation_id that is not one of the caller\'s conversations (fields[].path conversation_id)' },
+      400: {
+        description:
+          "Validation, or a conversation_id that is not one of the caller's conversations (fields[].path conversation_id)",
+      },
       422: { description: 'SUPPORT_ACTIVE_TICKET_LIMIT' },
       429: { description: 'SUPPORT_TICKET_RATE_LIMITED or the API rate limit' },
     },
-    handler: async (args) => idempotentPost(args, 'POST /v1/support/messages', async () => (
-      { status: 201, body: { message: await sendSupportMessage(args.deps, args.auth, args.body) } })),
+    handler: async (args) =>
+      idempotentPost(args, 'POST /v1/support/messages', async () => ({
+        status: 201,
+        body: { message: await sendSupportMessage(args.deps, args.auth, args.body) },
+      })),
   }),
   defineRoute({
     method: 'get',
@@ -107,7 +147,16 @@ export const routes: RouteDef[] = [
     summary: 'List support conversations, most recent activity first',
     tags: ['Support'],
     query: SupportConversationsQuery,
-    responses: { 200: { description: 'Conversations', schema: z.object({ conversations: z.array(SupportConversationRecord), pagination: Pagination, test_mode: z.boolean() }) } },
+    responses: {
+      200: {
+        description: 'Conversations',
+        schema: z.object({
+          conversations: z.array(SupportConversationRecord),
+          pagination: Pagination,
+          test_mode: z.boolean(),
+        }),
+      },
+    },
     handler: async ({ deps, auth, query }) => {
       const { conversations, total } = await listSupportConversations(deps, auth, query);
       return { body: { conversations, pagination: pagination(total, query.limit, query.offset) } };
@@ -121,7 +170,15 @@ export const routes: RouteDef[] = [
     params: IdParams,
     query: SupportMessagesQuery,
     responses: {
-      200: { description: 'Messages', schema: z.object({ conversation: SupportConversationRecord, messages: z.array(SupportMessageRecord), pagination: Pagination, test_mode: z.boolean() }) },
+      200: {
+        description: 'Messages',
+        schema: z.object({
+          conversation: SupportConversationRecord,
+          messages: z.array(SupportMessageRecord),
+          pagination: Pagination,
+          test_mode: z.boolean(),
+        }),
+      },
       404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params, query }) => {
@@ -143,8 +200,11 @@ export const routes: RouteDef[] = [
       404: { description: 'Not found' },
       422: { description: 'SUPPORT_ACTIVE_TICKET_LIMIT (reopening)' },
     },
-    handler: async (args) => idempotentPost(args, 'POST /v1/support/conversations/:id/messages', async () => (
-      { status: 201, body: { message: await replyToSupportConversation(args.deps, args.auth, args.params.id, args.body) } })),
+    handler: async (args) =>
+      idempotentPost(args, 'POST /v1/support/conversations/:id/messages', async () => ({
+        status: 201,
+        body: { message: await replyToSupportConversation(args.deps, args.auth, args.params.id, args.body) },
+      })),
   }),
   defineRoute({
     method: 'post',
@@ -153,9 +213,14 @@ export const routes: RouteDef[] = [
     tags: ['Support'],
     params: IdParams,
     responses: {
-      200: { description: 'Resolved (idempotent)', schema: z.object({ conversation: SupportConversationRecord, test_mode: z.boolean() }) },
+      200: {
+        description: 'Resolved (idempotent)',
+        schema: z.object({ conversation: SupportConversationRecord, test_mode: z.boolean() }),
+      },
       404: { description: 'Not found' },
     },
-    handler: async ({ deps, auth, params }) => ({ body: { conversation: await resolveSupportConversation(deps, auth, params.id) } }),
+    handler: async ({ deps, auth, params }) => ({
+      body: { conversation: await resolveSupportConversation(deps, auth, params.id) },
+    }),
   }),
 ];

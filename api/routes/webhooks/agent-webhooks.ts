@@ -3,8 +3,15 @@ import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { pagination } from '../../schemas/common';
 import {
-  TestDeliveryResult, TestWebhookRequest, WebhookEventDetail, WebhookEventList, WebhookEventParams, WebhookEventsQuery,
-  WebhookSettings, WebhookSettingsRequest, EndpointTestResult,
+  TestDeliveryResult,
+  TestWebhookRequest,
+  WebhookEventDetail,
+  WebhookEventList,
+  WebhookEventParams,
+  WebhookEventsQuery,
+  WebhookSettings,
+  WebhookSettingsRequest,
+  EndpointTestResult,
 } from './webhooks.schemas';
 import { getWebhookEvent, listWebhookEvents, updateWebhookSettings } from '../../../services/webhooks/agent-webhooks';
 import { sendTestWebhook } from '../../../services/webhooks/endpoints';
@@ -14,8 +21,9 @@ export const routes: RouteDef[] = [
     method: 'put',
     path: '/v1/webhooks/settings',
     summary: 'Configure an agent webhook (URL, subscriptions, receiver auth, payload format)',
-    description: 'Fields left out keep their value. Setting webhook_url on an agent without a signing key returns a one-time '
-      + 'webhook_signing_key (whsk_ + 64-character secret). Live keys only.',
+    description:
+      'Fields left out keep their value. Setting webhook_url on an agent without a signing key returns a one-time ' +
+      'webhook_signing_key (whsk_ + 64-character secret). Live keys only.',
     tags: ['Webhooks'],
     body: WebhookSettingsRequest,
     responses: { 200: { description: 'The agent webhook settings', schema: WebhookSettings } },
@@ -46,11 +54,14 @@ export const routes: RouteDef[] = [
     method: 'post',
     path: '/v1/test/webhook',
     summary: 'Send a synthetic signed delivery and return its result',
-    description: 'Without endpoint_id: one attempt to the agent webhook (member keys pass agent_id). With endpoint_id: a test of '
-      + 'that custom endpoint (a sample when event_type is given; a verification when the endpoint is not active yet).',
+    description:
+      'Without endpoint_id: one attempt to the agent webhook (member keys pass agent_id). With endpoint_id: a test of ' +
+      'that custom endpoint (a sample when event_type is given; a verification when the endpoint is not active yet).',
     tags: ['Webhooks'],
     body: TestWebhookRequest,
-    responses: { 200: { description: 'The delivery result', schema: z.union([TestDeliveryResult, EndpointTestResult]) } },
+    responses: {
+      200: { description: 'The delivery result', schema: z.union([TestDeliveryResult, EndpointTestResult]) },
+    },
     handler: async ({ deps, auth, body }) => ({ body: await sendTestWebhook(deps, auth, body) }),
   }),
 ];

@@ -1,7 +1,12 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
 import { Pagination, paginationQuery, visible } from '../../schemas/common';
-import { ENDPOINT_EVENT_TYPES, LEGACY_EVENT_TYPES, subscriptionProblem, TEST_EVENT_TYPE } from '../../../domain/webhooks/events';
+import {
+  ENDPOINT_EVENT_TYPES,
+  LEGACY_EVENT_TYPES,
+  subscriptionProblem,
+  TEST_EVENT_TYPE,
+} from '../../../domain/webhooks/events';
 import { RULE_LIMITS, termProblem } from '../../../domain/webhooks/rules';
 import { SAMPLE_EVENT_TYPES } from '../../../domain/webhooks/samples';
 
@@ -9,35 +14,71 @@ const Id = z.uuid({ message: 'must be a UUID' });
 const Url = z.url({ protocol: /^https?$/, message: 'must be an https URL' }).max(2048);
 
 function eventTypeList(allowed: readonly string[]) {
-  return z.array(z.string()).max(50).superRefine((types, ctx) => {
-    types.forEach((t, i) => {
-      const problem = subscriptionProblem(t, allowed);
-      if (problem) ctx.addIssue({ code: 'custom', path: [i], message: problem });
+  return z
+    .array(z.string())
+    .max(50)
+    .superRefine((types, ctx) => {
+      types.forEach((t, i) => {
+        const problem = subscriptionProblem(t, allowed);
+        if (problem) ctx.addIssue({ code: 'custom', path: [i], message: problem });
+      });
     });
-  });
 }
 
 // Reserved: set by the delivery itself, or hop-by-hop.
 const RESERVED_HEADERS = new Set([
-  'host', 'content-type', 'content-length', 'connection', 'transfer-encoding', 'user-agent', 'te', 'upgrade', 'expect',
-  'keep-alive', 'proxy-authorization', 'x-service-signature', 'x-service-event-id', 'x-service-event-type',
-  'webhook-id', 'webhook-timestamp', 'webhook-signature',
+  'host',
+  'content-type',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'user-agent',
+  'te',
+  'upgrade',
+  'expect',
+  'keep-alive',
+  'proxy-authorization',
+  'x-service-signature',
+  'x-service-event-id',
+  'x-service-event-type',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
 ]);
 
 export const WebhookSettingsRequest = z.strictObject({
   agent_id: Id.optional().describe('required for member keys; agent keys always configure their own agent'),
   webhook_url: Url.nullable().optional().describe('public https URL; null removes the webhook'),
   enabled: z.boolean().optional(),
-  event_types: eventTypeList(LEGACY_EVENT_TYPES).optional()
+  event_types: eventTypeList(LEGACY_EVENT_TYPES)
+    .optional()
     .describe('mail.* and batch.* event types, a family such as "mail.*", or ["*"] for all; [] disables all'),
-  auth_type: z.enum(['hmac', 'bearer', 'header']).optional().describe('default hmac; every delivery is HMAC-signed regardless'),
-  auth_token: z.string().regex(/^[\x21-\x7e]{8,512}$/, { message: 'must be 8-512 visible ASCII characters' }).nullable().optional()
-    .describe('bearer: sent as Authorization: Bearer <token>; header: sent as <auth_header_name>: <token>. Stored encrypted, never returned'),
-  auth_header_name: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/, { message: 'must be an HTTP header name (1-64 token characters)' })
-    .refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), { message: 'is set by the delivery itself; choose another header name' })
-    .nullable().optional().describe('the custom header that carries auth_token when auth_type is header'),
+  auth_type: z
+    .enum(['hmac', 'bearer', 'header'])
+    .optional()
+    .describe('default hmac; every delivery is HMAC-signed regardless'),
+  auth_token: z
+    .string()
+    .regex(/^[\x21-\x7e]{8,512}$/, { message: 'must be 8-512 visible ASCII characters' })
+    .nullable()
+    .optional()
+    .describe(
+      'bearer: sent as Authorization: Bearer <token>; header: sent as <auth_header_name>: <token>. Stored encrypted, never returned',
+    ),
+  auth_header_name: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/, { message: 'must be an HTTP header name (1-64 token characters)' })
+    .refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), {
+      message: 'is set by the delivery itself; choose another header name',
+    })
+    .nullable()
+    .optional()
+    .describe('the custom header that carries auth_token when auth_type is header'),
   payload_format: z.enum(['standard', 'wrapped']).optional().describe('wrapped = {message, agentId, deliver}'),
-  rotate_signing_key: z.boolean().optional().describe('issue a new signing key (returned once); the old one stops at once'),
+  rotate_signing_key: z
+    .boolean()
+    .optional()
+    .describe('issue a new signing key (returned once); the old one stops at once'),
 });
 
 export const WebhookSettings = z.object({
@@ -50,8 +91,12 @@ export const WebhookSettings = z.object({
   auth_token_set: z.boolean(),
   payload_format: z.enum(['standard', 'wrapped']),
   signing_key_id: z.string().nullable().describe('whsk_ key id named in X-Service-Signature'),
-  webhook_signing_key: z.string().optional()
-    .describe('returned once, when a key is issued: whsk_ + the 64-character HMAC secret (the secret is the part after whsk_)'),
+  webhook_signing_key: z
+    .string()
+    .optional()
+    .describe(
+      'returned once, when a key is issued: whsk_ + the 64-character HMAC secret (the secret is the part after whsk_)',
+    ),
 });
 
 export const WebhookEventsQuery = z.object({
@@ -87,7 +132,9 @@ export const Attempt = z.object({
 });
 
 export const WebhookEventList = z.object({ events: z.array(LogEntry), pagination: Pagination });
-export const WebhookEventDetail = z.object({ event: LogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }) });
+export const WebhookEventDetail = z.object({
+  event: LogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
+});
 
 export const Delivery = z.object({
   id: z.string(),
@@ -120,7 +167,11 @@ export const TestDeliveryResult = z.object({
 export const TestWebhookRequest = z.strictObject({
   agent_id: Id.optional().describe('member keys: the agent whose webhook to test'),
   endpoint_id: Id.optional().describe('test this custom endpoint instead of the agent webhook'),
-  event_type: z.string().max(100).optional().describe(`default ${TEST_EVENT_TYPE}; another type sends a sample payload of that type`),
+  event_type: z
+    .string()
+    .max(100)
+    .optional()
+    .describe(`default ${TEST_EVENT_TYPE}; another type sends a sample payload of that type`),
 });
 
 // Custom endpoints
@@ -135,23 +186,33 @@ const RuleMatch = z.enum(['any', 'all']);
 
 export const RuleRequest = z.strictObject({
   name: RuleName,
-  source: RuleSource.default('any').describe('envelope and letter select typed member-sample pages; physical scans need any'),
+  source: RuleSource.default('any').describe(
+    'envelope and letter select typed member-sample pages; physical scans need any',
+  ),
   match: RuleMatch.default('any'),
   terms: z.array(Term).min(1).max(RULE_LIMITS.termsPerRule),
   exclude_terms: z.array(Term).max(RULE_LIMITS.termsPerRule).default([]),
 });
 
-export const RulePatchRequest = z.strictObject({
-  name: RuleName.optional(),
-  source: RuleSource.optional(),
-  match: RuleMatch.optional(),
-  terms: z.array(Term).min(1).max(RULE_LIMITS.termsPerRule).optional(),
-  exclude_terms: z.array(Term).max(RULE_LIMITS.termsPerRule).optional(),
-}).refine((p) => Object.keys(p).length > 0, { message: 'send at least one field' });
+export const RulePatchRequest = z
+  .strictObject({
+    name: RuleName.optional(),
+    source: RuleSource.optional(),
+    match: RuleMatch.optional(),
+    terms: z.array(Term).min(1).max(RULE_LIMITS.termsPerRule).optional(),
+    exclude_terms: z.array(Term).max(RULE_LIMITS.termsPerRule).optional(),
+  })
+  .refine((p) => Object.keys(p).length > 0, { message: 'send at least one field' });
 
 export const Rule = z.object({
-  id: z.string(), name: z.string(), source: RuleSource, match: RuleMatch, terms: z.array(z.string()), exclude_terms: z.array(z.string()),
-  created_at: z.string(), updated_at: z.string(),
+  id: z.string(),
+  name: z.string(),
+  source: RuleSource,
+  match: RuleMatch,
+  terms: z.array(z.string()),
+  exclude_terms: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
 });
 
 const EndpointName = visible(z.string().trim().min(1).max(100));
@@ -159,19 +220,30 @@ const EndpointName = visible(z.string().trim().min(1).max(100));
 export const EndpointCreateRequest = z.strictObject({
   name: EndpointName,
   url: Url.describe('public HTTPS on port 443'),
-  agent_id: Id.nullable().optional().describe('member keys: scope the endpoint to one agent; omit or null for account-wide. Agent keys always scope to their agent'),
-  environment: z.enum(['live', 'sandbox']).optional().describe('fixed at creation: the key\'s environment (live keys create live endpoints, test keys sandbox ones; the other value is 403)'),
+  agent_id: Id.nullable()
+    .optional()
+    .describe(
+      'member keys: scope the endpoint to one agent; omit or null for account-wide. Agent keys always scope to their agent',
+    ),
+  environment: z
+    .enum(['live', 'sandbox'])
+    .optional()
+    .describe(
+      "fixed at creation: the key's environment (live keys create live endpoints, test keys sandbox ones; the other value is 403)",
+    ),
   event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)),
   rules: z.array(RuleRequest).max(RULE_LIMITS.rulesPerEndpoint).optional(),
 });
 
-export const EndpointPatchRequest = z.strictObject({
-  name: EndpointName.optional(),
-  url: Url.optional().describe('a new URL pauses an active endpoint until it is verified again'),
-  event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)).optional(),
-  environment: z.never({ message: 'environment is fixed at creation' }).optional(),
-  agent_id: z.never({ message: 'scope is fixed at creation' }).optional(),
-}).refine((p) => Object.keys(p).length > 0, { message: 'send at least one of name, url, event_types' });
+export const EndpointPatchRequest = z
+  .strictObject({
+    name: EndpointName.optional(),
+    url: Url.optional().describe('a new URL pauses an active endpoint until it is verified again'),
+    event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)).optional(),
+    environment: z.never({ message: 'environment is fixed at creation' }).optional(),
+    agent_id: z.never({ message: 'scope is fixed at creation' }).optional(),
+  })
+  .refine((p) => Object.keys(p).length > 0, { message: 'send at least one of name, url, event_types' });
 
 export const Endpoint = z.object({
   id: z.string(),
@@ -187,7 +259,9 @@ export const Endpoint = z.object({
   rules: z.array(Rule),
   consecutive_failures: z.number().int(),
   secret_prefix: z.string().describe('whsec_ and the first characters of the current secret'),
-  secret_rotation: z.object({ previous_secret_expires_at: z.string() }).nullable()
+  secret_rotation: z
+    .object({ previous_secret_expires_at: z.string() })
+    .nullable()
     .describe('while set, deliveries carry a signature with the previous secret too'),
   verified_at: z.string().nullable(),
   created_at: z.string(),
