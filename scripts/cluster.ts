@@ -61,7 +61,7 @@ const CLUSTER_PORTS = {
 };
 
 const CLUSTER_NAMESPACE = 'default';
-/** How long Temporal keeps a closed workflow's history (see README, Deploying). */
+/** How long Temporal keeps a closed workflow's history (see docs/deploying.md). */
 const CLUSTER_RETENTION = '7d';
 const CLUSTER_TASK_QUEUE = 'postal-mail';
 const DATA_DIR = path.join(ROOT, '.data', 'cluster');

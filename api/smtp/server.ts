@@ -3,7 +3,7 @@
 // paused 450 4.2.1); the message size is capped (SIZE is advertised; larger mail gets
 // 552 5.3.4); DATA goes through the same intake service as the HTTP intake. No AUTH:
 // it accepts mail for its own aliases only, like any MX host. TLS is not offered here;
-// see the README for production.
+// see docs/agents.md (Pointing mail at the intake) for production.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { ApiError } from '../../domain/shared/errors';

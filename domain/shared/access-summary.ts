@@ -1,5 +1,5 @@
 // Readable views of the access table (domain/shared/access.ts): the discovery directory and the
-// README scope table are both derived from it, never hand-listed.
+// scope table in docs/agents.md are both derived from it, never hand-listed.
 import type { Access } from './access';
 import type { KeyKind } from '../accounts/keys';
 

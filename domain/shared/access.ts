@@ -1,6 +1,6 @@
 // Who may call each endpoint: the one table of key kinds, scopes and guards. Every route
 // the API mounts must have a row here (the router refuses to start otherwise), and the
-// README's scope table is generated from it. Member keys carry every scope; the scopes
+// scope table in docs/agents.md is generated from it. Member keys carry every scope; the scopes
 // below apply to agent credentials.
 import type { KeyKind } from '../accounts/keys';
 

@@ -6,7 +6,7 @@
 // what can safely be started again from the row: pieces, mail runs, handling operations
 // and draft batches keep all their state in Postgres, so a new run picks up where the row
 // stands. A batch past its draft keeps its generation and fulfilment progress in its
-// workflow: it is reported for an operator to reset (README, Operator runbook).
+// workflow: it is reported for an operator to reset (docs/operators.md, Operator runbook).
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from './schedules';

@@ -47,7 +47,7 @@ const REMEMBERED_DRY_RUN_PROOFS = 1000;
 const MAX_QUEUED_RENDERS = 32;
 /**
  * How long a render may take, waiting for a thread included; past it the thread is stopped.
- * The largest documents render in a few seconds (README, Print proofs), so only a document
+ * The largest documents render in a few seconds (docs/agents.md, Address check and print proof), so only a document
  * pdf-lib cannot get through meets these: a dry run answers without a proof, a piece keeps none.
  */
 export const DRY_RUN_RENDER_TIMEOUT_MS = 20_000;

@@ -312,12 +312,9 @@ async function storePiece(
 }
 
 /**
- * Publishes the new piece's first event (mail.submitted or mail.pending_approval; a run
- * child waiting for funding is announced by its run). Here rather than in the workflow's
- * first task: it saves the worker an activity and the server its markers for every piece
- * (see README, Performance). True when published; on a failure the workflow announces it,
- * and so does any workflow the reconciler starts (a crash before the start), once by the
- * event key either way.
+ * Publishes the new piece's first event (mail.submitted or mail.pending_approval) here rather
+ * than in the workflow: docs/decisions/0003-submission-publishes-first-event.md. True when
+ * published; on a failure the workflow announces it, once by the event key either way.
  */
 async function announcePiece(deps: Deps, row: MailRow): Promise<boolean> {
   if (row.status !== 'submitted' && row.status !== 'pending_approval') return false;

@@ -1,6 +1,6 @@
 // Custom search attributes that every workflow sets, so an operator can filter in the
 // Temporal UI (for example `MailStatus = "submitted"`). The dev runner registers them, also
-// on a dev server it reuses (README, Operator runbook, has the queries).
+// on a dev server it reuses (docs/operators.md, Operator runbook, has the queries).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const MailStatus = defineSearchAttributeKey('MailStatus', SearchAttributeType.KEYWORD);

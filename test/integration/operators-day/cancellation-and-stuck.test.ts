@@ -1,7 +1,7 @@
 // An operator's day on the real stack: "Request Cancellation" from Temporal on a piece,
 // a batch, a mail run and a handling operation (cancelled with one refund while possible,
 // refused and recorded after), lost starts and terminated workflows found by `stuck` and
-// re-driven by `reconcile`, and the README runbook's visibility queries.
+// re-driven by `reconcile`, and the runbook's visibility queries (docs/operators.md).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -23,12 +23,12 @@ import { newWorld, receivePiece, World } from '../../helpers/physical-inbound';
 
 jest.setTimeout(120_000);
 
-const README = readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+const README = readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'operators.md'), 'utf8');
 
 /** The query of the runbook's `temporal workflow list` line that contains `marker`, with its `$(date ...)` replaced by `since`. */
 function runbookQuery(marker: string, since?: Date): string {
   const line = README.split('\n').find((l) => l.startsWith('temporal workflow list --query') && l.includes(marker));
-  if (!line) throw new Error(`README runbook has no query with ${marker}`);
+  if (!line) throw new Error(`docs/operators.md runbook has no query with ${marker}`);
   const query = line.slice(line.indexOf('"') + 1, line.lastIndexOf('"'));
   return since ? query.replace(/\$\(date [^)]*\)/, since.toISOString()) : query;
 }
@@ -353,7 +353,7 @@ describe("an operator's day: cancellation from Temporal and stuck work", () => {
     expect(await balance(app, s.memberId)).toBe(5000);
   });
 
-  it('the README runbook queries return exactly the pieces they describe', async () => {
+  it('the runbook queries (docs/operators.md) return exactly the pieces they describe', async () => {
     const s = await newSender(app, { creditsCents: 5000 });
     const approver = await newSender(app, { creditsCents: 5000, credential: { force_approval: true } });
     // The dev server is shared: only this test's members' workflows count.
