@@ -218,6 +218,7 @@ async function main() {
     // As for `npm test`: an external Temporal or object store instead of the local ones.
     temporalAddress: cluster?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
     s3Endpoint: cluster?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
+    stripeApiBase: cluster?.stripeApiBase ?? process.env.TEST_STRIPE_API_BASE,
     s3AccessKeyId: base.s3AccessKeyId,
     s3SecretAccessKey: base.s3SecretAccessKey,
     s3Region: base.s3Region,
@@ -242,6 +243,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
+    STRIPE_API_BASE: state.stripe.apiBase,
     S3_BUCKET: 'postal-mail-test',
     TEMPORAL_TASK_QUEUE: `bench-${runId}`,
     WORKFLOW_BUNDLE_PATH: bundlePath,
