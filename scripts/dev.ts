@@ -8,6 +8,7 @@ import { ensureStack, ROOT } from './stack';
 
 async function main() {
   const config = loadConfig();
+  const stripeApi = process.env.STRIPE_API_BASE;
   const { state, children } = await ensureStack({
     profile: 'dev',
     ports: {
@@ -19,7 +20,8 @@ async function main() {
     databaseUrl: config.databaseUrl,
     temporalAddress: process.env.TEMPORAL_ADDRESS,
     s3Endpoint: process.env.S3_ENDPOINT,
-    stripeApiBase: process.env.STRIPE_API_BASE,
+    // STRIPE_API_BASE set (empty: Stripe's own API) means no stripe-mock.
+    stripeApiBase: stripeApi === undefined ? undefined : stripeApi || 'https://api.stripe.com',
     s3Bucket: config.s3Bucket,
     s3AccessKeyId: config.s3AccessKeyId,
     s3SecretAccessKey: config.s3SecretAccessKey,
@@ -31,7 +33,7 @@ async function main() {
     ...process.env,
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
-    STRIPE_API_BASE: state.stripe.apiBase,
+    STRIPE_API_BASE: stripeApi ?? state.stripe.apiBase,
     DATABASE_URL: config.databaseUrl,
   };
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
