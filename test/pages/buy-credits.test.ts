@@ -12,6 +12,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { balanceCents } from '../../services/billing/credits';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';
+import { freePort } from '../../scripts/stack';
 
 jest.setTimeout(300_000);
 
@@ -24,6 +25,10 @@ describe('owner buys credits at billing_url', () => {
     app = await startTestApp();
     api = client(app.baseUrl);
     browser = await launchBrowser();
+  });
+  // Each test starts signed out: the default browser context keeps cookies between pages.
+  beforeEach(async () => {
+    await browser.browser.contexts()[0].clearCookies();
   });
   afterAll(async () => {
     await browser?.close();
@@ -124,5 +129,29 @@ describe('owner buys credits at billing_url', () => {
     expect(errors.filter((e) => !e.includes('status of 400'))).toEqual([]);
     expect(errors.length).toBeLessThanOrEqual(2);
     await page.close();
+  });
+
+  it('Stripe unreachable: the billing page says so, and nothing is recorded', async () => {
+    // The same app, its Stripe API pointed at a closed port for this test (a new settings object, a new client).
+    const settings = app.deps.config.stripe;
+    app.deps.config.stripe = { ...settings, apiBase: `http://127.0.0.1:${await freePort()}` };
+    try {
+      const owner = await newMember(app.deps, { creditsCents: 0 });
+      const { page } = await browser.open(`${app.siteUrl}/console/billing`);
+      await signIn(page, owner.key);
+      const [answer] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Buy $50.00")')]);
+      expect(answer!.status()).toBe(503);
+      await expect(page.textContent('#amount-error')).resolves.toContain(
+        'Stripe, the payment provider, could not be reached',
+      );
+      await browser.screenshot(page, 'billing-stripe-down');
+      expect(
+        await app.deps.db.query(`SELECT id FROM credit_purchases WHERE member_id = $1`, [owner.member_id]),
+      ).toEqual([]);
+      expect(await balanceCents(app.deps.db, owner.member_id)).toBe(0);
+      await page.close();
+    } finally {
+      app.deps.config.stripe = settings;
+    }
   });
 });
