@@ -14,7 +14,8 @@
 // BENCH_COUNT=1 counts per piece what the API and worker ask of Postgres, Temporal and the
 // object store (bench/counters.ts). The `baseline` bench (a no-op workflow per request)
 // runs before `mail`, which divides its c=16 figures by the baseline's;
-// BENCH_BASELINE_CONCURRENCY=16 narrows it.
+// BENCH_BASELINE_CONCURRENCY=16 narrows it. The `payments` bench delivers 1,000 signed Stripe
+// events (500 sessions, each twice at once) and checks the ledger is exact.
 // BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
 // Temporal as four services on Postgres, started or reused) with two API and two worker
 // processes; the batch bench still runs its API and worker inside this process.
@@ -30,6 +31,7 @@ import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
 import { runEndToEndBench } from './e2e';
 import { runWebhookFanOutBench } from './webhooks';
+import { runPaymentBench } from './payments';
 import { runBaselineBench } from './baseline';
 import { pidListeningOn } from './cpu';
 import { countingEnabled, dumpMemory } from './counters';
@@ -112,6 +114,7 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
       }),
   },
   { name: 'batch', run: () => runBatchBench({ log }) },
+  { name: 'payments', run: async () => runPaymentBench(await withServices(), { log }) },
   {
     name: 'processes',
     run: async () => {
