@@ -22,6 +22,8 @@ export interface Config {
   s3AccessKeyId: string;
   s3SecretAccessKey: string;
   webhooksAllowInsecureLocal: boolean;
+  /** Buying credits with Stripe (services/billing/payments.ts). */
+  stripe: StripeSettings;
   rateLimitPerMinute: number;
   signupRateLimitPerMinute: number;
   logLevel: string;
@@ -150,6 +152,58 @@ function positiveIntOr(env: NodeJS.ProcessEnv, name: string, fallback: number): 
   const value = env[name];
   const n = Number(value);
   return value !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
+}
+
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string;
+  /** STRIPE_API_BASE: another Stripe API than Stripe's own (stripe-mock locally); null = api.stripe.com. */
+  apiBase: string | null;
+  /**
+   * The local checkout page stands in for Stripe's hosted one (and posts the signed events
+   * Stripe would send): only outside production, with the Stripe API mocked.
+   */
+  localCheckout: boolean;
+  /** Bounds of one purchase on the billing page, in cents. */
+  purchaseMinCents: number;
+  purchaseMaxCents: number;
+}
+
+/**
+ * LOCAL DEVELOPMENT ONLY: the published Stripe settings of the local stack (stripe-mock
+ * accepts any key; the webhook secret signs the local checkout's events). Production
+ * refuses to start with them or without the real ones.
+ */
+export const DEV_STRIPE_SECRET_KEY = 'sk_test_LocalPostalMailDevelopmentOnly';
+export const DEV_STRIPE_WEBHOOK_SECRET = 'whsec_local_postal_mail_development_only';
+/** Where `npm run dev` starts stripe-mock. */
+export const DEV_STRIPE_API_BASE = 'http://127.0.0.1:12111';
+
+function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings {
+  const production = env.NODE_ENV === 'production';
+  const secretKey = env.STRIPE_SECRET_KEY || DEV_STRIPE_SECRET_KEY;
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET || DEV_STRIPE_WEBHOOK_SECRET;
+  if (production && (secretKey === DEV_STRIPE_SECRET_KEY || !/^(sk|rk)_(live|test)_/.test(secretKey)))
+    throw new Error('STRIPE_SECRET_KEY (your Stripe secret or restricted key, sk_live_...) is required in production');
+  if (production && (webhookSecret === DEV_STRIPE_WEBHOOK_SECRET || !webhookSecret.startsWith('whsec_')))
+    throw new Error(
+      "STRIPE_WEBHOOK_SECRET (the webhook endpoint's signing secret, whsec_...) is required in production",
+    );
+  const apiBase = (env.STRIPE_API_BASE ?? (production ? '' : DEV_STRIPE_API_BASE)).replace(/\/$/, '') || null;
+  if (apiBase && !/^https?:\/\/[^/]+$/.test(apiBase))
+    throw new Error(`STRIPE_API_BASE must be a scheme, host and port (got ${JSON.stringify(apiBase)})`);
+  const purchaseMinCents = wholeNumber(env, 'CREDIT_PURCHASE_MIN_CENTS', 500);
+  const purchaseMaxCents = wholeNumber(env, 'CREDIT_PURCHASE_MAX_CENTS', 500_000);
+  if (purchaseMaxCents < purchaseMinCents)
+    throw new Error('CREDIT_PURCHASE_MAX_CENTS must not be below CREDIT_PURCHASE_MIN_CENTS');
+  return {
+    secretKey,
+    webhookSecret,
+    apiBase,
+    localCheckout: !production && apiBase !== null,
+    purchaseMinCents,
+    purchaseMaxCents,
+  };
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -294,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       metricsAddress: metricsAddress(env),
       workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || null,
     },
+    stripe: stripeSettings(env),
   };
 }
 

@@ -11,6 +11,7 @@ import { createHandlingActivities } from './physical-inbound/handling';
 import { createMailRunActivities } from './mail-runs/mail-run';
 import { createMaintenanceActivities } from './operations/maintenance';
 import { createOperationsActivities } from './operations/operations';
+import { createPaymentActivities } from './billing/payments';
 
 export function createActivities(deps: Deps) {
   return {
@@ -25,6 +26,7 @@ export function createActivities(deps: Deps) {
     ...createMailRunActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createOperationsActivities(deps),
+    ...createPaymentActivities(deps),
   };
 }
 

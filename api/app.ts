@@ -1,7 +1,8 @@
 // Composes the Koa application: middleware in the order request metrics, security headers,
 // request id and log, X-Test-Mode marker (outside the error mapper so error bodies carry
 // test_mode too), error mapper, then the site-root documents (with the liveness and
-// readiness probes, and /metrics when METRICS_TOKEN is set), the API reference page and
+// readiness probes, /metrics when METRICS_TOKEN is set, and Stripe's webhook
+// POST /webhooks/stripe), the API reference page and
 // the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -18,6 +19,8 @@ import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
 import { consoleRoutes } from './console';
+import getRawBody from 'raw-body';
+import { receiveStripeWebhook } from '../services/billing/payments';
 import { httpMetrics, metricsEndpoint } from './metrics';
 
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle = new Lifecycle()): Koa {
@@ -49,6 +52,13 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
     ctx.type = 'application/json';
   });
   if (deps.config.metricsToken) site.get('/metrics', metricsEndpoint(deps.config.metricsToken));
+  // Stripe's signed events (services/billing/payments.ts): the raw body, since the signature is over its bytes.
+  site.post('/webhooks/stripe', async (ctx) => {
+    const raw = await getRawBody(ctx.req, { length: ctx.get('content-length') || undefined, limit: '1mb' });
+    const answer = await receiveStripeWebhook(deps, raw, ctx.get('stripe-signature') || undefined);
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  });
   site.get('/openapi.yaml', (ctx) => {
     ctx.type = 'application/yaml';
     ctx.body = openapiYamlText ??= openApiYaml(doc());

@@ -14,7 +14,8 @@
 // BENCH_COUNT=1 counts per piece what the API and worker ask of Postgres, Temporal and the
 // object store (bench/counters.ts). The `baseline` bench (a no-op workflow per request)
 // runs before `mail`, which divides its c=16 figures by the baseline's;
-// BENCH_BASELINE_CONCURRENCY=16 narrows it.
+// BENCH_BASELINE_CONCURRENCY=16 narrows it. The `payments` bench delivers 1,000 signed Stripe
+// events (500 sessions, each twice at once) and checks the ledger is exact.
 // BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
 // Temporal as four services on Postgres, started or reused) with two API and two worker
 // processes; the batch bench still runs its API and worker inside this process.
@@ -30,6 +31,7 @@ import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
 import { runEndToEndBench } from './e2e';
 import { runWebhookFanOutBench } from './webhooks';
+import { runPaymentBench } from './payments';
 import { runBaselineBench } from './baseline';
 import { pidListeningOn } from './cpu';
 import { countingEnabled, dumpMemory } from './counters';
@@ -112,6 +114,7 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
       }),
   },
   { name: 'batch', run: () => runBatchBench({ log }) },
+  { name: 'payments', run: async () => runPaymentBench(await withServices(), { log }) },
   {
     name: 'processes',
     run: async () => {
@@ -218,6 +221,7 @@ async function main() {
     // As for `npm test`: an external Temporal or object store instead of the local ones.
     temporalAddress: cluster?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
     s3Endpoint: cluster?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
+    stripeApiBase: cluster?.stripeApiBase ?? process.env.TEST_STRIPE_API_BASE,
     s3AccessKeyId: base.s3AccessKeyId,
     s3SecretAccessKey: base.s3SecretAccessKey,
     s3Region: base.s3Region,
@@ -242,6 +246,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
+    STRIPE_API_BASE: state.stripe.apiBase,
     S3_BUCKET: 'postal-mail-test',
     TEMPORAL_TASK_QUEUE: `bench-${runId}`,
     WORKFLOW_BUNDLE_PATH: bundlePath,

@@ -56,6 +56,7 @@ const CLUSTER_PORTS = {
   },
   ui: 8334,
   s3: 9101,
+  stripe: 12211,
   apis: [3100, 3101],
   smtp: 2625,
 };
@@ -76,6 +77,8 @@ export interface ClusterState {
   services: Record<TemporalServiceName, { pid: number; grpcPort: number }>;
   ui?: { pid: number };
   s3Endpoint: string;
+  /** stripe-mock of the cluster profile (STRIPE_API_BASE of its apps and of the tests run there). */
+  stripeApiBase?: string;
   databaseUrl: string;
   taskQueue: string;
   apis: Array<{ pid: number; siteUrl: string }>;
@@ -393,7 +396,7 @@ async function ensureNamespace(address: string, log: (m: string) => void): Promi
 
 /** The environment of the profile's API, worker and SMTP processes. */
 function appEnv(
-  state: Pick<ClusterState, 'frontendAddress' | 's3Endpoint' | 'databaseUrl' | 'taskQueue'>,
+  state: Pick<ClusterState, 'frontendAddress' | 's3Endpoint' | 'stripeApiBase' | 'databaseUrl' | 'taskQueue'>,
 ): NodeJS.ProcessEnv {
   return {
     ...process.env,
@@ -402,6 +405,7 @@ function appEnv(
     TEMPORAL_TASK_QUEUE: state.taskQueue,
     TEMPORAL_UI_URL: `http://127.0.0.1:${CLUSTER_PORTS.ui}`,
     S3_ENDPOINT: state.s3Endpoint,
+    ...(state.stripeApiBase ? { STRIPE_API_BASE: state.stripeApiBase } : {}),
     DATABASE_URL: state.databaseUrl,
     SMTP_PORT: String(CLUSTER_PORTS.smtp),
   };
@@ -546,7 +550,12 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
   const db = clusterDatabases();
   const { state: stack, children } = await ensureStack({
     profile: 'cluster',
-    ports: { temporal: CLUSTER_PORTS.temporal.frontend.grpc, temporalUi: CLUSTER_PORTS.ui, s3: CLUSTER_PORTS.s3 },
+    ports: {
+      temporal: CLUSTER_PORTS.temporal.frontend.grpc,
+      temporalUi: CLUSTER_PORTS.ui,
+      s3: CLUSTER_PORTS.s3,
+      stripe: CLUSTER_PORTS.stripe,
+    },
     databaseUrl: db.appUrl,
     temporalAddress: frontendAddress,
     s3Bucket: config.s3Bucket,
@@ -566,6 +575,7 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
     services,
     ui,
     s3Endpoint: stack.s3.endpoint,
+    stripeApiBase: stack.stripe.apiBase,
     databaseUrl: db.appUrl,
     taskQueue: CLUSTER_TASK_QUEUE,
     apis: [],

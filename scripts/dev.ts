@@ -3,17 +3,25 @@
 // and the API. Ctrl-C stops everything this command started.
 import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { loadConfig } from '../config';
+import { DEV_STRIPE_API_BASE, loadConfig } from '../config';
 import { ensureStack, ROOT } from './stack';
 
 async function main() {
   const config = loadConfig();
+  const stripeApi = process.env.STRIPE_API_BASE;
   const { state, children } = await ensureStack({
     profile: 'dev',
-    ports: { temporal: 7233, temporalUi: 8233, s3: Number(new URL(config.s3Endpoint).port || 9100) },
+    ports: {
+      temporal: 7233,
+      temporalUi: 8233,
+      s3: Number(new URL(config.s3Endpoint).port || 9100),
+      stripe: Number(new URL(config.stripe.apiBase ?? DEV_STRIPE_API_BASE).port),
+    },
     databaseUrl: config.databaseUrl,
     temporalAddress: process.env.TEMPORAL_ADDRESS,
     s3Endpoint: process.env.S3_ENDPOINT,
+    // STRIPE_API_BASE set (empty: Stripe's own API) means no stripe-mock.
+    stripeApiBase: stripeApi === undefined ? undefined : stripeApi || 'https://api.stripe.com',
     s3Bucket: config.s3Bucket,
     s3AccessKeyId: config.s3AccessKeyId,
     s3SecretAccessKey: config.s3SecretAccessKey,
@@ -25,6 +33,7 @@ async function main() {
     ...process.env,
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
+    STRIPE_API_BASE: stripeApi ?? state.stripe.apiBase,
     DATABASE_URL: config.databaseUrl,
   };
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -63,6 +72,7 @@ async function main() {
     Temporal UI    ${ui}
     SMTP intake    smtp://${config.host}:${config.smtpPort} (aliases @${config.inboundEmailDomain})
     Object store   ${state.s3.endpoint} (bucket ${config.s3Bucket})
+    Stripe API     ${state.stripe.apiBase}${state.stripe.external ? '' : ' (stripe-mock; buying credits goes through the local checkout page)'}
     Postgres       ${config.databaseUrl}
   Create an account:  npm run admin -- member:create --email you@example.com --name "You" --credits-cents 5000 --json
   Ctrl-C stops everything started here.

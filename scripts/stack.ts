@@ -1,10 +1,10 @@
-// Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI
-// and the S3-compatible object store into .tools/ once, starts them with data under
+// Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI,
+// the S3-compatible object store and stripe-mock into .tools/ once, starts them with data under
 // .data/<profile>/, creates the bucket and the Postgres database, and runs migrations.
 // A profile's state (ports, pids) is kept in .data/<profile>/stack.json so that a second
 // run reuses what is still running and starts in seconds.
 import { spawn, execFileSync, ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, openSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -25,13 +25,18 @@ export const TEMPORAL_BIN = path.join(TOOLS_BIN, 'temporal');
  */
 export const TEMPORAL_SQLITE_PRAGMAS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 export const OBJECT_STORE_BIN = path.join(TOOLS_BIN, 'versitygw');
+/** Stripe's API mock: answers every Stripe API call with fixture objects, keeps no state, sends no events. */
+export const STRIPE_MOCK_BIN = path.join(TOOLS_BIN, 'stripe-mock');
 
 const TEMPORAL_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const OBJECT_STORE_MODULE = 'github.com/versity/versitygw/cmd/versitygw@v1.8.0';
+const STRIPE_MOCK_MODULE = 'github.com/stripe/stripe-mock@v0.203.0';
 
 export interface StackState {
   temporal: { address: string; uiUrl: string; pid?: number; external: boolean };
   s3: { endpoint: string; pid?: number; external: boolean };
+  /** The Stripe API the apps use (STRIPE_API_BASE): stripe-mock, or an external one. */
+  stripe: { apiBase: string; pid?: number; external: boolean };
   databaseUrl: string;
 }
 
@@ -41,10 +46,11 @@ export type StackProfile = 'dev' | 'test' | 'cluster';
 export interface StackOptions {
   profile: StackProfile;
   /** Fixed ports for dev; tests take free ports. */
-  ports?: { temporal: number; temporalUi: number; s3: number };
+  ports?: { temporal: number; temporalUi: number; s3: number; stripe?: number };
   databaseUrl: string;
   temporalAddress?: string; // external Temporal: do not start one
   s3Endpoint?: string; // external object store: do not start one
+  stripeApiBase?: string; // external Stripe API (or mock): do not start stripe-mock
   s3Bucket: string;
   s3AccessKeyId: string;
   s3SecretAccessKey: string;
@@ -56,8 +62,11 @@ export interface StackOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Builds the Temporal CLI and the object store in parallel when either is missing. */
-export async function ensureTools(opts: { temporal: boolean; s3: boolean }, log: (m: string) => void): Promise<void> {
+/** Builds the Temporal CLI, the object store and stripe-mock in parallel when any is missing. */
+export async function ensureTools(
+  opts: { temporal: boolean; s3: boolean; stripe?: boolean },
+  log: (m: string) => void,
+): Promise<void> {
   const jobs: Promise<void>[] = [];
   const build = (module: string, bin: string) =>
     new Promise<void>((resolve, reject) => {
@@ -72,6 +81,7 @@ export async function ensureTools(opts: { temporal: boolean; s3: boolean }, log:
     });
   if (opts.temporal) jobs.push(build(TEMPORAL_MODULE, TEMPORAL_BIN));
   if (opts.s3) jobs.push(build(OBJECT_STORE_MODULE, OBJECT_STORE_BIN));
+  if (opts.stripe) jobs.push(build(STRIPE_MOCK_MODULE, STRIPE_MOCK_BIN));
   await Promise.all(jobs);
 }
 
@@ -299,7 +309,48 @@ export function ensureSystemPackages(log: (m: string) => void): void {
   );
 }
 
-/** Starts (or reuses) Temporal and the object store, creates bucket and database, migrates. */
+/** Starts (or reuses) stripe-mock on its port (or a free one); a run with an external Stripe API uses that. */
+async function ensureStripeMock(
+  opts: StackOptions,
+  previous: Partial<StackState>,
+  dataDir: string,
+  children: ChildProcess[],
+  log: (m: string) => void,
+): Promise<StackState['stripe']> {
+  if (opts.stripeApiBase) return { apiBase: opts.stripeApiBase, external: true };
+  const prev = previous.stripe;
+  if (
+    prev &&
+    !prev.external &&
+    runsOn(prev.pid, STRIPE_MOCK_BIN) &&
+    (await portOpen(Number(new URL(prev.apiBase).port)))
+  ) {
+    log(`reusing stripe-mock at ${prev.apiBase}`);
+    return prev;
+  }
+  const port = opts.ports?.stripe ?? (await freePort());
+  const apiBase = `http://127.0.0.1:${port}`;
+  if (await portOpen(port)) {
+    log(`something already answers at ${apiBase}; using it as the Stripe API`);
+    return { apiBase, external: true };
+  }
+  // stripe-mock also serves HTTPS, on port 12112 unless told otherwise: a socket file of
+  // this profile's keeps two stacks (or a developer's own stripe-mock) from colliding there.
+  const httpsSocket = path.join(dataDir, 'stripe-mock-https.sock');
+  rmSync(httpsSocket, { force: true });
+  const child = startProcess(
+    STRIPE_MOCK_BIN,
+    ['-http-addr', `127.0.0.1:${port}`, '-https-unix', httpsSocket],
+    path.join(dataDir, 'stripe-mock.log'),
+    opts.detached,
+  );
+  children.push(child);
+  log(`starting stripe-mock at ${apiBase} ...`);
+  await waitFor('stripe-mock', () => portOpen(port), 30000);
+  return { apiBase, pid: child.pid, external: false };
+}
+
+/** Starts (or reuses) Temporal, the object store and stripe-mock, creates bucket and database, migrates. */
 export async function ensureStack(opts: StackOptions): Promise<{ state: StackState; children: ChildProcess[] }> {
   const log = opts.log ?? ((m: string) => console.log(`[stack] ${m}`));
   const dataDir = path.join(ROOT, '.data', opts.profile);
@@ -309,7 +360,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   const children: ChildProcess[] = [];
 
   ensureSystemPackages(log);
-  await ensureTools({ temporal: !opts.temporalAddress, s3: !opts.s3Endpoint }, log);
+  await ensureTools({ temporal: !opts.temporalAddress, s3: !opts.s3Endpoint, stripe: !opts.stripeApiBase }, log);
 
   // Temporal
   let temporal: StackState['temporal'];
@@ -425,12 +476,14 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
     opts.s3Bucket,
   );
 
+  const stripe = await ensureStripeMock(opts, previous, dataDir, children, log);
+
   // Postgres
   await ensureDatabase(opts.databaseUrl);
   const ran = await migrate(opts.databaseUrl);
   if (ran.length) log(`migrations applied: ${ran.join(', ')}`);
 
-  const state: StackState = { temporal, s3, databaseUrl: opts.databaseUrl };
+  const state: StackState = { temporal, s3, stripe, databaseUrl: opts.databaseUrl };
   // A run against an external service (TEST_TEMPORAL_ADDRESS, ...) keeps the record of this
   // profile's own server: forgetting it would make the next run start a second server on
   // the same data while the first still runs.
@@ -438,7 +491,16 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
     used.external && before && !before.external ? before : used;
   writeFileSync(
     stateFile,
-    JSON.stringify({ ...state, temporal: keep(temporal, previous.temporal), s3: keep(s3, previous.s3) }, null, 2),
+    JSON.stringify(
+      {
+        ...state,
+        temporal: keep(temporal, previous.temporal),
+        s3: keep(s3, previous.s3),
+        stripe: keep(stripe, previous.stripe),
+      },
+      null,
+      2,
+    ),
   );
   return { state, children };
 }
@@ -451,7 +513,8 @@ export function readStackState(profile: StackProfile): StackState | undefined {
 export function stopStack(profile: StackProfile): void {
   const state = readStackState(profile);
   if (!state) return;
-  for (const svc of [state.temporal, state.s3]) {
+  for (const svc of [state.temporal, state.s3, state.stripe]) {
+    if (!svc) continue; // a state file written before stripe-mock was part of the stack
     if (!svc.external && svc.pid && pidAlive(svc.pid)) {
       try {
         process.kill(svc.pid, 'SIGTERM');

@@ -63,6 +63,7 @@ async function main() {
     databaseUrl,
     temporalAddress: clusterState?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
     s3Endpoint: clusterState?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
+    stripeApiBase: clusterState?.stripeApiBase ?? process.env.TEST_STRIPE_API_BASE,
     s3Bucket: 'postal-mail-test',
     s3AccessKeyId: base.s3AccessKeyId,
     s3SecretAccessKey: base.s3SecretAccessKey,
@@ -88,6 +89,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
+    STRIPE_API_BASE: state.stripe.apiBase,
     S3_BUCKET: 'postal-mail-test',
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     WORKFLOW_BUNDLE_PATH: bundlePath,
@@ -95,7 +97,7 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   };
   console.log(
-    `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, database ${dbUrl.pathname.slice(1)}`,
+    `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, Stripe API ${state.stripe.apiBase}, database ${dbUrl.pathname.slice(1)}`,
   );
   const jest = (args: string[], extraEnv: Record<string, string> = {}) =>
     spawnSync(

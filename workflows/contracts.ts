@@ -6,3 +6,4 @@ export * from './inbound-email/contracts';
 export * from './physical-inbound/contracts';
 export * from './mail-runs/contracts';
 export * from './operations/contracts';
+export * from './billing/contracts';

@@ -8,3 +8,4 @@ export * from './inbound-email/inbound-extraction';
 export * from './physical-inbound/handling';
 export * from './mail-runs/mail-run';
 export * from './operations/maintenance';
+export * from './billing/stripe-event';

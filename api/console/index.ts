@@ -52,7 +52,8 @@ function consolePolicy(deps: Deps): string {
     "default-src 'none'",
     "style-src 'self'",
     `img-src 'self' data: ${store}`,
-    "form-action 'self'",
+    // The buy form's 303 leads to Stripe's hosted checkout page.
+    "form-action 'self' https://checkout.stripe.com",
     "base-uri 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
@@ -191,7 +192,7 @@ export function consoleRoutes(deps: Deps): Router {
   };
 
   mailPages(add);
-  accountPages(add);
+  accountPages(add, { localCheckout: deps.config.stripe.localCheckout });
   inboundPages(add);
   webhookPages(add);
   supportPages(add);

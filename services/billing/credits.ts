@@ -123,13 +123,32 @@ export async function refund(tx: Queryable, m: LedgerMovement): Promise<number> 
   return rows.length ? m.amountCents : 0;
 }
 
-/** Adds purchased or granted credits (operator CLI, billing). */
-export async function topUp(db: Queryable, m: LedgerMovement): Promise<void> {
-  await db.query(
+/** Adds purchased or granted credits (operator CLI, billing). True when added now, false when the key existed. */
+export async function topUp(db: Queryable, m: LedgerMovement): Promise<boolean> {
+  const rows = await db.query(
     `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
-     VALUES ($1, $2, 'top_up', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING`,
+     VALUES ($1, $2, 'top_up', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
     [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
   );
+  return rows.length > 0;
+}
+
+/**
+ * A movement the payment provider decides (a refund or dispute of bought credits, or a
+ * won dispute giving them back): one 'adjustment' entry with its reason, once per key. It
+ * may take the balance below zero (the money has left already); live spending is then
+ * refused with 402 until the balance is positive again. Needs the member row lock, so it
+ * is serialised with the member's debits. True when added now.
+ */
+export async function providerAdjustment(lock: MemberLock, m: Omit<LedgerMovement, 'memberId'>): Promise<boolean> {
+  if (!memberLocks.has(lock)) throw new Error('providerAdjustment: not a lock from lockMemberRow');
+  if (m.amountCents === 0) return false;
+  const rows = await lock.tx.query(
+    `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
+     VALUES ($1, $2, 'adjustment', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
+    [lock.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
+  );
+  return rows.length > 0;
 }
 
 /**

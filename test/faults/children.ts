@@ -176,6 +176,7 @@ export function stackEnv(extra: Record<string, string | undefined> = {}): Record
     TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
     S3_ENDPOINT: process.env.S3_ENDPOINT,
     S3_BUCKET: process.env.S3_BUCKET,
+    STRIPE_API_BASE: process.env.STRIPE_API_BASE,
     WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true',
     LOG_LEVEL: 'warn',
     // The worker's reconcilers sweep the whole database; other test files share it, so the

@@ -14,6 +14,7 @@ import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts/accounts';
 import { topUp } from '../../services/billing/credits';
+import { startCheckout } from '../../services/billing/payments';
 import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/accounts/console-sessions';
 import { assignMailbox } from '../../services/physical-inbound/facility-intake';
 import { enablePackages } from '../../services/physical-inbound/package-custody';
@@ -98,7 +99,8 @@ describe('owner console', () => {
     expect(landed.pathname).toBe('/console/billing');
     expect(landed.hash).toBe('#credits');
     await expect(page.textContent('#credits')).resolves.toContain('$0.00');
-    await expect(page.textContent('#credits')).resolves.toContain(`credits:add --member ${owner.member_id}`);
+    await expect(page.textContent('#credits')).resolves.toContain('Buy credits');
+    await expect(page.textContent('#credits')).resolves.not.toContain('credits:add');
     const cookie = (await page.context().cookies()).find((c) => c.name === 'pm_console')!;
     expect(cookie.httpOnly).toBe(true);
     expect(cookie.sameSite).toBe('Lax');
@@ -342,6 +344,7 @@ describe('owner console', () => {
 
   /** Objects of the owner, one at least for every console page and form that takes an id. */
   interface OwnerObjects {
+    purchaseId: string;
     pending: string;
     conversation: string;
     credentialId: string;
@@ -471,7 +474,9 @@ describe('owner console', () => {
       delivery: { status: 'failed' },
     });
 
+    const purchase = await startCheckout(app.deps, owner.member_id, 2500);
     return {
+      purchaseId: purchase.purchaseId,
       pending,
       conversation,
       credentialId,
@@ -518,6 +523,8 @@ describe('owner console', () => {
       'POST /console/webhook-deliveries/:id/replay': { url: `/console/webhook-deliveries/${o.deliveryId}/replay` },
       'GET /console/support/:id': { url: `/console/support/${o.conversation}`, shows: 'Where is my refund?' },
       'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
+      'GET /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}`, shows: 'Pay $25.00' },
+      'POST /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}` },
     };
     const routes = consoleRoutes(app.deps)
       .stack.filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
@@ -561,6 +568,8 @@ describe('owner console', () => {
       thread: (await get(`/v1/support/conversations/${o.conversation}/messages`)).messages.length,
       handling: [operation.status, operation.version],
       delivery: [delivery.status, delivery.replays, delivery.attempts_count],
+      purchase: (await app.deps.db.query(`SELECT status FROM credit_purchases WHERE id = $1`, [o.purchaseId]))[0]
+        .status,
     };
   }
 

@@ -97,7 +97,12 @@ describe('webhook URL rules', () => {
   });
 
   it('refuses to start with the flag when NODE_ENV=production', () => {
-    const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const production = {
+      NODE_ENV: 'production',
+      APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
+      STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+    };
     expect(() => loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' })).toThrow(
       /WEBHOOKS_ALLOW_INSECURE_LOCAL/,
     );

@@ -78,7 +78,14 @@ describe('secrets at rest', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/APP_ENCRYPTION_KEY/);
     expect(() => loadConfig({ APP_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/32 bytes/);
     const key = Buffer.alloc(32, 1).toString('base64');
-    expect(loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: key }).appEncryptionKey).toBe(key);
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        APP_ENCRYPTION_KEY: key,
+        STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
+        STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+      }).appEncryptionKey,
+    ).toBe(key);
   });
 });
 

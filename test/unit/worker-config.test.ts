@@ -96,7 +96,12 @@ describe('reconciler, proxy and console settings', () => {
       loadConfig({ TRUST_PROXY: '1' }).trustProxy,
       loadConfig({ TRUST_PROXY: 'true' }).trustProxy,
     ]).toEqual([false, false, true]);
-    const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const production = {
+      NODE_ENV: 'production',
+      APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
+      STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+    };
     expect([
       loadConfig({ NODE_ENV: 'test' }).cacheConsoleTemplates,
       loadConfig(production).cacheConsoleTemplates,

@@ -1,11 +1,16 @@
-// Account pages: billing (balance, the ledger with each entry's reason, how credits are
-// added here), agents (create; issue and revoke credentials; instructions saved with the
+// Account pages: billing (balance, buying credits with Stripe Checkout and the purchases
+// made, the ledger with each entry's reason; purchases are read from services/billing,
+// since no API key route shows payment details), the local checkout stand-in outside
+// production, agents (create; issue and revoke credentials; instructions saved with the
 // version guard; proposed edits), member keys (create, rotate, revoke) and the open
 // console sessions. A new raw key is shown once, in the answer to the form that made it.
 import { SCOPES } from '../../../domain/shared/access';
 import { listConsoleSessions, revokeConsoleSession } from '../../../services/accounts/console-sessions';
 import type { AddPage } from '../index';
-import { formFields, formNumber } from '../framework';
+import { formFields, formNumber, type ConsolePage } from '../framework';
+import { PURCHASE_PRESETS_CENTS, readDollarAmount } from '../../../domain/billing/purchases';
+import { getPurchase, listPurchases, startCheckout, StripeUnavailable } from '../../../services/billing/payments';
+import { payLocally, type LocalPayment } from '../../../services/billing/local-checkout';
 
 /** The month a billing page shows: ?month=YYYY-MM, default the current one (UTC). */
 function monthPeriod(month: unknown): { month: string; start: string; end: string | undefined } {
@@ -26,31 +31,110 @@ const DONE: Record<string, string> = {
 };
 const done = (v: unknown) => (typeof v === 'string' ? DONE[v] : undefined);
 
-export function accountPages(add: AddPage): void {
-  add('get', '/console/billing', async (page) => {
-    const period = monthPeriod(page.ctx.query.month);
-    const [credits, usage] = await Promise.all([
-      page.call('GET /v1/credits'),
-      page.call('GET /v1/usage', {
-        query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) },
-      }),
-    ]);
-    const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1))
-      .toISOString()
-      .slice(0, 7);
-    const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1))
-      .toISOString()
-      .slice(0, 7);
-    page.render('billing', {
+const CHECKOUT_NOTICE: Record<string, string> = {
+  success:
+    'Payment sent. Credits are added when Stripe confirms the payment (usually within seconds): the purchase below then says paid.',
+  cancelled: 'Checkout cancelled: nothing was charged.',
+};
+
+/** The billing page; `purchaseError` (with its status) when the buy form was refused. */
+async function renderBilling(page: ConsolePage, purchaseError?: { message: string; amount: string }, status = 200) {
+  const period = monthPeriod(page.ctx.query.month);
+  const { stripe } = page.deps.config;
+  const [credits, usage, purchases] = await Promise.all([
+    page.call('GET /v1/credits'),
+    page.call('GET /v1/usage', {
+      query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) },
+    }),
+    listPurchases(page.deps, page.session.memberId),
+  ]);
+  const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1))
+    .toISOString()
+    .slice(0, 7);
+  const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1))
+    .toISOString()
+    .slice(0, 7);
+  const checkout = page.ctx.query.checkout;
+  page.render(
+    'billing',
+    {
       title: 'Billing',
       credits,
       usage,
       period,
       previous,
       nextMonth: nextMonth <= new Date().toISOString().slice(0, 7) ? nextMonth : null,
-    });
+      purchases,
+      presets: PURCHASE_PRESETS_CENTS.filter((c) => c >= stripe.purchaseMinCents && c <= stripe.purchaseMaxCents),
+      bounds: { min: stripe.purchaseMinCents, max: stripe.purchaseMaxCents },
+      localCheckout: stripe.localCheckout,
+      notice: typeof checkout === 'string' ? CHECKOUT_NOTICE[checkout] : undefined,
+      purchaseError,
+    },
+    status,
+  );
+}
+
+export function accountPages(add: AddPage, opts: { localCheckout: boolean }): void {
+  add('get', '/console/billing', (page) => renderBilling(page));
+
+  // Buy credits: a Checkout Session for the amount, then to Stripe's page (303, so the browser GETs it).
+  add('post', '/console/billing/purchase', async (page) => {
+    const { stripe } = page.deps.config;
+    const typed = page.form.get('amount') ?? '';
+    const amount = readDollarAmount(typed, stripe.purchaseMinCents, stripe.purchaseMaxCents);
+    if (!amount.ok) return renderBilling(page, { message: amount.message, amount: typed }, 400);
+    try {
+      const { redirectUrl } = await startCheckout(page.deps, page.session.memberId, amount.cents);
+      page.ctx.status = 303;
+      page.ctx.redirect(redirectUrl);
+    } catch (err) {
+      if (!(err instanceof StripeUnavailable)) throw err;
+      await renderBilling(
+        page,
+        {
+          message:
+            'Stripe, the payment provider, could not be reached, so no checkout was started and nothing was charged. Try again in a few minutes.',
+          amount: typed,
+        },
+        503,
+      );
+    }
   });
 
+  // The local stand-in for Stripe's hosted checkout page: never registered in production.
+  if (!opts.localCheckout) return registerRest(add);
+  add('get', '/console/billing/checkout/:id', async (page) => {
+    const purchase = await getPurchase(page.deps, page.session.memberId, page.ctx.params.id);
+    if (!purchase) return page.render('error', notFound(), 404);
+    page.render('local-checkout', { title: 'Local checkout', purchase });
+  });
+  add('post', '/console/billing/checkout/:id', async (page) => {
+    const purchase = await getPurchase(page.deps, page.session.memberId, page.ctx.params.id);
+    if (!purchase) return page.render('error', notFound(), 404);
+    const payment = page.form.get('payment');
+    if (payment !== 'card' && payment !== 'delayed_ok' && payment !== 'delayed_fail')
+      return page.render('local-checkout', { title: 'Local checkout', purchase, error: 'Choose how to pay.' }, 400);
+    await payLocally(page.deps, purchase as never, payment as LocalPayment);
+    page.ctx.status = 303;
+    page.ctx.redirect('/console/billing?checkout=success#purchases');
+  });
+  registerRest(add);
+}
+
+const notFound = () => ({
+  error: {
+    status: 404,
+    title: 'Not found',
+    message: 'There is no such purchase.',
+    fields: [],
+    action: null,
+    code: null,
+  },
+  signedIn: true,
+});
+
+function registerRest(add: AddPage): void {
   add('get', '/console/agents', async (page) => {
     const list = await page.call('GET /v1/agents', { query: { limit: '100' } });
     page.render('agents', { title: 'Agents', list });

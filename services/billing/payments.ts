@@ -1,0 +1,514 @@
+// Buying credits with Stripe. The billing page starts a Checkout Session for the signed-in
+// member (their Stripe Customer made once and reused) and records it as a pending purchase;
+// the money only moves when Stripe's signed webhook says so. The webhook records each event
+// under Stripe's event id and starts one workflow per event (its id from the event id);
+// that workflow's activity applies the event here, in one transaction, with a ledger key per
+// session, refund level and dispute step, so redeliveries, concurrent deliveries and
+// events out of order move money once. Agents never reach any of this: no API key route
+// reads or starts purchases (they read the balance only).
+import Stripe from 'stripe';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { EntityManager } from 'typeorm';
+import type { Deps } from '../shared/deps';
+import type { Config } from '../../config';
+import { lockMemberRow, providerAdjustment, topUp } from './credits';
+import { refundDelta, stripeEntryKeys } from '../../domain/billing/purchases';
+import { formatCents } from '../../domain/shared/money';
+import {
+  STRIPE_EVENT_WORKFLOW,
+  stripeEventWorkflowId,
+  type StripeEventInput,
+  type StripeEventOutcome,
+} from '../../workflows/billing/contracts';
+import { ObjectId } from '../../workflows/shared/search-attributes';
+
+/** The event types the fulfilment acts on; any other type is recorded and answered 200. */
+export const HANDLED_STRIPE_EVENTS = [
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.async_payment_failed',
+  'charge.refunded',
+  'charge.dispute.created',
+  'charge.dispute.closed',
+] as const;
+const HANDLED = new Set<string>(HANDLED_STRIPE_EVENTS);
+
+/**
+ * Hooks another change can attach to (emails, owner notifications): called after the
+ * transaction that moved the money committed, once per movement (not per delivery).
+ */
+export interface PaymentHooks {
+  creditsBought?: (p: { memberId: string; purchaseId: string; amountCents: number }) => Promise<void> | void;
+  creditsRefunded?: (p: { memberId: string; purchaseId: string; amountCents: number }) => Promise<void> | void;
+  creditsDisputed?: (p: {
+    memberId: string;
+    purchaseId: string;
+    amountCents: number;
+    outcome: 'opened' | 'won';
+  }) => Promise<void> | void;
+}
+export const paymentHooks: PaymentHooks = {};
+
+const clients = new WeakMap<Config['stripe'], Stripe>();
+
+/** The Stripe client of this configuration (STRIPE_API_BASE points it at stripe-mock locally). */
+export function stripeClient(deps: Pick<Deps, 'config'>): Stripe {
+  const settings = deps.config.stripe;
+  let client = clients.get(settings);
+  if (!client) {
+    const base = settings.apiBase ? new URL(settings.apiBase) : null;
+    client = new Stripe(settings.secretKey, {
+      maxNetworkRetries: 2,
+      timeout: 10_000,
+      ...(base
+        ? {
+            host: base.hostname,
+            port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)),
+            protocol: base.protocol.replace(':', '') as 'http' | 'https',
+          }
+        : {}),
+    });
+    clients.set(settings, client);
+  }
+  return client;
+}
+
+/** Stripe (or the network to it) failed: the page says so, and nothing was recorded. */
+export class StripeUnavailable extends Error {}
+
+export interface PurchaseRow {
+  id: string;
+  member_id: string;
+  stripe_session_id: string;
+  requested_cents: number;
+  paid_cents: number | null;
+  status: 'pending' | 'paid' | 'failed' | 'refunded' | 'disputed';
+  payment_intent_id: string | null;
+  receipt_url: string | null;
+  refunded_cents: number;
+  disputed_cents: number;
+  failure_reason: string | null;
+  created_at: Date;
+}
+
+/** The member's Stripe Customer: made once (Stripe's idempotency key covers a concurrent first checkout) and reused. */
+async function customerFor(deps: Deps, memberId: string): Promise<string> {
+  const [known] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
+  if (known) return known.customer_id;
+  const [member] = await deps.db.query(`SELECT email, full_name FROM members WHERE id = $1`, [memberId]);
+  const customer = await stripeClient(deps).customers.create(
+    { email: member?.email ?? undefined, name: member?.full_name ?? undefined, metadata: { member_id: memberId } },
+    { idempotencyKey: `postal-customer:${memberId}` },
+  );
+  await deps.db.query(
+    `INSERT INTO stripe_customers (member_id, customer_id) VALUES ($1, $2) ON CONFLICT (member_id) DO NOTHING`,
+    [memberId, customer.id],
+  );
+  const [row] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
+  return row.customer_id;
+}
+
+/**
+ * Starts a Checkout Session for `amountCents` (already within the bounds) and records the
+ * pending purchase. Answers where to send the browser: Stripe's hosted page, or outside
+ * production with the Stripe API mocked, the local checkout page.
+ */
+export async function startCheckout(
+  deps: Deps,
+  memberId: string,
+  amountCents: number,
+): Promise<{ purchaseId: string; redirectUrl: string }> {
+  const billing = `${deps.config.siteUrl}/console/billing`;
+  let session: Stripe.Checkout.Session;
+  let customer: string;
+  try {
+    customer = await customerFor(deps, memberId);
+    session = await stripeClient(deps).checkout.sessions.create({
+      mode: 'payment',
+      customer,
+      client_reference_id: memberId,
+      metadata: { member_id: memberId },
+      line_items: [
+        {
+          quantity: 1,
+          price_data: {
+            currency: 'usd',
+            unit_amount: amountCents,
+            product_data: {
+              name: 'Postal Mail credits',
+              description: `${formatCents(amountCents)} of prepaid credits`,
+            },
+          },
+        },
+      ],
+      payment_intent_data: { metadata: { member_id: memberId } },
+      invoice_creation: { enabled: true },
+      success_url: `${billing}?checkout=success#purchases`,
+      cancel_url: `${billing}?checkout=cancelled#purchases`,
+    });
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeError) {
+      deps.log.warn({ err: { type: err.type, message: err.message } }, 'stripe checkout session not created');
+      throw new StripeUnavailable(err.message);
+    }
+    throw err;
+  }
+  const [row] = await deps.db.query(
+    `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
+     VALUES ($1, $2, $3, $4) RETURNING id`,
+    [memberId, session.id, customer, amountCents],
+  );
+  const redirectUrl = deps.config.stripe.localCheckout
+    ? `${deps.config.siteUrl}/console/billing/checkout/${row.id}`
+    : session.url;
+  if (!redirectUrl) throw new StripeUnavailable('Stripe answered a Checkout Session without a URL');
+  return { purchaseId: row.id, redirectUrl };
+}
+
+export async function listPurchases(deps: Deps, memberId: string, limit = 50): Promise<PurchaseRow[]> {
+  return deps.db.query(
+    `SELECT id, member_id, stripe_session_id, requested_cents, paid_cents, status, payment_intent_id, receipt_url,
+            refunded_cents, disputed_cents, failure_reason, created_at
+       FROM credit_purchases WHERE member_id = $1 ORDER BY created_at DESC LIMIT $2`,
+    [memberId, limit],
+  );
+}
+
+export async function getPurchase(deps: Deps, memberId: string, id: string): Promise<PurchaseRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const [row] = await deps.db.query(`SELECT * FROM credit_purchases WHERE id = $1 AND member_id = $2`, [id, memberId]);
+  return row;
+}
+
+export type WebhookAnswer =
+  | { status: 200; body: { received: true; duplicate?: true; ignored?: true } }
+  | {
+      status: 400;
+      body: { error: string };
+    };
+
+/**
+ * The webhook: verifies the signature (Stripe's tolerance, 300 s), records the event once
+ * and starts its workflow. Answers 200 only once the event is recorded and its workflow
+ * exists, so a failure here makes Stripe deliver again instead of losing the event.
+ */
+export async function receiveStripeWebhook(
+  deps: Deps,
+  rawBody: Buffer,
+  signature: string | undefined,
+): Promise<WebhookAnswer> {
+  let event: Stripe.Event;
+  try {
+    if (!signature) throw new Error('no Stripe-Signature header');
+    event = stripeClient(deps).webhooks.constructEvent(rawBody, signature, deps.config.stripe.webhookSecret);
+  } catch (err) {
+    return { status: 400, body: { error: `signature verification failed: ${(err as Error).message}` } };
+  }
+  const inserted = await deps.db.query(
+    `INSERT INTO stripe_events (id, type, payload, processed_at, outcome) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [
+      event.id,
+      event.type,
+      JSON.stringify(event),
+      HANDLED.has(event.type) ? null : new Date(),
+      HANDLED.has(event.type) ? null : 'ignored: event type not used',
+    ],
+  );
+  if (!HANDLED.has(event.type)) return { status: 200, body: { received: true, ignored: true } };
+  // Started again on a redelivery too: the first delivery may have been recorded by a
+  // process that stopped before it started the workflow. The id makes it one workflow.
+  await startStripeEventWorkflow(deps, event.id);
+  return { status: 200, body: inserted.length ? { received: true } : { received: true, duplicate: true } };
+}
+
+export async function startStripeEventWorkflow(deps: Deps, eventId: string): Promise<void> {
+  const input: StripeEventInput = { eventId };
+  try {
+    await deps.temporal.workflow.start(STRIPE_EVENT_WORKFLOW, {
+      taskQueue: deps.config.taskQueue,
+      workflowId: stripeEventWorkflowId(eventId),
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: ObjectId, value: eventId }],
+    });
+  } catch (err) {
+    // A closed workflow with this id applied the event already.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** The event's purchase is not known yet (its session's event has not been applied): try again later. */
+export class PurchaseNotKnownYet extends Error {
+  override name = 'PurchaseNotKnownYet';
+}
+
+type Notify = () => Promise<void> | void;
+
+/**
+ * Applies one recorded event, in one transaction with marking it processed. Throws
+ * PurchaseNotKnownYet for a reversal whose purchase is not recorded yet (the workflow
+ * retries, then records it as ignored).
+ */
+export async function applyStripeEvent(deps: Deps, eventId: string): Promise<StripeEventOutcome> {
+  const after: Notify[] = [];
+  const outcome = await deps.db.transaction(async (tx) => {
+    const [row] = await tx.query(
+      `SELECT type, payload, outcome, processed_at FROM stripe_events WHERE id = $1 FOR UPDATE`,
+      [eventId],
+    );
+    if (!row) return { outcome: 'ignored: event not recorded' };
+    if (row.processed_at) return { outcome: row.outcome as string };
+    const event = row.payload as Stripe.Event;
+    const result = await applyEvent(tx, event, after);
+    await tx.query(`UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1`, [eventId, result]);
+    return { outcome: result };
+  });
+  for (const hook of after) {
+    try {
+      await hook();
+    } catch (err) {
+      deps.log.warn({ err, eventId }, 'payment hook failed');
+    }
+  }
+  return outcome;
+}
+
+/** The workflow gave up waiting for the event's purchase: recorded as ignored. */
+export async function markStripeEventIgnored(deps: Deps, eventId: string, reason: string): Promise<void> {
+  await deps.db.query(
+    `UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1 AND processed_at IS NULL`,
+    [eventId, `ignored: ${reason}`],
+  );
+}
+
+async function applyEvent(tx: EntityManager, event: Stripe.Event, after: Notify[]): Promise<string> {
+  switch (event.type) {
+    case 'checkout.session.completed':
+      return event.data.object.payment_status === 'paid'
+        ? fulfilSession(tx, event.data.object, after)
+        : noteSession(tx, event.data.object);
+    case 'checkout.session.async_payment_succeeded':
+      return fulfilSession(tx, event.data.object, after);
+    case 'checkout.session.async_payment_failed':
+      return failSession(tx, event.data.object);
+    case 'charge.refunded':
+      return refundCharge(tx, event.data.object, after);
+    case 'charge.dispute.created':
+      return disputeOpened(tx, event.data.object, after);
+    case 'charge.dispute.closed':
+      return disputeClosed(tx, event.data.object, after);
+    default:
+      return 'ignored: event type not used';
+  }
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  v == null ? null : typeof v === 'string' ? v : v.id;
+
+/**
+ * The session's purchase, locked. A session this deployment did not record (its row was
+ * lost between Stripe's answer and the insert) is taken when it names a member of ours
+ * whose Stripe Customer it carries; any other is someone else's and is left alone.
+ */
+async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): Promise<PurchaseRow | null> {
+  const [found] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  if (found) return found;
+  const memberId = s.client_reference_id ?? s.metadata?.member_id ?? null;
+  const customer = idOf(s.customer);
+  if (!memberId || !customer || !/^[0-9a-f-]{36}$/i.test(memberId) || !(s.amount_total && s.amount_total > 0))
+    return null;
+  const [known] = await tx.query(`SELECT 1 FROM stripe_customers WHERE member_id = $1 AND customer_id = $2`, [
+    memberId,
+    customer,
+  ]);
+  if (!known) return null;
+  await tx.query(
+    `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
+     VALUES ($1, $2, $3, $4) ON CONFLICT (stripe_session_id) DO NOTHING`,
+    [memberId, s.id, customer, s.amount_total],
+  );
+  const [row] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  return row;
+}
+
+/** A paid session: its one top-up, for the amount Stripe's session says was paid. */
+async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, after: Notify[]): Promise<string> {
+  if (s.mode !== 'payment') return 'ignored: not a payment session';
+  const purchase = await sessionPurchase(tx, s);
+  if (!purchase) return 'ignored: session of an unknown member or customer';
+  if (s.currency !== 'usd' || !s.amount_total || s.amount_total <= 0)
+    return `ignored: session amount ${s.amount_total} ${s.currency} is not a USD payment`;
+  const lock = await lockMemberRow(tx, purchase.member_id);
+  const added = await topUp(lock.tx, {
+    memberId: purchase.member_id,
+    amountCents: s.amount_total,
+    entryKey: stripeEntryKeys.session(s.id),
+    referenceType: 'credit_purchase',
+    referenceId: purchase.id,
+    description: `Credits bought with Stripe Checkout (${formatCents(s.amount_total)})`,
+  });
+  await tx.query(
+    `UPDATE credit_purchases
+        SET status = CASE WHEN status IN ('pending','failed') THEN 'paid' ELSE status END,
+            paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), invoice_id = COALESCE(invoice_id, $4),
+            failure_reason = NULL, updated_at = now()
+      WHERE id = $1`,
+    [purchase.id, s.amount_total, idOf(s.payment_intent), idOf(s.invoice)],
+  );
+  if (!added) return 'already fulfilled';
+  const amountCents = s.amount_total;
+  after.push(() =>
+    paymentHooks.creditsBought?.({ memberId: purchase.member_id, purchaseId: purchase.id, amountCents }),
+  );
+  return `credited ${amountCents}`;
+}
+
+/** A completed session still waiting for its (asynchronous) payment: remember its payment intent. */
+async function noteSession(tx: EntityManager, s: Stripe.Checkout.Session): Promise<string> {
+  const purchase = await sessionPurchase(tx, s);
+  if (!purchase) return 'ignored: session of an unknown member or customer';
+  await tx.query(
+    `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
+    [purchase.id, idOf(s.payment_intent)],
+  );
+  return `awaiting payment (${s.payment_status})`;
+}
+
+async function failSession(tx: EntityManager, s: Stripe.Checkout.Session): Promise<string> {
+  const purchase = await sessionPurchase(tx, s);
+  if (!purchase) return 'ignored: session of an unknown member or customer';
+  if (purchase.status !== 'pending') return `payment failed: purchase left ${purchase.status}`;
+  await tx.query(
+    `UPDATE credit_purchases SET status = 'failed', failure_reason = 'the payment failed', updated_at = now() WHERE id = $1`,
+    [purchase.id],
+  );
+  return 'marked failed';
+}
+
+async function purchaseOfPaymentIntent(tx: EntityManager, paymentIntent: string | null): Promise<PurchaseRow> {
+  const [row] = paymentIntent
+    ? await tx.query(`SELECT * FROM credit_purchases WHERE payment_intent_id = $1 FOR UPDATE`, [paymentIntent])
+    : [];
+  if (!row || row.paid_cents === null)
+    throw new PurchaseNotKnownYet(`no paid purchase for payment intent ${paymentIntent}`);
+  return row;
+}
+
+/** charge.refunded: takes back what was refunded beyond what the ledger took already. */
+async function refundCharge(tx: EntityManager, charge: Stripe.Charge, after: Notify[]): Promise<string> {
+  const purchase = await purchaseOfPaymentIntent(tx, idOf(charge.payment_intent));
+  const delta = refundDelta(charge.amount_refunded, purchase.refunded_cents, purchase.paid_cents!);
+  if (delta === 0) return 'refund already taken';
+  const lock = await lockMemberRow(tx, purchase.member_id);
+  const added = await providerAdjustment(lock, {
+    amountCents: -delta,
+    entryKey: stripeEntryKeys.refund(charge.id, charge.amount_refunded),
+    referenceType: 'credit_purchase',
+    referenceId: purchase.id,
+    description: `Stripe refund of bought credits (${formatCents(delta)})`,
+  });
+  if (!added) return 'refund already taken';
+  await tx.query(
+    `UPDATE credit_purchases
+        SET refunded_cents = refunded_cents + $2,
+            status = CASE WHEN refunded_cents + $2 >= paid_cents AND status <> 'disputed' THEN 'refunded' ELSE status END,
+            receipt_url = COALESCE(receipt_url, $3), updated_at = now()
+      WHERE id = $1`,
+    [purchase.id, delta, charge.receipt_url ?? null],
+  );
+  after.push(() =>
+    paymentHooks.creditsRefunded?.({ memberId: purchase.member_id, purchaseId: purchase.id, amountCents: delta }),
+  );
+  return `refunded ${delta}`;
+}
+
+async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: Notify[]): Promise<string> {
+  const purchase = await purchaseOfPaymentIntent(tx, idOf(dispute.payment_intent));
+  const lock = await lockMemberRow(tx, purchase.member_id);
+  const added = await providerAdjustment(lock, {
+    amountCents: -dispute.amount,
+    entryKey: stripeEntryKeys.disputeOpened(dispute.id),
+    referenceType: 'credit_purchase',
+    referenceId: purchase.id,
+    description: `Stripe dispute opened on bought credits (${formatCents(dispute.amount)})`,
+  });
+  if (!added) return 'dispute already taken';
+  await tx.query(
+    `UPDATE credit_purchases SET disputed_cents = disputed_cents + $2, status = 'disputed', updated_at = now() WHERE id = $1`,
+    [purchase.id, dispute.amount],
+  );
+  after.push(() =>
+    paymentHooks.creditsDisputed?.({
+      memberId: purchase.member_id,
+      purchaseId: purchase.id,
+      amountCents: dispute.amount,
+      outcome: 'opened',
+    }),
+  );
+  return `dispute opened: took ${dispute.amount}`;
+}
+
+/** charge.dispute.closed: a won dispute gives back what its opening took; a lost one leaves it taken. */
+async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: Notify[]): Promise<string> {
+  const purchase = await purchaseOfPaymentIntent(tx, idOf(dispute.payment_intent));
+  if (dispute.status !== 'won') return `dispute closed ${dispute.status}: nothing restored`;
+  const [opened] = await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [
+    stripeEntryKeys.disputeOpened(dispute.id),
+  ]);
+  // Its opening was not applied yet (events out of order): restore only after taking.
+  if (!opened) throw new PurchaseNotKnownYet(`dispute ${dispute.id} closed before its opening was applied`);
+  const restored = -Number(opened.amount_cents);
+  const lock = await lockMemberRow(tx, purchase.member_id);
+  const added = await providerAdjustment(lock, {
+    amountCents: restored,
+    entryKey: stripeEntryKeys.disputeWon(dispute.id),
+    referenceType: 'credit_purchase',
+    referenceId: purchase.id,
+    description: `Stripe dispute won: bought credits restored (${formatCents(restored)})`,
+  });
+  if (!added) return 'dispute already restored';
+  await tx.query(
+    `UPDATE credit_purchases
+        SET disputed_cents = disputed_cents - $2,
+            status = CASE WHEN disputed_cents - $2 > 0 THEN 'disputed'
+                          WHEN refunded_cents >= paid_cents THEN 'refunded' ELSE 'paid' END,
+            updated_at = now()
+      WHERE id = $1`,
+    [purchase.id, restored],
+  );
+  after.push(() =>
+    paymentHooks.creditsDisputed?.({
+      memberId: purchase.member_id,
+      purchaseId: purchase.id,
+      amountCents: restored,
+      outcome: 'won',
+    }),
+  );
+  return `dispute won: restored ${restored}`;
+}
+
+/**
+ * The receipt link of a paid purchase: the hosted page of the invoice Stripe issued
+ * (invoice_creation). Best effort, after the credit: a Stripe outage leaves the link empty.
+ */
+export async function recordReceipt(deps: Deps, eventId: string): Promise<void> {
+  const [row] = await deps.db.query(
+    `SELECT p.id, p.invoice_id FROM stripe_events e
+       JOIN credit_purchases p ON p.stripe_session_id = e.payload->'data'->'object'->>'id'
+      WHERE e.id = $1 AND p.invoice_id IS NOT NULL AND p.receipt_url IS NULL`,
+    [eventId],
+  );
+  if (!row) return;
+  try {
+    const invoice = await stripeClient(deps).invoices.retrieve(row.invoice_id);
+    if (invoice.hosted_invoice_url)
+      await deps.db.query(`UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
+        row.id,
+        invoice.hosted_invoice_url,
+      ]);
+  } catch (err) {
+    deps.log.warn({ err, eventId }, 'receipt link not read from Stripe');
+  }
+}
