@@ -21,6 +21,8 @@ import { A2aTaskRow, letterTask } from './tasks';
 
 /** The header the SDK's DefaultPushNotificationSender puts the client's token in. */
 export const NOTIFICATION_TOKEN_HEADER = 'x-a2a-notification-token';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Configs one task may have at once. */
 export const MAX_PUSH_CONFIGS_PER_TASK = 5;
 
@@ -143,7 +145,8 @@ export async function pushTargetsOfMailEvent(
   event: { event_type: string; payload: Record<string, unknown> },
 ): Promise<Array<{ target: string; configRowId: string }>> {
   const pieceId = event.payload.outbound_mail_id;
-  if (!event.event_type.startsWith('mail.') || typeof pieceId !== 'string') return [];
+  // Synthetic and sample mail events name no stored piece.
+  if (!event.event_type.startsWith('mail.') || typeof pieceId !== 'string' || !UUID.test(pieceId)) return [];
   const rows: Array<{ id: string }> = await deps.db.query(
     `SELECT c.id FROM a2a_push_configs c JOIN outbound_mail m ON m.a2a_task_id = c.task_id
       WHERE m.id = $1 AND c.deleted_at IS NULL`,
