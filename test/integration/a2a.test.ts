@@ -140,10 +140,10 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
         status: 'submitted',
       });
 
-      // The same message again is the same task: no second letter.
-      const again = await send(client, { message: msg });
-      expect(again.id).toBe(task.id);
-      expect(again.metadata!.push_notification_signing_secret).toBeUndefined();
+      // The same message again (twice at once) is the same task: no second letter.
+      const again = await Promise.all([send(client, { message: msg }), send(client, { message: msg })]);
+      for (const a of again) expect(a.id).toBe(task.id);
+      expect(again[0].metadata!.push_notification_signing_secret).toBeUndefined();
       const [{ n }] = await app.deps.db.query(`SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1`, [
         s.memberId,
       ]);
@@ -211,14 +211,23 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
     expect(price).toBeGreaterThan(0);
     expect(await balance(app, s.memberId)).toBe(100000 - price);
 
-    // Agent keys send their instructions version, as DELETE /v1/mail/{id} needs it.
-    const cancelled = await client.cancelTask({ id: task.id, metadata: { service_md_version: 1 } });
-    expect(cancelled.status.state).toBe('canceled');
-    expect(cancelled.metadata).toMatchObject({ refunded_credits_cents: price, already_cancelled: false });
+    // Agent keys send their instructions version, as DELETE /v1/mail/{id} needs it. Three at once are one
+    // Update of the piece's workflow: each answer reports that one cancellation, and the money moves once.
+    const cancels = await Promise.all(
+      [1, 2, 3].map(() => client.cancelTask({ id: task.id, metadata: { service_md_version: 1 } })),
+    );
+    for (const c of cancels) {
+      expect(c.status.state).toBe('canceled');
+      expect([0, price]).toContain(c.metadata?.refunded_credits_cents);
+    }
     const repeat = await client.cancelTask({ id: task.id, metadata: { service_md_version: 1 } });
     expect(repeat.status.state).toBe('canceled');
     expect(await balance(app, s.memberId)).toBe(100000);
     expect((await ledger(app, pieceId)).map((l) => l.kind).sort()).toEqual(['debit', 'refund']);
+    expect((await api(app)('GET', `/v1/mail/${pieceId}`, { key: s.key })).body).toMatchObject({
+      status: 'cancelled',
+      a2a_task_id: task.id,
+    });
 
     // A sandbox letter already printed: MAIL_NOT_CANCELLABLE as -32002 with the REST body.
     const t = await newSender(app, { environment: 'test' });
@@ -307,6 +316,20 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
       }),
     });
     expect(await stream.json()).toMatchObject({ id: 8, error: { code: -32004 } });
+    // The JSON limits of REST bodies hold before anything parses the request.
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const bomb = await fetch(`${app.baseUrl}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${s.key}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'message/send',
+        params: { message: message('send_letter', [{ kind: 'data', data: { metadata: { deep } } }]) },
+      }),
+    });
+    expect(await bomb.json()).toMatchObject({ error: { code: -32600 } });
   });
 
   it('manages push notification configs of a task and refuses private URLs', async () => {
@@ -333,8 +356,11 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
           .pushNotificationConfig.url,
       ).toBe(receiver.url);
 
+      // The receiver fails the first attempt: the dispatcher retries the same notification.
+      receiver.setReply((_r, n) => (n === 1 ? { status: 503 } : { status: 200, body: '{}' }));
       await advance(s, task.metadata!.outbound_mail_id as string);
-      const [pushed] = await receiver.waitFor(1);
+      const [failed, pushed] = await receiver.waitFor(2);
+      expect(pushed.headers['webhook-id']).toBe(failed.headers['webhook-id']);
       expect(pushed.headers.authorization).toBe('Bearer rcv-secret');
       expect(JSON.parse(pushed.body)).toMatchObject({ id: task.id, status: { state: 'working' } });
 
@@ -350,7 +376,7 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
           ).length > 0,
         'mail.mailed',
       );
-      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received).toHaveLength(2);
 
       const refused = await client
         .setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { url: 'https://10.0.0.8/hook' } })
