@@ -137,7 +137,7 @@ async function quoteLetter(call: SkillCall): Promise<Message> {
   const r = await submitLetter(call, true, {});
   if (r.status >= 400) throw refusalError(r.status, r.body as Json);
   // REST bodies carry test_mode (the middleware adds it); the DataPart does too.
-  const quote = { ...(r.body as Json), test_mode: call.auth.testMode };
+  const quote: Json = { ...(r.body as Json), test_mode: call.auth.testMode };
   return agentReply(
     call.message,
     `The letter would cost ${String(quote.cost_display)}; nothing was stored or charged.`,
