@@ -2,7 +2,7 @@
 // request id and log, X-Test-Mode marker (outside the error mapper so error bodies carry
 // test_mode too), error mapper, then the site-root documents (with the liveness and
 // readiness probes, /metrics when METRICS_TOKEN is set, and Stripe's webhook
-// POST /webhooks/stripe), the API reference page and
+// POST /webhooks/stripe), the API reference page, the MCP and A2A servers and
 // the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -18,6 +18,7 @@ import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 import { discoveryRoutes } from './discovery';
 import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
+import { a2aRoutes } from './a2a/http';
 import { consoleRoutes } from './console';
 import getRawBody from 'raw-body';
 import { receiveStripeWebhook } from '../services/billing/payments';
@@ -85,6 +86,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   app.use(consoleRoutes(deps).routes());
   const mcp = mcpRoutes(deps);
   app.use(mcp.routes());
+  const a2a = a2aRoutes(deps);
+  app.use(a2a.routes());
   app.use(prefixed.routes());
   app.use(prefixed.allowedMethods());
   return app;

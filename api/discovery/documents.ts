@@ -33,11 +33,19 @@ export const DISCOVERY_DOCUMENTS: DiscoveryDocument[] = [
     description: 'Interactive API reference (Swagger UI) rendered from /openapi.json',
   },
   {
+    key: 'a2a_agent_card',
+    path: '/.well-known/agent-card.json',
+    contentType: 'application/json',
+    title: 'A2A agent card',
+    description:
+      'A2A 0.3 agent card: the JSON-RPC A2A server at {base_url}/a2a, its skills (quote, send and track a letter, read the inbox), push notifications and Bearer keys',
+  },
+  {
     key: 'agent_card',
     path: '/.well-known/agent.json',
     contentType: 'application/json',
-    title: 'A2A agent card',
-    description: 'Name, skills (from the MCP tools), endpoints and authentication schemes',
+    title: "A2A agent card (the spec's name)",
+    description: 'The same agent card as /.well-known/agent-card.json, at the path the spec names',
   },
   {
     key: 'llms_txt',
@@ -82,6 +90,9 @@ export const DISCOVERY_DOCUMENTS: DiscoveryDocument[] = [
     description: 'RFC 8414 metadata; states that keys are API keys issued by a member, with no OAuth token endpoint',
   },
 ];
+
+/** Where the A2A server answers JSON-RPC, under the API prefix ({base_url}/a2a). */
+export const A2A_PATH = '/a2a';
 
 /** The sign-in intent endpoint at the site root (POST, no key). */
 export const AGENT_AUTH_PATH = '/agent/auth';

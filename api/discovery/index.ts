@@ -1,4 +1,4 @@
-// The site-root documents (agent card, llms.txt, llms-full.txt, agents.txt, auth.md, OAuth
+// The site-root documents (agent card at both of its names, llms.txt, llms-full.txt, agents.txt, auth.md, OAuth
 // metadata) and POST /agent/auth. Documents are built once per process from the route
 // list, the access table and the MCP tool registry.
 import Router from '@koa/router';
@@ -23,7 +23,8 @@ const AGENT_AUTH_BODY_LIMIT = 16 * 1024;
 export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: RegisteredTool[] = registeredTools): Router {
   const { config } = deps;
   const builders: Record<string, () => string | object> = {
-    agent_card: () => buildAgentCard(config, tools),
+    agent_card: () => buildAgentCard(config),
+    a2a_agent_card: () => buildAgentCard(config),
     llms_txt: () => renderLlmsTxt(config, tools),
     llms_full_txt: () => renderLlmsFullTxt(config, routes, tools),
     agents_txt: () => renderAgentsTxt(config, tools),

@@ -1,14 +1,15 @@
-// JSON discovery metadata: the A2A agent card (skills derived from the MCP tool
-// registry) and the OAuth metadata documents. The API's credentials are API keys issued
+// JSON discovery metadata: the A2A agent card (the A2A server's skills, api/a2a/) and
+// the OAuth metadata documents. The API's credentials are API keys issued
 // to a member, not OAuth tokens; the metadata says so instead of advertising endpoints
 // that do not exist.
 import type { Config } from '../../config';
 import { SCOPES } from '../../domain/shared/access';
 import { KEY_PREFIXES } from '../../domain/accounts/keys';
-import type { RegisteredTool } from '../mcp/registry';
-import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION, MCP_TOOL_GROUPS, McpToolGroup } from '../mcp/tools';
+import type { AgentCard } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, A2A_SKILLS } from '../../domain/a2a/tasks';
+import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION } from '../mcp/tools';
 import { API_VERSION } from './openapi';
-import { AGENT_AUTH_PATH } from './documents';
+import { A2A_PATH, AGENT_AUTH_PATH } from './documents';
 
 export const API_TITLE = 'Postal Mail API';
 export const API_SUMMARY =
@@ -16,29 +17,26 @@ export const API_SUMMARY =
 
 const KEY_LIST = KEY_PREFIXES.map((p) => p.prefix).join(', ');
 
-function skillName(group: string): string {
-  return group
-    .split('_')
-    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
-    .join(' ');
-}
-
-/** A2A agent card: one skill per MCP tool group that this server serves. */
-export function buildAgentCard(config: Config, tools: RegisteredTool[]) {
-  const groups = new Map<string, RegisteredTool[]>();
-  for (const t of tools) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
+/**
+ * The A2A agent card (protocol 0.3): the JSON-RPC server at {base_url}/a2a, its four
+ * skills (domain/a2a/tasks.ts), push notifications, Bearer keys, and the MCP server as an
+ * extension. Served at /.well-known/agent-card.json and /.well-known/agent.json.
+ */
+export function buildAgentCard(config: Config): AgentCard {
+  const url = `${config.baseUrl}${A2A_PATH}`;
   return {
-    protocolVersion: '0.3.0',
+    protocolVersion: A2A_PROTOCOL_VERSION,
     name: API_TITLE,
     description: API_SUMMARY,
-    url: `${config.baseUrl}/v1`,
-    preferredTransport: 'HTTP+JSON',
+    url,
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url, transport: 'JSONRPC' }],
     version: API_VERSION,
     provider: { organization: API_TITLE, url: config.siteUrl },
     documentationUrl: `${config.siteUrl}/llms.txt`,
     capabilities: {
       streaming: false,
-      pushNotifications: false,
+      pushNotifications: true,
       stateTransitionHistory: false,
       extensions: [
         {
@@ -54,24 +52,26 @@ export function buildAgentCard(config: Config, tools: RegisteredTool[]) {
       ],
     },
     securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', description: `API key (${KEY_LIST}); see ${config.siteUrl}/auth.md` },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'API key',
+        description: `API key (${KEY_LIST}); test keys use the sandbox. Keys come from a member: see ${config.siteUrl}/auth.md; agents without one: POST ${config.siteUrl}${AGENT_AUTH_PATH}`,
+      },
     },
     security: [{ bearer: [] }],
-    // Older agent-card readers look for this field.
-    authentication: {
-      schemes: ['Bearer'],
-      credentials: `API key issued by a member; no OAuth token endpoint. Agents without a key: POST ${config.siteUrl}${AGENT_AUTH_PATH}`,
-    },
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
-    skills: [...groups.entries()].map(([group, members]) => ({
-      id: group,
-      name: skillName(group),
-      description: `${MCP_TOOL_GROUPS[group as McpToolGroup]}. MCP tools: ${members.map((t) => t.name).join(', ')}.`,
-      tags: [group, ...members.map((t) => t.name)],
-      inputModes: ['application/json'],
-      outputModes: ['application/json'],
+    skills: A2A_SKILLS.map(({ id, name, description, tags, examples, inputModes, outputModes }) => ({
+      id,
+      name,
+      description,
+      tags,
+      examples,
+      inputModes,
+      outputModes,
     })),
+    supportsAuthenticatedExtendedCard: false,
   };
 }
 

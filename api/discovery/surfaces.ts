@@ -1,11 +1,13 @@
-// OpenAPI paths of the surfaces that are not REST routes: the MCP endpoint under the API
-// prefix, the site-root discovery documents and POST /agent/auth (both with a path-level
+// OpenAPI paths of the surfaces that are not REST routes: the MCP and A2A endpoints under
+// the API prefix, the site-root discovery documents and POST /agent/auth (both with a path-level
 // server, since they live at the site root rather than under {base_url}).
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
+import { A2A_PATH, AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
 import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../domain/shared/json-limits';
 import { MCP_BODY_LIMIT } from '../mcp/http';
+import { A2A_BODY_LIMIT } from '../a2a/http';
+import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { visible } from '../schemas/common';
 
@@ -28,10 +30,20 @@ const JsonRpcMessage: Json = {
   properties: {
     jsonrpc: { const: '2.0' },
     id: { type: ['string', 'integer', 'null'] },
-    method: { type: 'string', description: 'initialize, tools/list, tools/call, ping, notifications/initialized' },
+    method: {
+      type: 'string',
+      description:
+        'MCP: initialize, tools/list, tools/call, ping, notifications/initialized. A2A: message/send, tasks/get, tasks/cancel, tasks/pushNotificationConfig/set|get|list|delete',
+    },
     params: { type: 'object' },
-    result: { type: 'object', description: 'tools/call: {content[], structuredContent: {result}, isError?}' },
-    error: { type: 'object', properties: { code: { type: 'integer' }, message: { type: 'string' } } },
+    result: {
+      description:
+        'MCP tools/call: {content[], structuredContent: {result}, isError?}. A2A: a Task or Message (message/send), a Task, a push notification config (or a list of them), or null (delete)',
+    },
+    error: {
+      type: 'object',
+      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: { type: 'object' } },
+    },
   },
 };
 
@@ -59,6 +71,36 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
           },
           413: {
             description: `Body larger than ${MCP_BODY_LIMIT} bytes`,
+            content: { 'application/json': { schema: JsonRpcMessage } },
+          },
+          401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
+          429: errorResponse('Rate limit'),
+        },
+      },
+    },
+    [A2A_PATH]: {
+      post: {
+        operationId: 'a2a',
+        summary: `A2A server (JSON-RPC 2.0, protocol ${A2A_PROTOCOL_VERSION}); the agent card is /.well-known/agent-card.json`,
+        description:
+          'Methods message/send, tasks/get, tasks/cancel and tasks/pushNotificationConfig/{set,get,list,delete}; no streaming. ' +
+          `message.metadata.skill names the skill (${A2A_SKILL_IDS.join(', ')}). quote_letter, track_letter and read_inbox answer with a message ` +
+          'whose DataPart is the REST JSON; send_letter answers with a task that follows the piece (submitted, working, completed, failed, canceled; ' +
+          'input-required while awaiting approval; rejected with the REST error body, fields[] included, when refused). The messageId is the ' +
+          'idempotency key. tasks/cancel is DELETE /v1/mail/{id} (-32002 once printing started). Push notification configs receive the task on every ' +
+          'change, signed with Standard Webhooks headers under the signingSecret the set answer shows once. REST refusals of other calls are ' +
+          'JSON-RPC errors -32602 (or -32603 when a retry may succeed) with error.data = {status, ...REST error body}. ' +
+          `Bodies up to ${A2A_BODY_LIMIT} bytes; at most ${MAX_JSON_DEPTH} levels and ${MAX_JSON_VALUES} values.`,
+        tags: ['A2A'],
+        security: [{ bearerAuth: [] }],
+        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        responses: {
+          200: {
+            description: 'JSON-RPC response (errors included, as the A2A JSON-RPC binding has them)',
+            content: { 'application/json': { schema: JsonRpcMessage } },
+          },
+          413: {
+            description: `Body larger than ${A2A_BODY_LIMIT} bytes`,
             content: { 'application/json': { schema: JsonRpcMessage } },
           },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),

@@ -7,8 +7,9 @@ import { describeAccess } from '../../domain/shared/access-summary';
 import { KEY_PREFIXES } from '../../domain/accounts/keys';
 import type { RegisteredTool } from '../mcp/registry';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION } from '../mcp/tools';
+import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import type { RouteDef } from '../route';
-import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
+import { A2A_PATH, AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
 import { API_SUMMARY, API_TITLE } from './metadata';
 
 function links(config: Config): string[] {
@@ -21,6 +22,7 @@ function orientation(config: Config, tools: RegisteredTool[]): string {
   return [
     `REST lives under ${config.baseUrl}/v1 (JSON, multipart for uploads); \`GET ${config.baseUrl}/v1\` lists every endpoint with the keys and scopes it needs.`,
     `The MCP server is at ${config.baseUrl}/mcp (Streamable HTTP, protocol ${MCP_PROTOCOL_VERSION}, server ${MCP_SERVER_VERSION}, ${tools.length} tools); results are in \`structuredContent.result\`.`,
+    `The A2A server is at ${config.baseUrl}${A2A_PATH} (JSON-RPC, protocol ${A2A_PROTOCOL_VERSION}; card ${config.siteUrl}/.well-known/agent-card.json): skills ${A2A_SKILL_IDS.join(', ')}; a sent letter is a task that follows its piece.`,
     `Authenticate with \`Authorization: Bearer <API_KEY>\` (${KEY_PREFIXES.map((p) => p.prefix).join(', ')}). Test keys use the sandbox: same calls, nothing charged or printed.`,
     'Agent keys send the current instructions version (`X-Service-MD-Version`, or `service_md_version` over MCP) on calls that change things.',
     'Prepaid credits pay for live mail; agents can read the balance (`GET /v1/credits`) but only a human adds credits.',
@@ -42,6 +44,7 @@ ${links(config).join('\n')}
 
 - [REST API directory](${config.baseUrl}/v1): every endpoint, its keys and scopes
 - [MCP server](${config.baseUrl}/mcp): POST JSON-RPC with \`Authorization: Bearer <API_KEY>\`
+- [A2A server](${config.baseUrl}${A2A_PATH}): A2A JSON-RPC (message/send, tasks/get, tasks/cancel, push notifications) with \`Authorization: Bearer <API_KEY>\`
 - [Agent sign-in intent](${config.siteUrl}${AGENT_AUTH_PATH}): POST {email, agent_name, purpose}; issues no credentials, tells your human what to do
 
 ## Optional
@@ -126,7 +129,9 @@ MCP: ${config.baseUrl}/mcp
 MCP-Protocol-Version: ${MCP_PROTOCOL_VERSION}
 MCP-Tools: ${tools.length}
 OpenAPI: ${doc('openapi_json')}
-Agent-Card: ${doc('agent_card')}
+Agent-Card: ${doc('a2a_agent_card')}
+A2A: ${config.baseUrl}${A2A_PATH}
+A2A-Protocol-Version: ${A2A_PROTOCOL_VERSION}
 LLMs-Txt: ${doc('llms_txt')}
 Auth: Bearer API key; see ${doc('auth_md')}
 Key-Prefixes: ${KEY_PREFIXES.map((p) => p.prefix).join(' ')}

@@ -66,6 +66,7 @@ const INSERTED_COLUMNS = [
   'send_after',
   'address_check',
   'proof_key',
+  'a2a_task_id',
 ] as const satisfies readonly (keyof MailRow)[];
 
 /** Stored as JSON text. */
@@ -87,6 +88,8 @@ export interface NewPiece {
   addressCheck: AddressCheck;
   /** The print proof the submission stored (extension; print-proofs.ts), or null for the worker to render. */
   proofKey: string | null;
+  /** The A2A task the piece carries out (send_letter), or null. */
+  a2aTaskId: string | null;
 }
 
 /** The return address: the request's whole block when it sent one, else the member's default. */
@@ -178,6 +181,7 @@ export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPie
     send_after: f.send_after !== undefined ? new Date(f.send_after) : null,
     address_check: piece.addressCheck,
     proof_key: piece.proofKey,
+    a2a_task_id: piece.a2aTaskId,
   };
 }
 

@@ -67,6 +67,8 @@ export interface SubmitMailRequest {
   /** X-Max-Cost-Cents. */
   maxCostCents?: number | null;
   idempotencyKey?: string;
+  /** The A2A task (send_letter) the piece carries out, recorded with the piece. */
+  a2aTaskId?: string;
 }
 
 /** The member's default return address (the piece's return_* columns) and spending settings, read with the sending mailbox. */

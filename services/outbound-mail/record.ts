@@ -93,6 +93,8 @@ export interface MailRow extends ReturnAddressColumns {
   address_check: AddressCheck | null;
   /** The print proof beside the document, once rendered (by the submission for short PDFs, else by the worker). */
   proof_key: string | null;
+  /** The A2A task (send_letter) this piece carries out, or null. */
+  a2a_task_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -343,6 +345,7 @@ export async function toMailRecord(deps: Deps, row: MailRow, photos: PhotoRow[])
     inbound_capture_id: row.inbound_capture_id,
     postal_mail_thread_id: row.postal_mail_thread_id,
     mail_run_id: row.mail_run_id,
+    a2a_task_id: row.a2a_task_id ?? null,
     agent_notes: row.agent_notes,
     metadata: row.metadata,
     test_mode: row.test_mode,

@@ -117,6 +117,7 @@ export async function submitMail(
       idempotencyKey: req.idempotencyKey ?? null,
       addressCheck,
       proofKey,
+      a2aTaskId: req.a2aTaskId ?? null,
     });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
@@ -260,6 +261,7 @@ async function storePiece(
     idempotencyKey: string | null;
     addressCheck: AddressCheck;
     proofKey: string | null;
+    a2aTaskId: string | null;
   },
 ): Promise<StoredPiece> {
   const { fields: f, probe } = q;

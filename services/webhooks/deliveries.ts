@@ -2,11 +2,13 @@
 // receiver's dispatcher workflow (services/webhooks/dispatch.ts), whose passes run
 // attemptDelivery in the worker. Synthetic one-attempt deliveries (tests, endpoint
 // verifications), which a caller waits for, run in a `webhook-delivery-<id>` workflow.
-// Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature)
-// or a custom endpoint (Standard Webhooks signatures, verification, pausing).
+// Receivers are a legacy agent webhook (settings on the agents table, X-Service-Signature),
+// a custom endpoint (Standard Webhooks signatures, verification, pausing) or an A2A push
+// notification config of a letter's task (services/a2a/push-notifications.ts).
 import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
 import type { Deps } from '../shared/deps';
 import { sendWebhook, Resolver } from './http';
+import { pushDeliveryTarget, pushTargetsOfMailEvent } from '../a2a/push-notifications';
 import { decryptSecret } from '../../domain/shared/secrets';
 import {
   DeliverableEvent,
@@ -36,7 +38,7 @@ export interface DeliveryRow {
   id: string;
   event_id: string;
   target: string;
-  target_type: 'agent_webhook' | 'endpoint';
+  target_type: 'agent_webhook' | 'endpoint' | 'a2a_push';
   endpoint_id: string | null;
   member_id: string;
   agent_id: string | null;
@@ -136,7 +138,7 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
   if (!event) return [];
   const targets: Array<{
     target: string;
-    type: 'agent_webhook' | 'endpoint';
+    type: DeliveryRow['target_type'];
     endpointId: string | null;
     agentId: string | null;
   }> = [];
@@ -173,6 +175,9 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
         targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
     }
   }
+
+  for (const push of await pushTargetsOfMailEvent(deps, event))
+    targets.push({ target: push.target, type: 'a2a_push', endpointId: null, agentId: event.agent_id });
 
   if (newRow && targets.length === 0) return [];
   for (const t of targets) {
@@ -270,6 +275,11 @@ function eventOf(row: EventRow): DeliverableEvent {
 
 async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<TargetOrStop> {
   const key = deps.config.appEncryptionKey;
+  if (d.target_type === 'a2a_push') {
+    const push = await pushDeliveryTarget(deps, d.target, event);
+    // Push URLs follow the agent-webhook rules (public HTTPS on any port).
+    return 'stop' in push ? push : { target: { ...push.target, kind: 'agent_webhook' } };
+  }
   if (d.target_type === 'endpoint') {
     const [ep] = await deps.db.query(
       `SELECT url, status, secret_enc, previous_secret_enc, previous_secret_expires_at > now() AS previous_valid

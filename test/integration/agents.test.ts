@@ -379,6 +379,7 @@ describe('agents, credentials, mailboxes and discovery', () => {
         api_version: '1.0.0',
         base_url: app.baseUrl,
         mcp_url: `${app.baseUrl}/mcp`,
+        a2a_url: `${app.baseUrl}/a2a`,
         documents: expect.objectContaining({
           openapi_json: `${app.siteUrl}/openapi.json`,
           openapi_yaml: `${app.siteUrl}/openapi.yaml`,

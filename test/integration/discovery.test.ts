@@ -63,14 +63,17 @@ describe('discovery documents at the site root', () => {
     expect(String(yaml.body)).toContain('openapi: 3.1.0');
   });
 
-  it('describes the service in an A2A agent card whose skills come from the MCP tools', async () => {
+  it('describes the A2A server in an agent card served at agent-card.json and agent.json', async () => {
     const { body } = await site('GET', '/.well-known/agent.json');
     expect(body).toMatchObject({
+      protocolVersion: '0.3.0',
       name: 'Postal Mail API',
-      url: `${app.baseUrl}/v1`,
+      url: `${app.baseUrl}/a2a`,
+      preferredTransport: 'JSONRPC',
       version: '1.0.0',
       capabilities: {
         streaming: false,
+        pushNotifications: true,
         extensions: [
           { params: { url: `${app.baseUrl}/mcp`, protocol_version: '2025-11-25', server_version: '1.0.1' } },
         ],
@@ -78,9 +81,16 @@ describe('discovery documents at the site root', () => {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     });
     expect(body.test_mode).toBeUndefined();
-    const skillTools = body.skills.flatMap((s: { tags: string[] }) => s.tags);
-    for (const t of registeredTools) expect(skillTools).toContain(t.name);
-    expect(body.skills.map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining(['account', 'instructions']));
+    expect(body.skills.map((s: { id: string }) => s.id)).toEqual([
+      'quote_letter',
+      'send_letter',
+      'track_letter',
+      'read_inbox',
+    ]);
+    expect((await site('GET', '/.well-known/agent-card.json')).body).toEqual(body);
+    const openapi = await site('GET', '/openapi.json');
+    expect(openapi.body.paths['/a2a'].post.operationId).toBe('a2a');
+    expect(String((await site('GET', '/agents.txt')).body)).toContain(`A2A: ${app.baseUrl}/a2a`);
   });
 
   it('writes llms.txt in the llms.txt shape and llms-full.txt with every route and tool', async () => {

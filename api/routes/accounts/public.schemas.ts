@@ -96,6 +96,7 @@ export const DirectoryResponse = z.object({
   documents: z.record(z.string(), z.string()).describe('discovery documents at the site root'),
   agent_auth_url: z.string().describe('POST: verified-email sign-in intent (issues no live credentials)'),
   mcp_url: z.string(),
+  a2a_url: z.string().describe('the A2A server (JSON-RPC); its card is documents.a2a_agent_card'),
   endpoints: z.array(
     z.object({
       method: z.string(),

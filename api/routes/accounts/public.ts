@@ -1,5 +1,5 @@
 // Public routes (no key): signup, waitlist, lead status and the discovery directory.
-import { AGENT_AUTH_PATH, discoveryDocumentUrls } from '../../discovery/documents';
+import { A2A_PATH, AGENT_AUTH_PATH, discoveryDocumentUrls } from '../../discovery/documents';
 import { defineRoute, RouteDef } from '../../route';
 import { accessKey, ENDPOINT_ACCESS } from '../../../domain/shared/access';
 import { describeAccess } from '../../../domain/shared/access-summary';
@@ -77,6 +77,7 @@ export const routes: RouteDef[] = [
           documents: discoveryDocumentUrls(siteUrl),
           agent_auth_url: `${siteUrl}${AGENT_AUTH_PATH}`,
           mcp_url: `${baseUrl}/mcp`,
+          a2a_url: `${baseUrl}${A2A_PATH}`,
           endpoints: allRoutes.map((r) => ({
             method: r.method.toUpperCase(),
             path: r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'),

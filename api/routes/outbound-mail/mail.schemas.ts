@@ -361,6 +361,11 @@ export const MailRecordSchema = z.object({
   inbound_capture_id: z.string().nullable(),
   postal_mail_thread_id: z.string().nullable(),
   mail_run_id: z.string().nullable(),
+  a2a_task_id: z
+    .string()
+    .uuid()
+    .nullable()
+    .describe('the A2A task (send_letter) this piece carries out; null for pieces sent otherwise'),
   agent_notes: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
   test_mode: z.boolean(),
