@@ -26,6 +26,11 @@ export interface Config {
   stripe: StripeSettings;
   rateLimitPerMinute: number;
   signupRateLimitPerMinute: number;
+  /**
+   * OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: per client IP, OAuth client registrations
+   * (POST /oauth/register) and fetches of client ID metadata documents, each counted apart.
+   */
+  oauthRegistrationRateLimitPerMinute: number;
   logLevel: string;
   intakeSecret: string;
   smtpPort: number;
@@ -311,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksAllowInsecureLocal: insecureLocalWebhooks(env),
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 100),
     signupRateLimitPerMinute: Number(env.SIGNUP_RATE_LIMIT_PER_MINUTE ?? 5),
+    oauthRegistrationRateLimitPerMinute: wholeNumber(env, 'OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE', 10),
     logLevel: env.LOG_LEVEL ?? 'info',
     intakeSecret: env.INBOUND_INTAKE_SECRET ?? 'local-intake-secret',
     smtpPort: Number(env.SMTP_PORT ?? 2525),

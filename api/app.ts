@@ -2,8 +2,8 @@
 // request id and log, X-Test-Mode marker (outside the error mapper so error bodies carry
 // test_mode too), error mapper, then the site-root documents (with the liveness and
 // readiness probes, /metrics when METRICS_TOKEN is set, and Stripe's webhook
-// POST /webhooks/stripe), the API reference page, the MCP and A2A servers and
-// the REST router under the API prefix.
+// POST /webhooks/stripe), the API reference page, the OAuth endpoints (api/oauth), the
+// console, the MCP and A2A servers and the REST router under the API prefix.
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Deps } from '../services/shared/deps';
@@ -20,6 +20,7 @@ import { apiReferenceRoutes } from './discovery/api-reference';
 import { mcpRoutes } from './mcp/http';
 import { a2aRoutes } from './a2a/http';
 import { consoleRoutes } from './console';
+import { oauthRoutes } from './oauth';
 import getRawBody from 'raw-body';
 import { receiveStripeWebhook } from '../services/billing/payments';
 import { httpMetrics, metricsEndpoint } from './metrics';
@@ -83,6 +84,9 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes, lifecycle 
   const apiReference = apiReferenceRoutes(deps.config);
   app.use(apiReference.routes());
   app.use(apiReference.allowedMethods());
+  const oauth = oauthRoutes(deps);
+  app.use(oauth.routes());
+  app.use(oauth.allowedMethods());
   app.use(consoleRoutes(deps).routes());
   const mcp = mcpRoutes(deps);
   app.use(mcp.routes());

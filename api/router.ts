@@ -15,6 +15,7 @@ import type { Deps } from '../services/shared/deps';
 import { assertInstructionsVersion } from '../services/accounts/instructions';
 import { consumeRateLimit } from '../services/shared/rate-limit';
 import type { RouteDef } from './route';
+import { withChallenge } from './bearer-challenge';
 
 /** REST JSON bodies; the largest (a support message with 512 KiB of attachments as base64) needs about 700 KiB. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -151,11 +152,21 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
     const handle = async (ctx: Context) => {
       let auth: AuthContext | undefined;
       if (access.callers !== 'public') {
-        auth = await authenticate(deps, ctx.get('authorization') || undefined);
+        const authorization = ctx.get('authorization') || undefined;
+        const scopes = access.scopes ?? access.anyScope;
+        try {
+          auth = await authenticate(deps, authorization, 'rest');
+        } catch (err) {
+          throw withChallenge(err, deps.config, 'rest', authorization, scopes);
+        }
         ctx.state.auth = auth;
         ctx.state.testMode = auth.testMode;
         await applyRateLimit(deps, ctx, `key:${auth.keyId}`, auth.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
-        authorize(access, auth, route.path);
+        try {
+          authorize(access, auth, route.path);
+        } catch (err) {
+          throw withChallenge(err, deps.config, 'rest', authorization, scopes);
+        }
       } else if (access.ipRateLimit) {
         const limit =
           access.ipRateLimit === 'signup' ? deps.config.signupRateLimitPerMinute : deps.config.rateLimitPerMinute;

@@ -32,6 +32,7 @@ import { accountPages } from './pages/account';
 import { inboundPages } from './pages/inbound';
 import { webhookPages } from './pages/webhooks';
 import { supportPages } from './pages/support';
+import { oauthPages } from './pages/oauth';
 
 export const CONSOLE_PATH = '/console';
 const CSS = readFileSync(path.join(__dirname, 'assets', 'console.css'));
@@ -196,6 +197,7 @@ export function consoleRoutes(deps: Deps): Router {
   inboundPages(add);
   webhookPages(add);
   supportPages(add);
+  oauthPages(deps, router, add);
 
   // Any other console path: a page in words, not the API's JSON.
   router.all(`${CONSOLE_PATH}/{*rest}`, async (ctx) => {

@@ -6,6 +6,9 @@ import { ENDPOINT_ACCESS, Scope, SCOPES } from '../../domain/shared/access';
 import { renderAccessTable } from '../../domain/shared/access-summary';
 import { KEY_PREFIX_LENGTH, KEY_PREFIXES, KeyKind } from '../../domain/accounts/keys';
 import { AGENT_AUTH_PATH } from './documents';
+import { ACCESS_TOKEN_PREFIX } from '../../domain/accounts/oauth';
+import { protectedResourceMetadataPath } from '../bearer-challenge';
+import { OAUTH_PATHS } from '../oauth/paths';
 
 const KIND_TEXT: Record<KeyKind, string> = {
   member:
@@ -49,6 +52,10 @@ const REASONS_401: Array<[string, string]> = [
   ['member_suspended', 'The account that owns the key is suspended.'],
   ['facility_inactive', 'The facility of a facility key is inactive.'],
   ['member_key_required', 'An agent credential called `/v1/api-keys` (member keys only).'],
+  [
+    'token_audience_mismatch',
+    'An OAuth access token issued for another resource (a token for `{base_url}/mcp` used on REST).',
+  ],
 ];
 
 const REASONS_403: Array<[string, string]> = [
@@ -76,10 +83,23 @@ to ${baseUrl}/v1/... (REST) and ${baseUrl}/mcp (MCP). Keys are shown once, when 
 (\`key\`); afterwards only \`key_prefix\` (the first ${KEY_PREFIX_LENGTH} characters) identifies them. A key may
 carry an expiry (\`expires_in_days\`). Keys are stored as SHA-256 hashes.
 
-There is no OAuth token endpoint: keys are API keys issued to a signed-in human (member),
-who creates agent keys for their agents. An agent that has no key can record a sign-in
-intent with \`POST ${siteUrl}${AGENT_AUTH_PATH}\` (body \`{"email", "agent_name", "purpose"}\`); it
-issues no credentials and says what the human must do next.
+Keys are API keys issued to a signed-in human (member), who creates agent keys for their
+agents. An agent that has no key can record a sign-in intent with
+\`POST ${siteUrl}${AGENT_AUTH_PATH}\` (body \`{"email", "agent_name", "purpose"}\`); it issues no
+credentials and says what the human must do next.
+
+## OAuth for MCP hosts
+
+An MCP host connects by URL (${baseUrl}/mcp) and OAuth 2.1 as the MCP authorization spec
+(2025-11-25) describes it: the 401 names \`${siteUrl}${protectedResourceMetadataPath(config, 'mcp')}\`, whose
+authorization server (${siteUrl}, metadata at \`/.well-known/oauth-authorization-server\`) offers
+dynamic registration (\`POST ${siteUrl}${OAUTH_PATHS.register}\`, public clients) or client ID
+metadata documents, the authorization code flow with PKCE (S256) and the \`resource\` parameter
+(required: ${baseUrl}/mcp, or ${baseUrl} for REST and MCP), refresh tokens rotated on every use
+(a reused one ends the grant) and revocation (\`POST ${siteUrl}${OAUTH_PATHS.revoke}\`). The
+owner consents on a console page, choosing the agent, environment, scopes and safeguards; the
+access token (\`${ACCESS_TOKEN_PREFIX}\`, one hour) then acts exactly as that agent credential, on the
+resource it was issued for.
 
 ## Kinds of key
 

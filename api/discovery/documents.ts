@@ -80,14 +80,16 @@ export const DISCOVERY_DOCUMENTS: DiscoveryDocument[] = [
     path: '/.well-known/oauth-protected-resource',
     contentType: 'application/json',
     title: 'OAuth protected-resource metadata',
-    description: 'RFC 9728 metadata of the API as a Bearer-protected resource',
+    description:
+      'RFC 9728 metadata of the API ({base_url}) as a Bearer-protected resource; the MCP server has its own at /.well-known/oauth-protected-resource{API prefix}/mcp',
   },
   {
     key: 'oauth_authorization_server',
     path: '/.well-known/oauth-authorization-server',
     contentType: 'application/json',
     title: 'OAuth authorization-server metadata',
-    description: 'RFC 8414 metadata; states that keys are API keys issued by a member, with no OAuth token endpoint',
+    description:
+      'RFC 8414 metadata: authorization code with PKCE (S256) and refresh tokens for MCP hosts, dynamic registration, client ID metadata documents, revocation',
   },
 ];
 

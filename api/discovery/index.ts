@@ -1,5 +1,5 @@
 // The site-root documents (agent card at both of its names, llms.txt, llms-full.txt, agents.txt, auth.md, OAuth
-// metadata) and POST /agent/auth. Documents are built once per process from the route
+// metadata, with the MCP server's protected-resource metadata) and POST /agent/auth. Documents are built once per process from the route
 // list, the access table and the MCP tool registry.
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -13,7 +13,13 @@ import { BodyTooLargeError, JsonBodyError, readJsonBody } from '../json-body';
 import { applyRateLimit, bodyTooLarge, parseOrThrow } from '../router';
 import { renderAuthMd } from './auth-md';
 import { AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
-import { authorizationServerMetadata, buildAgentCard, protectedResourceMetadata } from './metadata';
+import {
+  authorizationServerMetadata,
+  buildAgentCard,
+  mcpProtectedResourceMetadata,
+  protectedResourceMetadata,
+} from './metadata';
+import { protectedResourceMetadataPath } from '../bearer-challenge';
 import { AgentAuthRequest } from './surfaces';
 import { renderAgentsTxt, renderLlmsFullTxt, renderLlmsTxt } from './text-documents';
 
@@ -46,6 +52,15 @@ export function discoveryRoutes(deps: Deps, routes: RouteDef[], tools: Registere
       ctx.set('Cache-Control', 'public, max-age=300');
     });
   }
+
+  // The MCP server's own metadata (its path depends on the API prefix, so it is not in the static list).
+  let mcpMetadata: string | undefined;
+  router.get(protectedResourceMetadataPath(config, 'mcp'), (ctx) => {
+    ctx.body = mcpMetadata ??= JSON.stringify(mcpProtectedResourceMetadata(config), null, 2);
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.set('Access-Control-Allow-Origin', '*');
+  });
 
   router.post(AGENT_AUTH_PATH, async (ctx: Context) => {
     await applyRateLimit(deps, ctx, `ip:agent-auth:${ctx.ip}`, config.signupRateLimitPerMinute);

@@ -1,7 +1,7 @@
 // JSON discovery metadata: the A2A agent card (the A2A server's skills, api/a2a/) and
-// the OAuth metadata documents. The API's credentials are API keys issued
-// to a member, not OAuth tokens; the metadata says so instead of advertising endpoints
-// that do not exist.
+// the OAuth metadata documents. Agents use API keys issued by a member; MCP hosts (and
+// other OAuth clients) get access tokens with the owner's consent, each acting as the
+// agent credential of its grant (services/accounts/oauth.ts).
 import type { Config } from '../../config';
 import { SCOPES } from '../../domain/shared/access';
 import { KEY_PREFIXES } from '../../domain/accounts/keys';
@@ -10,6 +10,7 @@ import { A2A_PROTOCOL_VERSION, A2A_SKILLS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_VERSION } from '../mcp/tools';
 import { API_VERSION } from './openapi';
 import { A2A_PATH, AGENT_AUTH_PATH } from './documents';
+import { AUTHORIZE_PATH, OAUTH_PATHS } from '../oauth/paths';
 
 export const API_TITLE = 'Postal Mail API';
 export const API_SUMMARY =
@@ -55,11 +56,24 @@ export function buildAgentCard(config: Config): AgentCard {
       bearer: {
         type: 'http',
         scheme: 'bearer',
-        bearerFormat: 'API key',
-        description: `API key (${KEY_LIST}); test keys use the sandbox. Keys come from a member: see ${config.siteUrl}/auth.md; agents without one: POST ${config.siteUrl}${AGENT_AUTH_PATH}`,
+        bearerFormat: 'API key or OAuth access token',
+        description: `API key (${KEY_LIST}); test keys use the sandbox. Keys come from a member: see ${config.siteUrl}/auth.md; agents without one: POST ${config.siteUrl}${AGENT_AUTH_PATH}. An OAuth access token (oauth2 below) is sent the same way.`,
+      },
+      oauth2: {
+        type: 'oauth2',
+        description: 'An access token with the owner’s consent, acting as one agent credential',
+        oauth2MetadataUrl: `${config.siteUrl}/.well-known/oauth-authorization-server`,
+        flows: {
+          authorizationCode: {
+            authorizationUrl: `${config.siteUrl}${AUTHORIZE_PATH}`,
+            tokenUrl: `${config.siteUrl}${OAUTH_PATHS.token}`,
+            refreshUrl: `${config.siteUrl}${OAUTH_PATHS.token}`,
+            scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
+          },
+        },
       },
     },
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { oauth2: [] }],
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
     skills: A2A_SKILLS.map(({ id, name, description, tags, examples, inputModes, outputModes }) => ({
@@ -75,7 +89,7 @@ export function buildAgentCard(config: Config): AgentCard {
   };
 }
 
-/** RFC 9728: the API (REST and MCP) as a resource protected by Bearer API keys. */
+/** RFC 9728: the API (REST and MCP) as a resource protected by Bearer API keys and OAuth access tokens. */
 export function protectedResourceMetadata(config: Config) {
   return {
     resource: config.baseUrl,
@@ -88,20 +102,44 @@ export function protectedResourceMetadata(config: Config) {
 }
 
 /**
- * RFC 8414. No grant type is supported (so neither an authorization nor a token
- * endpoint exists); keys come from a signed-in member, as `api_key_issuance` explains.
+ * RFC 9728 for the MCP server alone, at the well-known path followed by its own path: the
+ * `resource` is the URL MCP hosts connect to, so the token they ask for is bound to it.
+ */
+export function mcpProtectedResourceMetadata(config: Config) {
+  return {
+    ...protectedResourceMetadata(config),
+    resource: `${config.baseUrl}/mcp`,
+    resource_name: `${API_TITLE} MCP server`,
+  };
+}
+
+/**
+ * RFC 8414 for MCP hosts (the MCP authorization spec of 2025-11-25): the authorization code
+ * flow with PKCE (S256) and refresh tokens, public clients registered dynamically or known
+ * by a client ID metadata document. Agents' own API keys still come from a signed-in
+ * member, as `api_key_issuance` explains.
  */
 export function authorizationServerMetadata(config: Config) {
+  const site = config.siteUrl;
   return {
-    issuer: config.siteUrl,
-    response_types_supported: [] as string[],
-    grant_types_supported: [] as string[],
+    issuer: site,
+    authorization_endpoint: `${site}${AUTHORIZE_PATH}`,
+    token_endpoint: `${site}${OAUTH_PATHS.token}`,
+    registration_endpoint: `${site}${OAUTH_PATHS.register}`,
+    revocation_endpoint: `${site}${OAUTH_PATHS.revoke}`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    client_id_metadata_document_supported: true,
+    authorization_response_iss_parameter_supported: true,
     scopes_supported: [...SCOPES],
-    service_documentation: `${config.siteUrl}/auth.md`,
+    service_documentation: `${site}/auth.md`,
     api_key_issuance: {
       token_type: 'Bearer API key',
       key_prefixes: KEY_PREFIXES.map((p) => p.prefix),
-      oauth_token_endpoint: null,
       how: 'A human signs up (POST /v1/signup), verifies the email and adds a payment method; with the member key they create an agent (POST /v1/agents) and an agent key (POST /v1/agents/{id}/credentials) and give it to the agent.',
       signup_endpoint: `${config.baseUrl}/v1/signup`,
       agent_sign_in_intent_endpoint: `${config.siteUrl}${AGENT_AUTH_PATH}`,

@@ -20,7 +20,7 @@ const ErrorSchema: JsonSchema = {
     reason: {
       type: 'string',
       description:
-        'On 401/403: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, insufficient_scope, live_key_required, sandbox_not_supported, ...',
+        'On 401/403: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch, insufficient_scope, live_key_required, sandbox_not_supported, ...',
     },
     fields: {
       type: 'array',
@@ -147,7 +147,7 @@ export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
           type: 'http',
           scheme: 'bearer',
           description:
-            'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility)',
+            'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility), or an OAuth access token oauth_at_ (acts as the agent credential of its grant; see /.well-known/oauth-authorization-server)',
         },
       },
       schemas: { Error: ErrorSchema },

@@ -1,6 +1,6 @@
 // OpenAPI paths of the surfaces that are not REST routes: the MCP and A2A endpoints under
-// the API prefix, the site-root discovery documents and POST /agent/auth (both with a path-level
-// server, since they live at the site root rather than under {base_url}).
+// the API prefix, the site-root discovery documents, POST /agent/auth and the OAuth endpoints (all
+// with a path-level server, since they live at the site root rather than under {base_url}).
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { A2A_PATH, AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
@@ -10,6 +10,18 @@ import { A2A_BODY_LIMIT } from '../a2a/http';
 import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { visible } from '../schemas/common';
+import { toJsonSchema } from '../schemas/json-schema';
+import { protectedResourceMetadataPath } from '../bearer-challenge';
+import { AUTHORIZE_PATH, OAUTH_PATHS } from '../oauth/paths';
+import {
+  AuthorizationQuery,
+  OAuthErrorBody,
+  RegistrationRequest,
+  RegistrationResponse,
+  RevocationRequest,
+  TokenRequest,
+  TokenResponse,
+} from '../oauth/oauth.schemas';
 
 export const AgentAuthRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
@@ -134,6 +146,7 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
       },
     },
   };
+  Object.assign(paths, oauthPaths(config, site));
   for (const doc of DISCOVERY_DOCUMENTS) {
     const schema = doc.contentType.startsWith('application/json') ? { type: 'object' } : { type: 'string' };
     paths[doc.path] = {
@@ -149,6 +162,128 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
     };
   }
   return paths;
+}
+
+/** RFC 6749 errors: {error, error_description}, not the API's error shape. */
+const oauthError = (description: string): Json => ({
+  description,
+  content: { 'application/json': { schema: toJsonSchema(OAuthErrorBody, 'output') } },
+});
+
+const json = (description: string, schema: z.ZodType): Json => ({
+  description,
+  content: { 'application/json': { schema: toJsonSchema(schema, 'output') } },
+});
+
+const html = (description: string): Json => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
+
+function oauthPaths(config: Config, site: Json[]): Record<string, Json> {
+  const form = (schema: z.ZodType): Json => ({
+    required: true,
+    content: { 'application/x-www-form-urlencoded': { schema: toJsonSchema(schema, 'input') } },
+  });
+  const query = toJsonSchema(AuthorizationQuery, 'input');
+  const required = new Set((query.required as string[] | undefined) ?? []);
+  return {
+    [protectedResourceMetadataPath(config, 'mcp')]: {
+      servers: site,
+      get: {
+        operationId: 'discovery_oauth_protected_resource_mcp',
+        summary: 'OAuth protected-resource metadata of the MCP server (RFC 9728)',
+        description: 'Where the 401 of /mcp points (WWW-Authenticate resource_metadata): resource is {base_url}/mcp.',
+        tags: ['OAuth'],
+        security: [],
+        responses: {
+          200: { description: 'RFC 9728 metadata', content: { 'application/json': { schema: { type: 'object' } } } },
+        },
+      },
+    },
+    [AUTHORIZE_PATH]: {
+      servers: site,
+      get: {
+        operationId: 'oauthAuthorize',
+        summary: 'OAuth authorization endpoint: the owner’s consent page',
+        description:
+          'An MCP host sends the owner’s browser here (authorization code flow, PKCE S256, RFC 8707 resource required). Signed out: 302 to the console sign-in and back. Signed in: the consent page (agent, environment, scopes, safeguards; approve or deny), whose answer is a 303 to redirect_uri with code, state and iss, or error=access_denied. An unknown client or an unregistered redirect_uri is shown to the owner (400 page); every other problem is a 303 to redirect_uri with error (invalid_request, invalid_scope, invalid_target, unsupported_response_type).',
+        tags: ['OAuth'],
+        security: [],
+        parameters: Object.entries((query.properties ?? {}) as Record<string, Json>).map(([name, schema]) => ({
+          name,
+          in: 'query',
+          required: required.has(name),
+          schema,
+          ...(schema.description ? { description: schema.description } : {}),
+        })),
+        responses: {
+          200: html('The consent page'),
+          302: { description: 'Signed out: to /console/sign-in, which returns here' },
+          303: { description: 'A refusal sent back to redirect_uri (error, error_description, state, iss)' },
+          400: html('The client or redirect_uri cannot be trusted: the refusal, in words, with its RFC 6749 code'),
+          429: html('Too many client metadata documents fetched for this address'),
+        },
+      },
+    },
+    [OAUTH_PATHS.register]: {
+      servers: site,
+      post: {
+        operationId: 'oauthRegister',
+        summary: 'Dynamic client registration (RFC 7591): a public client, no secret',
+        description:
+          'token_endpoint_auth_method is answered as none (PKCE instead of a secret); grant types authorization_code and refresh_token. Redirect URIs: https, http on 127.0.0.1/[::1]/localhost, or a private-use scheme (com.example.app:/cb); at most 10. Body at most 16 KiB.',
+        tags: ['OAuth'],
+        security: [],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: toJsonSchema(RegistrationRequest, 'input') } },
+        },
+        responses: {
+          201: json('Registered: the client information', RegistrationResponse),
+          400: oauthError('invalid_redirect_uri or invalid_client_metadata'),
+          413: oauthError('invalid_client_metadata: body larger than 16 KiB'),
+          429: oauthError('too_many_requests: more registrations per minute from this address than allowed'),
+        },
+      },
+    },
+    [OAUTH_PATHS.token]: {
+      servers: site,
+      post: {
+        operationId: 'oauthToken',
+        summary: 'Token endpoint: authorization code + PKCE, or refresh token (rotated)',
+        description:
+          'Access tokens (oauth_at_) last one hour and act as the grant’s agent credential on the resource they were issued for; refresh tokens (oauth_rt_) are good for one use each, and a reused one ends the grant, as does a reused code. Parameters sent twice are refused.',
+        tags: ['OAuth'],
+        security: [],
+        requestBody: form(TokenRequest),
+        responses: {
+          200: json('Tokens (Cache-Control: no-store)', TokenResponse),
+          400: oauthError(
+            'invalid_request, invalid_grant (code or refresh token unknown, expired, used, of another client; redirect_uri or code_verifier wrong), invalid_scope, invalid_target, unsupported_grant_type',
+          ),
+          401: oauthError('invalid_client: unknown client_id, or its metadata document cannot be used'),
+          413: oauthError('invalid_request: body larger than 16 KiB'),
+          429: oauthError('temporarily_unavailable: too many client metadata documents fetched for this address'),
+        },
+      },
+    },
+    [OAUTH_PATHS.revoke]: {
+      servers: site,
+      post: {
+        operationId: 'oauthRevoke',
+        summary: 'Token revocation (RFC 7009): either token of a grant ends the grant',
+        tags: ['OAuth'],
+        security: [],
+        requestBody: form(RevocationRequest),
+        responses: {
+          200: json('Revoked, or the token was not valid anyway', z.object({})),
+          400: oauthError(
+            'invalid_request, unsupported_token_type, invalid_grant (the token was issued to another client)',
+          ),
+          401: oauthError('invalid_client'),
+          413: oauthError('invalid_request: body larger than 16 KiB'),
+        },
+      },
+    },
+  };
 }
 
 function stripSchemaKey(schema: Json): Json {

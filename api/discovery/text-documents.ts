@@ -133,7 +133,7 @@ Agent-Card: ${doc('a2a_agent_card')}
 A2A: ${config.baseUrl}${A2A_PATH}
 A2A-Protocol-Version: ${A2A_PROTOCOL_VERSION}
 LLMs-Txt: ${doc('llms_txt')}
-Auth: Bearer API key; see ${doc('auth_md')}
+Auth: Bearer API key, or OAuth with the owner's consent for MCP hosts; see ${doc('auth_md')}
 Key-Prefixes: ${KEY_PREFIXES.map((p) => p.prefix).join(' ')}
 Sign-In-Intent: POST ${config.siteUrl}${AGENT_AUTH_PATH} (issues no credentials)
 Rate-Limit: ${config.rateLimitPerMinute} requests/minute per key

@@ -9,7 +9,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ApiError, errors } from '../../domain/shared/errors';
+import { errors } from '../../domain/shared/errors';
 import { MAX_DOCUMENT_BYTES } from '../../domain/outbound-mail/documents';
 import {
   dotPath,
@@ -37,6 +37,7 @@ import {
   readJsonBytes,
 } from '../json-body';
 import { applyRateLimit } from '../router';
+import { withChallenge } from '../bearer-challenge';
 import { errorResult } from './call';
 import type { RegisteredTool } from './registry';
 import { createMcpServer } from './server';
@@ -125,20 +126,16 @@ function refuseBody(ctx: Context, auth: AuthContext, problem: JsonProblem, envel
   });
 }
 
-/** 401s point MCP clients at the protected-resource metadata (RFC 9728). */
+/**
+ * 401s point MCP clients at the MCP server's protected-resource metadata (RFC 9728), where
+ * an MCP host finds the authorization server to ask the owner's consent from.
+ */
 async function authenticateMcp(deps: Deps, ctx: Context): Promise<AuthContext> {
+  const authorization = ctx.get('authorization') || undefined;
   try {
-    return await authenticate(deps, ctx.get('authorization') || undefined);
+    return await authenticate(deps, authorization, 'mcp');
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
-      throw new ApiError(401, err.message, {
-        ...err.options,
-        headers: {
-          'WWW-Authenticate': `Bearer resource_metadata="${deps.config.siteUrl}/.well-known/oauth-protected-resource"`,
-        },
-      });
-    }
-    throw err;
+    throw withChallenge(err, deps.config, 'mcp', authorization);
   }
 }
 

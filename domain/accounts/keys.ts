@@ -33,6 +33,11 @@ export function generateKey(kind: KeyKind): string {
   return prefixFor(kind) + randomSecret(40);
 }
 
+/** A bearer secret of another kind (OAuth tokens): the prefix and `length` random base62 characters. */
+export function generateSecret(prefix: string, length = 40): string {
+  return prefix + randomSecret(length);
+}
+
 export function hashKey(rawKey: string): string {
   return sha256Hex(rawKey);
 }
@@ -41,8 +46,12 @@ export function keyPrefixOf(rawKey: string): string {
   return rawKey.slice(0, KEY_PREFIX_LENGTH);
 }
 
+/** OAuth access tokens (domain/accounts/oauth.ts ACCESS_TOKEN_PREFIX) act as the agent credential of their grant. */
+export const OAUTH_ACCESS_TOKEN_PREFIX = 'oauth_at_';
+
 export type ParsedBearer =
   | { ok: true; token: string; kind: KeyKind }
+  | { ok: true; token: string; kind: 'oauth_access_token' }
   | { ok: false; reason: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' };
 
 /** Classifies an Authorization header value without touching storage. */
@@ -52,6 +61,7 @@ export function parseBearer(header: string | undefined): ParsedBearer {
   if (!match) return { ok: false, reason: 'token_malformed' };
   const token = match[1];
   if (!TOKEN_SHAPE.test(token)) return { ok: false, reason: 'token_malformed' };
+  if (token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX)) return { ok: true, token, kind: 'oauth_access_token' };
   const found = KEY_PREFIXES.find((p) => token.startsWith(p.prefix));
   if (!found) return { ok: false, reason: 'token_prefix_unknown' };
   return { ok: true, token, kind: found.kind };

@@ -1,5 +1,6 @@
 // Members, member API keys and facilities: creation paths shared by signup, the
 // operator CLI and tests.
+import { endMemberGrants } from './oauth';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
@@ -166,7 +167,8 @@ export async function findMembers(
 
 /**
  * Suspends or reinstates a member, with the operator's reason. A suspended member's keys
- * (member and agent keys alike) are refused with 401 member_suspended on their next request.
+ * (member and agent keys alike) are refused with 401 member_suspended on their next request,
+ * and the account's OAuth grants end (reinstating does not bring them back).
  */
 export async function setMemberStatus(
   db: Pick<EntityManager, 'query'>,
@@ -183,5 +185,6 @@ export async function setMemberStatus(
     [memberId, status, reason],
   );
   const changed = (Array.isArray(result[0]) ? result[0] : result).length > 0;
+  if (changed && status === 'suspended') await endMemberGrants(db, memberId, 'member_suspended');
   return { member_id: memberId, status, previous_status: changed ? before.status : status, changed, reason };
 }

@@ -39,7 +39,8 @@ export interface CredentialRecord {
   id: string;
   key?: string;
   key_prefix: string;
-  credential_type: 'api_key';
+  /** oauth_grant: the credential an OAuth grant owns; only the grant's access tokens act as it. */
+  credential_type: 'api_key' | 'oauth_grant';
   agent_id: string;
   scopes: string[];
   status: 'active' | 'revoked';
@@ -51,7 +52,8 @@ export interface CredentialRecord {
   max_daily_pieces: number | null;
 }
 
-const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces`;
+const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces,
+  CASE WHEN EXISTS (SELECT 1 FROM oauth_grants g WHERE g.credential_id = agent_credentials.id) THEN 'oauth_grant' ELSE 'api_key' END AS credential_type`;
 type CredentialColumns = Pick<
   AgentCredentialRow,
   | 'id'
@@ -65,13 +67,13 @@ type CredentialColumns = Pick<
   | 'created_at'
   | 'force_approval'
   | 'max_daily_pieces'
->;
+> & { credential_type: CredentialRecord['credential_type'] };
 
 function toCredential(row: CredentialColumns): CredentialRecord {
   return {
     id: row.id,
     key_prefix: row.key_prefix,
-    credential_type: 'api_key',
+    credential_type: row.credential_type,
     agent_id: row.agent_id,
     scopes: row.scopes,
     status: row.status,

@@ -1,8 +1,9 @@
-// The one HTTP client that calls webhook receivers (worker only). It checks the URL,
+// The one HTTP client that calls webhook receivers (worker only), and the one that reads
+// OAuth client ID metadata documents (API; fetchPublicDocument). It checks the URL,
 // resolves the host and refuses non-public addresses (then connects to the address it
 // checked, so a second DNS answer cannot redirect it), never follows redirects, gives
-// each attempt a hard deadline, and reads at most 4 KiB of the response before
-// destroying the socket.
+// each attempt a hard deadline, and reads at most 4 KiB of a webhook's response (a
+// document's own bound for documents) before destroying the socket.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -97,6 +98,93 @@ export interface SendResult {
   body: string;
 }
 
+/** A lookup that answers with the address that was checked, whatever the host name. */
+function pinnedLookupOf(pinned: ResolvedAddress): LookupFunction {
+  return (_host, options, callback) => {
+    const cb = callback as (...args: unknown[]) => void;
+    if ((options as { all?: boolean }).all) cb(null, [pinned]);
+    else cb(null, pinned.address, pinned.family);
+  };
+}
+
+export interface DocumentRequest {
+  url: string;
+  allowInsecureLocal: boolean;
+  maxBytes: number;
+  deadlineMs: number;
+  accept?: string;
+  resolve?: Resolver;
+}
+
+export type DocumentResult =
+  | { ok: true; statusCode: number; body: Buffer; cacheControl: string | null; contentType: string | null }
+  | { ok: false; error: string };
+
+/**
+ * GETs a small public document under the agent-webhook address rules (public https, any
+ * port; loopback http with WEBHOOKS_ALLOW_INSECURE_LOCAL): no redirects, a deadline for the
+ * whole exchange, and a body over maxBytes is refused rather than cut.
+ */
+export async function fetchPublicDocument(req: DocumentRequest): Promise<DocumentResult> {
+  const target = await checkWebhookTarget(req.url, 'agent_webhook', req.allowInsecureLocal, req.resolve);
+  if (!target.ok) return { ok: false, error: target.error ?? 'refused' };
+  const url = new URL(req.url);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise<DocumentResult>((resolvePromise) => {
+    let settled = false;
+    const finish = (result: DocumentResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolvePromise(result);
+    };
+    const request = transport.request(
+      url,
+      {
+        method: 'GET',
+        agent: false,
+        lookup: pinnedLookupOf(target.addresses[0]),
+        headers: { accept: req.accept ?? 'application/json', 'user-agent': 'PostalMailAPI/1.0', connection: 'close' },
+      },
+      (res) => {
+        const statusCode = res.statusCode ?? 0;
+        if (statusCode >= 300 && statusCode < 400)
+          return finish({ ok: false, error: `http_${statusCode}: redirects are not followed` });
+        if (statusCode < 200 || statusCode >= 300) return finish({ ok: false, error: `http_${statusCode}` });
+        const declared = Number(res.headers['content-length']);
+        if (declared > req.maxBytes) return finish({ ok: false, error: `too_large: more than ${req.maxBytes} bytes` });
+        const chunks: Buffer[] = [];
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > req.maxBytes)
+            return finish({ ok: false, error: `too_large: more than ${req.maxBytes} bytes` });
+          chunks.push(chunk);
+        });
+        res.on('end', () =>
+          finish({
+            ok: true,
+            statusCode,
+            body: Buffer.concat(chunks),
+            cacheControl: typeof res.headers['cache-control'] === 'string' ? res.headers['cache-control'] : null,
+            contentType: res.headers['content-type'] ?? null,
+          }),
+        );
+        res.on('error', (err) => finish({ ok: false, error: `network_error: ${err.message}` }));
+      },
+    );
+    const timer = setTimeout(
+      () => finish({ ok: false, error: `timeout: no complete answer within ${req.deadlineMs / 1000} s` }),
+      req.deadlineMs,
+    );
+    request.on('error', (err) =>
+      finish({ ok: false, error: `network_error: ${(err as { code?: string }).code ?? err.message}` }),
+    );
+    request.end();
+  });
+}
+
 export async function sendWebhook(req: SendRequest): Promise<SendResult> {
   const started = Date.now();
   const target = await checkWebhookTarget(req.url, req.kind, req.allowInsecureLocal, req.resolve);
@@ -108,12 +196,7 @@ export async function sendWebhook(req: SendRequest): Promise<SendResult> {
       error: target.error ?? 'refused',
       body: '',
     };
-  const pinned = target.addresses[0];
-  const pinnedLookup: LookupFunction = (_host, options, callback) => {
-    const cb = callback as (...args: unknown[]) => void;
-    if ((options as { all?: boolean }).all) cb(null, [pinned]);
-    else cb(null, pinned.address, pinned.family);
-  };
+  const pinnedLookup = pinnedLookupOf(target.addresses[0]);
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
   const bodyBuffer = Buffer.from(req.body, 'utf8');

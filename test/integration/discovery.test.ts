@@ -114,7 +114,7 @@ describe('discovery documents at the site root', () => {
     expect(agents).toContain(`MCP: ${app.baseUrl}/mcp`);
   });
 
-  it('publishes OAuth metadata that describes Bearer API keys without inventing a token endpoint', async () => {
+  it('publishes OAuth metadata: the API as a protected resource, and the authorization server for MCP hosts', async () => {
     const pr = (await site('GET', '/.well-known/oauth-protected-resource')).body;
     expect(pr).toMatchObject({
       resource: app.baseUrl,
@@ -122,15 +122,28 @@ describe('discovery documents at the site root', () => {
       bearer_methods_supported: ['header'],
     });
     expect(pr.scopes_supported).toEqual([...SCOPES]);
+    const mcp = (await site('GET', '/.well-known/oauth-protected-resource/api/mcp')).body;
+    expect(mcp).toMatchObject({ resource: `${app.baseUrl}/mcp`, authorization_servers: [app.siteUrl] });
     const as = (await site('GET', '/.well-known/oauth-authorization-server')).body;
     expect(as).toMatchObject({
       issuer: app.siteUrl,
-      response_types_supported: [],
-      grant_types_supported: [],
-      api_key_issuance: { oauth_token_endpoint: null },
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint: `${app.siteUrl}/oauth/token`,
+      authorization_endpoint: `${app.siteUrl}/console/oauth/authorize`,
+      api_key_issuance: { key_prefixes: KEY_PREFIXES.map((p) => p.prefix) },
     });
-    expect(as.token_endpoint).toBeUndefined();
-    expect(as.authorization_endpoint).toBeUndefined();
+    // The OpenAPI document describes the OAuth endpoints with their RFC 6749 error bodies.
+    const doc = (await site('GET', '/openapi.json')).body;
+    for (const p of ['/oauth/register', '/oauth/token', '/oauth/revoke'])
+      expect(doc.paths[p].post.responses['400'].content['application/json'].schema.required).toEqual([
+        'error',
+        'error_description',
+      ]);
+    expect(doc.paths['/console/oauth/authorize'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['client_id', 'redirect_uri', 'code_challenge', 'resource']),
+    );
   });
 
   describe('POST /agent/auth', () => {

@@ -69,7 +69,7 @@ describe('MCP server at {base_url}/mcp', () => {
     for (const t of registeredTools) expect(SPEC_TOOLS).toContain(t.name);
   });
 
-  it('refuses a request without a key with the REST 401 body and points at the protected-resource metadata', async () => {
+  it('refuses a request without a key with the REST 401 body and points at the MCP server’s protected-resource metadata', async () => {
     const res = await fetch(`${app.baseUrl}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -78,7 +78,7 @@ describe('MCP server at {base_url}/mcp', () => {
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ reason: 'token_missing' });
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${app.siteUrl}/.well-known/oauth-protected-resource"`,
+      `Bearer resource_metadata="${app.siteUrl}/.well-known/oauth-protected-resource/api/mcp"`,
     );
   });
 

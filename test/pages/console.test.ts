@@ -511,6 +511,10 @@ describe('owner console', () => {
       'POST /console/agents/:id/credentials/:credentialId/revoke': {
         url: `/console/agents/${agentId}/credentials/${o.credentialId}/revoke`,
       },
+      // The agent is another member's, so the grant's id does not matter: the agent is looked up first.
+      'POST /console/agents/:id/grants/:grantId/revoke': {
+        url: `/console/agents/${agentId}/grants/00000000-0000-4000-8000-000000000000/revoke`,
+      },
       'POST /console/agents/:id/instructions': { url: `/console/agents/${agentId}/instructions` },
       'POST /console/agents/:id/proposals/:proposalId': { url: `/console/agents/${agentId}/proposals/${o.proposalId}` },
       'POST /console/keys/:id/rotate': { url: `/console/keys/${o.ownerKeyId}/rotate` },
@@ -534,7 +538,7 @@ describe('owner console', () => {
     return routes.map((route) => ({ route, ...cases[route] }));
   }
 
-  /** The console's pages without an id (lists), read from its router; sign-in and assets left out. */
+  /** The console's pages without an id (lists), read from its router; sign-in, assets and the OAuth consent page (it needs an authorization request) left out. */
   function listPages(): string[] {
     return consoleRoutes(app.deps)
       .stack.filter(
@@ -542,7 +546,7 @@ describe('owner console', () => {
           typeof layer.path === 'string' &&
           layer.methods.includes('GET') &&
           layer.path.startsWith('/console') &&
-          !/[:{]|sign-in|assets/.test(layer.path),
+          !/[:{]|sign-in|assets|oauth/.test(layer.path),
       )
       .map((layer) => layer.path as string);
   }

@@ -11,6 +11,7 @@ import { formFields, formNumber, type ConsolePage } from '../framework';
 import { PURCHASE_PRESETS_CENTS, readDollarAmount } from '../../../domain/billing/purchases';
 import { getPurchase, listPurchases, startCheckout, StripeUnavailable } from '../../../services/billing/payments';
 import { payLocally, type LocalPayment } from '../../../services/billing/local-checkout';
+import { listAgentGrants, revokeGrantAsOwner } from '../../../services/accounts/oauth';
 
 /** The month a billing page shows: ?month=YYYY-MM, default the current one (UTC). */
 function monthPeriod(month: unknown): { month: string; start: string; end: string | undefined } {
@@ -28,6 +29,7 @@ const DONE: Record<string, string> = {
   accepted: 'Accepted the proposed edit: it is the new version of the instructions.',
   rejected: 'Rejected the proposed edit.',
   session_revoked: 'The session was signed out.',
+  grant_revoked: 'The connection was revoked: its tokens are refused from now on.',
 };
 const done = (v: unknown) => (typeof v === 'string' ? DONE[v] : undefined);
 
@@ -150,10 +152,11 @@ function registerRest(add: AddPage): void {
   add('get', '/console/agents/:id', async (page) => {
     const params = { id: page.ctx.params.id };
     const agent = await page.call('GET /v1/agents/:id', { params });
-    const [credentials, instructions, proposals] = await Promise.all([
+    const [credentials, instructions, proposals, grants] = await Promise.all([
       page.call('GET /v1/agents/:id/credentials', { params }),
       page.call('GET /v1/agents/:id/instructions', { params }),
       page.call('GET /v1/agents/:id/instructions/proposals', { params, query: { status: 'pending' } }),
+      listAgentGrants(page.deps, page.session.memberId, agent.id as string),
     ]);
     page.render('agent', {
       title: `Agent ${agent.name}`,
@@ -161,6 +164,7 @@ function registerRest(add: AddPage): void {
       credentials,
       instructions,
       proposals,
+      grants,
       scopes: SCOPES,
       done: done(page.ctx.query.done),
     });
@@ -191,6 +195,24 @@ function registerRest(add: AddPage): void {
       params: { id: page.ctx.params.id, credentialId: page.ctx.params.credentialId },
     });
     page.ctx.redirect(`/console/agents/${page.ctx.params.id}?done=revoked`);
+  });
+
+  // The agent is read through REST first, so another member's agent is a 404 as everywhere.
+  add('post', '/console/agents/:id/grants/:grantId/revoke', async (page) => {
+    const agent = await page.call('GET /v1/agents/:id', { params: { id: page.ctx.params.id } });
+    const revoked = await revokeGrantAsOwner(
+      page.deps,
+      page.session.memberId,
+      agent.id as string,
+      page.ctx.params.grantId,
+    );
+    if (!revoked)
+      return page.render(
+        'error',
+        { ...notFound(), error: { ...notFound().error, message: 'There is no such connection.' } },
+        404,
+      );
+    page.ctx.redirect(`/console/agents/${agent.id}?done=grant_revoked#connections`);
   });
 
   add('post', '/console/agents/:id/instructions', async (page) => {

@@ -31,8 +31,12 @@ export const CredentialParams = AgentIdParams.extend({ credentialId: z.uuid({ me
 export const Credential = z.object({
   id: z.string(),
   key: z.string().optional().describe('the raw key; present only in the creation response'),
-  key_prefix: z.string().describe('first 18 characters of the key'),
-  credential_type: z.literal('api_key'),
+  key_prefix: z.string().describe('first 18 characters of the key (oauth_at_ for the credential of an OAuth grant)'),
+  credential_type: z
+    .enum(['api_key', 'oauth_grant'])
+    .describe(
+      'oauth_grant: owned by an OAuth grant of an MCP host; its access tokens act as it, and revoking it ends the grant',
+    ),
   agent_id: z.string(),
   scopes: z.array(z.string()),
   status: z.enum(['active', 'revoked']),
