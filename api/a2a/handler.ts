@@ -106,7 +106,9 @@ export class PostalA2AHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const task = await this.task(taskIdOf(params));
       const now = await currentTask(this.deps, task);
-      if (now.status.state === 'canceled') return now;
+      // Already canceled (by a concurrent cancel, or DELETE /v1/mail/{id}): nothing more is refunded.
+      if (now.status.state === 'canceled')
+        return { ...now, metadata: { ...now.metadata, refunded_credits_cents: 0, already_cancelled: true } };
       const piece = await pieceOfTask(this.deps, task.id);
       if (!piece || FINAL_TASK_STATES.includes(now.status.state as never))
         throw new A2AError(-32002, `Task cannot be canceled: it is ${now.status.state}`, {
