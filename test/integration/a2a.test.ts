@@ -84,7 +84,8 @@ describe('A2A server at {base_url}/a2a (official @a2a-js/sdk client)', () => {
       preferredTransport: 'JSONRPC',
       capabilities: { streaming: false, pushNotifications: true },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      security: [{ bearer: [] }],
+      // API keys, and OAuth access tokens issued for {base_url} (the A2A server is under it).
+      security: [{ bearer: [] }, { oauth2: [] }],
     });
     expect(card.skills.map((s) => s.id)).toEqual(['quote_letter', 'send_letter', 'track_letter', 'read_inbox']);
     // The SDK's own checks: the legacy client validates the card's service URL, the factory finds a transport for it.

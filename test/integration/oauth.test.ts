@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useTestApp, startTestApp } from '../helpers/app';
@@ -182,6 +183,24 @@ describe('OAuth for MCP hosts (authorization server and resource)', () => {
       expect(mail.status).toBe(403);
       expect(mail.body.reason).toBe('insufficient_scope');
       expect(mail.headers.get('www-authenticate')).toContain('error="insufficient_scope", scope="mail.send"');
+    });
+
+    it('the A2A server (under {base_url}) takes a token for {base_url}, not one for the MCP server only', async () => {
+      const rpc = (accessToken: string) =>
+        fetch(`${app.baseUrl}/a2a`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: randomUUID() } }),
+        });
+      const apiToken = await tokens({ resource: app.baseUrl, scope: 'mail.send' });
+      const ok = await rpc(apiToken.tokens.access_token);
+      expect(ok.status).toBe(200);
+      // Authenticated: the protocol's task-not-found error, not a 401.
+      expect((await ok.json()).error.code).toBe(-32001);
+      const mcpOnly = await tokens({ scope: 'mail.send' });
+      const refused = await rpc(mcpOnly.tokens.access_token);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ reason: 'token_audience_mismatch' });
     });
 
     it('denying sends access_denied back, with state and iss, and grants nothing', async () => {
