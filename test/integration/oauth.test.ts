@@ -196,7 +196,7 @@ describe('OAuth for MCP hosts (authorization server and resource)', () => {
       const ok = await rpc(apiToken.tokens.access_token);
       expect(ok.status).toBe(200);
       // Authenticated: the protocol's task-not-found error, not a 401.
-      expect((await ok.json()).error.code).toBe(-32001);
+      expect(((await ok.json()) as { error: { code: number } }).error.code).toBe(-32001);
       const mcpOnly = await tokens({ scope: 'mail.send' });
       const refused = await rpc(mcpOnly.tokens.access_token);
       expect(refused.status).toBe(401);
