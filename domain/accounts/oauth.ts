@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { SCOPES, Scope } from '../shared/access';
 import { isLoopbackAddress, MAX_URL_LENGTH } from '../webhooks/urls';
-import { OAUTH_ACCESS_TOKEN_PREFIX } from './keys';
+import { OAUTH_ACCESS_TOKEN_PREFIX, safeEqual } from './keys';
 
 /** An authorization code is good for 10 minutes and one use. */
 export const AUTHORIZATION_CODE_SECONDS = 600;
@@ -148,7 +148,7 @@ export function s256(verifier: string): string {
 
 /** Whether the code verifier is the one the challenge was made from. */
 export function codeVerifierMatches(verifier: string | undefined, challenge: string): boolean {
-  return typeof verifier === 'string' && PKCE_VALUE.test(verifier) && s256(verifier) === challenge;
+  return typeof verifier === 'string' && PKCE_VALUE.test(verifier) && safeEqual(s256(verifier), challenge);
 }
 
 // ---------------------------------------------------------------- resources (RFC 8707)
