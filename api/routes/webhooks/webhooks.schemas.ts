@@ -1,6 +1,6 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery, visible } from '../../schemas/common';
+import { Pagination, paginationQuery, singleLine } from '../../schemas/common';
 import {
   ENDPOINT_EVENT_TYPES,
   LEGACY_EVENT_TYPES,
@@ -180,7 +180,7 @@ const Term = z.string().superRefine((t, ctx) => {
   const problem = termProblem(t);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-const RuleName = visible(z.string().trim().min(1).max(RULE_LIMITS.nameLength));
+const RuleName = singleLine(z.string().trim().min(1).max(RULE_LIMITS.nameLength));
 const RuleSource = z.enum(['envelope', 'letter', 'any']);
 const RuleMatch = z.enum(['any', 'all']);
 
@@ -215,7 +215,7 @@ export const Rule = z.object({
   updated_at: z.string(),
 });
 
-const EndpointName = visible(z.string().trim().min(1).max(100));
+const EndpointName = singleLine(z.string().trim().min(1).max(100));
 
 export const EndpointCreateRequest = z.strictObject({
   name: EndpointName,
