@@ -17,6 +17,7 @@ import {
   newCsrfSecret,
 } from '../../services/accounts/console-sessions';
 import { rest, RestCall } from './rest';
+import { labelText, shownAddress, shownText } from './text';
 
 export const SESSION_COOKIE = 'pm_console';
 /** Signed-out forms (sign-in) take their CSRF token from this cookie's secret. */
@@ -50,8 +51,17 @@ export interface ConsolePage {
   render(view: string, data?: Record<string, unknown>, status?: number): void;
 }
 
-/** Helpers every template sees as `it.h`. */
+/**
+ * Helpers every template sees as `it.h`. Text the console did not write goes through
+ * line (one-line text), text (several lines) or address, output raw (`<%~`): they escape it
+ * and show hidden characters as marks (api/console/text.ts); label does the same as plain
+ * text for attributes and titles.
+ */
 const helpers = {
+  line: (v: unknown) => shownText(v, 'single_line'),
+  text: (v: unknown) => shownText(v, 'multi_line'),
+  label: labelText,
+  address: shownAddress,
   money: (cents: number | null | undefined) => (cents === null || cents === undefined ? '—' : formatCents(cents)),
   date: (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—'),
   words: (s: string | null | undefined) => (s ? s.replace(/_/g, ' ') : '—'),

@@ -93,26 +93,56 @@ export interface HiddenCharacter {
   kind: 'line_break' | 'control' | 'format';
 }
 
+/** What the character at `i` is, when `layout` text may not contain it; null when it may. */
+function hiddenAt(chars: string[], i: number, layout: TextLayout): HiddenCharacter['kind'] | null {
+  const cp = chars[i].codePointAt(0)!;
+  if (LINE_BREAKS.has(cp) || cp === 0x09) {
+    if (layout === 'multi_line' && cp !== 0x2028 && cp !== 0x2029) return null;
+    return cp === 0x09 ? 'control' : 'line_break';
+  }
+  if (/^\p{Cc}$/u.test(chars[i])) return 'control';
+  if (/^\p{Cf}$/u.test(chars[i])) {
+    const joiner = cp === 0x200c || cp === 0x200d;
+    if (joiner && i > 0 && i < chars.length - 1 && JOINABLE.test(chars[i - 1]) && JOINABLE.test(chars[i + 1]))
+      return null;
+    return 'format';
+  }
+  return null;
+}
+
 /** The first character that `layout` text may not contain, or null. */
 export function findHiddenCharacter(text: string, layout: TextLayout): HiddenCharacter | null {
   if (!SUSPECT.test(text)) return null;
   const chars = Array.from(text);
   for (let i = 0; i < chars.length; i++) {
-    const cp = chars[i].codePointAt(0)!;
-    const multi = layout === 'multi_line';
-    if (LINE_BREAKS.has(cp) || cp === 0x09) {
-      if (multi && cp !== 0x2028 && cp !== 0x2029) continue;
-      return { position: i + 1, codePoint: cp, kind: cp === 0x09 ? 'control' : 'line_break' };
-    }
-    if (/^\p{Cc}$/u.test(chars[i])) return { position: i + 1, codePoint: cp, kind: 'control' };
-    if (/^\p{Cf}$/u.test(chars[i])) {
-      const joiner = cp === 0x200c || cp === 0x200d;
-      if (joiner && i > 0 && i < chars.length - 1 && JOINABLE.test(chars[i - 1]) && JOINABLE.test(chars[i + 1]))
-        continue;
-      return { position: i + 1, codePoint: cp, kind: 'format' };
-    }
+    const kind = hiddenAt(chars, i, layout);
+    if (kind) return { position: i + 1, codePoint: chars[i].codePointAt(0)!, kind };
   }
   return null;
+}
+
+/**
+ * The text cut where the characters `layout` text may not contain are: runs to show as they
+ * are, and each such character, so a page can show it as a visible mark instead (text stored
+ * before these characters were refused, text from outside: OCR, receivers' answers).
+ */
+export function splitAtHiddenCharacters(text: string, layout: TextLayout): Array<string | HiddenCharacter> {
+  if (!SUSPECT.test(text)) return [text];
+  const chars = Array.from(text);
+  const parts: Array<string | HiddenCharacter> = [];
+  let run = '';
+  for (let i = 0; i < chars.length; i++) {
+    const kind = hiddenAt(chars, i, layout);
+    if (!kind) {
+      run += chars[i];
+      continue;
+    }
+    if (run) parts.push(run);
+    run = '';
+    parts.push({ position: i + 1, codePoint: chars[i].codePointAt(0)!, kind });
+  }
+  if (run) parts.push(run);
+  return parts;
 }
 
 /** The refusal of text holding a hidden character, in words that name it and where it is; null when the text may be used. */
