@@ -44,6 +44,7 @@ import { SupportMessageBody } from '../../api/routes/support/support';
 import { FacilityMessageBody } from '../../api/routes/support/facility-messages';
 import { AgentAuthRequest } from '../../api/discovery/surfaces';
 import { registeredTools } from '../../api/mcp/tools';
+import { ClientMetadata } from '../../domain/accounts/oauth-metadata';
 
 /** Each shows nothing. */
 const INVISIBLE = [
@@ -317,6 +318,7 @@ const SINGLE_LINE_FIELDS: Array<[string, z.ZodType, Record<string, unknown>, str
   ],
   ['facility message subject', FacilityMessageBody, { body: 'hi' }, 'subject'],
   ['agent sign-in agent_name', AgentAuthRequest, { email: 'a@example.com' }, 'agent_name'],
+  ['OAuth client_name', ClientMetadata, { redirect_uris: ['https://example.com/cb'] }, 'client_name'],
 ];
 
 const MULTI_LINE_FIELDS: Array<[string, z.ZodType, Record<string, unknown>, string]> = [
