@@ -775,6 +775,7 @@ describe('owner console', () => {
       return res.status === 404 ? null : res.body.endpoint;
     };
     try {
+      const existing = (await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints.length;
       const { page, errors } = await browser.open(`${app.siteUrl}/console/webhooks`);
       await signIn(page, owner.key);
       expect(new URL(page.url()).pathname).toBe('/console/webhooks');
@@ -794,7 +795,7 @@ describe('owner console', () => {
       await expect(page.getAttribute('#add-url', 'aria-describedby')).resolves.toBe('add-url-hint add-url-error');
       await expect(page.inputValue('#add-name')).resolves.toBe('Orders hook');
       await browser.screenshot(page, 'console-webhook-form-errors', { fullPage: true });
-      expect((await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints).toHaveLength(1);
+      expect((await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints).toHaveLength(existing);
 
       // Created: the secret is shown once, then the endpoint is verified with it.
       await page.fill('#add-url', first.url);
@@ -866,6 +867,7 @@ describe('owner console', () => {
       await expect(page.textContent('#edit-errors')).resolves.toContain('url: must be an https URL');
       await expect(page.textContent('#edit-name-error')).resolves.toMatch(/U\+202E right-to-left override/);
       await expect(page.inputValue('#edit-url')).resolves.toBe('not a url');
+      await page.locator('#edit').screenshot({ path: await browser.screenshot(page, 'console-webhook-edit-errors') });
       expect(await endpointState(created.id)).toEqual(before);
 
       // The secret rotates: a new one, shown once; both sign for 24 hours.
