@@ -4,9 +4,8 @@
 // they need no script and work with a keyboard alone.
 import path from 'node:path';
 import type { Context } from 'koa';
-import getRawBody from 'raw-body';
 import { Eta } from 'eta';
-import { ApiError } from '../../domain/shared/errors';
+import { ApiError, codedError } from '../../domain/shared/errors';
 import { formatCents } from '../../domain/shared/money';
 import type { Deps } from '../../services/shared/deps';
 import {
@@ -17,11 +16,14 @@ import {
   newCsrfSecret,
 } from '../../services/accounts/console-sessions';
 import { rest, RestCall } from './rest';
+import { BodyTooLargeError, formatBytes, readBodyBytes } from '../json-body';
+import { labelText, shownAddress, shownText } from './text';
 
 export const SESSION_COOKIE = 'pm_console';
 /** Signed-out forms (sign-in) take their CSRF token from this cookie's secret. */
 const PRE_SESSION_COOKIE = 'pm_console_csrf';
-const FORM_LIMIT_BYTES = 256 * 1024;
+/** Fits the largest console form, the instructions document (10,000 characters: at most 120 KB URL-encoded). */
+export const FORM_LIMIT_BYTES = 256 * 1024;
 
 /** Two engines, one caching compiled templates (config.cacheConsoleTemplates) and one re-reading them; each compiles only when used. */
 const VIEWS = path.join(__dirname, 'views');
@@ -50,8 +52,17 @@ export interface ConsolePage {
   render(view: string, data?: Record<string, unknown>, status?: number): void;
 }
 
-/** Helpers every template sees as `it.h`. */
+/**
+ * Helpers every template sees as `it.h`. Text the console did not write goes through
+ * line (one-line text), text (several lines) or address, output raw (`<%~`): they escape it
+ * and show hidden characters as marks (api/console/text.ts); label does the same as plain
+ * text for attributes and titles.
+ */
 const helpers = {
+  line: (v: unknown) => shownText(v, 'single_line'),
+  text: (v: unknown) => shownText(v, 'multi_line'),
+  label: labelText,
+  address: shownAddress,
   money: (cents: number | null | undefined) => (cents === null || cents === undefined ? '—' : formatCents(cents)),
   date: (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—'),
   words: (s: string | null | undefined) => (s ? s.replace(/_/g, ' ') : '—'),
@@ -92,15 +103,24 @@ export function csrfFor(secret: string): string {
   return csrfToken(secret);
 }
 
-/** Reads an application/x-www-form-urlencoded body (the only kind console forms send). */
+/**
+ * Reads an application/x-www-form-urlencoded body (the only kind console forms send). A body
+ * over the limit is the REST 413 BODY_TOO_LARGE (read and thrown away, so the page reaches a
+ * browser still sending), which the console shows as a page.
+ */
 export async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) return new URLSearchParams();
-  const text = await getRawBody(ctx.req, {
-    limit: FORM_LIMIT_BYTES,
-    encoding: 'utf8',
-    length: ctx.get('content-length') || undefined,
-  });
-  return new URLSearchParams(text);
+  try {
+    return new URLSearchParams((await readBodyBytes(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
+  } catch (err) {
+    if (!(err instanceof BodyTooLargeError)) throw err;
+    throw codedError(
+      413,
+      'BODY_TOO_LARGE',
+      `The form sent was larger than the ${formatBytes(FORM_LIMIT_BYTES)} a console form may be, so nothing was done.`,
+      { retryable: false, suggestedAction: 'Go back, shorten what you typed or pasted, and send the form again.' },
+    );
+  }
 }
 
 export class FormRefused extends Error {}
@@ -132,6 +152,7 @@ export function describeError(err: ApiError): {
     403: 'Not allowed',
     404: 'Not found',
     409: 'That cannot be done now',
+    413: 'Too much was sent',
     422: 'Refused by a safeguard',
     429: 'Too many requests',
     503: 'Temporarily unavailable',

@@ -111,15 +111,20 @@ export function consoleRoutes(deps: Deps): Router {
   const policy = consolePolicy(deps);
 
   router.use(async (ctx: Context, next: Next) => {
-    if (
+    const consolePage =
       ctx.path === '/' ||
       ctx.path === '/billing' ||
       ctx.path === CONSOLE_PATH ||
-      ctx.path.startsWith(`${CONSOLE_PATH}/`)
-    ) {
-      ctx.set('Content-Security-Policy', policy);
+      ctx.path.startsWith(`${CONSOLE_PATH}/`);
+    if (consolePage) ctx.set('Content-Security-Policy', policy);
+    try {
+      await next();
+    } catch (err) {
+      // A refusal outside a page's own handling (a sign-in form over the size limit) is a page too, not the API's JSON.
+      if (!consolePage || !(err instanceof ApiError)) throw err;
+      const session = await loadSession(deps, ctx);
+      renderFailure(deps, ctx, err, Boolean(session), session ? { session, csrf: csrfFor(session.csrfSecret) } : {});
     }
-    await next();
   });
 
   router.get('/', (ctx) => ctx.redirect(CONSOLE_PATH));

@@ -9,7 +9,7 @@ import { MCP_BODY_LIMIT } from '../mcp/http';
 import { A2A_BODY_LIMIT } from '../a2a/http';
 import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
-import { visible } from '../schemas/common';
+import { singleLine } from '../schemas/common';
 import { toJsonSchema } from '../schemas/json-schema';
 import { protectedResourceMetadataPath } from '../bearer-challenge';
 import { AUTHORIZE_PATH, OAUTH_PATHS } from '../oauth/paths';
@@ -25,7 +25,7 @@ import {
 
 export const AgentAuthRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
-  agent_name: visible(z.string().min(1).max(100)).optional(),
+  agent_name: singleLine(z.string().min(1).max(100)).optional(),
   purpose: z.string().max(1000).optional().describe('what the agent wants to do, shown to the human'),
 });
 

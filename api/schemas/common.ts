@@ -1,6 +1,11 @@
 // Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
 import { z } from 'zod';
-import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../../domain/workflow-safe/visible-text';
+import {
+  hasVisibleCharacter,
+  hiddenCharacterProblem,
+  TextLayout,
+  VISIBLE_CHARACTER_MESSAGE,
+} from '../../domain/workflow-safe/visible-text';
 import {
   inspectJson,
   JSON_BODY_LIMITS,
@@ -45,6 +50,37 @@ export function paginationQuery(defaults: { limit?: number; max?: number; maxOff
  */
 export function visible<T extends z.ZodString>(schema: T): T {
   return schema.refine((v) => v === '' || hasVisibleCharacter(v), { message: VISIBLE_CHARACTER_MESSAGE });
+}
+
+/** Only the hidden-character rule, for optional text that may be blank (display names, descriptions, reasons). */
+export function withoutHiddenCharacters<T extends z.ZodString>(schema: T, layout: TextLayout): T {
+  return schema.superRefine((v, ctx) => {
+    const problem = hiddenCharacterProblem(v, layout);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+/** Visible, and nothing hidden: one message per field (text that shows nothing is told so, not also what it holds). */
+function plain<T extends z.ZodString>(schema: T, layout: TextLayout): T {
+  return schema.superRefine((v, ctx) => {
+    if (v === '') return;
+    const problem = hasVisibleCharacter(v) ? hiddenCharacterProblem(v, layout) : VISIBLE_CHARACTER_MESSAGE;
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+/**
+ * One line of text that a person reads or that prints (a name, an address line, a label):
+ * visible, and without line breaks, tabs, control or invisible formatting characters such
+ * as bidi overrides (domain/workflow-safe/visible-text.ts, decision 0110).
+ */
+export function singleLine<T extends z.ZodString>(schema: T): T {
+  return plain(schema, 'single_line');
+}
+
+/** Text of several lines (notes, messages): as singleLine, but line feeds, carriage returns and tabs are kept. */
+export function multiLine<T extends z.ZodString>(schema: T): T {
+  return plain(schema, 'multi_line');
 }
 
 export const Pagination = z.object({

@@ -5,7 +5,7 @@
 // clients only). Unknown members are dropped, as RFC 7591 asks.
 import { z } from 'zod';
 import { OAuthClientMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from '../workflow-safe/visible-text';
+import { hasVisibleCharacter, hiddenCharacterProblem, VISIBLE_CHARACTER_MESSAGE } from '../workflow-safe/visible-text';
 import { MAX_URL_LENGTH } from '../webhooks/urls';
 import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem } from './oauth';
 
@@ -33,13 +33,21 @@ const Https = z
 
 const Text = (max: number) => z.string().max(max, { message: `must be at most ${max} characters` });
 
+/** The name the consent page shows: visible, one line, nothing hidden that could make it read as another (decision 0110). */
+const ClientName = (max: number) =>
+  Text(max)
+    .refine(hasVisibleCharacter, { message: VISIBLE_CHARACTER_MESSAGE })
+    .superRefine((v, ctx) => {
+      const problem = hiddenCharacterProblem(v, 'single_line');
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
 export const ClientMetadata = OAuthClientMetadataSchema.extend({
   redirect_uris: z
     .array(RedirectUri)
     .min(1, { message: 'needs at least one redirect URI' })
     .max(MAX_REDIRECT_URIS, { message: `at most ${MAX_REDIRECT_URIS} redirect URIs` }),
-  client_name: Text(MAX_CLIENT_NAME_LENGTH)
-    .refine(hasVisibleCharacter, { message: VISIBLE_CHARACTER_MESSAGE })
+  client_name: ClientName(MAX_CLIENT_NAME_LENGTH)
     .optional()
     .describe('shown to the owner on the consent page, marked unverified'),
   client_uri: Https.optional(),
@@ -74,7 +82,7 @@ export type ClientMetadata = z.infer<typeof ClientMetadata>;
  */
 export const ClientMetadataDocument = ClientMetadata.extend({
   client_id: Text(MAX_URL_LENGTH),
-  client_name: Text(MAX_CLIENT_NAME_LENGTH).refine(hasVisibleCharacter, { message: VISIBLE_CHARACTER_MESSAGE }),
+  client_name: ClientName(MAX_CLIENT_NAME_LENGTH),
   client_secret: z.undefined({ message: 'a metadata document must not contain a client secret' }).optional(),
   client_secret_expires_at: z.undefined({ message: 'a metadata document must not contain a client secret' }).optional(),
   token_endpoint_auth_method: z

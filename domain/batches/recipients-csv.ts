@@ -11,6 +11,7 @@ import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { errors, FieldError } from '../shared/errors';
 import { toStateCode } from '../workflow-safe/us-states';
+import { hiddenCharacterProblem } from '../workflow-safe/visible-text';
 
 export const RECIPIENTS_CSV_MAX_BYTES = 5 * 1024 * 1024;
 export const RECIPIENTS_CSV_MAX_ROWS = 10000;
@@ -334,6 +335,22 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
     const stateRaw = singleLine(get(f.state));
     const zipRaw = singleLine(get(f.zip));
 
+    // Each value prints on one line of the address block: a control or invisible formatting
+    // character (a bidi override, a zero-width space) would print as something other than it reads.
+    const hidden = (
+      [
+        ['name', name],
+        ['address', line1],
+        ['address2', line2],
+        ['city', city],
+        ['state', stateRaw],
+        ['zip', zipRaw],
+      ] as const
+    ).find(([, v]) => hiddenCharacterProblem(v, 'single_line'));
+    if (hidden) {
+      skip(hidden[0], hidden[1], hiddenCharacterProblem(hidden[1], 'single_line')!);
+      continue;
+    }
     if (!name) {
       skip('name', name, 'name is required');
       continue;

@@ -5,7 +5,7 @@
 import type { FieldError } from '../shared/errors';
 import type { ItemKind } from '../physical-inbound/search';
 import { isStateCode, toStateCode, ZIP_PATTERN } from './us-states';
-import { hasVisibleCharacter, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
+import { hasVisibleCharacter, hiddenCharacterProblem, VISIBLE_CHARACTER_MESSAGE } from './visible-text';
 
 export const HANDLING_STATUSES = [
   'awaiting_member_approval',
@@ -207,6 +207,11 @@ export function checkProposal(input: ProposalInput, item: { kind: ItemKind; stat
       for (const key of ['name', 'address_line1', 'city'] as const) {
         if (!hasVisibleCharacter(d[key]))
           fields.push({ path: `destination.${key}`, message: VISIBLE_CHARACTER_MESSAGE });
+      }
+      // The destination prints on a forwarding label: one line each, nothing hidden (decision 0110).
+      for (const key of ['name', 'address_line1', 'address_line2', 'city', 'state', 'postal_code'] as const) {
+        const problem = hiddenCharacterProblem((d[key] ?? '').trim(), 'single_line');
+        if (problem) fields.push({ path: `destination.${key}`, message: problem });
       }
       destination = {
         name: d.name.trim(),
@@ -474,6 +479,12 @@ export function checkForwardAddress(
     }
     if (typeof v !== 'string') {
       fields.push({ path: `${prefix}${key}`, message: 'must be a string' });
+      return null;
+    }
+    // The address prints on a forwarding label: one line each, nothing hidden (decision 0110).
+    const problem = hiddenCharacterProblem(v.trim(), 'single_line');
+    if (problem) {
+      fields.push({ path: `${prefix}${key}`, message: problem });
       return null;
     }
     return v.trim();

@@ -17,8 +17,12 @@ import type { Deps } from '../shared/deps';
 import { visibleMailRow } from './read';
 
 const run = promisify(execFile);
-/** 60 dpi: a US Letter page is 510 x 660 pixels, enough to read a letter on a phone. */
-const PREVIEW_DPI = 60;
+/**
+ * preview, 60 dpi: a US Letter page is 510 x 660 pixels, enough to read a letter on a phone;
+ * full, 150 dpi (1275 x 1650): the page opened at the full width of a screen, small print legible.
+ */
+export const PAGE_IMAGE_DPI = { preview: 60, full: 150 } as const;
+export type PageImageSize = keyof typeof PAGE_IMAGE_DPI;
 const RENDER_TIMEOUT_MS = 20_000;
 
 export interface PagePreview {
@@ -49,7 +53,7 @@ async function textAsPdf(text: string): Promise<Buffer> {
   return Buffer.from(await doc.save());
 }
 
-async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<void> {
+async function renderPdfPage(pdf: Buffer, page: number, dpi: number, out: string): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'preview-'));
   try {
     const input = path.join(work, 'in.pdf');
@@ -59,7 +63,7 @@ async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<vo
       [
         '-png',
         '-r',
-        String(PREVIEW_DPI),
+        String(dpi),
         '-f',
         String(page),
         '-l',
@@ -79,13 +83,15 @@ async function renderPdfPage(pdf: Buffer, page: number, out: string): Promise<vo
   }
 }
 
-/** Page `page` (1-based) of a piece the caller may see (404 otherwise, as GET /v1/mail/{id}). */
+/** Page `page` (1-based) of a piece the caller may see (404 otherwise, as GET /v1/mail/{id}), at `size`. */
 export async function mailDocumentPage(
   deps: Deps,
   auth: AuthContext,
   mailId: string,
   page: number,
+  size: PageImageSize = 'preview',
 ): Promise<PagePreview> {
+  const dpi = PAGE_IMAGE_DPI[size];
   const row = await visibleMailRow(deps, auth, mailId);
   if (!Number.isInteger(page) || page < 1 || page > row.page_count) throw errors.notFound('Page');
   const type = row.document_type as string;
@@ -94,13 +100,13 @@ export async function mailDocumentPage(
     return { contentType: type === 'jpg' ? 'image/jpeg' : 'image/png', body: await deps.storage.get(row.document_key) };
   }
   await mkdir(deps.config.previewCacheDir, { recursive: true });
-  const cached = path.join(deps.config.previewCacheDir, `${row.document_sha256}-${PREVIEW_DPI}-${page}.png`);
+  const cached = path.join(deps.config.previewCacheDir, `${row.document_sha256}-${dpi}-${page}.png`);
   const hit = await readFile(cached).catch(() => null);
   if (hit) return { contentType: 'image/png', body: hit };
   const data = await deps.storage.get(row.document_key);
   const pdf = type === 'pdf' ? data : await textAsPdf(data.toString('utf8'));
   try {
-    await renderPdfPage(pdf, page, cached);
+    await renderPdfPage(pdf, page, dpi, cached);
   } catch (err) {
     deps.log.warn({ err, outbound_mail_id: row.id, page }, 'rendering a page preview failed');
     throw errors.unavailable('PREVIEW_UNAVAILABLE', 'The page image could not be rendered.', {

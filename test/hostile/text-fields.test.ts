@@ -3,8 +3,13 @@
 // POST /v1/signup and POST /v1/batch-mail (form fields, column_map and CSV cells). Every
 // answer is a success or a 4xx in the spec's shape, never a 5xx; a refusal leaves no row
 // and no object; an accepted value is stored as sent (after the documented trimming), so
-// nothing was interpreted as SQL or as a path.
+// nothing was interpreted as SQL or as a path. Then text that would read or print as
+// something else (decision 0110): bidi controls, invisible formatting characters and line
+// breaks in single-line fields are refused by POST /v1/mail and the MCP send tool with the
+// field's path and the character named, and a batch CSV row holding one is skipped.
 import fc from 'fast-check';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
 import { client } from '../helpers/http';
@@ -155,6 +160,155 @@ describe('hostile strings in every text field', () => {
     );
     // Nothing was dropped or deleted along the way.
     expect((await snapshot(app, memberId)).members).toBe(1);
+  });
+
+  describe('text that reads as something else (decision 0110)', () => {
+    const ADDRESS = {
+      recipient_name: 'Jane Doe',
+      recipient_line1: '1 Main St',
+      recipient_city: 'Austin',
+      recipient_state: 'TX',
+      recipient_zip: '78701',
+      allow_duplicate: 'true',
+    };
+    /** [field, value, what the message must say]; every one a 400 naming exactly that field. */
+    const REFUSED: Array<[string, string, RegExp]> = [
+      ['recipient_name', 'Ada\u202ELovelace', /U\+202E right-to-left override at character 4/],
+      ['recipient_company', 'Acme\u2067 Corp\u2069', /U\+2067 right-to-left isolate at character 5/],
+      [
+        'recipient_line1',
+        '1 Main St\nEvil Corp',
+        /must be a single line: line breaks are refused \(U\+000[AD] .* at character 10\)/,
+      ],
+      ['recipient_line2', 'Apt\u200B4', /U\+200B zero-width space/],
+      ['recipient_city', 'Aus\u00ADtin', /U\+00AD soft hyphen/],
+      ['return_name', 'Ada\tLovelace', /control characters \(U\+0009 tab/],
+      ['return_line1', '9 Return Rd\u{E0041}\u{E0042}', /U\+E0041 tag character/],
+      ['return_line2', 'Suite 1\u2028Floor 2', /must be a single line/],
+      ['agent_notes', 'Approve: \u202E005$ ot 5$\u202C', /U\+202E right-to-left override/],
+    ];
+
+    async function send(fields: Record<string, string>, filename = 'letter.pdf') {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ ...ADDRESS, ...fields })) form.append(k, v);
+      form.append('document', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), filename);
+      return api('POST', '/v1/mail', { key: testKey, form });
+    }
+
+    it('POST /v1/mail refuses each with 400 at its field, the character named, and writes nothing', async () => {
+      for (const [field, value, message] of REFUSED) {
+        const res = await judge(
+          `${field}=${JSON.stringify(value)}`,
+          () => send({ ...(field.startsWith('return_') ? RETURN_BLOCK : {}), [field]: value }),
+          [],
+          [400],
+        );
+        expect({ field, fields: res.body.fields }).toEqual({
+          field,
+          fields: [{ path: field, message: expect.stringMatching(message) }],
+        });
+      }
+      // The document's file name is shown to the owner beside its pages: refused the same way.
+      const named = await judge('filename', () => send({}, 'invoice\u202Efdp.exe'), [], [400]);
+      expect(named.body.fields).toEqual([
+        { path: 'document', message: expect.stringMatching(/^the file name .*U\+202E right-to-left override/) },
+      ]);
+      // Notes keep their line breaks; joiners inside a word (Persian, emoji) are text, not tricks.
+      const kept = await send({
+        agent_notes: 'Line one\nLine two',
+        recipient_name: 'می\u200Cخواهم 👨\u200D👩\u200D👧',
+      });
+      expect(kept.status).toBe(201);
+      expect(kept.body).toMatchObject({
+        agent_notes: 'Line one\r\nLine two', // multipart sends line breaks as CRLF
+        recipient_name: 'می\u200Cخواهم 👨\u200D👩\u200D👧',
+      });
+    });
+
+    it('the MCP send tool refuses the same with the same field paths', async () => {
+      const client = new Client({ name: 'hidden-characters', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${testKey}` } },
+        }),
+      );
+      try {
+        const { allow_duplicate: _unused, ...address } = ADDRESS;
+        const document = { document_base64: pdf.toString('base64'), document_filename: 'letter.pdf' };
+        for (const [field, value, message] of [
+          ...REFUSED,
+          ['document_filename', 'invoice\u202Efdp.exe', /U\+202E right-to-left override/] as [string, string, RegExp],
+        ]) {
+          const before = await snapshot(app, memberId);
+          const r = (await client.callTool({
+            name: 'send_outbound_mail',
+            arguments: {
+              ...address,
+              ...document,
+              allow_duplicate: true,
+              ...(field.startsWith('return_') ? RETURN_BLOCK : {}),
+              [field]: value,
+            },
+          })) as { isError?: boolean; structuredContent?: { error?: { fields?: unknown[] }; status?: number } };
+          expect({ field, isError: r.isError, status: r.structuredContent?.status }).toEqual({
+            field,
+            isError: true,
+            status: 400,
+          });
+          expect({ field, fields: r.structuredContent!.error!.fields }).toEqual({
+            field,
+            fields: [{ path: field, message: expect.stringMatching(message) }],
+          });
+          expect(await snapshot(app, memberId)).toEqual(before);
+        }
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a batch CSV row holding one is skipped with its reason; the other rows are kept', async () => {
+      const csv = [
+        'name,address,address2,city,state,zip',
+        'Ada Lovelace,1 Main St,,Austin,TX,78701',
+        '"Bob\u202Eyllas",2 Main St,,Austin,TX,78702',
+        'Carol Shaw,3 Main St,"Apt\u2066 4",Austin,TX,78703',
+        'Dan Ek,"4 Main St\nApt 4",,Austin,TX,78704',
+      ].join('\n');
+      const res = await api('POST', '/v1/batch-mail', {
+        key: testKey,
+        headers: MD,
+        form: batchForm(template, Buffer.from(csv), { job_name: 'Hidden characters' }),
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.batch.recipients).toMatchObject({ total_rows: 4, valid: 2, skipped: 2 });
+      expect(res.body.batch.recipients.skipped_rows).toEqual([
+        {
+          row: 3,
+          field: 'name',
+          value: 'Bob\u202Eyllas',
+          error: expect.stringMatching(/U\+202E right-to-left override at character 4/),
+        },
+        {
+          row: 4,
+          field: 'address2',
+          value: 'Apt\u2066 4',
+          error: expect.stringMatching(/U\+2066 left-to-right isolate/),
+        },
+      ]);
+      // And the batch's own name is one line too.
+      const named = await judge(
+        'job_name',
+        () =>
+          api('POST', '/v1/batch-mail', {
+            key: testKey,
+            headers: MD,
+            form: batchForm(template, Buffer.from(csv), { job_name: 'Spring\u202E mailer' }),
+          }),
+        [],
+        [400],
+      );
+      expect(named.body.fields).toEqual([{ path: 'job_name', message: expect.stringMatching(/U\+202E/) }]);
+    });
   });
 
   it('POST /v1/agents', async () => {

@@ -4,9 +4,14 @@
 // one debit, the workflow moves; a rejection charges nothing); a key is issued and revoked;
 // sign-in refuses other kinds of keys and a sign-in link works once; every page and form
 // of the console that takes an id (read from its router) answers 404 to another member's
-// session for the owner's real objects and 200 to the owner's; and a failed webhook delivery
-// is replayed from its endpoint's page. Screenshots go to .data/screenshots.
+// session for the owner's real objects and 200 to the owner's; a failed webhook delivery
+// is replayed from its endpoint's page; a webhook endpoint is created (validation errors on
+// the form, the secret once), verified, tested, edited (a new URL pauses it until the new
+// URL answers the challenge), its secret rotated, and deleted; a page image opens at full
+// width from Approvals; agent text stored with hidden characters shows them as marks; and a
+// form over the size limit is a 413 page. Screenshots go to .data/screenshots.
 import type { Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { launchBrowser, offMachineRequests, TestBrowser } from '../helpers/browser';
@@ -21,7 +26,7 @@ import { enablePackages } from '../../services/physical-inbound/package-custody'
 import { consoleRoutes } from '../../api/console';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';
 import { pdf, recipientsCsv, batchForm } from '../integration/batch-helpers';
-import { startReceiver } from '../integration/webhook-helpers';
+import { answerChallenges, startReceiver } from '../integration/webhook-helpers';
 import { ALL_INBOUND_SCOPES, commitPiece, fixtureImage, receivePiece } from '../helpers/physical-inbound';
 
 jest.setTimeout(300_000);
@@ -46,6 +51,18 @@ describe('owner console', () => {
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('pending_approval');
     return res.body.id;
+  }
+
+  /**
+   * Waits until `expression` is true in the page. (waitForFunction polls with eval inside the page,
+   * which the console's Content-Security-Policy forbids; each evaluate here comes from DevTools.)
+   */
+  async function pageCondition(page: Page, expression: string, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!(await page.evaluate(expression))) {
+      if (Date.now() > end) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async function signIn(page: Page, key: string): Promise<void> {
@@ -502,6 +519,10 @@ describe('owner console', () => {
     const cases: Record<string, { url: string; shows?: string }> = {
       'GET /console/mail/:id': { url: `/console/mail/${o.pending}`, shows: 'Grace Hopper' },
       'GET /console/mail/:id/pages/:page': { url: `/console/mail/${o.pending}/pages/1.png` },
+      'GET /console/mail/:id/pages/:page/full': {
+        url: `/console/mail/${o.pending}/pages/2/full`,
+        shows: 'Page 2 of 2',
+      },
       'POST /console/mail/:id/approve': { url: `/console/mail/${o.pending}/approve` },
       'POST /console/mail/:id/reject': { url: `/console/mail/${o.pending}/reject` },
       'POST /console/mail/:id/cancel': { url: `/console/mail/${o.pending}/cancel` },
@@ -524,6 +545,11 @@ describe('owner console', () => {
       'POST /console/handling/:id/reject': { url: `/console/handling/${o.handlingId}/reject` },
       'GET /console/inbound/:id': { url: `/console/inbound/${o.scannedItem}`, shows: 'Page 2' },
       'GET /console/webhooks/:id': { url: `/console/webhooks/${o.endpointId}`, shows: 'Console hook' },
+      'POST /console/webhooks/:id': { url: `/console/webhooks/${o.endpointId}` },
+      'POST /console/webhooks/:id/verify': { url: `/console/webhooks/${o.endpointId}/verify` },
+      'POST /console/webhooks/:id/test': { url: `/console/webhooks/${o.endpointId}/test` },
+      'POST /console/webhooks/:id/rotate-secret': { url: `/console/webhooks/${o.endpointId}/rotate-secret` },
+      'POST /console/webhooks/:id/delete': { url: `/console/webhooks/${o.endpointId}/delete` },
       'POST /console/webhook-deliveries/:id/replay': { url: `/console/webhook-deliveries/${o.deliveryId}/replay` },
       'GET /console/support/:id': { url: `/console/support/${o.conversation}`, shows: 'Where is my refund?' },
       'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
@@ -557,6 +583,7 @@ describe('owner console', () => {
     const [session] = await app.deps.db.query(`SELECT revoked_at FROM console_sessions WHERE id = $1`, [o.sessionId]);
     const instructions = await get(`/v1/agents/${agentId}/instructions`);
     const delivery = (await get(`/v1/webhook-deliveries/${o.deliveryId}`)).delivery;
+    const endpoint = (await get(`/v1/webhook-endpoints/${o.endpointId}`)).endpoint;
     const operation = (await get(`/v1/handling/${o.handlingId}`)).operation;
     return {
       mail: (await get(`/v1/mail/${o.pending}`)).status,
@@ -572,6 +599,7 @@ describe('owner console', () => {
       thread: (await get(`/v1/support/conversations/${o.conversation}/messages`)).messages.length,
       handling: [operation.status, operation.version],
       delivery: [delivery.status, delivery.replays, delivery.attempts_count],
+      endpoint: [endpoint.name, endpoint.url, endpoint.status, endpoint.event_types, endpoint.secret_prefix],
       purchase: (await app.deps.db.query(`SELECT status FROM credit_purchases WHERE id = $1`, [o.purchaseId]))[0]
         .status,
     };
@@ -637,6 +665,9 @@ describe('owner console', () => {
               decision: 'accept',
               body: 'hello',
               reason: 'no',
+              name: 'taken over',
+              url: 'https://hooks.example.com/taken',
+              event_types: '*',
             },
             maxRedirects: 0,
           });
@@ -655,6 +686,9 @@ describe('owner console', () => {
     // Nothing of the owner's changed.
     expect(await ownerState(o)).toEqual(before);
     expect(receiver!.received.filter((r) => JSON.parse(r.body).event_type === 'webhook.test')).toHaveLength(1);
+    expect(
+      receiver!.received.filter((r) => JSON.parse(r.body).event_type === 'webhook.endpoint_verification'),
+    ).toHaveLength(1);
 
     // Signed out (or without a session), a page sends the browser to sign in.
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Sign out")')]);
@@ -729,6 +763,226 @@ describe('owner console', () => {
     expect(await deliveries()).toEqual(sent);
     expect(pings()).toHaveLength(2);
     expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('creates, verifies, tests, edits (a new URL pauses it until verified), rotates and deletes a webhook endpoint', async () => {
+    // First URL: answers every challenge. Second URL: refuses challenges until told otherwise.
+    const first = await startReceiver(answerChallenges);
+    const second = await startReceiver(() => ({ status: 200, body: '{"challenge":"not it"}' }));
+    const endpointState = async (id: string) => {
+      const res = await api('GET', `/v1/webhook-endpoints/${id}`, { key: owner.key });
+      return res.status === 404 ? null : res.body.endpoint;
+    };
+    try {
+      const existing = (await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints.length;
+      const { page, errors } = await browser.open(`${app.siteUrl}/console/webhooks`);
+      await signIn(page, owner.key);
+      expect(new URL(page.url()).pathname).toBe('/console/webhooks');
+
+      // Refusals are shown on the form, field by field in the API's terms, with what was typed kept.
+      await page.fill('#add-name', 'Orders hook');
+      await page.fill('#add-url', 'ftp://hooks.example.com/orders');
+      await page.uncheck('#add input[value="*"]');
+      const [refused] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Add endpoint")')]);
+      expect(refused!.status()).toBe(400);
+      await expect(page.textContent('#add-errors')).resolves.toContain('url: must be an https URL');
+      await expect(page.textContent('#add-errors')).resolves.toContain(
+        'event_types: subscribe to at least one event type',
+      );
+      await expect(page.textContent('#add-url-error')).resolves.toContain('must be an https URL');
+      await expect(page.getAttribute('#add-url', 'aria-invalid')).resolves.toBe('true');
+      await expect(page.getAttribute('#add-url', 'aria-describedby')).resolves.toBe('add-url-hint add-url-error');
+      await expect(page.inputValue('#add-name')).resolves.toBe('Orders hook');
+      await browser.screenshot(page, 'console-webhook-form-errors', { fullPage: true });
+      expect((await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints).toHaveLength(existing);
+
+      // Created: the secret is shown once, then the endpoint is verified with it.
+      await page.fill('#add-url', first.url);
+      await page.check('#add input[value="mail.*"]');
+      await page.selectOption('#add-agent', agentId);
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Add endpoint")')]);
+      const secret = await page.inputValue('#new-secret');
+      expect(secret).toMatch(/^whsec_/);
+      await browser.screenshot(page, 'console-webhook-secret');
+      const created = (await api('GET', '/v1/webhook-endpoints', { key: owner.key })).body.endpoints.find(
+        (e: { name: string }) => e.name === 'Orders hook',
+      );
+      expect(created).toMatchObject({
+        status: 'pending',
+        url: first.url,
+        scope: 'agent',
+        agent_id: agentId,
+        event_types: ['mail.*'],
+        secret_prefix: secret.slice(0, 12),
+      });
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("verify now")')]);
+      expect(new URL(page.url()).pathname).toBe(`/console/webhooks/${created.id}`);
+      await expect(page.textContent('#outcome')).resolves.toContain('Verified');
+      expect(await endpointState(created.id)).toMatchObject({ status: 'active' });
+      // The challenge was signed with the secret the page showed.
+      const challenge = first.received.find((r) => JSON.parse(r.body).event_type === 'webhook.endpoint_verification')!;
+      expect(new Webhook(secret).verify(challenge.body, challenge.headers as Record<string, string>)).toMatchObject({
+        data: { endpoint_id: created.id },
+      });
+      await expect(page.textContent('main')).resolves.not.toContain(secret);
+
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send a test event")')]);
+      await expect(page.textContent('#outcome')).resolves.toContain('Test event delivered');
+      const ping = first.received.find((r) => JSON.parse(r.body).event_type === 'webhook.test')!;
+      expect(new Webhook(secret).verify(ping.body, ping.headers as Record<string, string>)).toMatchObject({
+        event_type: 'webhook.test',
+      });
+
+      // Edited: a new URL pauses the endpoint until that URL answers a challenge; the console sends one at once.
+      await page.fill('#edit-name', 'Orders hook (moved)');
+      await page.fill('#edit-url', second.url);
+      await Promise.all([page.waitForNavigation(), page.click('#edit button:has-text("Save")')]);
+      await expect(page.textContent('#outcome')).resolves.toContain('The URL changed, so the endpoint is paused');
+      await expect(page.textContent('#outcome')).resolves.toMatch(
+        /The endpoint answered: HTTP 200: challenge_mismatch/,
+      );
+      expect(await endpointState(created.id)).toMatchObject({
+        name: 'Orders hook (moved)',
+        url: second.url,
+        status: 'paused',
+        paused_reason: 'url_changed',
+      });
+      expect(second.received.map((r) => JSON.parse(r.body).event_type)).toEqual(['webhook.endpoint_verification']);
+      await browser.screenshot(page, 'console-webhook-paused', { fullPage: true });
+      // While paused, only verification is offered, and events are not delivered to it.
+      await expect(page.getByRole('button', { name: 'Send a test event' }).count()).resolves.toBe(0);
+
+      second.setReply(answerChallenges);
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Verify now")')]);
+      await expect(page.textContent('#outcome')).resolves.toContain('Verified');
+      expect(await endpointState(created.id)).toMatchObject({ status: 'active', paused_reason: null });
+
+      // A refused edit is shown on the edit form and changes nothing.
+      const before = await endpointState(created.id);
+      await page.fill('#edit-url', 'not a url');
+      await page.fill('#edit-name', 'Orders\u202Ekooh');
+      const [editRefused] = await Promise.all([page.waitForNavigation(), page.click('#edit button:has-text("Save")')]);
+      expect(editRefused!.status()).toBe(400);
+      await expect(page.textContent('#edit-errors')).resolves.toContain('url: must be an https URL');
+      await expect(page.textContent('#edit-name-error')).resolves.toMatch(/U\+202E right-to-left override/);
+      await expect(page.inputValue('#edit-url')).resolves.toBe('not a url');
+      await page.locator('#edit').screenshot({ path: await browser.screenshot(page, 'console-webhook-edit-errors') });
+      expect(await endpointState(created.id)).toEqual(before);
+
+      // The secret rotates: a new one, shown once; both sign for 24 hours.
+      await page.goto(`${app.siteUrl}/console/webhooks/${created.id}`);
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Rotate the secret")')]);
+      const rotated = await page.inputValue('#new-secret');
+      expect(rotated).toMatch(/^whsec_/);
+      expect(rotated).not.toBe(secret);
+      expect(await endpointState(created.id)).toMatchObject({
+        secret_prefix: rotated.slice(0, 12),
+        secret_rotation: { previous_secret_expires_at: expect.any(String) },
+      });
+
+      // Deleted, after opening the confirmation.
+      await page.goto(`${app.siteUrl}/console/webhooks/${created.id}`);
+      await page.click('summary:has-text("Delete this endpoint")');
+      await browser.screenshot(page, 'console-webhook-endpoint', { fullPage: true });
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Delete Orders hook (moved)")')]);
+      expect(new URL(page.url()).pathname).toBe('/console/webhooks');
+      await expect(page.textContent('[role=status]')).resolves.toContain('deleted');
+      await expect(page.textContent('main')).resolves.not.toContain('Orders hook');
+      expect(await endpointState(created.id)).toBeNull();
+      await browser.screenshot(page, 'console-webhooks', { fullPage: true });
+      expect(errors.filter((e) => !/status of 400 /.test(e))).toEqual([]);
+      await page.close();
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('opens a page image at full width from Approvals; stored agent text shows its hidden characters as marks', async () => {
+    const id = await pendingPiece('Mary Somerville', await letterPdf(2));
+    // Text stored before such characters were refused (the API refuses them now): it must not read as something else.
+    await app.deps.db.query(`UPDATE outbound_mail SET agent_notes = $2, recipient_company = $3 WHERE id = $1`, [
+      id,
+      'Approve: \u202E005$ ot 5$\u202C',
+      'Evil\nCorp',
+    ]);
+    const { page, errors } = await browser.open(`${app.siteUrl}/console/approvals`);
+    await signIn(page, owner.key);
+    const card = page.locator('article.approval', { hasText: 'Mary Somerville' });
+    const notes = card.locator('dd.notes');
+    await expect(notes.textContent()).resolves.not.toContain('\u202E');
+    await expect(notes.locator('.hidden-char').allTextContents()).resolves.toEqual([
+      'hidden character U+202E',
+      'hidden character U+202C',
+    ]);
+    await expect(notes.locator('.hidden-char').first().getAttribute('title')).resolves.toBe(
+      'U+202E right-to-left override',
+    );
+    await expect(card.locator('.address .hidden-char').getAttribute('title')).resolves.toBe('U+000A line feed');
+    await card.scrollIntoViewIfNeeded();
+    await pageCondition(
+      page,
+      "[...document.querySelectorAll('article.approval .pages img')].every((i) => i.complete && i.naturalWidth > 100)",
+    );
+    await browser.screenshot(page, 'console-approvals-hidden-characters', { fullPage: true });
+
+    // The first page's image opens the page at full width.
+    await Promise.all([page.waitForNavigation(), card.locator('a.page-thumb').first().click()]);
+    expect(new URL(page.url()).pathname).toBe(`/console/mail/${id}/pages/1/full`);
+    await expect(page.textContent('h1')).resolves.toContain('Page 1 of 2');
+    await pageCondition(page, "document.querySelector('figure.page-full img').complete");
+    const size = (await page.evaluate(
+      `(() => { const img = document.querySelector('figure.page-full img'); return { natural: img.naturalWidth, shown: img.getBoundingClientRect().width, main: document.querySelector('main').getBoundingClientRect().width }; })()`,
+    )) as { natural: number; shown: number; main: number };
+    expect(size.natural).toBe(1275); // US Letter at 150 dpi
+    expect(size.shown).toBeGreaterThan(size.main * 0.9); // the width of the page
+    await browser.screenshot(page, 'console-page-full');
+    await Promise.all([page.waitForNavigation(), page.click('text=Next page')]);
+    expect(new URL(page.url()).pathname).toBe(`/console/mail/${id}/pages/2/full`);
+    await expect(page.locator('text=Next page').count()).resolves.toBe(0);
+    await Promise.all([page.waitForNavigation(), page.click('main >> text=Approvals')]);
+    expect(new URL(page.url()).pathname).toBe('/console/approvals');
+    // The image alone is served at that size only to a session that may see the piece, and a page past the end is a 404.
+    const full = await page.request.get(`${app.siteUrl}/console/mail/${id}/pages/2.png?size=full`);
+    expect(full.headers()['content-type']).toBe('image/png');
+    expect((await page.request.get(`${app.siteUrl}/console/mail/${id}/pages/3/full`)).status()).toBe(404);
+    expect(
+      (await fetch(`${app.siteUrl}/console/mail/${id}/pages/2.png?size=full`, { redirect: 'manual' })).status,
+    ).toBe(302);
+
+    // At phone width the page fits the screen.
+    await page.setViewportSize(PHONE);
+    await page.goto(`${app.siteUrl}/console/mail/${id}/pages/1/full`);
+    await pageCondition(page, "document.querySelector('figure.page-full img').complete");
+    await expect(page.evaluate('document.documentElement.scrollWidth > window.innerWidth')).resolves.toBe(false);
+    await browser.screenshot(page, 'console-page-full-phone');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('answers a form over the size limit with a 413 page and changes nothing', async () => {
+    const before = (await api('GET', `/v1/agents/${agentId}/instructions`, { key: owner.key })).body;
+    const { page, errors } = await browser.open(`${app.siteUrl}/console/agents/${agentId}`);
+    await signIn(page, owner.key);
+    await page.fill('#text', 'x'.repeat(300 * 1024));
+    const [answer] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save version")')]);
+    expect(answer!.status()).toBe(413);
+    await expect(page.textContent('h1')).resolves.toBe('Too much was sent');
+    await expect(page.textContent('main')).resolves.toContain('larger than the 256 KiB a console form may be');
+    await browser.screenshot(page, 'console-413');
+    const after = (await api('GET', `/v1/agents/${agentId}/instructions`, { key: owner.key })).body;
+    expect([after.version, after.text]).toEqual([before.version, before.text]);
+    // The signed-out sign-in form too: a page, not the API's JSON.
+    const signInForm = await fetch(`${app.siteUrl}/console/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${'x'.repeat(300 * 1024)}`,
+    });
+    expect(signInForm.status).toBe(413);
+    expect(signInForm.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await signInForm.text()).toContain('Too much was sent');
+    expect(errors.filter((e) => !/status of 413 /.test(e))).toEqual([]);
     await page.close();
   });
 });

@@ -1,11 +1,13 @@
 // Outbound pages: the overview, the approvals queue (document pages, recipient, cost,
 // the agent that asked; approve and reject through the same workflow update as REST),
-// the mail list with GET /v1/mail's filters, one piece with its history, and batches.
+// one page of a document at full width, the mail list with GET /v1/mail's filters, one
+// piece with its history, and batches.
 import type { AddPage } from '../index';
 import type { ConsolePage } from '../framework';
 import { mailHistory } from '../../../services/outbound-mail/history';
 import { hasPageImages, mailDocumentPage } from '../../../services/outbound-mail/document-previews';
 import { MAIL_STATUSES } from '../../../domain/workflow-safe/mail-rules';
+import { errors } from '../../../domain/shared/errors';
 
 const MAIL_FILTERS = [
   'q',
@@ -32,6 +34,15 @@ async function agentNames(page: ConsolePage): Promise<Record<string, string>> {
 function startOfTodayUtc(): string {
   const now = new Date();
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+}
+
+interface MailForPages {
+  id: string;
+  status: string;
+  human_review: {
+    send_to: { name: string | null; company: string | null };
+    document: { type: string; page_count: number; filename: string | null };
+  };
 }
 
 const DONE: Record<string, string> = {
@@ -102,14 +113,37 @@ export function mailPages(add: AddPage): void {
     });
   });
 
+  // A page image: N.png, the preview; N.png?size=full, the image the full-width page shows.
   add('get', '/console/mail/:id/pages/:page', async (page) => {
     const id = page.ctx.params.id;
     await page.call('GET /v1/mail/:id', { params: { id } }); // the REST visibility check, and a 404 for a malformed id
     const n = Number(page.ctx.params.page.replace(/\.png$/, ''));
-    const preview = await mailDocumentPage(page.deps, page.session.auth, id, n);
+    const size = page.ctx.query.size === 'full' ? 'full' : 'preview';
+    const preview = await mailDocumentPage(page.deps, page.session.auth, id, n, size);
     page.ctx.type = preview.contentType;
     page.ctx.set('Cache-Control', 'private, max-age=3600');
     page.ctx.body = preview.body;
+  });
+
+  // One page of the document at the full width of the screen, opened from Approvals or the letter's page.
+  add('get', '/console/mail/:id/pages/:page/full', async (page) => {
+    const id = page.ctx.params.id;
+    const mail = await page.call<MailForPages>('GET /v1/mail/:id', { params: { id } });
+    const doc = mail.human_review.document;
+    const n = /^\d{1,4}$/.test(page.ctx.params.page) ? Number(page.ctx.params.page) : NaN;
+    if (!hasPageImages(doc.type) || !(n >= 1 && n <= doc.page_count))
+      throw errors.notFound(hasPageImages(doc.type) ? 'Page' : 'Page image');
+    const from = page.ctx.query.from === 'approvals' ? 'approvals' : 'detail';
+    page.render('mail-page', {
+      title: `Page ${n} of ${doc.page_count} · letter to ${mail.human_review.send_to.name ?? mail.human_review.send_to.company ?? ''}`,
+      mail,
+      n,
+      from,
+      back:
+        from === 'approvals'
+          ? { href: '/console/approvals', label: 'Approvals' }
+          : { href: `/console/mail/${id}`, label: 'The letter' },
+    });
   });
 
   add('get', '/console/batches', async (page) => {

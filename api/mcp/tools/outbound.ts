@@ -11,7 +11,7 @@ import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance
 import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
 import { submitAndAnswer } from '../../routes/outbound-mail/submit-answer';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';
-import { PG_INT_MAX, Uuid, visible } from '../../schemas/common';
+import { PG_INT_MAX, singleLine, Uuid } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
 
 const MailId = { outbound_mail_id: Uuid.describe('the outbound mail id') };
@@ -47,7 +47,7 @@ export const outboundTools = [
       'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
     input: SubmitMailForm.extend({
       document_base64: z.string().min(1).describe('the document bytes, base64'),
-      document_filename: visible(z.string().min(1).max(255)).describe('file name with extension, e.g. letter.pdf'),
+      document_filename: singleLine(z.string().min(1).max(255)).describe('file name with extension, e.g. letter.pdf'),
       ...submitExtras,
     }),
     access: 'POST /v1/mail',

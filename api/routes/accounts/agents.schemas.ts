@@ -2,28 +2,37 @@
 import { z } from 'zod';
 import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../../domain/accounts/agents';
 import { MAX_INSTRUCTIONS_CHARS } from '../../../services/accounts/instructions';
-import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
+import {
+  ExpectedVersion,
+  multiLine,
+  Pagination,
+  PG_INT_MAX,
+  singleLine,
+  withoutHiddenCharacters,
+} from '../../schemas/common';
 
-const AgentName = visible(
+const AgentName = singleLine(
   z
     .string()
     .trim()
     .min(AGENT_NAME_MIN, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` })
     .max(AGENT_NAME_MAX, { message: `must be ${AGENT_NAME_MIN}-${AGENT_NAME_MAX} characters` }),
 );
+const DisplayName = withoutHiddenCharacters(z.string().max(100), 'single_line');
+const Description = withoutHiddenCharacters(z.string().max(2000), 'multi_line');
 const WebhookUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048);
 
 export const AgentCreateRequest = z.strictObject({
   name: AgentName,
-  display_name: z.string().max(100).optional(),
-  description: z.string().max(2000).optional(),
+  display_name: DisplayName.optional(),
+  description: Description.optional(),
   webhook_url: WebhookUrl.optional().describe('public https URL for legacy agent webhooks'),
 });
 
 export const AgentPatchRequest = z.strictObject({
   name: AgentName.optional(),
-  display_name: z.string().max(100).nullable().optional(),
-  description: z.string().max(2000).nullable().optional(),
+  display_name: DisplayName.nullable().optional(),
+  description: Description.nullable().optional(),
   webhook_url: WebhookUrl.nullable().optional(),
 });
 
@@ -109,13 +118,13 @@ export const InstructionsVersions = z.object({
 });
 
 export const ProposalRequest = z.strictObject({
-  suggested_content: visible(
+  suggested_content: multiLine(
     z
       .string()
       .min(1)
       .max(MAX_INSTRUCTIONS_CHARS, { message: `must be at most ${MAX_INSTRUCTIONS_CHARS} characters` }),
   ),
-  reason: z.string().max(2000).optional(),
+  reason: withoutHiddenCharacters(z.string().max(2000), 'multi_line').optional(),
 });
 
 export const Proposal = z.object({

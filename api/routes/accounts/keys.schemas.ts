@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../../domain/shared/access';
 import { AgentIdParams } from './agents.schemas';
-import { PG_INT_MAX, visible } from '../../schemas/common';
+import { PG_INT_MAX, singleLine } from '../../schemas/common';
 
 const ExpiresInDays = z
   .number()
@@ -49,7 +49,7 @@ export const Credential = z.object({
 });
 
 export const MemberKeyRequest = z.strictObject({
-  name: visible(
+  name: singleLine(
     z.string().min(1, { message: 'must be 1-64 characters' }).max(64, { message: 'must be 1-64 characters' }),
   ),
   environment: z

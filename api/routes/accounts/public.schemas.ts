@@ -2,14 +2,14 @@
 // status and the discovery directory.
 import { z } from 'zod';
 import { LEAD_ID_PATTERN, LEAD_SOURCES, LEAD_STAGES } from '../../../domain/accounts/onboarding';
-import { visible } from '../../schemas/common';
+import { singleLine } from '../../schemas/common';
 
 const LeadId = z.string().regex(LEAD_ID_PATTERN, { message: 'must match ^wl_[a-f0-9]{16}$' });
 
 export const SignupRequest = z.strictObject({
   email: z.email({ message: 'must be an email address' }).max(254),
   password: z.string().min(8, { message: 'must be at least 8 characters' }).max(256),
-  full_name: visible(
+  full_name: singleLine(
     z.string().trim().min(2, { message: 'must be 2-100 characters' }).max(100, { message: 'must be 2-100 characters' }),
   ),
   needs: z.string().max(2000).optional(),

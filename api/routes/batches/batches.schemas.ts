@@ -5,7 +5,7 @@ import { DOUBTFUL_ROWS_SHOWN } from '../../../domain/batches/address-summary';
 import { BATCH_STATUSES } from '../../../workflows/batches/contracts';
 import { BATCH_ID_PATTERN } from '../../../services/batches/batch-view';
 import { TEMPLATE_MAX_PAGES } from '../../../services/batches/drafts';
-import { formBoolean, formJsonObject, Pagination, paginationQuery, visible } from '../../schemas/common';
+import { formBoolean, formJsonObject, Pagination, paginationQuery, multiLine, singleLine } from '../../schemas/common';
 import { SEND_AFTER_FORMAT_MESSAGE, SEND_AFTER_MAX_DAYS } from '../../../domain/workflow-safe/send-after';
 
 export const MailType = z.enum(BATCH_MAIL_TYPES);
@@ -71,7 +71,7 @@ export const ColumnMapSchema = z
   .describe('Maps a recipient field to the header text of a CSV column');
 
 export const CreateBatchForm = z.strictObject({
-  job_name: visible(z.string().trim().min(1).max(200)),
+  job_name: singleLine(z.string().trim().min(1).max(200)),
   mail_type: MailType,
   mailing_class: MailingClass,
   duplex: formBoolean.default(false),
@@ -257,7 +257,7 @@ export const MarkPiecesBody = z
 
 export const FinishBody = z.strictObject({ facility_notes: z.string().max(5000).optional() });
 export const FailBody = z.strictObject({
-  error_message: visible(z.string().trim().min(1).max(1000)),
+  error_message: multiLine(z.string().trim().min(1).max(1000)),
   facility_notes: z.string().max(5000).optional(),
 });
 

@@ -12,7 +12,7 @@ import {
 } from '../../../domain/inbound-email/aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../../domain/inbound-email/classifier';
 import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../../services/inbound-email/inbound-context';
-import { FreeFormJson, Pagination, paginationQuery, visible } from '../../schemas/common';
+import { FreeFormJson, Pagination, paginationQuery, singleLine } from '../../schemas/common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'waiting', 'closed', 'archived'] as const;
@@ -44,12 +44,12 @@ const QueryBoolean = z.preprocess((v) => {
 
 // ---------------------------------------------------------------- aliases
 
-const Label = visible(z.string().trim().min(1).max(100));
+const Label = singleLine(z.string().trim().min(1).max(100));
 
 const AliasSettings = {
   label: Label.optional(),
   source_type: z.enum(SOURCE_TYPES).optional(),
-  provider: visible(z.string().trim().min(1).max(100)).nullable().optional(),
+  provider: singleLine(z.string().trim().min(1).max(100)).nullable().optional(),
   handled_by: z.enum(HANDLED_BY).optional(),
   capture_method: z.enum(CAPTURE_METHODS).optional(),
   automation_level: z.enum(AUTOMATION_LEVELS).optional(),
@@ -278,7 +278,7 @@ export const ThreadGetQuery = z.object({ include: includeParam(['events'] as con
 
 export const ThreadUpdateRequest = z.strictObject({
   status: z.enum(THREAD_STATUSES).optional(),
-  title: visible(z.string().trim().min(1).max(120)).optional(),
+  title: singleLine(z.string().trim().min(1).max(120)).optional(),
 });
 
 export const PostalThread = z.object({

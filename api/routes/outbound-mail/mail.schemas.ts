@@ -2,7 +2,15 @@
 // fields arrive as strings, so flags and numbers go through the form coercions; an
 // empty form field counts as not sent.
 import { z } from 'zod';
-import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
+import {
+  formBoolean,
+  formInt,
+  formJsonObject,
+  multiLine,
+  Pagination,
+  PG_INT_MAX,
+  singleLine,
+} from '../../schemas/common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
 import {
   isServedCountry,
@@ -24,8 +32,10 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyToUndefin
 const MAX_LINE = 200;
 const MAX_NOTES = 2000;
 
-const requiredText = (max: number) => visible(z.string({ error: 'required' }).trim().min(1, 'required').max(max));
-const optionalText = (max: number) => optional(visible(z.string().trim().min(1).max(max)));
+/** Address lines and names print on one line: no line breaks or hidden characters (decision 0110). */
+const requiredText = (max: number) => singleLine(z.string({ error: 'required' }).trim().min(1, 'required').max(max));
+const optionalText = (max: number) => optional(singleLine(z.string().trim().min(1).max(max)));
+const optionalNotes = (max: number) => optional(multiLine(z.string().trim().min(1).max(max)));
 
 const stateCode = z.string({ error: 'required' }).transform((v, ctx) => {
   const code = normaliseStateCode(v);
@@ -95,7 +105,7 @@ const pieceFields = {
   package_id: link('an inbound package'),
   inbound_capture_id: link('a forwarded inbound mail item'),
   postal_mail_thread_id: link('a postal thread'),
-  agent_notes: optionalText(MAX_NOTES),
+  agent_notes: optionalNotes(MAX_NOTES),
   requires_approval: flag,
   metadata,
   allow_duplicate: flag,
@@ -441,9 +451,9 @@ export const DispatchedForm = z.strictObject({
   dispatch_method: z.enum(DISPATCH_METHODS),
 });
 
-export const FailedBody = z.strictObject({ message: visible(z.string().trim().min(1).max(1000)) });
+export const FailedBody = z.strictObject({ message: multiLine(z.string().trim().min(1).max(1000)) });
 export const CarrierDeliveryFailedBody = z.strictObject({
-  message: optional(visible(z.string().trim().min(1).max(1000))),
+  message: optional(multiLine(z.string().trim().min(1).max(1000))),
 });
 
 export const FacilityMailItemSchema = z.object({

@@ -22,6 +22,7 @@ import {
   UsageSchema,
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
+import { hiddenCharacterProblem } from '../../../domain/workflow-safe/visible-text';
 import { submitAndAnswer } from './submit-answer';
 import { getMail, listMail, mailDocumentUrl } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
@@ -82,7 +83,11 @@ export const routes: RouteDef[] = [
       'to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). ' +
       'Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), ' +
       'and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; ' +
-      'a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour.',
+      'a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. ' +
+      'Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, ' +
+      'control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, ' +
+      'tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; ' +
+      'agent_notes may hold line breaks but nothing hidden.',
     tags: ['Outbound mail'],
     query: SubmitMailQuery,
     body: SubmitMailForm,
@@ -113,6 +118,9 @@ export const routes: RouteDef[] = [
       if (!file)
         throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
       const data = await readUpload(file);
+      // The file name is shown to the owner beside the pages: it may not hide what it is (decision 0110).
+      const nameProblem = file.originalFilename && hiddenCharacterProblem(file.originalFilename, 'single_line');
+      if (nameProblem) throw errors.validation([{ path: 'document', message: `the file name ${nameProblem}` }]);
       return submitAndAnswer(
         deps,
         auth,

@@ -11,7 +11,14 @@ import {
 } from '../../../domain/workflow-safe/handling';
 import { PACKAGE_PHOTO_TYPES } from '../../../services/physical-inbound/packages';
 import { SEED_SCENARIOS } from '../../../services/physical-inbound/agent-inbox';
-import { ExpectedVersion, FreeFormJson, PG_INT_MAX, visible } from '../../schemas/common';
+import {
+  ExpectedVersion,
+  FreeFormJson,
+  multiLine,
+  PG_INT_MAX,
+  singleLine,
+  withoutHiddenCharacters,
+} from '../../schemas/common';
 
 export const PACKAGE_STATUSES = [
   'received',
@@ -296,19 +303,19 @@ export const ActionRequest = z.strictObject({
   ),
 });
 export const ActionPatchRequest = z.strictObject({
-  agent_notes: z.string().max(10000).optional(),
+  agent_notes: withoutHiddenCharacters(z.string().max(10000), 'multi_line').optional(),
   agent_data: FreeFormJson.optional(),
-  respond_to_clarification: visible(z.string().min(1).max(10000)).optional(),
+  respond_to_clarification: multiLine(z.string().min(1).max(10000)).optional(),
   decision_context: z
     .strictObject({ mailbox_md_section: z.string().max(10000).optional(), reasoning: z.string().max(10000).optional() })
     .optional(),
 });
 const RequiredText = (max: number) =>
-  visible(z.string({ error: 'is required' }).trim().min(1, { message: 'is required' }).max(max));
+  singleLine(z.string({ error: 'is required' }).trim().min(1, { message: 'is required' }).max(max));
 export const ForwardRequest = z.strictObject({
   to_name: RequiredText(100),
   to_line1: RequiredText(200),
-  to_line2: z.string().max(200).optional(),
+  to_line2: withoutHiddenCharacters(z.string().max(200), 'single_line').optional(),
   to_city: RequiredText(100),
   to_state: RequiredText(50),
   to_zip: RequiredText(10),
@@ -339,14 +346,14 @@ export const ScanRequestView = z.object({
   fulfilled_at: Instant.nullable(),
   item: z.object({ reference_code: z.string(), kind: z.string(), mailbox_id: z.string().nullable() }).optional(),
 });
-const TagText = visible(z.string().trim().min(1).max(50));
+const TagText = singleLine(z.string().trim().min(1).max(50));
 export const TagBody = z.strictObject({ tag: TagText.optional(), label: TagText.optional(), name: TagText.optional() });
 export const TagDeleteQuery = z.strictObject({ tag: qString().min(1).max(50).optional() });
 export const TagList = z.object({
   package_id: z.string(),
   tags: z.array(z.object({ tag: z.string(), created_at: Instant })),
 });
-const NoteText = visible(z.string().trim().min(1).max(10000));
+const NoteText = multiLine(z.string().trim().min(1).max(10000));
 export const NoteBody = z.strictObject({
   note: NoteText.optional(),
   text: NoteText.optional(),
@@ -570,8 +577,8 @@ export const AcknowledgmentBody = z.strictObject({
   context_version: z
     .string()
     .regex(/^[0-9a-f]{64}$/, { message: 'must be the 64-hex context_version of the context you read' }),
-  run_id: visible(z.string().trim().min(1).max(200)).describe('your run or job id'),
-  note: z.string().max(2000).optional(),
+  run_id: singleLine(z.string().trim().min(1).max(200)).describe('your run or job id'),
+  note: withoutHiddenCharacters(z.string().max(2000), 'multi_line').optional(),
 });
 export const Acknowledgment = z.object({
   acknowledgment: z.object({
@@ -657,10 +664,10 @@ export const RejectBody = z.strictObject({
 
 export const IdentifyBody = z
   .strictObject({
-    mailbox_id: visible(z.string().trim().min(1).max(40))
+    mailbox_id: singleLine(z.string().trim().min(1).max(40))
       .optional()
       .describe('PMB-1001, "PMB 1001", "#1001" or "1001"'),
-    recipient_name: visible(z.string().trim().min(1).max(200))
+    recipient_name: singleLine(z.string().trim().min(1).max(200))
       .optional()
       .describe('exact member or agent name on the label'),
   })
@@ -790,7 +797,7 @@ export const FulfilResult = z.object({
     ),
   }),
 });
-export const ScanRejectBody = z.strictObject({ reason: visible(z.string().trim().min(1).max(1000)) });
+export const ScanRejectBody = z.strictObject({ reason: multiLine(z.string().trim().min(1).max(1000)) });
 export const FacilityHandlingQuery = z.strictObject({
   status: qEnum(HANDLING_STATUSES).optional(),
   limit: qInt(1, 100, 20),

@@ -3,7 +3,7 @@
 // the conversations addressed to their facility. Pages: default 50, max 100.
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
-import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
+import { IdParams, Pagination, pagination, paginationQuery, Uuid, singleLine } from '../../schemas/common';
 import { FACILITY_MESSAGES_PAGE } from '../../../domain/support/conversations';
 import {
   answerAsFacility,
@@ -19,7 +19,7 @@ import type { AuthContext } from '../../../services/accounts/auth';
 export const FacilityMessageBody = z.strictObject({
   body: MessageText,
   conversation_id: Uuid.optional().describe('reply in this conversation instead of starting one'),
-  subject: visible(z.string().min(1).max(200)).optional().describe('subject of a new conversation'),
+  subject: singleLine(z.string().min(1).max(200)).optional().describe('subject of a new conversation'),
 });
 
 export const FacilityAnswerBody = z.strictObject({ body: MessageText });

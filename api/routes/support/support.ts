@@ -2,7 +2,7 @@
 // (with signed attachment URLs), resolve. Scope message.send for every call.
 import { z } from 'zod';
 import { defineRoute, HandlerArgs, RouteDef, RouteResult } from '../../route';
-import { IdParams, Pagination, pagination, paginationQuery, Uuid, visible } from '../../schemas/common';
+import { IdParams, Pagination, pagination, paginationQuery, Uuid, multiLine, singleLine } from '../../schemas/common';
 import {
   ATTACHMENT_CONTENT_TYPES,
   ATTACHMENT_FILENAME_MAX,
@@ -24,12 +24,12 @@ import {
   sendSupportMessage,
 } from '../../../services/support/support';
 
-export const MessageText = visible(z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true })).describe(
-  `1-${MESSAGE_BODY_MAX} characters`,
-);
+export const MessageText = multiLine(
+  z.string().min(1, { abort: true }).max(MESSAGE_BODY_MAX, { abort: true }),
+).describe(`1-${MESSAGE_BODY_MAX} characters`);
 
 export const SupportAttachmentBody = z.strictObject({
-  filename: visible(z.string().min(1).max(ATTACHMENT_FILENAME_MAX)),
+  filename: singleLine(z.string().min(1).max(ATTACHMENT_FILENAME_MAX)),
   content_type: z.enum(ATTACHMENT_CONTENT_TYPES),
   content_base64: z
     .string()

@@ -1,6 +1,6 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery, visible } from '../../schemas/common';
+import { Pagination, paginationQuery, singleLine } from '../../schemas/common';
 import {
   ENDPOINT_EVENT_TYPES,
   LEGACY_EVENT_TYPES,
@@ -180,7 +180,7 @@ const Term = z.string().superRefine((t, ctx) => {
   const problem = termProblem(t);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-const RuleName = visible(z.string().trim().min(1).max(RULE_LIMITS.nameLength));
+const RuleName = singleLine(z.string().trim().min(1).max(RULE_LIMITS.nameLength));
 const RuleSource = z.enum(['envelope', 'letter', 'any']);
 const RuleMatch = z.enum(['any', 'all']);
 
@@ -215,7 +215,10 @@ export const Rule = z.object({
   updated_at: z.string(),
 });
 
-const EndpointName = visible(z.string().trim().min(1).max(100));
+const EndpointName = singleLine(z.string().trim().min(1).max(100));
+const EVENT_TYPES_REQUIRED = {
+  message: 'subscribe to at least one event type, a family such as "mail.*", or "*" for all',
+};
 
 export const EndpointCreateRequest = z.strictObject({
   name: EndpointName,
@@ -231,7 +234,7 @@ export const EndpointCreateRequest = z.strictObject({
     .describe(
       "fixed at creation: the key's environment (live keys create live endpoints, test keys sandbox ones; the other value is 403)",
     ),
-  event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)),
+  event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1, EVENT_TYPES_REQUIRED)),
   rules: z.array(RuleRequest).max(RULE_LIMITS.rulesPerEndpoint).optional(),
 });
 
@@ -239,7 +242,7 @@ export const EndpointPatchRequest = z
   .strictObject({
     name: EndpointName.optional(),
     url: Url.optional().describe('a new URL pauses an active endpoint until it is verified again'),
-    event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1)).optional(),
+    event_types: eventTypeList(ENDPOINT_EVENT_TYPES).pipe(z.array(z.string()).min(1, EVENT_TYPES_REQUIRED)).optional(),
     environment: z.never({ message: 'environment is fixed at creation' }).optional(),
     agent_id: z.never({ message: 'scope is fixed at creation' }).optional(),
   })
