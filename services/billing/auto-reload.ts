@@ -41,6 +41,8 @@ export interface AutoReloadSettings {
   enabled: boolean;
   threshold_cents: number | null;
   amount_cents: number | null;
+  /** Turned on since the last reload: the next debit leaving the balance below the threshold reloads. */
+  armed: boolean;
   payment_method_id: string | null;
   card_brand: string | null;
   card_last4: string | null;
