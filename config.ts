@@ -169,9 +169,22 @@ export interface StripeSettings {
    * Stripe would send): only outside production, with the Stripe API mocked.
    */
   localCheckout: boolean;
-  /** Bounds of one purchase on the billing page, in cents. */
+  /** Bounds of one purchase on the billing page, in cents (an automatic reload's amount too). */
   purchaseMinCents: number;
   purchaseMaxCents: number;
+  /**
+   * STRIPE_LOCAL_RELOAD_OUTCOME: with the local checkout only, what the local stand-in
+   * tells the webhook about an automatic reload's charge (stripe-mock sends no events):
+   * `succeeded` (default), `failed` (declined), or `none` (no event: tests sign their own).
+   */
+  localReloadOutcome: 'succeeded' | 'failed' | 'none';
+  /**
+   * The payments reconciler: every STRIPE_RECONCILE_EVERY_SECONDS (30) it starts the
+   * workflows of recorded Stripe events and automatic reloads older than
+   * STRIPE_RECONCILE_GRACE_SECONDS (60) that are still unapplied (a start that failed).
+   */
+  reconcileEverySeconds: number;
+  reconcileGraceSeconds: number;
 }
 
 /**
@@ -201,6 +214,11 @@ function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings {
   const purchaseMaxCents = wholeNumber(env, 'CREDIT_PURCHASE_MAX_CENTS', 500_000);
   if (purchaseMaxCents < purchaseMinCents)
     throw new Error('CREDIT_PURCHASE_MAX_CENTS must not be below CREDIT_PURCHASE_MIN_CENTS');
+  const localReloadOutcome = env.STRIPE_LOCAL_RELOAD_OUTCOME || 'succeeded';
+  if (localReloadOutcome !== 'succeeded' && localReloadOutcome !== 'failed' && localReloadOutcome !== 'none')
+    throw new Error(
+      `STRIPE_LOCAL_RELOAD_OUTCOME must be succeeded, failed or none (got ${JSON.stringify(localReloadOutcome)})`,
+    );
   return {
     secretKey,
     webhookSecret,
@@ -208,6 +226,9 @@ function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings {
     localCheckout: !production && apiBase !== null,
     purchaseMinCents,
     purchaseMaxCents,
+    localReloadOutcome,
+    reconcileEverySeconds: wholeNumber(env, 'STRIPE_RECONCILE_EVERY_SECONDS', 30),
+    reconcileGraceSeconds: wholeNumber(env, 'STRIPE_RECONCILE_GRACE_SECONDS', 60),
   };
 }
 

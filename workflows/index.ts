@@ -9,3 +9,5 @@ export * from './physical-inbound/handling';
 export * from './mail-runs/mail-run';
 export * from './operations/maintenance';
 export * from './billing/stripe-event';
+export * from './billing/auto-reload';
+export * from './billing/reconciler';

@@ -1,4 +1,5 @@
-// Stripe event activities (worker only): adapters over services/billing/payments.ts.
+// Payment activities (worker only): adapters over services/billing/payments.ts (Stripe
+// events), auto-reload.ts (a reload's charge) and reconciler.ts.
 import { Context } from '@temporalio/activity';
 import type { Deps } from '../../services/shared/deps';
 import {
@@ -7,7 +8,16 @@ import {
   PurchaseNotKnownYet,
   recordReceipt,
 } from '../../services/billing/payments';
-import type { StripeEventInput, StripeEventOutcome } from '../../workflows/billing/contracts';
+import { chargeAutoReload, giveUpAutoReload } from '../../services/billing/auto-reload';
+import { reconcilePayments } from '../../services/billing/reconciler';
+import type {
+  AutoReloadInput,
+  AutoReloadOutcome,
+  PaymentsReconcileInput,
+  PaymentsReconcileResult,
+  StripeEventInput,
+  StripeEventOutcome,
+} from '../../workflows/billing/contracts';
 
 /**
  * Attempts a reversal waits for its purchase (1 s doubling to 1 min between them: about
@@ -29,6 +39,15 @@ export function createPaymentActivities(deps: Deps) {
     },
     async recordStripeReceiptActivity(input: StripeEventInput): Promise<void> {
       await recordReceipt(deps, input.eventId);
+    },
+    async chargeAutoReloadActivity(input: AutoReloadInput): Promise<AutoReloadOutcome> {
+      return chargeAutoReload(deps, input.purchaseId);
+    },
+    async giveUpAutoReloadActivity(input: AutoReloadInput & { cause: string }): Promise<AutoReloadOutcome> {
+      return giveUpAutoReload(deps, input.purchaseId, input.cause);
+    },
+    async reconcilePaymentsActivity(input: PaymentsReconcileInput): Promise<PaymentsReconcileResult> {
+      return reconcilePayments(deps, input.graceSeconds);
     },
   };
 }

@@ -28,9 +28,10 @@ export function refundDelta(amountRefunded: number, alreadyTaken: number, paid: 
   return Math.max(0, Math.min(amountRefunded, paid) - alreadyTaken);
 }
 
-/** The ledger entry keys of Stripe's movements: one per session, per refund level, per dispute step. */
+/** The ledger entry keys of Stripe's movements: one per session, per reload's PaymentIntent, per refund level, per dispute step. */
 export const stripeEntryKeys = {
   session: (sessionId: string) => `stripe:session:${sessionId}`,
+  paymentIntent: (paymentIntentId: string) => `stripe:payment_intent:${paymentIntentId}`,
   refund: (chargeId: string, amountRefunded: number) => `stripe:refund:${chargeId}:${amountRefunded}`,
   disputeOpened: (disputeId: string) => `stripe:dispute:${disputeId}:opened`,
   disputeWon: (disputeId: string) => `stripe:dispute:${disputeId}:won`,

@@ -152,7 +152,7 @@ export const operationsCommands: Record<string, Command> = {
   reconcile: {
     usage: 'reconcile [--json]',
     description:
-      'Run the reconcilers now: start lost workflow starts, and restart (or report) workflows closed while their record is open.',
+      'Run the reconcilers now: start lost workflow starts, restart (or report) workflows closed while their record is open, and apply unapplied Stripe events and uncharged automatic reloads.',
     options: { json: { type: 'boolean' } },
     run: (deps) => runReconcilersNow(deps),
   },

@@ -1,12 +1,15 @@
 // The prepaid credits ledger. Append-only; the balance is the sum of entries. A debit
 // locks the member row (or is shown that its transaction holds that lock already), checks
 // the balance and inserts under a unique entry key, all in the caller's transaction, so
-// concurrent debits never overdraw and retries never repeat.
+// concurrent debits never overdraw and retries never repeat. Every live debit passes
+// through debit(), which is therefore where automatic reload learns of a crossing of the
+// owner's threshold (services/billing/auto-reload.ts).
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { ApiError, codedError } from '../../domain/shared/errors';
 import { insufficientCreditsError } from '../../domain/shared/workflow-failures';
 import { formatCents } from '../../domain/shared/money';
+import { noteDebitForAutoReload } from './auto-reload';
 
 export interface Balance {
   balance_cents: number;
@@ -85,6 +88,8 @@ export async function lockMemberRowReading<T extends Partial<Record<MemberColumn
  * If a debit with the same entry key exists already, nothing more is taken.
  * Locks the member row first, unless `opts.memberLock` shows that `tx` holds it already
  * (a lock from another transaction or for another member is a programming error).
+ * A debit that takes the balance below the owner's automatic reload threshold records the
+ * reload in `tx` and starts it once `tx` commits.
  */
 export async function debit(
   deps: Deps,
@@ -108,6 +113,12 @@ export async function debit(
        VALUES ($1, $2, 'debit', $3, $4, $5, $6)`,
       [m.memberId, -m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
     );
+    await noteDebitForAutoReload(deps, tx, {
+      memberId: m.memberId,
+      beforeCents: balance,
+      afterCents: balance - m.amountCents,
+      debitKey: m.entryKey,
+    });
   }
   return { balanceCents: balance - m.amountCents, alreadyDebited: false };
 }

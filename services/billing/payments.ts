@@ -3,16 +3,19 @@
 // the money only moves when Stripe's signed webhook says so. The webhook records each event
 // under Stripe's event id and starts one workflow per event (its id from the event id);
 // that workflow's activity applies the event here, in one transaction, with a ledger key per
-// session, refund level and dispute step, so redeliveries, concurrent deliveries and
-// events out of order move money once. Agents never reach any of this: no API key route
-// reads or starts purchases (they read the balance only).
+// session, automatic reload's PaymentIntent, refund level and dispute step, so redeliveries,
+// concurrent deliveries and events out of order move money once. The same events save the
+// card of automatic reload (a setup session) and settle its charges (auto-reload.ts).
+// Agents never reach any of this: no API key route reads or starts purchases (they read the
+// balance only).
 import Stripe from 'stripe';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
-import type { Config } from '../../config';
 import { lockMemberRow, providerAdjustment, topUp } from './credits';
 import { refundDelta, stripeEntryKeys } from '../../domain/billing/purchases';
+import { chargeFailureCause } from '../../domain/billing/auto-reload';
+import { failReloadIn } from './auto-reload';
 import { formatCents } from '../../domain/shared/money';
 import {
   STRIPE_EVENT_WORKFLOW,
@@ -21,6 +24,9 @@ import {
   type StripeEventOutcome,
 } from '../../workflows/billing/contracts';
 import { ObjectId } from '../../workflows/shared/search-attributes';
+import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
+
+export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
 /** The event types the fulfilment acts on; any other type is recorded and answered 200. */
 export const HANDLED_STRIPE_EVENTS = [
@@ -30,8 +36,17 @@ export const HANDLED_STRIPE_EVENTS = [
   'charge.refunded',
   'charge.dispute.created',
   'charge.dispute.closed',
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
 ] as const;
 const HANDLED = new Set<string>(HANDLED_STRIPE_EVENTS);
+
+/**
+ * Fault hooks for tests (faults a real service cannot produce on demand):
+ * `beforeEventWorkflowStart` throwing stands for Temporal refusing the start of a recorded
+ * event's workflow (the webhook answers 500; the payments reconciler applies it later).
+ */
+export const paymentFaults: { beforeEventWorkflowStart?: (eventId: string) => void } = {};
 
 /**
  * Hooks another change can attach to (emails, owner notifications): called after the
@@ -48,65 +63,6 @@ export interface PaymentHooks {
   }) => Promise<void> | void;
 }
 export const paymentHooks: PaymentHooks = {};
-
-const clients = new WeakMap<Config['stripe'], Stripe>();
-
-/** The Stripe client of this configuration (STRIPE_API_BASE points it at stripe-mock locally). */
-export function stripeClient(deps: Pick<Deps, 'config'>): Stripe {
-  const settings = deps.config.stripe;
-  let client = clients.get(settings);
-  if (!client) {
-    const base = settings.apiBase ? new URL(settings.apiBase) : null;
-    client = new Stripe(settings.secretKey, {
-      maxNetworkRetries: 2,
-      timeout: 10_000,
-      ...(base
-        ? {
-            host: base.hostname,
-            port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)),
-            protocol: base.protocol.replace(':', '') as 'http' | 'https',
-          }
-        : {}),
-    });
-    clients.set(settings, client);
-  }
-  return client;
-}
-
-/** Stripe (or the network to it) failed: the page says so, and nothing was recorded. */
-export class StripeUnavailable extends Error {}
-
-export interface PurchaseRow {
-  id: string;
-  member_id: string;
-  stripe_session_id: string;
-  requested_cents: number;
-  paid_cents: number | null;
-  status: 'pending' | 'paid' | 'failed' | 'refunded' | 'disputed';
-  payment_intent_id: string | null;
-  receipt_url: string | null;
-  refunded_cents: number;
-  disputed_cents: number;
-  failure_reason: string | null;
-  created_at: Date;
-}
-
-/** The member's Stripe Customer: made once (Stripe's idempotency key covers a concurrent first checkout) and reused. */
-async function customerFor(deps: Deps, memberId: string): Promise<string> {
-  const [known] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
-  if (known) return known.customer_id;
-  const [member] = await deps.db.query(`SELECT email, full_name FROM members WHERE id = $1`, [memberId]);
-  const customer = await stripeClient(deps).customers.create(
-    { email: member?.email ?? undefined, name: member?.full_name ?? undefined, metadata: { member_id: memberId } },
-    { idempotencyKey: `postal-customer:${memberId}` },
-  );
-  await deps.db.query(
-    `INSERT INTO stripe_customers (member_id, customer_id) VALUES ($1, $2) ON CONFLICT (member_id) DO NOTHING`,
-    [memberId, customer.id],
-  );
-  const [row] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
-  return row.customer_id;
-}
 
 /**
  * Starts a Checkout Session for `amountCents` (already within the bounds) and records the
@@ -167,8 +123,8 @@ export async function startCheckout(
 
 export async function listPurchases(deps: Deps, memberId: string, limit = 50): Promise<PurchaseRow[]> {
   return deps.db.query(
-    `SELECT id, member_id, stripe_session_id, requested_cents, paid_cents, status, payment_intent_id, receipt_url,
-            refunded_cents, disputed_cents, failure_reason, created_at
+    `SELECT id, member_id, kind, stripe_session_id, customer_id, requested_cents, paid_cents, status, payment_intent_id,
+            receipt_url, refunded_cents, disputed_cents, failure_reason, payment_method_id, threshold_cents, created_at
        FROM credit_purchases WHERE member_id = $1 ORDER BY created_at DESC LIMIT $2`,
     [memberId, limit],
   );
@@ -218,11 +174,19 @@ export async function receiveStripeWebhook(
   if (!HANDLED.has(event.type)) return { status: 200, body: { received: true, ignored: true } };
   // Started again on a redelivery too: the first delivery may have been recorded by a
   // process that stopped before it started the workflow. The id makes it one workflow.
+  // A start that fails answers 500 (Stripe delivers again); the payments reconciler starts
+  // it as well, so a recorded event is applied even if Stripe gives up.
+  paymentFaults.beforeEventWorkflowStart?.(event.id);
   await startStripeEventWorkflow(deps, event.id);
   return { status: 200, body: inserted.length ? { received: true } : { received: true, duplicate: true } };
 }
 
-export async function startStripeEventWorkflow(deps: Deps, eventId: string): Promise<void> {
+/** Starts the event's workflow (one per event). `restartFailed`: the reconciler runs one whose earlier run failed or was terminated. */
+export async function startStripeEventWorkflow(
+  deps: Deps,
+  eventId: string,
+  opts: { restartFailed?: boolean } = {},
+): Promise<void> {
   const input: StripeEventInput = { eventId };
   try {
     await deps.temporal.workflow.start(STRIPE_EVENT_WORKFLOW, {
@@ -230,7 +194,7 @@ export async function startStripeEventWorkflow(deps: Deps, eventId: string): Pro
       workflowId: stripeEventWorkflowId(eventId),
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy: opts.restartFailed ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'REJECT_DUPLICATE',
       typedSearchAttributes: [{ key: ObjectId, value: eventId }],
     });
   } catch (err) {
@@ -253,6 +217,8 @@ type Notify = () => Promise<void> | void;
  */
 export async function applyStripeEvent(deps: Deps, eventId: string): Promise<StripeEventOutcome> {
   const after: Notify[] = [];
+  // What the event needs from Stripe's API is read before the transaction, never inside it.
+  const card = await savedCardOf(deps, eventId);
   const outcome = await deps.db.transaction(async (tx) => {
     const [row] = await tx.query(
       `SELECT type, payload, outcome, processed_at FROM stripe_events WHERE id = $1 FOR UPDATE`,
@@ -261,7 +227,7 @@ export async function applyStripeEvent(deps: Deps, eventId: string): Promise<Str
     if (!row) return { outcome: 'ignored: event not recorded' };
     if (row.processed_at) return { outcome: row.outcome as string };
     const event = row.payload as Stripe.Event;
-    const result = await applyEvent(tx, event, after);
+    const result = await applyEvent(tx, event, after, card);
     await tx.query(`UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1`, [eventId, result]);
     return { outcome: result };
   });
@@ -283,9 +249,15 @@ export async function markStripeEventIgnored(deps: Deps, eventId: string, reason
   );
 }
 
-async function applyEvent(tx: EntityManager, event: Stripe.Event, after: Notify[]): Promise<string> {
+async function applyEvent(
+  tx: EntityManager,
+  event: Stripe.Event,
+  after: Notify[],
+  card: SavedCard | null,
+): Promise<string> {
   switch (event.type) {
     case 'checkout.session.completed':
+      if (event.data.object.mode === 'setup') return saveCard(tx, event.data.object, card);
       return event.data.object.payment_status === 'paid'
         ? fulfilSession(tx, event.data.object, after)
         : noteSession(tx, event.data.object);
@@ -299,6 +271,10 @@ async function applyEvent(tx: EntityManager, event: Stripe.Event, after: Notify[
       return disputeOpened(tx, event.data.object, after);
     case 'charge.dispute.closed':
       return disputeClosed(tx, event.data.object, after);
+    case 'payment_intent.succeeded':
+      return reloadSucceeded(tx, event.data.object, after);
+    case 'payment_intent.payment_failed':
+      return reloadFailed(tx, event.data.object);
     default:
       return 'ignored: event type not used';
   }
@@ -315,15 +291,10 @@ const idOf = (v: string | { id: string } | null | undefined): string | null =>
 async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): Promise<PurchaseRow | null> {
   const [found] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
   if (found) return found;
-  const memberId = s.client_reference_id ?? s.metadata?.member_id ?? null;
+  if (!(s.amount_total && s.amount_total > 0)) return null;
+  const memberId = await memberOfSession(tx, s);
+  if (!memberId) return null;
   const customer = idOf(s.customer);
-  if (!memberId || !customer || !/^[0-9a-f-]{36}$/i.test(memberId) || !(s.amount_total && s.amount_total > 0))
-    return null;
-  const [known] = await tx.query(`SELECT 1 FROM stripe_customers WHERE member_id = $1 AND customer_id = $2`, [
-    memberId,
-    customer,
-  ]);
-  if (!known) return null;
   await tx.query(
     `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
      VALUES ($1, $2, $3, $4) ON CONFLICT (stripe_session_id) DO NOTHING`,
@@ -331,6 +302,18 @@ async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): P
   );
   const [row] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
   return row;
+}
+
+/** The member a session names (client_reference_id or metadata) when it carries that member's own Stripe Customer; null for anyone else's. */
+async function memberOfSession(tx: EntityManager, s: Stripe.Checkout.Session): Promise<string | null> {
+  const memberId = s.client_reference_id ?? s.metadata?.member_id ?? null;
+  const customer = idOf(s.customer);
+  if (!memberId || !customer || !/^[0-9a-f-]{36}$/i.test(memberId)) return null;
+  const [known] = await tx.query(`SELECT 1 FROM stripe_customers WHERE member_id = $1 AND customer_id = $2`, [
+    memberId,
+    customer,
+  ]);
+  return known ? memberId : null;
 }
 
 /** A paid session: its one top-up, for the amount Stripe's session says was paid. */
@@ -489,26 +472,181 @@ async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: 
   return `dispute won: restored ${restored}`;
 }
 
+/** The card a setup session saved, read from its SetupIntent; `refused` when Stripe says there is none. */
+type SavedCard = { paymentMethodId: string; brand: string | null; last4: string | null } | { refused: string };
+
 /**
- * The receipt link of a paid purchase: the hosted page of the invoice Stripe issued
- * (invoice_creation). Best effort, after the credit: a Stripe outage leaves the link empty.
+ * For a recorded, unapplied checkout.session.completed of a setup session: the saved
+ * payment method, from the session's SetupIntent (Stripe's event names only its id). A
+ * Stripe outage throws, and the activity tries again.
  */
-export async function recordReceipt(deps: Deps, eventId: string): Promise<void> {
+async function savedCardOf(deps: Deps, eventId: string): Promise<SavedCard | null> {
   const [row] = await deps.db.query(
-    `SELECT p.id, p.invoice_id FROM stripe_events e
-       JOIN credit_purchases p ON p.stripe_session_id = e.payload->'data'->'object'->>'id'
-      WHERE e.id = $1 AND p.invoice_id IS NOT NULL AND p.receipt_url IS NULL`,
+    `SELECT payload->'data'->'object'->>'setup_intent' AS setup_intent FROM stripe_events
+      WHERE id = $1 AND processed_at IS NULL AND type = 'checkout.session.completed'
+        AND payload->'data'->'object'->>'mode' = 'setup'`,
     [eventId],
   );
-  if (!row) return;
+  if (!row) return null;
+  const setupIntent: string | null = row.setup_intent;
+  if (!setupIntent) return { refused: 'the setup session names no SetupIntent' };
   try {
-    const invoice = await stripeClient(deps).invoices.retrieve(row.invoice_id);
-    if (invoice.hosted_invoice_url)
-      await deps.db.query(`UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
-        row.id,
-        invoice.hosted_invoice_url,
-      ]);
+    const intent = await stripeClient(deps).setupIntents.retrieve(setupIntent, { expand: ['payment_method'] });
+    const method = intent.payment_method;
+    if (!method) return { refused: `SetupIntent ${setupIntent} saved no payment method` };
+    if (typeof method === 'string') return { paymentMethodId: method, brand: null, last4: null };
+    return { paymentMethodId: method.id, brand: method.card?.brand ?? method.type, last4: method.card?.last4 ?? null };
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeInvalidRequestError)
+      return { refused: `SetupIntent ${setupIntent}: ${err.message}` };
+    throw err;
+  }
+}
+
+/**
+ * A setup session completed: its card becomes the member's card for automatic reload
+ * (reload itself is turned on by the owner). A card saved from an older session arriving
+ * late does not replace a newer one.
+ */
+async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: SavedCard | null): Promise<string> {
+  const [setup] = await tx.query(`SELECT * FROM stripe_card_setups WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  const memberId: string | null = setup ? setup.member_id : await memberOfSession(tx, s);
+  if (!memberId || (setup && idOf(s.customer) !== setup.customer_id))
+    return 'ignored: setup session of an unknown member or customer';
+  if (!card) return 'ignored: no card read for the setup session';
+  if ('refused' in card) return `ignored: ${card.refused}`;
+  if (setup?.status === 'saved') return 'card already saved';
+  const startedAt: Date = setup?.created_at ?? (s.created ? new Date(s.created * 1000) : new Date());
+  const [newer] = await tx.query(
+    `SELECT 1 FROM stripe_card_setups WHERE member_id = $1 AND status = 'saved' AND created_at > $2 LIMIT 1`,
+    [memberId, startedAt],
+  );
+  if (setup)
+    await tx.query(
+      `UPDATE stripe_card_setups SET status = 'saved', payment_method_id = $2, saved_at = now() WHERE id = $1`,
+      [setup.id, card.paymentMethodId],
+    );
+  else
+    await tx.query(
+      `INSERT INTO stripe_card_setups (member_id, stripe_session_id, customer_id, status, payment_method_id, created_at, saved_at)
+       VALUES ($1, $2, $3, 'saved', $4, $5, now()) ON CONFLICT (stripe_session_id) DO NOTHING`,
+      [memberId, s.id, idOf(s.customer), card.paymentMethodId, startedAt],
+    );
+  if (newer) return 'card saved, not used: a card saved later is in use';
+  await tx.query(
+    `INSERT INTO auto_reload_settings (member_id, payment_method_id, card_brand, card_last4, card_saved_at)
+     VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (member_id) DO UPDATE
+       SET payment_method_id = $2, card_brand = $3, card_last4 = $4, card_saved_at = now(), updated_at = now()`,
+    [memberId, card.paymentMethodId, card.brand, card.last4],
+  );
+  return `card saved (${card.brand ?? 'card'} ${card.last4 ?? card.paymentMethodId})`;
+}
+
+/**
+ * The automatic reload a PaymentIntent's metadata names, locked, when it is this member's
+ * with their Customer; otherwise why the event is ignored (a Checkout payment's intent is
+ * applied from its session's events; another integration's intents are not ours).
+ */
+async function reloadOfIntent(tx: EntityManager, pi: Stripe.PaymentIntent): Promise<PurchaseRow | string> {
+  const meta = pi.metadata ?? {};
+  if (meta.purpose !== 'auto_reload') return 'ignored: not an automatic reload';
+  const id = meta.credit_purchase_id;
+  if (!id || !/^[0-9a-f-]{36}$/i.test(id)) return 'ignored: automatic reload of an unknown purchase';
+  const [row] = await tx.query(`SELECT * FROM credit_purchases WHERE id = $1 AND kind = 'auto_reload' FOR UPDATE`, [
+    id,
+  ]);
+  if (!row || row.member_id !== meta.member_id || (row.customer_id && idOf(pi.customer) !== row.customer_id))
+    return 'ignored: automatic reload of an unknown member or customer';
+  return row;
+}
+
+/** payment_intent.succeeded of a reload: its one top-up (per PaymentIntent), for the amount Stripe received. */
+async function reloadSucceeded(tx: EntityManager, pi: Stripe.PaymentIntent, after: Notify[]): Promise<string> {
+  const reload = await reloadOfIntent(tx, pi);
+  if (typeof reload === 'string') return reload;
+  const amountCents = pi.amount_received;
+  if (pi.currency !== 'usd' || !(amountCents > 0))
+    return `ignored: received ${amountCents} ${pi.currency} is not a USD payment`;
+  const lock = await lockMemberRow(tx, reload.member_id);
+  const added = await topUp(lock.tx, {
+    memberId: reload.member_id,
+    amountCents,
+    entryKey: stripeEntryKeys.paymentIntent(pi.id),
+    referenceType: 'credit_purchase',
+    referenceId: reload.id,
+    description: `Automatic reload with Stripe (${formatCents(amountCents)})`,
+  });
+  // Paid even when an earlier answer failed it: the money was received.
+  await tx.query(
+    `UPDATE credit_purchases
+        SET status = CASE WHEN status IN ('pending','failed','cancelled') THEN 'paid' ELSE status END,
+            paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), failure_reason = NULL, updated_at = now()
+      WHERE id = $1`,
+    [reload.id, amountCents, pi.id],
+  );
+  if (!added) return 'already credited';
+  after.push(() => paymentHooks.creditsBought?.({ memberId: reload.member_id, purchaseId: reload.id, amountCents }));
+  return `reloaded ${amountCents}`;
+}
+
+/** payment_intent.payment_failed of a reload: the reload fails and automatic reload is turned off, with Stripe's reason. */
+async function reloadFailed(tx: EntityManager, pi: Stripe.PaymentIntent): Promise<string> {
+  const reload = await reloadOfIntent(tx, pi);
+  if (typeof reload === 'string') return reload;
+  const cause = chargeFailureCause(pi.last_payment_error ?? {});
+  if (!(await failReloadIn(tx, reload, cause, pi.id))) return `payment failed: reload left ${reload.status}`;
+  return `reload failed (${cause}): automatic reload turned off`;
+}
+
+/**
+ * The receipt link of a paid purchase, once Stripe has one: the hosted page of the invoice
+ * Stripe issued for a checkout (invoice_creation), else the receipt of its charge; for an
+ * automatic reload, its charge's receipt. Best effort, after the credit: a Stripe outage
+ * leaves the link empty. The local stand-in issues neither (stripe-mock keeps no invoices
+ * or charges), so locally there is no receipt link.
+ */
+export async function recordReceipt(deps: Deps, eventId: string): Promise<void> {
+  const [event] = await deps.db.query(
+    `SELECT type, payload->'data'->'object' AS object FROM stripe_events WHERE id = $1`,
+    [eventId],
+  );
+  if (!event) return;
+  try {
+    const stripe = stripeClient(deps);
+    if (event.type === 'payment_intent.succeeded') {
+      const charge = idOf(event.object.latest_charge);
+      const [reload] = await deps.db.query(
+        `SELECT id FROM credit_purchases
+          WHERE id::text = $1 AND kind = 'auto_reload' AND status <> 'pending' AND receipt_url IS NULL`,
+        [event.object.metadata?.credit_purchase_id ?? ''],
+      );
+      if (!reload || !charge) return;
+      const { receipt_url } = await stripe.charges.retrieve(charge);
+      if (receipt_url) await setReceipt(deps, reload.id, receipt_url);
+      return;
+    }
+    if (!String(event.type).startsWith('checkout.session.')) return;
+    const [row] = await deps.db.query(
+      `SELECT id, invoice_id, payment_intent_id FROM credit_purchases
+        WHERE stripe_session_id = $1 AND invoice_id IS NOT NULL AND receipt_url IS NULL`,
+      [event.object.id],
+    );
+    if (!row) return;
+    const invoice = await stripe.invoices.retrieve(row.invoice_id);
+    if (invoice.hosted_invoice_url) return setReceipt(deps, row.id, invoice.hosted_invoice_url);
+    if (!row.payment_intent_id) return;
+    const intent = await stripe.paymentIntents.retrieve(row.payment_intent_id, { expand: ['latest_charge'] });
+    const charge = intent.latest_charge;
+    if (charge && typeof charge !== 'string' && charge.receipt_url) await setReceipt(deps, row.id, charge.receipt_url);
   } catch (err) {
     deps.log.warn({ err, eventId }, 'receipt link not read from Stripe');
   }
+}
+
+async function setReceipt(deps: Deps, purchaseId: string, url: string): Promise<void> {
+  await deps.db.query(`UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
+    purchaseId,
+    url,
+  ]);
 }

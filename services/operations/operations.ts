@@ -11,6 +11,8 @@ import { startMailWorkflow } from '../outbound-mail/workflow';
 import { reconcilerScheduleId } from '../outbound-mail/workflow';
 import { inboundReconcilerScheduleId, reconcilePhysicalInbound } from '../physical-inbound/inbound-reconciler';
 import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/contracts';
+import { reconcilePayments } from '../billing/reconciler';
+import { paymentsReconcilerScheduleId } from '../../workflows/billing/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
 import {
   abandonedWorkflowsQuery,
@@ -437,10 +439,12 @@ export async function runReconcilersNow(deps: Deps) {
   });
   const inbound = await reconcilePhysicalInbound(deps, deps.config.physicalInbound.reconcileGraceSeconds);
   const closed = await reconcileClosedWorkflows(deps);
+  const payments = await reconcilePayments(deps, deps.config.stripe.reconcileGraceSeconds);
   return {
     lost_mail_starts_started: started,
     physical_inbound_started: inbound,
     closed_workflows: closed,
+    payments_started: payments,
     schedules: reconcilerScheduleIds(deps),
   };
 }
@@ -452,5 +456,6 @@ export function reconcilerScheduleIds(deps: Deps): string[] {
     inboundReconcilerScheduleId(deps),
     closedWorkflowReconcilerScheduleId(tq),
     webhookDispatchReconcilerScheduleId(tq),
+    paymentsReconcilerScheduleId(tq),
   ];
 }

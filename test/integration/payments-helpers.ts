@@ -1,10 +1,18 @@
 // Helpers of the payment tests: a purchase started against stripe-mock (as the billing
-// page starts it), Stripe's events about it signed as Stripe signs them and posted to the
-// webhook route, and waiting for their workflows to apply them.
+// page starts it), a card saved through a setup session, Stripe's events about them signed
+// as Stripe signs them and posted to the webhook route, and waiting for their workflows.
 import { randomBytes } from 'node:crypto';
 import type { TestApp } from '../helpers/app';
 import { startCheckout } from '../../services/billing/payments';
-import { localSessionObject, postSignedEvent, stripeEventBody } from '../../services/billing/local-checkout';
+import { startCardSetup } from '../../services/billing/auto-reload';
+import {
+  localPaymentIntentObject,
+  localSessionObject,
+  localSetupSessionObject,
+  postSignedEvent,
+  stripeEventBody,
+} from '../../services/billing/local-checkout';
+import type { PurchaseRow } from '../../services/billing/stripe';
 import { waitFor } from './mail-helpers';
 
 export const evtId = () => `evt_test_${randomBytes(10).toString('hex')}`;
@@ -98,4 +106,68 @@ export async function ledgerOf(app: TestApp, memberId: string) {
 export async function purchaseRow(app: TestApp, id: string) {
   const [row] = await app.deps.db.query(`SELECT * FROM credit_purchases WHERE id = $1`, [id]);
   return row;
+}
+
+/** A setup session started as the billing page starts it, and the signed completion Stripe sends once the card is saved. */
+export async function newCardSetup(app: TestApp, memberId: string) {
+  const { redirectUrl } = await startCardSetup(app.deps, memberId);
+  const [setup] = await app.deps.db.query(
+    `SELECT * FROM stripe_card_setups WHERE member_id = $1 ORDER BY created_at DESC LIMIT 1`,
+    [memberId],
+  );
+  const completed = (opts: { customer?: string } = {}) => {
+    const id = evtId();
+    const object = localSetupSessionObject(setup, `seti_test_${randomBytes(8).toString('hex')}`);
+    if (opts.customer) object.customer = opts.customer;
+    return { id, body: stripeEventBody('checkout.session.completed', object, id) };
+  };
+  return { setup, redirectUrl, completed };
+}
+
+/** Saves a card for the member (setup session, its signed completion applied); answers the outcome. */
+export async function saveCard(app: TestApp, memberId: string): Promise<string> {
+  const { completed } = await newCardSetup(app, memberId);
+  const e = completed();
+  const status = await deliver(app, e);
+  if (status !== 200) throw new Error(`the webhook answered ${status}`);
+  return processed(app, e.id);
+}
+
+export type ReloadRow = PurchaseRow & { payment_intent_id: string };
+
+/** The member's automatic reloads, oldest first. */
+export async function reloadsOf(app: TestApp, memberId: string): Promise<PurchaseRow[]> {
+  return app.deps.db.query(
+    `SELECT * FROM credit_purchases WHERE member_id = $1 AND kind = 'auto_reload' ORDER BY created_at`,
+    [memberId],
+  );
+}
+
+/** Waits until the member has `count` reloads and the newest has its PaymentIntent created; answers it. */
+export async function chargedReload(app: TestApp, memberId: string, count = 1): Promise<ReloadRow> {
+  return waitFor(
+    async () => {
+      const rows = await reloadsOf(app, memberId);
+      const last = rows[rows.length - 1];
+      return rows.length === count && last.payment_intent_id ? (last as ReloadRow) : null;
+    },
+    `reload ${count} to be charged`,
+    60_000,
+  );
+}
+
+/** Stripe's event about a reload's off-session charge. */
+export function reloadEvent(
+  reload: ReloadRow,
+  outcome: 'succeeded' | 'failed',
+  opts: { latestCharge?: string; paymentIntent?: string } = {},
+) {
+  const id = evtId();
+  const object = localPaymentIntentObject(
+    { ...reload, payment_intent_id: opts.paymentIntent ?? reload.payment_intent_id },
+    outcome,
+  );
+  if (opts.latestCharge) object.latest_charge = opts.latestCharge;
+  const type = outcome === 'succeeded' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed';
+  return { id, body: stripeEventBody(type, object, id) };
 }

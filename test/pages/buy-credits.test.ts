@@ -3,7 +3,11 @@
 // bounds is a form error, $50 is bought on the local checkout stand-in (which posts the
 // signed events Stripe would send to POST /webhooks/stripe), the balance shows $50, and the
 // letter waiting for approval is approved from Approvals with one debit. The ledger sums to
-// the balance. Screenshots go to .data/screenshots.
+// the balance. Automatic reload is turned on from the billing page (a card saved on the
+// local setup stand-in, a threshold and an amount): a live letter crossing the threshold is
+// reloaded once; a declined reload turns it off and the page says why; the owner turns it on
+// again; the local checkout page refunds and disputes the reload's charge. Screenshots go
+// to .data/screenshots.
 import type { Page } from 'playwright-core';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
@@ -11,6 +15,7 @@ import { launchBrowser, offMachineRequests, TestBrowser } from '../helpers/brows
 import { newMember } from '../helpers/factories';
 import { newAgent, newCredential } from '../helpers/agents';
 import { balanceCents } from '../../services/billing/credits';
+import { formatCents } from '../../domain/shared/money';
 import { letterForm, letterPdf, waitFor } from '../integration/mail-helpers';
 import { freePort } from '../../scripts/stack';
 
@@ -128,6 +133,144 @@ describe('owner buys credits at billing_url', () => {
     // The only failed load is the refused form's own answer (400, the page with the form error).
     expect(errors.filter((e) => !e.includes('status of 400'))).toEqual([]);
     expect(errors.length).toBeLessThanOrEqual(2);
+    await page.close();
+  });
+
+  it('automatic reload turned on from the billing page: one reload per crossing, a declined one turns it off and says why, refunds and disputes from the local checkout page', async () => {
+    const owner = await newMember(app.deps, { creditsCents: 1000 });
+    const agentId = (await newAgent(app.baseUrl, owner.key)).id;
+    const agentKey = (await newCredential(app.baseUrl, owner.key, agentId, { environment: 'live' })).key;
+    const send = async (form: Record<string, string> = {}) =>
+      api('POST', '/v1/mail', {
+        key: agentKey,
+        headers: { 'x-service-md-version': '1' },
+        form: letterForm(await letterPdf(1), form),
+      });
+    const price: number = (await send({ dry_run: 'true' })).body.cost_cents;
+    const reloads = () =>
+      app.deps.db.query(
+        `SELECT * FROM credit_purchases WHERE member_id = $1 AND kind = 'auto_reload' ORDER BY created_at`,
+        [owner.member_id],
+      );
+
+    const { page, requests, errors } = await browser.open(`${app.siteUrl}/console/billing`);
+    await signIn(page, owner.key);
+    await expect(page.textContent('#reload-status')).resolves.toContain('Off');
+    await expect(page.textContent('#reload-card')).resolves.toContain('No card saved yet');
+
+    // Turning it on without a card is refused on the page.
+    await page.fill('#reload-threshold', '10');
+    await page.fill('#reload-amount', '25');
+    await page.check('#reload-enabled');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save automatic reload")')]);
+    await expect(page.textContent('#reload-error')).resolves.toContain('Save a card first');
+
+    // Save a card: the setup-mode checkout leads to the local stand-in, whose button posts Stripe's signed completion.
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save a card")')]);
+    expect(new URL(page.url()).pathname).toMatch(/^\/console\/billing\/card-setup\/[0-9a-f-]{36}$/);
+    await expect(page.textContent('main')).resolves.toContain("Local stand-in for Stripe's page that saves a card");
+    await browser.screenshot(page, 'billing-local-card-setup', { fullPage: true });
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save card")')]);
+    await expect(page.textContent('[role=status]')).resolves.toContain('Card sent');
+    await waitFor(async () => {
+      await page.reload();
+      return (await page.textContent('#reload-card'))?.includes('Visa ending 4242');
+    }, 'the saved card on the billing page');
+
+    // On, with a threshold of the whole balance: the next live letter crosses it.
+    await page.fill('#reload-threshold', '10.00');
+    await page.fill('#reload-amount', '25.00');
+    await page.check('#reload-enabled');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save automatic reload")')]);
+    await expect(page.textContent('[role=status]')).resolves.toContain('Automatic reload is on');
+    await expect(page.textContent('#reload-status')).resolves.toContain(
+      'On: when the balance falls below $10.00, $25.00 is added.',
+    );
+
+    expect((await send()).status).toBe(201);
+    // The local stand-in answers the reload's charge with Stripe's signed payment_intent.succeeded.
+    const reloaded = 1000 - price + 2500;
+    await waitFor(
+      async () => {
+        await page.reload();
+        return (await page.textContent('#balance')) === formatCents(reloaded);
+      },
+      `the balance to show ${formatCents(reloaded)}`,
+    );
+    await expect(page.textContent('#purchases')).resolves.toMatch(/Automatic reload\s*\$25\.00\s*paid/);
+    expect(await reloads()).toHaveLength(1);
+    await browser.screenshot(page, 'billing-auto-reload', { fullPage: true });
+
+    // A second crossing whose charge is declined (the local stand-in told to answer so): reload is turned off, and the page says why.
+    const stripe = app.deps.config.stripe;
+    app.deps.config.stripe = { ...stripe, localReloadOutcome: 'failed' };
+    try {
+      await page.fill('#reload-threshold', (reloaded / 100).toFixed(2));
+      await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save automatic reload")')]);
+      expect((await send()).status).toBe(201);
+      await waitFor(async () => {
+        await page.reload();
+        return (await page.$('#reload-disabled')) !== null;
+      }, 'the billing page to say reload was turned off');
+      // The notice of the earlier save no longer holds, so it is not shown.
+      expect(await page.$('[role=status]')).toBeNull();
+    } finally {
+      app.deps.config.stripe = stripe;
+    }
+    await expect(page.textContent('#reload-disabled')).resolves.toContain(
+      'The automatic reload of $25.00 could not be charged: Your card was declined. (generic_decline).',
+    );
+    await expect(page.textContent('#reload-status')).resolves.toContain('Off');
+    await expect(page.textContent('#purchases')).resolves.toContain('Your card was declined.');
+    await browser.screenshot(page, 'billing-auto-reload-declined', { fullPage: true });
+    expect(await balanceCents(app.deps.db, owner.member_id)).toBe(reloaded - price);
+
+    // The owner turns it on again.
+    await page.check('#reload-enabled');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save automatic reload")')]);
+    await expect(page.textContent('#reload-status')).resolves.toContain(
+      'The balance is below the threshold now: the next live letter or batch reloads it.',
+    );
+    expect(await page.$('#reload-disabled')).toBeNull();
+
+    // The paid reload's charge refunded in part, then disputed and the dispute won, from the local checkout page.
+    const [paid] = await reloads();
+    const reverse = async (button: string) => {
+      await page.goto(`${app.siteUrl}/console/billing/checkout/${paid.id}`);
+      await expect(page.textContent('main')).resolves.toContain("Local stand-in for Stripe's checkout page");
+      await Promise.all([page.waitForNavigation(), page.click(`button:has-text("${button}")`)]);
+      await expect(page.textContent('[role=status]')).resolves.toContain('Sent to this site as Stripe would send it');
+    };
+    await reverse('Refund half of what is left');
+    await waitFor(async () => {
+      const [row] = await app.deps.db.query(`SELECT refunded_cents FROM credit_purchases WHERE id = $1`, [paid.id]);
+      return row.refunded_cents === 1250;
+    }, 'the refund');
+    await reverse('Dispute the payment');
+    await waitFor(async () => {
+      const [row] = await app.deps.db.query(`SELECT status FROM credit_purchases WHERE id = $1`, [paid.id]);
+      return row.status === 'disputed';
+    }, 'the dispute');
+    await page.goto(`${app.siteUrl}/console/billing/checkout/${paid.id}`);
+    await browser.screenshot(page, 'billing-local-checkout-disputed', { fullPage: true });
+    await reverse('Close the dispute: won');
+    await waitFor(async () => {
+      const [row] = await app.deps.db.query(`SELECT status, disputed_cents FROM credit_purchases WHERE id = $1`, [
+        paid.id,
+      ]);
+      return row.status === 'paid' && row.disputed_cents === 0;
+    }, 'the dispute won');
+    expect(await balanceCents(app.deps.db, owner.member_id)).toBe(reloaded - price - 1250);
+    const ledger = await app.deps.db.query(`SELECT amount_cents FROM credits_ledger WHERE member_id = $1`, [
+      owner.member_id,
+    ]);
+    expect(ledger.reduce((sum: number, l: { amount_cents: string }) => sum + Number(l.amount_cents), 0)).toBe(
+      reloaded - price - 1250,
+    );
+    await page.goto(`${app.siteUrl}/console/billing`);
+    await browser.screenshot(page, 'billing-auto-reload-after-reversals', { fullPage: true });
+    expect(offMachineRequests(requests)).toEqual([]);
+    expect(errors.filter((e) => !e.includes('status of 400'))).toEqual([]);
     await page.close();
   });
 

@@ -20,6 +20,7 @@ import { newAgent, newCredential } from '../helpers/agents';
 import { createFacility } from '../../services/accounts/accounts';
 import { topUp } from '../../services/billing/credits';
 import { startCheckout } from '../../services/billing/payments';
+import { startCardSetup } from '../../services/billing/auto-reload';
 import { createSignInLink, findConsoleSession, signInWithMemberKey } from '../../services/accounts/console-sessions';
 import { assignMailbox } from '../../services/physical-inbound/facility-intake';
 import { enablePackages } from '../../services/physical-inbound/package-custody';
@@ -362,6 +363,7 @@ describe('owner console', () => {
   /** Objects of the owner, one at least for every console page and form that takes an id. */
   interface OwnerObjects {
     purchaseId: string;
+    cardSetupId: string;
     pending: string;
     conversation: string;
     credentialId: string;
@@ -492,8 +494,10 @@ describe('owner console', () => {
     });
 
     const purchase = await startCheckout(app.deps, owner.member_id, 2500);
+    const cardSetupId = (await startCardSetup(app.deps, owner.member_id)).redirectUrl.split('/').pop()!;
     return {
       purchaseId: purchase.purchaseId,
+      cardSetupId,
       pending,
       conversation,
       credentialId,
@@ -555,6 +559,11 @@ describe('owner console', () => {
       'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
       'GET /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}`, shows: 'Pay $25.00' },
       'POST /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}` },
+      'GET /console/billing/card-setup/:id': {
+        url: `/console/billing/card-setup/${o.cardSetupId}`,
+        shows: 'Save a card for automatic reload',
+      },
+      'POST /console/billing/card-setup/:id': { url: `/console/billing/card-setup/${o.cardSetupId}` },
     };
     const routes = consoleRoutes(app.deps)
       .stack.filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
@@ -601,6 +610,8 @@ describe('owner console', () => {
       delivery: [delivery.status, delivery.replays, delivery.attempts_count],
       endpoint: [endpoint.name, endpoint.url, endpoint.status, endpoint.event_types, endpoint.secret_prefix],
       purchase: (await app.deps.db.query(`SELECT status FROM credit_purchases WHERE id = $1`, [o.purchaseId]))[0]
+        .status,
+      cardSetup: (await app.deps.db.query(`SELECT status FROM stripe_card_setups WHERE id = $1`, [o.cardSetupId]))[0]
         .status,
     };
   }

@@ -1,7 +1,7 @@
 // Account pages: billing (balance, buying credits with Stripe Checkout and the purchases
-// made, the ledger with each entry's reason; purchases are read from services/billing,
-// since no API key route shows payment details), the local checkout stand-in outside
-// production, agents (create; issue and revoke credentials; instructions saved with the
+// made, automatic reload with a saved card, the ledger with each entry's reason; purchases
+// and reload settings are read from services/billing, since no API key route shows
+// payment details), the local checkout and card setup stand-ins outside production, agents (create; issue and revoke credentials; instructions saved with the
 // version guard; proposed edits), member keys (create, rotate, revoke) and the open
 // console sessions. A new raw key is shown once, in the answer to the form that made it.
 import { SCOPES } from '../../../domain/shared/access';
@@ -9,8 +9,29 @@ import { listConsoleSessions, revokeConsoleSession } from '../../../services/acc
 import type { AddPage } from '../index';
 import { formFields, formNumber, type ConsolePage } from '../framework';
 import { PURCHASE_PRESETS_CENTS, readDollarAmount } from '../../../domain/billing/purchases';
-import { getPurchase, listPurchases, startCheckout, StripeUnavailable } from '../../../services/billing/payments';
-import { payLocally, type LocalPayment } from '../../../services/billing/local-checkout';
+import {
+  getPurchase,
+  listPurchases,
+  startCheckout,
+  StripeUnavailable,
+  type PurchaseRow,
+} from '../../../services/billing/payments';
+import {
+  localReversalsOf,
+  payLocally,
+  reverseLocally,
+  saveCardLocally,
+  type LocalPayment,
+  type LocalReversal,
+} from '../../../services/billing/local-checkout';
+import {
+  getAutoReload,
+  getCardSetup,
+  NoCardSaved,
+  saveAutoReloadSettings,
+  startCardSetup,
+} from '../../../services/billing/auto-reload';
+import { readReloadSettings } from '../../../domain/billing/auto-reload';
 import { listAgentGrants, revokeGrantAsOwner } from '../../../services/accounts/oauth';
 
 /** The month a billing page shows: ?month=YYYY-MM, default the current one (UTC). */
@@ -37,18 +58,40 @@ const CHECKOUT_NOTICE: Record<string, string> = {
   success:
     'Payment sent. Credits are added when Stripe confirms the payment (usually within seconds): the purchase below then says paid.',
   cancelled: 'Checkout cancelled: nothing was charged.',
+  reversal:
+    'Sent to this site as Stripe would send it: the purchase below shows the refund or dispute once it is applied.',
+};
+const CARD_NOTICE: Record<string, string> = {
+  sent: 'Card sent. It is saved for automatic reload when Stripe confirms it (usually within seconds): it is then shown under Automatic reload.',
+  cancelled: 'Saving a card was cancelled: nothing was saved.',
+};
+const RELOAD_NOTICE: Record<string, string> = {
+  on: 'Automatic reload is on.',
+  off: 'Automatic reload is off.',
 };
 
-/** The billing page; `purchaseError` (with its status) when the buy form was refused. */
-async function renderBilling(page: ConsolePage, purchaseError?: { message: string; amount: string }, status = 200) {
+interface BillingForms {
+  /** The buy form was refused. */
+  purchaseError?: { message: string; amount: string };
+  /** The automatic reload form was refused: what was typed, and why. */
+  reloadError?: {
+    message?: string;
+    fields: Array<{ path: 'threshold' | 'amount'; message: string }>;
+    values: { threshold: string; amount: string; enabled: boolean };
+  };
+}
+
+/** The billing page; a refused form's error (with its status). */
+async function renderBilling(page: ConsolePage, forms: BillingForms = {}, status = 200) {
   const period = monthPeriod(page.ctx.query.month);
   const { stripe } = page.deps.config;
-  const [credits, usage, purchases] = await Promise.all([
+  const [credits, usage, purchases, autoReload] = await Promise.all([
     page.call('GET /v1/credits'),
     page.call('GET /v1/usage', {
       query: { period_start: period.start, ...(period.end ? { period_end: period.end } : {}) },
     }),
     listPurchases(page.deps, page.session.memberId),
+    getAutoReload(page.deps, page.session.memberId),
   ]);
   const previous = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)) - 2, 1))
     .toISOString()
@@ -56,7 +99,7 @@ async function renderBilling(page: ConsolePage, purchaseError?: { message: strin
   const nextMonth = new Date(Date.UTC(Number(period.month.slice(0, 4)), Number(period.month.slice(5)), 1))
     .toISOString()
     .slice(0, 7);
-  const checkout = page.ctx.query.checkout;
+  const { checkout, card, reload } = page.ctx.query;
   page.render(
     'billing',
     {
@@ -70,8 +113,16 @@ async function renderBilling(page: ConsolePage, purchaseError?: { message: strin
       presets: PURCHASE_PRESETS_CENTS.filter((c) => c >= stripe.purchaseMinCents && c <= stripe.purchaseMaxCents),
       bounds: { min: stripe.purchaseMinCents, max: stripe.purchaseMaxCents },
       localCheckout: stripe.localCheckout,
-      notice: typeof checkout === 'string' ? CHECKOUT_NOTICE[checkout] : undefined,
-      purchaseError,
+      notice:
+        (typeof checkout === 'string' ? CHECKOUT_NOTICE[checkout] : undefined) ??
+        (typeof card === 'string' ? CARD_NOTICE[card] : undefined) ??
+        // Only while it still holds (a declined reload may have turned it off since).
+        (typeof reload === 'string' && (reload === 'on') === Boolean(autoReload.settings?.enabled)
+          ? RELOAD_NOTICE[reload]
+          : undefined),
+      purchaseError: forms.purchaseError,
+      autoReload,
+      reloadError: forms.reloadError,
     },
     status,
   );
@@ -85,7 +136,7 @@ export function accountPages(add: AddPage, opts: { localCheckout: boolean }): vo
     const { stripe } = page.deps.config;
     const typed = page.form.get('amount') ?? '';
     const amount = readDollarAmount(typed, stripe.purchaseMinCents, stripe.purchaseMaxCents);
-    if (!amount.ok) return renderBilling(page, { message: amount.message, amount: typed }, 400);
+    if (!amount.ok) return renderBilling(page, { purchaseError: { message: amount.message, amount: typed } }, 400);
     try {
       const { redirectUrl } = await startCheckout(page.deps, page.session.memberId, amount.cents);
       page.ctx.status = 303;
@@ -95,9 +146,67 @@ export function accountPages(add: AddPage, opts: { localCheckout: boolean }): vo
       await renderBilling(
         page,
         {
-          message:
-            'Stripe, the payment provider, could not be reached, so no checkout was started and nothing was charged. Try again in a few minutes.',
-          amount: typed,
+          purchaseError: {
+            message:
+              'Stripe, the payment provider, could not be reached, so no checkout was started and nothing was charged. Try again in a few minutes.',
+            amount: typed,
+          },
+        },
+        503,
+      );
+    }
+  });
+
+  // Automatic reload: the threshold, the amount and on/off (a card must be saved to turn it on).
+  add('post', '/console/billing/auto-reload', async (page) => {
+    const { stripe } = page.deps.config;
+    const values = {
+      threshold: page.form.get('threshold') ?? '',
+      amount: page.form.get('amount') ?? '',
+      enabled: page.form.get('enabled') === 'on',
+    };
+    const read = readReloadSettings(values.threshold, values.amount, {
+      minCents: stripe.purchaseMinCents,
+      maxCents: stripe.purchaseMaxCents,
+    });
+    if (!read.ok) return renderBilling(page, { reloadError: { fields: read.fields, values } }, 400);
+    try {
+      await saveAutoReloadSettings(page.deps, page.session.memberId, { ...read, enabled: values.enabled });
+    } catch (err) {
+      if (!(err instanceof NoCardSaved)) throw err;
+      return renderBilling(
+        page,
+        {
+          reloadError: {
+            message: 'Save a card first: automatic reload charges the saved card.',
+            fields: [],
+            values,
+          },
+        },
+        400,
+      );
+    }
+    page.ctx.redirect(`/console/billing?reload=${values.enabled ? 'on' : 'off'}#auto-reload`);
+  });
+
+  // Save a card for automatic reload: a Checkout Session in setup mode, then to Stripe's page.
+  add('post', '/console/billing/auto-reload/card', async (page) => {
+    try {
+      const { redirectUrl } = await startCardSetup(page.deps, page.session.memberId);
+      page.ctx.status = 303;
+      page.ctx.redirect(redirectUrl);
+    } catch (err) {
+      if (!(err instanceof StripeUnavailable)) throw err;
+      const values = { threshold: '', amount: '', enabled: false };
+      await renderBilling(
+        page,
+        {
+          reloadError: {
+            message:
+              'Stripe, the payment provider, could not be reached, so no card was saved. Try again in a few minutes.',
+            fields: [],
+            values,
+          },
         },
         503,
       );
@@ -106,29 +215,63 @@ export function accountPages(add: AddPage, opts: { localCheckout: boolean }): vo
 
   // The local stand-in for Stripe's hosted checkout page: never registered in production.
   if (!opts.localCheckout) return registerRest(add);
+  // Pays a pending purchase, or refunds or disputes a paid one, as Stripe would.
+  const showCheckout = async (page: ConsolePage, purchase: PurchaseRow, error?: string, status = 200) =>
+    page.render(
+      'local-checkout',
+      { title: 'Local checkout', purchase, reversals: await localReversalsOf(page.deps, purchase), error },
+      status,
+    );
   add('get', '/console/billing/checkout/:id', async (page) => {
     const purchase = await getPurchase(page.deps, page.session.memberId, page.ctx.params.id);
     if (!purchase) return page.render('error', notFound(), 404);
-    page.render('local-checkout', { title: 'Local checkout', purchase });
+    await showCheckout(page, purchase);
   });
   add('post', '/console/billing/checkout/:id', async (page) => {
     const purchase = await getPurchase(page.deps, page.session.memberId, page.ctx.params.id);
     if (!purchase) return page.render('error', notFound(), 404);
+    const reversal = page.form.get('reversal');
+    if (reversal !== null) {
+      if (!(await localReversalsOf(page.deps, purchase)).includes(reversal as LocalReversal))
+        return showCheckout(
+          page,
+          purchase,
+          'That refund or dispute does not apply to this purchase as it stands.',
+          400,
+        );
+      await reverseLocally(page.deps, purchase, reversal as LocalReversal);
+      page.ctx.status = 303;
+      page.ctx.redirect('/console/billing?checkout=reversal#purchases');
+      return;
+    }
     const payment = page.form.get('payment');
-    if (payment !== 'card' && payment !== 'delayed_ok' && payment !== 'delayed_fail')
-      return page.render('local-checkout', { title: 'Local checkout', purchase, error: 'Choose how to pay.' }, 400);
-    await payLocally(page.deps, purchase as never, payment as LocalPayment);
+    if (purchase.kind !== 'checkout' || (payment !== 'card' && payment !== 'delayed_ok' && payment !== 'delayed_fail'))
+      return showCheckout(page, purchase, 'Choose how to pay.', 400);
+    await payLocally(page.deps, purchase, payment as LocalPayment);
     page.ctx.status = 303;
     page.ctx.redirect('/console/billing?checkout=success#purchases');
+  });
+  // The stand-in for Stripe's page that saves a card (a Checkout Session in setup mode).
+  add('get', '/console/billing/card-setup/:id', async (page) => {
+    const setup = await getCardSetup(page.deps, page.session.memberId, page.ctx.params.id);
+    if (!setup) return page.render('error', notFound('There is no such card setup.'), 404);
+    page.render('local-card-setup', { title: 'Local card setup', setup });
+  });
+  add('post', '/console/billing/card-setup/:id', async (page) => {
+    const setup = await getCardSetup(page.deps, page.session.memberId, page.ctx.params.id);
+    if (!setup) return page.render('error', notFound('There is no such card setup.'), 404);
+    await saveCardLocally(page.deps, setup);
+    page.ctx.status = 303;
+    page.ctx.redirect('/console/billing?card=sent#auto-reload');
   });
   registerRest(add);
 }
 
-const notFound = () => ({
+const notFound = (message = 'There is no such purchase.') => ({
   error: {
     status: 404,
     title: 'Not found',
-    message: 'There is no such purchase.',
+    message,
     fields: [],
     action: null,
     code: null,
