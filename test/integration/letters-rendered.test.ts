@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { PNG } from 'pngjs';
 import { TestApp, useTestApp } from '../helpers/app';
 import { consoleSession } from '../helpers/oauth';
 import { balance, letterPdf, ledger, mailCount, newSender, RECIPIENT, Sender, sendLetter } from './mail-helpers';
@@ -216,6 +217,27 @@ describe('HTML, Markdown and DOCX letters', () => {
       expect(await balance(app, sender.memberId)).toBe(before.balance);
       expect(connections).toEqual([]);
     });
+  });
+
+  it('a letter leaves nothing behind for the next one on the same page (its CSP included)', async () => {
+    const renderer = app.deps.renderers.html;
+    // An image of an odd size, to tell it from the browser's broken-image icon.
+    const image = new PNG({ width: 37, height: 23 });
+    image.data.fill(90);
+    const png = PNG.sync.write(image).toString('base64');
+    const withImage = `<!DOCTYPE html><p>Logo</p><img style="width:2in" src="data:image/png;base64,${png}">`;
+    /** Images (and their masks) of 37 x 23 pixels in a PDF (pdfimages -list: width and height are columns 4 and 5). */
+    const images = (pdf: Buffer) => {
+      const file = path.join(work, `images-${Date.now()}.pdf`);
+      writeFileSync(file, pdf);
+      const lines = execFileSync('pdfimages', ['-list', file]).toString().trim().split('\n').slice(2);
+      return lines.filter((l) => /^\s*\S+\s+\S+\s+\S+\s+37\s+23\s/.test(l)).length;
+    };
+    expect(images((await renderer.render(withImage)).pdf)).toBeGreaterThan(0);
+    // A stricter policy of its own forbids data: images in this letter only.
+    const strict = `<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="img-src 'none'">${withImage}`;
+    expect(images((await renderer.render(strict)).pdf)).toBe(0);
+    expect(images((await renderer.render(withImage)).pdf)).toBeGreaterThan(0);
   });
 
   it('HTML over 2 MB is refused with 400 on document; nothing is stored or charged', async () => {

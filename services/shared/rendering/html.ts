@@ -1,9 +1,12 @@
 // Letter HTML to a US Letter PDF with Debian's headless Chromium, driven by playwright-core.
 // One browser process per API or worker process, started on the first render and started
-// again after it dies; each render gets a fresh browser context (no cache, cookies or
-// storage shared between documents) in one of a fixed number of slots (slots.ts). The
-// Node side only sends DevTools commands and receives the PDF: the layout and printing
-// run in Chromium's own processes, off the event loop.
+// again after it dies. Renders run in a fixed number of slots (slots.ts), and the pool of
+// browser contexts behind them keeps one warm page per slot: each letter gets a new
+// document in it (about:blank first), a page prints at most 50 letters before its context
+// is replaced, and a page whose render crashed, timed out or navigated is closed. Reusing
+// the page saves starting a renderer process per letter, most of a render's CPU. The Node
+// side only sends DevTools commands and receives the PDF: the layout and printing run in
+// Chromium's own processes, off the event loop.
 //
 // The renderer cannot be turned against us (docs/decisions/0140-html-letters-rendered-by-chromium.md):
 // - JavaScript is off in every context, and the document's head carries a CSP that allows
@@ -19,7 +22,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, BrowserServer, chromium } from 'playwright-core';
+import { Browser, BrowserContext, BrowserServer, chromium, Page } from 'playwright-core';
 import type { RenderingSettings } from '../../../config';
 import type { Logger } from '../logger';
 import { countPdfPages, MAX_HTML_BYTES, MAX_RENDERED_PAGES } from '../../../domain/outbound-mail/documents';
@@ -59,6 +62,13 @@ const CHROMIUM_ARGS = [
 const MAX_QUEUED_RENDERS = 32;
 /** A context that does not close within this after a timeout means a stuck browser: it is killed. */
 const CLOSE_GRACE_MS = 5_000;
+/**
+ * A page prints this many letters before its context is closed and a fresh one opened.
+ * Reusing a page saves starting a renderer process per letter (most of a render's CPU);
+ * each letter still gets a new document (about:blank), and a page that crashed, timed out or
+ * was navigated is never reused.
+ */
+const MAX_RENDERS_PER_PAGE = 50;
 /** Opening a fresh context and page takes milliseconds; this long means the browser is stuck. */
 const SETUP_TIMEOUT_MS = 15_000;
 /** Blocked URLs reported back (each cut to 200 characters). */
@@ -96,6 +106,25 @@ const LOCAL_REFUSAL = /^Not allowed to load local resource: (\S+)/;
 /** Thrown inside a render when the browser went away under it (killed or crashed). */
 class BrowserGone extends Error {}
 
+/** What one render learns from its page's handlers. */
+interface RenderState {
+  blocked: string[];
+  navigated: boolean;
+  crashed: boolean;
+  /** The content is in: a navigation of the main frame from now on is the document's. */
+  loaded: boolean;
+}
+
+/** A context with its page, kept between renders (one per render slot at most). */
+interface WarmPage {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  uses: number;
+  /** The render holding the page, or null while it is idle. */
+  render: RenderState | null;
+}
+
 /** A render phase that ran out of time: setting up the context (the machine's), or the document's. */
 class Deadline extends Error {
   constructor(readonly phase: 'setup' | 'document') {
@@ -128,6 +157,8 @@ export class HtmlRenderer {
   private browser: Promise<Browser> | null = null;
   private home: string | null = null;
   private closed = false;
+  /** Pages ready for the next letter (at most one per slot: a slot returns its page when done). */
+  private idle: WarmPage[] = [];
 
   constructor(
     private readonly settings: RenderingSettings,
@@ -186,51 +217,21 @@ export class HtmlRenderer {
       gone = true;
     };
     browser.once('disconnected', onDisconnect);
-    const blocked: string[] = [];
-    const noteBlocked = (url: string) => {
-      const shown = url.slice(0, 200);
-      if (blocked.length < MAX_BLOCKED_REPORTED && !blocked.includes(shown)) blocked.push(shown);
-    };
-    const state = { navigated: false, crashed: false };
-    let context: BrowserContext | null = null;
+    const state: RenderState = { blocked: [], navigated: false, crashed: false, loaded: false };
+    let warm: WarmPage | null = null;
+    let reusable = false;
     try {
-      // Setting up a context is the machine's work, not the document's: bounded apart, a 503 when stuck.
-      const setup = (async () => {
-        context = await browser.newContext({
-          javaScriptEnabled: false,
-          serviceWorkers: 'block',
-          acceptDownloads: false,
-          offline: true,
-        });
-        await context.route('**/*', async (route) => {
-          const request = route.request();
-          const url = request.url();
-          if (url.startsWith('data:')) return route.continue();
-          if (request.isNavigationRequest() && request.frame() === request.frame().page().mainFrame())
-            state.navigated = true;
-          noteBlocked(url);
-          // 'aborted' cancels a navigation silently; other codes would replace the letter with an error page.
-          return route.abort('aborted');
-        });
-        const page = await context.newPage();
-        // Most loads never reach the routing: the CSP refuses them first, and says so on the console.
-        page.on('console', (message) => {
-          const refused = CSP_REFUSAL.exec(message.text()) ?? LOCAL_REFUSAL.exec(message.text());
-          if (refused) noteBlocked(refused[1]);
-        });
-        page.on('crash', () => {
-          state.crashed = true;
-        });
-        return page;
-      })();
-      const page = await deadline(setup, SETUP_TIMEOUT_MS, 'setup');
-      // The document's own time: loading its content and printing it.
+      // Opening a context is the machine's work, not the document's: bounded apart, a 503 when stuck.
+      warm = await deadline(this.warmPage(browser), SETUP_TIMEOUT_MS, 'setup');
+      warm.render = state;
+      const page = warm.page;
+      // The document's own time: a fresh document, its content, and printing it.
       const print = (async () => {
+        // A new document for every letter: nothing of the last one (its CSP, its fonts) stays.
+        if (warm.uses > 0) await page.goto('about:blank');
         await page.setContent(html, { waitUntil: 'load', timeout: limits.timeoutMs });
         // From here on any navigation of the main frame (a meta refresh, even to itself) replaces the letter.
-        page.on('framenavigated', (frame) => {
-          if (frame === page.mainFrame()) state.navigated = true;
-        });
+        state.loaded = true;
         return page.pdf({
           format: 'Letter',
           printBackground: true,
@@ -239,8 +240,10 @@ export class HtmlRenderer {
           pageRanges: `1-${limits.maxPages + 1}`,
         });
       })();
+      warm.uses++;
       const pdf = await deadline(print, limits.timeoutMs, 'document');
       if (state.navigated) throw navigationRefusal(field);
+      reusable = !state.crashed;
       const pageCount = await countPdfPages(pdf, limits.maxPages);
       if (pageCount > limits.maxPages)
         throw renderRefusal(
@@ -248,7 +251,7 @@ export class HtmlRenderer {
           'too_many_pages',
           `the document lays out to more than ${limits.maxPages} pages; send at most ${limits.maxPages} pages as HTML or Markdown, or a PDF`,
         );
-      return { pdf, pageCount, blockedRequests: blocked, renderMs: Date.now() - started };
+      return { pdf, pageCount, blockedRequests: state.blocked, renderMs: Date.now() - started };
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if (err instanceof Deadline && err.phase === 'document')
@@ -271,7 +274,62 @@ export class HtmlRenderer {
       throw renderRefusal(field, 'unreadable', `the document could not be rendered: ${(err as Error).message}`);
     } finally {
       browser.off('disconnected', onDisconnect);
-      if (context) await this.closeOrKill(context);
+      if (warm) {
+        warm.render = null;
+        // A page that printed cleanly serves the next letter; any other is closed with its context.
+        if (reusable && warm.uses < MAX_RENDERS_PER_PAGE && browser.isConnected() && !this.closed) this.idle.push(warm);
+        else await this.closeOrKill(warm.context);
+      }
+    }
+  }
+
+  /**
+   * A page ready for a letter: an idle one of this browser, or a new context and page whose
+   * handlers report to whatever render holds it (WarmPage.render).
+   */
+  private async warmPage(browser: Browser): Promise<WarmPage> {
+    for (let warm = this.idle.pop(); warm; warm = this.idle.pop()) {
+      if (warm.browser === browser && browser.isConnected()) return warm;
+    }
+    const context = await browser.newContext({
+      javaScriptEnabled: false,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      offline: true,
+    });
+    try {
+      const page = await context.newPage();
+      const warm: WarmPage = { browser, context, page, uses: 0, render: null };
+      const note = (url: string) => {
+        const blocked = warm.render?.blocked;
+        const shown = url.slice(0, 200);
+        if (blocked && blocked.length < MAX_BLOCKED_REPORTED && !blocked.includes(shown)) blocked.push(shown);
+      };
+      await context.route('**/*', async (route) => {
+        const request = route.request();
+        const url = request.url();
+        if (url.startsWith('data:') && warm.render) return route.continue();
+        if (warm.render && request.isNavigationRequest() && request.frame() === page.mainFrame())
+          warm.render.navigated = true;
+        note(url);
+        // 'aborted' cancels a navigation silently; other codes would replace the letter with an error page.
+        return route.abort('aborted');
+      });
+      // Most loads never reach the routing: the CSP refuses them first, and says so on the console.
+      page.on('console', (message) => {
+        const refused = CSP_REFUSAL.exec(message.text()) ?? LOCAL_REFUSAL.exec(message.text());
+        if (refused) note(refused[1]);
+      });
+      page.on('crash', () => {
+        if (warm.render) warm.render.crashed = true;
+      });
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame() && warm.render?.loaded) warm.render.navigated = true;
+      });
+      return warm;
+    } catch (err) {
+      await context.close().catch(() => undefined);
+      throw err;
     }
   }
 
@@ -328,6 +386,7 @@ export class HtmlRenderer {
     }
     const browser = await chromium.connect(server.wsEndpoint());
     const forget = () => {
+      this.idle = this.idle.filter((warm) => warm.browser !== browser);
       if (this.server && this.browser) {
         this.browser = null;
         this.server = null;
