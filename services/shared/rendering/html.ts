@@ -22,7 +22,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, BrowserServer, chromium, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserServer, Page } from 'playwright-core';
 import type { RenderingSettings } from '../../../config';
 import type { Logger } from '../logger';
 import { countPdfPages, MAX_HTML_BYTES, MAX_RENDERED_PAGES } from '../../../domain/outbound-mail/documents';
@@ -365,6 +365,8 @@ export class HtmlRenderer {
 
   private async start(): Promise<Browser> {
     this.home ??= await mkdtemp(path.join(tmpdir(), 'letter-renderer-'));
+    // Loaded on the first letter: processes that never render one (SMTP intake, the CLI) never load it.
+    const { chromium } = await import('playwright-core');
     this.server = chromium.launchServer({
       executablePath: this.settings.chromiumPath,
       args: CHROMIUM_ARGS,
