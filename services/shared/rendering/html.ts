@@ -354,7 +354,8 @@ export class HtmlRenderer {
 
   /** The browser, started (or started again) when there is none. */
   private connected(): Promise<Browser> {
-    if (this.closed) return Promise.reject(new Error('the HTML renderer is closed'));
+    // A request still in flight while the process shuts down is told to retry (elsewhere).
+    if (this.closed) return Promise.reject(unavailable());
     this.browser ??= this.start().catch((err) => {
       this.browser = null;
       this.server = null;
