@@ -88,6 +88,37 @@ export interface Config {
   tesseractPath: string;
   physicalInbound: PhysicalInboundSettings;
   worker: WorkerTuning;
+  /** The letter renderers: Chromium for HTML and Markdown, LibreOffice for DOCX (services/shared/rendering/). */
+  rendering: RenderingSettings;
+}
+
+/**
+ * The letter renderers of one process (API or worker). The input and page bounds are the
+ * product's (domain/outbound-mail/documents.ts); these are the machine's.
+ */
+export interface RenderingSettings {
+  /** CHROMIUM_PATH: Debian's chromium (default /usr/bin/chromium). */
+  chromiumPath: string;
+  /**
+   * RENDER_CHROMIUM_SANDBOX=true: run Chromium's own sandbox (needs a non-root user and user
+   * namespaces on the host); off by default, since containers and root cannot use it.
+   */
+  chromiumSandbox: boolean;
+  /** RENDER_HTML_CONCURRENCY: HTML renders at once, each in its own browser context (2). */
+  htmlConcurrency: number;
+  /** RENDER_HTML_TIMEOUT_MS: one HTML render, from loading the content to the PDF (20 s); past it the document is refused. */
+  htmlTimeoutMs: number;
+  /** SOFFICE_PATH: LibreOffice's soffice (default `soffice`, found on the PATH). */
+  sofficePath: string;
+  /** RENDER_DOCX_CONCURRENCY: DOCX conversions at once, each a LibreOffice process with its own profile (1). */
+  docxConcurrency: number;
+  /** RENDER_DOCX_TIMEOUT_MS: one DOCX conversion (60 s); past it LibreOffice is killed and the document refused. */
+  docxTimeoutMs: number;
+  /**
+   * RENDER_QUEUE_WAIT_MS: how long a render waits for a free slot (30 s); past it, or with 32
+   * already waiting, the request is answered 503 RENDERER_BUSY (retryable, nothing spent).
+   */
+  queueWaitMs: number;
 }
 
 /**
@@ -376,6 +407,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || null,
     },
     stripe: stripeSettings(env),
+    rendering: {
+      chromiumPath: env.CHROMIUM_PATH || '/usr/bin/chromium',
+      chromiumSandbox: env.RENDER_CHROMIUM_SANDBOX === 'true',
+      htmlConcurrency: wholeNumber(env, 'RENDER_HTML_CONCURRENCY', 2),
+      htmlTimeoutMs: wholeNumber(env, 'RENDER_HTML_TIMEOUT_MS', 20_000),
+      sofficePath: env.SOFFICE_PATH || 'soffice',
+      docxConcurrency: wholeNumber(env, 'RENDER_DOCX_CONCURRENCY', 1),
+      docxTimeoutMs: wholeNumber(env, 'RENDER_DOCX_TIMEOUT_MS', 60_000),
+      queueWaitMs: wholeNumber(env, 'RENDER_QUEUE_WAIT_MS', 30_000),
+    },
   };
 }
 

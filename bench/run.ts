@@ -15,7 +15,8 @@
 // object store (bench/counters.ts). The `baseline` bench (a no-op workflow per request)
 // runs before `mail`, which divides its c=16 figures by the baseline's;
 // BENCH_BASELINE_CONCURRENCY=16 narrows it. The `payments` bench delivers 1,000 signed Stripe
-// events (500 sessions, each twice at once) and checks the ledger is exact.
+// events (500 sessions, each twice at once) and checks the ledger is exact. The `letters` bench
+// prices HTML letters (Chromium) at c=1 and c=4 and DOCX letters (LibreOffice) with dry runs.
 // BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
 // Temporal as four services on Postgres, started or reused) with two API and two worker
 // processes; the batch bench still runs its API and worker inside this process.
@@ -29,6 +30,7 @@ import { ensureCluster } from '../scripts/cluster';
 import { runBatchBench } from './batch';
 import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
+import { runLettersBench } from './letters';
 import { runEndToEndBench } from './e2e';
 import { runWebhookFanOutBench } from './webhooks';
 import { runPaymentBench } from './payments';
@@ -101,6 +103,7 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
         concurrency: process.env.BENCH_BASELINE_CONCURRENCY?.split(',').map(Number),
       }),
   },
+  { name: 'letters', run: async () => runLettersBench(await withServices(), { log }) },
   {
     name: 'mail',
     run: async () =>

@@ -180,13 +180,30 @@ const CONTENT_TYPES =
   '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
   '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
   '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
+  '<Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/>' +
   '<Override PartName="/docProps/app.xml" ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/></Types>';
 const ROOT_RELS =
   '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
   '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
+const DOCUMENT_RELS =
+  '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+  '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>';
 const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+/**
+ * Word's own defaults for a new document: Calibri 11 pt (LibreOffice lays it out with
+ * Carlito, its metric twin), single spacing with no space after paragraphs, so a page
+ * holds 48 lines between 1 in margins in Word and in LibreOffice alike.
+ */
+const STYLES_XML =
+  `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:styles ${W}><w:docDefaults>` +
+  '<w:rPrDefault><w:rPr><w:rFonts w:ascii="Calibri" w:hAnsi="Calibri" w:cs="Calibri"/><w:sz w:val="22"/><w:szCs w:val="22"/><w:lang w:val="en-US"/></w:rPr></w:rPrDefault>' +
+  '<w:pPrDefault><w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr></w:pPrDefault></w:docDefaults>' +
+  '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style></w:styles>';
 const para = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
-const BODY_SECTION = '<w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr>';
+const PAGE_BREAK = '<w:p><w:r><w:br w:type="page"/></w:r></w:p>';
+/** US Letter, 1 in margins all round. */
+const BODY_SECTION =
+  '<w:sectPr><w:pgSz w:w="12240" w:h="15840"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" w:header="720" w:footer="720" w:gutter="0"/></w:sectPr>';
 const documentXml = (body: string) =>
   `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document ${W}><w:body>${body}${BODY_SECTION}</w:body></w:document>`;
 const appXml = (pages: number) =>
@@ -200,6 +217,22 @@ async function docx(parts: Record<string, string>): Promise<Buffer> {
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 9 } });
 }
 
+/** A Word letter: the package parts around a body (and docProps/app.xml when `declaredPages` is given). */
+function wordLetter(body: string, declaredPages?: number): Promise<Buffer> {
+  return docx({
+    '[Content_Types].xml': CONTENT_TYPES,
+    '_rels/.rels': ROOT_RELS,
+    'word/_rels/document.xml.rels': DOCUMENT_RELS,
+    'word/styles.xml': STYLES_XML,
+    'word/document.xml': documentXml(body),
+    ...(declaredPages !== undefined ? { 'docProps/app.xml': appXml(declaredPages) } : {}),
+  });
+}
+
+/** `n` one-line paragraphs (short enough never to wrap), numbered from `from`. */
+const statementLines = (n: number, from = 1) =>
+  Array.from({ length: n }, (_, i) => para(`Line ${from + i} of the statement: item received and recorded.`)).join('');
+
 async function main() {
   const letterText =
     'Dear Ms. Rivera, thank you for your letter of June 3. We have reviewed the enclosed documents and confirm the details below. ';
@@ -209,28 +242,28 @@ async function main() {
     'encrypted.pdf': encryptedPdf(),
     'image.png': samplePng(),
     'image.jpg': sampleJpeg(),
-    // docProps/app.xml says 5 pages: the metadata is what counts.
-    'five-pages-metadata.docx': await docx({
-      '[Content_Types].xml': CONTENT_TYPES,
-      '_rels/.rels': ROOT_RELS,
-      'word/document.xml': documentXml(para('A five-page report by its metadata.')),
-      'docProps/app.xml': appXml(5),
-    }),
-    // No metadata: page 1, a page break, page 2, a next-page section break, page 3.
-    'three-pages-layout.docx': await docx({
-      '[Content_Types].xml': CONTENT_TYPES,
-      '_rels/.rels': ROOT_RELS,
-      'word/document.xml': documentXml(
-        para('Page one') +
-          para(letterText) +
-          '<w:p><w:r><w:br w:type="page"/></w:r></w:p>' +
-          para('Page two') +
-          para(letterText) +
-          '<w:p><w:pPr><w:sectPr><w:type w:val="nextPage"/></w:sectPr></w:pPr></w:p>' +
-          para('Page three') +
-          para(letterText),
-      ),
-    }),
+    // Word letters whose pages follow from their layout (48 lines a page, see STYLES_XML),
+    // each with a margin of a few lines either way: one page of letter; 120 lines (2.5
+    // pages); a title page, a page break and 504 lines (10.5 pages), whose docProps/app.xml
+    // still says 1 page, as a file saved before it grew would.
+    'docx-1-page.docx': await wordLetter(
+      para('June 12, 2026') +
+        para('') +
+        para('Ms. Ada Rivera') +
+        para('1 Main Street') +
+        para('Austin, TX 78701') +
+        para('') +
+        para('Dear Ms. Rivera,') +
+        para('') +
+        para(letterText.repeat(3)) +
+        para('') +
+        para(letterText.repeat(2)) +
+        para('') +
+        para('Sincerely,') +
+        para('The Service'),
+    ),
+    'docx-3-pages.docx': await wordLetter(statementLines(120)),
+    'docx-12-pages.docx': await wordLetter(para('Annual statement') + PAGE_BREAK + statementLines(504), 1),
     // document.xml inflates to 60 MB from about 60 KB.
     'zip-bomb.docx': await docx({
       '[Content_Types].xml': CONTENT_TYPES,

@@ -275,26 +275,52 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
 }
 
 /**
- * Debian packages the worker shells out to (Tesseract OCR and poppler's pdftotext/pdftoppm)
- * and the headless Chromium that the page tests drive.
+ * Debian packages the API and worker shell out to: Tesseract OCR and poppler's
+ * pdftotext/pdftoppm, headless Chromium (HTML and Markdown letters, and the page tests),
+ * LibreOffice Writer (DOCX letters laid out for print), and the fonts both renderers are
+ * allowed to use (docs/agents.md, Letters in HTML, Markdown and DOCX).
  */
-const SYSTEM_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-eng', 'poppler-utils', 'chromium'];
-const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext', 'chromium'];
+const SYSTEM_PACKAGES = [
+  'tesseract-ocr',
+  'tesseract-ocr-eng',
+  'poppler-utils',
+  'chromium',
+  'libreoffice-writer-nogui',
+  'fonts-dejavu-core',
+  'fonts-liberation2',
+  'fonts-crosextra-carlito',
+  'fonts-crosextra-caladea',
+];
+const SYSTEM_COMMANDS = ['tesseract', 'pdftoppm', 'pdftotext', 'chromium', 'soffice'];
+/** Packages that install no command (fonts): asked of dpkg. */
+const SYSTEM_FONT_PACKAGES = SYSTEM_PACKAGES.filter((p) => p.startsWith('fonts-'));
 
-/** Installs the OCR and PDF tools and Chromium with apt-get when any is missing (root only). */
+function commandMissing(cmd: string): boolean {
+  try {
+    execFileSync('which', [cmd], { stdio: 'pipe' });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function packageMissing(pkg: string): boolean {
+  try {
+    return !execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { stdio: 'pipe' })
+      .toString()
+      .includes('install ok installed');
+  } catch {
+    return true;
+  }
+}
+
+/** Installs the OCR and PDF tools, Chromium, LibreOffice Writer and the fonts with apt-get when any is missing (root only). */
 export function ensureSystemPackages(log: (m: string) => void): void {
-  const missing = SYSTEM_COMMANDS.filter((cmd) => {
-    try {
-      execFileSync('which', [cmd], { stdio: 'pipe' });
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  const missing = [...SYSTEM_COMMANDS.filter(commandMissing), ...SYSTEM_FONT_PACKAGES.filter(packageMissing)];
   if (!missing.length) return;
   if (process.getuid?.() !== 0) {
     log(
-      `missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them, the page tests need Chromium`,
+      `missing ${missing.join(', ')}: run as root \`apt-get update && apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES.join(' ')}\`; inbound OCR and PDF extraction need them, HTML, Markdown and DOCX letters need Chromium, LibreOffice and the fonts`,
     );
     return;
   }

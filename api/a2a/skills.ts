@@ -12,6 +12,7 @@ import type { Deps } from '../../services/shared/deps';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { decodeBase64 } from '../../domain/support/conversations';
+import { ACCEPTED_FORMATS } from '../../domain/outbound-mail/documents';
 import { A2A_SKILLS, A2aSkillId, isSkillId, taskStateOfMail } from '../../domain/a2a/tasks';
 import { assertInstructionsVersion } from '../../services/accounts/instructions';
 import { getMail } from '../../services/outbound-mail/read';
@@ -71,10 +72,10 @@ function dataOf(message: Message): Json {
 }
 
 /** The FilePart's document as REST's `document` file: bytes only (URIs are never fetched). */
-function documentOf(message: Message): { data: Buffer; filename: string | null } {
+function documentOf(message: Message): { data: Buffer; filename: string | null; contentType: string | null } {
   const files = message.parts.filter((p) => p.kind === 'file');
   if (files.length === 0)
-    throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
+    throw errors.validation([{ path: 'document', message: `required: a ${ACCEPTED_FORMATS} file` }]);
   if (files.length > 1) throw errors.validation([{ path: 'document', message: 'More than one document file' }]);
   const file = files[0].file;
   if (!('bytes' in file) || typeof file.bytes !== 'string')
@@ -85,7 +86,11 @@ function documentOf(message: Message): { data: Buffer; filename: string | null }
   if (!data) throw errors.validation([{ path: 'document', message: 'must be base64' }]);
   if (data.length > MAX_DOCUMENT_BYTES)
     throw errors.validation([{ path: 'document', message: 'Upload too large: document may be at most 10 MB' }]);
-  return { data, filename: typeof file.name === 'string' && file.name ? file.name.slice(0, 255) : null };
+  return {
+    data,
+    filename: typeof file.name === 'string' && file.name ? file.name.slice(0, 255) : null,
+    contentType: typeof file.mimeType === 'string' ? file.mimeType : null,
+  };
 }
 
 /** The DataPart of a letter: the REST form fields plus what REST takes as query and headers. */

@@ -49,7 +49,7 @@ export const A2A_SKILLS: readonly A2aSkill[] = [
     id: 'send_letter',
     name: 'Send a letter',
     description:
-      'Sends a letter (POST /v1/mail): a FilePart with the document (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB, as bytes) and a DataPart with the recipient_* fields and options ' +
+      'Sends a letter (POST /v1/mail): a FilePart with the document (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown by its name, at most 10 MB, as bytes) and a DataPart with the recipient_* fields and options ' +
       '(mail_class, color, duplex, requires_approval, metadata, max_cost_cents, service_md_version, ...). The same validation, safeguards, duplicate protection and instructions-version rule as REST; ' +
       'the messageId is the idempotency key. The answer is a task that follows the piece: submitted, working (ready, mailed), completed (delivered), failed or canceled, and input-required while the owner approves it. ' +
       'tasks/cancel cancels the piece before printing (refunded once); push notification configs receive every change.',

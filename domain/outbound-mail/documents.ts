@@ -1,13 +1,20 @@
 // Outbound document inspection: recognises what an uploaded file IS from its bytes
-// (never from its name), checks that it can be read, counts the pages that will be
-// printed and fingerprints it. Pure apart from CPU work on the given bytes: no I/O.
+// (never from its name; the name only tells text dialects apart: CSV, HTML, Markdown),
+// checks that it can be read, counts the pages that will be printed and fingerprints it.
+// Pure apart from CPU work on the given bytes: no I/O.
+//
+// Two kinds of upload: a document printed as it is (PDF, JPG, PNG, TXT, CSV), inspected
+// by inspectDocument; and a source that is laid out into a PDF first (HTML and Markdown by
+// headless Chromium, DOCX by LibreOffice: services/outbound-mail/documents.ts), which
+// inspectUpload recognises and checks and the service renders; the PDF is then inspected
+// like any other and is the document from then on.
 //
 // Every refusal is a 400 validation error on `document` (or `page_count` for the
 // page_count field). Hostile files are bounded: 10 MB in; PDF object and cross-reference
 // streams may expand to 20 MB in total and parsing gets 5 seconds; a DOCX may hold
-// 1,000 ZIP entries and the parts read may expand to 50 MB; images pass the shared image
-// check (domain/shared/images.ts: whole decode, 50 megapixels at most); page trees are walked
-// once, node by node, and stop past MAX_OUTBOUND_PAGES.
+// 1,000 ZIP entries that expand to 50 MB in all; HTML and Markdown are at most 2 MB; images
+// pass the shared image check (domain/shared/images.ts: whole decode, 50 megapixels at
+// most); page trees are walked once, node by node, and stop past MAX_OUTBOUND_PAGES.
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
 import {
@@ -27,17 +34,33 @@ import { ApiError, errors } from '../shared/errors';
 import { checkImage, sniffImage } from '../shared/images';
 import { MAX_OUTBOUND_PAGES } from './pricing';
 
-export type DocumentType = 'pdf' | 'docx' | 'jpg' | 'png' | 'txt' | 'csv';
+/** What is printed: the stored document of a piece. */
+export type DocumentType = 'pdf' | 'jpg' | 'png' | 'txt' | 'csv';
+/** What is laid out into a PDF before anything else. Pieces stored before DOCX was laid out kept 'docx' as their document type. */
+export type SourceType = 'html' | 'markdown' | 'docx';
 
 export interface InspectedDocument {
   type: DocumentType;
   contentType: string;
   extension: string;
   pageCount: number;
-  pageCountSource: 'pdf' | 'docx_metadata' | 'docx_layout' | 'image' | 'text_layout' | 'override';
+  pageCountSource: 'pdf' | 'image' | 'text_layout' | 'override';
   sha256: string;
   sizeBytes: number;
 }
+
+/** An upload to lay out first: its format, fingerprint and, for HTML and Markdown, its text. */
+export interface SourceDocument {
+  type: SourceType;
+  contentType: string;
+  extension: string;
+  sha256: string;
+  sizeBytes: number;
+  /** HTML and Markdown: the decoded text (a leading byte-order mark removed); DOCX: null. */
+  text: string | null;
+}
+
+export type Upload = { kind: 'document'; document: InspectedDocument } | { kind: 'source'; source: SourceDocument };
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 export { MAX_OUTBOUND_PAGES };
@@ -46,22 +69,31 @@ export const MAX_PDF_DECODED_BYTES = 20 * 1024 * 1024;
 export const PDF_PARSE_TIME_LIMIT_MS = 5000;
 export const MAX_DOCX_ENTRIES = 1000;
 export const MAX_DOCX_PART_BYTES = 50 * 1024 * 1024;
+/** HTML (and Markdown, and the HTML it becomes) the renderer takes: 2 MB. */
+export const MAX_HTML_BYTES = 2 * 1024 * 1024;
+/**
+ * Pages an HTML or Markdown letter may lay out to: a long letter (a PDF may have up to
+ * MAX_OUTBOUND_PAGES). It bounds what one render costs the browser (time and memory).
+ */
+export const MAX_RENDERED_PAGES = 60;
 
 /** Plain-text layout: 80 columns, 66 lines per page, tab stops every 8 columns. */
 export const TEXT_COLUMNS = 80;
 export const TEXT_LINES_PER_PAGE = 66;
-/** DOCX layout estimate: ~3,000 characters per page; a paragraph takes at least one 65-character line. */
-export const DOCX_CHARS_PER_PAGE = 3000;
-export const DOCX_CHARS_PER_LINE = 65;
 
-const FORMATS: Record<DocumentType, { contentType: string; extension: string }> = {
+const FORMATS: Record<DocumentType | SourceType, { contentType: string; extension: string }> = {
   pdf: { contentType: 'application/pdf', extension: 'pdf' },
   docx: { contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extension: 'docx' },
   jpg: { contentType: 'image/jpeg', extension: 'jpg' },
   png: { contentType: 'image/png', extension: 'png' },
   txt: { contentType: 'text/plain', extension: 'txt' },
   csv: { contentType: 'text/csv', extension: 'csv' },
+  html: { contentType: 'text/html', extension: 'html' },
+  markdown: { contentType: 'text/markdown', extension: 'md' },
 };
+
+/** The formats a letter may be sent in, as the API's descriptions name them. */
+export const ACCEPTED_FORMATS = 'PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown';
 
 const refuse = (message: string): ApiError => errors.validation([{ path: 'document', message }]);
 const refusePageCount = (message: string): ApiError => errors.validation([{ path: 'page_count', message }]);
@@ -70,11 +102,17 @@ const tooManyPages = (what: string, pages: number | string): ApiError =>
 
 const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
-export async function inspectDocument(
-  data: Buffer,
-  filename: string | null,
-  opts: { pageCountOverride?: number } = {},
-): Promise<InspectedDocument> {
+export interface InspectOptions {
+  pageCountOverride?: number;
+  /** The Content-Type the upload was declared with (a multipart part's), if any: text/html or text/markdown name a text dialect as an extension does. */
+  contentType?: string | null;
+}
+
+/**
+ * What an upload is: a document to print as it is (inspected: pages, fingerprint), or a
+ * source to lay out first (HTML, Markdown, DOCX: checked, fingerprinted, not yet counted).
+ */
+export async function inspectUpload(data: Buffer, filename: string | null, opts: InspectOptions = {}): Promise<Upload> {
   if (data.length > MAX_DOCUMENT_BYTES)
     throw refuse(`the document is ${data.length} bytes; the maximum is 10 MB (${MAX_DOCUMENT_BYTES} bytes)`);
   if (data.length === 0) throw refuse('the document is empty');
@@ -82,19 +120,75 @@ export async function inspectDocument(
   if (override !== undefined && (!Number.isInteger(override) || override < 1 || override > MAX_OUTBOUND_PAGES)) {
     throw refusePageCount(`page_count must be an integer from 1 to ${MAX_OUTBOUND_PAGES}`);
   }
-
+  const fingerprint = { sha256: createHash('sha256').update(data).digest('hex'), sizeBytes: data.length };
+  const source = await sourceOf(data, filename, opts.contentType ?? null, override);
+  if (source) return { kind: 'source', source: { ...FORMATS[source.type], ...source, ...fingerprint } };
   const counted = await countPages(data, filename, override);
   return {
-    type: counted.type,
-    ...FORMATS[counted.type],
-    pageCount: counted.pageCount,
-    pageCountSource: counted.source,
-    sha256: createHash('sha256').update(data).digest('hex'),
-    sizeBytes: data.length,
+    kind: 'document',
+    document: {
+      type: counted.type,
+      ...FORMATS[counted.type],
+      pageCount: counted.pageCount,
+      pageCountSource: counted.source,
+      ...fingerprint,
+    },
   };
 }
 
+/** A document printed as it is (a PDF rendered from a source included); a source to lay out first is refused. */
+export async function inspectDocument(
+  data: Buffer,
+  filename: string | null,
+  opts: InspectOptions = {},
+): Promise<InspectedDocument> {
+  const upload = await inspectUpload(data, filename, opts);
+  if (upload.kind === 'source') throw refuse(`a ${upload.source.type.toUpperCase()} document must be laid out first`);
+  return upload.document;
+}
+
 type Counted = { type: DocumentType; pageCount: number; source: InspectedDocument['pageCountSource'] };
+
+const HTML_NAME = /\.html?$/i;
+const MARKDOWN_NAME = /\.(?:md|markdown)$/i;
+
+/** The text dialect a name or declared type gives: HTML, Markdown, or neither. */
+function textDialect(filename: string | null, contentType: string | null): 'html' | 'markdown' | null {
+  const name = filename?.trim() ?? '';
+  const declared = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (HTML_NAME.test(name) || declared === 'text/html') return 'html';
+  if (MARKDOWN_NAME.test(name) || declared === 'text/markdown' || declared === 'text/x-markdown') return 'markdown';
+  return null;
+}
+
+/** HTML, Markdown and DOCX uploads, checked; null for a document printed as it is. */
+async function sourceOf(
+  data: Buffer,
+  filename: string | null,
+  contentType: string | null,
+  override: number | undefined,
+): Promise<{ type: SourceType; text: string | null } | null> {
+  if (data.subarray(0, 1024).includes('%PDF-') || sniffImage(data)) return null;
+  if (data.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) {
+    await checkDocx(data);
+    return { type: 'docx', text: null };
+  }
+  if (data.subarray(0, 8).equals(OLE_SIGNATURE)) return null;
+  const dialect = textDialect(filename, contentType);
+  if (!dialect) return null;
+  const what = dialect === 'html' ? 'HTML' : 'Markdown';
+  const text = decodeText(data);
+  if (text === null) throw refuse(`the ${what} document is not UTF-8 text (or holds control characters)`);
+  if (data.length > MAX_HTML_BYTES)
+    throw refuse(
+      `the ${what} document is ${data.length} bytes; the renderer takes at most ${MAX_HTML_BYTES} bytes (2 MB)`,
+    );
+  if (override !== undefined)
+    throw refusePageCount(
+      `page_count applies only to DOCX, TXT and CSV documents; ${dialect === 'html' ? 'an HTML' : 'a Markdown'} letter's pages are counted from its layout`,
+    );
+  return { type: dialect, text: text.replace(/^\uFEFF/, '') };
+}
 
 async function countPages(data: Buffer, filename: string | null, override: number | undefined): Promise<Counted> {
   if (data.subarray(0, 1024).includes('%PDF-')) {
@@ -112,16 +206,11 @@ async function countPages(data: Buffer, filename: string | null, override: numbe
     const image = await checkImage(data, 'document');
     return { type: image.type, pageCount: 1, source: 'image' };
   }
-  if (data.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) {
-    const pages = await countDocxPages(data, override);
-    return { type: 'docx', ...pages };
-  }
   if (data.subarray(0, 8).equals(OLE_SIGNATURE)) {
     throw refuse('Word 97-2003 (.doc) files and password-protected Office files are not accepted; send DOCX or PDF');
   }
   const text = decodeText(data);
-  if (text === null)
-    throw refuse('unsupported document type: send a PDF, DOCX, JPG, PNG, TXT or CSV file (text must be UTF-8)');
+  if (text === null) throw refuse(`unsupported document type: send a ${ACCEPTED_FORMATS} file (text must be UTF-8)`);
   const type = looksLikeCsv(text, filename) ? 'csv' : 'txt';
   if (override !== undefined) return { type, pageCount: override, source: 'override' };
   const pageCount = textPageCount(text);
@@ -229,35 +318,29 @@ function walkPageTree(context: PDFContext, limit: number): number {
 
 // ---------------------------------------------------------------------------- DOCX
 
-async function countDocxPages(data: Buffer, override: number | undefined): Promise<Omit<Counted, 'type'>> {
+/**
+ * A DOCX the word processor may open: a readable ZIP of at most 1,000 entries with a Word
+ * main part, whose entries expand to at most 50 MB in all (each is inflated here as a
+ * stream, with the budget checked as it goes, before LibreOffice sees the file). Pages
+ * are not counted here: LibreOffice lays the document out (services/outbound-mail/documents.ts).
+ */
+export async function checkDocx(data: Buffer): Promise<void> {
   let zip: JSZip;
   try {
     zip = await JSZip.loadAsync(data);
   } catch {
     throw refuse('the document looks like a ZIP archive but cannot be read');
   }
-  if (Object.keys(zip.files).length > MAX_DOCX_ENTRIES)
-    throw refuse(`the DOCX has more than ${MAX_DOCX_ENTRIES} parts`);
-  const main = zip.file('word/document.xml');
-  if (!zip.file('[Content_Types].xml') || !main)
+  const entries = Object.values(zip.files).filter((f) => !f.dir);
+  if (entries.length > MAX_DOCX_ENTRIES) throw refuse(`the DOCX has more than ${MAX_DOCX_ENTRIES} parts`);
+  if (!zip.file('[Content_Types].xml') || !zip.file('word/document.xml'))
     throw refuse('ZIP archives are accepted only as DOCX (Word) documents');
-  if (override !== undefined) return { pageCount: override, source: 'override' };
-
   const budget = { left: MAX_DOCX_PART_BYTES };
-  const app = zip.file('docProps/app.xml');
-  if (app) {
-    const declared = /<(?:\w+:)?Pages>\s*(\d+)\s*<\/(?:\w+:)?Pages>/.exec(await readDocxPart(app, budget));
-    const pages = declared ? Number(declared[1]) : 0;
-    if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the DOCX (by its metadata)', pages);
-    if (pages >= 1) return { pageCount: pages, source: 'docx_metadata' };
-  }
-  const pages = estimateDocxPages(await readDocxPart(main, budget));
-  if (pages > MAX_OUTBOUND_PAGES) throw tooManyPages('the DOCX (estimated)', pages);
-  return { pageCount: pages, source: 'docx_layout' };
+  for (const entry of entries) await readDocxPart(entry, budget);
 }
 
-/** A part's text, inflated as a stream that is paused and dropped once the budget is spent. */
-function readDocxPart(file: JSZip.JSZipObject, budget: { left: number }): Promise<string> {
+/** A part's bytes, inflated as a stream that is paused and dropped once the budget is spent. */
+function readDocxPart(file: JSZip.JSZipObject, budget: { left: number }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -288,63 +371,9 @@ function readDocxPart(file: JSZip.JSZipObject, budget: { left: number }): Promis
       if (done) return;
       done = true;
       budget.left -= size;
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(Buffer.concat(chunks));
     });
   });
-}
-
-// Paragraph open (group 1: self-closing), paragraph close, run text (group 2), break
-// (group 3: attributes), and a whole section-properties element.
-const DOCX_TOKENS =
-  /<w:p(?:\s[^>]*?)?(\/)?>|<\/w:p>|<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>|<w:br\b([^>]*)>|<w:sectPr\b[\s\S]*?<\/w:sectPr>/g;
-
-/**
- * Pages of document.xml without rendering it: explicit page breaks and non-continuous
- * section breaks start a new page; between them, text fills ~3,000 characters per page
- * and every paragraph or line break takes at least one 65-character line. At least 1.
- */
-export function estimateDocxPages(xml: string): number {
-  let pages = 0;
-  let segment = 0; // characters since the last forced page break
-  let paragraph = 0; // characters in the open paragraph's current line run
-  let inParagraph = false;
-  let sectionBreak = false;
-  const endPage = () => {
-    pages += Math.max(1, Math.ceil(segment / DOCX_CHARS_PER_PAGE));
-    segment = 0;
-  };
-  for (const m of xml.matchAll(DOCX_TOKENS)) {
-    const token = m[0];
-    if (m[2] !== undefined) {
-      paragraph += m[2].replace(/&(?:#\d+|#x[0-9a-f]+|\w+);/gi, '_').length;
-    } else if (token === '</w:p>') {
-      segment += Math.max(paragraph, DOCX_CHARS_PER_LINE);
-      paragraph = 0;
-      inParagraph = false;
-      if (sectionBreak) endPage();
-      sectionBreak = false;
-    } else if (token.startsWith('<w:sectPr')) {
-      // The body's last sectPr sits outside any paragraph and ends the document, not a page.
-      if (inParagraph && !/<w:type\s+w:val="continuous"/.test(token)) sectionBreak = true;
-    } else if (m[3] !== undefined) {
-      if (/w:type\s*=\s*"page"/.test(m[3])) {
-        segment += paragraph;
-        paragraph = 0;
-        endPage();
-      } else if (!/w:type\s*=\s*"column"/.test(m[3])) {
-        segment += Math.max(paragraph, DOCX_CHARS_PER_LINE);
-        paragraph = 0;
-      }
-    } else if (m[1] === '/') {
-      segment += DOCX_CHARS_PER_LINE; // an empty paragraph is still a line
-    } else {
-      inParagraph = true;
-      paragraph = 0;
-    }
-  }
-  segment += paragraph;
-  endPage();
-  return pages;
 }
 
 // ---------------------------------------------------------------------------- text

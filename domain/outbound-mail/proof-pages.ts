@@ -1,7 +1,7 @@
 // The document's pages in a print proof (print-proof.ts): a PDF's own pages on US Letter
 // (other sizes scaled, /Rotate honoured), an image fitted on a page (JPEG turned upright by
-// its EXIF orientation), plain text typeset as it is counted and charged, and a placeholder
-// page per counted DOCX page (pdf-lib cannot lay out Word files).
+// its EXIF orientation) and plain text typeset as it is counted and charged. HTML, Markdown
+// and DOCX letters arrive here as the PDF they were laid out to at submission.
 import {
   concatTransformationMatrix,
   degrees,
@@ -14,7 +14,6 @@ import {
   PDFPage,
   popGraphicsState,
   pushGraphicsState,
-  StandardFonts,
 } from 'pdf-lib';
 import { textPages } from './documents';
 import type { PrintProofInput, ProofLayout } from './print-proof';
@@ -69,8 +68,6 @@ export async function addDocumentPages(
     case 'txt':
     case 'csv':
       return addTextPages(doc, new TextDecoder('utf-8').decode(document.bytes), layout, warnings);
-    case 'docx':
-      return addDocxPlaceholders(doc, document.pageCount, layout);
   }
 }
 
@@ -269,30 +266,5 @@ async function addTextPages(
     warnings.push(
       `${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`,
     );
-  return pages;
-}
-
-/**
- * DOCX: pdf-lib cannot lay out a Word document (that takes a word processor), so each
- * counted page is a placeholder saying it is printed from the original file. The page
- * count stays the piece's counted page count.
- */
-async function addDocxPlaceholders(doc: PDFDocument, pageCount: number, layout: ProofLayout): Promise<PDFPage[]> {
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const pages: PDFPage[] = [];
-  for (let n = 1; n <= pageCount; n++) {
-    const page = doc.addPage([layout.page.width, layout.page.height]);
-    const lines: Array<[string, number]> = [
-      [`DOCX page ${n} of ${pageCount}`, 16],
-      ['This page is printed from the original DOCX file.', 11],
-      ['The proof cannot show Word pages: laying them out takes a word processor.', 11],
-    ];
-    let y = layout.page.height / 2 + 30;
-    for (const [line, size] of lines) {
-      page.drawText(line, { x: (layout.page.width - font.widthOfTextAtSize(line, size)) / 2, y, size, font });
-      y -= size * 2;
-    }
-    pages.push(page);
-  }
   return pages;
 }

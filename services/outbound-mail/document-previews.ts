@@ -2,7 +2,8 @@
 // PDFs are rendered by poppler's pdftoppm in a child process (never on the event loop);
 // TXT and CSV are laid out in the very lines that were counted and charged
 // (domain/outbound-mail/documents.ts textPages), typeset in Courier with pdf-lib and rendered the same
-// way; an image document is its own single page. Rendered pages are cached on disk by
+// way; an image document is its own single page. HTML, Markdown and DOCX letters are stored
+// as the PDF they were laid out to at submission, so they are PDFs here. Rendered pages are cached on disk by
 // the document's SHA-256 and page number, so a page is rendered once per process host.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -30,7 +31,7 @@ export interface PagePreview {
   body: Buffer;
 }
 
-/** Which documents have page images: all but DOCX (it would need a word processor to lay out). */
+/** Which documents have page images: every stored type but the Word files of pieces from before DOCX letters were laid out at submission. */
 export function hasPageImages(documentType: string): boolean {
   return ['pdf', 'txt', 'csv', 'jpg', 'png'].includes(documentType);
 }

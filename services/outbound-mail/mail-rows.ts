@@ -47,6 +47,12 @@ const INSERTED_COLUMNS = [
   'document_sha256',
   'document_size_bytes',
   'simulated_document',
+  'source_type',
+  'source_key',
+  'source_filename',
+  'source_sha256',
+  'source_size_bytes',
+  'source_page_count',
   'price_cents',
   'cost_cents',
   'cost_breakdown',
@@ -81,6 +87,8 @@ export type NewMailRow = Omit<Pick<MailRow, (typeof INSERTED_COLUMNS)[number]>, 
 export interface NewPiece {
   status: MailStatusName;
   documentKey: string;
+  /** Where what was sent is kept when it was laid out (HTML, Markdown, DOCX), else null. */
+  sourceKey: string | null;
   facilityId: string | null;
   fingerprint: string;
   idempotencyKey: string | null;
@@ -162,6 +170,12 @@ export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPie
     document_sha256: doc.sha256,
     document_size_bytes: doc.sizeBytes,
     simulated_document: doc.simulated,
+    source_type: q.source?.type ?? null,
+    source_key: piece.sourceKey,
+    source_filename: q.source?.filename ?? null,
+    source_sha256: q.source?.sha256 ?? null,
+    source_size_bytes: q.source?.sizeBytes ?? null,
+    source_page_count: q.source?.layoutPageCount ?? null,
     price_cents: q.priceCents,
     cost_cents: q.testMode ? 0 : q.priceCents,
     cost_breakdown: q.breakdown,

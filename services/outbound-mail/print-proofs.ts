@@ -33,6 +33,9 @@ import {
   DryRunProofCleanupInput,
 } from '../../workflows/outbound-mail/contracts';
 
+/** Document types a proof shows (HTML, Markdown and DOCX letters are stored as the PDF they were laid out to). */
+const PRINTED_TYPES: readonly string[] = ['pdf', 'jpg', 'png', 'txt', 'csv'] satisfies DocumentType[];
+
 /** Where dry-run proofs live; nothing else is stored under it. */
 export const DRY_RUN_PROOF_PREFIX = 'proofs/dry-run/';
 /**
@@ -55,8 +58,9 @@ export const PIECE_RENDER_TIMEOUT_MS = 120_000;
 /**
  * Documents a submission renders while it waits: a PDF of a few pages renders in 2-3 ms of
  * CPU (its pages are copied, never decoded, so memory follows its bytes), which costs less
- * than the worker's activity round trip for it. Larger ones (up to seconds for 200 pages),
- * images (a 1 MiB PNG can hold 50 megapixels, +500 MB to lay out), text and DOCX stay off
+ * than the worker's activity round trip for it (HTML, Markdown and DOCX letters are such PDFs
+ * once laid out). Larger ones (up to seconds for 200 pages),
+ * images (a 1 MiB PNG can hold 50 megapixels, +500 MB to lay out) and text stay off
  * the request path, with the worker. A render that takes longer than the timeout (a busy
  * machine) is left to the worker too.
  */
@@ -279,6 +283,9 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
   const [row]: MailRow[] = await deps.db.query(`SELECT * FROM outbound_mail WHERE id = $1`, [outboundMailId]);
   if (!row) return { status: 'not_renderable', reason: 'the piece does not exist' };
   if (row.proof_key) return { status: 'already_rendered', proofKey: row.proof_key };
+  // Pieces stored before DOCX letters were laid out at submission kept the Word file itself.
+  if (!PRINTED_TYPES.includes(row.document_type))
+    return { status: 'not_renderable', reason: `a ${row.document_type.toUpperCase()} document has no print proof` };
   const bytes = await deps.storage.get(row.document_key);
   let proof: PrintProof;
   try {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { formatCents } from '../../domain/shared/money';
-import { InspectedDocument, inspectDocument } from '../../domain/outbound-mail/documents';
+import { LetterSource, PrintedDocument, prepareDocument } from './documents';
 import { CostBreakdown, MailClass, priceOutboundMail } from '../../domain/outbound-mail/pricing';
 import { recipientFingerprint } from '../../domain/outbound-mail/address';
 import { DailyPieces, dailyPiecesWarning, SpendCheck, spendRefusal } from '../../domain/workflow-safe/mail-rules';
@@ -60,8 +60,8 @@ export interface SubmitMailFields {
 
 export interface SubmitMailRequest {
   fields: SubmitMailFields;
-  /** The uploaded document, or a simulated letter of N pages (sandbox test pieces). */
-  document: { data: Buffer; filename: string | null } | { simulatedPages: number };
+  /** The uploaded document (with the Content-Type it was declared with, if any), or a simulated letter of N pages (sandbox test pieces). */
+  document: { data: Buffer; filename: string | null; contentType?: string | null } | { simulatedPages: number };
   /** Member keys: which agent's mailbox sends the piece. */
   agentId?: string;
   /** X-Max-Cost-Cents. */
@@ -81,7 +81,12 @@ export interface QuotedSubmission {
   fields: SubmitMailFields;
   agentId: string;
   testMode: boolean;
-  document: InspectedDocument & { data: Buffer; filename: string | null; simulated: boolean };
+  /** What prints: the document as sent, or the PDF an HTML, Markdown or DOCX letter was laid out to. */
+  document: PrintedDocument & { simulated: boolean };
+  /** What was sent, when it was laid out (HTML, Markdown, DOCX). */
+  source: LetterSource | null;
+  /** Dry-run warnings from the layout (resources left out, page_count against the layout). */
+  documentWarnings: Record<string, unknown>[];
   member: MemberSettings;
   originZip: string;
   breakdown: CostBreakdown;
@@ -115,11 +120,11 @@ export async function quoteSubmission(
 
   const data = 'data' in req.document ? req.document.data : await simulatedLetterPdf(req.document.simulatedPages, id);
   const filename = 'data' in req.document ? req.document.filename : `sandbox-letter-${id}.pdf`;
-  const document = await inspectDocument(
-    data,
-    filename,
-    f.page_count !== undefined ? { pageCountOverride: f.page_count } : {},
-  );
+  const prepared = await prepareDocument(deps, data, filename, {
+    ...(f.page_count !== undefined ? { pageCountOverride: f.page_count } : {}),
+    contentType: 'data' in req.document ? (req.document.contentType ?? null) : null,
+  });
+  const document = prepared.printed;
 
   const facility = await assignFacility(deps.db, testMode, auth.memberId);
   const breakdown = priceOutboundMail(
@@ -164,7 +169,8 @@ export async function quoteSubmission(
     memberId: auth.memberId!,
     agentId,
     recipientFingerprint: recipientFingerprint(recipient),
-    documentSha256: document.sha256,
+    // What was sent: a letter laid out again would print from a PDF with other bytes.
+    documentSha256: prepared.source?.sha256 ?? document.sha256,
     mailClass: f.mail_class,
     testMode,
   };
@@ -173,7 +179,9 @@ export async function quoteSubmission(
     fields: f,
     agentId,
     testMode,
-    document: { ...document, data, filename, simulated: !('data' in req.document) },
+    document: { ...document, simulated: !('data' in req.document) },
+    source: prepared.source,
+    documentWarnings: prepared.warnings,
     member,
     originZip: facility.originZip,
     breakdown,
@@ -235,7 +243,8 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck:
       credit_shortfall_cents: price - balance,
     });
   }
-  // Extensions: the address check's warnings and the print proof (rendered off the event loop).
+  // Extensions: the layout's warnings, the address check's and the print proof (rendered off the event loop).
+  warnings.push(...q.documentWarnings);
   warnings.push(...addressDryRunWarnings(addressCheck));
   const proof = await dryRunProof(
     deps,

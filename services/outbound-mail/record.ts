@@ -50,6 +50,13 @@ export interface MailRow extends ReturnAddressColumns {
   document_sha256: string;
   document_size_bytes: number;
   simulated_document: boolean;
+  /** HTML, Markdown or DOCX letters: what was sent (the document_* columns are the PDF it was laid out to). */
+  source_type: 'html' | 'markdown' | 'docx' | null;
+  source_key: string | null;
+  source_filename: string | null;
+  source_sha256: string | null;
+  source_size_bytes: number | null;
+  source_page_count: number | null;
   price_cents: number;
   cost_cents: number;
   cost_breakdown: Record<string, unknown>;
@@ -252,6 +259,12 @@ function nextStep(row: MailRow): string {
   }
 }
 
+const SOURCE_CONTENT_TYPES = {
+  html: 'text/html',
+  markdown: 'text/markdown',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+} as const;
+
 export function humanReview(deps: Deps, row: MailRow) {
   // Live pieces are debited at submission, on approval when they needed one, or by their mail run's funding.
   const charged = !row.test_mode && (row.submitted_at !== null || row.run_funded_at !== null);
@@ -278,6 +291,16 @@ export function humanReview(deps: Deps, row: MailRow) {
       color: row.color,
       duplex: row.duplex,
       simulated: row.simulated_document,
+      source: row.source_type
+        ? {
+            type: row.source_type,
+            filename: row.source_filename,
+            content_type: SOURCE_CONTENT_TYPES[row.source_type],
+            size_bytes: row.source_size_bytes!,
+            sha256: row.source_sha256!,
+            layout_page_count: row.source_page_count!,
+          }
+        : null,
     },
     safeguards: row.safeguards,
     preview_url: documentPreviewUrl(deps, row.id),

@@ -38,13 +38,15 @@ export interface DuplicateProbe {
 
 /**
  * The newest earlier piece that is the same letter: same member, agent, normalised
- * recipient, document bytes, mail class and environment, created within 24 hours and
- * not cancelled or failed.
+ * recipient, document bytes as sent (an HTML, Markdown or DOCX letter's are its source's,
+ * the PDF it was laid out to differs every time), mail class and environment, created
+ * within 24 hours and not cancelled or failed.
  */
 export async function findDuplicate(db: Queryable, p: DuplicateProbe): Promise<string | null> {
   const [row] = await db.query(
     `SELECT id FROM outbound_mail
-      WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND recipient_fingerprint = $3 AND document_sha256 = $4
+      WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND recipient_fingerprint = $3
+        AND (document_sha256 = $4 OR source_sha256 = $4)
         AND mail_class = $5 AND test_mode = $6 AND status <> ALL($7::text[])
         AND created_at > now() - ($8 || ' hours')::interval
       ORDER BY created_at DESC LIMIT 1`,

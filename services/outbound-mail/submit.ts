@@ -106,13 +106,15 @@ export async function submitMail(
 
   const plan = await refuseBeforeUpload(deps, quote, run);
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
-  const proofKey = await uploadDocumentAndProof(deps, quote, documentKey);
+  const sourceKey = quote.source ? `mail/${quote.id}/source.${quote.source.extension}` : null;
+  const proofKey = await uploadDocumentAndProof(deps, quote, documentKey, sourceKey);
   let stored: StoredPiece;
   try {
     stored = await storePiece(deps, auth, quote, {
       ...plan,
       run,
       documentKey,
+      sourceKey,
       fingerprint,
       idempotencyKey: req.idempotencyKey ?? null,
       addressCheck,
@@ -121,6 +123,7 @@ export async function submitMail(
     });
   } catch (err) {
     await deps.storage.remove(documentKey).catch(() => undefined);
+    if (sourceKey) await deps.storage.remove(sourceKey).catch(() => undefined);
     if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
     // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
     if (req.idempotencyKey && (err as { constraint?: string }).constraint === 'outbound_mail_idempotency') {
@@ -198,11 +201,17 @@ interface PiecePlan {
 }
 
 /**
- * Uploads the document and, beside it, the print proof when the submission renders it
- * (small documents; storeSubmissionProof). Returns the proof's key, or null for the
- * workflow to render it. A failed document upload leaves neither object behind.
+ * Uploads the document (and what was sent, when it was laid out into it) and, beside it,
+ * the print proof when the submission renders it (small documents; storeSubmissionProof).
+ * Returns the proof's key, or null for the workflow to render it. A failed upload leaves
+ * none of the objects behind.
  */
-async function uploadDocumentAndProof(deps: Deps, q: QuotedSubmission, documentKey: string): Promise<string | null> {
+async function uploadDocumentAndProof(
+  deps: Deps,
+  q: QuotedSubmission,
+  documentKey: string,
+  sourceKey: string | null,
+): Promise<string | null> {
   const doc = q.document;
   const proofing = storeSubmissionProof(
     deps,
@@ -212,10 +221,15 @@ async function uploadDocumentAndProof(deps: Deps, q: QuotedSubmission, documentK
     new Date(),
   );
   try {
-    await deps.storage.put(documentKey, doc.data, doc.contentType);
+    await Promise.all([
+      deps.storage.put(documentKey, doc.data, doc.contentType),
+      sourceKey && q.source ? deps.storage.put(sourceKey, q.source.data, q.source.contentType) : null,
+    ]);
   } catch (err) {
     const proofKey = await proofing;
     if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
+    await deps.storage.remove(documentKey).catch(() => undefined);
+    if (sourceKey) await deps.storage.remove(sourceKey).catch(() => undefined);
     throw err;
   }
   return proofing;
@@ -257,6 +271,7 @@ async function storePiece(
   piece: PiecePlan & {
     run: MailRunRow | null;
     documentKey: string;
+    sourceKey: string | null;
     fingerprint: string;
     idempotencyKey: string | null;
     addressCheck: AddressCheck;

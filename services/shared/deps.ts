@@ -6,6 +6,7 @@ import type { Config } from '../../config';
 import { createDataSource } from '../../entities/data-source';
 import { createLogger, Logger } from './logger';
 import { createObjectStorage, ObjectStorage } from './storage';
+import { createRenderers, Renderers } from './rendering';
 
 export interface Deps {
   config: Config;
@@ -13,6 +14,8 @@ export interface Deps {
   temporal: Client;
   storage: ObjectStorage;
   log: Logger;
+  /** The letter renderers (HTML, Markdown, DOCX to PDF); started on first use. */
+  renderers: Renderers;
 }
 
 export async function createDeps(config: Config, opts: { poolSize?: number; name?: string } = {}): Promise<Deps> {
@@ -36,10 +39,12 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
     temporal,
     storage: createObjectStorage(config),
     log,
+    renderers: createRenderers(config.rendering, log),
   };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.renderers.close().catch(() => undefined);
   await deps.temporal.connection.close().catch(() => undefined);
   deps.storage.client.destroy();
   if (deps.db.isInitialized) await deps.db.destroy();

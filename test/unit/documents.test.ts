@@ -10,17 +10,19 @@ import JSZip from 'jszip';
 import { PDFDocument } from 'pdf-lib';
 import { ApiError } from '../../domain/shared/errors';
 import {
-  estimateDocxPages,
   inspectDocument,
   InspectedDocument,
+  inspectUpload,
   MAX_DOCUMENT_BYTES,
+  MAX_HTML_BYTES,
   textPageCount,
+  Upload,
 } from '../../domain/outbound-mail/documents';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'documents');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 
-async function refusal(promise: Promise<InspectedDocument>): Promise<{ path: string; message: string }> {
+async function refusal(promise: Promise<InspectedDocument | Upload>): Promise<{ path: string; message: string }> {
   try {
     await promise;
   } catch (e) {
@@ -85,20 +87,6 @@ describe('type by content', () => {
     ['three-page.pdf', 'pdf', 'application/pdf', 3, 'pdf'],
     ['image.png', 'png', 'image/png', 1, 'image'],
     ['image.jpg', 'jpg', 'image/jpeg', 1, 'image'],
-    [
-      'five-pages-metadata.docx',
-      'docx',
-      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      5,
-      'docx_metadata',
-    ],
-    [
-      'three-pages-layout.docx',
-      'docx',
-      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      3,
-      'docx_layout',
-    ],
     ['letter.txt', 'txt', 'text/plain', 1, 'text_layout'],
     ['recipients.csv', 'csv', 'text/csv', 1, 'text_layout'],
   ])('%s is %s (%s), %i page(s) from %s', async (name, type, contentType, pages, source) => {
@@ -119,11 +107,63 @@ describe('type by content', () => {
     ['image.png', 'report.pdf', 'png'],
     ['one-page.pdf', 'photo.png', 'pdf'],
     ['image.jpg', 'notes.txt', 'jpg'],
-    ['three-pages-layout.docx', 'archive.zip', 'docx'],
     ['letter.txt', 'letter.docx', 'txt'],
     ['recipients.csv', null, 'csv'],
   ])('%s named %s is still %s', async (name, filename, type) => {
     expect((await inspectDocument(fixture(name), filename)).type).toBe(type);
+  });
+
+  it.each([
+    ['docx-3-pages.docx', 'archive.zip', null, 'docx'],
+    ['docx-1-page.docx', null, null, 'docx'],
+    ['letter.txt', 'letter.html', null, 'html'],
+    ['letter.txt', 'LETTER.HTM', null, 'html'],
+    ['letter.txt', null, 'text/html; charset=utf-8', 'html'],
+    ['letter.txt', 'letter.md', null, 'markdown'],
+    ['letter.txt', 'notes.markdown', null, 'markdown'],
+    ['letter.txt', 'upload', 'text/markdown', 'markdown'],
+  ])(
+    '%s named %s (declared %s) is a %s source, laid out before it is counted',
+    async (name, filename, declared, type) => {
+      const bytes = fixture(name);
+      const upload = await inspectUpload(bytes, filename, { contentType: declared });
+      expect(upload).toEqual({
+        kind: 'source',
+        source: expect.objectContaining({
+          type,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+          sizeBytes: bytes.length,
+          text: type === 'docx' ? null : bytes.toString('utf8'),
+        }),
+      });
+      // inspectDocument takes only what prints as it is.
+      expect((await refusal(inspectDocument(bytes, filename, { contentType: declared }))).message).toMatch(
+        /must be laid out first/,
+      );
+    },
+  );
+
+  it('the bytes decide before the name: a PDF or an image named .html is still a PDF or an image', async () => {
+    expect(await inspectUpload(fixture('one-page.pdf'), 'letter.html')).toMatchObject({
+      kind: 'document',
+      document: { type: 'pdf' },
+    });
+    expect(await inspectUpload(fixture('image.png'), 'letter.md')).toMatchObject({
+      kind: 'document',
+      document: { type: 'png' },
+    });
+  });
+
+  it('refuses HTML and Markdown over 2 MB, not UTF-8, or with page_count', async () => {
+    const big = Buffer.alloc(MAX_HTML_BYTES + 1, 'a');
+    expect((await refusal(inspectUpload(big, 'big.html'))).message).toMatch(/at most 2097152 bytes \(2 MB\)/);
+    expect(await inspectUpload(Buffer.alloc(MAX_HTML_BYTES, 'a'), 'ok.md')).toMatchObject({ kind: 'source' });
+    expect((await refusal(inspectUpload(Buffer.from('caf\xe9', 'latin1'), 'a.html'))).message).toMatch(/not UTF-8/);
+    expect(await refusal(inspectUpload(fixture('letter.txt'), 'a.md', { pageCountOverride: 2 }))).toEqual({
+      path: 'page_count',
+      message:
+        "page_count applies only to DOCX, TXT and CSV documents; a Markdown letter's pages are counted from its layout",
+    });
   });
 
   it('text is CSV by a .csv name or a consistent delimiter structure, otherwise TXT', async () => {
@@ -254,79 +294,37 @@ describe('PDF', () => {
 });
 
 describe('DOCX', () => {
-  it('uses docProps/app.xml <Pages> and falls back to the layout when it is absent or 0', async () => {
-    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null)).toMatchObject({
-      pageCount: 5,
-      pageCountSource: 'docx_metadata',
-    });
-    expect(await inspectDocument(fixture('three-pages-layout.docx'), null)).toMatchObject({
-      pageCount: 3,
-      pageCountSource: 'docx_layout',
-    });
-    const zeroPages = await docxOf({ ...DOCX_BASE, 'docProps/app.xml': '<Properties><Pages>0</Pages></Properties>' });
-    expect(await inspectDocument(zeroPages, 'a.docx')).toMatchObject({ pageCount: 1, pageCountSource: 'docx_layout' });
-  });
+  const check = async (bytes: Buffer) => refusal(inspectUpload(bytes, 'a.docx'));
 
-  it('refuses metadata over 200 pages unless page_count is sent', async () => {
-    const big = await docxOf({ ...DOCX_BASE, 'docProps/app.xml': '<Properties><Pages>500</Pages></Properties>' });
-    expect((await refusal(inspectDocument(big, 'big.docx'))).message).toMatch(/500 pages/);
-    expect(await inspectDocument(big, 'big.docx', { pageCountOverride: 12 })).toMatchObject({
-      pageCount: 12,
-      pageCountSource: 'override',
+  it('is recognised and checked, never counted here: LibreOffice lays it out', async () => {
+    const withMetadata = await docxOf({
+      ...DOCX_BASE,
+      'docProps/app.xml': '<Properties><Pages>500</Pages></Properties>',
     });
+    expect(await inspectUpload(withMetadata, 'big.docx')).toMatchObject({ kind: 'source', source: { type: 'docx' } });
   });
 
   it('refuses a zip bomb', async () => {
-    expect((await refusal(inspectDocument(fixture('zip-bomb.docx'), 'bomb.docx'))).message).toMatch(
-      /more than 50 MB when decompressed/,
-    );
+    expect((await check(fixture('zip-bomb.docx'))).message).toMatch(/more than 50 MB when decompressed/);
+  });
+
+  it('refuses parts that expand past 50 MB together, though each is smaller', async () => {
+    const parts: Record<string, string> = { ...DOCX_BASE };
+    for (let i = 0; i < 3; i++) parts[`word/media/part${i}.xml`] = ' '.repeat(20 * 1024 * 1024);
+    expect((await check(await docxOf(parts))).message).toMatch(/more than 50 MB when decompressed/);
   });
 
   it('refuses an archive with absurdly many entries', async () => {
     const parts: Record<string, string> = { ...DOCX_BASE };
     for (let i = 0; i < 1001; i++) parts[`word/media/x${i}.txt`] = '';
-    expect((await refusal(inspectDocument(await docxOf(parts), 'many.docx'))).message).toMatch(/more than 1000 parts/);
+    expect((await check(await docxOf(parts))).message).toMatch(/more than 1000 parts/);
   });
 
   it('refuses a ZIP that is not a Word document, and a broken ZIP', async () => {
     const xlsx = await docxOf({ '[Content_Types].xml': '<Types/>', 'xl/workbook.xml': '<workbook/>' });
-    expect((await refusal(inspectDocument(xlsx, 'sheet.docx'))).message).toMatch(/only as DOCX/);
+    expect((await check(xlsx)).message).toMatch(/only as DOCX/);
     const broken = Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(200, 7)]);
-    expect((await refusal(inspectDocument(broken, 'a.docx'))).path).toBe('document');
-  });
-
-  describe('layout estimate', () => {
-    const p = (text: string) => `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`;
-    it.each([
-      ['an empty body', '<w:body></w:body>', 1],
-      ['10,000 characters in one paragraph: ceil(10000 / 3000)', p('x'.repeat(10000)), 4],
-      ['100 one-word paragraphs: 100 x 65 = 6,500 characters', p('word').repeat(100), 3],
-      ['46 one-word paragraphs: 46 x 65 = 2,990 characters', p('word').repeat(46), 1],
-      ['self-closing empty paragraphs count as lines', '<w:p/>'.repeat(47), 2],
-      [
-        'two explicit page breaks',
-        p('a') +
-          '<w:p><w:r><w:br w:type="page"/></w:r></w:p>' +
-          p('b') +
-          '<w:p><w:r><w:t>c</w:t><w:br w:type="page"/><w:t>d</w:t></w:r></w:p>',
-        3,
-      ],
-      ['line breaks take a line each', `<w:p><w:r>${'<w:t>a</w:t><w:br/>'.repeat(50)}</w:r></w:p>`, 2],
-      [
-        'a continuous section break does not start a page',
-        p('a') + '<w:p><w:pPr><w:sectPr><w:type w:val="continuous"/></w:sectPr></w:pPr></w:p>' + p('b'),
-        1,
-      ],
-      [
-        'a next-page section break does',
-        p('a') + '<w:p><w:pPr><w:sectPr><w:pgSz w:w="12240"/></w:sectPr></w:pPr></w:p>' + p('b'),
-        2,
-      ],
-      ['the final body sectPr is not a break', p('a') + '<w:sectPr><w:pgSz w:w="12240"/></w:sectPr>', 1],
-      ['entities count as one character', p('&amp;'.repeat(3001)), 2],
-    ])('%s -> %i', (_, xml, pages) => {
-      expect(estimateDocxPages(`<w:document><w:body>${xml}</w:body></w:document>`)).toBe(pages);
-    });
+    expect((await check(broken)).path).toBe('document');
   });
 });
 
@@ -443,10 +441,9 @@ describe('page_count override', () => {
     });
   });
 
-  it('replaces detection for DOCX, TXT and CSV', async () => {
-    expect(await inspectDocument(fixture('five-pages-metadata.docx'), null, { pageCountOverride: 2 })).toMatchObject({
-      pageCount: 2,
-      pageCountSource: 'override',
+  it('replaces detection for TXT and CSV (a DOCX is laid out, then priced by it: services/outbound-mail/documents.ts)', async () => {
+    expect(await inspectUpload(fixture('docx-3-pages.docx'), null, { pageCountOverride: 2 })).toMatchObject({
+      kind: 'source',
     });
     expect(await inspectDocument(fixture('letter.txt'), null, { pageCountOverride: 4 })).toMatchObject({
       type: 'txt',
@@ -466,8 +463,8 @@ describe('hostile input', () => {
     'three-page.pdf',
     'image.png',
     'image.jpg',
-    'three-pages-layout.docx',
-    'five-pages-metadata.docx',
+    'docx-1-page.docx',
+    'docx-3-pages.docx',
     'letter.txt',
   ].map(fixture);
   const prefixes = ['%PDF-1.7\n', '\x89PNG\r\n\x1a\n', '\xff\xd8\xff', 'PK\x03\x04', ''].map((p) =>
@@ -494,11 +491,11 @@ describe('hostile input', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(randomBytes, mutatedSample),
-        fc.option(fc.constantFrom('a.pdf', 'b.csv', 'c.png')),
+        fc.option(fc.constantFrom('a.pdf', 'b.csv', 'c.png', 'd.html', 'e.md')),
         async (bytes, name) => {
           try {
-            const doc = await inspectDocument(bytes, name);
-            expect(doc.pageCount).toBeGreaterThanOrEqual(1);
+            const upload = await inspectUpload(bytes, name);
+            if (upload.kind === 'document') expect(upload.document.pageCount).toBeGreaterThanOrEqual(1);
           } catch (e) {
             expect(e).toBeInstanceOf(ApiError);
             expect((e as ApiError).status).toBe(400);

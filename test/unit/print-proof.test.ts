@@ -568,17 +568,6 @@ describe('renderPrintProof: documents other than PDF', () => {
     ]);
     expect(proof.warnings).toEqual(['the document prints on 1 page; the piece is counted at 2']);
   });
-
-  it('shows a DOCX as one placeholder page per counted page', async () => {
-    const docx = readFileSync(path.join(__dirname, '..', 'fixtures', 'documents', 'five-pages-metadata.docx'));
-    const proof = await renderPrintProof(
-      input({ duplex: true, document: { bytes: docx, kind: 'docx', pageCount: 5 } }),
-    );
-    expect(proof).toMatchObject({ pageCount: 7, sheets: 4, firstDocumentPage: 3, warnings: [] });
-    const pages = await textLines(proof.pdf);
-    expect(pages.slice(2).map((p) => p.lines[0].text)).toEqual([1, 2, 3, 4, 5].map((n) => `DOCX page ${n} of 5`));
-    expect(pages[2].lines.map((l) => l.text)).toContain('This page is printed from the original DOCX file.');
-  });
 });
 
 describe('jpegOrientation', () => {

@@ -42,12 +42,17 @@ export const outboundTools = [
   defineTool({
     name: 'send_outbound_mail',
     description:
-      'Send a letter: the document as document_base64 (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB) with document_filename, and the recipient address. ' +
+      'Send a letter: the document as document_base64 (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) with document_filename, and the recipient address. ' +
+      'A document_filename ending .html/.htm or .md makes it an HTML or Markdown letter (at most 2 MB, 60 pages; raw HTML in Markdown shows as text), rendered to a US Letter PDF ' +
+      'by headless Chromium with JavaScript off and no network: embed images and fonts as data: URIs. A DOCX is laid out by LibreOffice. The price, page_count and proof follow that PDF; ' +
+      'a document that cannot be laid out is refused (document, with details.render_refusal) before anything is charged. ' +
       'dry_run=true prices it and stores nothing; max_cost_cents caps the cost. The result is the outbound mail record (status submitted, or pending_approval); ' +
       'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
     input: SubmitMailForm.extend({
       document_base64: z.string().min(1).describe('the document bytes, base64'),
-      document_filename: singleLine(z.string().min(1).max(255)).describe('file name with extension, e.g. letter.pdf'),
+      document_filename: singleLine(z.string().min(1).max(255)).describe(
+        'file name with extension, e.g. letter.pdf; .html/.htm and .md name HTML and Markdown letters (the extension decides for text, the bytes for everything else)',
+      ),
       ...submitExtras,
     }),
     access: 'POST /v1/mail',

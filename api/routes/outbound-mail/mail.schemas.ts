@@ -159,7 +159,9 @@ function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
 export const SubmitMailForm = z
   .strictObject({
     ...pieceFields,
-    page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))),
+    page_count: optional(formInt.pipe(z.number().int().min(1).max(MAX_OUTBOUND_PAGES))).describe(
+      'DOCX, TXT and CSV only: the page count that prices the piece instead of the one counted (a DOCX is still laid out and printed as it lays out; a dry run warns page_count_differs_from_layout when they differ); a 400 for PDF, images, HTML and Markdown, whose pages are counted',
+    ),
     mail_run_id: optionalText(100).describe(
       'an open Business mail run of your agent (live agent keys); any other id is refused with 400',
     ),
@@ -284,12 +286,33 @@ export const HumanReviewSchema = z.object({
     type: z.string(),
     content_type: z.string(),
     page_count: z.number().int(),
-    page_count_source: z.string().nullable(),
+    page_count_source: z
+      .string()
+      .nullable()
+      .describe(
+        'how page_count was found: pdf, image, text_layout, html_layout, markdown_layout, docx_layout (the laid-out PDF) or override (page_count sent)',
+      ),
     size_bytes: z.number().int(),
     sha256: z.string(),
     color: z.boolean(),
     duplex: z.boolean(),
     simulated: z.boolean(),
+    source: z
+      .object({
+        type: z.enum(['html', 'markdown', 'docx']),
+        filename: z.string().nullable(),
+        content_type: z.string(),
+        size_bytes: z.number().int(),
+        sha256: z.string().describe('of the file as sent; duplicate protection compares it'),
+        layout_page_count: z
+          .number()
+          .int()
+          .describe('pages the letter laid out to; page_count differs only when an explicit page_count priced a DOCX'),
+      })
+      .nullable()
+      .describe(
+        'extension: what was sent when it was an HTML, Markdown or DOCX letter, laid out into the PDF this document describes (type pdf), which is what prints; null otherwise',
+      ),
   }),
   safeguards: z.record(z.string(), z.unknown()),
   preview_url: z.string(),
@@ -393,7 +416,10 @@ export const DryRunSchema = z.object({
   estimated_live_cost_cents: z.number().int().optional(),
   cost_breakdown: CostBreakdownSchema,
   credit_balance_cents: z.number().int(),
-  page_count: z.number().int(),
+  page_count: z
+    .number()
+    .int()
+    .describe('the pages that price the piece: of an HTML, Markdown or DOCX letter, those it lays out to'),
   mail_class: z.string(),
   send_after: z
     .string()
@@ -402,7 +428,8 @@ export const DryRunSchema = z.object({
   warnings: z
     .array(z.looseObject({ code: z.string(), message: z.string() }))
     .describe(
-      "besides the spec's: recipient_address (one per address check warning, with check_code and field), print_proof and print_proof_unavailable",
+      "besides the spec's: recipient_address (one per address check warning, with check_code and field), print_proof and print_proof_unavailable; " +
+        'for HTML, Markdown and DOCX letters document_resources_blocked (urls[]: what the renderer left out) and page_count_differs_from_layout (page_count, layout_page_count)',
     ),
   address_check: AddressCheckSchema,
   proof_url: z

@@ -23,6 +23,7 @@ import {
 } from './mail.schemas';
 import { errors } from '../../../domain/shared/errors';
 import { hiddenCharacterProblem } from '../../../domain/workflow-safe/visible-text';
+import { ACCEPTED_FORMATS } from '../../../domain/outbound-mail/documents';
 import { submitAndAnswer } from './submit-answer';
 import { getMail, listMail, mailDocumentUrl } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
@@ -73,7 +74,11 @@ export const routes: RouteDef[] = [
     path: '/v1/mail',
     summary: 'Send a letter (or price it with dry_run)',
     description:
-      'Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT or CSV, at most 10 MB) and the recipient. Checks run in this order and each ' +
+      'Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. ' +
+      'HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by ' +
+      'headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. ' +
+      'That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 ' +
+      'on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each ' +
       'refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap ' +
       '(422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). ' +
       'dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: ' +
@@ -109,14 +114,14 @@ export const routes: RouteDef[] = [
         schema: ErrorBody,
       },
       503: {
-        description: 'Document store, duplicate or idempotency protection unavailable; retryable, nothing spent',
+        description:
+          'Document store, duplicate or idempotency protection unavailable, or the letter renderer busy (RENDERER_BUSY) or unavailable (RENDERER_UNAVAILABLE); retryable, nothing spent',
         schema: ErrorBody,
       },
     },
     handler: async ({ deps, auth, query, body, files, headers }) => {
       const file = files.document;
-      if (!file)
-        throw errors.validation([{ path: 'document', message: 'required: a PDF, DOCX, JPG, PNG, TXT or CSV file' }]);
+      if (!file) throw errors.validation([{ path: 'document', message: `required: a ${ACCEPTED_FORMATS} file` }]);
       const data = await readUpload(file);
       // The file name is shown to the owner beside the pages: it may not hide what it is (decision 0110).
       const nameProblem = file.originalFilename && hiddenCharacterProblem(file.originalFilename, 'single_line');
@@ -126,7 +131,7 @@ export const routes: RouteDef[] = [
         auth,
         {
           fields: body,
-          document: { data, filename: file.originalFilename },
+          document: { data, filename: file.originalFilename, contentType: file.mimetype },
           agentId: query.agent_id,
           maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
           idempotencyKey: headers['idempotency-key'],
