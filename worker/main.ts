@@ -10,6 +10,7 @@ import { ensureMailReconcilerSchedule } from '../services/outbound-mail/workflow
 import { ensureDryRunProofCleanupSchedule } from '../services/outbound-mail/print-proofs';
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/inbound-reconciler';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/operations/workflow-reconciler';
+import { ensureNotificationsReconcilerSchedule } from '../services/notifications/reconciler';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });
@@ -21,6 +22,7 @@ async function main() {
   await ensureDryRunProofCleanupSchedule(deps);
   await ensurePhysicalInboundReconcilerSchedule(deps);
   await ensureClosedWorkflowReconcilerSchedule(deps);
+  await ensureNotificationsReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
   // Ctrl-C reaches the process group, and a supervisor may send SIGTERM as well: drain once.
   let draining = false;

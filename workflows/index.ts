@@ -9,3 +9,4 @@ export * from './physical-inbound/handling';
 export * from './mail-runs/mail-run';
 export * from './operations/maintenance';
 export * from './billing/stripe-event';
+export * from './notifications/notifier';

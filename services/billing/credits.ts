@@ -7,6 +7,7 @@ import type { Deps } from '../shared/deps';
 import { ApiError, codedError } from '../../domain/shared/errors';
 import { insufficientCreditsError } from '../../domain/shared/workflow-failures';
 import { formatCents } from '../../domain/shared/money';
+import { noteLowBalance } from '../notifications/notices';
 
 export interface Balance {
   balance_cents: number;
@@ -108,6 +109,13 @@ export async function debit(
        VALUES ($1, $2, 'debit', $3, $4, $5, $6)`,
       [m.memberId, -m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
     );
+    // Under the member lock, so two debits cannot both see the crossing (or both miss it).
+    await noteLowBalance(tx, {
+      memberId: m.memberId,
+      entryKey: m.entryKey,
+      before: balance,
+      after: balance - m.amountCents,
+    });
   }
   return { balanceCents: balance - m.amountCents, alreadyDebited: false };
 }

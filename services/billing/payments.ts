@@ -21,6 +21,7 @@ import {
   type StripeEventOutcome,
 } from '../../workflows/billing/contracts';
 import { ObjectId } from '../../workflows/shared/search-attributes';
+import { noteCreditsMovement } from '../notifications/notices';
 
 /** The event types the fulfilment acts on; any other type is recorded and answered 200. */
 export const HANDLED_STRIPE_EVENTS = [
@@ -358,6 +359,7 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
     [purchase.id, s.amount_total, idOf(s.payment_intent), idOf(s.invoice)],
   );
   if (!added) return 'already fulfilled';
+  await noteCreditsMovement(tx, purchase, 'bought', s.amount_total, stripeEntryKeys.session(s.id));
   const amountCents = s.amount_total;
   after.push(() =>
     paymentHooks.creditsBought?.({ memberId: purchase.member_id, purchaseId: purchase.id, amountCents }),
@@ -410,6 +412,7 @@ async function refundCharge(tx: EntityManager, charge: Stripe.Charge, after: Not
     description: `Stripe refund of bought credits (${formatCents(delta)})`,
   });
   if (!added) return 'refund already taken';
+  await noteCreditsMovement(tx, purchase, 'refunded', delta, stripeEntryKeys.refund(charge.id, charge.amount_refunded));
   await tx.query(
     `UPDATE credit_purchases
         SET refunded_cents = refunded_cents + $2,
@@ -435,6 +438,7 @@ async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: 
     description: `Stripe dispute opened on bought credits (${formatCents(dispute.amount)})`,
   });
   if (!added) return 'dispute already taken';
+  await noteCreditsMovement(tx, purchase, 'dispute_opened', dispute.amount, stripeEntryKeys.disputeOpened(dispute.id));
   await tx.query(
     `UPDATE credit_purchases SET disputed_cents = disputed_cents + $2, status = 'disputed', updated_at = now() WHERE id = $1`,
     [purchase.id, dispute.amount],
@@ -469,6 +473,7 @@ async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: 
     description: `Stripe dispute won: bought credits restored (${formatCents(restored)})`,
   });
   if (!added) return 'dispute already restored';
+  await noteCreditsMovement(tx, purchase, 'dispute_won', restored, stripeEntryKeys.disputeWon(dispute.id));
   await tx.query(
     `UPDATE credit_purchases
         SET disputed_cents = disputed_cents - $2,

@@ -6,6 +6,7 @@ import type { Config } from '../../config';
 import { createDataSource } from '../../entities/data-source';
 import { createLogger, Logger } from './logger';
 import { createObjectStorage, ObjectStorage } from './storage';
+import { installNotifierWakeUps } from '../notifications/notices';
 
 export interface Deps {
   config: Config;
@@ -30,13 +31,10 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
   // Lazy: the API starts even while Temporal is down; /healthz reports it.
   const connection = Connection.lazy({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  return {
-    config,
-    db,
-    temporal,
-    storage: createObjectStorage(config),
-    log,
-  };
+  const deps: Deps = { config, db, temporal, storage: createObjectStorage(config), log };
+  // A transaction that records an owner notification wakes the member's notifier once it commits.
+  installNotifierWakeUps(deps);
+  return deps;
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
