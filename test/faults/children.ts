@@ -184,6 +184,7 @@ export function stackEnv(extra: Record<string, string | undefined> = {}): Record
     // child's schedules must not start their lost workflows on this task queue.
     MAIL_RECONCILE_EVERY_SECONDS: '3600',
     INBOUND_RECONCILE_EVERY_SECONDS: '3600',
+    NOTIFICATION_RECONCILE_EVERY_SECONDS: '3600',
     ...extra,
   };
 }
