@@ -357,6 +357,7 @@ describe('owner console', () => {
     scannedItem: string;
     scannedRef: string;
     handlingId: string;
+    recipientId: string;
   }
   let ownerObjects: Promise<OwnerObjects> | undefined;
   let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
@@ -475,8 +476,13 @@ describe('owner console', () => {
     });
 
     const purchase = await startCheckout(app.deps, owner.member_id, 2500);
+    const recipient = await api('POST', '/v1/notifications/recipients', {
+      key: owner.key,
+      json: { email: 'colleague-of-the-owner@example.test' },
+    });
     return {
       purchaseId: purchase.purchaseId,
+      recipientId: recipient.body.recipient.id as string,
       pending,
       conversation,
       credentialId,
@@ -529,6 +535,12 @@ describe('owner console', () => {
       'POST /console/support/:id': { url: `/console/support/${o.conversation}` },
       'GET /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}`, shows: 'Pay $25.00' },
       'POST /console/billing/checkout/:id': { url: `/console/billing/checkout/${o.purchaseId}` },
+      'POST /console/notifications/recipients/:id/kinds': {
+        url: `/console/notifications/recipients/${o.recipientId}/kinds`,
+      },
+      'POST /console/notifications/recipients/:id/remove': {
+        url: `/console/notifications/recipients/${o.recipientId}/remove`,
+      },
     };
     const routes = consoleRoutes(app.deps)
       .stack.filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
@@ -574,6 +586,9 @@ describe('owner console', () => {
       delivery: [delivery.status, delivery.replays, delivery.attempts_count],
       purchase: (await app.deps.db.query(`SELECT status FROM credit_purchases WHERE id = $1`, [o.purchaseId]))[0]
         .status,
+      recipients: (await get('/v1/notifications/settings')).recipients.map(
+        (r: { id: string; email: string; kinds: Record<string, boolean> }) => [r.id, r.email, r.kinds],
+      ),
     };
   }
 
