@@ -3,8 +3,9 @@
 // unsubscribe headers and a link that lands on the approval after sign-in; a burst of
 // approvals becomes the first email and one digest; a 500-piece batch failing is one
 // email; unsubscribing switches a kind off for its recipient only; the low-balance,
-// refused-for-credits (at most one an hour) and credits-bought emails; sign-up
-// verification moves the lead's stage, once, and refuses an expired link.
+// refused-for-credits (at most one an hour) and credits-bought emails; the approval
+// reminder, mail arriving at the mailbox, a handling proposal, an endpoint paused (once);
+// sign-up verification moves the lead's stage, once, and refuses an expired link.
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
 import { newMember, uniqueEmail } from '../helpers/factories';
@@ -14,6 +15,10 @@ import { batchForm, ensureFacility, facilityKeyFor, pdf, recipientsCsv, waitForS
 import { deliver, newPurchase, processed, sessionEvent } from './payments-helpers';
 import { loadMailRow, publishMailEvent } from '../../services/outbound-mail/record';
 import { topUp } from '../../services/billing/credits';
+import { publishEvent } from '../../services/webhooks/events';
+import { recordApprovalReminders } from '../../services/notifications/reconciler';
+import { newWorld, receivePiece } from '../helpers/physical-inbound';
+import { answerChallenges, startReceiver } from './webhook-helpers';
 
 jest.setTimeout(240_000);
 
@@ -26,7 +31,9 @@ describe('owner notifications by email', () => {
   let api: ReturnType<typeof client>;
 
   beforeAll(async () => {
-    app = await startTestApp({ env: { NOTIFICATION_DIGEST_WINDOW_SECONDS: String(DIGEST_WINDOW_SECONDS) } });
+    app = await startTestApp({
+      env: { NOTIFICATION_DIGEST_WINDOW_SECONDS: String(DIGEST_WINDOW_SECONDS), WEBHOOK_RETRY_BASE_MS: '50' },
+    });
     api = client(app.baseUrl);
   });
   afterAll(async () => {
@@ -273,6 +280,100 @@ describe('owner notifications by email', () => {
     expect(final.filter((x) => x.startsWith('A live submission was refused'))).toHaveLength(1);
     expect(final.filter((x) => x.startsWith('Low balance'))).toHaveLength(1);
     expect(final).toHaveLength(3);
+  });
+
+  it('reminds of an approval about to expire, once', async () => {
+    const s = await approvalSender();
+    const id = await pendingLetter(s);
+    await waitForMail(s.email);
+    // The letter was made 29 days ago: its 30-day approval ends within 48 hours.
+    await app.deps.db.query(`UPDATE outbound_mail SET created_at = now() - interval '29 days' WHERE id = $1`, [id]);
+    const input = { approvalTimeoutSeconds: 30 * 86400, approvalExpiryNoticeSeconds: 48 * 3600, overdueSeconds: 60 };
+    expect(await recordApprovalReminders(app.deps, input)).toBeGreaterThanOrEqual(1);
+    await recordApprovalReminders(app.deps, input);
+    const mails = await waitForMail(s.email, { count: 2 });
+    expect(mails[1].Subject).toBe('Approval expires soon: a letter to Jane Doe, Austin, TX 78701');
+    expect(linkIn((await message(mails[1].ID)).Text, `${app.siteUrl}/console/`)).toBe(
+      `${app.siteUrl}/console/mail/${id}`,
+    );
+    await sleep(2000);
+    expect(await messagesTo(s.email)).toHaveLength(2);
+  });
+
+  it('tells of mail arriving at the mailbox and of an agent proposing its handling', async () => {
+    const w = await newWorld(app, { creditsCents: 5000 });
+    const email = await emailOf(w.memberId);
+    const item = await receivePiece(app, w);
+    const [arrived] = await waitForMail(email);
+    expect(arrived.Subject).toBe('Mail arrived at your mailbox');
+    expect(linkIn((await message(arrived.ID)).Text, `${app.siteUrl}/console/`)).toBe(
+      `${app.siteUrl}/console/inbound/${item}`,
+    );
+    const version = (await api('GET', `/v1/agent-inbox/${item}/handling`, { key: w.agentKey })).body.version;
+    const proposed = await api('POST', `/v1/agent-inbox/${item}/handling`, {
+      key: w.agentKey,
+      headers: { 'x-service-md-version': '1', 'idempotency-key': `notify-${item}` },
+      json: { action_type: 'open_and_scan', expected_version: version },
+    });
+    expect(proposed.status).toBe(201);
+    const mails = await waitForMail(email, { count: 2 });
+    expect(mails[1].Subject).toMatch(/^Approval needed: .* proposes to open and scan an item$/);
+    expect(linkIn((await message(mails[1].ID)).Text, `${app.siteUrl}/console/`)).toBe(`${app.siteUrl}/console/inbound`);
+  });
+
+  it('tells of a webhook endpoint paused by failures once, not of the failures after it', async () => {
+    const receiver = await startReceiver((r) =>
+      JSON.parse(r.body).event_type === 'webhook.endpoint_verification'
+        ? answerChallenges(r, 0)
+        : { status: 502, body: 'bad gateway' },
+    );
+    try {
+      const member = await newMember(app.deps);
+      const email = await emailOf(member.member_id);
+      const created = await api('POST', '/v1/webhook-endpoints', {
+        key: member.key,
+        json: { name: 'Flaky', url: receiver.url, event_types: ['mail.*'] },
+      });
+      const endpointId = created.body.endpoint.id;
+      expect((await api('POST', `/v1/webhook-endpoints/${endpointId}/verify`, { key: member.key })).body.verified).toBe(
+        true,
+      );
+      // Three events at once: their failures run together, and only the one that pauses tells.
+      await Promise.all(
+        [1, 2, 3].map((n) =>
+          publishEvent(app.deps, {
+            eventKey: `test:notify:${endpointId}:${n}`,
+            memberId: member.member_id,
+            agentId: null,
+            eventType: 'mail.submitted',
+            testMode: false,
+            objectType: 'outbound_mail',
+            objectId: `obj-${n}`,
+            payload: { event_type: 'mail.submitted' },
+          }),
+        ),
+      );
+      await waitFor(
+        async () =>
+          (await api('GET', `/v1/webhook-endpoints/${endpointId}`, { key: member.key })).body.endpoint.status ===
+          'paused',
+        'the endpoint to pause',
+      );
+      const [mail] = await waitForMail(email);
+      expect(mail.Subject).toBe(`Webhook endpoint paused: ${receiver.url}`);
+      const text = (await message(mail.ID)).Text;
+      expect(text).toContain('Last error:');
+      expect(linkIn(text, `${app.siteUrl}/console/`)).toBe(`${app.siteUrl}/console/webhooks/${endpointId}`);
+      await sleep(3000);
+      expect(await messagesTo(email)).toHaveLength(1);
+      const [{ n }] = await app.deps.db.query(
+        `SELECT count(*)::int AS n FROM notifications WHERE member_id = $1 AND kind = 'endpoint_paused'`,
+        [member.member_id],
+      );
+      expect(n).toBe(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   describe('sign-up verification', () => {
