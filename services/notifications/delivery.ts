@@ -3,9 +3,10 @@
 // A row goes pending -> sending -> sent (or skipped: its kind was switched off or its
 // recipient removed since; failed: the relay refused it for good; digested: a digest
 // carried it). Before talking to the relay an attempt takes the row's lease and fixes its
-// Message-ID; while the lease runs no other attempt sends the row, so a retry that starts
-// while an earlier attempt might still be talking to the relay waits for the lease to end.
-// An attempt that fails cleanly (connection refused, 4xx) gives the lease back at once.
+// Message-ID; it renews the lease while it lives, and no other attempt sends the row while
+// the lease runs, so a retry that starts while an earlier attempt might still be talking to
+// the relay waits until that attempt ends or dies. An attempt that fails cleanly
+// (connection refused, 4xx) gives the lease back at once.
 // What remains: a worker that dies after the relay accepted the message and before the row
 // says sent leaves the row sending; once its lease ends the retry sends it again, with the
 // same Message-ID (docs/decisions/0100-owner-notifications-sent-once-from-workflows.md).
@@ -15,8 +16,12 @@ import { buildEmail, messageIdDomain, PermanentSmtpFailure, sendEmail } from './
 import { ACCOUNT_EMAIL_KINDS } from '../../domain/notifications/kinds';
 import type { DeliveryOutcome, DigestInput, PendingNotifications } from '../../workflows/notifications/contracts';
 
-/** Longer than an attempt can take (SMTP timeouts: connect 10 s, greeting 10 s, idle 20 s). */
-export const SEND_LEASE_SECONDS = 90;
+/**
+ * An attempt holds the row this long and renews it while it lives (every LEASE_RENEW_MS):
+ * a slow but living attempt keeps it, a dead one loses it within this long.
+ */
+export const SEND_LEASE_SECONDS = 30;
+const LEASE_RENEW_MS = 5000;
 
 /** The lease of an earlier attempt has not ended: try again later. */
 export class SendInFlight extends Error {
@@ -156,7 +161,15 @@ export async function deliverNotification(
     content = { kind: row.kind, payload: row.payload };
   }
   const email = buildEmail(deps.config, to, content);
-  const beat = setInterval(heartbeat, 5000);
+  const beat = setInterval(() => {
+    heartbeat();
+    deps.db
+      .query(
+        `UPDATE notifications SET lease_until = now() + make_interval(secs => $2) WHERE id = $1 AND status = 'sending'`,
+        [id, SEND_LEASE_SECONDS],
+      )
+      .catch((err) => deps.log.warn({ err, notification_id: id }, 'renewing a notification lease failed'));
+  }, LEASE_RENEW_MS);
   try {
     const response = await sendEmail(deps.config, email, row.message_id!);
     await finish(deps, id, 'sent', { response });

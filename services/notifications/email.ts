@@ -124,9 +124,8 @@ export const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10
 function transport(config: Config): Transporter {
   let t = transports.get(config.notifications.smtpUrl);
   if (!t) {
-    // Timeouts go in the URL (nodemailer reads options from its query): bounded, so an
-    // attempt always ends well inside its lease (services/notifications/delivery.ts). A
-    // value already in SMTP_URL wins.
+    // Timeouts go in the URL (nodemailer reads options from its query), so an attempt at a
+    // relay that does not answer ends and is retried soon. A value already in SMTP_URL wins.
     const url = new URL(config.notifications.smtpUrl);
     for (const [name, ms] of Object.entries(SMTP_TIMEOUTS_MS))
       if (!url.searchParams.has(name)) url.searchParams.set(name, String(ms));
