@@ -48,26 +48,23 @@ const WAKE_KEY = 'ownerNotifierWakeUps';
 export async function recordNotice(tx: Tx, notice: Notice, recipient?: 'owner'): Promise<number> {
   const runner = tx.queryRunner;
   if (!runner?.isTransactionActive) throw new Error('recordNotice needs a transaction (use notifyOwner)');
-  // The owner's recipient row is made on first use: every member has one from then on.
+  // The owner's recipient row is made on first use: every member has one from then on. Its own
+  // statement: a concurrent first notice's insert is waited for here, and the next statement's
+  // snapshot sees the row.
+  await tx.query(
+    `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
+     ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
+    [notice.memberId],
+  );
   const rows: Array<{ id: string }> = await tx.query(
-    `WITH owner AS (
-       INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
-       ON CONFLICT (member_id) WHERE is_owner DO NOTHING
-       RETURNING id, is_owner, disabled_kinds, confirmed_at, removed_at
-     ), recipients AS (
-       SELECT * FROM owner
-       UNION ALL
-       SELECT id, is_owner, disabled_kinds, confirmed_at, removed_at FROM notification_recipients WHERE member_id = $1
-     ), added AS (
-       INSERT INTO notifications (member_id, recipient_id, kind, event_key, payload)
-       SELECT $1, id, $2, $3, $4 FROM recipients
-        WHERE CASE WHEN $5::text = 'owner' THEN is_owner
-                   WHEN $5::text IS NOT NULL THEN id::text = $5 AND removed_at IS NULL
-                   ELSE confirmed_at IS NOT NULL AND removed_at IS NULL AND NOT ($2 = ANY(disabled_kinds)) END
-       ON CONFLICT (event_key, recipient_id, kind) DO NOTHING
-       RETURNING id
-     )
-     SELECT id FROM added`,
+    `INSERT INTO notifications (member_id, recipient_id, kind, event_key, payload)
+     SELECT $1, id, $2, $3, $4 FROM notification_recipients
+      WHERE member_id = $1
+        AND CASE WHEN $5::text = 'owner' THEN is_owner
+                 WHEN $5::text IS NOT NULL THEN id::text = $5 AND removed_at IS NULL
+                 ELSE confirmed_at IS NOT NULL AND removed_at IS NULL AND NOT ($2 = ANY(disabled_kinds)) END
+     ON CONFLICT (event_key, recipient_id, kind) DO NOTHING
+     RETURNING id`,
     [
       notice.memberId,
       notice.kind,

@@ -17,6 +17,7 @@ import { loadMailRow, publishMailEvent } from '../../services/outbound-mail/reco
 import { topUp } from '../../services/billing/credits';
 import { publishEvent } from '../../services/webhooks/events';
 import { recordApprovalReminders } from '../../services/notifications/reconciler';
+import { notifyOwner, recordNotice } from '../../services/notifications/notices';
 import { newWorld, receivePiece } from '../helpers/physical-inbound';
 import { answerChallenges, startReceiver } from './webhook-helpers';
 
@@ -168,6 +169,42 @@ describe('owner notifications by email', () => {
     } finally {
       await burstApp.close();
     }
+  });
+
+  it("records a new member's first notices when they race to make the owner's recipient row", async () => {
+    const member = await newMember(app.deps);
+    const notice = (i: number) => ({
+      memberId: member.member_id,
+      kind: 'mail_arrived' as const,
+      eventKey: `test:first-race:${member.member_id}:${i}`,
+      payload: { item_id: `item-${i}` },
+    });
+    // The first notice's transaction made the owner's row and stays open; the second waits on
+    // that row, and must still find it once the first commits.
+    let release!: () => void;
+    let recorded!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const firstRecorded = new Promise<void>((r) => (recorded = r));
+    const first = app.deps.db.transaction(async (tx) => {
+      const n = await recordNotice(tx, notice(0));
+      recorded();
+      await gate;
+      return n;
+    });
+    await firstRecorded;
+    const second = notifyOwner(app.deps, notice(1));
+    await sleep(500);
+    release();
+    expect([await first, await second]).toEqual([1, 1]);
+    const others = await Promise.all([2, 3, 4, 5, 6, 7].map((i) => notifyOwner(app.deps, notice(i))));
+    expect(others).toEqual([1, 1, 1, 1, 1, 1]);
+    const [{ recipients }] = await app.deps.db.query(
+      `SELECT count(*)::int AS recipients FROM notification_recipients WHERE member_id = $1`,
+      [member.member_id],
+    );
+    expect(recipients).toBe(1);
+    // Recording one again adds nothing.
+    expect(await notifyOwner(app.deps, notice(0))).toBe(0);
   });
 
   it('tells of a failed 500-piece batch in one email', async () => {
