@@ -24,6 +24,8 @@ export interface Config {
   webhooksAllowInsecureLocal: boolean;
   /** Buying credits with Stripe (services/billing/payments.ts). */
   stripe: StripeSettings;
+  /** Email to owners: notifications, sign-up verification (services/notifications). */
+  notifications: NotificationSettings;
   rateLimitPerMinute: number;
   signupRateLimitPerMinute: number;
   /**
@@ -263,6 +265,64 @@ function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings {
   };
 }
 
+export interface NotificationSettings {
+  /** SMTP_URL: the relay every email leaves through (smtp:// or smtps://, credentials in the URL). */
+  smtpUrl: string;
+  /** MAIL_FROM: the From of every email, e.g. `Postal Mail <notifications@example.com>`. */
+  mailFrom: string;
+  /**
+   * NOTIFICATION_DIGEST_WINDOW_SECONDS: after an email of a kind, further ones of that kind to
+   * the same recipient wait this long and go out together as one digest (3600).
+   */
+  digestWindowSeconds: number;
+  /** NOTIFICATION_APPROVAL_EXPIRY_NOTICE_SECONDS: how long before a pending approval expires its reminder goes out (48 hours). */
+  approvalExpiryNoticeSeconds: number;
+  /** NOTIFICATION_RECONCILE_EVERY_SECONDS: how often the notifications reconciler runs (60). */
+  reconcileEverySeconds: number;
+  /** EMAIL_LINK_HOURS: how long a sign-up verification or recipient confirmation link works (48). */
+  emailLinkHours: number;
+}
+
+/** Where `npm run dev` starts Mailpit's SMTP server; the default SMTP_URL outside production. */
+export const DEV_SMTP_URL = 'smtp://127.0.0.1:1025';
+export const DEV_MAIL_FROM = 'Postal Mail <notifications@postal.localhost>';
+
+/**
+ * Production refuses to start without a relay and a sender of its own: a default would
+ * send owners' approvals into nothing (or as an address no relay may send for).
+ */
+function notificationSettings(env: NodeJS.ProcessEnv): NotificationSettings {
+  const production = env.NODE_ENV === 'production';
+  if (production && !env.SMTP_URL)
+    throw new Error(
+      'SMTP_URL (the SMTP relay owners are emailed through, smtps://user:pass@host:465) is required in production',
+    );
+  if (production && !env.MAIL_FROM)
+    throw new Error(
+      'MAIL_FROM (the sender of owner emails, e.g. "Postal Mail <notifications@example.com>") is required in production',
+    );
+  const smtpUrl = env.SMTP_URL || DEV_SMTP_URL;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(smtpUrl);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || !['smtp:', 'smtps:'].includes(parsed.protocol) || !parsed.hostname)
+    throw new Error('SMTP_URL must be smtp://host:port or smtps://host:port (credentials as user:pass@)');
+  const mailFrom = (env.MAIL_FROM || DEV_MAIL_FROM).trim();
+  if (!/^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>$/.test(mailFrom))
+    throw new Error(`MAIL_FROM must be an address or "Name <address>" (got ${JSON.stringify(mailFrom)})`);
+  return {
+    smtpUrl,
+    mailFrom,
+    digestWindowSeconds: wholeNumber(env, 'NOTIFICATION_DIGEST_WINDOW_SECONDS', 3600),
+    approvalExpiryNoticeSeconds: wholeNumber(env, 'NOTIFICATION_APPROVAL_EXPIRY_NOTICE_SECONDS', 48 * 3600),
+    reconcileEverySeconds: wholeNumber(env, 'NOTIFICATION_RECONCILE_EVERY_SECONDS', 60),
+    emailLinkHours: wholeNumber(env, 'EMAIL_LINK_HOURS', 48),
+  };
+}
+
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
@@ -417,6 +477,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       docxTimeoutMs: wholeNumber(env, 'RENDER_DOCX_TIMEOUT_MS', 60_000),
       queueWaitMs: wholeNumber(env, 'RENDER_QUEUE_WAIT_MS', 30_000),
     },
+    notifications: notificationSettings(env),
   };
 }
 

@@ -12,6 +12,7 @@ import { createMailRunActivities } from './mail-runs/mail-run';
 import { createMaintenanceActivities } from './operations/maintenance';
 import { createOperationsActivities } from './operations/operations';
 import { createPaymentActivities } from './billing/payments';
+import { createNotificationActivities } from './notifications/notifier';
 
 export function createActivities(deps: Deps) {
   return {
@@ -27,6 +28,7 @@ export function createActivities(deps: Deps) {
     ...createMaintenanceActivities(deps),
     ...createOperationsActivities(deps),
     ...createPaymentActivities(deps),
+    ...createNotificationActivities(deps),
   };
 }
 

@@ -57,6 +57,9 @@ const CLUSTER_PORTS = {
   ui: 8334,
   s3: 9101,
   stripe: 12211,
+  /** Mailpit: SMTP (the apps' SMTP_URL) and its web UI and API. */
+  mailSmtp: 1125,
+  mailUi: 8125,
   apis: [3100, 3101],
   smtp: 2625,
 };
@@ -79,6 +82,9 @@ export interface ClusterState {
   s3Endpoint: string;
   /** stripe-mock of the cluster profile (STRIPE_API_BASE of its apps and of the tests run there). */
   stripeApiBase?: string;
+  /** Mailpit of the cluster profile: SMTP_URL of its apps and of the tests run there, and its API (MAILPIT_URL). */
+  smtpUrl?: string;
+  mailpitUrl?: string;
   databaseUrl: string;
   taskQueue: string;
   apis: Array<{ pid: number; siteUrl: string }>;
@@ -396,7 +402,10 @@ async function ensureNamespace(address: string, log: (m: string) => void): Promi
 
 /** The environment of the profile's API, worker and SMTP processes. */
 function appEnv(
-  state: Pick<ClusterState, 'frontendAddress' | 's3Endpoint' | 'stripeApiBase' | 'databaseUrl' | 'taskQueue'>,
+  state: Pick<
+    ClusterState,
+    'frontendAddress' | 's3Endpoint' | 'stripeApiBase' | 'smtpUrl' | 'databaseUrl' | 'taskQueue'
+  >,
 ): NodeJS.ProcessEnv {
   return {
     ...process.env,
@@ -406,6 +415,7 @@ function appEnv(
     TEMPORAL_UI_URL: `http://127.0.0.1:${CLUSTER_PORTS.ui}`,
     S3_ENDPOINT: state.s3Endpoint,
     ...(state.stripeApiBase ? { STRIPE_API_BASE: state.stripeApiBase } : {}),
+    ...(state.smtpUrl ? { SMTP_URL: state.smtpUrl } : {}),
     DATABASE_URL: state.databaseUrl,
     SMTP_PORT: String(CLUSTER_PORTS.smtp),
   };
@@ -555,6 +565,8 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
       temporalUi: CLUSTER_PORTS.ui,
       s3: CLUSTER_PORTS.s3,
       stripe: CLUSTER_PORTS.stripe,
+      smtp: CLUSTER_PORTS.mailSmtp,
+      mailUi: CLUSTER_PORTS.mailUi,
     },
     databaseUrl: db.appUrl,
     temporalAddress: frontendAddress,
@@ -576,6 +588,8 @@ async function bringUp(opts: ClusterOptions, started: ChildProcess[]): Promise<C
     ui,
     s3Endpoint: stack.s3.endpoint,
     stripeApiBase: stack.stripe.apiBase,
+    smtpUrl: stack.mail.smtpUrl,
+    mailpitUrl: stack.mail.apiUrl,
     databaseUrl: db.appUrl,
     taskQueue: CLUSTER_TASK_QUEUE,
     apis: [],

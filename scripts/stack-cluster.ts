@@ -55,6 +55,7 @@ async function main() {
       .join(', ')})
     Temporal UI    ${state.uiUrl || '(not built: see the log above)'}
     Object store   ${state.s3Endpoint} (bucket ${config.s3Bucket})
+    Email          ${state.mailpitUrl ? `${state.mailpitUrl} (Mailpit: every email the apps send, over ${state.smtpUrl})` : state.smtpUrl}
     Postgres       ${state.databaseUrl} (Temporal: temporal_cluster, temporal_cluster_visibility)
     Logs           ${logs}/*.log
   Create an account:  DATABASE_URL=${state.databaseUrl} npm run admin -- member:create --email you@example.com --name "You" --credits-cents 5000 --json

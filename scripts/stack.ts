@@ -1,5 +1,5 @@
 // Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI,
-// the S3-compatible object store and stripe-mock into .tools/ once, starts them with data under
+// the S3-compatible object store, stripe-mock and Mailpit into .tools/ once, starts them with data under
 // .data/<profile>/, creates the bucket and the Postgres database, and runs migrations.
 // A profile's state (ports, pids) is kept in .data/<profile>/stack.json so that a second
 // run reuses what is still running and starts in seconds.
@@ -27,16 +27,24 @@ export const TEMPORAL_SQLITE_PRAGMAS = ['--sqlite-pragma', 'journal_mode=wal', '
 export const OBJECT_STORE_BIN = path.join(TOOLS_BIN, 'versitygw');
 /** Stripe's API mock: answers every Stripe API call with fixture objects, keeps no state, sends no events. */
 export const STRIPE_MOCK_BIN = path.join(TOOLS_BIN, 'stripe-mock');
+/** Mailpit: an SMTP server that keeps what it receives, with a web UI and an HTTP API the tests read. */
+export const MAILPIT_BIN = path.join(TOOLS_BIN, 'mailpit');
 
 const TEMPORAL_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const OBJECT_STORE_MODULE = 'github.com/versity/versitygw/cmd/versitygw@v1.8.0';
 const STRIPE_MOCK_MODULE = 'github.com/stripe/stripe-mock@v0.203.0';
+const MAILPIT_MODULE = 'github.com/axllent/mailpit@v1.33.1';
 
 export interface StackState {
   temporal: { address: string; uiUrl: string; pid?: number; external: boolean };
   s3: { endpoint: string; pid?: number; external: boolean };
   /** The Stripe API the apps use (STRIPE_API_BASE): stripe-mock, or an external one. */
   stripe: { apiBase: string; pid?: number; external: boolean };
+  /**
+   * Where the apps send email (SMTP_URL) and, for Mailpit, its web UI and API (MAILPIT_URL);
+   * an external relay has no API (apiUrl empty).
+   */
+  mail: { smtpUrl: string; apiUrl: string; pid?: number; external: boolean };
   databaseUrl: string;
 }
 
@@ -46,11 +54,14 @@ export type StackProfile = 'dev' | 'test' | 'cluster';
 export interface StackOptions {
   profile: StackProfile;
   /** Fixed ports for dev; tests take free ports. */
-  ports?: { temporal: number; temporalUi: number; s3: number; stripe?: number };
+  ports?: { temporal: number; temporalUi: number; s3: number; stripe?: number; smtp?: number; mailUi?: number };
   databaseUrl: string;
   temporalAddress?: string; // external Temporal: do not start one
   s3Endpoint?: string; // external object store: do not start one
   stripeApiBase?: string; // external Stripe API (or mock): do not start stripe-mock
+  /** An external SMTP relay (SMTP_URL) and, when it is a Mailpit, its API: do not start Mailpit. */
+  smtpUrl?: string;
+  mailpitUrl?: string;
   s3Bucket: string;
   s3AccessKeyId: string;
   s3SecretAccessKey: string;
@@ -62,9 +73,9 @@ export interface StackOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Builds the Temporal CLI, the object store and stripe-mock in parallel when any is missing. */
+/** Builds the Temporal CLI, the object store, stripe-mock and Mailpit in parallel when any is missing. */
 export async function ensureTools(
-  opts: { temporal: boolean; s3: boolean; stripe?: boolean },
+  opts: { temporal: boolean; s3: boolean; stripe?: boolean; mail?: boolean },
   log: (m: string) => void,
 ): Promise<void> {
   const jobs: Promise<void>[] = [];
@@ -82,6 +93,7 @@ export async function ensureTools(
   if (opts.temporal) jobs.push(build(TEMPORAL_MODULE, TEMPORAL_BIN));
   if (opts.s3) jobs.push(build(OBJECT_STORE_MODULE, OBJECT_STORE_BIN));
   if (opts.stripe) jobs.push(build(STRIPE_MOCK_MODULE, STRIPE_MOCK_BIN));
+  if (opts.mail) jobs.push(build(MAILPIT_MODULE, MAILPIT_BIN));
   await Promise.all(jobs);
 }
 
@@ -376,7 +388,86 @@ async function ensureStripeMock(
   return { apiBase, pid: child.pid, external: false };
 }
 
-/** Starts (or reuses) Temporal, the object store and stripe-mock, creates bucket and database, migrates. */
+/** Mailpit answers its API here (GET /api/v1/info names its version). */
+async function mailpitAnswers(apiUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${apiUrl}/api/v1/info`, { signal: AbortSignal.timeout(2000) });
+    return res.ok && typeof ((await res.json()) as { Version?: unknown }).Version === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts Mailpit on its ports (dev: 1025 and 8025, unless taken; tests: free ones) with its
+ * data under the profile's directory. Exported for the fault test that stops the SMTP server
+ * and starts it again on the same ports and data.
+ */
+export function startMailpit(
+  dataDir: string,
+  ports: { smtp: number; ui: number },
+  detached: boolean,
+  opts: { maxMessages?: number } = {},
+): ChildProcess {
+  return startProcess(
+    MAILPIT_BIN,
+    [
+      '--smtp',
+      `127.0.0.1:${ports.smtp}`,
+      '--listen',
+      `127.0.0.1:${ports.ui}`,
+      '--database',
+      path.join(dataDir, 'mailpit.db'),
+      // A test run reads its own messages by recipient; the dev UI keeps Mailpit's 500.
+      '--max',
+      String(opts.maxMessages ?? 500),
+      '--disable-version-check',
+      '--smtp-auth-accept-any',
+      '--smtp-auth-allow-insecure',
+    ],
+    path.join(dataDir, 'mailpit.log'),
+    detached,
+  );
+}
+
+/** Starts (or reuses) Mailpit; a run given an SMTP relay (SMTP_URL) uses that and starts none. */
+async function ensureMailpit(
+  opts: StackOptions,
+  previous: Partial<StackState>,
+  dataDir: string,
+  children: ChildProcess[],
+  log: (m: string) => void,
+): Promise<StackState['mail']> {
+  if (opts.smtpUrl) return { smtpUrl: opts.smtpUrl, apiUrl: opts.mailpitUrl ?? '', external: true };
+  const prev = previous.mail;
+  if (prev && !prev.external && runsOn(prev.pid, MAILPIT_BIN) && (await mailpitAnswers(prev.apiUrl))) {
+    log(`reusing Mailpit at ${prev.apiUrl}`);
+    return prev;
+  }
+  const wanted = { smtp: opts.ports?.smtp, ui: opts.ports?.mailUi };
+  if (
+    wanted.smtp &&
+    wanted.ui &&
+    (await portOpen(wanted.smtp)) &&
+    (await mailpitAnswers(`http://127.0.0.1:${wanted.ui}`))
+  ) {
+    log(`a Mailpit already answers at http://127.0.0.1:${wanted.ui}; using it`);
+    return { smtpUrl: `smtp://127.0.0.1:${wanted.smtp}`, apiUrl: `http://127.0.0.1:${wanted.ui}`, external: true };
+  }
+  // Its default ports when free, else free ones (another program may hold 1025 or 8025).
+  const smtp = wanted.smtp && !(await portOpen(wanted.smtp)) ? wanted.smtp : await freePort();
+  const ui = wanted.ui && !(await portOpen(wanted.ui)) ? wanted.ui : await freePort();
+  const child = startMailpit(dataDir, { smtp, ui }, opts.detached, {
+    maxMessages: opts.profile === 'dev' ? 500 : 0,
+  });
+  children.push(child);
+  const apiUrl = `http://127.0.0.1:${ui}`;
+  log(`starting Mailpit: SMTP 127.0.0.1:${smtp}, UI ${apiUrl} ...`);
+  await waitFor('Mailpit', async () => (await portOpen(smtp)) && mailpitAnswers(apiUrl), 30000);
+  return { smtpUrl: `smtp://127.0.0.1:${smtp}`, apiUrl, pid: child.pid, external: false };
+}
+
+/** Starts (or reuses) Temporal, the object store, stripe-mock and Mailpit, creates bucket and database, migrates. */
 export async function ensureStack(opts: StackOptions): Promise<{ state: StackState; children: ChildProcess[] }> {
   const log = opts.log ?? ((m: string) => console.log(`[stack] ${m}`));
   const dataDir = path.join(ROOT, '.data', opts.profile);
@@ -386,7 +477,10 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   const children: ChildProcess[] = [];
 
   ensureSystemPackages(log);
-  await ensureTools({ temporal: !opts.temporalAddress, s3: !opts.s3Endpoint, stripe: !opts.stripeApiBase }, log);
+  await ensureTools(
+    { temporal: !opts.temporalAddress, s3: !opts.s3Endpoint, stripe: !opts.stripeApiBase, mail: !opts.smtpUrl },
+    log,
+  );
 
   // Temporal
   let temporal: StackState['temporal'];
@@ -503,13 +597,14 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
   );
 
   const stripe = await ensureStripeMock(opts, previous, dataDir, children, log);
+  const mail = await ensureMailpit(opts, previous, dataDir, children, log);
 
   // Postgres
   await ensureDatabase(opts.databaseUrl);
   const ran = await migrate(opts.databaseUrl);
   if (ran.length) log(`migrations applied: ${ran.join(', ')}`);
 
-  const state: StackState = { temporal, s3, stripe, databaseUrl: opts.databaseUrl };
+  const state: StackState = { temporal, s3, stripe, mail, databaseUrl: opts.databaseUrl };
   // A run against an external service (TEST_TEMPORAL_ADDRESS, ...) keeps the record of this
   // profile's own server: forgetting it would make the next run start a second server on
   // the same data while the first still runs.
@@ -523,6 +618,7 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
         temporal: keep(temporal, previous.temporal),
         s3: keep(s3, previous.s3),
         stripe: keep(stripe, previous.stripe),
+        mail: keep(mail, previous.mail),
       },
       null,
       2,
@@ -539,8 +635,8 @@ export function readStackState(profile: StackProfile): StackState | undefined {
 export function stopStack(profile: StackProfile): void {
   const state = readStackState(profile);
   if (!state) return;
-  for (const svc of [state.temporal, state.s3, state.stripe]) {
-    if (!svc) continue; // a state file written before stripe-mock was part of the stack
+  for (const svc of [state.temporal, state.s3, state.stripe, state.mail]) {
+    if (!svc) continue; // a state file written before stripe-mock or Mailpit was part of the stack
     if (!svc.external && svc.pid && pidAlive(svc.pid)) {
       try {
         process.kill(svc.pid, 'SIGTERM');

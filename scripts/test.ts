@@ -64,6 +64,8 @@ async function main() {
     temporalAddress: clusterState?.frontendAddress ?? process.env.TEST_TEMPORAL_ADDRESS,
     s3Endpoint: clusterState?.s3Endpoint ?? process.env.TEST_S3_ENDPOINT,
     stripeApiBase: clusterState?.stripeApiBase ?? process.env.TEST_STRIPE_API_BASE,
+    smtpUrl: clusterState?.smtpUrl ?? process.env.TEST_SMTP_URL,
+    mailpitUrl: clusterState?.mailpitUrl ?? process.env.TEST_MAILPIT_URL,
     s3Bucket: 'postal-mail-test',
     s3AccessKeyId: base.s3AccessKeyId,
     s3SecretAccessKey: base.s3SecretAccessKey,
@@ -90,6 +92,8 @@ async function main() {
     TEMPORAL_ADDRESS: state.temporal.address,
     S3_ENDPOINT: state.s3.endpoint,
     STRIPE_API_BASE: state.stripe.apiBase,
+    SMTP_URL: state.mail.smtpUrl,
+    MAILPIT_URL: state.mail.apiUrl,
     S3_BUCKET: 'postal-mail-test',
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     WORKFLOW_BUNDLE_PATH: bundlePath,
@@ -97,7 +101,7 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   };
   console.log(
-    `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, Stripe API ${state.stripe.apiBase}, database ${dbUrl.pathname.slice(1)}`,
+    `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, Stripe API ${state.stripe.apiBase}, email ${state.mail.apiUrl || state.mail.smtpUrl}, database ${dbUrl.pathname.slice(1)}`,
   );
   const jest = (args: string[], extraEnv: Record<string, string> = {}) =>
     spawnSync(

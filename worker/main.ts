@@ -11,6 +11,7 @@ import { ensureDryRunProofCleanupSchedule } from '../services/outbound-mail/prin
 import { ensurePhysicalInboundReconcilerSchedule } from '../services/physical-inbound/inbound-reconciler';
 import { ensureClosedWorkflowReconcilerSchedule } from '../services/operations/workflow-reconciler';
 import { ensurePaymentsReconcilerSchedule } from '../services/billing/reconciler';
+import { ensureNotificationsReconcilerSchedule } from '../services/notifications/reconciler';
 
 async function main() {
   const deps = await createDeps(config, { name: 'worker' });
@@ -23,6 +24,7 @@ async function main() {
   await ensurePhysicalInboundReconcilerSchedule(deps);
   await ensureClosedWorkflowReconcilerSchedule(deps);
   await ensurePaymentsReconcilerSchedule(deps);
+  await ensureNotificationsReconcilerSchedule(deps);
   deps.log.info({ taskQueue: config.taskQueue, temporal: config.temporalAddress }, 'worker started');
   // Ctrl-C reaches the process group, and a supervisor may send SIGTERM as well: drain once.
   let draining = false;

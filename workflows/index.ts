@@ -11,3 +11,4 @@ export * from './operations/maintenance';
 export * from './billing/stripe-event';
 export * from './billing/auto-reload';
 export * from './billing/reconciler';
+export * from './notifications/notifier';

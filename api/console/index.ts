@@ -2,7 +2,8 @@
 // account's human owner (approve, fund, review). Every page reads and changes things only
 // through the REST route definitions (api/console/rest.ts), as the signed-in member's live
 // member key would, so an object of another member is a 404 here exactly as over REST.
-// /billing (the billing_url of every 402 and usage read) and the site root land here.
+// /billing (the billing_url of every 402 and usage read) and the site root land here, and
+// so do the pages behind links in emails (/email/..., /account/verify-email).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
@@ -33,6 +34,8 @@ import { inboundPages } from './pages/inbound';
 import { webhookPages } from './pages/webhooks';
 import { supportPages } from './pages/support';
 import { oauthPages } from './pages/oauth';
+import { emailLinkRoutes } from './pages/email-links';
+import { notificationPages } from './pages/notifications';
 
 export const CONSOLE_PATH = '/console';
 const CSS = readFileSync(path.join(__dirname, 'assets', 'console.css'));
@@ -115,7 +118,9 @@ export function consoleRoutes(deps: Deps): Router {
       ctx.path === '/' ||
       ctx.path === '/billing' ||
       ctx.path === CONSOLE_PATH ||
-      ctx.path.startsWith(`${CONSOLE_PATH}/`);
+      ctx.path.startsWith(`${CONSOLE_PATH}/`) ||
+      ctx.path.startsWith('/email/') ||
+      ctx.path === '/account/verify-email';
     if (consolePage) ctx.set('Content-Security-Policy', policy);
     try {
       await next();
@@ -143,6 +148,7 @@ export function consoleRoutes(deps: Deps): Router {
   });
 
   signInRoutes(deps, router, { renderFailure: (ctx, err, extra) => renderFailure(deps, ctx, err, false, extra) });
+  emailLinkRoutes(deps, router, { renderFailure: (ctx, err) => renderFailure(deps, ctx, err, false) });
 
   router.post(`${CONSOLE_PATH}/sign-out`, async (ctx) => {
     const session = await loadSession(deps, ctx);
@@ -203,6 +209,7 @@ export function consoleRoutes(deps: Deps): Router {
   webhookPages(add);
   supportPages(add);
   oauthPages(deps, router, add);
+  notificationPages(add);
 
   // Any other console path: a page in words, not the API's JSON.
   router.all(`${CONSOLE_PATH}/{*rest}`, async (ctx) => {

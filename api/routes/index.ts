@@ -20,6 +20,7 @@ import { routes as mailRuns } from './mail-runs/mail-runs';
 import { routes as support } from './support/support';
 import { routes as billing } from './billing/billing';
 import { routes as facilityMessages } from './support/facility-messages';
+import { routes as notifications } from './notifications/notifications';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes,
@@ -42,4 +43,5 @@ export const allRoutes: RouteDef[] = [
   ...support,
   ...billing,
   ...facilityMessages,
+  ...notifications,
 ];

@@ -55,6 +55,13 @@ export function humanActionsAfterSignup(urls: OnboardingUrls): HumanAction[] {
   ];
 }
 
+/** The steps still open at a stage: verify_email is done from email_verified on; nothing is left once active. */
+export function humanActionsOpen(stage: LeadStage, urls: OnboardingUrls): HumanAction[] {
+  if (stage === 'active') return [];
+  const verified = stage === 'email_verified';
+  return humanActionsAfterSignup(urls).filter((a) => !(verified && a.step === 'verify_email'));
+}
+
 export interface NextStep {
   action: string;
   url: string;

@@ -328,6 +328,13 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/webhook-deliveries/:id': { callers: KEYS, scopes: ['webhook.read'] },
   'POST /v1/webhook-deliveries/:id/replay': { callers: KEYS, scopes: ['webhook.manage'], versionGuard: true },
 
+  // The owner's email notification settings (the console's Notifications page)
+  'GET /v1/notifications/settings': { callers: MEMBER, liveOnly: true },
+  'PATCH /v1/notifications/settings': { callers: MEMBER, liveOnly: true },
+  'POST /v1/notifications/recipients': { callers: MEMBER, liveOnly: true },
+  'PATCH /v1/notifications/recipients/:id': { callers: MEMBER, liveOnly: true },
+  'DELETE /v1/notifications/recipients/:id': { callers: MEMBER, liveOnly: true },
+
   // Health probes (not under /v1; listed so the table is complete)
   'GET /healthz': { callers: 'public' },
   'GET /livez': { callers: 'public' },

@@ -5,9 +5,11 @@
 import type { Deps } from '../shared/deps';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { hashPassword } from '../../domain/accounts/passwords';
+import { issueEmailVerification } from './email-verification';
 import {
   ageDays,
   humanActionsAfterSignup,
+  humanActionsOpen,
   HumanAction,
   LeadSource,
   LeadStage,
@@ -127,6 +129,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
         [input.lead_id, memberId, input.needs ?? null],
       );
     }
+    // The verification email commits with the account (its notifier sends it after the commit).
+    await issueEmailVerification(deps, tx, { id: memberId, full_name: input.full_name });
   });
 
   const urls = onboardingUrls(deps);
@@ -215,6 +219,8 @@ export interface LeadStatus {
   next_step: NextStep | null;
   agent_resources: ReturnType<typeof agentResources>;
   contact: { owner_email: string; instruction_for_agent: string };
+  /** Once the lead has an account: the human steps still open (verify_email goes once the address is verified). */
+  human_action_required?: HumanAction[];
 }
 
 /** A lead's progress without any personal data (no email, names or contacts). */
@@ -239,5 +245,6 @@ export async function getLeadStatus(deps: Deps, leadId: string): Promise<LeadSta
       instruction_for_agent:
         'Relay next_step to your human; write to owner_email only for questions this API cannot answer.',
     },
+    ...(lead.member_id !== null ? { human_action_required: humanActionsOpen(stage, onboardingUrls(deps)) } : {}),
   };
 }

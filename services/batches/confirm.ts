@@ -1,5 +1,6 @@
 // Confirm: the batch workflow debits the draft's price once and starts generating its
 // pieces; a confirm the workflow has not taken yet answers 503 and is carried out by itself.
+import { noteCreditsRefused } from '../notifications/notices';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { balanceCents } from '../billing/credits';
@@ -48,6 +49,7 @@ export async function confirmBatch(deps: Deps, auth: AuthContext, id: string, op
         updateId: updateIdFor(auth, 'batch.confirm', opts.idempotencyKey),
       });
     } catch (err) {
+      await noteCreditsRefused(deps, auth, err, 'batch');
       if (!isWorkflowUnavailable(err)) throw err;
       // The spec's answer for a confirm the workflow has not taken yet: it is carried out by itself.
       const now = await reload(deps, id);

@@ -10,6 +10,7 @@ import { ApiError, codedError } from '../../domain/shared/errors';
 import { insufficientCreditsError } from '../../domain/shared/workflow-failures';
 import { formatCents } from '../../domain/shared/money';
 import { noteDebitForAutoReload } from './auto-reload';
+import { noteLowBalance } from '../notifications/notices';
 
 export interface Balance {
   balance_cents: number;
@@ -113,11 +114,18 @@ export async function debit(
        VALUES ($1, $2, 'debit', $3, $4, $5, $6)`,
       [m.memberId, -m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
     );
+    // Both under the member lock, so two debits cannot both see a crossing (or both miss it).
     await noteDebitForAutoReload(deps, tx, {
       memberId: m.memberId,
       beforeCents: balance,
       afterCents: balance - m.amountCents,
       debitKey: m.entryKey,
+    });
+    await noteLowBalance(tx, {
+      memberId: m.memberId,
+      entryKey: m.entryKey,
+      before: balance,
+      after: balance - m.amountCents,
     });
   }
   return { balanceCents: balance - m.amountCents, alreadyDebited: false };

@@ -25,6 +25,7 @@ import {
 } from '../../workflows/billing/contracts';
 import { ObjectId } from '../../workflows/shared/search-attributes';
 import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
+import { noteCreditsMovement } from '../notifications/notices';
 
 export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
@@ -341,6 +342,7 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
     [purchase.id, s.amount_total, idOf(s.payment_intent), idOf(s.invoice)],
   );
   if (!added) return 'already fulfilled';
+  await noteCreditsMovement(tx, purchase, 'bought', s.amount_total, stripeEntryKeys.session(s.id));
   const amountCents = s.amount_total;
   after.push(() =>
     paymentHooks.creditsBought?.({ memberId: purchase.member_id, purchaseId: purchase.id, amountCents }),
@@ -393,6 +395,7 @@ async function refundCharge(tx: EntityManager, charge: Stripe.Charge, after: Not
     description: `Stripe refund of bought credits (${formatCents(delta)})`,
   });
   if (!added) return 'refund already taken';
+  await noteCreditsMovement(tx, purchase, 'refunded', delta, stripeEntryKeys.refund(charge.id, charge.amount_refunded));
   await tx.query(
     `UPDATE credit_purchases
         SET refunded_cents = refunded_cents + $2,
@@ -418,6 +421,7 @@ async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: 
     description: `Stripe dispute opened on bought credits (${formatCents(dispute.amount)})`,
   });
   if (!added) return 'dispute already taken';
+  await noteCreditsMovement(tx, purchase, 'dispute_opened', dispute.amount, stripeEntryKeys.disputeOpened(dispute.id));
   await tx.query(
     `UPDATE credit_purchases SET disputed_cents = disputed_cents + $2, status = 'disputed', updated_at = now() WHERE id = $1`,
     [purchase.id, dispute.amount],
@@ -452,6 +456,7 @@ async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: 
     description: `Stripe dispute won: bought credits restored (${formatCents(restored)})`,
   });
   if (!added) return 'dispute already restored';
+  await noteCreditsMovement(tx, purchase, 'dispute_won', restored, stripeEntryKeys.disputeWon(dispute.id));
   await tx.query(
     `UPDATE credit_purchases
         SET disputed_cents = disputed_cents - $2,
@@ -586,6 +591,7 @@ async function reloadSucceeded(tx: EntityManager, pi: Stripe.PaymentIntent, afte
     [reload.id, amountCents, pi.id],
   );
   if (!added) return 'already credited';
+  await noteCreditsMovement(tx, reload, 'bought', amountCents, stripeEntryKeys.paymentIntent(pi.id));
   after.push(() => paymentHooks.creditsBought?.({ memberId: reload.member_id, purchaseId: reload.id, amountCents }));
   return `reloaded ${amountCents}`;
 }

@@ -7,6 +7,7 @@
 // workflow. Everything after that belongs to the workflow. A child of a Business mail run is stored funding_pending and
 // debited by its run's funding, unless its class commits immediately (then it is debited
 // and submitted like any piece).
+import { noteCreditsRefused } from '../notifications/notices';
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
@@ -104,7 +105,10 @@ export async function submitMail(
   const quote = await quoteSubmission(deps, auth, req, { agentId: sender.mailbox.agent_id, member: sender.member });
   if (f.dry_run) return { kind: 'dry_run', quote: await dryRunQuote(deps, quote, addressCheck) };
 
-  const plan = await refuseBeforeUpload(deps, quote, run);
+  const plan = await refuseBeforeUpload(deps, quote, run).catch(async (err) => {
+    await noteCreditsRefused(deps, auth, err, 'letter');
+    throw err;
+  });
   const documentKey = `mail/${quote.id}/document.${quote.document.extension}`;
   const sourceKey = quote.source ? `mail/${quote.id}/source.${quote.source.extension}` : null;
   const proofKey = await uploadDocumentAndProof(deps, quote, documentKey, sourceKey);
@@ -125,6 +129,7 @@ export async function submitMail(
     await deps.storage.remove(documentKey).catch(() => undefined);
     if (sourceKey) await deps.storage.remove(sourceKey).catch(() => undefined);
     if (proofKey) await deps.storage.remove(proofKey).catch(() => undefined);
+    await noteCreditsRefused(deps, auth, err, 'letter');
     // A concurrent retry with the same Idempotency-Key committed first: answer with its piece.
     if (req.idempotencyKey && (err as { constraint?: string }).constraint === 'outbound_mail_idempotency') {
       const earlier = await pieceForIdempotencyKey(deps, auth, req.idempotencyKey, fingerprint);

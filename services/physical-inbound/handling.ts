@@ -5,6 +5,7 @@
 // requests that create operations (an agent's proposal, a managed-mailbox Open & Scan).
 // The owner's and the facility's decisions are services/physical-inbound/handling-decisions.ts;
 // what the workflow's activities run is handling-transitions.ts.
+import { noteHandlingProposal } from '../notifications/notices';
 import type { EntityManager } from 'typeorm';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Deps } from '../shared/deps';
@@ -228,6 +229,8 @@ async function insertOperation(
     status: o.status,
     origin: o.origin,
   });
+  if (op.status === 'awaiting_member_approval' && op.environment === 'live')
+    await noteHandlingProposal(tx as EntityManager, op);
   return op;
 }
 

@@ -7,6 +7,7 @@ import { createDataSource } from '../../entities/data-source';
 import { createLogger, Logger } from './logger';
 import { createObjectStorage, ObjectStorage } from './storage';
 import { createRenderers, Renderers } from './rendering';
+import { installNotifierWakeUps } from '../notifications/notices';
 
 export interface Deps {
   config: Config;
@@ -33,7 +34,7 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
   // Lazy: the API starts even while Temporal is down; /healthz reports it.
   const connection = Connection.lazy({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  return {
+  const deps: Deps = {
     config,
     db,
     temporal,
@@ -41,6 +42,9 @@ export async function createDeps(config: Config, opts: { poolSize?: number; name
     log,
     renderers: createRenderers(config.rendering, log),
   };
+  // A transaction that records an owner notification wakes the member's notifier once it commits.
+  installNotifierWakeUps(deps);
+  return deps;
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

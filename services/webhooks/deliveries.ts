@@ -9,6 +9,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporali
 import type { Deps } from '../shared/deps';
 import { sendWebhook, Resolver } from './http';
 import { pushDeliveryTarget, pushTargetsOfMailEvent } from '../a2a/push-notifications';
+import { noteEndpointPaused } from '../notifications/notices';
 import { decryptSecret } from '../../domain/shared/secrets';
 import {
   DeliverableEvent,
@@ -455,18 +456,31 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
           [d.endpoint_id],
         );
       } else if (d.kind === 'event') {
-        const [ep] = returnedRows<{ status: string }>(
+        const [ep] = returnedRows<{ status: string; paused_reason: string | null; consecutive_failures: number }>(
           await tx.query(
             `UPDATE webhook_endpoints
               SET consecutive_failures = consecutive_failures + 1,
                   status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
                   paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
                   updated_at = now()
-            WHERE id = $1 RETURNING status`,
+            WHERE id = $1 RETURNING status, paused_reason, consecutive_failures`,
             [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
           ),
         );
         endpointPaused = ep?.status === 'paused';
+        // This failure is the one that paused it (later ones count on while it stays paused).
+        if (
+          endpointPaused &&
+          ep.paused_reason === 'consecutive_failures' &&
+          ep.consecutive_failures === CONSECUTIVE_FAILURES_TO_PAUSE
+        )
+          await noteEndpointPaused(tx, {
+            endpointId: d.endpoint_id!,
+            memberId: d.member_id,
+            attemptKey: `${d.id}-${input.series}-${input.attemptNumber}`,
+            failures: CONSECUTIVE_FAILURES_TO_PAUSE,
+            lastError: error,
+          });
       }
     }
 

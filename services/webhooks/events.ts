@@ -2,11 +2,13 @@
 // activity after the state change it reports is committed (a new outbound piece: from its
 // submission, after the commit); the event key makes a retried publish a no-op. Publishing records the event and fans it out to every
 // subscribed receiver (legacy agent webhook, custom webhook endpoints) as delivery rows
-// that the receivers' dispatcher workflows send.
+// that the receivers' dispatcher workflows send, and records the owner's email
+// notification of the events owners are told of (services/notifications/notices.ts).
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { createEventDeliveries, EventRow } from './deliveries';
 import { wakeDispatchers } from './dispatch';
+import { noticeOfEvent } from '../notifications/notices';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
@@ -65,6 +67,8 @@ export async function publishEvent(deps: Deps, e: DomainEvent): Promise<Publishe
   const published = await recordEvent(deps.db, e);
   // A new event's row is known: the fan-out neither reads it back nor looks for earlier deliveries.
   await fanOut(deps, published.createdRow ?? published.id);
+  // The owner is told of the events that wait for them or report a problem (once per event key).
+  await noticeOfEvent(deps, e);
   return published;
 }
 

@@ -177,12 +177,14 @@ export function stackEnv(extra: Record<string, string | undefined> = {}): Record
     S3_ENDPOINT: process.env.S3_ENDPOINT,
     S3_BUCKET: process.env.S3_BUCKET,
     STRIPE_API_BASE: process.env.STRIPE_API_BASE,
+    SMTP_URL: process.env.SMTP_URL,
     WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true',
     LOG_LEVEL: 'warn',
     // The worker's reconcilers sweep the whole database; other test files share it, so the
     // child's schedules must not start their lost workflows on this task queue.
     MAIL_RECONCILE_EVERY_SECONDS: '3600',
     INBOUND_RECONCILE_EVERY_SECONDS: '3600',
+    NOTIFICATION_RECONCILE_EVERY_SECONDS: '3600',
     ...extra,
   };
 }

@@ -29,7 +29,7 @@ async function closed(app: TestApp, workflowId: string, timeoutMs = 180_000): Pr
 describe('recording workflow histories', () => {
   let ctx: ScenarioContext;
   beforeAll(async () => {
-    const app = await startTestApp({ env: { WEBHOOK_RETRY_BASE_MS: '50' } });
+    const app = await startTestApp({ env: { WEBHOOK_RETRY_BASE_MS: '50', NOTIFICATION_DIGEST_WINDOW_SECONDS: '2' } });
     const facility = await createFacility(app.deps, 'Recording Facility');
     // Live pieces and batches go to the oldest active facility: make it this one.
     await app.deps.db.query(`UPDATE facilities SET created_at = '2000-01-01' WHERE id = $1`, [facility.facility_id]);

@@ -23,6 +23,11 @@ import {
 } from '../../workflows/physical-inbound/contracts';
 import { webhookDeliveryWorkflowId, webhookDispatchWorkflowId } from '../../workflows/webhooks/contracts';
 import { inboundExtractionWorkflowId } from '../../workflows/inbound-email/contracts';
+import {
+  ownerNotifierWorkflowId,
+  RECONCILE_NOTIFICATIONS_WORKFLOW,
+  ReconcileNotificationsInput,
+} from '../../workflows/notifications/contracts';
 
 export interface ScenarioContext {
   app: TestApp;
@@ -428,6 +433,38 @@ export const SCENARIOS: Scenario[] = [
       return {
         'outbound-mail-scheduled': outboundMailWorkflowId(piece.id),
         'batch-scheduled': batchWorkflowId(batch.id),
+      };
+    },
+  },
+  {
+    // (i) owner notifications: three letters wait for approval at once; the member's
+    // notifier sends the first at once and the other two as one digest when the window
+    // (NOTIFICATION_DIGEST_WINDOW_SECONDS, short in the recorder) ends, then finds nothing
+    // more and ends. And one run of the notifications reconciler.
+    files: ['owner-notifier', 'notifications-reconciler'],
+    async run(ctx) {
+      const s = await newSender(ctx.app, { creditsCents: 100000, credential: { force_approval: true } });
+      await Promise.all([1, 2, 3].map(() => liveLetter(ctx, s)));
+      await waitFor(async () => {
+        const [{ n }] = await ctx.app.deps.db.query(
+          `SELECT count(*)::int AS n FROM notifications WHERE member_id = $1 AND status IN ('sent','digested') AND NOT is_digest`,
+          [s.memberId],
+        );
+        return n === 3;
+      }, 'the approvals told');
+      const input: ReconcileNotificationsInput = {
+        approvalExpiryNoticeSeconds: 172800,
+        approvalTimeoutSeconds: 30 * 86400,
+        overdueSeconds: 60,
+      };
+      const reconciler = await ctx.app.deps.temporal.workflow.start(RECONCILE_NOTIFICATIONS_WORKFLOW, {
+        taskQueue: ctx.app.deps.config.taskQueue,
+        workflowId: `notifications-reconciler-${randomUUID()}`,
+        args: [input],
+      });
+      return {
+        'owner-notifier': ownerNotifierWorkflowId(ctx.app.deps.config.taskQueue, s.memberId),
+        'notifications-reconciler': reconciler.workflowId,
       };
     },
   },

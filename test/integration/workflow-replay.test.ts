@@ -28,6 +28,7 @@ describe('recorded workflow histories', () => {
       'inbound-extraction',
       'outbound-mail-scheduled',
       'batch-scheduled',
+      'owner-notifier',
     ]) {
       expect(files).toContain(`${name}.json`);
     }

@@ -376,6 +376,7 @@ describe('owner console', () => {
     scannedItem: string;
     scannedRef: string;
     handlingId: string;
+    recipientId: string;
   }
   let ownerObjects: Promise<OwnerObjects> | undefined;
   let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
@@ -495,9 +496,14 @@ describe('owner console', () => {
 
     const purchase = await startCheckout(app.deps, owner.member_id, 2500);
     const cardSetupId = (await startCardSetup(app.deps, owner.member_id)).redirectUrl.split('/').pop()!;
+    const recipient = await api('POST', '/v1/notifications/recipients', {
+      key: owner.key,
+      json: { email: 'colleague-of-the-owner@example.test' },
+    });
     return {
       purchaseId: purchase.purchaseId,
       cardSetupId,
+      recipientId: recipient.body.recipient.id as string,
       pending,
       conversation,
       credentialId,
@@ -564,6 +570,12 @@ describe('owner console', () => {
         shows: 'Save a card for automatic reload',
       },
       'POST /console/billing/card-setup/:id': { url: `/console/billing/card-setup/${o.cardSetupId}` },
+      'POST /console/notifications/recipients/:id/kinds': {
+        url: `/console/notifications/recipients/${o.recipientId}/kinds`,
+      },
+      'POST /console/notifications/recipients/:id/remove': {
+        url: `/console/notifications/recipients/${o.recipientId}/remove`,
+      },
     };
     const routes = consoleRoutes(app.deps)
       .stack.filter((layer) => typeof layer.path === 'string' && layer.path.includes('/:'))
@@ -613,6 +625,9 @@ describe('owner console', () => {
         .status,
       cardSetup: (await app.deps.db.query(`SELECT status FROM stripe_card_setups WHERE id = $1`, [o.cardSetupId]))[0]
         .status,
+      recipients: (await get('/v1/notifications/settings')).recipients.map(
+        (r: { id: string; email: string; kinds: Record<string, boolean> }) => [r.id, r.email, r.kinds],
+      ),
     };
   }
 

@@ -252,6 +252,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'POST /v1/webhook-endpoints/:id/test-sample': { event_type: SAMPLE_EVENT_TYPES[0] },
   'POST /v1/webhook-endpoints/:id/rules': { name: 'Foreign rule', terms: ['invoice'] },
   'PATCH /v1/webhook-endpoints/:id/rules/:ruleId': { name: 'Changed by another member' },
+  'PATCH /v1/notifications/recipients/:id': { kinds: { approval_needed: false } },
   'PATCH /v1/inbound-forwarding-addresses/:id': { label: 'Changed by another member' },
   'POST /v1/support/conversations/:id/messages': { body: 'Written by another member' },
   'PATCH /v1/postal-threads/:id': { title: 'Changed by another member' },
@@ -307,6 +308,8 @@ const SPANS_ENVIRONMENTS: Record<string, string> = {
     'member keys are account administration: live keys manage test keys, test keys get 403 live_key_required on production keys',
   '/v1/webhooks/events/':
     'the legacy agent-webhook event log "includes sandbox and live" (spec): live keys read sandbox events by id too (test keys: 403 live_key_required)',
+  '/v1/notifications/':
+    "the owner's email notification settings belong to no environment: live member keys only (test keys: 403 live_key_required)",
 };
 
 const OTHER_ENVIRONMENT: Partial<Record<KeyKind, KeyKind>> = {
@@ -412,6 +415,11 @@ describe("another member's key on object routes", () => {
     objects['/v1/agents/:id/instructions/proposals/:proposalId'] = proposal.body.proposal.id;
     const apiKey = await api('POST', '/v1/api-keys', { key: victim.key, json: { name: 'victim key' } });
     objects['/v1/api-keys/:id'] = apiKey.body.id;
+    const recipient = await api('POST', '/v1/notifications/recipients', {
+      key: victim.key,
+      json: { email: 'victim-colleague@example.test' },
+    });
+    objects['/v1/notifications/recipients/:id'] = recipient.body.recipient.id;
 
     const mail = await api('POST', '/v1/test/mail', {
       key: victimTestKey,
@@ -705,6 +713,7 @@ describe("another member's key on object routes", () => {
     // Objects the member key made account-wide are the member's; the agent key does not see them.
     const memberOnly = [
       '/v1/api-keys/:id',
+      '/v1/notifications/recipients/:id',
       '/v1/batch-mail/:id',
       '/v1/webhook-endpoints/:id',
       '/v1/webhook-endpoints/:id/rules/:ruleId',

@@ -102,6 +102,8 @@ describe('webhook URL rules', () => {
       APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
       STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
       STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+      SMTP_URL: 'smtps://relay.example.com:465',
+      MAIL_FROM: 'Postal Mail <notifications@example.com>',
     };
     expect(() => loadConfig({ ...production, WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true' })).toThrow(
       /WEBHOOKS_ALLOW_INSECURE_LOCAL/,

@@ -8,6 +8,8 @@ const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32
 const real = {
   STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
   STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+  SMTP_URL: 'smtps://relay.example.com:465',
+  MAIL_FROM: 'Postal Mail <notifications@example.com>',
 };
 
 describe('Stripe settings', () => {

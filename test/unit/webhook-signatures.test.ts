@@ -84,6 +84,8 @@ describe('secrets at rest', () => {
         APP_ENCRYPTION_KEY: key,
         STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
         STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+        SMTP_URL: 'smtps://relay.example.com:465',
+        MAIL_FROM: 'Postal Mail <notifications@example.com>',
       }).appEncryptionKey,
     ).toBe(key);
   });

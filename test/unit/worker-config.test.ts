@@ -101,6 +101,8 @@ describe('reconciler, proxy and console settings', () => {
       APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
       STRIPE_SECRET_KEY: 'sk_live_TestOnlyNotARealKey',
       STRIPE_WEBHOOK_SECRET: 'whsec_TestOnlyNotARealSecret',
+      SMTP_URL: 'smtps://relay.example.com:465',
+      MAIL_FROM: 'Postal Mail <notifications@example.com>',
     };
     expect([
       loadConfig({ NODE_ENV: 'test' }).cacheConsoleTemplates,

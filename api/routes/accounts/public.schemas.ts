@@ -85,6 +85,12 @@ export const LeadStatusResponse = z.object({
   next_step: z.object({ action: z.string(), url: z.string(), hint: z.string() }).nullable(),
   agent_resources: AgentResources,
   contact: z.object({ owner_email: z.string(), instruction_for_agent: z.string() }),
+  human_action_required: z
+    .array(HumanAction)
+    .optional()
+    .describe(
+      'once the lead has an account: the human steps still open (verify_email is gone once the signup address is verified by its emailed link)',
+    ),
   test_mode: z.boolean(),
 });
 
