@@ -11,6 +11,8 @@ import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { visible } from '../schemas/common';
 import { toJsonSchema } from '../schemas/json-schema';
+import type { ComponentCollector } from './components';
+import { ErrorBody } from '../schemas/errors';
 import { protectedResourceMetadataPath } from '../bearer-challenge';
 import { AUTHORIZE_PATH, OAUTH_PATHS } from '../oauth/paths';
 import {
@@ -33,7 +35,7 @@ type Json = Record<string, unknown>;
 
 const errorResponse = (description: string): Json => ({
   description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
 });
 
 const JsonRpcMessage: Json = {
@@ -59,7 +61,9 @@ const JsonRpcMessage: Json = {
   },
 };
 
-export function agentSurfacePaths(config: Config): Record<string, Json> {
+export function agentSurfacePaths(config: Config, components: ComponentCollector): Record<string, Json> {
+  // The refusals below name the error component; converting it once makes sure it is collected.
+  components.convert(ErrorBody, 'output');
   const site = [{ url: config.siteUrl, description: 'Site root' }];
   const paths: Record<string, Json> = {
     '/mcp': {
@@ -152,7 +156,7 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
     paths[doc.path] = {
       servers: site,
       get: {
-        operationId: `discovery_${doc.key}`,
+        operationId: camelCase(`discovery_${doc.key}`),
         summary: doc.title,
         description: doc.description,
         tags: ['Discovery'],
@@ -188,7 +192,7 @@ function oauthPaths(config: Config, site: Json[]): Record<string, Json> {
     [protectedResourceMetadataPath(config, 'mcp')]: {
       servers: site,
       get: {
-        operationId: 'discovery_oauth_protected_resource_mcp',
+        operationId: 'discoveryOauthProtectedResourceMcp',
         summary: 'OAuth protected-resource metadata of the MCP server (RFC 9728)',
         description: 'Where the 401 of /mcp points (WWW-Authenticate resource_metadata): resource is {base_url}/mcp.',
         tags: ['OAuth'],
@@ -284,6 +288,11 @@ function oauthPaths(config: Config, site: Json[]): Record<string, Json> {
       },
     },
   };
+}
+
+/** `discovery_llms_txt` -> `discoveryLlmsTxt`: operationIds are camelCase. */
+function camelCase(name: string): string {
+  return name.replace(/[_.-]+([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 function stripSchemaKey(schema: Json): Json {

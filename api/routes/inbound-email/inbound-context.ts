@@ -10,12 +10,12 @@ import {
   ForwardingAddressList,
   InboundGetQuery,
   InboundListQuery,
-  InboundMailItem,
+  InboundMailItemResponse,
   InboundMailList,
   IntakeQuery,
   IntakeResponse,
   ItemParams,
-  PostalThread,
+  PostalThreadResponse,
   PostalThreadList,
   ThreadGetQuery,
   ThreadListQuery,
@@ -123,7 +123,7 @@ export const routes: RouteDef[] = [
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     query: InboundGetQuery,
-    responses: { 200: { description: 'Item', schema: InboundMailItem }, ...READ_ERRORS },
+    responses: { 200: { description: 'Item', schema: InboundMailItemResponse }, ...READ_ERRORS },
     handler: async ({ deps, auth, params, query }) => ({
       body: await getInboundMail(deps, auth, { id: params.id, ...query }),
     }),
@@ -134,7 +134,7 @@ export const routes: RouteDef[] = [
     summary: 'Download a stored file of an item (raw email or attachment)',
     tags: ['Forwarded inbound context'],
     params: FileParams,
-    responses: { 200: { description: "The file's bytes with its content type" }, ...READ_ERRORS },
+    responses: { 200: { description: "The file's bytes with its content type", file: true }, ...READ_ERRORS },
     handler: async ({ deps, auth, params }) => {
       const file = await getInboundFile(deps, auth, params);
       return {
@@ -162,7 +162,7 @@ export const routes: RouteDef[] = [
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     query: ThreadGetQuery,
-    responses: { 200: { description: 'Thread', schema: PostalThread }, ...READ_ERRORS },
+    responses: { 200: { description: 'Thread', schema: PostalThreadResponse }, ...READ_ERRORS },
     handler: async ({ deps, auth, params, query }) => ({
       body: await getPostalThread(deps, auth, { id: params.id, include: query.include }),
     }),
@@ -177,7 +177,7 @@ export const routes: RouteDef[] = [
     body: ThreadUpdateRequest,
     requestHeaders: VERSION_HEADER,
     responses: {
-      200: { description: 'Thread', schema: PostalThread },
+      200: { description: 'Thread', schema: PostalThreadResponse },
       400: { description: 'Validation failed' },
       403: { description: 'insufficient_scope (mailbox.write)' },
       404: { description: 'Not found' },

@@ -2,7 +2,7 @@
 // fields arrive as strings, so flags and numbers go through the form coercions; an
 // empty form field counts as not sent.
 import { z } from 'zod';
-import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
+import { formBoolean, formInt, formJsonObject, Pagination, PG_INT_MAX, visible, TestMode } from '../../schemas/common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
 import {
   isServedCountry,
@@ -472,7 +472,11 @@ export const FacilityMailItemSchema = z.object({
   created_at: z.string(),
 });
 
+/** One piece as the answer of its read or a facility step, with test_mode. */
+export const FacilityMailItemResponse = FacilityMailItemSchema.extend(TestMode);
+
 export const FacilityDocumentSchema = z.object({
+  ...TestMode,
   url: z.string().describe('signed, 1-hour expiry'),
   expires_at: z.string(),
   content_type: z.string(),

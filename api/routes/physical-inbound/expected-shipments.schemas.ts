@@ -1,7 +1,7 @@
 // Schemas of expected shipments (agent-specific, physical inbound custody). Query objects
 // are strict like the packages' (unknown or repeated parameters are a 400).
 import { z } from 'zod';
-import { PG_INT_MAX } from '../../schemas/common';
+import { PG_INT_MAX, TestMode } from '../../schemas/common';
 import { EXPECTED_SHIPMENT_STATUSES, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
 import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical-inbound.schemas';
 
@@ -73,6 +73,10 @@ export const ExpectedShipment = z.object({
   updated_at: Instant,
 });
 
-export const ExpectedShipmentBody = z.object({ expected_shipment: ExpectedShipment });
-export const ExpectedShipmentList = z.object({ expected_shipments: z.array(ExpectedShipment), pagination: PageInfo });
+export const ExpectedShipmentBody = z.object({ ...TestMode, expected_shipment: ExpectedShipment });
+export const ExpectedShipmentList = z.object({
+  ...TestMode,
+  expected_shipments: z.array(ExpectedShipment),
+  pagination: PageInfo,
+});
 export const ExpectedShipmentCancelled = ExpectedShipmentBody.extend({ already_cancelled: z.boolean() });

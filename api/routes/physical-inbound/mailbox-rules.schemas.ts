@@ -1,6 +1,6 @@
 // Schemas of mailbox rules (agent-specific standing instructions for arriving pieces).
 import { z } from 'zod';
-import { PG_INT_MAX } from '../../schemas/common';
+import { PG_INT_MAX, TestMode } from '../../schemas/common';
 import { ARRIVAL_LIMITS, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
 import { AgentIdQuery, ArrivalActionRequest } from './expected-shipments.schemas';
 import { PageInfo, qEnum, qInt } from './physical-inbound.schemas';
@@ -77,5 +77,5 @@ export const MailboxRule = z.object({
   updated_at: z.string(),
 });
 
-export const MailboxRuleBody = z.object({ rule: MailboxRule });
-export const MailboxRuleList = z.object({ rules: z.array(MailboxRule), pagination: PageInfo });
+export const MailboxRuleBody = z.object({ ...TestMode, rule: MailboxRule });
+export const MailboxRuleList = z.object({ ...TestMode, rules: z.array(MailboxRule), pagination: PageInfo });

@@ -1,6 +1,6 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery, visible } from '../../schemas/common';
+import { Pagination, paginationQuery, visible, TestMode } from '../../schemas/common';
 import {
   ENDPOINT_EVENT_TYPES,
   LEGACY_EVENT_TYPES,
@@ -82,6 +82,7 @@ export const WebhookSettingsRequest = z.strictObject({
 });
 
 export const WebhookSettings = z.object({
+  ...TestMode,
   agent_id: z.string(),
   webhook_url: z.string().nullable(),
   enabled: z.boolean(),
@@ -131,8 +132,9 @@ export const Attempt = z.object({
   attempted_at: z.string(),
 });
 
-export const WebhookEventList = z.object({ events: z.array(LogEntry), pagination: Pagination });
+export const WebhookEventList = z.object({ ...TestMode, events: z.array(LogEntry), pagination: Pagination });
 export const WebhookEventDetail = z.object({
+  ...TestMode,
   event: LogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
 });
 
@@ -157,6 +159,7 @@ export const Delivery = z.object({
 export const DeliveryDetail = Delivery.extend({ attempts: z.array(Attempt) });
 
 export const TestDeliveryResult = z.object({
+  ...TestMode,
   delivered: z.boolean(),
   status_code: z.number().int().nullable(),
   response_time_ms: z.number().int().nullable(),
@@ -269,6 +272,7 @@ export const Endpoint = z.object({
 });
 
 export const EndpointWithSecret = z.object({
+  ...TestMode,
   endpoint: Endpoint,
   secret: z.string().describe('whsec_ + base64 of 32 random bytes; shown only in this response'),
 });
@@ -297,4 +301,4 @@ export const DeliveriesQuery = z.object({
   event_type: z.string().max(100).optional(),
   ...paginationQuery({ limit: 20, max: 100 }),
 });
-export const DeliveryList = z.object({ deliveries: z.array(Delivery), pagination: Pagination });
+export const DeliveryList = z.object({ ...TestMode, deliveries: z.array(Delivery), pagination: Pagination });
