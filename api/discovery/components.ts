@@ -23,6 +23,8 @@ import * as expectedShipments from '../routes/physical-inbound/expected-shipment
 import * as mailboxRules from '../routes/physical-inbound/mailbox-rules.schemas';
 import * as physicalInbound from '../routes/physical-inbound/physical-inbound.schemas';
 import * as webhooks from '../routes/webhooks/webhooks.schemas';
+import * as support from '../routes/support/support';
+import * as facilityMessages from '../routes/support/facility-messages';
 
 /** The modules whose exported zod schemas are named components (module label -> module). */
 export const SCHEMA_MODULES: Record<string, Record<string, unknown>> = {
@@ -39,6 +41,9 @@ export const SCHEMA_MODULES: Record<string, Record<string, unknown>> = {
   'api/routes/physical-inbound/mailbox-rules.schemas.ts': mailboxRules,
   'api/routes/physical-inbound/physical-inbound.schemas.ts': physicalInbound,
   'api/routes/webhooks/webhooks.schemas.ts': webhooks,
+  // Route modules that keep their schemas beside their routes.
+  'api/routes/support/support.ts': support,
+  'api/routes/support/facility-messages.ts': facilityMessages,
 };
 
 /** zod kinds that make a useful named type; strings, numbers and wrappers stay inline. */
@@ -53,8 +58,81 @@ function isZod(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
 }
 
-/** Schema instance -> component name, from the listed modules. */
-export function componentNames(modules = SCHEMA_MODULES): Map<z.ZodType, string> {
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  innerType?: z.ZodType;
+  options?: z.ZodType[];
+  left?: z.ZodType;
+  right?: z.ZodType;
+  valueType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+};
+const defOf = (s: z.ZodType) => s._zod.def as unknown as Def;
+const pascal = (key: string) =>
+  key.replace(/(^|[_\-\s]+)([a-zA-Z0-9])/g, (_, __, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '');
+
+/** The objects a schema holds directly, each with the name it would take under `parent` (key, array item). */
+function children(schema: z.ZodType, parent: string): Array<[z.ZodType, string]> {
+  const out: Array<[z.ZodType, string]> = [];
+  const descend = (s: z.ZodType, name: string) => {
+    const def = defOf(s);
+    if (def.type === 'object') out.push([s, name]);
+    else if (def.type === 'array') descend(def.element!, `${name}Item`);
+    else if (def.innerType) descend(def.innerType, name);
+    else if (def.type === 'union') def.options!.forEach((o) => descend(o, name));
+    else if (def.type === 'pipe') descend(def.out!, name);
+    else if (def.type === 'record') descend(def.valueType!, `${name}Value`);
+  };
+  const def = defOf(schema);
+  if (def.type === 'object')
+    for (const [key, value] of Object.entries(def.shape!)) descend(value, `${parent}${pascal(key)}`);
+  else if (def.type === 'intersection') [def.left!, def.right!].forEach((s) => out.push(...children(s, parent)));
+  else if (def.type === 'union') def.options!.forEach((s) => out.push(...children(s, parent)));
+  return out;
+}
+
+/**
+ * Schema instance -> component name: every object, enum or union exported by the listed modules
+ * under its export name, and every object nested in one of them that is reached from more than
+ * one place (a property schema shared by two components, or kept by `.extend()`) under the name of
+ * its first parent and property (`InboundMailItemDraftContext`), so that it is written out once.
+ * `roots` are further schemas (the routes' bodies) whose nested objects count as places too.
+ */
+export function componentNames(modules = SCHEMA_MODULES, roots: z.ZodType[] = []): Map<z.ZodType, string> {
+  const names = explicitNames(modules);
+  const taken = new Set(names.values());
+  // Every (parent, property) edge once; a child reached by two edges is shared.
+  const ids = new Map<z.ZodType, number>();
+  const idOf = (s: z.ZodType) => ids.get(s) ?? (ids.set(s, ids.size), ids.size - 1);
+  const parents = new Map<z.ZodType, Set<string>>();
+  const firstName = new Map<z.ZodType, string>();
+  const visited = new Set<z.ZodType>();
+  const visit = (schema: z.ZodType, name: string | undefined) => {
+    if (visited.has(schema)) return;
+    visited.add(schema);
+    for (const [child, childName] of children(schema, name ?? '')) {
+      const set = parents.get(child) ?? new Set<string>();
+      set.add(`${idOf(schema)} ${childName.slice((name ?? '').length)}`);
+      parents.set(child, set);
+      if (name && !firstName.has(child)) firstName.set(child, childName);
+      visit(child, names.get(child) ?? (name ? childName : undefined));
+    }
+  };
+  for (const [schema, name] of names) visit(schema, name);
+  for (const root of roots) visit(root, names.get(root));
+  for (const [child, set] of parents) {
+    const name = firstName.get(child);
+    if (set.size < 2 || names.has(child) || !name || taken.has(name)) continue;
+    names.set(child, name);
+    taken.add(name);
+  }
+  return names;
+}
+
+function explicitNames(modules: Record<string, Record<string, unknown>>): Map<z.ZodType, string> {
   const names = new Map<z.ZodType, string>();
   const owner = new Map<string, string>();
   for (const [label, mod] of Object.entries(modules)) {

@@ -17,7 +17,7 @@ import { ConflictErrorBody, ErrorBody, InsufficientCreditsErrorBody, NestedError
 import { multipartBodyLimit } from '../multipart';
 import { JSON_BODY_LIMIT } from '../router';
 import { agentSurfacePaths } from './surfaces';
-import { ComponentCollector } from './components';
+import { ComponentCollector, componentNames } from './components';
 import { routerStatuses } from './statuses';
 
 export const API_VERSION = '1.0.0';
@@ -177,7 +177,11 @@ function responsesOf(
 }
 
 export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
-  const components = new ComponentCollector();
+  const roots = routes.flatMap((r) => [
+    ...(r.body ? [r.body] : []),
+    ...Object.values(r.responses as Record<number, ResponseSpec>).flatMap((x) => (x.schema ? [x.schema] : [])),
+  ]);
+  const components = new ComponentCollector(componentNames(undefined, roots));
   const problems: string[] = [];
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {

@@ -64,6 +64,7 @@ const JsonRpcMessage: Json = {
 export function agentSurfacePaths(config: Config, components: ComponentCollector): Record<string, Json> {
   // The refusals below name the error component; converting it once makes sure it is collected.
   components.convert(ErrorBody, 'output');
+  const rpc = { $ref: components.add('JsonRpcMessage', JsonRpcMessage) };
   const site = [{ url: config.siteUrl, description: 'Site root' }];
   const paths: Record<string, Json> = {
     '/mcp': {
@@ -76,18 +77,18 @@ export function agentSurfacePaths(config: Config, components: ComponentCollector
           `Bodies up to ${MCP_BODY_LIMIT} bytes; arguments nest at most ${MAX_JSON_DEPTH} levels with at most ${MAX_JSON_VALUES} values, free-form objects at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent.`,
         tags: ['MCP'],
         security: [{ bearerAuth: [] }],
-        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        requestBody: { required: true, content: { 'application/json': { schema: rpc } } },
         responses: {
-          200: { description: 'JSON-RPC response', content: { 'application/json': { schema: JsonRpcMessage } } },
+          200: { description: 'JSON-RPC response', content: { 'application/json': { schema: rpc } } },
           202: { description: 'Notification accepted' },
           400: {
             description:
               'Unsupported MCP-Protocol-Version (error.data.supported lists the revisions), or a request over the JSON limits outside tool arguments',
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           413: {
             description: `Body larger than ${MCP_BODY_LIMIT} bytes`,
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
           429: errorResponse('Rate limit'),
@@ -109,15 +110,15 @@ export function agentSurfacePaths(config: Config, components: ComponentCollector
           `Bodies up to ${A2A_BODY_LIMIT} bytes; at most ${MAX_JSON_DEPTH} levels and ${MAX_JSON_VALUES} values.`,
         tags: ['A2A'],
         security: [{ bearerAuth: [] }],
-        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        requestBody: { required: true, content: { 'application/json': { schema: rpc } } },
         responses: {
           200: {
             description: 'JSON-RPC response (errors included, as the A2A JSON-RPC binding has them)',
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           413: {
             description: `Body larger than ${A2A_BODY_LIMIT} bytes`,
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
           429: errorResponse('Rate limit'),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AGENT_NAME_MAX, AGENT_NAME_MIN } from '../../../domain/accounts/agents';
 import { MAX_INSTRUCTIONS_CHARS } from '../../../services/accounts/instructions';
 import { ExpectedVersion, Pagination, PG_INT_MAX, visible } from '../../schemas/common';
+import { WebhookLogEntry } from '../webhooks/webhooks.schemas';
 
 const AgentName = visible(
   z
@@ -46,18 +47,7 @@ export const Agent = z.object({
 
 export const AgentDetail = Agent.extend({
   recent_webhooks: z
-    .array(
-      z.object({
-        id: z.string().describe('event id'),
-        event_type: z.string(),
-        status: z.enum(['delivered', 'pending', 'failed']),
-        created_at: z.string(),
-        delivered_at: z.string().nullable(),
-        agent_id: z.string().nullable(),
-        delivery_id: z.string(),
-        test_mode: z.boolean(),
-      }),
-    )
+    .array(WebhookLogEntry)
     .describe(
       'latest live deliveries to the agent webhook (GET /v1/webhooks/events/{id} has the attempts); always empty for test keys',
     ),

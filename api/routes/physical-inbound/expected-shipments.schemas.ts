@@ -47,6 +47,13 @@ export const ExpectedShipmentListQuery = z.strictObject({
   offset: qInt(0, PG_INT_MAX, 0),
 });
 
+/** A package action requested when a piece arrives, as stored (an expected shipment's or a rule's). */
+export const ArrivalAction = z.object({
+  action: z.string(),
+  priority: z.string(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+
 export const ExpectedShipment = z.object({
   object: z.literal('expected_shipment'),
   id: z.string(),
@@ -60,9 +67,7 @@ export const ExpectedShipment = z.object({
   kind: z.enum(PIECE_KINDS).nullable(),
   expected_date: z.string().nullable().describe('YYYY-MM-DD'),
   notes: z.string().nullable(),
-  on_arrival: z
-    .object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() })
-    .nullable(),
+  on_arrival: ArrivalAction.nullable(),
   package_id: z.string().nullable().describe('the package that satisfied it'),
   arrival_action_id: z.string().nullable().describe('the package action requested on arrival'),
   version: z.number().int(),

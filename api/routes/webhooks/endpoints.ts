@@ -9,6 +9,7 @@ import {
   Delivery,
   Endpoint,
   EndpointCreateRequest,
+  EndpointDeleted,
   EndpointListQuery,
   EndpointParams,
   EndpointPatchRequest,
@@ -42,7 +43,6 @@ import {
 import { getDelivery, replayDelivery } from '../../../services/webhooks/agent-webhooks';
 
 const TAGS = ['Webhook endpoints'];
-const Deleted = z.object({ ...TestMode, id: z.string(), deleted: z.literal(true) });
 const notFound = { 404: { description: 'Not found' } };
 
 export const routes: RouteDef[] = [
@@ -101,7 +101,7 @@ export const routes: RouteDef[] = [
     summary: 'Delete an endpoint with its rules and delivery history',
     tags: TAGS,
     params: EndpointParams,
-    responses: { 200: { description: 'Deleted', schema: Deleted }, ...notFound },
+    responses: { 200: { description: 'Deleted', schema: EndpointDeleted }, ...notFound },
     handler: async ({ deps, auth, params }) => ({ body: await deleteWebhookEndpoint(deps, auth, params.id) }),
   }),
   defineRoute({
@@ -211,7 +211,7 @@ export const routes: RouteDef[] = [
     summary: 'Delete a rule',
     tags: TAGS,
     params: RuleParams,
-    responses: { 200: { description: 'Deleted', schema: Deleted }, ...notFound },
+    responses: { 200: { description: 'Deleted', schema: EndpointDeleted }, ...notFound },
     handler: async ({ deps, auth, params }) => ({ body: await deleteRule(deps, auth, params.id, params.ruleId) }),
   }),
   defineRoute({

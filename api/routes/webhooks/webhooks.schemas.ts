@@ -109,7 +109,8 @@ export const WebhookEventsQuery = z.object({
 
 export const WebhookEventParams = z.object({ eventId: Id });
 
-const LogEntry = z.object({
+/** One agent-webhook event in the log (GET /v1/webhooks/events, an agent's recent_webhooks). */
+export const WebhookLogEntry = z.object({
   id: z.string().describe('event id'),
   event_type: z.string(),
   status: z.enum(['delivered', 'pending', 'failed']),
@@ -132,10 +133,10 @@ export const Attempt = z.object({
   attempted_at: z.string(),
 });
 
-export const WebhookEventList = z.object({ ...TestMode, events: z.array(LogEntry), pagination: Pagination });
+export const WebhookEventList = z.object({ ...TestMode, events: z.array(WebhookLogEntry), pagination: Pagination });
 export const WebhookEventDetail = z.object({
   ...TestMode,
-  event: LogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
+  event: WebhookLogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
 });
 
 export const Delivery = z.object({
@@ -302,3 +303,6 @@ export const DeliveriesQuery = z.object({
   ...paginationQuery({ limit: 20, max: 100 }),
 });
 export const DeliveryList = z.object({ ...TestMode, deliveries: z.array(Delivery), pagination: Pagination });
+
+/** The answer of deleting an endpoint or one of its rules. */
+export const EndpointDeleted = z.object({ ...TestMode, id: z.string(), deleted: z.literal(true) });
