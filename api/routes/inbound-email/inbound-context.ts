@@ -64,9 +64,8 @@ export const routes: RouteDef[] = [
     requestHeaders: VERSION_HEADER,
     responses: {
       201: { description: 'Alias created', schema: ForwardingAddressBody },
-      400: { description: 'Validation failed (fields[])' },
+      400: { description: 'Validation failed (fields[]); agent_id that is not an agent of this member' },
       403: { description: 'insufficient_scope (mailbox.write)' },
-      404: { description: 'agent_id is not an agent of this member' },
       409: { description: 'ALIAS_TAKEN, or SERVICE_MD_VERSION_MISMATCH' },
     },
     handler: async ({ deps, auth, body }) => ({ status: 201, body: await createForwardingAddress(deps, auth, body) }),
