@@ -18,6 +18,8 @@ import type { KeyKind } from '../../domain/accounts/keys';
 import { createFacility, insertMemberKey } from '../../services/accounts/accounts';
 import { multipartBodyLimit } from '../../api/multipart';
 import { JSON_BODY_LIMIT } from '../../api/router';
+import { A2A_BODY_LIMIT } from '../../api/a2a/http';
+import { OAUTH_BODY_LIMIT } from '../../api/oauth';
 
 const isTest = (k: KeyKind) => k === 'member_test' || k === 'agent_test';
 
@@ -131,6 +133,31 @@ describe('statuses the router answers on every route', () => {
     expect(problems).toEqual([]);
   });
 
+  it('answers the same on the surfaces beside the REST routes: A2A, /agent/auth and the OAuth endpoints', async () => {
+    const a2a = `${app.baseUrl}/a2a`;
+    const rpc = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: randomUUID() } };
+    const noKey = await client(app.baseUrl)('POST', '/a2a', { json: rpc });
+    expect({ status: noKey.status, reason: noKey.body.reason }).toEqual({ status: 401, reason: 'token_missing' });
+    expect(noKey.headers.get('www-authenticate')).toContain('resource_metadata=');
+    const over = async (url: string, contentType: string, limit: number, key?: string) =>
+      (await declaredBody(url, 'POST', key, contentType, limit + 1)).status;
+    expect(await over(a2a, 'application/json', A2A_BODY_LIMIT, keys.agent)).toBe(413);
+    expect(await over(`${app.siteUrl}/agent/auth`, 'application/json', 16 * 1024)).toBe(413);
+    const form = 'application/x-www-form-urlencoded';
+    expect(await over(`${app.siteUrl}/oauth/token`, form, OAUTH_BODY_LIMIT)).toBe(413);
+    expect(await over(`${app.siteUrl}/oauth/revoke`, form, OAUTH_BODY_LIMIT)).toBe(413);
+    // RFC 7009: an unknown client is invalid_client, 401.
+    const revoke = await fetch(`${app.siteUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': form },
+      body: new URLSearchParams({ token: 'oauth_rt_unknown', client_id: `client_${randomUUID()}` }).toString(),
+    });
+    expect({ status: revoke.status, error: ((await revoke.json()) as { error: string }).error }).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
+  });
+
   it('answers 429 RATE_LIMITED with Retry-After once the minute is spent: per key, and per address on public routes', async () => {
     const limited = await startTestApp({
       worker: false,
@@ -155,6 +182,12 @@ describe('statuses the router answers on every route', () => {
         if (res.status !== 429 || res.body.code !== 'RATE_LIMITED' || !(retryAfter >= 0 && retryAfter <= 60))
           problems.push(`${label(route)}: ${res.status} retry-after ${res.headers.get('retry-after')}`);
       }
+      // The A2A endpoint counts against the same key.
+      const a2a = await api('POST', '/a2a', {
+        key: member.key,
+        json: { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: randomUUID() } },
+      });
+      if (a2a.status !== 429 || !a2a.headers.get('retry-after')) problems.push(`POST /a2a: ${a2a.status}`);
       expect(problems).toEqual([]);
     } finally {
       await limited.close();
