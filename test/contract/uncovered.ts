@@ -88,8 +88,6 @@ export const UNCOVERED: Record<string, string> = {
     'needs more client metadata documents fetched from one address than the per-address budget allows',
   'POST /v1/batch-mail 409': 'multipart: a duplicate batch, or a stale X-Service-MD-Version with a full batch form',
   'POST /v1/inbound-items/{id}/actions 402': 'an open-and-scan request by a member without credits on a live item',
-  'POST /v1/intake/email 409': 'an email to a paused forwarding alias (ALIAS_PAUSED)',
-  'POST /v1/intake/email 410': 'an email to an archived forwarding alias',
   'POST /v1/mail-runs 404': 'an agent key naming an unknown mail_run_id (agent-only route)',
   'POST /v1/mail/{id}/reject 409': 'rejecting a piece that is no longer pending approval (MAIL_NOT_PENDING_APPROVAL)',
 };
