@@ -17,6 +17,8 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
+  // Every response the API servers of the run answered, checked against the OpenAPI document.
+  globalTeardown: '<rootDir>/test/contract/teardown.ts',
   // The Temporal SDK's native runtime keeps a thread alive after every Worker and
   // Connection is closed; nothing else should hold the process open.
   forceExit: true,

@@ -35,6 +35,21 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
+export interface ResponseSpec {
+  description: string;
+  /** The JSON body of a success; error statuses have none of their own. */
+  schema?: z.ZodType;
+  /**
+   * A 409 that answers the spec's nested shape {error: {type, message, code}} (agent_name_taken):
+   * 'nested' when it is the only 409, 'flat-or-nested' when the flat error shape is possible too.
+   */
+  errorShape?: 'nested' | 'flat-or-nested';
+  /** The body is a file in its own content type (Content-Type and Content-Disposition name it), not JSON. */
+  file?: true;
+  /** Response headers the status sets: name -> description. */
+  headers?: Record<string, string>;
+}
+
 export interface RouteDef<P = unknown, Q = unknown, B = unknown> {
   method: HttpMethod;
   /** Koa-router path under the API prefix, for example `/v1/mail/:id`. */
@@ -51,7 +66,15 @@ export interface RouteDef<P = unknown, Q = unknown, B = unknown> {
    * the zod schema the handler reads the header with (so its bounds are advertised).
    */
   requestHeaders?: Record<string, string | { description: string; schema: z.ZodType }>;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /**
+   * What the handler answers. A success (2xx/3xx) gives its JSON body's schema, whose top level
+   * has `test_mode` (spread `TestMode` from api/schemas/common.ts). An error status gives only
+   * its description: its body is the error schema for the status (api/schemas/errors.ts). The
+   * statuses the router answers itself (400, 401, 403, 409 of the instructions version, 413,
+   * 429, 500) are added from the access row (api/discovery/statuses.ts); list them here only to
+   * say more than the router's words.
+   */
+  responses: Record<number, ResponseSpec>;
   // A method, not a property: a list of routes with different P/Q/B is a RouteDef[] (methods
   // are checked bivariantly), and the router calls each with what its own schemas parsed.
   handler(args: HandlerArgs<P, Q, B>): Promise<RouteResult>;

@@ -1,12 +1,13 @@
 // `npm test`: type-checks, lints, starts (or reuses) a test stack on free ports under
 // .data/test, creates a throwaway database, bundles the workflows once, and runs every
-// Jest test. Extra arguments go to Jest (`npm test -- test/unit`). With CI=true the test
+// Jest test, then checks every response the tests received against the OpenAPI document
+// (test/contract/). Extra arguments go to Jest (`npm test -- test/unit`). With CI=true the test
 // stack is stopped at the end; otherwise it keeps running so the next run starts fast.
 // `npm run test:cluster` (--cluster) runs against the cluster profile (scripts/cluster.ts)
 // instead: the integration, e2e and fault suites, then the cluster's own fault tests
 // (test/faults/cluster.test.ts) alone, since they kill Temporal services under every test.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config';
@@ -85,6 +86,7 @@ async function main() {
   });
   writeFileSync(bundlePath, bundle.code);
 
+  const contractDir = process.env.CONTRACT_RECORD_DIR ?? path.join(ROOT, '.data', 'test', 'contract', `run-${runId}`);
   const env = {
     ...process.env,
     NODE_ENV: 'test',
@@ -99,6 +101,12 @@ async function main() {
     WORKFLOW_BUNDLE_PATH: bundlePath,
     WEBHOOKS_ALLOW_INSECURE_LOCAL: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // Every response the tests' API servers answer is recorded here and checked against the
+    // OpenAPI document when Jest ends (test/contract/teardown.ts). A directory given from outside
+    // is kept, so records of several runs can be checked together; the run's own is removed.
+    CONTRACT_RECORD_DIR: contractDir,
+    // A full run also fails on operations and documented statuses that no test exercised.
+    CONTRACT_FULL_RUN: process.env.CONTRACT_FULL_RUN ?? (!cluster && jestArgs.length === 0 ? '1' : '0'),
   };
   console.log(
     `[test] Temporal ${state.temporal.address}${cluster ? ' (cluster profile)' : ''}, object store ${state.s3.endpoint}, Stripe API ${state.stripe.apiBase}, email ${state.mail.apiUrl || state.mail.smtpUrl}, database ${dbUrl.pathname.slice(1)}`,
@@ -129,6 +137,11 @@ async function main() {
   }
 
   rmSync(bundlePath, { force: true });
+  if (!process.env.CONTRACT_RECORD_DIR) {
+    const report = path.join(contractDir, 'report.json');
+    if (existsSync(report)) renameSync(report, path.join(ROOT, '.data', 'test', 'contract', 'last-report.json'));
+    rmSync(contractDir, { recursive: true, force: true });
+  }
   if (process.env.KEEP_TEST_DB !== '1') await dropDatabase(databaseUrl);
   if (process.env.CI === 'true') {
     if (cluster) await stopCluster();

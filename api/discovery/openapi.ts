@@ -1,45 +1,74 @@
-// The OpenAPI 3.1 document, generated from the same RouteDefs and zod schemas that
-// validate requests, and from the access table, so it cannot drift from the code.
+// The OpenAPI 3.1 document, generated from the same RouteDefs and zod schemas that validate
+// requests, and from the access table, so it cannot drift from the code:
+// - schemas exported by the modules in api/discovery/components.ts are named components;
+// - every error status has the one error schema of api/schemas/errors.ts (402 and 409 its
+//   extensions), never a route's own;
+// - the statuses the router answers itself (401, 403, 429, ...) come from the route's access
+//   row (api/discovery/statuses.ts), not from each route;
+// - every JSON answer carries test_mode (api/middleware/request-context.ts), so a success
+//   schema without it is refused here.
+// test/contract/ checks every response the test suites receive against this document.
 import YAML from 'yaml';
 import type { Config } from '../../config';
-import { accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
-import type { RouteDef } from '../route';
+import { Access, accessKey, ENDPOINT_ACCESS } from '../../domain/shared/access';
+import type { ResponseSpec, RouteDef } from '../route';
 import { JsonSchema, toJsonSchema } from '../schemas/json-schema';
+import { ConflictErrorBody, ErrorBody, InsufficientCreditsErrorBody, NestedErrorBody } from '../schemas/errors';
 import { multipartBodyLimit } from '../multipart';
 import { JSON_BODY_LIMIT } from '../router';
 import { agentSurfacePaths } from './surfaces';
+import { ComponentCollector, componentNames } from './components';
+import { routerStatuses } from './statuses';
 
 export const API_VERSION = '1.0.0';
 
-const ErrorSchema: JsonSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: { type: 'string' },
-    code: { type: 'string' },
-    reason: {
-      type: 'string',
-      description:
-        'On 401/403: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch, insufficient_scope, live_key_required, sandbox_not_supported, ...',
-    },
-    fields: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['path', 'message'],
-        properties: { path: { type: 'string' }, message: { type: 'string' } },
+/** The reference of the error schema for `status` (api/schemas/errors.ts). */
+export function errorSchemaFor(
+  components: ComponentCollector,
+  status: number,
+  shape?: ResponseSpec['errorShape'],
+): JsonSchema {
+  if (status === 402) return components.convert(InsufficientCreditsErrorBody, 'output');
+  if (status === 409 && shape === 'nested') return components.convert(NestedErrorBody, 'output');
+  if (status === 409 && shape === 'flat-or-nested')
+    return {
+      anyOf: [components.convert(ConflictErrorBody, 'output'), components.convert(NestedErrorBody, 'output')],
+    };
+  if (status === 409) return components.convert(ConflictErrorBody, 'output');
+  return components.convert(ErrorBody, 'output');
+}
+
+/** Headers the router sets on an error status. */
+export function errorHeaders(status: number): Record<string, JsonSchema> | undefined {
+  if (status === 429)
+    return {
+      'Retry-After': {
+        description: 'Seconds until the rate limit window resets',
+        required: true,
+        schema: { type: 'integer', minimum: 0 },
       },
-    },
-    retryable: { type: 'boolean' },
-    suggested_action: { type: 'string' },
-    details: { type: 'object' },
-    request_id: { type: 'string' },
-    test_mode: { type: 'boolean' },
-  },
-};
+    };
+  if (status === 401)
+    return {
+      'WWW-Authenticate': {
+        description: 'Bearer challenge naming the protected-resource metadata (RFC 9728)',
+        schema: { type: 'string' },
+      },
+    };
+  return undefined;
+}
 
 function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+export function operationIdOf(method: string, path: string): string {
+  return `${method}${openApiPath(path)
+    .replace(/[{}]/g, '')
+    .split(/[/-]/)
+    .filter(Boolean)
+    .map((s) => s[0].toUpperCase() + s.slice(1))
+    .join('')}`;
 }
 
 function parameters(route: RouteDef): JsonSchema[] {
@@ -73,9 +102,11 @@ function parameters(route: RouteDef): JsonSchema[] {
   return out;
 }
 
-function requestBody(route: RouteDef): JsonSchema | undefined {
+function requestBody(route: RouteDef, components: ComponentCollector): JsonSchema | undefined {
   if (route.multipart) {
-    const base = route.body ? toJsonSchema(route.body, 'input') : { type: 'object', properties: {} };
+    const base = route.body
+      ? components.convert(route.body, 'input', { inlineRoot: true })
+      : { type: 'object', properties: {} };
     const properties = { ...((base.properties ?? {}) as Record<string, JsonSchema>) };
     for (const field of Object.keys(route.multipart.maxFileBytes)) {
       properties[field] = {
@@ -87,74 +118,135 @@ function requestBody(route: RouteDef): JsonSchema | undefined {
     return { required: true, content: { 'multipart/form-data': { schema: { ...base, properties } } } };
   }
   if (!route.body) return undefined;
-  return { required: true, content: { 'application/json': { schema: toJsonSchema(route.body, 'input') } } };
+  return { required: true, content: { 'application/json': { schema: components.convert(route.body, 'input') } } };
+}
+
+/** A JSON success body whose top level lacks test_mode (the marker adds it to every answer) is a problem. */
+function testModeProblems(components: ComponentCollector, schema: JsonSchema, where: string): string[] {
+  const problems: string[] = [];
+  const branches = (schema.anyOf ?? schema.oneOf ?? [schema]) as JsonSchema[];
+  for (const branch of branches) {
+    const ref = typeof branch.$ref === 'string' ? branch.$ref.split('/').pop()! : undefined;
+    const resolved = ref ? components.outputSchema(ref) : branch;
+    if (!resolved || resolved.type !== 'object') continue;
+    if (!(resolved.properties as JsonSchema | undefined)?.test_mode)
+      problems.push(`${where}: the body schema${ref ? ` ${ref}` : ''} has no test_mode`);
+  }
+  return problems;
+}
+
+function responsesOf(
+  route: RouteDef,
+  access: Access,
+  components: ComponentCollector,
+  problems: string[],
+): Record<string, JsonSchema> {
+  const where = `${route.method.toUpperCase()} ${route.path}`;
+  const bodyLimit = route.multipart ? multipartBodyLimit(route.multipart) : route.body ? JSON_BODY_LIMIT : null;
+  const generic = routerStatuses(route, access, bodyLimit);
+  const statuses = [...new Set([...Object.keys(route.responses), ...Object.keys(generic)].map(Number))].sort(
+    (a, b) => a - b,
+  );
+  const responses: Record<string, JsonSchema> = {};
+  for (const status of statuses) {
+    const own = route.responses[status] as ResponseSpec | undefined;
+    const description = own?.description ?? generic[status];
+    let content: JsonSchema | undefined;
+    let headers: Record<string, JsonSchema> | undefined = errorHeaders(status);
+    if (status >= 400) {
+      if (own?.schema)
+        throw new Error(
+          `${where} ${status}: error statuses take no schema of their own; the document gives them the error schema of api/schemas/errors.ts`,
+        );
+      content = { 'application/json': { schema: errorSchemaFor(components, status, own?.errorShape) } };
+    } else if (own?.file) {
+      content = { '*/*': { schema: { type: 'string', format: 'binary' } } };
+    } else if (own?.schema) {
+      const schema = components.convert(own.schema, 'output');
+      problems.push(...testModeProblems(components, schema, `${where} ${status}`));
+      content = { 'application/json': { schema } };
+    }
+    if (own?.headers) {
+      headers = { ...headers };
+      for (const [name, text] of Object.entries(own.headers))
+        headers[name] = { description: text, required: true, schema: { type: 'string' } };
+    }
+    responses[status] = { description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
+  }
+  return responses;
 }
 
 export function buildOpenApi(config: Config, routes: RouteDef[]): JsonSchema {
+  const roots = routes.flatMap((r) => [
+    ...(r.body ? [r.body] : []),
+    ...Object.values(r.responses as Record<number, ResponseSpec>).flatMap((x) => (x.schema ? [x.schema] : [])),
+  ]);
+  const components = new ComponentCollector(componentNames(undefined, roots));
+  const problems: string[] = [];
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const access = ENDPOINT_ACCESS[accessKey(route.method, route.path)];
+    if (!access) throw new Error(`Route ${accessKey(route.method, route.path)} has no row in ENDPOINT_ACCESS`);
     const p = openApiPath(route.path);
-    const responses: Record<string, JsonSchema> = {};
-    for (const [status, r] of Object.entries(route.responses)) {
-      responses[status] = r.schema
-        ? { description: r.description, content: { 'application/json': { schema: toJsonSchema(r.schema, 'output') } } }
-        : {
-            description: r.description,
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-          };
-    }
     const op: JsonSchema = {
-      operationId: `${route.method}${p
-        .replace(/[{}]/g, '')
-        .split(/[/-]/)
-        .filter(Boolean)
-        .map((s) => s[0].toUpperCase() + s.slice(1))
-        .join('')}`,
+      operationId: operationIdOf(route.method, route.path),
       summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
       tags: route.tags,
       parameters: parameters(route),
-      responses,
+      responses: responsesOf(route, access, components, problems),
+      security: access.callers !== 'public' ? [{ bearerAuth: [] }] : [],
       'x-access': access,
     };
-    if (route.description) op.description = route.description;
-    const body = requestBody(route);
-    if (body) {
-      op.requestBody = body;
-      const limit = route.multipart ? multipartBodyLimit(route.multipart) : JSON_BODY_LIMIT;
-      responses['413'] ??= {
-        description: `BODY_TOO_LARGE: the body is larger than ${limit} bytes; nothing was read or stored`,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      };
-    }
-    if (access && access.callers !== 'public') op.security = [{ bearerAuth: [] }];
-    else op.security = [];
+    const body = requestBody(route, components);
+    if (body) op.requestBody = body;
     (paths[p] ??= {})[route.method] = op;
   }
-  return {
+  if (problems.length)
+    throw new Error(
+      `Every JSON answer carries test_mode (api/middleware/request-context.ts): spread TestMode from ` +
+        `api/schemas/common.ts into these body schemas:\n${problems.join('\n')}`,
+    );
+  // The MCP and A2A endpoints and the site-root documents sit beside the REST routes.
+  const allPaths = { ...paths, ...agentSurfacePaths(config, components) };
+  const operationIds = new Map<string, string>();
+  const tags = new Set<string>();
+  for (const [p, item] of Object.entries(allPaths)) {
+    for (const [method, op] of Object.entries(item as Record<string, JsonSchema>)) {
+      if (typeof op !== 'object' || !op || !('operationId' in op)) continue;
+      const id = op.operationId as string;
+      const other = operationIds.get(id);
+      if (other) throw new Error(`operationId ${id} of ${method.toUpperCase()} ${p} is also ${other}'s`);
+      operationIds.set(id, `${method.toUpperCase()} ${p}`);
+      for (const t of (op.tags as string[] | undefined) ?? []) tags.add(t);
+    }
+  }
+  const doc: JsonSchema = {
     openapi: '3.1.0',
     info: {
       title: 'Postal Mail API',
       version: API_VERSION,
       description:
-        'Send and receive physical mail from software agents: letters, postcards and batches printed and posted by a licensed facility, paid from prepaid credits, with a sandbox for test keys.',
+        'Send and receive physical mail from software agents: letters, postcards and batches printed and posted by a licensed facility, paid from prepaid credits, with a sandbox for test keys. ' +
+        'Every response carries X-Request-Id and X-Test-Mode, and every JSON answer `test_mode`; every refusal has the ErrorBody shape (402 and 409 add fields).',
     },
     servers: [{ url: config.baseUrl }],
     security: [{ bearerAuth: [] }],
-    components: {
-      securitySchemes: {
-        bearerAuth: {
-          type: 'http',
-          scheme: 'bearer',
-          description:
-            'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility), or an OAuth access token oauth_at_ (acts as the agent credential of its grant; see /.well-known/oauth-authorization-server)',
-        },
-      },
-      schemas: { Error: ErrorSchema },
-    },
-    // The MCP endpoint and the site-root documents sit beside the REST routes.
-    paths: { ...paths, ...agentSurfacePaths(config) },
+    tags: [...tags].sort().map((name) => ({ name })),
+    paths: allPaths,
   };
+  doc.components = {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'sk_live_ (member), sk_test_ (member test), sk_agent_ (agent), sk_agent_test_ (agent test), sk_facility_ (facility), or an OAuth access token oauth_at_ (acts as the agent credential of its grant; see /.well-known/oauth-authorization-server)',
+      },
+    },
+    schemas: components.finish(doc),
+  };
+  return doc;
 }
 
 export function openApiYaml(doc: JsonSchema): string {

@@ -11,6 +11,8 @@ import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { singleLine } from '../schemas/common';
 import { toJsonSchema } from '../schemas/json-schema';
+import type { ComponentCollector } from './components';
+import { ErrorBody } from '../schemas/errors';
 import { protectedResourceMetadataPath } from '../bearer-challenge';
 import { AUTHORIZE_PATH, OAUTH_PATHS } from '../oauth/paths';
 import {
@@ -33,7 +35,7 @@ type Json = Record<string, unknown>;
 
 const errorResponse = (description: string): Json => ({
   description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
 });
 
 const JsonRpcMessage: Json = {
@@ -59,7 +61,10 @@ const JsonRpcMessage: Json = {
   },
 };
 
-export function agentSurfacePaths(config: Config): Record<string, Json> {
+export function agentSurfacePaths(config: Config, components: ComponentCollector): Record<string, Json> {
+  // The refusals below name the error component; converting it once makes sure it is collected.
+  components.convert(ErrorBody, 'output');
+  const rpc = { $ref: components.add('JsonRpcMessage', JsonRpcMessage) };
   const site = [{ url: config.siteUrl, description: 'Site root' }];
   const paths: Record<string, Json> = {
     '/mcp': {
@@ -72,18 +77,18 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
           `Bodies up to ${MCP_BODY_LIMIT} bytes; arguments nest at most ${MAX_JSON_DEPTH} levels with at most ${MAX_JSON_VALUES} values, free-form objects at most ${MAX_FREE_FORM_JSON_BYTES} bytes as sent.`,
         tags: ['MCP'],
         security: [{ bearerAuth: [] }],
-        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        requestBody: { required: true, content: { 'application/json': { schema: rpc } } },
         responses: {
-          200: { description: 'JSON-RPC response', content: { 'application/json': { schema: JsonRpcMessage } } },
+          200: { description: 'JSON-RPC response', content: { 'application/json': { schema: rpc } } },
           202: { description: 'Notification accepted' },
           400: {
             description:
               'Unsupported MCP-Protocol-Version (error.data.supported lists the revisions), or a request over the JSON limits outside tool arguments',
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           413: {
             description: `Body larger than ${MCP_BODY_LIMIT} bytes`,
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
           429: errorResponse('Rate limit'),
@@ -105,15 +110,15 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
           `Bodies up to ${A2A_BODY_LIMIT} bytes; at most ${MAX_JSON_DEPTH} levels and ${MAX_JSON_VALUES} values.`,
         tags: ['A2A'],
         security: [{ bearerAuth: [] }],
-        requestBody: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } },
+        requestBody: { required: true, content: { 'application/json': { schema: rpc } } },
         responses: {
           200: {
             description: 'JSON-RPC response (errors included, as the A2A JSON-RPC binding has them)',
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           413: {
             description: `Body larger than ${A2A_BODY_LIMIT} bytes`,
-            content: { 'application/json': { schema: JsonRpcMessage } },
+            content: { 'application/json': { schema: rpc } },
           },
           401: errorResponse('Missing or invalid key (WWW-Authenticate names the protected-resource metadata)'),
           429: errorResponse('Rate limit'),
@@ -152,7 +157,7 @@ export function agentSurfacePaths(config: Config): Record<string, Json> {
     paths[doc.path] = {
       servers: site,
       get: {
-        operationId: `discovery_${doc.key}`,
+        operationId: camelCase(`discovery_${doc.key}`),
         summary: doc.title,
         description: doc.description,
         tags: ['Discovery'],
@@ -188,7 +193,7 @@ function oauthPaths(config: Config, site: Json[]): Record<string, Json> {
     [protectedResourceMetadataPath(config, 'mcp')]: {
       servers: site,
       get: {
-        operationId: 'discovery_oauth_protected_resource_mcp',
+        operationId: 'discoveryOauthProtectedResourceMcp',
         summary: 'OAuth protected-resource metadata of the MCP server (RFC 9728)',
         description: 'Where the 401 of /mcp points (WWW-Authenticate resource_metadata): resource is {base_url}/mcp.',
         tags: ['OAuth'],
@@ -284,6 +289,11 @@ function oauthPaths(config: Config, site: Json[]): Record<string, Json> {
       },
     },
   };
+}
+
+/** `discovery_llms_txt` -> `discoveryLlmsTxt`: operationIds are camelCase. */
+function camelCase(name: string): string {
+  return name.replace(/[_.-]+([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 function stripSchemaKey(schema: Json): Json {

@@ -1,4 +1,4 @@
-// Shared zod pieces: pagination, multipart coercions, ids, visible text, errors.
+// Shared zod pieces: pagination, multipart coercions, ids, visible text, the test_mode field.
 import { z } from 'zod';
 import {
   hasVisibleCharacter,
@@ -152,32 +152,13 @@ export function formJsonObject(maxBytes = MAX_FREE_FORM_JSON_BYTES) {
   }, FreeFormJson);
 }
 
-export const ErrorBody = z.object({
-  error: z.string(),
-  code: z.string().optional(),
-  reason: z.string().optional(),
-  fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-  retryable: z.boolean().optional(),
-  suggested_action: z.string().optional(),
-});
-
-/** 503 WORKFLOW_UNAVAILABLE: the object's workflow did not answer within the deadline. */
-export const WorkflowUnavailableBody = ErrorBody.extend({
-  code: z.literal('WORKFLOW_UNAVAILABLE'),
-  retryable: z.literal(true),
-  suggested_action: z.string(),
-  details: z.object({
-    deadline_ms: z.number().int().describe('how long the API waited (WORKFLOW_UPDATE_DEADLINE_MS)'),
-  }),
-});
-
 /** The response entry of every route that sends its object's workflow an Update. */
 export const WORKFLOW_UNAVAILABLE_RESPONSE = {
   503: {
     description:
       'WORKFLOW_UNAVAILABLE (retryable): no worker answered within the deadline (default 10 s). The step may still be applied once ' +
-      'the workflow runs: retry the same request with the same Idempotency-Key; it is applied at most once and the retry answers its outcome.',
-    schema: WorkflowUnavailableBody,
+      'the workflow runs: retry the same request with the same Idempotency-Key; it is applied at most once and the retry answers its outcome. ' +
+      'details.deadline_ms says how long the API waited (WORKFLOW_UPDATE_DEADLINE_MS).',
   },
 };
 

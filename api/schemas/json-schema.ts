@@ -34,9 +34,19 @@ function keepPipeBounds({ zodSchema, jsonSchema }: OverrideContext): void {
   if (isNumeric(output)) tighten(jsonSchema, output);
 }
 
-export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+/**
+ * `metadata` replaces zod's global registry as the source of descriptions and ids: the OpenAPI
+ * document passes one that adds component names (api/discovery/components.ts), so named
+ * schemas come out as `$defs` and references.
+ */
+export function toJsonSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  metadata?: z.core.$ZodRegistry<Record<string, unknown>>,
+): JsonSchema {
   const json = z.toJSONSchema(schema, {
     io,
+    ...(metadata ? { metadata } : {}),
     unrepresentable: 'any',
     target: 'draft-2020-12',
     override: keepPipeBounds,

@@ -4,13 +4,46 @@
 // carries all three: the options type will not accept a code without retryable and
 // suggestedAction, and the constructor refuses one at run time as well.
 
+/**
+ * Every `reason` an error body can carry (401/403 refusals, and the few other refusals that
+ * name one), with what it means. The OpenAPI document's error schema lists them as an enum:
+ * a new reason is added here, or the code that gives it does not compile.
+ */
+export const ERROR_REASONS = {
+  token_missing: 'no Authorization: Bearer header',
+  token_malformed: 'the header or the key is not well formed',
+  token_prefix_unknown: 'the key does not start with a known prefix',
+  key_not_found: 'no such key',
+  key_revoked: 'the key was revoked',
+  key_expired: 'the key is past its expiry',
+  member_suspended: "the key's account is suspended",
+  facility_inactive: "the facility key's facility is inactive",
+  token_audience_mismatch: 'an OAuth access token issued for another resource',
+  insufficient_scope: 'the agent credential lacks a scope the endpoint needs (details.required_scopes)',
+  member_key_required: 'the endpoint needs a member key',
+  agent_key_required: 'the endpoint needs an agent-scoped key',
+  facility_key_required: 'the endpoint needs a facility key',
+  key_kind_not_allowed: 'this kind of key cannot call the endpoint',
+  live_key_required: 'test keys cannot use the endpoint',
+  test_key_required: 'a sandbox endpoint: only test keys',
+  sandbox_not_supported: 'physical inbound custody has no sandbox',
+  packages_not_enabled: 'physical inbound custody is not enabled for the account',
+  package_belongs_to_another_agent: "the package is another agent's",
+  business_required: 'Business mail runs need a Business account (code BUSINESS_REQUIRED)',
+  agent_auto_fill_not_authorised: 'the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED)',
+  intake_secret_missing: 'inbound email intake: no X-Intake-Secret header',
+  intake_secret_invalid: 'inbound email intake: the X-Intake-Secret is not valid',
+  sign_in_link_invalid: 'console: the sign-in link was used, expired or mistyped',
+} as const;
+export type ErrorReason = keyof typeof ERROR_REASONS;
+
 export interface FieldError {
   path: string;
   message: string;
 }
 
 interface CommonErrorOptions {
-  reason?: string;
+  reason?: ErrorReason;
   fields?: FieldError[];
   details?: Record<string, unknown>;
   /** Extra top-level body fields (for example billing_url on 402). */
@@ -91,10 +124,10 @@ export const errors = {
   badRequest(code: string, message: string, opts: CodedExtras): ApiError {
     return codedError(400, code, message, opts);
   },
-  unauthorized(reason: string, message = 'Authentication failed'): ApiError {
+  unauthorized(reason: ErrorReason, message = 'Authentication failed'): ApiError {
     return new ApiError(401, message, { reason });
   },
-  forbidden(reason: string, message = 'Forbidden'): ApiError {
+  forbidden(reason: ErrorReason, message = 'Forbidden'): ApiError {
     return new ApiError(403, message, { reason });
   },
   notFound(what: string): ApiError {

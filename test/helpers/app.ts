@@ -9,6 +9,7 @@ import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
 import { createWorker } from '../../worker/worker';
 import type { Worker } from '@temporalio/worker';
 import { client, http, RequestOptions } from './http';
+import { recordResponses } from '../contract/recorder';
 
 export interface TestApp {
   deps: Deps;
@@ -24,6 +25,8 @@ export async function startTestApp(opts: { worker?: boolean; env?: Record<string
   const config = loadConfig({ ...process.env, ...opts.env, TEMPORAL_TASK_QUEUE: taskQueue, PORT: '0' });
   const deps = await createDeps(config, { poolSize: 8, name: 'test' });
   const server: Server = await startServer(deps, 0, '127.0.0.1');
+  // Every answer is checked against the OpenAPI document when the run ends (test/contract/teardown.ts).
+  recordResponses(server);
   const port = (server.address() as AddressInfo).port;
   // Links the API writes into bodies (billing_url, callback_url) use the real port.
   config.port = port;

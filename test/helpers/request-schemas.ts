@@ -69,6 +69,13 @@ export function nonNull(json: JsonSchema): JsonSchema {
   return json;
 }
 
+/** Named schemas are components of the document: a `$ref` stands for the schema it names. */
+let components: Record<string, JsonSchema> = {};
+function deref(json: JsonSchema | undefined): JsonSchema | undefined {
+  if (!json?.$ref) return json;
+  return deref(components[String(json.$ref).replace('#/components/schemas/', '')]);
+}
+
 function walk(
   where: string,
   prefix: string,
@@ -77,16 +84,16 @@ function walk(
   out: RequestField[],
 ): void {
   for (const [name, zod] of Object.entries(shape)) {
-    const json = properties[name];
+    const json = deref(properties[name]);
     const path = prefix ? `${prefix}.${name}` : name;
     if (!json) continue;
     out.push({ where, path, zod, json });
     const inner = container(zod);
-    const advertised = nonNull(json);
+    const advertised = deref(nonNull(json))!;
     if (inner?.kind === 'object' && advertised.properties) walk(where, path, inner.shape, advertised.properties, out);
     if (inner?.kind === 'array' && advertised.items) {
       const element = container(inner.element);
-      const items = nonNull(advertised.items);
+      const items = deref(nonNull(deref(advertised.items)!))!;
       out.push({ where, path: `${path}.items`, zod: inner.element, json: items });
       if (element?.kind === 'object' && items.properties)
         walk(where, `${path}.items`, element.shape, items.properties, out);
@@ -98,6 +105,7 @@ const shapeOf = (schema: unknown) => (schema ? container(schema as z.ZodType) : 
 
 export function requestFields(): RequestField[] {
   const doc = buildOpenApi(loadConfig({ ...process.env, PORT: '0' }), allRoutes) as JsonSchema;
+  components = doc.components.schemas;
   const out: RequestField[] = [];
   for (const route of allRoutes) {
     const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')][route.method];
@@ -123,7 +131,7 @@ export function requestFields(): RequestField[] {
     const content = op.requestBody?.content as Record<string, { schema: JsonSchema }> | undefined;
     if (body?.kind === 'object' && content) {
       for (const [type, { schema }] of Object.entries(content))
-        walk(`${label} body (${type})`, '', body.shape, schema.properties ?? {}, out);
+        walk(`${label} body (${type})`, '', body.shape, deref(schema)!.properties ?? {}, out);
     }
   }
   for (const tool of registeredTools) {

@@ -271,6 +271,9 @@ describe('forwarded inbound intake', () => {
         responseCode: 450,
         response: expect.stringMatching(/4\.2\.1 .*paused/),
       });
+      // The intake webhook refuses the same way: 409 ALIAS_PAUSED (retryable later), then 410 once archived.
+      const pausedHook = await intake(fixture('plain-note.eml'), target.email);
+      expect({ status: pausedHook.status, code: pausedHook.body.code }).toEqual({ status: 409, code: 'ALIAS_PAUSED' });
 
       await api('PATCH', `/v1/inbound-forwarding-addresses/${target.id}`, {
         key: member.key,
@@ -280,6 +283,7 @@ describe('forwarded inbound intake', () => {
         responseCode: 550,
         response: expect.stringMatching(/5\.2\.1 .*archived/),
       });
+      expect((await intake(fixture('plain-note.eml'), target.email)).status).toBe(410);
       const reactivate = await api('PATCH', `/v1/inbound-forwarding-addresses/${target.id}`, {
         key: member.key,
         json: { status: 'active' },

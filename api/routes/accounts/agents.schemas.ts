@@ -10,6 +10,7 @@ import {
   singleLine,
   withoutHiddenCharacters,
 } from '../../schemas/common';
+import { WebhookLogEntry } from '../webhooks/webhooks.schemas';
 
 const AgentName = singleLine(
   z
@@ -55,18 +56,7 @@ export const Agent = z.object({
 
 export const AgentDetail = Agent.extend({
   recent_webhooks: z
-    .array(
-      z.object({
-        id: z.string().describe('event id'),
-        event_type: z.string(),
-        status: z.enum(['delivered', 'pending', 'failed']),
-        created_at: z.string(),
-        delivered_at: z.string().nullable(),
-        agent_id: z.string().nullable(),
-        delivery_id: z.string(),
-        test_mode: z.boolean(),
-      }),
-    )
+    .array(WebhookLogEntry)
     .describe(
       'latest live deliveries to the agent webhook (GET /v1/webhooks/events/{id} has the attempts); always empty for test keys',
     ),

@@ -64,7 +64,11 @@ export const routes: RouteDef[] = [
     responses: {
       201: { description: 'Agent created', schema: AgentDetail },
       400: { description: 'Validation failed' },
-      409: { description: 'Nested error {error: {type: invalid_request, message, code: agent_name_taken}}' },
+      409: {
+        description:
+          'agent_name_taken, in the nested shape {error: {type: invalid_request, message, code}} (decision 0131)',
+        errorShape: 'nested',
+      },
     },
     handler: async ({ deps, auth, body }) => ({ status: 201, body: await createAgent(deps, auth, body) }),
   }),
@@ -93,7 +97,11 @@ export const routes: RouteDef[] = [
       400: { description: 'Validation failed or SERVICE_MD_VERSION_REQUIRED' },
       403: { description: 'live_key_required or insufficient_scope' },
       404: { description: 'Not found' },
-      409: { description: 'SERVICE_MD_VERSION_MISMATCH or agent_name_taken' },
+      409: {
+        description:
+          'SERVICE_MD_VERSION_MISMATCH, or agent_name_taken in the nested shape {error: {type, message, code}}',
+        errorShape: 'flat-or-nested',
+      },
     },
     handler: async ({ deps, auth, params, body }) => ({ body: await updateAgent(deps, auth, params.id, body) }),
   }),

@@ -72,3 +72,9 @@ export const MemberKey = z.object({
   created_at: z.string(),
   rotated_to_id: z.string().nullable().describe('the key that replaced this one, once rotated'),
 });
+
+/** A credential as the answer of its creation (with the raw key) or revocation. */
+export const CredentialResponse = Credential.extend({ test_mode: z.boolean() });
+
+/** A member key as the answer of its creation (with the raw key) or revocation. */
+export const MemberKeyResponse = MemberKey.extend({ test_mode: z.boolean() });

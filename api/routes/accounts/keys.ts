@@ -5,9 +5,11 @@ import { defineRoute, RouteDef } from '../../route';
 import { AgentIdParams } from './agents.schemas';
 import {
   Credential,
+  CredentialResponse,
   CredentialParams,
   CredentialRequest,
   MemberKey,
+  MemberKeyResponse,
   MemberKeyParams,
   MemberKeyRequest,
 } from './keys.schemas';
@@ -34,7 +36,7 @@ export const routes: RouteDef[] = [
     params: AgentIdParams,
     body: CredentialRequest,
     responses: {
-      201: { description: 'Credential with its raw key', schema: Credential.extend({ test_mode: z.boolean() }) },
+      201: { description: 'Credential with its raw key', schema: CredentialResponse },
       400: { description: 'Validation failed (including an environment other than exactly "live" or "test")' },
       403: { description: 'live_key_required (test member key asking for a live credential)' },
       404: { description: 'Agent not found' },
@@ -65,7 +67,7 @@ export const routes: RouteDef[] = [
     tags: ['Keys'],
     params: CredentialParams,
     responses: {
-      200: { description: 'Revoked credential', schema: Credential.extend({ test_mode: z.boolean() }) },
+      200: { description: 'Revoked credential', schema: CredentialResponse },
       403: { description: 'live_key_required (test member key revoking a live credential)' },
       404: { description: 'Not found' },
     },
@@ -89,7 +91,7 @@ export const routes: RouteDef[] = [
     tags: ['Keys'],
     body: MemberKeyRequest,
     responses: {
-      201: { description: 'Member key with its raw key', schema: MemberKey.extend({ test_mode: z.boolean() }) },
+      201: { description: 'Member key with its raw key', schema: MemberKeyResponse },
       400: { description: 'Validation failed' },
       401: { description: 'Agent credentials cannot manage member keys' },
       403: { description: 'live_key_required (test key creating a prod key)' },
@@ -119,7 +121,7 @@ export const routes: RouteDef[] = [
     tags: ['Keys'],
     params: MemberKeyParams,
     responses: {
-      200: { description: 'Revoked key', schema: MemberKey.extend({ test_mode: z.boolean() }) },
+      200: { description: 'Revoked key', schema: MemberKeyResponse },
       404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await revokeMemberKey(deps, auth, params.id) }),

@@ -1,7 +1,7 @@
 // Batch mail: estimate, draft creation (template PDF + recipients CSV), reads, confirm,
 // cancel and the sandbox advance.
 import { defineRoute, RouteDef } from '../../route';
-import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import {
   AdvanceResponse,
   BatchDetailResponse,
@@ -43,7 +43,6 @@ export const routes: RouteDef[] = [
       200: { description: 'Estimate', schema: EstimateResponse },
       400: {
         description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM',
-        schema: ErrorBody,
       },
     },
     handler: async ({ auth, body }) => ({ body: estimateBatch(auth, body) }),
@@ -64,9 +63,8 @@ export const routes: RouteDef[] = [
       201: { description: 'Draft created', schema: CreateBatchResponse },
       400: {
         description: 'Validation, BATCH_TEMPLATE_PAGES_INVALID or BATCH_MARKETING_MAIL_MINIMUM',
-        schema: ErrorBody,
       },
-      503: { description: 'Scheduling unavailable; nothing stored', schema: ErrorBody },
+      503: { description: 'Scheduling unavailable; nothing stored' },
     },
     handler: async ({ deps, auth, body, files, headers }) => {
       const input = { ...body, template: files.template, recipients: files.recipients };
@@ -103,7 +101,7 @@ export const routes: RouteDef[] = [
     params: BatchIdParams,
     responses: {
       200: { description: 'Batch', schema: BatchDetailResponse },
-      404: { description: 'Not found', schema: ErrorBody },
+      404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await getBatch(deps, auth, params.id) }),
   }),
@@ -123,13 +121,12 @@ export const routes: RouteDef[] = [
       402: {
         description:
           'INSUFFICIENT_CREDITS with billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents',
-        schema: ErrorBody,
       },
-      409: { description: 'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)', schema: ErrorBody },
+      404: { description: 'Not found' },
+      409: { description: 'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)' },
       503: {
         description:
           'BATCH_GENERATION_DISPATCH_PENDING: the workflow did not take the confirmation within the deadline (WORKFLOW_UPDATE_DEADLINE_MS); retried automatically; repeating confirm never charges twice',
-        schema: ErrorBody,
       },
     },
     handler: async ({ deps, auth, params, headers }) => {
@@ -161,7 +158,8 @@ export const routes: RouteDef[] = [
     requestHeaders: { ...VERSION_HEADER, ...IDEMPOTENCY_KEY_HEADER },
     responses: {
       200: { description: 'Cancelled', schema: CancelResponse },
-      409: { description: 'BATCH_MAIL_NOT_CANCELLABLE (in_progress or finished)', schema: ErrorBody },
+      404: { description: 'Not found' },
+      409: { description: 'BATCH_MAIL_NOT_CANCELLABLE (in_progress or finished)' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: (args) =>
@@ -181,7 +179,8 @@ export const routes: RouteDef[] = [
     requestHeaders: { 'Idempotency-Key': 'Retries with the same key replay the first answer (the batch moves once)' },
     responses: {
       200: { description: 'Advanced', schema: AdvanceResponse },
-      409: { description: 'BATCH_ADVANCE_INVALID (not yet submitted, or already completed)', schema: ErrorBody },
+      404: { description: 'Not found' },
+      409: { description: 'BATCH_ADVANCE_INVALID (not yet submitted, or already completed)' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {

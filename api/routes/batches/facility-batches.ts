@@ -2,7 +2,7 @@
 // files, and the fulfilment steps start -> mark pieces -> finish (or fail). A facility
 // sees only live batches assigned to it.
 import { defineRoute, RouteDef } from '../../route';
-import { ErrorBody, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
   BatchIdParams,
@@ -29,12 +29,10 @@ import {
 const TAGS = ['Facility: batch mail'];
 const CONFLICT = {
   description: 'BATCH_STATE_CONFLICT: the batch is not in a state that allows this step',
-  schema: ErrorBody,
 };
-const NOT_FOUND = { description: 'Not a batch of this facility', schema: ErrorBody };
+const NOT_FOUND = { description: 'Not a batch of this facility' };
 const REUSED = {
   description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request',
-  schema: ErrorBody,
 };
 /** Every step takes an optional Idempotency-Key: a retry answers the first answer, the step is applied once. */
 const STEP = { requestHeaders: IDEMPOTENCY_KEY_HEADER };
@@ -91,7 +89,7 @@ export const routes: RouteDef[] = [
     ...STEP,
     responses: {
       200: { description: 'Marked', schema: MarkPiecesResponse },
-      400: { description: 'Validation', schema: ErrorBody },
+      400: { description: 'Validation' },
       404: NOT_FOUND,
       409: CONFLICT,
       422: REUSED,

@@ -12,7 +12,7 @@ import {
 } from '../../../domain/inbound-email/aliases';
 import { CATEGORIES, SUGGESTED_ACTIONS } from '../../../domain/inbound-email/classifier';
 import { INCLUDE_VALUES, ITEM_INCLUDE_VALUES } from '../../../services/inbound-email/inbound-context';
-import { FreeFormJson, Pagination, paginationQuery, singleLine } from '../../schemas/common';
+import { FreeFormJson, Pagination, paginationQuery, singleLine, TestMode } from '../../schemas/common';
 
 export const ITEM_STATUSES = ['captured', 'stored', 'extracted', 'needs_review', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'waiting', 'closed', 'archived'] as const;
@@ -258,6 +258,9 @@ export const InboundMailItem = z.object({
     .describe('with include=ocr'),
 });
 
+/** GET /v1/inbound/{id}: the item, with the answer's test_mode. */
+export const InboundMailItemResponse = InboundMailItem.extend(TestMode);
+
 export const InboundMailList = z.object({
   items: z.array(InboundMailItem),
   pagination: Pagination,
@@ -295,6 +298,9 @@ export const PostalThread = z.object({
     .describe('with include=events: inbound items and outbound replies, oldest first'),
 });
 
+/** A thread as the answer of its own read or update, with test_mode. */
+export const PostalThreadResponse = PostalThread.extend(TestMode);
+
 export const PostalThreadList = z.object({
   threads: z.array(PostalThread),
   pagination: Pagination,
@@ -314,6 +320,7 @@ export const IntakeQuery = z.object({
 });
 
 export const IntakeResponse = z.object({
+  ...TestMode,
   item_id: z.string(),
   alias_id: z.string(),
   status: z.string(),

@@ -10,12 +10,12 @@ import {
   ForwardingAddressList,
   InboundGetQuery,
   InboundListQuery,
-  InboundMailItem,
+  InboundMailItemResponse,
   InboundMailList,
   IntakeQuery,
   IntakeResponse,
   ItemParams,
-  PostalThread,
+  PostalThreadResponse,
   PostalThreadList,
   ThreadGetQuery,
   ThreadListQuery,
@@ -64,9 +64,8 @@ export const routes: RouteDef[] = [
     requestHeaders: VERSION_HEADER,
     responses: {
       201: { description: 'Alias created', schema: ForwardingAddressBody },
-      400: { description: 'Validation failed (fields[])' },
+      400: { description: 'Validation failed (fields[]); agent_id that is not an agent of this member' },
       403: { description: 'insufficient_scope (mailbox.write)' },
-      404: { description: 'agent_id is not an agent of this member' },
       409: { description: 'ALIAS_TAKEN, or SERVICE_MD_VERSION_MISMATCH' },
     },
     handler: async ({ deps, auth, body }) => ({ status: 201, body: await createForwardingAddress(deps, auth, body) }),
@@ -123,7 +122,7 @@ export const routes: RouteDef[] = [
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     query: InboundGetQuery,
-    responses: { 200: { description: 'Item', schema: InboundMailItem }, ...READ_ERRORS },
+    responses: { 200: { description: 'Item', schema: InboundMailItemResponse }, ...READ_ERRORS },
     handler: async ({ deps, auth, params, query }) => ({
       body: await getInboundMail(deps, auth, { id: params.id, ...query }),
     }),
@@ -134,7 +133,7 @@ export const routes: RouteDef[] = [
     summary: 'Download a stored file of an item (raw email or attachment)',
     tags: ['Forwarded inbound context'],
     params: FileParams,
-    responses: { 200: { description: "The file's bytes with its content type" }, ...READ_ERRORS },
+    responses: { 200: { description: "The file's bytes with its content type", file: true }, ...READ_ERRORS },
     handler: async ({ deps, auth, params }) => {
       const file = await getInboundFile(deps, auth, params);
       return {
@@ -162,7 +161,7 @@ export const routes: RouteDef[] = [
     tags: ['Forwarded inbound context'],
     params: ItemParams,
     query: ThreadGetQuery,
-    responses: { 200: { description: 'Thread', schema: PostalThread }, ...READ_ERRORS },
+    responses: { 200: { description: 'Thread', schema: PostalThreadResponse }, ...READ_ERRORS },
     handler: async ({ deps, auth, params, query }) => ({
       body: await getPostalThread(deps, auth, { id: params.id, include: query.include }),
     }),
@@ -177,7 +176,7 @@ export const routes: RouteDef[] = [
     body: ThreadUpdateRequest,
     requestHeaders: VERSION_HEADER,
     responses: {
-      200: { description: 'Thread', schema: PostalThread },
+      200: { description: 'Thread', schema: PostalThreadResponse },
       400: { description: 'Validation failed' },
       403: { description: 'insufficient_scope (mailbox.write)' },
       404: { description: 'Not found' },

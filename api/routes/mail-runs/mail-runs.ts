@@ -1,7 +1,6 @@
 // Business mail runs: open, read, commit, cancel. Pieces join a run through
 // POST /v1/mail with mail_run_id.
 import { defineRoute, RouteDef } from '../../route';
-import { ErrorBody } from '../../schemas/common';
 import {
   CancelledMailRunSchema,
   CommittedMailRunSchema,
@@ -17,18 +16,16 @@ const RULES =
   '(403 BUSINESS_REQUIRED) whose human authorised Agent Auto-Fill (403 AUTO_FILL_NOT_AUTHORISED).';
 
 const errorResponses = {
-  400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing', schema: ErrorBody },
+  400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing' },
   403: {
     description:
       'live_key_required, agent_key_required, BUSINESS_REQUIRED, AUTO_FILL_NOT_AUTHORISED or a missing scope',
-    schema: ErrorBody,
   },
-  404: { description: 'MAIL_RUN_NOT_FOUND', schema: ErrorBody },
+  404: { description: 'MAIL_RUN_NOT_FOUND' },
   503: {
     description:
       "MAIL_RUN_WORKFLOW_UNAVAILABLE (opening: the run's workflow could not be started) or WORKFLOW_UNAVAILABLE (commit, cancel: " +
       'no answer within the deadline); repeat the same call: it never charges twice',
-    schema: ErrorBody,
   },
 };
 
@@ -51,7 +48,6 @@ export const routes: RouteDef[] = [
       409: {
         description:
           'MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH',
-        schema: ErrorBody,
       },
     },
     handler: async ({ deps, auth, body }) => {
@@ -93,7 +89,6 @@ export const routes: RouteDef[] = [
       409: {
         description:
           'MAIL_RUN_NOT_COMMITTABLE (cancelled or closed), MAIL_RUN_FORCE_APPROVAL or SERVICE_MD_VERSION_MISMATCH',
-        schema: ErrorBody,
       },
     },
     handler: async ({ deps, auth, params }) => {
@@ -116,7 +111,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Cancelled (or already cancelled)', schema: CancelledMailRunSchema },
       ...errorResponses,
-      409: { description: 'MAIL_RUN_NOT_CANCELLABLE or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
+      409: { description: 'MAIL_RUN_NOT_CANCELLABLE or SERVICE_MD_VERSION_MISMATCH' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await cancelMailRun(deps, auth, params.id) }),
   }),

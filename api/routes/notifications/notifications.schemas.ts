@@ -1,9 +1,9 @@
 // Schemas of the owner's notification settings (member keys only).
 import { z } from 'zod';
 import { NOTIFICATION_KINDS } from '../../../domain/notifications/kinds';
-import { PG_INT_MAX } from '../../schemas/common';
+import { PG_INT_MAX, TestMode } from '../../schemas/common';
 
-const Kinds = z
+export const NotificationKinds = z
   .object(
     Object.fromEntries(NOTIFICATION_KINDS.map((k) => [k, z.boolean()])) as Record<
       (typeof NOTIFICATION_KINDS)[number],
@@ -19,7 +19,7 @@ export const NotificationRecipient = z.object({
   status: z
     .enum(['active', 'pending_confirmation'])
     .describe('pending_confirmation: receives nothing until it opens the link emailed to it'),
-  kinds: Kinds,
+  kinds: NotificationKinds,
   created_at: z.string(),
   confirmed_at: z.string().nullable(),
 });
@@ -33,6 +33,10 @@ export const NotificationSettings = z.object({
   recipients: z.array(NotificationRecipient).describe('the owner first, then extra recipients'),
   max_extra_recipients: z.number().int(),
 });
+
+export const NotificationSettingsResponse = NotificationSettings.extend(TestMode);
+
+export const NotificationRecipientResponse = z.object({ recipient: NotificationRecipient, ...TestMode });
 
 export const SettingsPatch = z.strictObject({
   low_balance_threshold_cents: z

@@ -1,11 +1,10 @@
 // The owner's notification settings: the low-balance threshold, the recipients and the
 // kinds each receives. Member keys only (the console's Notifications page runs these).
-import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { IdParams } from '../../schemas/common';
 import {
-  NotificationRecipient,
-  NotificationSettings,
+  NotificationRecipientResponse,
+  NotificationSettingsResponse,
   RecipientPatch,
   RecipientRequest,
   SettingsPatch,
@@ -18,8 +17,6 @@ import {
   updateSettings,
 } from '../../../services/notifications/settings';
 
-const WithTestMode = <T extends z.ZodRawShape>(shape: T) => z.object({ ...shape, test_mode: z.boolean() });
-
 export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
@@ -28,7 +25,7 @@ export const routes: RouteDef[] = [
     description:
       'Who is emailed (the owner and confirmed extra recipients), which kinds each receives, and the low-balance threshold.',
     tags: ['Notifications'],
-    responses: { 200: { description: 'Settings', schema: NotificationSettings.extend({ test_mode: z.boolean() }) } },
+    responses: { 200: { description: 'Settings', schema: NotificationSettingsResponse } },
     handler: async ({ deps, auth }) => ({ body: { ...(await getSettings(deps, auth.memberId!)), test_mode: false } }),
   }),
   defineRoute({
@@ -38,7 +35,7 @@ export const routes: RouteDef[] = [
     tags: ['Notifications'],
     body: SettingsPatch,
     responses: {
-      200: { description: 'Settings', schema: NotificationSettings.extend({ test_mode: z.boolean() }) },
+      200: { description: 'Settings', schema: NotificationSettingsResponse },
       400: { description: 'Validation failed (fields[])' },
     },
     handler: async ({ deps, auth, body }) => ({
@@ -56,7 +53,7 @@ export const routes: RouteDef[] = [
     responses: {
       201: {
         description: 'The recipient, pending confirmation',
-        schema: WithTestMode({ recipient: NotificationRecipient }),
+        schema: NotificationRecipientResponse,
       },
       400: { description: 'Validation failed (fields[])' },
       409: { description: 'RECIPIENT_EXISTS or RECIPIENT_LIMIT' },
@@ -74,7 +71,7 @@ export const routes: RouteDef[] = [
     params: IdParams,
     body: RecipientPatch,
     responses: {
-      200: { description: 'The recipient', schema: WithTestMode({ recipient: NotificationRecipient }) },
+      200: { description: 'The recipient', schema: NotificationRecipientResponse },
       400: { description: 'Validation failed (fields[])' },
       404: { description: 'Recipient not found' },
     },
@@ -89,7 +86,7 @@ export const routes: RouteDef[] = [
     tags: ['Notifications'],
     params: IdParams,
     responses: {
-      200: { description: 'The removed recipient', schema: WithTestMode({ recipient: NotificationRecipient }) },
+      200: { description: 'The removed recipient', schema: NotificationRecipientResponse },
       404: { description: 'Recipient not found' },
       409: { description: "RECIPIENT_IS_OWNER: the owner's own address stays" },
     },

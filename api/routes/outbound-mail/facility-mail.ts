@@ -2,12 +2,13 @@
 // document, and the fulfillment steps that move a live piece through its workflow.
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../../route';
-import { ErrorBody, IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { IdParams, Pagination, WORKFLOW_UNAVAILABLE_RESPONSE, TestMode } from '../../schemas/common';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import {
   CarrierDeliveryFailedBody,
   DispatchedForm,
   FacilityDocumentSchema,
+  FacilityMailItemResponse,
   FacilityMailItemSchema,
   FacilityMailQuery,
   FailedBody,
@@ -29,14 +30,13 @@ import { readUpload } from './mail';
 const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
 
 const stepResponses = {
-  200: { description: 'The piece after the step', schema: FacilityMailItemSchema },
-  400: { description: 'Validation failed (fields[])', schema: ErrorBody },
-  404: { description: 'Not a live piece of this facility', schema: ErrorBody },
+  200: { description: 'The piece after the step', schema: FacilityMailItemResponse },
+  400: { description: 'Validation failed (fields[])' },
+  404: { description: 'Not a live piece of this facility' },
   409: {
     description: 'MAIL_STATE_CONFLICT: the piece is not in a status this step follows (for example cancelled)',
-    schema: ErrorBody,
   },
-  422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request', schema: ErrorBody },
+  422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request' },
   ...WORKFLOW_UNAVAILABLE_RESPONSE,
 };
 
@@ -61,7 +61,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Queue page',
-        schema: z.object({ items: z.array(FacilityMailItemSchema), pagination: Pagination }),
+        schema: z.object({ ...TestMode, items: z.array(FacilityMailItemSchema), pagination: Pagination }),
       },
     },
     handler: async ({ deps, auth, query }) => ({ body: await listFacilityMail(deps, auth, query) }),
@@ -74,8 +74,8 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     params: IdParams,
     responses: {
-      200: { description: 'The piece', schema: FacilityMailItemSchema },
-      404: { description: 'Not found', schema: ErrorBody },
+      200: { description: 'The piece', schema: FacilityMailItemResponse },
+      404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await getFacilityMail(deps, auth, params.id) }),
   }),
@@ -90,7 +90,7 @@ export const routes: RouteDef[] = [
     params: IdParams,
     responses: {
       200: { description: 'Document', schema: FacilityDocumentSchema },
-      404: { description: 'Not found', schema: ErrorBody },
+      404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await facilityDocument(deps, auth, params.id) }),
   }),

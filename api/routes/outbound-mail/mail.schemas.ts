@@ -10,6 +10,7 @@ import {
   Pagination,
   PG_INT_MAX,
   singleLine,
+  TestMode,
 } from '../../schemas/common';
 import { MAIL_CLASSES, MailClass, MAX_OUTBOUND_PAGES } from '../../../domain/outbound-mail/pricing';
 import {
@@ -509,7 +510,11 @@ export const FacilityMailItemSchema = z.object({
   created_at: z.string(),
 });
 
+/** One piece as the answer of its read or a facility step, with test_mode. */
+export const FacilityMailItemResponse = FacilityMailItemSchema.extend(TestMode);
+
 export const FacilityDocumentSchema = z.object({
+  ...TestMode,
   url: z.string().describe('signed, 1-hour expiry'),
   expires_at: z.string(),
   content_type: z.string(),

@@ -3,7 +3,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineRoute, RouteDef, UploadedFile } from '../../route';
-import { ErrorBody, IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { IdParams, PG_INT_MAX, textInt, WORKFLOW_UNAVAILABLE_RESPONSE, TestMode } from '../../schemas/common';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
 import { parseOrThrow } from '../../router';
 import {
@@ -54,8 +54,8 @@ function maxCostHeader(value: string | undefined): number | null {
 }
 
 const errorResponses = {
-  400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing', schema: ErrorBody },
-  404: { description: 'Not found', schema: ErrorBody },
+  400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing' },
+  404: { description: 'Not found' },
 };
 
 const SUBMIT_HEADERS = {
@@ -105,18 +105,15 @@ export const routes: RouteDef[] = [
       402: {
         description:
           'INSUFFICIENT_CREDITS (billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents)',
-        schema: ErrorBody,
       },
-      409: { description: 'SERVICE_MD_VERSION_MISMATCH or DUPLICATE_OUTBOUND_MAIL', schema: ErrorBody },
+      409: { description: 'SERVICE_MD_VERSION_MISMATCH or DUPLICATE_OUTBOUND_MAIL' },
       422: {
         description:
           'MAX_COST_EXCEEDED, PER_TRANSACTION_LIMIT_EXCEEDED, DAILY_SPEND_LIMIT_EXCEEDED, MAX_DAILY_PIECES_EXCEEDED, IDEMPOTENCY_KEY_REUSED; nothing spent',
-        schema: ErrorBody,
       },
       503: {
         description:
           'Document store, duplicate or idempotency protection unavailable, or the letter renderer busy (RENDERER_BUSY) or unavailable (RENDERER_UNAVAILABLE); retryable, nothing spent',
-        schema: ErrorBody,
       },
     },
     handler: async ({ deps, auth, query, body, files, headers }) => {
@@ -177,7 +174,7 @@ export const routes: RouteDef[] = [
     responses: {
       302: {
         description: 'Location: the signed document URL',
-        schema: z.object({ url: z.string(), expires_in_seconds: z.number().int() }),
+        schema: z.object({ ...TestMode, url: z.string(), expires_in_seconds: z.number().int() }),
       },
       ...errorResponses,
     },
@@ -199,7 +196,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Cancelled (or already cancelled)', schema: CancelResultSchema },
       ...errorResponses,
-      409: { description: 'MAIL_NOT_CANCELLABLE', schema: ErrorBody },
+      409: { description: 'MAIL_NOT_CANCELLABLE' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
@@ -220,9 +217,9 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Approved and submitted', schema: ApproveResultSchema },
       ...errorResponses,
-      402: { description: 'INSUFFICIENT_CREDITS; the piece stays pending_approval', schema: ErrorBody },
-      409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
-      422: { description: 'PER_TRANSACTION_LIMIT_EXCEEDED or DAILY_SPEND_LIMIT_EXCEEDED', schema: ErrorBody },
+      402: { description: 'INSUFFICIENT_CREDITS; the piece stays pending_approval' },
+      409: { description: 'MAIL_NOT_PENDING_APPROVAL' },
+      422: { description: 'PER_TRANSACTION_LIMIT_EXCEEDED or DAILY_SPEND_LIMIT_EXCEEDED' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
@@ -242,7 +239,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Rejected', schema: RejectResultSchema },
       ...errorResponses,
-      409: { description: 'MAIL_NOT_PENDING_APPROVAL', schema: ErrorBody },
+      409: { description: 'MAIL_NOT_PENDING_APPROVAL' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
@@ -269,8 +266,8 @@ export const routes: RouteDef[] = [
     responses: {
       201: { description: 'The test piece', schema: SubmittedMailSchema },
       ...errorResponses,
-      409: { description: 'DUPLICATE_OUTBOUND_MAIL or SERVICE_MD_VERSION_MISMATCH', schema: ErrorBody },
-      422: { description: 'A safeguard refused the piece', schema: ErrorBody },
+      409: { description: 'DUPLICATE_OUTBOUND_MAIL or SERVICE_MD_VERSION_MISMATCH' },
+      422: { description: 'A safeguard refused the piece' },
     },
     handler: async ({ deps, auth, query, body, headers }) => {
       const { page_count: pages, ...fields } = body;
@@ -304,7 +301,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'The record after the step', schema: MailRecordSchema },
       ...errorResponses,
-      409: { description: 'MAIL_STATE_CONFLICT', schema: ErrorBody },
+      409: { description: 'MAIL_STATE_CONFLICT' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,
     },
     handler: async ({ deps, auth, params, headers }) => {

@@ -1,3 +1,4 @@
+import { TestMode } from '../../schemas/common';
 // Assigned inbound (the agent inbox, agent-inbox.v1): agent-scoped keys only.
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
@@ -83,6 +84,7 @@ export const routes: RouteDef[] = [
       201: { description: 'Seeded', schema: SeedResult },
       400: { description: 'validation' },
       403: { description: 'live key (reason test_key_required)' },
+      422: { description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request' },
     },
     handler: async ({ deps, auth, body, headers }) => {
       const r = await seedSandboxOnce(deps, auth, body, headers['idempotency-key']);
@@ -177,7 +179,7 @@ export const routes: RouteDef[] = [
     responses: {
       201: {
         description: 'Proposed (awaiting_member_approval)',
-        schema: z.object({ operation: HandlingOperation, item_version: z.number().int() }),
+        schema: z.object({ ...TestMode, operation: HandlingOperation, item_version: z.number().int() }),
       },
       400: { description: 'validation or HANDLING_ACTION_INACTIVE' },
       ...refusals,

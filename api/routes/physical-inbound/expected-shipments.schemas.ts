@@ -1,7 +1,7 @@
 // Schemas of expected shipments (agent-specific, physical inbound custody). Query objects
 // are strict like the packages' (unknown or repeated parameters are a 400).
 import { z } from 'zod';
-import { PG_INT_MAX } from '../../schemas/common';
+import { PG_INT_MAX, TestMode } from '../../schemas/common';
 import { EXPECTED_SHIPMENT_STATUSES, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
 import { ActionRequest, PageInfo, qEnum, qInt, qString, qUuid } from './physical-inbound.schemas';
 
@@ -47,6 +47,13 @@ export const ExpectedShipmentListQuery = z.strictObject({
   offset: qInt(0, PG_INT_MAX, 0),
 });
 
+/** A package action requested when a piece arrives, as stored (an expected shipment's or a rule's). */
+export const ArrivalAction = z.object({
+  action: z.string(),
+  priority: z.string(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+
 export const ExpectedShipment = z.object({
   object: z.literal('expected_shipment'),
   id: z.string(),
@@ -60,9 +67,7 @@ export const ExpectedShipment = z.object({
   kind: z.enum(PIECE_KINDS).nullable(),
   expected_date: z.string().nullable().describe('YYYY-MM-DD'),
   notes: z.string().nullable(),
-  on_arrival: z
-    .object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() })
-    .nullable(),
+  on_arrival: ArrivalAction.nullable(),
   package_id: z.string().nullable().describe('the package that satisfied it'),
   arrival_action_id: z.string().nullable().describe('the package action requested on arrival'),
   version: z.number().int(),
@@ -73,6 +78,10 @@ export const ExpectedShipment = z.object({
   updated_at: Instant,
 });
 
-export const ExpectedShipmentBody = z.object({ expected_shipment: ExpectedShipment });
-export const ExpectedShipmentList = z.object({ expected_shipments: z.array(ExpectedShipment), pagination: PageInfo });
+export const ExpectedShipmentBody = z.object({ ...TestMode, expected_shipment: ExpectedShipment });
+export const ExpectedShipmentList = z.object({
+  ...TestMode,
+  expected_shipments: z.array(ExpectedShipment),
+  pagination: PageInfo,
+});
 export const ExpectedShipmentCancelled = ExpectedShipmentBody.extend({ already_cancelled: z.boolean() });

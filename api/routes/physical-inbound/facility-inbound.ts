@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
 import { IDEMPOTENCY_KEY_HEADER, idempotentRoute } from '../../idempotent';
-import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { WORKFLOW_UNAVAILABLE_RESPONSE, TestMode } from '../../schemas/common';
 import {
   attachExterior,
   commitDraft,
@@ -53,7 +53,7 @@ import {
 } from './physical-inbound.schemas';
 
 const tags = ['Facility: physical inbound'];
-const DraftBody = z.object({ draft: Draft });
+const DraftBody = z.object({ ...TestMode, draft: Draft });
 const conflicts = {
   409: {
     description: 'VERSION_STALE (expected_version is not the current one) or the draft/request is no longer open',
@@ -89,7 +89,9 @@ export const routes: RouteDef[] = [
     tags,
     summary: 'Intake drafts of this facility',
     query: DraftListQuery,
-    responses: { 200: { description: 'Drafts', schema: z.object({ drafts: z.array(Draft), pagination: PageInfo }) } },
+    responses: {
+      200: { description: 'Drafts', schema: z.object({ ...TestMode, drafts: z.array(Draft), pagination: PageInfo }) },
+    },
     handler: async ({ deps, auth, query }) => ({ body: await listDrafts(deps, auth, query) }),
   }),
   defineRoute({
@@ -151,7 +153,7 @@ export const routes: RouteDef[] = [
     multipart: { maxFileBytes: { photo: MAX_PHOTO_BYTES } },
     requestHeaders: headers,
     responses: {
-      201: { description: 'Photo attached', schema: DraftBody.extend({ photo_id: z.string() }) },
+      201: { description: 'Photo attached', schema: DraftBody.extend({ ...TestMode, photo_id: z.string() }) },
       400: { description: 'not an image' },
       404: { description: 'not found' },
       ...conflicts,
@@ -218,7 +220,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Scan requests',
-        schema: z.object({ scan_requests: z.array(ScanRequestView), pagination: PageInfo }),
+        schema: z.object({ ...TestMode, scan_requests: z.array(ScanRequestView), pagination: PageInfo }),
       },
     },
     handler: async ({ deps, auth, query }) => ({ body: await listScanRequests(deps, auth, query) }),
@@ -257,7 +259,7 @@ export const routes: RouteDef[] = [
     body: ScanRejectBody,
     requestHeaders: headers,
     responses: {
-      200: { description: 'Rejected', schema: z.object({ scan_request: ScanRequestView }) },
+      200: { description: 'Rejected', schema: z.object({ ...TestMode, scan_request: ScanRequestView }) },
       404: { description: 'not found' },
       409: { description: 'SCAN_REQUEST_NOT_OPEN' },
       ...reused,
@@ -276,7 +278,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Actions',
-        schema: z.object({ actions: z.array(z.record(z.string(), z.unknown())), pagination: PageInfo }),
+        schema: z.object({ ...TestMode, actions: z.array(z.record(z.string(), z.unknown())), pagination: PageInfo }),
       },
     },
     handler: async ({ deps, auth, query }) => ({ body: await listFacilityPackageActions(deps, auth, query) }),
@@ -294,7 +296,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Updated',
-        schema: z.object({ action: z.record(z.string(), z.unknown()), package_status: z.string() }),
+        schema: z.object({ ...TestMode, action: z.record(z.string(), z.unknown()), package_status: z.string() }),
       },
       400: { description: 'validation' },
       404: { description: 'not found' },
@@ -317,6 +319,7 @@ export const routes: RouteDef[] = [
       200: {
         description: 'Operations',
         schema: z.object({
+          ...TestMode,
           operations: z.array(HandlingOperation.extend({ item: z.record(z.string(), z.unknown()) })),
           pagination: PageInfo,
         }),
@@ -336,7 +339,7 @@ export const routes: RouteDef[] = [
     params: IdParam,
     body: DecisionBody,
     responses: {
-      200: { description: 'Decided', schema: z.object({ operation: HandlingOperation }) },
+      200: { description: 'Decided', schema: z.object({ ...TestMode, operation: HandlingOperation }) },
       400: { description: 'validation' },
       404: { description: 'not found' },
       409: { description: 'VERSION_STALE, HANDLING_VERSION_STALE or HANDLING_STATE_INVALID' },

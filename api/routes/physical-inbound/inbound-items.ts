@@ -1,7 +1,7 @@
 // Managed mailbox items (physical inbound items), the owner's decisions on handling
 // operations, and the inbound activity timeline.
 import { z } from 'zod';
-import { WORKFLOW_UNAVAILABLE_RESPONSE } from '../../schemas/common';
+import { WORKFLOW_UNAVAILABLE_RESPONSE, TestMode } from '../../schemas/common';
 import { defineRoute, RouteDef } from '../../route';
 import {
   getInboundItem,
@@ -67,7 +67,7 @@ export const routes: RouteDef[] = [
     summary: 'One physical inbound item with its quotes',
     params: IdParam,
     responses: {
-      200: { description: 'Item', schema: z.object({ item: ManagedItem }) },
+      200: { description: 'Item', schema: z.object({ ...TestMode, item: ManagedItem }) },
       404: { description: 'not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await getInboundItem(deps, auth, params.id) }),
@@ -84,7 +84,10 @@ export const routes: RouteDef[] = [
     body: InboundActionBody,
     requestHeaders: { ...IDEMPOTENCY, 'X-Service-MD-Version': 'agent keys: the current instructions version' },
     responses: {
-      201: { description: 'Operation created', schema: z.object({ operation: HandlingOperation, item: ManagedItem }) },
+      201: {
+        description: 'Operation created',
+        schema: z.object({ ...TestMode, operation: HandlingOperation, item: ManagedItem }),
+      },
       400: { description: 'validation (Idempotency-Key, expected_quote)' },
       402: { description: 'INSUFFICIENT_CREDITS' },
       404: { description: 'not found' },
@@ -106,6 +109,7 @@ export const routes: RouteDef[] = [
       200: {
         description: 'Quote',
         schema: z.object({
+          ...TestMode,
           item_id: z.string(),
           mail_class: z.string(),
           tracked: z.boolean(),
@@ -142,6 +146,7 @@ export const routes: RouteDef[] = [
       200: {
         description: 'Pages',
         schema: z.object({
+          ...TestMode,
           item_id: z.string(),
           content_trust: z.literal('untrusted_document'),
           pages: z.array(SourcePage),
@@ -163,8 +168,12 @@ export const routes: RouteDef[] = [
       "Closes the sample's open operations (rejected, reason sample_reset) and rebuilds it as new (version 1, one scan).",
     params: IdParam,
     responses: {
-      200: { description: 'Sample restarted', schema: z.object({ item: ManagedItem, reset: z.literal(true) }) },
+      200: {
+        description: 'Sample restarted',
+        schema: z.object({ ...TestMode, item: ManagedItem, reset: z.literal(true) }),
+      },
       400: { description: 'NOT_MEMBER_SAMPLE' },
+      404: { description: 'Not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await resetMemberSample(deps, auth, params.id) }),
   }),
@@ -178,6 +187,7 @@ export const routes: RouteDef[] = [
       200: {
         description: 'Activity',
         schema: z.object({
+          ...TestMode,
           activity: z.array(
             z.object({
               id: z.string(),
@@ -212,7 +222,7 @@ export const routes: RouteDef[] = [
     summary: 'One handling operation',
     params: IdParam,
     responses: {
-      200: { description: 'Operation', schema: z.object({ operation: HandlingOperation }) },
+      200: { description: 'Operation', schema: z.object({ ...TestMode, operation: HandlingOperation }) },
       404: { description: 'not found' },
     },
     handler: async ({ deps, auth, params }) => ({ body: await getHandlingOperation(deps, auth, params.id) }),
@@ -228,7 +238,7 @@ export const routes: RouteDef[] = [
     params: IdParam,
     body: ApproveBody,
     responses: {
-      200: { description: 'Approved', schema: z.object({ operation: HandlingOperation }) },
+      200: { description: 'Approved', schema: z.object({ ...TestMode, operation: HandlingOperation }) },
       400: { description: 'validation' },
       402: { description: 'INSUFFICIENT_CREDITS' },
       404: { description: 'not found' },
@@ -246,7 +256,7 @@ export const routes: RouteDef[] = [
     params: IdParam,
     body: RejectBody,
     responses: {
-      200: { description: 'Rejected', schema: z.object({ operation: HandlingOperation }) },
+      200: { description: 'Rejected', schema: z.object({ ...TestMode, operation: HandlingOperation }) },
       404: { description: 'not found' },
       409: { description: 'VERSION_STALE or HANDLING_STATE_INVALID' },
       ...WORKFLOW_UNAVAILABLE_RESPONSE,

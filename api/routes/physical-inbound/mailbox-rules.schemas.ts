@@ -1,8 +1,8 @@
 // Schemas of mailbox rules (agent-specific standing instructions for arriving pieces).
 import { z } from 'zod';
-import { PG_INT_MAX } from '../../schemas/common';
+import { PG_INT_MAX, TestMode } from '../../schemas/common';
 import { ARRIVAL_LIMITS, PIECE_KINDS } from '../../../domain/physical-inbound/package-arrival';
-import { AgentIdQuery, ArrivalActionRequest } from './expected-shipments.schemas';
+import { AgentIdQuery, ArrivalAction, ArrivalActionRequest } from './expected-shipments.schemas';
 import { PageInfo, qEnum, qInt } from './physical-inbound.schemas';
 
 const L = ARRIVAL_LIMITS;
@@ -65,9 +65,7 @@ export const MailboxRule = z.object({
     kinds: z.array(z.enum(PIECE_KINDS)).optional(),
   }),
   apply: z.object({
-    request_action: z
-      .object({ action: z.string(), priority: z.string(), parameters: z.record(z.string(), z.unknown()).optional() })
-      .optional(),
+    request_action: ArrivalAction.optional(),
     add_tags: z.array(z.string()).optional(),
   }),
   created_by: z.enum(['agent', 'member']),
@@ -77,5 +75,5 @@ export const MailboxRule = z.object({
   updated_at: z.string(),
 });
 
-export const MailboxRuleBody = z.object({ rule: MailboxRule });
-export const MailboxRuleList = z.object({ rules: z.array(MailboxRule), pagination: PageInfo });
+export const MailboxRuleBody = z.object({ ...TestMode, rule: MailboxRule });
+export const MailboxRuleList = z.object({ ...TestMode, rules: z.array(MailboxRule), pagination: PageInfo });

@@ -1,3 +1,4 @@
+import { TestMode } from '../../schemas/common';
 // Mailbox rules: an agent's standing instructions for pieces arriving at its private
 // mailbox (agent-specific: member keys pass ?agent_id=; physical inbound custody, live keys only).
 import { defineRoute, RouteDef } from '../../route';
@@ -104,7 +105,7 @@ export const routes: RouteDef[] = [
     query: AgentScopedQuery,
     requestHeaders: VERSION_HEADER,
     responses: {
-      200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true), id: z.string() }) },
+      200: { description: 'Deleted', schema: z.object({ ...TestMode, deleted: z.literal(true), id: z.string() }) },
       ...refusals,
       ...notFound,
       409: { description: 'SERVICE_MD_VERSION_MISMATCH' },

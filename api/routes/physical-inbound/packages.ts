@@ -1,3 +1,4 @@
+import { TestMode } from '../../schemas/common';
 // Packages: physical inbound custody (account-enabled, live keys only).
 import { z } from 'zod';
 import { defineRoute, RouteDef } from '../../route';
@@ -98,7 +99,10 @@ export const routes: RouteDef[] = [
     params: IdParam,
     query: PackagePhotosQuery,
     responses: {
-      200: { description: 'Photos', schema: z.object({ package_id: z.string(), photos: z.array(PackagePhoto) }) },
+      200: {
+        description: 'Photos',
+        schema: z.object({ ...TestMode, package_id: z.string(), photos: z.array(PackagePhoto) }),
+      },
       ...refusals,
     },
     handler: async ({ deps, auth, params, query }) => ({
@@ -112,7 +116,10 @@ export const routes: RouteDef[] = [
     summary: 'Actions requested on a package',
     params: IdParam,
     responses: {
-      200: { description: 'Actions', schema: z.object({ package_id: z.string(), actions: z.array(PackageAction) }) },
+      200: {
+        description: 'Actions',
+        schema: z.object({ ...TestMode, package_id: z.string(), actions: z.array(PackageAction) }),
+      },
       ...refusals,
     },
     handler: async ({ deps, auth, params }) => ({ body: await listPackageActions(deps, auth, params.id) }),
@@ -129,7 +136,7 @@ export const routes: RouteDef[] = [
     body: ActionRequest,
     requestHeaders: REQUEST_HEADERS,
     responses: {
-      201: { description: 'Action recorded', schema: z.object({ action: PackageAction }) },
+      201: { description: 'Action recorded', schema: z.object({ ...TestMode, action: PackageAction }) },
       400: { description: 'validation, SERVICE_MD_VERSION_REQUIRED or PACKAGE_NOT_FORWARDABLE' },
       ...refusals,
       409: { description: 'SERVICE_MD_VERSION_MISMATCH or PACKAGE_ACTION_NOT_AVAILABLE' },
@@ -143,7 +150,10 @@ export const routes: RouteDef[] = [
     tags,
     summary: 'One package action',
     params: PackageActionParams,
-    responses: { 200: { description: 'Action', schema: z.object({ action: PackageAction }) }, ...refusals },
+    responses: {
+      200: { description: 'Action', schema: z.object({ ...TestMode, action: PackageAction }) },
+      ...refusals,
+    },
     handler: async ({ deps, auth, params }) => ({
       body: await getPackageAction(deps, auth, params.id, params.actionId),
     }),
@@ -163,7 +173,7 @@ export const routes: RouteDef[] = [
       'If-Match': 'optional: the action version the edit is based on (409 when stale)',
     },
     responses: {
-      200: { description: 'Action', schema: z.object({ action: PackageAction }) },
+      200: { description: 'Action', schema: z.object({ ...TestMode, action: PackageAction }) },
       400: { description: 'validation or ACTION_NOT_ACTIVE' },
       ...refusals,
       409: { description: 'CONCURRENT_MODIFICATION, VERSION_STALE or SERVICE_MD_VERSION_MISMATCH' },
@@ -181,7 +191,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Forwarding requests',
-        schema: z.object({ package_id: z.string(), forwarding_requests: z.array(ForwardingRequest) }),
+        schema: z.object({ ...TestMode, package_id: z.string(), forwarding_requests: z.array(ForwardingRequest) }),
       },
       ...refusals,
     },
@@ -199,7 +209,12 @@ export const routes: RouteDef[] = [
     responses: {
       201: {
         description: 'Forwarding requested',
-        schema: z.object({ forwarding_request: ForwardingRequest, action: PackageAction, package: PackageSummary }),
+        schema: z.object({
+          ...TestMode,
+          forwarding_request: ForwardingRequest,
+          action: PackageAction,
+          package: PackageSummary,
+        }),
       },
       400: { description: 'missing fields or PACKAGE_NOT_FORWARDABLE' },
       ...refusals,
@@ -218,6 +233,7 @@ export const routes: RouteDef[] = [
       200: {
         description: 'Scans',
         schema: z.object({
+          ...TestMode,
           package_id: z.string(),
           scans: z.array(z.object({ scan_request: ScanRequestView, bundle: ScanSummary.nullable() })),
         }),
@@ -237,7 +253,7 @@ export const routes: RouteDef[] = [
     responses: {
       201: {
         description: 'Scan requested',
-        schema: z.object({ scan_request: ScanRequestView, action: PackageAction }),
+        schema: z.object({ ...TestMode, scan_request: ScanRequestView, action: PackageAction }),
       },
       400: { description: 'invalid scan_type' },
       ...refusals,
@@ -264,7 +280,7 @@ export const routes: RouteDef[] = [
     body: TagBody,
     requestHeaders: VERSION_HEADER,
     responses: {
-      201: { description: 'Tagged', schema: TagList.extend({ tag: z.string(), created: z.boolean() }) },
+      201: { description: 'Tagged', schema: TagList.extend({ ...TestMode, tag: z.string(), created: z.boolean() }) },
       400: { description: 'validation' },
       ...refusals,
     },
@@ -283,7 +299,7 @@ export const routes: RouteDef[] = [
     query: TagDeleteQuery,
     requestHeaders: VERSION_HEADER,
     responses: {
-      200: { description: 'Removed', schema: TagList.extend({ removed: z.string() }) },
+      200: { description: 'Removed', schema: TagList.extend({ ...TestMode, removed: z.string() }) },
       400: { description: 'tag query missing' },
       ...refusals,
     },
@@ -302,7 +318,7 @@ export const routes: RouteDef[] = [
     responses: {
       200: {
         description: 'Notes',
-        schema: z.object({ package_id: z.string(), notes: z.array(Note), pagination: PageInfo }),
+        schema: z.object({ ...TestMode, package_id: z.string(), notes: z.array(Note), pagination: PageInfo }),
       },
       ...refusals,
     },
@@ -318,7 +334,7 @@ export const routes: RouteDef[] = [
     body: NoteBody,
     requestHeaders: VERSION_HEADER,
     responses: {
-      201: { description: 'Note added', schema: z.object({ note: Note }) },
+      201: { description: 'Note added', schema: z.object({ ...TestMode, note: Note }) },
       400: { description: 'invalid or missing note' },
       ...refusals,
     },

@@ -18,6 +18,7 @@ import {
   PG_INT_MAX,
   singleLine,
   withoutHiddenCharacters,
+  TestMode,
 } from '../../schemas/common';
 
 export const PACKAGE_STATUSES = [
@@ -193,7 +194,7 @@ export const PackageSummary = z.object({
   kind: z.enum(['letter', 'parcel']),
   reference_code: z.string(),
 });
-export const PackageList = z.object({ packages: z.array(PackageSummary), pagination: PageInfo });
+export const PackageList = z.object({ ...TestMode, packages: z.array(PackageSummary), pagination: PageInfo });
 export const PackagePhoto = z.object({
   id: z.string(),
   photo_type: z.enum(PACKAGE_PHOTO_TYPES),
@@ -262,6 +263,7 @@ export const ForwardingRequest = z.object({
   created_at: Instant,
 });
 export const PackageDetail = z.object({
+  ...TestMode,
   package: PackageSummary.extend({
     version: z.number().int(),
     label_data: z.object({
@@ -350,6 +352,7 @@ const TagText = singleLine(z.string().trim().min(1).max(50));
 export const TagBody = z.strictObject({ tag: TagText.optional(), label: TagText.optional(), name: TagText.optional() });
 export const TagDeleteQuery = z.strictObject({ tag: qString().min(1).max(50).optional() });
 export const TagList = z.object({
+  ...TestMode,
   package_id: z.string(),
   tags: z.array(z.object({ tag: z.string(), created_at: Instant })),
 });
@@ -411,6 +414,7 @@ export const ManagedItem = z.object({
   quotes: z.object({ open_and_scan: Quote }),
 });
 export const ManagedItemList = z.object({
+  ...TestMode,
   items: z.array(ManagedItem),
   pagination: PageInfo,
   search: z.object({ query: z.string(), mode: z.literal('literal_and'), terms: z.array(z.string()) }).nullable(),
@@ -434,6 +438,7 @@ export const InboundActionBody = z.strictObject({
     .describe('required for member keys: the quote shown to the member (item.quotes.open_and_scan)'),
 });
 export const InboundScans = z.object({
+  ...TestMode,
   item_id: z.string(),
   scans: z.array(ScanSummary.extend({ ocr: OcrRecord.nullable() })),
 });
@@ -475,6 +480,7 @@ export const Assignment = z.object({
   assigned_at: Instant,
 });
 export const AgentInboxList = z.object({
+  ...TestMode,
   schema_version: z.literal(1),
   environment: z.enum(['live', 'test']),
   items: z.array(z.object({ item: InboxItem, assignment: Assignment })),
@@ -550,12 +556,14 @@ export const AgentInboxSources = z.object({
   pages: z.array(SourcePage),
   pagination: PageInfo,
 });
-export const AgentInboxScans = z.object({ item_id: z.string(), scans: z.array(ScanSummary) });
+export const AgentInboxScans = z.object({ ...TestMode, item_id: z.string(), scans: z.array(ScanSummary) });
 export const AgentInboxScan = z.object({
+  ...TestMode,
   item_id: z.string(),
   scan: ScanSummary.extend({ pages: z.array(SourcePage) }),
 });
 export const AgentInboxActivity = z.object({
+  ...TestMode,
   environment: z.enum(['live', 'test']),
   activity: z.array(
     z.object({
@@ -581,6 +589,7 @@ export const AcknowledgmentBody = z.strictObject({
   note: withoutHiddenCharacters(z.string().max(2000), 'multi_line').optional(),
 });
 export const Acknowledgment = z.object({
+  ...TestMode,
   acknowledgment: z.object({
     id: z.string(),
     item_id: z.string(),
@@ -594,6 +603,7 @@ export const Acknowledgment = z.object({
 });
 export const SeedBody = z.strictObject({ scenario: z.enum(SEED_SCENARIOS) });
 export const SeedResult = z.object({
+  ...TestMode,
   scenario: z.enum(SEED_SCENARIOS),
   item: InboxItem,
   assignment: Assignment,
@@ -609,6 +619,7 @@ export const Capability = z.object({
   requires_staff_attestation: z.boolean(),
 });
 export const HandlingState = z.object({
+  ...TestMode,
   schema_version: z.literal(1),
   item_id: z.string(),
   assignment: Assignment,
@@ -649,7 +660,7 @@ export const HandlingListQuery = z.strictObject({
   limit: qInt(1, 100, 20),
   offset: qInt(0, 10000, 0),
 });
-export const HandlingList = z.object({ operations: z.array(HandlingOperation), pagination: PageInfo });
+export const HandlingList = z.object({ ...TestMode, operations: z.array(HandlingOperation), pagination: PageInfo });
 export const ApproveBody = z.strictObject({
   expected_version: ExpectedVersion,
   destructive_confirmed: z.boolean().default(false).describe('must be true to approve a discard'),
@@ -676,6 +687,7 @@ export const IdentifyBody = z
     path: ['mailbox_id'],
   });
 export const IdentifyResult = z.object({
+  ...TestMode,
   matches: z.array(
     z.object({
       mailbox_id: z.string(),
@@ -742,6 +754,7 @@ export const MatchBody = z.strictObject({
 });
 export const CommitBody = z.strictObject({ expected_version: ExpectedVersion });
 export const CommitResult = z.object({
+  ...TestMode,
   draft: Draft,
   item: z.object({
     id: z.string(),
@@ -783,6 +796,7 @@ export const FulfilForm = z.object({
     .describe('comma-separated envelope|letter per page; default from scan_type'),
 });
 export const FulfilResult = z.object({
+  ...TestMode,
   scan_request: ScanRequestView,
   bundle: z.object({
     id: z.string(),

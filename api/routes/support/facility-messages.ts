@@ -54,17 +54,17 @@ export const FacilityMessageRecord = z.object({
   created_at: z.string(),
 });
 
-const Sent = z.object({
+export const FacilityMessageSent = z.object({
   message: FacilityMessageRecord,
   conversation: FacilityConversationRecord,
   test_mode: z.boolean(),
 });
-const ConversationList = z.object({
+export const FacilityConversationList = z.object({
   conversations: z.array(FacilityConversationRecord),
   pagination: Pagination,
   test_mode: z.boolean(),
 });
-const MessageList = z.object({
+export const FacilityMessageList = z.object({
   conversation: FacilityConversationRecord,
   messages: z.array(FacilityMessageRecord),
   pagination: Pagination,
@@ -95,7 +95,7 @@ export const routes: RouteDef[] = [
         'optional; a retry with the same key and body returns the first answer without a second message',
     },
     responses: {
-      201: { description: 'Message recorded', schema: Sent },
+      201: { description: 'Message recorded', schema: FacilityMessageSent },
       400: {
         description:
           "Validation, or a conversation_id that is not one of the caller's conversations (fields[].path conversation_id)",
@@ -113,7 +113,7 @@ export const routes: RouteDef[] = [
     summary: 'List facility conversations, most recent activity first',
     tags: ['Facility messages'],
     query: FacilityConversationsQuery,
-    responses: { 200: { description: 'Conversations', schema: ConversationList } },
+    responses: { 200: { description: 'Conversations', schema: FacilityConversationList } },
     handler: ({ deps, auth, query }) => conversationsPage(deps, auth, query),
   }),
   defineRoute({
@@ -123,7 +123,7 @@ export const routes: RouteDef[] = [
     tags: ['Facility messages'],
     params: IdParams,
     query: FacilityMessagesQuery,
-    responses: { 200: { description: 'Messages', schema: MessageList }, 404: { description: 'Not found' } },
+    responses: { 200: { description: 'Messages', schema: FacilityMessageList }, 404: { description: 'Not found' } },
     handler: ({ deps, auth, params, query }) => messagesPage(deps, auth, params.id, query),
   }),
 
@@ -134,7 +134,7 @@ export const routes: RouteDef[] = [
     summary: 'Facility: conversations addressed to this facility (and unaddressed live ones)',
     tags: ['Facility'],
     query: z.object({ ...page() }),
-    responses: { 200: { description: 'Conversations', schema: ConversationList } },
+    responses: { 200: { description: 'Conversations', schema: FacilityConversationList } },
     handler: ({ deps, auth, query }) => conversationsPage(deps, auth, query),
   }),
   defineRoute({
@@ -144,7 +144,7 @@ export const routes: RouteDef[] = [
     tags: ['Facility'],
     params: IdParams,
     query: FacilityMessagesQuery,
-    responses: { 200: { description: 'Messages', schema: MessageList }, 404: { description: 'Not found' } },
+    responses: { 200: { description: 'Messages', schema: FacilityMessageList }, 404: { description: 'Not found' } },
     handler: ({ deps, auth, params, query }) => messagesPage(deps, auth, params.id, query),
   }),
   defineRoute({
@@ -156,7 +156,7 @@ export const routes: RouteDef[] = [
     body: FacilityAnswerBody,
     requestHeaders: IDEMPOTENCY_KEY_HEADER,
     responses: {
-      201: { description: 'Answer recorded', schema: Sent },
+      201: { description: 'Answer recorded', schema: FacilityMessageSent },
       404: { description: 'Not found' },
       422: { description: 'IDEMPOTENCY_KEY_REUSED' },
     },

@@ -65,7 +65,7 @@ export const SupportConversationsQuery = z.object({
 
 export const SupportMessagesQuery = z.object({ ...paginationQuery({ limit: 50 }) });
 
-const Attachment = z.object({
+export const SupportAttachment = z.object({
   id: Uuid,
   filename: z.string(),
   content_type: z.string(),
@@ -84,7 +84,7 @@ export const SupportMessageRecord = z.object({
   author_type: z.enum(['member', 'agent', 'support']),
   agent_id: Uuid.nullable(),
   body: z.string(),
-  attachments: z.array(Attachment),
+  attachments: z.array(SupportAttachment),
   created_at: z.string(),
 });
 
@@ -100,7 +100,7 @@ export const SupportConversationRecord = z.object({
   created_at: z.string(),
 });
 
-const MessageResponse = z.object({ message: SupportMessageRecord, test_mode: z.boolean() });
+export const SupportMessageResponse = z.object({ message: SupportMessageRecord, test_mode: z.boolean() });
 
 const IDEMPOTENCY_HEADER = {
   'Idempotency-Key': 'optional; a retry with the same key and body returns the first answer without a second message',
@@ -127,7 +127,7 @@ export const routes: RouteDef[] = [
     body: SupportMessageBody,
     requestHeaders: IDEMPOTENCY_HEADER,
     responses: {
-      201: { description: 'Message recorded', schema: MessageResponse },
+      201: { description: 'Message recorded', schema: SupportMessageResponse },
       400: {
         description:
           "Validation, or a conversation_id that is not one of the caller's conversations (fields[].path conversation_id)",
@@ -196,7 +196,7 @@ export const routes: RouteDef[] = [
     body: SupportReplyBody,
     requestHeaders: IDEMPOTENCY_HEADER,
     responses: {
-      201: { description: 'Message recorded', schema: MessageResponse },
+      201: { description: 'Message recorded', schema: SupportMessageResponse },
       404: { description: 'Not found' },
       422: { description: 'SUPPORT_ACTIVE_TICKET_LIMIT (reopening)' },
     },

@@ -61,6 +61,7 @@ export const routes: RouteDef[] = [
     body: TestWebhookRequest,
     responses: {
       200: { description: 'The delivery result', schema: z.union([TestDeliveryResult, EndpointTestResult]) },
+      409: { description: 'WEBHOOK_NOT_CONFIGURED: the agent has no webhook URL' },
     },
     handler: async ({ deps, auth, body }) => ({ body: await sendTestWebhook(deps, auth, body) }),
   }),

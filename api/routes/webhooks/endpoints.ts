@@ -1,7 +1,7 @@
 // Custom webhook endpoints: CRUD, verification, tests, secret rotation, rules, and the
 // endpoint delivery log with replay.
 import { defineRoute, RouteDef } from '../../route';
-import { pagination } from '../../schemas/common';
+import { pagination, TestMode } from '../../schemas/common';
 import {
   DeliveriesQuery,
   DeliveryDetail,
@@ -9,6 +9,7 @@ import {
   Delivery,
   Endpoint,
   EndpointCreateRequest,
+  EndpointDeleted,
   EndpointListQuery,
   EndpointParams,
   EndpointPatchRequest,
@@ -42,7 +43,6 @@ import {
 import { getDelivery, replayDelivery } from '../../../services/webhooks/agent-webhooks';
 
 const TAGS = ['Webhook endpoints'];
-const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
 const notFound = { 404: { description: 'Not found' } };
 
 export const routes: RouteDef[] = [
@@ -52,7 +52,7 @@ export const routes: RouteDef[] = [
     summary: 'List custom webhook endpoints',
     tags: TAGS,
     query: EndpointListQuery,
-    responses: { 200: { description: 'Endpoints', schema: z.object({ endpoints: z.array(Endpoint) }) } },
+    responses: { 200: { description: 'Endpoints', schema: z.object({ ...TestMode, endpoints: z.array(Endpoint) }) } },
     handler: async ({ deps, auth, query }) => ({ body: { endpoints: await listWebhookEndpoints(deps, auth, query) } }),
   }),
   defineRoute({
@@ -76,7 +76,7 @@ export const routes: RouteDef[] = [
     summary: 'One custom webhook endpoint',
     tags: TAGS,
     params: EndpointParams,
-    responses: { 200: { description: 'Endpoint', schema: z.object({ endpoint: Endpoint }) }, ...notFound },
+    responses: { 200: { description: 'Endpoint', schema: z.object({ ...TestMode, endpoint: Endpoint }) }, ...notFound },
     handler: async ({ deps, auth, params }) => ({
       body: { endpoint: await getWebhookEndpoint(deps, auth, params.id) },
     }),
@@ -90,7 +90,7 @@ export const routes: RouteDef[] = [
       'Environment and scope are fixed at creation. A new URL pauses an active endpoint until it is verified again.',
     params: EndpointParams,
     body: EndpointPatchRequest,
-    responses: { 200: { description: 'Endpoint', schema: z.object({ endpoint: Endpoint }) }, ...notFound },
+    responses: { 200: { description: 'Endpoint', schema: z.object({ ...TestMode, endpoint: Endpoint }) }, ...notFound },
     handler: async ({ deps, auth, params, body }) => ({
       body: { endpoint: await updateWebhookEndpoint(deps, auth, params.id, body) },
     }),
@@ -101,7 +101,7 @@ export const routes: RouteDef[] = [
     summary: 'Delete an endpoint with its rules and delivery history',
     tags: TAGS,
     params: EndpointParams,
-    responses: { 200: { description: 'Deleted', schema: Deleted }, ...notFound },
+    responses: { 200: { description: 'Deleted', schema: EndpointDeleted }, ...notFound },
     handler: async ({ deps, auth, params }) => ({ body: await deleteWebhookEndpoint(deps, auth, params.id) }),
   }),
   defineRoute({
@@ -173,7 +173,7 @@ export const routes: RouteDef[] = [
     summary: 'List the endpoint rules',
     tags: TAGS,
     params: EndpointParams,
-    responses: { 200: { description: 'Rules', schema: z.object({ rules: z.array(Rule) }) }, ...notFound },
+    responses: { 200: { description: 'Rules', schema: z.object({ ...TestMode, rules: z.array(Rule) }) }, ...notFound },
     handler: async ({ deps, auth, params }) => ({ body: { rules: await listRules(deps, auth, params.id) } }),
   }),
   defineRoute({
@@ -184,7 +184,7 @@ export const routes: RouteDef[] = [
     params: EndpointParams,
     body: RuleRequest,
     responses: {
-      201: { description: 'Rule', schema: z.object({ rule: Rule }) },
+      201: { description: 'Rule', schema: z.object({ ...TestMode, rule: Rule }) },
       422: { description: 'Rule limit reached' },
       ...notFound,
     },
@@ -200,7 +200,7 @@ export const routes: RouteDef[] = [
     tags: TAGS,
     params: RuleParams,
     body: RulePatchRequest,
-    responses: { 200: { description: 'Rule', schema: z.object({ rule: Rule }) }, ...notFound },
+    responses: { 200: { description: 'Rule', schema: z.object({ ...TestMode, rule: Rule }) }, ...notFound },
     handler: async ({ deps, auth, params, body }) => ({
       body: { rule: await updateRule(deps, auth, params.id, params.ruleId, body) },
     }),
@@ -211,7 +211,7 @@ export const routes: RouteDef[] = [
     summary: 'Delete a rule',
     tags: TAGS,
     params: RuleParams,
-    responses: { 200: { description: 'Deleted', schema: Deleted }, ...notFound },
+    responses: { 200: { description: 'Deleted', schema: EndpointDeleted }, ...notFound },
     handler: async ({ deps, auth, params }) => ({ body: await deleteRule(deps, auth, params.id, params.ruleId) }),
   }),
   defineRoute({
@@ -220,7 +220,10 @@ export const routes: RouteDef[] = [
     summary: 'One delivery with its attempts',
     tags: TAGS,
     params: EndpointParams,
-    responses: { 200: { description: 'Delivery', schema: z.object({ delivery: DeliveryDetail }) }, ...notFound },
+    responses: {
+      200: { description: 'Delivery', schema: z.object({ ...TestMode, delivery: DeliveryDetail }) },
+      ...notFound,
+    },
     handler: async ({ deps, auth, params }) => ({ body: { delivery: await getDelivery(deps, auth, params.id) } }),
   }),
   defineRoute({
@@ -232,7 +235,7 @@ export const routes: RouteDef[] = [
       'Only failed deliveries; endpoint deliveries need the endpoint active (verify first). Starts a new attempt series of up to 5 attempts.',
     params: EndpointParams,
     responses: {
-      202: { description: 'Queued again', schema: z.object({ delivery: Delivery }) },
+      202: { description: 'Queued again', schema: z.object({ ...TestMode, delivery: Delivery }) },
       409: { description: 'Not replayable' },
       ...notFound,
     },

@@ -1,6 +1,6 @@
 // Schemas of legacy agent webhooks, custom webhook endpoints, their rules and deliveries.
 import { z } from 'zod';
-import { Pagination, paginationQuery, singleLine } from '../../schemas/common';
+import { Pagination, paginationQuery, singleLine, TestMode } from '../../schemas/common';
 import {
   ENDPOINT_EVENT_TYPES,
   LEGACY_EVENT_TYPES,
@@ -82,6 +82,7 @@ export const WebhookSettingsRequest = z.strictObject({
 });
 
 export const WebhookSettings = z.object({
+  ...TestMode,
   agent_id: z.string(),
   webhook_url: z.string().nullable(),
   enabled: z.boolean(),
@@ -108,7 +109,8 @@ export const WebhookEventsQuery = z.object({
 
 export const WebhookEventParams = z.object({ eventId: Id });
 
-const LogEntry = z.object({
+/** One agent-webhook event in the log (GET /v1/webhooks/events, an agent's recent_webhooks). */
+export const WebhookLogEntry = z.object({
   id: z.string().describe('event id'),
   event_type: z.string(),
   status: z.enum(['delivered', 'pending', 'failed']),
@@ -131,9 +133,10 @@ export const Attempt = z.object({
   attempted_at: z.string(),
 });
 
-export const WebhookEventList = z.object({ events: z.array(LogEntry), pagination: Pagination });
+export const WebhookEventList = z.object({ ...TestMode, events: z.array(WebhookLogEntry), pagination: Pagination });
 export const WebhookEventDetail = z.object({
-  event: LogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
+  ...TestMode,
+  event: WebhookLogEntry.extend({ payload: z.record(z.string(), z.unknown()), attempts: z.array(Attempt) }),
 });
 
 export const Delivery = z.object({
@@ -157,6 +160,7 @@ export const Delivery = z.object({
 export const DeliveryDetail = Delivery.extend({ attempts: z.array(Attempt) });
 
 export const TestDeliveryResult = z.object({
+  ...TestMode,
   delivered: z.boolean(),
   status_code: z.number().int().nullable(),
   response_time_ms: z.number().int().nullable(),
@@ -272,6 +276,7 @@ export const Endpoint = z.object({
 });
 
 export const EndpointWithSecret = z.object({
+  ...TestMode,
   endpoint: Endpoint,
   secret: z.string().describe('whsec_ + base64 of 32 random bytes; shown only in this response'),
 });
@@ -300,4 +305,7 @@ export const DeliveriesQuery = z.object({
   event_type: z.string().max(100).optional(),
   ...paginationQuery({ limit: 20, max: 100 }),
 });
-export const DeliveryList = z.object({ deliveries: z.array(Delivery), pagination: Pagination });
+export const DeliveryList = z.object({ ...TestMode, deliveries: z.array(Delivery), pagination: Pagination });
+
+/** The answer of deleting an endpoint or one of its rules. */
+export const EndpointDeleted = z.object({ ...TestMode, id: z.string(), deleted: z.literal(true) });
