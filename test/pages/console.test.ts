@@ -144,7 +144,8 @@ describe('owner console', () => {
     await expect(ada.locator('table.cost').textContent()).resolves.toContain('Total');
     const images = ada.locator('.pages img');
     await expect(images.count()).resolves.toBe(2);
-    await page.waitForFunction(
+    await pageCondition(
+      page,
       "[...document.querySelectorAll('.pages img')].every((i) => i.complete && i.naturalWidth > 100)",
     );
     const textPage = page.locator('article.approval', { hasText: 'Charles Babbage' }).locator('.pages img');
