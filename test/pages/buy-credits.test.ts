@@ -208,9 +208,13 @@ describe('owner buys credits at billing_url', () => {
       await page.fill('#reload-threshold', (reloaded / 100).toFixed(2));
       await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save automatic reload")')]);
       expect((await send()).status).toBe(201);
+      // The page reads the settings and the purchases in separate statements: wait for both to show the decline.
       await waitFor(async () => {
         await page.reload();
-        return (await page.$('#reload-disabled')) !== null;
+        return (
+          (await page.$('#reload-disabled')) !== null &&
+          ((await page.textContent('#purchases')) ?? '').includes('Your card was declined.')
+        );
       }, 'the billing page to say reload was turned off');
       // The notice of the earlier save no longer holds, so it is not shown.
       expect(await page.$('[role=status]')).toBeNull();
