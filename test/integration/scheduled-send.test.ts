@@ -75,7 +75,7 @@ describe('scheduled send (send_after)', () => {
 
   it('debits a live piece at once, keeps it out of the facility queue until send_after, then shows it', async () => {
     const s = await liveSender();
-    const sendAfter = secondsAhead(4);
+    const sendAfter = secondsAhead(15); // long enough for the checks below on a loaded machine
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { send_after: sendAfter }));
     expect(created.status).toBe(201);
     const id = created.body.id;
@@ -218,7 +218,7 @@ describe('scheduled send (send_after)', () => {
 
   it('keeps a lost-start piece held: the reconciler starts its workflow with the wait', async () => {
     const s = await liveSender();
-    const sendAfter = secondsAhead(5);
+    const sendAfter = secondsAhead(15);
     mailFaults.afterCommit = () => {
       throw new Error('simulated crash after commit');
     };
@@ -319,7 +319,7 @@ describe('scheduled send (send_after)', () => {
 
   it('still shows a waiting piece to the facility after a worker restart', async () => {
     const s = await liveSender();
-    const sendAfter = secondsAhead(4);
+    const sendAfter = secondsAhead(10);
     const created = await sendLetter(app, s, letterForm(await letterPdf(), { send_after: sendAfter }));
     const id = created.body.id;
     await waitFor(async () => (await mailEvents(app, id)).length === 1, 'mail.submitted');
