@@ -28,6 +28,21 @@ import {
   RECONCILE_NOTIFICATIONS_WORKFLOW,
   ReconcileNotificationsInput,
 } from '../../workflows/notifications/contracts';
+import {
+  autoReloadWorkflowId,
+  PAYMENTS_RECONCILE_WORKFLOW,
+  PaymentsReconcileInput,
+  stripeEventWorkflowId,
+} from '../../workflows/billing/contracts';
+import { saveAutoReloadSettings } from '../../services/billing/auto-reload';
+import {
+  chargedReload,
+  deliver,
+  newPurchase,
+  processed,
+  saveCard,
+  sessionEvent,
+} from '../integration/payments-helpers';
 
 export interface ScenarioContext {
   app: TestApp;
@@ -465,6 +480,43 @@ export const SCENARIOS: Scenario[] = [
       return {
         'owner-notifier': ownerNotifierWorkflowId(ctx.app.deps.config.taskQueue, s.memberId),
         'notifications-reconciler': reconciler.workflowId,
+      };
+    },
+  },
+  {
+    // A paid Checkout Session's signed completion fulfilled by its event workflow; an
+    // automatic reload charged when a live letter takes the balance below the threshold; one
+    // run of the payments reconciler.
+    files: ['stripe-event', 'auto-reload', 'payments-reconciler'],
+    async run(ctx) {
+      const s = await newSender(ctx.app, { creditsCents: 0 });
+      const purchase = await newPurchase(ctx.app, s.memberId, 5000);
+      const completed = sessionEvent('checkout.session.completed', purchase);
+      const status = await deliver(ctx.app, completed);
+      if (status !== 200) throw new Error(`the Stripe webhook answered ${status}`);
+      const outcome = await processed(ctx.app, completed.id);
+      if (!outcome.startsWith('credited')) throw new Error(`the completion was ${outcome}`);
+
+      const saved = await saveCard(ctx.app, s.memberId);
+      if (!saved.startsWith('card saved')) throw new Error(`the card setup was ${saved}`);
+      await saveAutoReloadSettings(ctx.app.deps, s.memberId, {
+        enabled: true,
+        thresholdCents: 4999,
+        amountCents: ctx.app.deps.config.stripe.purchaseMinCents,
+      });
+      await liveLetter(ctx, s);
+      const reload = await chargedReload(ctx.app, s.memberId, 1);
+
+      const input: PaymentsReconcileInput = { graceSeconds: 3600 };
+      const reconciler = await ctx.app.deps.temporal.workflow.start(PAYMENTS_RECONCILE_WORKFLOW, {
+        taskQueue: ctx.app.deps.config.taskQueue,
+        workflowId: `payments-reconciler-${randomUUID()}`,
+        args: [input],
+      });
+      return {
+        'stripe-event': stripeEventWorkflowId(completed.id),
+        'auto-reload': autoReloadWorkflowId(reload.id),
+        'payments-reconciler': reconciler.workflowId,
       };
     },
   },

@@ -286,6 +286,43 @@ describe('owner notifications by email', () => {
     expect(n).toBe(0);
   });
 
+  it('manages extra recipients: added once, kinds switched, removed; the owner stays', async () => {
+    const s = await newSender(app, { creditsCents: 0 });
+    const extra = uniqueEmail();
+    const added = await api('POST', '/v1/notifications/recipients', { key: s.memberKey, json: { email: extra } });
+    expect(added.status).toBe(201);
+    expect(added.body.recipient).toMatchObject({ email: extra, owner: false, status: 'pending_confirmation' });
+    const id: string = added.body.recipient.id;
+
+    // The same address again (in other case) is refused and adds nothing.
+    const again = await api('POST', '/v1/notifications/recipients', {
+      key: s.memberKey,
+      json: { email: extra.toUpperCase() },
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('RECIPIENT_EXISTS');
+
+    const patched = await api('PATCH', `/v1/notifications/recipients/${id}`, {
+      key: s.memberKey,
+      json: { kinds: { low_balance: false } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.recipient.kinds).toMatchObject({ low_balance: false, approval_needed: true });
+
+    // The owner's own address cannot be removed; the extra one can, once.
+    const settings = await api('GET', '/v1/notifications/settings', { key: s.memberKey });
+    const owner = settings.body.recipients.find((r: { owner: boolean }) => r.owner);
+    const refused = await api('DELETE', `/v1/notifications/recipients/${owner.id}`, { key: s.memberKey });
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe('RECIPIENT_IS_OWNER');
+    const removed = await api('DELETE', `/v1/notifications/recipients/${id}`, { key: s.memberKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body.recipient.id).toBe(id);
+    expect((await api('DELETE', `/v1/notifications/recipients/${id}`, { key: s.memberKey })).status).toBe(404);
+    const after = await api('GET', '/v1/notifications/settings', { key: s.memberKey });
+    expect(after.body.recipients.map((r: { id: string }) => r.id)).toEqual([owner.id]);
+  });
+
   it('tells of a low balance once per crossing, of a refusal for credits at most once an hour, and of credits bought', async () => {
     const s = await newSender(app, { creditsCents: 0 });
     const email = await emailOf(s.memberId);
