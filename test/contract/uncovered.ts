@@ -17,7 +17,6 @@ export const UNCOVERED: Record<string, string> = {
   'DELETE /v1/mail/{id} 503': WORKFLOW_UNAVAILABLE,
   'GET /v1/inbound-items 503':
     'SEARCH_UNAVAILABLE: the search of managed items failing (a fault of Postgres full-text search while the list still answers)',
-  'GET /v1/mail-runs/{id} 503': WORKFLOW_UNAVAILABLE,
   'POST /v1/batch-mail 503':
     'scheduling unavailable: Temporal refusing to start the batch workflow (a fault a test must inject)',
   'POST /v1/batch-mail/{id}/advance 503': WORKFLOW_UNAVAILABLE,

@@ -29,6 +29,9 @@ const errorResponses = {
   },
 };
 
+/** A read never waits on the run's workflow (a lost start is retried and its failure ignored): no 503. */
+const readResponses = { 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] };
+
 export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
@@ -64,7 +67,7 @@ export const routes: RouteDef[] = [
       'The run with its children. Poll until status is funded, then poll each child (GET /v1/mail/{id}) as it moves to submitted.',
     tags: ['Outbound mail'],
     params: MailRunParams,
-    responses: { 200: { description: 'The run', schema: MailRunSchema }, ...errorResponses },
+    responses: { 200: { description: 'The run', schema: MailRunSchema }, ...readResponses },
     handler: async ({ deps, auth, params }) => ({ body: await getMailRun(deps, auth, params.id) }),
   }),
 
