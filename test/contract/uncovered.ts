@@ -3,8 +3,6 @@
 // them. A status no test can produce on demand belongs in test/contract/unproducible.ts instead.
 
 /** Why a group of statuses is not reached yet, and what a test needs to reach it. */
-const WORKFLOW_UNAVAILABLE =
-  'WORKFLOW_UNAVAILABLE: an object in the right state whose workflow then gets no worker within the deadline (an app without a worker and a short WORKFLOW_UPDATE_DEADLINE_MS)';
 const FACILITY_FLOW =
   'a facility flow brought to this step (a piece, batch, draft or request assigned to the facility), then the refusal: a second report with another body under the same Idempotency-Key (422), a step the object is past (409), or a multipart step with an unknown id (404)';
 const IDEMPOTENCY_REUSED =
@@ -12,33 +10,8 @@ const IDEMPOTENCY_REUSED =
 
 /** `METHOD /path/{template} STATUS` -> what a test needs to produce it. */
 export const UNCOVERED: Record<string, string> = {
-  'DELETE /v1/batch-mail/{id} 503': WORKFLOW_UNAVAILABLE,
-  'DELETE /v1/mail-runs/{id} 503': WORKFLOW_UNAVAILABLE,
-  'DELETE /v1/mail/{id} 503': WORKFLOW_UNAVAILABLE,
   'GET /v1/inbound-items 503':
     'SEARCH_UNAVAILABLE: the search of managed items failing (a fault of Postgres full-text search while the list still answers)',
-  'POST /v1/batch-mail 503':
-    'scheduling unavailable: Temporal refusing to start the batch workflow (a fault a test must inject)',
-  'POST /v1/batch-mail/{id}/advance 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/batches/{id}/fail 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/batches/{id}/finish 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/batches/{id}/pieces 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/batches/{id}/start 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/internal-inbound/handling/{id}/decision 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/carrier-delivery-failed 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/delivered 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/dispatched 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/failed 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/printed 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/facility/mail/{id}/printing 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/handling/{id}/approve 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/handling/{id}/reject 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/mail-runs 503':
-    'MAIL_RUN_WORKFLOW_UNAVAILABLE: Temporal refusing to start the run workflow (a fault a test must inject)',
-  'POST /v1/mail-runs/{id}/commit 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/mail/{id}/approve 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/mail/{id}/reject 503': WORKFLOW_UNAVAILABLE,
-  'POST /v1/test/mail/{id}/advance 503': WORKFLOW_UNAVAILABLE,
   'GET /v1/facility/conversations/{id}/messages 200': FACILITY_FLOW,
   'POST /v1/facility/batches/{id}/fail 409': FACILITY_FLOW,
   'POST /v1/facility/batches/{id}/fail 422': FACILITY_FLOW,
