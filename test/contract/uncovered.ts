@@ -19,13 +19,9 @@ export const UNCOVERED: Record<string, string> = {
   'POST /v1/test/mail 422': IDEMPOTENCY_REUSED,
   'GET /console/oauth/authorize 429':
     'needs more client metadata documents fetched from one address than the per-address budget allows',
-  'GET /v1/agent-inbox 404':
-    'an agent key whose agent has no assignment of the item (agent-only route: the generic 404 test uses member keys)',
-  'GET /v1/agent-inbox/activity 404': 'an agent key whose agent has no assignment (agent-only route)',
   'POST /oauth/token 429':
     'needs more client metadata documents fetched from one address than the per-address budget allows',
   'POST /v1/batch-mail 409': 'multipart: a duplicate batch, or a stale X-Service-MD-Version with a full batch form',
   'POST /v1/inbound-items/{id}/actions 402': 'an open-and-scan request by a member without credits on a live item',
-  'POST /v1/mail-runs 404': 'an agent key naming an unknown mail_run_id (agent-only route)',
   'POST /v1/mail/{id}/reject 409': 'rejecting a piece that is no longer pending approval (MAIL_NOT_PENDING_APPROVAL)',
 };
