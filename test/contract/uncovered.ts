@@ -3,8 +3,6 @@
 // them. A status no test can produce on demand belongs in test/contract/unproducible.ts instead.
 
 /** Why a group of statuses is not reached yet, and what a test needs to reach it. */
-const FACILITY_FLOW =
-  'a facility flow brought to this step (a piece, batch, draft or request assigned to the facility), then the refusal: a second report with another body under the same Idempotency-Key (422), a step the object is past (409), or a multipart step with an unknown id (404)';
 const IDEMPOTENCY_REUSED =
   'IDEMPOTENCY_KEY_REUSED: a first request that succeeds, then the same Idempotency-Key with another body';
 
@@ -12,7 +10,6 @@ const IDEMPOTENCY_REUSED =
 export const UNCOVERED: Record<string, string> = {
   'GET /v1/inbound-items 503':
     'SEARCH_UNAVAILABLE: the search of managed items failing (a fault of Postgres full-text search while the list still answers)',
-  'POST /v1/facility/mail/{id}/dispatched 422': FACILITY_FLOW,
   'POST /v1/expected-shipments 422': IDEMPOTENCY_REUSED,
   'POST /v1/mail/{id}/approve 422': IDEMPOTENCY_REUSED,
   'POST /v1/support/conversations/{id}/messages 422': IDEMPOTENCY_REUSED,

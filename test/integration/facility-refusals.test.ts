@@ -82,6 +82,7 @@ describe('refused facility steps', () => {
       expectReused(await step(a, '/printed', k('printed'), { form: photoForm(pagesOf(a, other)) }));
 
       expect((await step(a, '/dispatched', k('dispatched'), { form: dispatchForm(a) })).body.status).toBe('mailed');
+      expectReused(await step(a, '/dispatched', k('dispatched'), { form: dispatchForm(a, 'ups') }));
 
       const delivered = await step(a, '/delivered', k('delivered'));
       expect(delivered.body.status).toBe('delivered');
