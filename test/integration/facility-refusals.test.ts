@@ -350,6 +350,9 @@ describe('refused facility steps', () => {
         json: { status: 'in_progress', expected_version: 1 },
       });
       expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([404, 'true']);
+      // The replayed refusal is an error body like any other, with the id of the request it answers.
+      expect(replayed.body).toMatchObject({ code: first.body.code, request_id: expect.any(String) });
+      expect(replayed.body.request_id).not.toBe(first.body.request_id);
     });
   });
 
