@@ -198,7 +198,16 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
         ctx,
       });
       ctx.status = result.status ?? 200;
-      ctx.body = result.body;
+      // An error answer replayed from an Idempotency-Key record was stored without a request id:
+      // like every error body, it carries the id of the request it answers.
+      const answer = result.body as Record<string, unknown> | undefined;
+      const replayedError =
+        ctx.status >= 400 &&
+        answer !== null &&
+        typeof answer === 'object' &&
+        !Array.isArray(answer) &&
+        !('request_id' in answer);
+      ctx.body = replayedError ? { ...answer, request_id: ctx.state.requestId } : result.body;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
     };
     router[route.method](route.path, async (ctx: Context) => {

@@ -29,6 +29,11 @@ const errorResponses = {
   },
 };
 
+/** A read never waits on the run's workflow (a lost start is retried and its failure ignored): no 503. */
+const readResponses = { 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] };
+/** Opening names no existing run (the same mail_run_id again answers that run): no 404. */
+const openResponses = { 400: errorResponses[400], 403: errorResponses[403], 503: errorResponses[503] };
+
 export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
@@ -44,7 +49,7 @@ export const routes: RouteDef[] = [
     responses: {
       201: { description: 'The run was opened', schema: MailRunSchema },
       200: { description: 'The run with this mail_run_id already exists (unchanged)', schema: MailRunSchema },
-      ...errorResponses,
+      ...openResponses,
       409: {
         description:
           'MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH',
@@ -64,7 +69,7 @@ export const routes: RouteDef[] = [
       'The run with its children. Poll until status is funded, then poll each child (GET /v1/mail/{id}) as it moves to submitted.',
     tags: ['Outbound mail'],
     params: MailRunParams,
-    responses: { 200: { description: 'The run', schema: MailRunSchema }, ...errorResponses },
+    responses: { 200: { description: 'The run', schema: MailRunSchema }, ...readResponses },
     handler: async ({ deps, auth, params }) => ({ body: await getMailRun(deps, auth, params.id) }),
   }),
 

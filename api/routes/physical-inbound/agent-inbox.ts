@@ -56,7 +56,8 @@ export const routes: RouteDef[] = [
     responses: {
       200: { description: 'Assigned items', schema: AgentInboxList },
       400: { description: 'unknown or repeated parameters, query over limits' },
-      ...refusals,
+      // A list of the agent's own assignments: never 404.
+      403: refusals[403],
       503: { description: 'SEARCH_UNAVAILABLE' },
     },
     handler: async ({ deps, auth, query }) => ({ body: await listAgentInbox(deps, auth, query) }),
@@ -67,7 +68,7 @@ export const routes: RouteDef[] = [
     tags,
     summary: 'Assignments received, context reads (receipts) and reported outcomes (get_agent_inbox_activity)',
     query: PageQuery(50, 25),
-    responses: { 200: { description: 'Activity', schema: AgentInboxActivity }, ...refusals },
+    responses: { 200: { description: 'Activity', schema: AgentInboxActivity }, 403: refusals[403] },
     handler: async ({ deps, auth, query }) => ({ body: await getAgentInboxActivity(deps, auth, query) }),
   }),
   defineRoute({
