@@ -184,3 +184,14 @@ func TestVerifyAgentWebhook(t *testing.T) {
 		t.Fatalf("tampered body verified: %v", err)
 	}
 }
+
+func TestAPIErrorReadsTheNestedShape(t *testing.T) {
+	e := NewAPIError(409, []byte(`{"error":{"type":"invalid_request","message":"Name taken","code":"agent_name_taken"},"retryable":false}`), nil)
+	if e.Code != "agent_name_taken" || e.Message != "Name taken" || e.Retryable {
+		t.Fatalf("%+v", e)
+	}
+	text := NewAPIError(502, []byte("Bad Gateway"), nil)
+	if text.Code != "" || !text.Retryable || text.Message != "Bad Gateway" {
+		t.Fatalf("%+v", text)
+	}
+}

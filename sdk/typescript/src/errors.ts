@@ -109,3 +109,8 @@ export function apiError(status: number, body: ApiErrorBody | string | undefined
                       : ApiError;
   return new Class(status, body, headers);
 }
+
+/** Whether `err` is an ApiError (with this `code`, when given): `if (isApiError(err, 'INSUFFICIENT_CREDITS')) ...`. */
+export function isApiError(err: unknown, code?: string): err is ApiError {
+  return err instanceof ApiError && (code === undefined || err.code === code);
+}

@@ -1,6 +1,16 @@
-// The TypeScript SDK's retrying fetch without a server: Retry-After as seconds or an HTTP date
-// (capped), the same Idempotency-Key and body on every attempt, none on operations without one.
-import { acceptsIdempotencyKey, retryAfterMs, retryDelayMs } from '../../sdk/typescript/src';
+// The TypeScript SDK's hand-written layer without a server: Retry-After as seconds or an HTTP date
+// (capped), the same Idempotency-Key and body on every attempt (none on operations without one),
+// and errors read from both error shapes.
+import {
+  acceptsIdempotencyKey,
+  apiError,
+  ConflictError,
+  isApiError,
+  RateLimitError,
+  retryAfterMs,
+  retryDelayMs,
+  ServerError,
+} from '../../sdk/typescript/src';
 import { retryingFetch } from '../../sdk/typescript/src/retry';
 
 describe('Retry-After', () => {
@@ -69,5 +79,39 @@ describe('retryingFetch', () => {
     expect(keys).toEqual([null, null]);
     expect(acceptsIdempotencyKey('POST', '/v1/mail/5f0c/approve')).toBe(true);
     expect(acceptsIdempotencyKey('GET', '/v1/mail')).toBe(false);
+  });
+});
+
+describe('errors', () => {
+  it('reads the flat shape, the nested shape of agent_name_taken, and a body that is not JSON', () => {
+    const headers = new Headers({ 'x-request-id': 'req-9' });
+    const limited = apiError(
+      429,
+      {
+        error: 'Rate limit exceeded',
+        code: 'RATE_LIMITED',
+        retryable: true,
+        suggested_action: 'Wait 2 seconds, then retry.',
+      },
+      headers,
+    );
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect(limited).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryable: true, requestId: 'req-9' });
+    expect(limited.message).toBe('429 RATE_LIMITED: Rate limit exceeded');
+    expect(isApiError(limited, 'RATE_LIMITED')).toBe(true);
+    expect(isApiError(limited, 'INSUFFICIENT_CREDITS')).toBe(false);
+
+    const nested = apiError(409, {
+      error: { type: 'invalid_request', message: 'Name taken', code: 'agent_name_taken' },
+      retryable: false,
+    });
+    expect(nested).toBeInstanceOf(ConflictError);
+    expect(nested).toMatchObject({ code: 'agent_name_taken', retryable: false, fields: [] });
+    expect(nested.message).toBe('409 agent_name_taken: Name taken');
+
+    const text = apiError(502, 'Bad Gateway');
+    expect(text).toBeInstanceOf(ServerError);
+    expect(text).toMatchObject({ code: undefined, retryable: true });
+    expect(isApiError(new Error('x'))).toBe(false);
   });
 });
