@@ -1,5 +1,6 @@
 // Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI,
-// the S3-compatible object store, stripe-mock and Mailpit into .tools/ once, starts them with data under
+// the S3-compatible object store, stripe-mock and Mailpit (and, for the test profile, oapi-codegen,
+// which generates the Go SDK) into .tools/ once, starts them with data under
 // .data/<profile>/, creates the bucket and the Postgres database, and runs migrations.
 // A profile's state (ports, pids) is kept in .data/<profile>/stack.json so that a second
 // run reuses what is still running and starts in seconds.
