@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Converter } from '@apiture/openapi-down-convert';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { loadConfig } from '../config';
 import { buildOpenApi } from '../api/discovery/openapi';
 import { allRoutes } from '../api/routes';
@@ -33,8 +34,9 @@ function isObject(v: unknown): v is Json {
 
 /**
  * OpenAPI 3.1 to 3.0 for oapi-codegen: @apiture/openapi-down-convert turns `type: [x, 'null']`
- * into `nullable`, `const` into a one-value enum, `examples` into `example` and drops the
- * keywords 3.0 lacks; what it leaves is finished here: `anyOf`/`oneOf` with a `{type: 'null'}`
+ * into `nullable`, `examples` into `example` and drops the keywords 3.0 lacks; what it leaves is
+ * finished here: `const` (which it leaves in property schemas) becomes a one-value enum,
+ * `anyOf`/`oneOf` with a `{type: 'null'}`
  * branch becomes the other branch made nullable, a `$ref` with siblings is wrapped in `allOf`
  * (3.0 ignores a $ref's siblings), a list of several types becomes a schema of any type, and
  * numeric exclusive bounds become 3.0's booleans.
@@ -61,6 +63,10 @@ export function toOpenApi30(doc: Json): Json {
         const only = rest[0] as Json;
         out = only.$ref ? { ...out, allOf: [only], nullable: true } : { ...only, ...out, nullable: true };
       } else out = { ...out, [key]: rest, nullable: true };
+    }
+    if ('const' in out) {
+      out.enum = [out.const];
+      delete out.const;
     }
     if (Array.isArray(out.type)) {
       // Several types (a JSON-RPC id: string, integer or null): 3.0 has no such schema; any value.
@@ -203,6 +209,8 @@ export async function generate(root: string): Promise<void> {
   mkdirSync(goDir, { recursive: true });
   writeFileSync(path.join(sdkDir, 'openapi.json'), JSON.stringify(doc, null, 2) + '\n');
   const doc30 = toOpenApi30(doc);
+  // What oapi-codegen reads must be a valid OpenAPI 3.0 document (validate() dereferences its argument).
+  await SwaggerParser.validate(structuredClone(doc30) as Parameters<typeof SwaggerParser.validate>[0]);
   writeFileSync(path.join(goDir, 'openapi-3.0.json'), JSON.stringify(doc30, null, 2) + '\n');
   await generateTypeScript(doc, path.join(sdkDir, 'typescript', 'src', 'generated'));
   await generateGo(doc30, goDir);

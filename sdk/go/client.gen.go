@@ -335,6 +335,36 @@ func (e AgentInboxContextEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for AgentInboxContextPolicyChargesEnabled.
+const (
+	AgentInboxContextPolicyChargesEnabledFalse AgentInboxContextPolicyChargesEnabled = false
+)
+
+// Valid indicates whether the value is a known member of the AgentInboxContextPolicyChargesEnabled enum.
+func (e AgentInboxContextPolicyChargesEnabled) Valid() bool {
+	switch e {
+	case AgentInboxContextPolicyChargesEnabledFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentInboxContextPolicyPhysicalActionsEnabled.
+const (
+	AgentInboxContextPolicyPhysicalActionsEnabledFalse AgentInboxContextPolicyPhysicalActionsEnabled = false
+)
+
+// Valid indicates whether the value is a known member of the AgentInboxContextPolicyPhysicalActionsEnabled enum.
+func (e AgentInboxContextPolicyPhysicalActionsEnabled) Valid() bool {
+	switch e {
+	case AgentInboxContextPolicyPhysicalActionsEnabledFalse:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentInboxContextScan0PagesSourceKind.
 const (
 	AgentInboxContextScan0PagesSourceKindEnvelope AgentInboxContextScan0PagesSourceKind = "envelope"
@@ -2432,6 +2462,21 @@ const (
 func (e HandlingOperationQuoteCurrency) Valid() bool {
 	switch e {
 	case HandlingOperationQuoteCurrencyUsd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HandlingStateAgentMayConfirm.
+const (
+	HandlingStateAgentMayConfirmFalse HandlingStateAgentMayConfirm = false
+)
+
+// Valid indicates whether the value is a known member of the HandlingStateAgentMayConfirm enum.
+func (e HandlingStateAgentMayConfirm) Valid() bool {
+	switch e {
+	case HandlingStateAgentMayConfirmFalse:
 		return true
 	default:
 		return false
@@ -6833,9 +6878,9 @@ type AgentInboxContext struct {
 	Item   InboxItem             `json:"item"`
 	Ocr    AgentInboxContext_Ocr `json:"ocr"`
 	Policy struct {
-		ChargesEnabled         bool     `json:"charges_enabled"`
-		PhysicalActionsEnabled bool     `json:"physical_actions_enabled"`
-		SupportedActions       []string `json:"supported_actions"`
+		ChargesEnabled         AgentInboxContextPolicyChargesEnabled         `json:"charges_enabled"`
+		PhysicalActionsEnabled AgentInboxContextPolicyPhysicalActionsEnabled `json:"physical_actions_enabled"`
+		SupportedActions       []string                                      `json:"supported_actions"`
 	} `json:"policy"`
 	Scan          AgentInboxContext_Scan         `json:"scan"`
 	SchemaVersion AgentInboxContextSchemaVersion `json:"schema_version"`
@@ -6858,6 +6903,12 @@ type AgentInboxContextOcr1 = interface{}
 type AgentInboxContext_Ocr struct {
 	union json.RawMessage
 }
+
+// AgentInboxContextPolicyChargesEnabled defines model for AgentInboxContext.Policy.ChargesEnabled.
+type AgentInboxContextPolicyChargesEnabled bool
+
+// AgentInboxContextPolicyPhysicalActionsEnabled defines model for AgentInboxContext.Policy.PhysicalActionsEnabled.
+type AgentInboxContextPolicyPhysicalActionsEnabled bool
 
 // AgentInboxContextScan0 defines model for AgentInboxContext.Scan.0.
 type AgentInboxContextScan0 struct {
@@ -9367,7 +9418,7 @@ type HandlingOperationQuoteCurrency string
 
 // HandlingState defines model for HandlingState.
 type HandlingState struct {
-	AgentMayConfirm        bool                                `json:"agent_may_confirm"`
+	AgentMayConfirm        HandlingStateAgentMayConfirm        `json:"agent_may_confirm"`
 	Assignment             Assignment                          `json:"assignment"`
 	Capabilities           []Capability                        `json:"capabilities"`
 	ItemId                 string                              `json:"item_id"`
@@ -9380,6 +9431,9 @@ type HandlingState struct {
 	// Version the item version; send it as expected_version
 	Version int `json:"version"`
 }
+
+// HandlingStateAgentMayConfirm defines model for HandlingState.AgentMayConfirm.
+type HandlingStateAgentMayConfirm bool
 
 // HandlingStateRequiresMemberApproval defines model for HandlingState.RequiresMemberApproval.
 type HandlingStateRequiresMemberApproval bool
