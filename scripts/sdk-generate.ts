@@ -12,6 +12,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Converter } from '@apiture/openapi-down-convert';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import type { OpenAPI } from 'openapi-types';
 import { loadConfig } from '../config';
 import { buildOpenApi } from '../api/discovery/openapi';
 import { allRoutes } from '../api/routes';
@@ -210,7 +211,7 @@ export async function generate(root: string): Promise<void> {
   writeFileSync(path.join(sdkDir, 'openapi.json'), JSON.stringify(doc, null, 2) + '\n');
   const doc30 = toOpenApi30(doc);
   // What oapi-codegen reads must be a valid OpenAPI 3.0 document (validate() dereferences its argument).
-  await SwaggerParser.validate(structuredClone(doc30) as Parameters<typeof SwaggerParser.validate>[0]);
+  await SwaggerParser.validate(structuredClone(doc30) as unknown as OpenAPI.Document);
   writeFileSync(path.join(goDir, 'openapi-3.0.json'), JSON.stringify(doc30, null, 2) + '\n');
   await generateTypeScript(doc, path.join(sdkDir, 'typescript', 'src', 'generated'));
   await generateGo(doc30, goDir);
