@@ -132,7 +132,7 @@ async function generateTypeScript(spec: Json, outDir: string): Promise<void> {
     input: spec,
     output: { path: outDir, postProcess: [] },
     plugins: [
-      { name: '@hey-api/client-fetch', throwOnError: false },
+      { name: '@hey-api/client-fetch', throwOnError: true },
       '@hey-api/typescript',
       { name: '@hey-api/sdk', operations: { strategy: 'flat' } },
     ],

@@ -136,6 +136,7 @@ describe('sending', () => {
 });
 
 describe('typed errors', () => {
+  // The client throws on refusals by default: these calls do not ask for it.
   it('throws ValidationError with fields[], InsufficientCreditsError with the billing fields, NotFoundError', async () => {
     const s = await newSender(app, { creditsCents: 0, facilityId: facility.facility_id });
     const client = sdk(s.key);
@@ -144,7 +145,6 @@ describe('typed errors', () => {
       postV1Mail({
         client,
         body: { ...RECIPIENT, recipient_zip: 'not a zip', document: await document(await letterPdf()) },
-        throwOnError: true,
       }),
     );
     expect(invalid).toBeInstanceOf(ValidationError);
@@ -154,7 +154,7 @@ describe('typed errors', () => {
     expect(invalid.requestId).toBeTruthy();
 
     const poor = await refusal(
-      postV1Mail({ client, body: { ...RECIPIENT, document: await document(await letterPdf()) }, throwOnError: true }),
+      postV1Mail({ client, body: { ...RECIPIENT, document: await document(await letterPdf()) } }),
     );
     expect(poor).toBeInstanceOf(InsufficientCreditsError);
     expect(poor.code).toBe('INSUFFICIENT_CREDITS');
@@ -164,7 +164,7 @@ describe('typed errors', () => {
     expect(credits.creditShortfallCents).toBe(credits.creditsRequiredCents);
     expect(await mailCount(app, s.memberId)).toBe(0);
 
-    const missing = await refusal(getV1MailId({ client, path: { id: randomUUID() }, throwOnError: true }));
+    const missing = await refusal(getV1MailId({ client, path: { id: randomUUID() } }));
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing.status).toBe(404);
   });

@@ -18,7 +18,7 @@ export interface PostalMailOptions {
 }
 
 /**
- * A client for the generated operations: `await postV1Mail({ client, body, throwOnError: true })`.
+ * A client for the generated operations: `const { data } = await postV1Mail({ client, body })`.
  * Every refusal (4xx/5xx) is thrown as an ApiError subclass; 429 and 503 are retried first.
  */
 export function createPostalMailClient(opts: PostalMailOptions): Client {

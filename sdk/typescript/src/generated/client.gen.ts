@@ -13,4 +13,4 @@ import type { ClientOptions as ClientOptions2 } from './types.gen';
  */
 export type CreateClientConfig<T extends ClientOptions = ClientOptions2> = (override?: Config<ClientOptions & T>) => Config<Required<ClientOptions> & T>;
 
-export const client: Client = createClient(createConfig<ClientOptions2>({ baseUrl: 'https://postal-mail.example/api' }));
+export const client: Client = createClient(createConfig<ClientOptions2>({ baseUrl: 'https://postal-mail.example/api', throwOnError: true }));

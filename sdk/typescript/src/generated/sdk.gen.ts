@@ -23,7 +23,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  *
  * Creates the account and, with lead_id, stitches a waitlist lead to it. No credentials are issued: the human verifies the email, completes KYC and adds a payment method first. 5 requests/minute per IP.
  */
-export const postV1Signup = <ThrowOnError extends boolean = false>(options: Options<PostV1SignupData, ThrowOnError>): RequestResult<PostV1SignupResponses, PostV1SignupErrors, ThrowOnError> => (options.client ?? client).post<PostV1SignupResponses, PostV1SignupErrors, ThrowOnError>({
+export const postV1Signup = <ThrowOnError extends boolean = true>(options: Options<PostV1SignupData, ThrowOnError>): RequestResult<PostV1SignupResponses, PostV1SignupErrors, ThrowOnError> => (options.client ?? client).post<PostV1SignupResponses, PostV1SignupErrors, ThrowOnError>({
     url: '/v1/signup',
     ...options,
     headers: {
@@ -35,7 +35,7 @@ export const postV1Signup = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Reserve a place for a physical receiving address (assigns nothing)
  */
-export const postV1Waitlist = <ThrowOnError extends boolean = false>(options: Options<PostV1WaitlistData, ThrowOnError>): RequestResult<PostV1WaitlistResponses, PostV1WaitlistErrors, ThrowOnError> => (options.client ?? client).post<PostV1WaitlistResponses, PostV1WaitlistErrors, ThrowOnError>({
+export const postV1Waitlist = <ThrowOnError extends boolean = true>(options: Options<PostV1WaitlistData, ThrowOnError>): RequestResult<PostV1WaitlistResponses, PostV1WaitlistErrors, ThrowOnError> => (options.client ?? client).post<PostV1WaitlistResponses, PostV1WaitlistErrors, ThrowOnError>({
     url: '/v1/waitlist',
     ...options,
     headers: {
@@ -47,17 +47,17 @@ export const postV1Waitlist = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Lead status (no personal data; no authentication)
  */
-export const getV1LeadsLeadId = <ThrowOnError extends boolean = false>(options: Options<GetV1LeadsLeadIdData, ThrowOnError>): RequestResult<GetV1LeadsLeadIdResponses, GetV1LeadsLeadIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1LeadsLeadIdResponses, GetV1LeadsLeadIdErrors, ThrowOnError>({ url: '/v1/leads/{leadId}', ...options });
+export const getV1LeadsLeadId = <ThrowOnError extends boolean = true>(options: Options<GetV1LeadsLeadIdData, ThrowOnError>): RequestResult<GetV1LeadsLeadIdResponses, GetV1LeadsLeadIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1LeadsLeadIdResponses, GetV1LeadsLeadIdErrors, ThrowOnError>({ url: '/v1/leads/{leadId}', ...options });
 
 /**
  * Discovery: every endpoint with its keys and scopes, and the documentation URLs
  */
-export const getV1 = <ThrowOnError extends boolean = false>(options?: Options<GetV1Data, ThrowOnError>): RequestResult<GetV1Responses, GetV1Errors, ThrowOnError> => (options?.client ?? client).get<GetV1Responses, GetV1Errors, ThrowOnError>({ url: '/v1', ...options });
+export const getV1 = <ThrowOnError extends boolean = true>(options?: Options<GetV1Data, ThrowOnError>): RequestResult<GetV1Responses, GetV1Errors, ThrowOnError> => (options?.client ?? client).get<GetV1Responses, GetV1Errors, ThrowOnError>({ url: '/v1', ...options });
 
 /**
  * List agents (an agent key sees only its own)
  */
-export const getV1Agents = <ThrowOnError extends boolean = false>(options?: Options<GetV1AgentsData, ThrowOnError>): RequestResult<GetV1AgentsResponses, GetV1AgentsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentsResponses, GetV1AgentsErrors, ThrowOnError>({
+export const getV1Agents = <ThrowOnError extends boolean = true>(options?: Options<GetV1AgentsData, ThrowOnError>): RequestResult<GetV1AgentsResponses, GetV1AgentsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentsResponses, GetV1AgentsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents',
     ...options
@@ -66,7 +66,7 @@ export const getV1Agents = <ThrowOnError extends boolean = false>(options?: Opti
 /**
  * Create an agent (its instructions document starts at version 1)
  */
-export const postV1Agents = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentsData, ThrowOnError>): RequestResult<PostV1AgentsResponses, PostV1AgentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsResponses, PostV1AgentsErrors, ThrowOnError>({
+export const postV1Agents = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentsData, ThrowOnError>): RequestResult<PostV1AgentsResponses, PostV1AgentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsResponses, PostV1AgentsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents',
     ...options,
@@ -79,7 +79,7 @@ export const postV1Agents = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Archive an agent and revoke its credentials (live member keys)
  */
-export const deleteV1AgentsId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1AgentsIdData, ThrowOnError>): RequestResult<DeleteV1AgentsIdResponses, DeleteV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1AgentsIdResponses, DeleteV1AgentsIdErrors, ThrowOnError>({
+export const deleteV1AgentsId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1AgentsIdData, ThrowOnError>): RequestResult<DeleteV1AgentsIdResponses, DeleteV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1AgentsIdResponses, DeleteV1AgentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}',
     ...options
@@ -88,7 +88,7 @@ export const deleteV1AgentsId = <ThrowOnError extends boolean = false>(options: 
 /**
  * Agent profile (test keys: recent_webhooks is empty)
  */
-export const getV1AgentsId = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentsIdData, ThrowOnError>): RequestResult<GetV1AgentsIdResponses, GetV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdResponses, GetV1AgentsIdErrors, ThrowOnError>({
+export const getV1AgentsId = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentsIdData, ThrowOnError>): RequestResult<GetV1AgentsIdResponses, GetV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdResponses, GetV1AgentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}',
     ...options
@@ -97,7 +97,7 @@ export const getV1AgentsId = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Update an agent (live keys only)
  */
-export const patchV1AgentsId = <ThrowOnError extends boolean = false>(options: Options<PatchV1AgentsIdData, ThrowOnError>): RequestResult<PatchV1AgentsIdResponses, PatchV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1AgentsIdResponses, PatchV1AgentsIdErrors, ThrowOnError>({
+export const patchV1AgentsId = <ThrowOnError extends boolean = true>(options: Options<PatchV1AgentsIdData, ThrowOnError>): RequestResult<PatchV1AgentsIdResponses, PatchV1AgentsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1AgentsIdResponses, PatchV1AgentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}',
     ...options,
@@ -110,7 +110,7 @@ export const patchV1AgentsId = <ThrowOnError extends boolean = false>(options: O
 /**
  * Current instructions document: text, version, hash, updated_at, source
  */
-export const getV1AgentsIdInstructions = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentsIdInstructionsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsResponses, GetV1AgentsIdInstructionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsResponses, GetV1AgentsIdInstructionsErrors, ThrowOnError>({
+export const getV1AgentsIdInstructions = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentsIdInstructionsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsResponses, GetV1AgentsIdInstructionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsResponses, GetV1AgentsIdInstructionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions',
     ...options
@@ -121,7 +121,7 @@ export const getV1AgentsIdInstructions = <ThrowOnError extends boolean = false>(
  *
  * Saves text as version expected_version + 1. A stale expected_version, or losing a concurrent save, gives 409 SERVICE_MD_VERSION_MISMATCH.
  */
-export const putV1AgentsIdInstructions = <ThrowOnError extends boolean = false>(options: Options<PutV1AgentsIdInstructionsData, ThrowOnError>): RequestResult<PutV1AgentsIdInstructionsResponses, PutV1AgentsIdInstructionsErrors, ThrowOnError> => (options.client ?? client).put<PutV1AgentsIdInstructionsResponses, PutV1AgentsIdInstructionsErrors, ThrowOnError>({
+export const putV1AgentsIdInstructions = <ThrowOnError extends boolean = true>(options: Options<PutV1AgentsIdInstructionsData, ThrowOnError>): RequestResult<PutV1AgentsIdInstructionsResponses, PutV1AgentsIdInstructionsErrors, ThrowOnError> => (options.client ?? client).put<PutV1AgentsIdInstructionsResponses, PutV1AgentsIdInstructionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions',
     ...options,
@@ -134,7 +134,7 @@ export const putV1AgentsIdInstructions = <ThrowOnError extends boolean = false>(
 /**
  * Saved versions of the instructions document, newest first
  */
-export const getV1AgentsIdInstructionsVersions = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentsIdInstructionsVersionsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsVersionsResponses, GetV1AgentsIdInstructionsVersionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsVersionsResponses, GetV1AgentsIdInstructionsVersionsErrors, ThrowOnError>({
+export const getV1AgentsIdInstructionsVersions = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentsIdInstructionsVersionsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsVersionsResponses, GetV1AgentsIdInstructionsVersionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsVersionsResponses, GetV1AgentsIdInstructionsVersionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions/versions',
     ...options
@@ -143,7 +143,7 @@ export const getV1AgentsIdInstructionsVersions = <ThrowOnError extends boolean =
 /**
  * Proposed instructions edits, newest first
  */
-export const getV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentsIdInstructionsProposalsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsProposalsResponses, GetV1AgentsIdInstructionsProposalsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsProposalsResponses, GetV1AgentsIdInstructionsProposalsErrors, ThrowOnError>({
+export const getV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentsIdInstructionsProposalsData, ThrowOnError>): RequestResult<GetV1AgentsIdInstructionsProposalsResponses, GetV1AgentsIdInstructionsProposalsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdInstructionsProposalsResponses, GetV1AgentsIdInstructionsProposalsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions/proposals',
     ...options
@@ -152,7 +152,7 @@ export const getV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean 
 /**
  * Propose an edit of the instructions document (agent keys; the member reviews it)
  */
-export const postV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentsIdInstructionsProposalsData, ThrowOnError>): RequestResult<PostV1AgentsIdInstructionsProposalsResponses, PostV1AgentsIdInstructionsProposalsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdInstructionsProposalsResponses, PostV1AgentsIdInstructionsProposalsErrors, ThrowOnError>({
+export const postV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentsIdInstructionsProposalsData, ThrowOnError>): RequestResult<PostV1AgentsIdInstructionsProposalsResponses, PostV1AgentsIdInstructionsProposalsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdInstructionsProposalsResponses, PostV1AgentsIdInstructionsProposalsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions/proposals',
     ...options,
@@ -165,7 +165,7 @@ export const postV1AgentsIdInstructionsProposals = <ThrowOnError extends boolean
 /**
  * Accept (saves the next version) or reject a proposed edit
  */
-export const postV1AgentsIdInstructionsProposalsProposalIdDecision = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentsIdInstructionsProposalsProposalIdDecisionData, ThrowOnError>): RequestResult<PostV1AgentsIdInstructionsProposalsProposalIdDecisionResponses, PostV1AgentsIdInstructionsProposalsProposalIdDecisionErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdInstructionsProposalsProposalIdDecisionResponses, PostV1AgentsIdInstructionsProposalsProposalIdDecisionErrors, ThrowOnError>({
+export const postV1AgentsIdInstructionsProposalsProposalIdDecision = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentsIdInstructionsProposalsProposalIdDecisionData, ThrowOnError>): RequestResult<PostV1AgentsIdInstructionsProposalsProposalIdDecisionResponses, PostV1AgentsIdInstructionsProposalsProposalIdDecisionErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdInstructionsProposalsProposalIdDecisionResponses, PostV1AgentsIdInstructionsProposalsProposalIdDecisionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/instructions/proposals/{proposalId}/decision',
     ...options,
@@ -178,7 +178,7 @@ export const postV1AgentsIdInstructionsProposalsProposalIdDecision = <ThrowOnErr
 /**
  * Logical outbound endpoints (one per agent); never a receiving address
  */
-export const getV1Mailboxes = <ThrowOnError extends boolean = false>(options?: Options<GetV1MailboxesData, ThrowOnError>): RequestResult<GetV1MailboxesResponses, GetV1MailboxesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1MailboxesResponses, GetV1MailboxesErrors, ThrowOnError>({
+export const getV1Mailboxes = <ThrowOnError extends boolean = true>(options?: Options<GetV1MailboxesData, ThrowOnError>): RequestResult<GetV1MailboxesResponses, GetV1MailboxesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1MailboxesResponses, GetV1MailboxesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mailboxes',
     ...options
@@ -187,7 +187,7 @@ export const getV1Mailboxes = <ThrowOnError extends boolean = false>(options?: O
 /**
  * List an agent's credentials (prefixes only)
  */
-export const getV1AgentsIdCredentials = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentsIdCredentialsData, ThrowOnError>): RequestResult<GetV1AgentsIdCredentialsResponses, GetV1AgentsIdCredentialsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdCredentialsResponses, GetV1AgentsIdCredentialsErrors, ThrowOnError>({
+export const getV1AgentsIdCredentials = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentsIdCredentialsData, ThrowOnError>): RequestResult<GetV1AgentsIdCredentialsResponses, GetV1AgentsIdCredentialsErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentsIdCredentialsResponses, GetV1AgentsIdCredentialsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/credentials',
     ...options
@@ -198,7 +198,7 @@ export const getV1AgentsIdCredentials = <ThrowOnError extends boolean = false>(o
  *
  * environment live gives sk_agent_, test gives sk_agent_test_. Member test keys (sk_test_) can issue test credentials only.
  */
-export const postV1AgentsIdCredentials = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentsIdCredentialsData, ThrowOnError>): RequestResult<PostV1AgentsIdCredentialsResponses, PostV1AgentsIdCredentialsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdCredentialsResponses, PostV1AgentsIdCredentialsErrors, ThrowOnError>({
+export const postV1AgentsIdCredentials = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentsIdCredentialsData, ThrowOnError>): RequestResult<PostV1AgentsIdCredentialsResponses, PostV1AgentsIdCredentialsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentsIdCredentialsResponses, PostV1AgentsIdCredentialsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/credentials',
     ...options,
@@ -211,7 +211,7 @@ export const postV1AgentsIdCredentials = <ThrowOnError extends boolean = false>(
 /**
  * Revoke an agent credential
  */
-export const deleteV1AgentsIdCredentialsCredentialId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1AgentsIdCredentialsCredentialIdData, ThrowOnError>): RequestResult<DeleteV1AgentsIdCredentialsCredentialIdResponses, DeleteV1AgentsIdCredentialsCredentialIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1AgentsIdCredentialsCredentialIdResponses, DeleteV1AgentsIdCredentialsCredentialIdErrors, ThrowOnError>({
+export const deleteV1AgentsIdCredentialsCredentialId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1AgentsIdCredentialsCredentialIdData, ThrowOnError>): RequestResult<DeleteV1AgentsIdCredentialsCredentialIdResponses, DeleteV1AgentsIdCredentialsCredentialIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1AgentsIdCredentialsCredentialIdResponses, DeleteV1AgentsIdCredentialsCredentialIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agents/{id}/credentials/{credentialId}',
     ...options
@@ -220,7 +220,7 @@ export const deleteV1AgentsIdCredentialsCredentialId = <ThrowOnError extends boo
 /**
  * List member API keys (member keys only; agent credentials get 401)
  */
-export const getV1ApiKeys = <ThrowOnError extends boolean = false>(options?: Options<GetV1ApiKeysData, ThrowOnError>): RequestResult<GetV1ApiKeysResponses, GetV1ApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<GetV1ApiKeysResponses, GetV1ApiKeysErrors, ThrowOnError>({
+export const getV1ApiKeys = <ThrowOnError extends boolean = true>(options?: Options<GetV1ApiKeysData, ThrowOnError>): RequestResult<GetV1ApiKeysResponses, GetV1ApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<GetV1ApiKeysResponses, GetV1ApiKeysErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys',
     ...options
@@ -229,7 +229,7 @@ export const getV1ApiKeys = <ThrowOnError extends boolean = false>(options?: Opt
 /**
  * Create a member API key (raw key returned once)
  */
-export const postV1ApiKeys = <ThrowOnError extends boolean = false>(options: Options<PostV1ApiKeysData, ThrowOnError>): RequestResult<PostV1ApiKeysResponses, PostV1ApiKeysErrors, ThrowOnError> => (options.client ?? client).post<PostV1ApiKeysResponses, PostV1ApiKeysErrors, ThrowOnError>({
+export const postV1ApiKeys = <ThrowOnError extends boolean = true>(options: Options<PostV1ApiKeysData, ThrowOnError>): RequestResult<PostV1ApiKeysResponses, PostV1ApiKeysErrors, ThrowOnError> => (options.client ?? client).post<PostV1ApiKeysResponses, PostV1ApiKeysErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys',
     ...options,
@@ -242,7 +242,7 @@ export const postV1ApiKeys = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Rotate a member key: a new key (returned once) replaces it; the old one is refused from now on
  */
-export const postV1ApiKeysIdRotate = <ThrowOnError extends boolean = false>(options: Options<PostV1ApiKeysIdRotateData, ThrowOnError>): RequestResult<PostV1ApiKeysIdRotateResponses, PostV1ApiKeysIdRotateErrors, ThrowOnError> => (options.client ?? client).post<PostV1ApiKeysIdRotateResponses, PostV1ApiKeysIdRotateErrors, ThrowOnError>({
+export const postV1ApiKeysIdRotate = <ThrowOnError extends boolean = true>(options: Options<PostV1ApiKeysIdRotateData, ThrowOnError>): RequestResult<PostV1ApiKeysIdRotateResponses, PostV1ApiKeysIdRotateErrors, ThrowOnError> => (options.client ?? client).post<PostV1ApiKeysIdRotateResponses, PostV1ApiKeysIdRotateErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys/{id}/rotate',
     ...options
@@ -251,7 +251,7 @@ export const postV1ApiKeysIdRotate = <ThrowOnError extends boolean = false>(opti
 /**
  * Revoke a member key
  */
-export const deleteV1ApiKeysId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1ApiKeysIdData, ThrowOnError>): RequestResult<DeleteV1ApiKeysIdResponses, DeleteV1ApiKeysIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1ApiKeysIdResponses, DeleteV1ApiKeysIdErrors, ThrowOnError>({
+export const deleteV1ApiKeysId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1ApiKeysIdData, ThrowOnError>): RequestResult<DeleteV1ApiKeysIdResponses, DeleteV1ApiKeysIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1ApiKeysIdResponses, DeleteV1ApiKeysIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys/{id}',
     ...options
@@ -262,7 +262,7 @@ export const deleteV1ApiKeysId = <ThrowOnError extends boolean = false>(options:
  *
  * Newest first. q matches recipient name and company, address lines, city, state, ZIP, tracking number and agent notes (every word must match). created_after and created_before take an ISO 8601 date-time or YYYY-MM-DD (inclusive; a date-only created_before includes that whole UTC day). test_mode defaults to the key's environment. Agent keys see only their agent's mail; member keys may narrow with agent_id.
  */
-export const getV1Mail = <ThrowOnError extends boolean = false>(options?: Options<GetV1MailData, ThrowOnError>): RequestResult<GetV1MailResponses, GetV1MailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1MailResponses, GetV1MailErrors, ThrowOnError>({
+export const getV1Mail = <ThrowOnError extends boolean = true>(options?: Options<GetV1MailData, ThrowOnError>): RequestResult<GetV1MailResponses, GetV1MailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1MailResponses, GetV1MailErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail',
     ...options
@@ -273,7 +273,7 @@ export const getV1Mail = <ThrowOnError extends boolean = false>(options?: Option
  *
  * Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden.
  */
-export const postV1Mail = <ThrowOnError extends boolean = false>(options: Options<PostV1MailData, ThrowOnError>): RequestResult<PostV1MailResponses, PostV1MailErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailResponses, PostV1MailErrors, ThrowOnError>({
+export const postV1Mail = <ThrowOnError extends boolean = true>(options: Options<PostV1MailData, ThrowOnError>): RequestResult<PostV1MailResponses, PostV1MailErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailResponses, PostV1MailErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail',
@@ -289,7 +289,7 @@ export const postV1Mail = <ThrowOnError extends boolean = false>(options: Option
  *
  * Cancels a piece that is submitted and not yet printing (or still awaiting approval) and refunds its credits once. Repeating the call answers already_cancelled true and refunds nothing. 409 MAIL_NOT_CANCELLABLE once printing has started or later.
  */
-export const deleteV1MailId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1MailIdData, ThrowOnError>): RequestResult<DeleteV1MailIdResponses, DeleteV1MailIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1MailIdResponses, DeleteV1MailIdErrors, ThrowOnError>({
+export const deleteV1MailId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1MailIdData, ThrowOnError>): RequestResult<DeleteV1MailIdResponses, DeleteV1MailIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1MailIdResponses, DeleteV1MailIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail/{id}',
     ...options
@@ -300,7 +300,7 @@ export const deleteV1MailId = <ThrowOnError extends boolean = false>(options: Op
  *
  * The canonical record with fresh 1-hour signed URLs for pdf_url, proof_url (the print proof, once rendered) and fulfillment_photos.
  */
-export const getV1MailId = <ThrowOnError extends boolean = false>(options: Options<GetV1MailIdData, ThrowOnError>): RequestResult<GetV1MailIdResponses, GetV1MailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1MailIdResponses, GetV1MailIdErrors, ThrowOnError>({
+export const getV1MailId = <ThrowOnError extends boolean = true>(options: Options<GetV1MailIdData, ThrowOnError>): RequestResult<GetV1MailIdResponses, GetV1MailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1MailIdResponses, GetV1MailIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail/{id}',
     ...options
@@ -311,7 +311,7 @@ export const getV1MailId = <ThrowOnError extends boolean = false>(options: Optio
  *
  * Redirects (302) to a fresh signed URL of the stored document, valid for 1 hour.
  */
-export const getV1MailIdDocument = <ThrowOnError extends boolean = false>(options: Options<GetV1MailIdDocumentData, ThrowOnError>): RequestResult<unknown, GetV1MailIdDocumentErrors, ThrowOnError> => (options.client ?? client).get<unknown, GetV1MailIdDocumentErrors, ThrowOnError>({
+export const getV1MailIdDocument = <ThrowOnError extends boolean = true>(options: Options<GetV1MailIdDocumentData, ThrowOnError>): RequestResult<unknown, GetV1MailIdDocumentErrors, ThrowOnError> => (options.client ?? client).get<unknown, GetV1MailIdDocumentErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail/{id}/document',
     ...options
@@ -322,7 +322,7 @@ export const getV1MailIdDocument = <ThrowOnError extends boolean = false>(option
  *
  * Debits the piece now and submits it. 402 when credits are short: the piece stays pending_approval, so add credits and approve again.
  */
-export const postV1MailIdApprove = <ThrowOnError extends boolean = false>(options: Options<PostV1MailIdApproveData, ThrowOnError>): RequestResult<PostV1MailIdApproveResponses, PostV1MailIdApproveErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailIdApproveResponses, PostV1MailIdApproveErrors, ThrowOnError>({
+export const postV1MailIdApprove = <ThrowOnError extends boolean = true>(options: Options<PostV1MailIdApproveData, ThrowOnError>): RequestResult<PostV1MailIdApproveResponses, PostV1MailIdApproveErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailIdApproveResponses, PostV1MailIdApproveErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail/{id}/approve',
     ...options
@@ -333,7 +333,7 @@ export const postV1MailIdApprove = <ThrowOnError extends boolean = false>(option
  *
  * The piece is cancelled (cancellation_reason rejected_by_owner); nothing is charged.
  */
-export const postV1MailIdReject = <ThrowOnError extends boolean = false>(options: Options<PostV1MailIdRejectData, ThrowOnError>): RequestResult<PostV1MailIdRejectResponses, PostV1MailIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailIdRejectResponses, PostV1MailIdRejectErrors, ThrowOnError>({
+export const postV1MailIdReject = <ThrowOnError extends boolean = true>(options: Options<PostV1MailIdRejectData, ThrowOnError>): RequestResult<PostV1MailIdRejectResponses, PostV1MailIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailIdRejectResponses, PostV1MailIdRejectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail/{id}/reject',
     ...options
@@ -344,7 +344,7 @@ export const postV1MailIdReject = <ThrowOnError extends boolean = false>(options
  *
  * Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
  */
-export const postV1TestMail = <ThrowOnError extends boolean = false>(options: Options<PostV1TestMailData, ThrowOnError>): RequestResult<PostV1TestMailResponses, PostV1TestMailErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestMailResponses, PostV1TestMailErrors, ThrowOnError>({
+export const postV1TestMail = <ThrowOnError extends boolean = true>(options: Options<PostV1TestMailData, ThrowOnError>): RequestResult<PostV1TestMailResponses, PostV1TestMailErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestMailResponses, PostV1TestMailErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/test/mail',
     ...options,
@@ -359,7 +359,7 @@ export const postV1TestMail = <ThrowOnError extends boolean = false>(options: Op
  *
  * Test keys only. submitted -> ready (simulated page and envelope photos) -> mailed (carrier, dispatch method, receipt photo, tracking number for tracked classes) -> delivered (delivery photo), through the same workflow steps a facility uses, emitting the matching mail.* event. 409 MAIL_STATE_CONFLICT for a piece awaiting approval or already final. Each call is one more step, so a client that retries an advance whose answer it lost should send an Idempotency-Key: the retry then replays the first answer instead of moving again.
  */
-export const postV1TestMailIdAdvance = <ThrowOnError extends boolean = false>(options: Options<PostV1TestMailIdAdvanceData, ThrowOnError>): RequestResult<PostV1TestMailIdAdvanceResponses, PostV1TestMailIdAdvanceErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestMailIdAdvanceResponses, PostV1TestMailIdAdvanceErrors, ThrowOnError>({
+export const postV1TestMailIdAdvance = <ThrowOnError extends boolean = true>(options: Options<PostV1TestMailIdAdvanceData, ThrowOnError>): RequestResult<PostV1TestMailIdAdvanceResponses, PostV1TestMailIdAdvanceErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestMailIdAdvanceResponses, PostV1TestMailIdAdvanceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/test/mail/{id}/advance',
     ...options
@@ -370,7 +370,7 @@ export const postV1TestMailIdAdvance = <ThrowOnError extends boolean = false>(op
  *
  * period_start and period_end (ISO 8601 date-times) default to the current calendar month (UTC) up to now. Returns pieces by status, spend and refunds, the balance, and the ledger movements of the period (newest first, at most 1,000). Agent keys see their own agent's pieces and money only; test mode (the key's environment by default) counts sandbox pieces and has no ledger movements.
  */
-export const getV1Usage = <ThrowOnError extends boolean = false>(options?: Options<GetV1UsageData, ThrowOnError>): RequestResult<GetV1UsageResponses, GetV1UsageErrors, ThrowOnError> => (options?.client ?? client).get<GetV1UsageResponses, GetV1UsageErrors, ThrowOnError>({
+export const getV1Usage = <ThrowOnError extends boolean = true>(options?: Options<GetV1UsageData, ThrowOnError>): RequestResult<GetV1UsageResponses, GetV1UsageErrors, ThrowOnError> => (options?.client ?? client).get<GetV1UsageResponses, GetV1UsageErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/usage',
     ...options
@@ -381,7 +381,7 @@ export const getV1Usage = <ThrowOnError extends boolean = false>(options?: Optio
  *
  * Per-piece price by mail type and mailing class, +15 cents for color, volume discount 5% at 500+, 10% at 1,000+, 15% at 5,000+ pieces. discount_cents = round-half-up(subtotal_cents x volume_discount_pct / 100); total_cents = subtotal_cents - discount_cents; confirm debits exactly total_cents.
  */
-export const postV1BatchMailEstimate = <ThrowOnError extends boolean = false>(options: Options<PostV1BatchMailEstimateData, ThrowOnError>): RequestResult<PostV1BatchMailEstimateResponses, PostV1BatchMailEstimateErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailEstimateResponses, PostV1BatchMailEstimateErrors, ThrowOnError>({
+export const postV1BatchMailEstimate = <ThrowOnError extends boolean = true>(options: Options<PostV1BatchMailEstimateData, ThrowOnError>): RequestResult<PostV1BatchMailEstimateResponses, PostV1BatchMailEstimateErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailEstimateResponses, PostV1BatchMailEstimateErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail/estimate',
     ...options,
@@ -396,7 +396,7 @@ export const postV1BatchMailEstimate = <ThrowOnError extends boolean = false>(op
  *
  * Test keys list test batches, live keys live ones; agent keys see their agent's batches only.
  */
-export const getV1BatchMail = <ThrowOnError extends boolean = false>(options?: Options<GetV1BatchMailData, ThrowOnError>): RequestResult<GetV1BatchMailResponses, GetV1BatchMailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1BatchMailResponses, GetV1BatchMailErrors, ThrowOnError>({
+export const getV1BatchMail = <ThrowOnError extends boolean = true>(options?: Options<GetV1BatchMailData, ThrowOnError>): RequestResult<GetV1BatchMailResponses, GetV1BatchMailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1BatchMailResponses, GetV1BatchMailErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail',
     ...options
@@ -407,7 +407,7 @@ export const getV1BatchMail = <ThrowOnError extends boolean = false>(options?: O
  *
  * Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.
  */
-export const postV1BatchMail = <ThrowOnError extends boolean = false>(options: Options<PostV1BatchMailData, ThrowOnError>): RequestResult<PostV1BatchMailResponses, PostV1BatchMailErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailResponses, PostV1BatchMailErrors, ThrowOnError>({
+export const postV1BatchMail = <ThrowOnError extends boolean = true>(options: Options<PostV1BatchMailData, ThrowOnError>): RequestResult<PostV1BatchMailResponses, PostV1BatchMailErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailResponses, PostV1BatchMailErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail',
@@ -423,7 +423,7 @@ export const postV1BatchMail = <ThrowOnError extends boolean = false>(options: O
  *
  * Allowed while draft, paid, generating or submitted. Idempotent: a repeat returns the same result and refunds nothing more.
  */
-export const deleteV1BatchMailId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1BatchMailIdData, ThrowOnError>): RequestResult<DeleteV1BatchMailIdResponses, DeleteV1BatchMailIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1BatchMailIdResponses, DeleteV1BatchMailIdErrors, ThrowOnError>({
+export const deleteV1BatchMailId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1BatchMailIdData, ThrowOnError>): RequestResult<DeleteV1BatchMailIdResponses, DeleteV1BatchMailIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1BatchMailIdResponses, DeleteV1BatchMailIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail/{id}',
     ...options
@@ -432,7 +432,7 @@ export const deleteV1BatchMailId = <ThrowOnError extends boolean = false>(option
 /**
  * A batch with its first 50 pieces
  */
-export const getV1BatchMailId = <ThrowOnError extends boolean = false>(options: Options<GetV1BatchMailIdData, ThrowOnError>): RequestResult<GetV1BatchMailIdResponses, GetV1BatchMailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1BatchMailIdResponses, GetV1BatchMailIdErrors, ThrowOnError>({
+export const getV1BatchMailId = <ThrowOnError extends boolean = true>(options: Options<GetV1BatchMailIdData, ThrowOnError>): RequestResult<GetV1BatchMailIdResponses, GetV1BatchMailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1BatchMailIdResponses, GetV1BatchMailIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail/{id}',
     ...options
@@ -443,7 +443,7 @@ export const getV1BatchMailId = <ThrowOnError extends boolean = false>(options: 
  *
  * Debits pricing.total_cents once (test keys: nothing). Repeated or concurrent confirms return the current state without a second debit. Pieces are then generated and the batch moves to submitted by itself.
  */
-export const postV1BatchMailIdConfirm = <ThrowOnError extends boolean = false>(options: Options<PostV1BatchMailIdConfirmData, ThrowOnError>): RequestResult<PostV1BatchMailIdConfirmResponses, PostV1BatchMailIdConfirmErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailIdConfirmResponses, PostV1BatchMailIdConfirmErrors, ThrowOnError>({
+export const postV1BatchMailIdConfirm = <ThrowOnError extends boolean = true>(options: Options<PostV1BatchMailIdConfirmData, ThrowOnError>): RequestResult<PostV1BatchMailIdConfirmResponses, PostV1BatchMailIdConfirmErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailIdConfirmResponses, PostV1BatchMailIdConfirmErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail/{id}/confirm',
     ...options
@@ -454,7 +454,7 @@ export const postV1BatchMailIdConfirm = <ThrowOnError extends boolean = false>(o
  *
  * Completion marks every piece mailed and fires batch.completed. Each call is one more step: send an Idempotency-Key so a retried call replays the first answer.
  */
-export const postV1BatchMailIdAdvance = <ThrowOnError extends boolean = false>(options: Options<PostV1BatchMailIdAdvanceData, ThrowOnError>): RequestResult<PostV1BatchMailIdAdvanceResponses, PostV1BatchMailIdAdvanceErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailIdAdvanceResponses, PostV1BatchMailIdAdvanceErrors, ThrowOnError>({
+export const postV1BatchMailIdAdvance = <ThrowOnError extends boolean = true>(options: Options<PostV1BatchMailIdAdvanceData, ThrowOnError>): RequestResult<PostV1BatchMailIdAdvanceResponses, PostV1BatchMailIdAdvanceErrors, ThrowOnError> => (options.client ?? client).post<PostV1BatchMailIdAdvanceResponses, PostV1BatchMailIdAdvanceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/batch-mail/{id}/advance',
     ...options
@@ -465,7 +465,7 @@ export const postV1BatchMailIdAdvance = <ThrowOnError extends boolean = false>(o
  *
  * Fields left out keep their value. Setting webhook_url on an agent without a signing key returns a one-time webhook_signing_key (whsk_ + 64-character secret). Live keys only.
  */
-export const putV1WebhooksSettings = <ThrowOnError extends boolean = false>(options: Options<PutV1WebhooksSettingsData, ThrowOnError>): RequestResult<PutV1WebhooksSettingsResponses, PutV1WebhooksSettingsErrors, ThrowOnError> => (options.client ?? client).put<PutV1WebhooksSettingsResponses, PutV1WebhooksSettingsErrors, ThrowOnError>({
+export const putV1WebhooksSettings = <ThrowOnError extends boolean = true>(options: Options<PutV1WebhooksSettingsData, ThrowOnError>): RequestResult<PutV1WebhooksSettingsResponses, PutV1WebhooksSettingsErrors, ThrowOnError> => (options.client ?? client).put<PutV1WebhooksSettingsResponses, PutV1WebhooksSettingsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/settings',
     ...options,
@@ -478,7 +478,7 @@ export const putV1WebhooksSettings = <ThrowOnError extends boolean = false>(opti
 /**
  * Agent webhook event log (live and sandbox)
  */
-export const getV1WebhooksEvents = <ThrowOnError extends boolean = false>(options?: Options<GetV1WebhooksEventsData, ThrowOnError>): RequestResult<GetV1WebhooksEventsResponses, GetV1WebhooksEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1WebhooksEventsResponses, GetV1WebhooksEventsErrors, ThrowOnError>({
+export const getV1WebhooksEvents = <ThrowOnError extends boolean = true>(options?: Options<GetV1WebhooksEventsData, ThrowOnError>): RequestResult<GetV1WebhooksEventsResponses, GetV1WebhooksEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1WebhooksEventsResponses, GetV1WebhooksEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/events',
     ...options
@@ -487,7 +487,7 @@ export const getV1WebhooksEvents = <ThrowOnError extends boolean = false>(option
 /**
  * One agent webhook event: payload and delivery attempts
  */
-export const getV1WebhooksEventsEventId = <ThrowOnError extends boolean = false>(options: Options<GetV1WebhooksEventsEventIdData, ThrowOnError>): RequestResult<GetV1WebhooksEventsEventIdResponses, GetV1WebhooksEventsEventIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhooksEventsEventIdResponses, GetV1WebhooksEventsEventIdErrors, ThrowOnError>({
+export const getV1WebhooksEventsEventId = <ThrowOnError extends boolean = true>(options: Options<GetV1WebhooksEventsEventIdData, ThrowOnError>): RequestResult<GetV1WebhooksEventsEventIdResponses, GetV1WebhooksEventsEventIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhooksEventsEventIdResponses, GetV1WebhooksEventsEventIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhooks/events/{eventId}',
     ...options
@@ -498,7 +498,7 @@ export const getV1WebhooksEventsEventId = <ThrowOnError extends boolean = false>
  *
  * Without endpoint_id: one attempt to the agent webhook (member keys pass agent_id). With endpoint_id: a test of that custom endpoint (a sample when event_type is given; a verification when the endpoint is not active yet).
  */
-export const postV1TestWebhook = <ThrowOnError extends boolean = false>(options: Options<PostV1TestWebhookData, ThrowOnError>): RequestResult<PostV1TestWebhookResponses, PostV1TestWebhookErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestWebhookResponses, PostV1TestWebhookErrors, ThrowOnError>({
+export const postV1TestWebhook = <ThrowOnError extends boolean = true>(options: Options<PostV1TestWebhookData, ThrowOnError>): RequestResult<PostV1TestWebhookResponses, PostV1TestWebhookErrors, ThrowOnError> => (options.client ?? client).post<PostV1TestWebhookResponses, PostV1TestWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/test/webhook',
     ...options,
@@ -511,7 +511,7 @@ export const postV1TestWebhook = <ThrowOnError extends boolean = false>(options:
 /**
  * List custom webhook endpoints
  */
-export const getV1WebhookEndpoints = <ThrowOnError extends boolean = false>(options?: Options<GetV1WebhookEndpointsData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsResponses, GetV1WebhookEndpointsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1WebhookEndpointsResponses, GetV1WebhookEndpointsErrors, ThrowOnError>({
+export const getV1WebhookEndpoints = <ThrowOnError extends boolean = true>(options?: Options<GetV1WebhookEndpointsData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsResponses, GetV1WebhookEndpointsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1WebhookEndpointsResponses, GetV1WebhookEndpointsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints',
     ...options
@@ -522,7 +522,7 @@ export const getV1WebhookEndpoints = <ThrowOnError extends boolean = false>(opti
  *
  * Returns the whsec_ signing secret once. The endpoint receives nothing until POST /verify succeeds. At most 3 endpoints per environment (422 WEBHOOK_ENDPOINT_LIMIT).
  */
-export const postV1WebhookEndpoints = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsResponses, PostV1WebhookEndpointsErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsResponses, PostV1WebhookEndpointsErrors, ThrowOnError>({
+export const postV1WebhookEndpoints = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsResponses, PostV1WebhookEndpointsErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsResponses, PostV1WebhookEndpointsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints',
     ...options,
@@ -535,7 +535,7 @@ export const postV1WebhookEndpoints = <ThrowOnError extends boolean = false>(opt
 /**
  * Delete an endpoint with its rules and delivery history
  */
-export const deleteV1WebhookEndpointsId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<DeleteV1WebhookEndpointsIdResponses, DeleteV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1WebhookEndpointsIdResponses, DeleteV1WebhookEndpointsIdErrors, ThrowOnError>({
+export const deleteV1WebhookEndpointsId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<DeleteV1WebhookEndpointsIdResponses, DeleteV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1WebhookEndpointsIdResponses, DeleteV1WebhookEndpointsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}',
     ...options
@@ -544,7 +544,7 @@ export const deleteV1WebhookEndpointsId = <ThrowOnError extends boolean = false>
 /**
  * One custom webhook endpoint
  */
-export const getV1WebhookEndpointsId = <ThrowOnError extends boolean = false>(options: Options<GetV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdResponses, GetV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdResponses, GetV1WebhookEndpointsIdErrors, ThrowOnError>({
+export const getV1WebhookEndpointsId = <ThrowOnError extends boolean = true>(options: Options<GetV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdResponses, GetV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdResponses, GetV1WebhookEndpointsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}',
     ...options
@@ -555,7 +555,7 @@ export const getV1WebhookEndpointsId = <ThrowOnError extends boolean = false>(op
  *
  * Environment and scope are fixed at creation. A new URL pauses an active endpoint until it is verified again.
  */
-export const patchV1WebhookEndpointsId = <ThrowOnError extends boolean = false>(options: Options<PatchV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<PatchV1WebhookEndpointsIdResponses, PatchV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1WebhookEndpointsIdResponses, PatchV1WebhookEndpointsIdErrors, ThrowOnError>({
+export const patchV1WebhookEndpointsId = <ThrowOnError extends boolean = true>(options: Options<PatchV1WebhookEndpointsIdData, ThrowOnError>): RequestResult<PatchV1WebhookEndpointsIdResponses, PatchV1WebhookEndpointsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1WebhookEndpointsIdResponses, PatchV1WebhookEndpointsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}',
     ...options,
@@ -570,7 +570,7 @@ export const patchV1WebhookEndpointsId = <ThrowOnError extends boolean = false>(
  *
  * POSTs a signed webhook.endpoint_verification event with a new random data.challenge; the receiver answers 2xx with JSON {"challenge": "<value>"} within 10 s. One attempt; the result is returned.
  */
-export const postV1WebhookEndpointsIdVerify = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsIdVerifyData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdVerifyResponses, PostV1WebhookEndpointsIdVerifyErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdVerifyResponses, PostV1WebhookEndpointsIdVerifyErrors, ThrowOnError>({
+export const postV1WebhookEndpointsIdVerify = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsIdVerifyData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdVerifyResponses, PostV1WebhookEndpointsIdVerifyErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdVerifyResponses, PostV1WebhookEndpointsIdVerifyErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/verify',
     ...options
@@ -579,7 +579,7 @@ export const postV1WebhookEndpointsIdVerify = <ThrowOnError extends boolean = fa
 /**
  * Send a signed webhook.test ping (or the verification, if not active)
  */
-export const postV1WebhookEndpointsIdTest = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsIdTestData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdTestResponses, PostV1WebhookEndpointsIdTestErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdTestResponses, PostV1WebhookEndpointsIdTestErrors, ThrowOnError>({
+export const postV1WebhookEndpointsIdTest = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsIdTestData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdTestResponses, PostV1WebhookEndpointsIdTestErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdTestResponses, PostV1WebhookEndpointsIdTestErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/test',
     ...options
@@ -590,7 +590,7 @@ export const postV1WebhookEndpointsIdTest = <ThrowOnError extends boolean = fals
  *
  * The envelope carries the chosen event_type and data.sample = true. The endpoint must be active (409 WEBHOOK_ENDPOINT_NOT_ACTIVE).
  */
-export const postV1WebhookEndpointsIdTestSample = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsIdTestSampleData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdTestSampleResponses, PostV1WebhookEndpointsIdTestSampleErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdTestSampleResponses, PostV1WebhookEndpointsIdTestSampleErrors, ThrowOnError>({
+export const postV1WebhookEndpointsIdTestSample = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsIdTestSampleData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdTestSampleResponses, PostV1WebhookEndpointsIdTestSampleErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdTestSampleResponses, PostV1WebhookEndpointsIdTestSampleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/test-sample',
     ...options,
@@ -605,7 +605,7 @@ export const postV1WebhookEndpointsIdTestSample = <ThrowOnError extends boolean 
  *
  * For 24 hours deliveries carry two space-separated signatures in webhook-signature: one with the new secret, one with the old.
  */
-export const postV1WebhookEndpointsIdRotateSecret = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsIdRotateSecretData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdRotateSecretResponses, PostV1WebhookEndpointsIdRotateSecretErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdRotateSecretResponses, PostV1WebhookEndpointsIdRotateSecretErrors, ThrowOnError>({
+export const postV1WebhookEndpointsIdRotateSecret = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsIdRotateSecretData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdRotateSecretResponses, PostV1WebhookEndpointsIdRotateSecretErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdRotateSecretResponses, PostV1WebhookEndpointsIdRotateSecretErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/rotate-secret',
     ...options
@@ -614,7 +614,7 @@ export const postV1WebhookEndpointsIdRotateSecret = <ThrowOnError extends boolea
 /**
  * The endpoint delivery log, newest first
  */
-export const getV1WebhookEndpointsIdDeliveries = <ThrowOnError extends boolean = false>(options: Options<GetV1WebhookEndpointsIdDeliveriesData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdDeliveriesResponses, GetV1WebhookEndpointsIdDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdDeliveriesResponses, GetV1WebhookEndpointsIdDeliveriesErrors, ThrowOnError>({
+export const getV1WebhookEndpointsIdDeliveries = <ThrowOnError extends boolean = true>(options: Options<GetV1WebhookEndpointsIdDeliveriesData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdDeliveriesResponses, GetV1WebhookEndpointsIdDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdDeliveriesResponses, GetV1WebhookEndpointsIdDeliveriesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/deliveries',
     ...options
@@ -623,7 +623,7 @@ export const getV1WebhookEndpointsIdDeliveries = <ThrowOnError extends boolean =
 /**
  * List the endpoint rules
  */
-export const getV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = false>(options: Options<GetV1WebhookEndpointsIdRulesData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdRulesResponses, GetV1WebhookEndpointsIdRulesErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdRulesResponses, GetV1WebhookEndpointsIdRulesErrors, ThrowOnError>({
+export const getV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = true>(options: Options<GetV1WebhookEndpointsIdRulesData, ThrowOnError>): RequestResult<GetV1WebhookEndpointsIdRulesResponses, GetV1WebhookEndpointsIdRulesErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookEndpointsIdRulesResponses, GetV1WebhookEndpointsIdRulesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/rules',
     ...options
@@ -632,7 +632,7 @@ export const getV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = fals
 /**
  * Add a literal rule (max 10 per endpoint)
  */
-export const postV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookEndpointsIdRulesData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdRulesResponses, PostV1WebhookEndpointsIdRulesErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdRulesResponses, PostV1WebhookEndpointsIdRulesErrors, ThrowOnError>({
+export const postV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookEndpointsIdRulesData, ThrowOnError>): RequestResult<PostV1WebhookEndpointsIdRulesResponses, PostV1WebhookEndpointsIdRulesErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookEndpointsIdRulesResponses, PostV1WebhookEndpointsIdRulesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/rules',
     ...options,
@@ -645,7 +645,7 @@ export const postV1WebhookEndpointsIdRules = <ThrowOnError extends boolean = fal
 /**
  * Delete a rule
  */
-export const deleteV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1WebhookEndpointsIdRulesRuleIdData, ThrowOnError>): RequestResult<DeleteV1WebhookEndpointsIdRulesRuleIdResponses, DeleteV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1WebhookEndpointsIdRulesRuleIdResponses, DeleteV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError>({
+export const deleteV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1WebhookEndpointsIdRulesRuleIdData, ThrowOnError>): RequestResult<DeleteV1WebhookEndpointsIdRulesRuleIdResponses, DeleteV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1WebhookEndpointsIdRulesRuleIdResponses, DeleteV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/rules/{ruleId}',
     ...options
@@ -654,7 +654,7 @@ export const deleteV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boole
 /**
  * Change a rule
  */
-export const patchV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boolean = false>(options: Options<PatchV1WebhookEndpointsIdRulesRuleIdData, ThrowOnError>): RequestResult<PatchV1WebhookEndpointsIdRulesRuleIdResponses, PatchV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1WebhookEndpointsIdRulesRuleIdResponses, PatchV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError>({
+export const patchV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boolean = true>(options: Options<PatchV1WebhookEndpointsIdRulesRuleIdData, ThrowOnError>): RequestResult<PatchV1WebhookEndpointsIdRulesRuleIdResponses, PatchV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1WebhookEndpointsIdRulesRuleIdResponses, PatchV1WebhookEndpointsIdRulesRuleIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/rules/{ruleId}',
     ...options,
@@ -667,7 +667,7 @@ export const patchV1WebhookEndpointsIdRulesRuleId = <ThrowOnError extends boolea
 /**
  * One delivery with its attempts
  */
-export const getV1WebhookDeliveriesId = <ThrowOnError extends boolean = false>(options: Options<GetV1WebhookDeliveriesIdData, ThrowOnError>): RequestResult<GetV1WebhookDeliveriesIdResponses, GetV1WebhookDeliveriesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookDeliveriesIdResponses, GetV1WebhookDeliveriesIdErrors, ThrowOnError>({
+export const getV1WebhookDeliveriesId = <ThrowOnError extends boolean = true>(options: Options<GetV1WebhookDeliveriesIdData, ThrowOnError>): RequestResult<GetV1WebhookDeliveriesIdResponses, GetV1WebhookDeliveriesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1WebhookDeliveriesIdResponses, GetV1WebhookDeliveriesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-deliveries/{id}',
     ...options
@@ -678,7 +678,7 @@ export const getV1WebhookDeliveriesId = <ThrowOnError extends boolean = false>(o
  *
  * Only failed deliveries; endpoint deliveries need the endpoint active (verify first). Starts a new attempt series of up to 5 attempts.
  */
-export const postV1WebhookDeliveriesIdReplay = <ThrowOnError extends boolean = false>(options: Options<PostV1WebhookDeliveriesIdReplayData, ThrowOnError>): RequestResult<PostV1WebhookDeliveriesIdReplayResponses, PostV1WebhookDeliveriesIdReplayErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookDeliveriesIdReplayResponses, PostV1WebhookDeliveriesIdReplayErrors, ThrowOnError>({
+export const postV1WebhookDeliveriesIdReplay = <ThrowOnError extends boolean = true>(options: Options<PostV1WebhookDeliveriesIdReplayData, ThrowOnError>): RequestResult<PostV1WebhookDeliveriesIdReplayResponses, PostV1WebhookDeliveriesIdReplayErrors, ThrowOnError> => (options.client ?? client).post<PostV1WebhookDeliveriesIdReplayResponses, PostV1WebhookDeliveriesIdReplayErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-deliveries/{id}/replay',
     ...options
@@ -689,7 +689,7 @@ export const postV1WebhookDeliveriesIdReplay = <ThrowOnError extends boolean = f
  *
  * Member-scoped intake email addresses that forwarded mail is sent to. An alias is an email address, never a physical address. Agent keys see only aliases assigned to their agent.
  */
-export const getV1InboundForwardingAddresses = <ThrowOnError extends boolean = false>(options?: Options<GetV1InboundForwardingAddressesData, ThrowOnError>): RequestResult<GetV1InboundForwardingAddressesResponses, GetV1InboundForwardingAddressesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundForwardingAddressesResponses, GetV1InboundForwardingAddressesErrors, ThrowOnError>({
+export const getV1InboundForwardingAddresses = <ThrowOnError extends boolean = true>(options?: Options<GetV1InboundForwardingAddressesData, ThrowOnError>): RequestResult<GetV1InboundForwardingAddressesResponses, GetV1InboundForwardingAddressesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundForwardingAddressesResponses, GetV1InboundForwardingAddressesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-forwarding-addresses',
     ...options
@@ -700,7 +700,7 @@ export const getV1InboundForwardingAddresses = <ThrowOnError extends boolean = f
  *
  * alias_type random (default) makes an unguessable 16-character local part; vanity takes requested_alias_local_part (3-40 of a-z 0-9 . _ -, not reserved, unique across the intake domain). Scope mailbox.write.
  */
-export const postV1InboundForwardingAddresses = <ThrowOnError extends boolean = false>(options: Options<PostV1InboundForwardingAddressesData, ThrowOnError>): RequestResult<PostV1InboundForwardingAddressesResponses, PostV1InboundForwardingAddressesErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundForwardingAddressesResponses, PostV1InboundForwardingAddressesErrors, ThrowOnError>({
+export const postV1InboundForwardingAddresses = <ThrowOnError extends boolean = true>(options: Options<PostV1InboundForwardingAddressesData, ThrowOnError>): RequestResult<PostV1InboundForwardingAddressesResponses, PostV1InboundForwardingAddressesErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundForwardingAddressesResponses, PostV1InboundForwardingAddressesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-forwarding-addresses',
     ...options,
@@ -713,7 +713,7 @@ export const postV1InboundForwardingAddresses = <ThrowOnError extends boolean = 
 /**
  * One intake email alias
  */
-export const getV1InboundForwardingAddressesId = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundForwardingAddressesIdData, ThrowOnError>): RequestResult<GetV1InboundForwardingAddressesIdResponses, GetV1InboundForwardingAddressesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundForwardingAddressesIdResponses, GetV1InboundForwardingAddressesIdErrors, ThrowOnError>({
+export const getV1InboundForwardingAddressesId = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundForwardingAddressesIdData, ThrowOnError>): RequestResult<GetV1InboundForwardingAddressesIdResponses, GetV1InboundForwardingAddressesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundForwardingAddressesIdResponses, GetV1InboundForwardingAddressesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-forwarding-addresses/{id}',
     ...options
@@ -724,7 +724,7 @@ export const getV1InboundForwardingAddressesId = <ThrowOnError extends boolean =
  *
  * Paused aliases refuse mail temporarily (SMTP 450, HTTP 409 ALIAS_PAUSED); archived is final (SMTP 550, HTTP 410) and the address is never reused. Only member keys reassign agent_id.
  */
-export const patchV1InboundForwardingAddressesId = <ThrowOnError extends boolean = false>(options: Options<PatchV1InboundForwardingAddressesIdData, ThrowOnError>): RequestResult<PatchV1InboundForwardingAddressesIdResponses, PatchV1InboundForwardingAddressesIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1InboundForwardingAddressesIdResponses, PatchV1InboundForwardingAddressesIdErrors, ThrowOnError>({
+export const patchV1InboundForwardingAddressesId = <ThrowOnError extends boolean = true>(options: Options<PatchV1InboundForwardingAddressesIdData, ThrowOnError>): RequestResult<PatchV1InboundForwardingAddressesIdResponses, PatchV1InboundForwardingAddressesIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1InboundForwardingAddressesIdResponses, PatchV1InboundForwardingAddressesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-forwarding-addresses/{id}',
     ...options,
@@ -739,7 +739,7 @@ export const patchV1InboundForwardingAddressesId = <ThrowOnError extends boolean
  *
  * Each item carries its drafting context by default (include=drafting). Workflow: read draft_context, draft the reply, send outbound mail with inbound_capture_id and, when present, postal_mail_thread_id.
  */
-export const getV1Inbound = <ThrowOnError extends boolean = false>(options?: Options<GetV1InboundData, ThrowOnError>): RequestResult<GetV1InboundResponses, GetV1InboundErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundResponses, GetV1InboundErrors, ThrowOnError>({
+export const getV1Inbound = <ThrowOnError extends boolean = true>(options?: Options<GetV1InboundData, ThrowOnError>): RequestResult<GetV1InboundResponses, GetV1InboundErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundResponses, GetV1InboundErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound',
     ...options
@@ -748,7 +748,7 @@ export const getV1Inbound = <ThrowOnError extends boolean = false>(options?: Opt
 /**
  * One forwarded inbound mail item
  */
-export const getV1InboundId = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundIdData, ThrowOnError>): RequestResult<GetV1InboundIdResponses, GetV1InboundIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundIdResponses, GetV1InboundIdErrors, ThrowOnError>({
+export const getV1InboundId = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundIdData, ThrowOnError>): RequestResult<GetV1InboundIdResponses, GetV1InboundIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundIdResponses, GetV1InboundIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound/{id}',
     ...options
@@ -757,7 +757,7 @@ export const getV1InboundId = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Download a stored file of an item (raw email or attachment)
  */
-export const getV1InboundIdFilesFileId = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundIdFilesFileIdData, ThrowOnError>): RequestResult<GetV1InboundIdFilesFileIdResponses, GetV1InboundIdFilesFileIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundIdFilesFileIdResponses, GetV1InboundIdFilesFileIdErrors, ThrowOnError>({
+export const getV1InboundIdFilesFileId = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundIdFilesFileIdData, ThrowOnError>): RequestResult<GetV1InboundIdFilesFileIdResponses, GetV1InboundIdFilesFileIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundIdFilesFileIdResponses, GetV1InboundIdFilesFileIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound/{id}/files/{fileId}',
     ...options
@@ -766,7 +766,7 @@ export const getV1InboundIdFilesFileId = <ThrowOnError extends boolean = false>(
 /**
  * List postal threads (latest activity first)
  */
-export const getV1PostalThreads = <ThrowOnError extends boolean = false>(options?: Options<GetV1PostalThreadsData, ThrowOnError>): RequestResult<GetV1PostalThreadsResponses, GetV1PostalThreadsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1PostalThreadsResponses, GetV1PostalThreadsErrors, ThrowOnError>({
+export const getV1PostalThreads = <ThrowOnError extends boolean = true>(options?: Options<GetV1PostalThreadsData, ThrowOnError>): RequestResult<GetV1PostalThreadsResponses, GetV1PostalThreadsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1PostalThreadsResponses, GetV1PostalThreadsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/postal-threads',
     ...options
@@ -775,7 +775,7 @@ export const getV1PostalThreads = <ThrowOnError extends boolean = false>(options
 /**
  * One postal thread (include=events adds its inbound items and outbound replies)
  */
-export const getV1PostalThreadsId = <ThrowOnError extends boolean = false>(options: Options<GetV1PostalThreadsIdData, ThrowOnError>): RequestResult<GetV1PostalThreadsIdResponses, GetV1PostalThreadsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PostalThreadsIdResponses, GetV1PostalThreadsIdErrors, ThrowOnError>({
+export const getV1PostalThreadsId = <ThrowOnError extends boolean = true>(options: Options<GetV1PostalThreadsIdData, ThrowOnError>): RequestResult<GetV1PostalThreadsIdResponses, GetV1PostalThreadsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PostalThreadsIdResponses, GetV1PostalThreadsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/postal-threads/{id}',
     ...options
@@ -786,7 +786,7 @@ export const getV1PostalThreadsId = <ThrowOnError extends boolean = false>(optio
  *
  * New mail on a waiting or closed thread reopens it; archived threads are never matched again.
  */
-export const patchV1PostalThreadsId = <ThrowOnError extends boolean = false>(options: Options<PatchV1PostalThreadsIdData, ThrowOnError>): RequestResult<PatchV1PostalThreadsIdResponses, PatchV1PostalThreadsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1PostalThreadsIdResponses, PatchV1PostalThreadsIdErrors, ThrowOnError>({
+export const patchV1PostalThreadsId = <ThrowOnError extends boolean = true>(options: Options<PatchV1PostalThreadsIdData, ThrowOnError>): RequestResult<PatchV1PostalThreadsIdResponses, PatchV1PostalThreadsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1PostalThreadsIdResponses, PatchV1PostalThreadsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/postal-threads/{id}',
     ...options,
@@ -801,14 +801,14 @@ export const patchV1PostalThreadsId = <ThrowOnError extends boolean = false>(opt
  *
  * For an email provider's inbound webhook (raw MIME). Authenticated with the shared intake secret in X-Intake-Secret (INBOUND_INTAKE_SECRET), not an API key. Same processing as the SMTP receiver. A repeated Message-ID for the same alias returns the first item (duplicate true).
  */
-export const postV1IntakeEmail = <ThrowOnError extends boolean = false>(options?: Options<PostV1IntakeEmailData, ThrowOnError>): RequestResult<PostV1IntakeEmailResponses, PostV1IntakeEmailErrors, ThrowOnError> => (options?.client ?? client).post<PostV1IntakeEmailResponses, PostV1IntakeEmailErrors, ThrowOnError>({ url: '/v1/intake/email', ...options });
+export const postV1IntakeEmail = <ThrowOnError extends boolean = true>(options?: Options<PostV1IntakeEmailData, ThrowOnError>): RequestResult<PostV1IntakeEmailResponses, PostV1IntakeEmailErrors, ThrowOnError> => (options?.client ?? client).post<PostV1IntakeEmailResponses, PostV1IntakeEmailErrors, ThrowOnError>({ url: '/v1/intake/email', ...options });
 
 /**
  * List packages in custody
  *
  * Letters and parcels held at the member's private mailbox, newest first. Member keys must pass agent_id; agent keys see their own agent's packages.
  */
-export const getV1Packages = <ThrowOnError extends boolean = false>(options?: Options<GetV1PackagesData, ThrowOnError>): RequestResult<GetV1PackagesResponses, GetV1PackagesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1PackagesResponses, GetV1PackagesErrors, ThrowOnError>({
+export const getV1Packages = <ThrowOnError extends boolean = true>(options?: Options<GetV1PackagesData, ThrowOnError>): RequestResult<GetV1PackagesResponses, GetV1PackagesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1PackagesResponses, GetV1PackagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages',
     ...options
@@ -817,7 +817,7 @@ export const getV1Packages = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * Package detail: photos, events, label data, actions
  */
-export const getV1PackagesId = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdData, ThrowOnError>): RequestResult<GetV1PackagesIdResponses, GetV1PackagesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdResponses, GetV1PackagesIdErrors, ThrowOnError>({
+export const getV1PackagesId = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdData, ThrowOnError>): RequestResult<GetV1PackagesIdResponses, GetV1PackagesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdResponses, GetV1PackagesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}',
     ...options
@@ -828,7 +828,7 @@ export const getV1PackagesId = <ThrowOnError extends boolean = false>(options: O
  *
  * Intake photos (sealed_exterior, label) and scan pages (scan_envelope, scan_letter) with their saved OCR.
  */
-export const getV1PackagesIdPhotos = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdPhotosData, ThrowOnError>): RequestResult<GetV1PackagesIdPhotosResponses, GetV1PackagesIdPhotosErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdPhotosResponses, GetV1PackagesIdPhotosErrors, ThrowOnError>({
+export const getV1PackagesIdPhotos = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdPhotosData, ThrowOnError>): RequestResult<GetV1PackagesIdPhotosResponses, GetV1PackagesIdPhotosErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdPhotosResponses, GetV1PackagesIdPhotosErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/photos',
     ...options
@@ -837,7 +837,7 @@ export const getV1PackagesIdPhotos = <ThrowOnError extends boolean = false>(opti
 /**
  * Actions requested on a package
  */
-export const getV1PackagesIdActions = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdActionsData, ThrowOnError>): RequestResult<GetV1PackagesIdActionsResponses, GetV1PackagesIdActionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdActionsResponses, GetV1PackagesIdActionsErrors, ThrowOnError>({
+export const getV1PackagesIdActions = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdActionsData, ThrowOnError>): RequestResult<GetV1PackagesIdActionsResponses, GetV1PackagesIdActionsErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdActionsResponses, GetV1PackagesIdActionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/actions',
     ...options
@@ -848,7 +848,7 @@ export const getV1PackagesIdActions = <ThrowOnError extends boolean = false>(opt
  *
  * The facility carries it out. Scope forward.create for forward (parameters carry the forwarding address), package.write otherwise. Action states: requested, clarification_needed, in_progress (active), completed, failed, cancelled.
  */
-export const postV1PackagesIdActions = <ThrowOnError extends boolean = false>(options: Options<PostV1PackagesIdActionsData, ThrowOnError>): RequestResult<PostV1PackagesIdActionsResponses, PostV1PackagesIdActionsErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdActionsResponses, PostV1PackagesIdActionsErrors, ThrowOnError>({
+export const postV1PackagesIdActions = <ThrowOnError extends boolean = true>(options: Options<PostV1PackagesIdActionsData, ThrowOnError>): RequestResult<PostV1PackagesIdActionsResponses, PostV1PackagesIdActionsErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdActionsResponses, PostV1PackagesIdActionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/actions',
     ...options,
@@ -861,7 +861,7 @@ export const postV1PackagesIdActions = <ThrowOnError extends boolean = false>(op
 /**
  * One package action
  */
-export const getV1PackagesIdActionsActionId = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdActionsActionIdData, ThrowOnError>): RequestResult<GetV1PackagesIdActionsActionIdResponses, GetV1PackagesIdActionsActionIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdActionsActionIdResponses, GetV1PackagesIdActionsActionIdErrors, ThrowOnError>({
+export const getV1PackagesIdActionsActionId = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdActionsActionIdData, ThrowOnError>): RequestResult<GetV1PackagesIdActionsActionIdResponses, GetV1PackagesIdActionsActionIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdActionsActionIdResponses, GetV1PackagesIdActionsActionIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/actions/{actionId}',
     ...options
@@ -872,7 +872,7 @@ export const getV1PackagesIdActionsActionId = <ThrowOnError extends boolean = fa
  *
  * Only active actions (requested, clarification_needed, in_progress) change. Answering a clarification puts the action back to requested. Send If-Match: <version> to refuse a stale edit.
  */
-export const patchV1PackagesIdActionsActionId = <ThrowOnError extends boolean = false>(options: Options<PatchV1PackagesIdActionsActionIdData, ThrowOnError>): RequestResult<PatchV1PackagesIdActionsActionIdResponses, PatchV1PackagesIdActionsActionIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1PackagesIdActionsActionIdResponses, PatchV1PackagesIdActionsActionIdErrors, ThrowOnError>({
+export const patchV1PackagesIdActionsActionId = <ThrowOnError extends boolean = true>(options: Options<PatchV1PackagesIdActionsActionIdData, ThrowOnError>): RequestResult<PatchV1PackagesIdActionsActionIdResponses, PatchV1PackagesIdActionsActionIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1PackagesIdActionsActionIdResponses, PatchV1PackagesIdActionsActionIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/actions/{actionId}',
     ...options,
@@ -885,7 +885,7 @@ export const patchV1PackagesIdActionsActionId = <ThrowOnError extends boolean = 
 /**
  * Forwarding requests of a package
  */
-export const getV1PackagesIdForward = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdForwardData, ThrowOnError>): RequestResult<GetV1PackagesIdForwardResponses, GetV1PackagesIdForwardErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdForwardResponses, GetV1PackagesIdForwardErrors, ThrowOnError>({
+export const getV1PackagesIdForward = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdForwardData, ThrowOnError>): RequestResult<GetV1PackagesIdForwardResponses, GetV1PackagesIdForwardErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdForwardResponses, GetV1PackagesIdForwardErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/forward',
     ...options
@@ -896,7 +896,7 @@ export const getV1PackagesIdForward = <ThrowOnError extends boolean = false>(opt
  *
  * Creates a forwarding request (a forward action) and sets the package to forwarding_requested.
  */
-export const postV1PackagesIdForward = <ThrowOnError extends boolean = false>(options: Options<PostV1PackagesIdForwardData, ThrowOnError>): RequestResult<PostV1PackagesIdForwardResponses, PostV1PackagesIdForwardErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdForwardResponses, PostV1PackagesIdForwardErrors, ThrowOnError>({
+export const postV1PackagesIdForward = <ThrowOnError extends boolean = true>(options: Options<PostV1PackagesIdForwardData, ThrowOnError>): RequestResult<PostV1PackagesIdForwardResponses, PostV1PackagesIdForwardErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdForwardResponses, PostV1PackagesIdForwardErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/forward',
     ...options,
@@ -909,7 +909,7 @@ export const postV1PackagesIdForward = <ThrowOnError extends boolean = false>(op
 /**
  * Scan requests of a package and their scans
  */
-export const getV1PackagesIdScan = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdScanData, ThrowOnError>): RequestResult<GetV1PackagesIdScanResponses, GetV1PackagesIdScanErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdScanResponses, GetV1PackagesIdScanErrors, ThrowOnError>({
+export const getV1PackagesIdScan = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdScanData, ThrowOnError>): RequestResult<GetV1PackagesIdScanResponses, GetV1PackagesIdScanErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdScanResponses, GetV1PackagesIdScanErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/scan',
     ...options
@@ -918,7 +918,7 @@ export const getV1PackagesIdScan = <ThrowOnError extends boolean = false>(option
 /**
  * Request a scan of a package
  */
-export const postV1PackagesIdScan = <ThrowOnError extends boolean = false>(options: Options<PostV1PackagesIdScanData, ThrowOnError>): RequestResult<PostV1PackagesIdScanResponses, PostV1PackagesIdScanErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdScanResponses, PostV1PackagesIdScanErrors, ThrowOnError>({
+export const postV1PackagesIdScan = <ThrowOnError extends boolean = true>(options: Options<PostV1PackagesIdScanData, ThrowOnError>): RequestResult<PostV1PackagesIdScanResponses, PostV1PackagesIdScanErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdScanResponses, PostV1PackagesIdScanErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/scan',
     ...options,
@@ -931,7 +931,7 @@ export const postV1PackagesIdScan = <ThrowOnError extends boolean = false>(optio
 /**
  * Remove a tag (?tag=)
  */
-export const deleteV1PackagesIdTags = <ThrowOnError extends boolean = false>(options: Options<DeleteV1PackagesIdTagsData, ThrowOnError>): RequestResult<DeleteV1PackagesIdTagsResponses, DeleteV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1PackagesIdTagsResponses, DeleteV1PackagesIdTagsErrors, ThrowOnError>({
+export const deleteV1PackagesIdTags = <ThrowOnError extends boolean = true>(options: Options<DeleteV1PackagesIdTagsData, ThrowOnError>): RequestResult<DeleteV1PackagesIdTagsResponses, DeleteV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1PackagesIdTagsResponses, DeleteV1PackagesIdTagsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/tags',
     ...options
@@ -940,7 +940,7 @@ export const deleteV1PackagesIdTags = <ThrowOnError extends boolean = false>(opt
 /**
  * Tags of a package
  */
-export const getV1PackagesIdTags = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdTagsData, ThrowOnError>): RequestResult<GetV1PackagesIdTagsResponses, GetV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdTagsResponses, GetV1PackagesIdTagsErrors, ThrowOnError>({
+export const getV1PackagesIdTags = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdTagsData, ThrowOnError>): RequestResult<GetV1PackagesIdTagsResponses, GetV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdTagsResponses, GetV1PackagesIdTagsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/tags',
     ...options
@@ -951,7 +951,7 @@ export const getV1PackagesIdTags = <ThrowOnError extends boolean = false>(option
  *
  * Body field tag, label or name (1-50 characters).
  */
-export const postV1PackagesIdTags = <ThrowOnError extends boolean = false>(options: Options<PostV1PackagesIdTagsData, ThrowOnError>): RequestResult<PostV1PackagesIdTagsResponses, PostV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdTagsResponses, PostV1PackagesIdTagsErrors, ThrowOnError>({
+export const postV1PackagesIdTags = <ThrowOnError extends boolean = true>(options: Options<PostV1PackagesIdTagsData, ThrowOnError>): RequestResult<PostV1PackagesIdTagsResponses, PostV1PackagesIdTagsErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdTagsResponses, PostV1PackagesIdTagsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/tags',
     ...options,
@@ -964,7 +964,7 @@ export const postV1PackagesIdTags = <ThrowOnError extends boolean = false>(optio
 /**
  * Notes on a package
  */
-export const getV1PackagesIdNotes = <ThrowOnError extends boolean = false>(options: Options<GetV1PackagesIdNotesData, ThrowOnError>): RequestResult<GetV1PackagesIdNotesResponses, GetV1PackagesIdNotesErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdNotesResponses, GetV1PackagesIdNotesErrors, ThrowOnError>({
+export const getV1PackagesIdNotes = <ThrowOnError extends boolean = true>(options: Options<GetV1PackagesIdNotesData, ThrowOnError>): RequestResult<GetV1PackagesIdNotesResponses, GetV1PackagesIdNotesErrors, ThrowOnError> => (options.client ?? client).get<GetV1PackagesIdNotesResponses, GetV1PackagesIdNotesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/notes',
     ...options
@@ -975,7 +975,7 @@ export const getV1PackagesIdNotes = <ThrowOnError extends boolean = false>(optio
  *
  * Body field note, text or message, plus an optional metadata object.
  */
-export const postV1PackagesIdNotes = <ThrowOnError extends boolean = false>(options: Options<PostV1PackagesIdNotesData, ThrowOnError>): RequestResult<PostV1PackagesIdNotesResponses, PostV1PackagesIdNotesErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdNotesResponses, PostV1PackagesIdNotesErrors, ThrowOnError>({
+export const postV1PackagesIdNotes = <ThrowOnError extends boolean = true>(options: Options<PostV1PackagesIdNotesData, ThrowOnError>): RequestResult<PostV1PackagesIdNotesResponses, PostV1PackagesIdNotesErrors, ThrowOnError> => (options.client ?? client).post<PostV1PackagesIdNotesResponses, PostV1PackagesIdNotesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/packages/{id}/notes',
     ...options,
@@ -990,7 +990,7 @@ export const postV1PackagesIdNotes = <ThrowOnError extends boolean = false>(opti
  *
  * Member keys must pass agent_id; agent keys see their own agent's. Filters: status (expected, received, cancelled), carrier, tracking_number.
  */
-export const getV1ExpectedShipments = <ThrowOnError extends boolean = false>(options?: Options<GetV1ExpectedShipmentsData, ThrowOnError>): RequestResult<GetV1ExpectedShipmentsResponses, GetV1ExpectedShipmentsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1ExpectedShipmentsResponses, GetV1ExpectedShipmentsErrors, ThrowOnError>({
+export const getV1ExpectedShipments = <ThrowOnError extends boolean = true>(options?: Options<GetV1ExpectedShipmentsData, ThrowOnError>): RequestResult<GetV1ExpectedShipmentsResponses, GetV1ExpectedShipmentsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1ExpectedShipmentsResponses, GetV1ExpectedShipmentsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/expected-shipments',
     ...options
@@ -1001,7 +1001,7 @@ export const getV1ExpectedShipments = <ThrowOnError extends boolean = false>(opt
  *
  * When the facility commits a piece to the account's mailbox for this agent with the same tracking number (ignoring case, spaces and punctuation), the shipment becomes received and links the package; on_arrival (an ActionRequest) is then requested on the package as if the agent had asked. One open shipment per tracking number and account; at most 500 open per agent. Scope package.write (forward.create for an on_arrival forward). Member keys pass ?agent_id=.
  */
-export const postV1ExpectedShipments = <ThrowOnError extends boolean = false>(options: Options<PostV1ExpectedShipmentsData, ThrowOnError>): RequestResult<PostV1ExpectedShipmentsResponses, PostV1ExpectedShipmentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1ExpectedShipmentsResponses, PostV1ExpectedShipmentsErrors, ThrowOnError>({
+export const postV1ExpectedShipments = <ThrowOnError extends boolean = true>(options: Options<PostV1ExpectedShipmentsData, ThrowOnError>): RequestResult<PostV1ExpectedShipmentsResponses, PostV1ExpectedShipmentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1ExpectedShipmentsResponses, PostV1ExpectedShipmentsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/expected-shipments',
     ...options,
@@ -1016,7 +1016,7 @@ export const postV1ExpectedShipments = <ThrowOnError extends boolean = false>(op
  *
  * Cancelling again answers the cancelled shipment with already_cancelled true; a received one cannot be cancelled (409).
  */
-export const deleteV1ExpectedShipmentsId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<DeleteV1ExpectedShipmentsIdResponses, DeleteV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1ExpectedShipmentsIdResponses, DeleteV1ExpectedShipmentsIdErrors, ThrowOnError>({
+export const deleteV1ExpectedShipmentsId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<DeleteV1ExpectedShipmentsIdResponses, DeleteV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1ExpectedShipmentsIdResponses, DeleteV1ExpectedShipmentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/expected-shipments/{id}',
     ...options
@@ -1025,7 +1025,7 @@ export const deleteV1ExpectedShipmentsId = <ThrowOnError extends boolean = false
 /**
  * One expected shipment
  */
-export const getV1ExpectedShipmentsId = <ThrowOnError extends boolean = false>(options: Options<GetV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<GetV1ExpectedShipmentsIdResponses, GetV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1ExpectedShipmentsIdResponses, GetV1ExpectedShipmentsIdErrors, ThrowOnError>({
+export const getV1ExpectedShipmentsId = <ThrowOnError extends boolean = true>(options: Options<GetV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<GetV1ExpectedShipmentsIdResponses, GetV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1ExpectedShipmentsIdResponses, GetV1ExpectedShipmentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/expected-shipments/{id}',
     ...options
@@ -1036,7 +1036,7 @@ export const getV1ExpectedShipmentsId = <ThrowOnError extends boolean = false>(o
  *
  * Fields sent replace the stored ones; null clears an optional field. Only while status is expected.
  */
-export const patchV1ExpectedShipmentsId = <ThrowOnError extends boolean = false>(options: Options<PatchV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<PatchV1ExpectedShipmentsIdResponses, PatchV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1ExpectedShipmentsIdResponses, PatchV1ExpectedShipmentsIdErrors, ThrowOnError>({
+export const patchV1ExpectedShipmentsId = <ThrowOnError extends boolean = true>(options: Options<PatchV1ExpectedShipmentsIdData, ThrowOnError>): RequestResult<PatchV1ExpectedShipmentsIdResponses, PatchV1ExpectedShipmentsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1ExpectedShipmentsIdResponses, PatchV1ExpectedShipmentsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/expected-shipments/{id}',
     ...options,
@@ -1051,7 +1051,7 @@ export const patchV1ExpectedShipmentsId = <ThrowOnError extends boolean = false>
  *
  * Member keys must pass agent_id; agent keys see their own agent's.
  */
-export const getV1Rules = <ThrowOnError extends boolean = false>(options?: Options<GetV1RulesData, ThrowOnError>): RequestResult<GetV1RulesResponses, GetV1RulesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1RulesResponses, GetV1RulesErrors, ThrowOnError>({
+export const getV1Rules = <ThrowOnError extends boolean = true>(options?: Options<GetV1RulesData, ThrowOnError>): RequestResult<GetV1RulesResponses, GetV1RulesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1RulesResponses, GetV1RulesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/rules',
     ...options
@@ -1062,7 +1062,7 @@ export const getV1Rules = <ThrowOnError extends boolean = false>(options?: Optio
  *
  * match: sender_contains (literal terms in the label's sender name), carriers, kinds (letter, parcel); every criterion given must hold. apply: request_action (an ActionRequest) and/or add_tags. On arrival every matching enabled rule adds its tags; the first matching rule with an action requests it, unless the agent's expected shipment for the piece has its own on_arrival action. At most 25 rules per agent. Scope package.write (forward.create for a forward). Member keys pass ?agent_id=.
  */
-export const postV1Rules = <ThrowOnError extends boolean = false>(options: Options<PostV1RulesData, ThrowOnError>): RequestResult<PostV1RulesResponses, PostV1RulesErrors, ThrowOnError> => (options.client ?? client).post<PostV1RulesResponses, PostV1RulesErrors, ThrowOnError>({
+export const postV1Rules = <ThrowOnError extends boolean = true>(options: Options<PostV1RulesData, ThrowOnError>): RequestResult<PostV1RulesResponses, PostV1RulesErrors, ThrowOnError> => (options.client ?? client).post<PostV1RulesResponses, PostV1RulesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/rules',
     ...options,
@@ -1075,7 +1075,7 @@ export const postV1Rules = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Delete a mailbox rule
  */
-export const deleteV1RulesId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1RulesIdData, ThrowOnError>): RequestResult<DeleteV1RulesIdResponses, DeleteV1RulesIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1RulesIdResponses, DeleteV1RulesIdErrors, ThrowOnError>({
+export const deleteV1RulesId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1RulesIdData, ThrowOnError>): RequestResult<DeleteV1RulesIdResponses, DeleteV1RulesIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1RulesIdResponses, DeleteV1RulesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/rules/{id}',
     ...options
@@ -1084,7 +1084,7 @@ export const deleteV1RulesId = <ThrowOnError extends boolean = false>(options: O
 /**
  * One mailbox rule
  */
-export const getV1RulesId = <ThrowOnError extends boolean = false>(options: Options<GetV1RulesIdData, ThrowOnError>): RequestResult<GetV1RulesIdResponses, GetV1RulesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1RulesIdResponses, GetV1RulesIdErrors, ThrowOnError>({
+export const getV1RulesId = <ThrowOnError extends boolean = true>(options: Options<GetV1RulesIdData, ThrowOnError>): RequestResult<GetV1RulesIdResponses, GetV1RulesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1RulesIdResponses, GetV1RulesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/rules/{id}',
     ...options
@@ -1093,7 +1093,7 @@ export const getV1RulesId = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Change a mailbox rule (name, enabled, match or apply)
  */
-export const patchV1RulesId = <ThrowOnError extends boolean = false>(options: Options<PatchV1RulesIdData, ThrowOnError>): RequestResult<PatchV1RulesIdResponses, PatchV1RulesIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1RulesIdResponses, PatchV1RulesIdErrors, ThrowOnError>({
+export const patchV1RulesId = <ThrowOnError extends boolean = true>(options: Options<PatchV1RulesIdData, ThrowOnError>): RequestResult<PatchV1RulesIdResponses, PatchV1RulesIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1RulesIdResponses, PatchV1RulesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/rules/{id}',
     ...options,
@@ -1108,7 +1108,7 @@ export const patchV1RulesId = <ThrowOnError extends boolean = false>(options: Op
  *
  * q is literal AND search: NFKC-normalised, lower-cased terms (max 200 characters, 12 terms) that must all appear in the same item (id, reference, kind words, UTC receipt date, request/bundle/page ids, recipient name/email, saved OCR). Unknown or repeated parameters are a 400. Test keys see the member sample and their seeded items.
  */
-export const getV1InboundItems = <ThrowOnError extends boolean = false>(options?: Options<GetV1InboundItemsData, ThrowOnError>): RequestResult<GetV1InboundItemsResponses, GetV1InboundItemsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundItemsResponses, GetV1InboundItemsErrors, ThrowOnError>({
+export const getV1InboundItems = <ThrowOnError extends boolean = true>(options?: Options<GetV1InboundItemsData, ThrowOnError>): RequestResult<GetV1InboundItemsResponses, GetV1InboundItemsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundItemsResponses, GetV1InboundItemsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items',
     ...options
@@ -1117,7 +1117,7 @@ export const getV1InboundItems = <ThrowOnError extends boolean = false>(options?
 /**
  * One physical inbound item with its quotes
  */
-export const getV1InboundItemsId = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundItemsIdData, ThrowOnError>): RequestResult<GetV1InboundItemsIdResponses, GetV1InboundItemsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdResponses, GetV1InboundItemsIdErrors, ThrowOnError>({
+export const getV1InboundItemsId = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundItemsIdData, ThrowOnError>): RequestResult<GetV1InboundItemsIdResponses, GetV1InboundItemsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdResponses, GetV1InboundItemsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}',
     ...options
@@ -1128,7 +1128,7 @@ export const getV1InboundItemsId = <ThrowOnError extends boolean = false>(option
  *
  * Only open_and_scan. expected_version is the item's current version. Agent requests wait for the member's approval (awaiting_member_approval); member requests must echo the displayed expected_quote, are charged at once and go to the facility (awaiting_facility).
  */
-export const postV1InboundItemsIdActions = <ThrowOnError extends boolean = false>(options: Options<PostV1InboundItemsIdActionsData, ThrowOnError>): RequestResult<PostV1InboundItemsIdActionsResponses, PostV1InboundItemsIdActionsErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundItemsIdActionsResponses, PostV1InboundItemsIdActionsErrors, ThrowOnError>({
+export const postV1InboundItemsIdActions = <ThrowOnError extends boolean = true>(options: Options<PostV1InboundItemsIdActionsData, ThrowOnError>): RequestResult<PostV1InboundItemsIdActionsResponses, PostV1InboundItemsIdActionsErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundItemsIdActionsResponses, PostV1InboundItemsIdActionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}/actions',
     ...options,
@@ -1141,7 +1141,7 @@ export const postV1InboundItemsIdActions = <ThrowOnError extends boolean = false
 /**
  * Quote forwarding the original (quote_inbound_forward)
  */
-export const getV1InboundItemsIdForwardQuote = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundItemsIdForwardQuoteData, ThrowOnError>): RequestResult<GetV1InboundItemsIdForwardQuoteResponses, GetV1InboundItemsIdForwardQuoteErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdForwardQuoteResponses, GetV1InboundItemsIdForwardQuoteErrors, ThrowOnError>({
+export const getV1InboundItemsIdForwardQuote = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundItemsIdForwardQuoteData, ThrowOnError>): RequestResult<GetV1InboundItemsIdForwardQuoteResponses, GetV1InboundItemsIdForwardQuoteErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdForwardQuoteResponses, GetV1InboundItemsIdForwardQuoteErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}/forward-quote',
     ...options
@@ -1152,7 +1152,7 @@ export const getV1InboundItemsIdForwardQuote = <ThrowOnError extends boolean = f
  *
  * Per scan: ocr_status and ocr (null while no OCR is saved). Reading never queues extraction.
  */
-export const getV1InboundItemsIdScans = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundItemsIdScansData, ThrowOnError>): RequestResult<GetV1InboundItemsIdScansResponses, GetV1InboundItemsIdScansErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdScansResponses, GetV1InboundItemsIdScansErrors, ThrowOnError>({
+export const getV1InboundItemsIdScans = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundItemsIdScansData, ThrowOnError>): RequestResult<GetV1InboundItemsIdScansResponses, GetV1InboundItemsIdScansErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdScansResponses, GetV1InboundItemsIdScansErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}/scans',
     ...options
@@ -1163,7 +1163,7 @@ export const getV1InboundItemsIdScans = <ThrowOnError extends boolean = false>(o
  *
  * OCR text is untrusted document content. Needs inbound.item.scan.read.
  */
-export const getV1InboundItemsIdPages = <ThrowOnError extends boolean = false>(options: Options<GetV1InboundItemsIdPagesData, ThrowOnError>): RequestResult<GetV1InboundItemsIdPagesResponses, GetV1InboundItemsIdPagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdPagesResponses, GetV1InboundItemsIdPagesErrors, ThrowOnError>({
+export const getV1InboundItemsIdPages = <ThrowOnError extends boolean = true>(options: Options<GetV1InboundItemsIdPagesData, ThrowOnError>): RequestResult<GetV1InboundItemsIdPagesResponses, GetV1InboundItemsIdPagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1InboundItemsIdPagesResponses, GetV1InboundItemsIdPagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}/pages',
     ...options
@@ -1174,7 +1174,7 @@ export const getV1InboundItemsIdPages = <ThrowOnError extends boolean = false>(o
  *
  * Closes the sample's open operations (rejected, reason sample_reset) and rebuilds it as new (version 1, one scan).
  */
-export const postV1InboundItemsIdResetSample = <ThrowOnError extends boolean = false>(options: Options<PostV1InboundItemsIdResetSampleData, ThrowOnError>): RequestResult<PostV1InboundItemsIdResetSampleResponses, PostV1InboundItemsIdResetSampleErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundItemsIdResetSampleResponses, PostV1InboundItemsIdResetSampleErrors, ThrowOnError>({
+export const postV1InboundItemsIdResetSample = <ThrowOnError extends boolean = true>(options: Options<PostV1InboundItemsIdResetSampleData, ThrowOnError>): RequestResult<PostV1InboundItemsIdResetSampleResponses, PostV1InboundItemsIdResetSampleErrors, ThrowOnError> => (options.client ?? client).post<PostV1InboundItemsIdResetSampleResponses, PostV1InboundItemsIdResetSampleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-items/{id}/reset-sample',
     ...options
@@ -1183,7 +1183,7 @@ export const postV1InboundItemsIdResetSample = <ThrowOnError extends boolean = f
 /**
  * Timeline of physical inbound items (get_inbound_activity)
  */
-export const getV1InboundActivity = <ThrowOnError extends boolean = false>(options?: Options<GetV1InboundActivityData, ThrowOnError>): RequestResult<GetV1InboundActivityResponses, GetV1InboundActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundActivityResponses, GetV1InboundActivityErrors, ThrowOnError>({
+export const getV1InboundActivity = <ThrowOnError extends boolean = true>(options?: Options<GetV1InboundActivityData, ThrowOnError>): RequestResult<GetV1InboundActivityResponses, GetV1InboundActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetV1InboundActivityResponses, GetV1InboundActivityErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/inbound-activity',
     ...options
@@ -1192,7 +1192,7 @@ export const getV1InboundActivity = <ThrowOnError extends boolean = false>(optio
 /**
  * Handling operations of the member
  */
-export const getV1Handling = <ThrowOnError extends boolean = false>(options?: Options<GetV1HandlingData, ThrowOnError>): RequestResult<GetV1HandlingResponses, GetV1HandlingErrors, ThrowOnError> => (options?.client ?? client).get<GetV1HandlingResponses, GetV1HandlingErrors, ThrowOnError>({
+export const getV1Handling = <ThrowOnError extends boolean = true>(options?: Options<GetV1HandlingData, ThrowOnError>): RequestResult<GetV1HandlingResponses, GetV1HandlingErrors, ThrowOnError> => (options?.client ?? client).get<GetV1HandlingResponses, GetV1HandlingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/handling',
     ...options
@@ -1201,7 +1201,7 @@ export const getV1Handling = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * One handling operation
  */
-export const getV1HandlingId = <ThrowOnError extends boolean = false>(options: Options<GetV1HandlingIdData, ThrowOnError>): RequestResult<GetV1HandlingIdResponses, GetV1HandlingIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1HandlingIdResponses, GetV1HandlingIdErrors, ThrowOnError>({
+export const getV1HandlingId = <ThrowOnError extends boolean = true>(options: Options<GetV1HandlingIdData, ThrowOnError>): RequestResult<GetV1HandlingIdResponses, GetV1HandlingIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1HandlingIdResponses, GetV1HandlingIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/handling/{id}',
     ...options
@@ -1212,7 +1212,7 @@ export const getV1HandlingId = <ThrowOnError extends boolean = false>(options: O
  *
  * awaiting_member_approval -> awaiting_facility. Live operations are charged their quote now (refunded if later rejected). A discard needs destructive_confirmed true.
  */
-export const postV1HandlingIdApprove = <ThrowOnError extends boolean = false>(options: Options<PostV1HandlingIdApproveData, ThrowOnError>): RequestResult<PostV1HandlingIdApproveResponses, PostV1HandlingIdApproveErrors, ThrowOnError> => (options.client ?? client).post<PostV1HandlingIdApproveResponses, PostV1HandlingIdApproveErrors, ThrowOnError>({
+export const postV1HandlingIdApprove = <ThrowOnError extends boolean = true>(options: Options<PostV1HandlingIdApproveData, ThrowOnError>): RequestResult<PostV1HandlingIdApproveResponses, PostV1HandlingIdApproveErrors, ThrowOnError> => (options.client ?? client).post<PostV1HandlingIdApproveResponses, PostV1HandlingIdApproveErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/handling/{id}/approve',
     ...options,
@@ -1227,7 +1227,7 @@ export const postV1HandlingIdApprove = <ThrowOnError extends boolean = false>(op
  *
  * Only while awaiting_member_approval; the facility may reject later states.
  */
-export const postV1HandlingIdReject = <ThrowOnError extends boolean = false>(options: Options<PostV1HandlingIdRejectData, ThrowOnError>): RequestResult<PostV1HandlingIdRejectResponses, PostV1HandlingIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1HandlingIdRejectResponses, PostV1HandlingIdRejectErrors, ThrowOnError>({
+export const postV1HandlingIdReject = <ThrowOnError extends boolean = true>(options: Options<PostV1HandlingIdRejectData, ThrowOnError>): RequestResult<PostV1HandlingIdRejectResponses, PostV1HandlingIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1HandlingIdRejectResponses, PostV1HandlingIdRejectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/handling/{id}/reject',
     ...options,
@@ -1242,7 +1242,7 @@ export const postV1HandlingIdReject = <ThrowOnError extends boolean = false>(opt
  *
  * Metadata only. q (needs agent.read) is literal AND search: every space-separated term must appear in the same item (UUID, reference_code, kind words such as letter/parcel/package/mail, UTC receipt date YYYY-MM-DD, request/bundle/page UUIDs, recipient name/email, saved OCR); punctuation, quotes, % and _ are literal. Max 200 characters (original and normalised) and 12 terms. Search records no receipt. 503 when search is unavailable (never an unfiltered list).
  */
-export const getV1AgentInbox = <ThrowOnError extends boolean = false>(options?: Options<GetV1AgentInboxData, ThrowOnError>): RequestResult<GetV1AgentInboxResponses, GetV1AgentInboxErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentInboxResponses, GetV1AgentInboxErrors, ThrowOnError>({
+export const getV1AgentInbox = <ThrowOnError extends boolean = true>(options?: Options<GetV1AgentInboxData, ThrowOnError>): RequestResult<GetV1AgentInboxResponses, GetV1AgentInboxErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentInboxResponses, GetV1AgentInboxErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox',
     ...options
@@ -1251,7 +1251,7 @@ export const getV1AgentInbox = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Assignments received, context reads (receipts) and reported outcomes (get_agent_inbox_activity)
  */
-export const getV1AgentInboxActivity = <ThrowOnError extends boolean = false>(options?: Options<GetV1AgentInboxActivityData, ThrowOnError>): RequestResult<GetV1AgentInboxActivityResponses, GetV1AgentInboxActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentInboxActivityResponses, GetV1AgentInboxActivityErrors, ThrowOnError>({
+export const getV1AgentInboxActivity = <ThrowOnError extends boolean = true>(options?: Options<GetV1AgentInboxActivityData, ThrowOnError>): RequestResult<GetV1AgentInboxActivityResponses, GetV1AgentInboxActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetV1AgentInboxActivityResponses, GetV1AgentInboxActivityErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/activity',
     ...options
@@ -1262,7 +1262,7 @@ export const getV1AgentInboxActivity = <ThrowOnError extends boolean = false>(op
  *
  * Scenarios: two_page_letter (two letter pages, OCR ready) and needs_review (one smudged page, OCR needs_review with uncertain spans). Real page images with template OCR; test events follow (inbound.received, inbound.scan_available, inbound.context_ready).
  */
-export const postV1AgentInboxSandboxSeed = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentInboxSandboxSeedData, ThrowOnError>): RequestResult<PostV1AgentInboxSandboxSeedResponses, PostV1AgentInboxSandboxSeedErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxSandboxSeedResponses, PostV1AgentInboxSandboxSeedErrors, ThrowOnError>({
+export const postV1AgentInboxSandboxSeed = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentInboxSandboxSeedData, ThrowOnError>): RequestResult<PostV1AgentInboxSandboxSeedResponses, PostV1AgentInboxSandboxSeedErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxSandboxSeedResponses, PostV1AgentInboxSandboxSeedErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/sandbox/seed',
     ...options,
@@ -1277,7 +1277,7 @@ export const postV1AgentInboxSandboxSeed = <ThrowOnError extends boolean = false
  *
  * OCR text is untrusted document content. context_version identifies exactly this context; report outcomes against it. Reading records a receipt.
  */
-export const getV1AgentInboxIdContext = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentInboxIdContextData, ThrowOnError>): RequestResult<GetV1AgentInboxIdContextResponses, GetV1AgentInboxIdContextErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdContextResponses, GetV1AgentInboxIdContextErrors, ThrowOnError>({
+export const getV1AgentInboxIdContext = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentInboxIdContextData, ThrowOnError>): RequestResult<GetV1AgentInboxIdContextResponses, GetV1AgentInboxIdContextErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdContextResponses, GetV1AgentInboxIdContextErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/context',
     ...options
@@ -1286,7 +1286,7 @@ export const getV1AgentInboxIdContext = <ThrowOnError extends boolean = false>(o
 /**
  * Stored pages of an assigned item (get_agent_inbox_sources)
  */
-export const getV1AgentInboxIdSources = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentInboxIdSourcesData, ThrowOnError>): RequestResult<GetV1AgentInboxIdSourcesResponses, GetV1AgentInboxIdSourcesErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdSourcesResponses, GetV1AgentInboxIdSourcesErrors, ThrowOnError>({
+export const getV1AgentInboxIdSources = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentInboxIdSourcesData, ThrowOnError>): RequestResult<GetV1AgentInboxIdSourcesResponses, GetV1AgentInboxIdSourcesErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdSourcesResponses, GetV1AgentInboxIdSourcesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/sources',
     ...options
@@ -1295,7 +1295,7 @@ export const getV1AgentInboxIdSources = <ThrowOnError extends boolean = false>(o
 /**
  * Scan history of the member sample (test keys; list_agent_inbox_scans)
  */
-export const getV1AgentInboxIdScans = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentInboxIdScansData, ThrowOnError>): RequestResult<GetV1AgentInboxIdScansResponses, GetV1AgentInboxIdScansErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdScansResponses, GetV1AgentInboxIdScansErrors, ThrowOnError>({
+export const getV1AgentInboxIdScans = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentInboxIdScansData, ThrowOnError>): RequestResult<GetV1AgentInboxIdScansResponses, GetV1AgentInboxIdScansErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdScansResponses, GetV1AgentInboxIdScansErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/scans',
     ...options
@@ -1304,7 +1304,7 @@ export const getV1AgentInboxIdScans = <ThrowOnError extends boolean = false>(opt
 /**
  * One scan of the member sample by its request id (test keys; get_agent_inbox_scan)
  */
-export const getV1AgentInboxIdScansOperationId = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentInboxIdScansOperationIdData, ThrowOnError>): RequestResult<GetV1AgentInboxIdScansOperationIdResponses, GetV1AgentInboxIdScansOperationIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdScansOperationIdResponses, GetV1AgentInboxIdScansOperationIdErrors, ThrowOnError>({
+export const getV1AgentInboxIdScansOperationId = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentInboxIdScansOperationIdData, ThrowOnError>): RequestResult<GetV1AgentInboxIdScansOperationIdResponses, GetV1AgentInboxIdScansOperationIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdScansOperationIdResponses, GetV1AgentInboxIdScansOperationIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/scans/{operationId}',
     ...options
@@ -1315,7 +1315,7 @@ export const getV1AgentInboxIdScansOperationId = <ThrowOnError extends boolean =
  *
  * Needs the exact current context_version (409 CONTEXT_VERSION_MISMATCH otherwise), a run_id and an Idempotency-Key.
  */
-export const postV1AgentInboxIdAcknowledgments = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentInboxIdAcknowledgmentsData, ThrowOnError>): RequestResult<PostV1AgentInboxIdAcknowledgmentsResponses, PostV1AgentInboxIdAcknowledgmentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxIdAcknowledgmentsResponses, PostV1AgentInboxIdAcknowledgmentsErrors, ThrowOnError>({
+export const postV1AgentInboxIdAcknowledgments = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentInboxIdAcknowledgmentsData, ThrowOnError>): RequestResult<PostV1AgentInboxIdAcknowledgmentsResponses, PostV1AgentInboxIdAcknowledgmentsErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxIdAcknowledgmentsResponses, PostV1AgentInboxIdAcknowledgmentsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/acknowledgments',
     ...options,
@@ -1328,7 +1328,7 @@ export const postV1AgentInboxIdAcknowledgments = <ThrowOnError extends boolean =
 /**
  * Handling capabilities, operations and version (get_agent_inbox_handling)
  */
-export const getV1AgentInboxIdHandling = <ThrowOnError extends boolean = false>(options: Options<GetV1AgentInboxIdHandlingData, ThrowOnError>): RequestResult<GetV1AgentInboxIdHandlingResponses, GetV1AgentInboxIdHandlingErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdHandlingResponses, GetV1AgentInboxIdHandlingErrors, ThrowOnError>({
+export const getV1AgentInboxIdHandling = <ThrowOnError extends boolean = true>(options: Options<GetV1AgentInboxIdHandlingData, ThrowOnError>): RequestResult<GetV1AgentInboxIdHandlingResponses, GetV1AgentInboxIdHandlingErrors, ThrowOnError> => (options.client ?? client).get<GetV1AgentInboxIdHandlingResponses, GetV1AgentInboxIdHandlingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/handling',
     ...options
@@ -1339,7 +1339,7 @@ export const getV1AgentInboxIdHandling = <ThrowOnError extends boolean = false>(
  *
  * action_type forward_original, open_and_scan or discard (vault is inactive). Agents only propose: confirmed and destructive_confirmed are false. Forwarding freezes a US destination and the mail class: priority (tracked; the facility records tracking) or first_class (letters only, untracked, needs untracked_acknowledged true). A discard needs the owner's confirmation and a staff attestation. expected_version is the version from GET.
  */
-export const postV1AgentInboxIdHandling = <ThrowOnError extends boolean = false>(options: Options<PostV1AgentInboxIdHandlingData, ThrowOnError>): RequestResult<PostV1AgentInboxIdHandlingResponses, PostV1AgentInboxIdHandlingErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxIdHandlingResponses, PostV1AgentInboxIdHandlingErrors, ThrowOnError>({
+export const postV1AgentInboxIdHandling = <ThrowOnError extends boolean = true>(options: Options<PostV1AgentInboxIdHandlingData, ThrowOnError>): RequestResult<PostV1AgentInboxIdHandlingResponses, PostV1AgentInboxIdHandlingErrors, ThrowOnError> => (options.client ?? client).post<PostV1AgentInboxIdHandlingResponses, PostV1AgentInboxIdHandlingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/agent-inbox/{id}/handling',
     ...options,
@@ -1354,7 +1354,7 @@ export const postV1AgentInboxIdHandling = <ThrowOnError extends boolean = false>
  *
  * Live pieces assigned to this facility (or not yet assigned), oldest submission first. Without status: submitted, ready and mailed.
  */
-export const getV1FacilityMail = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityMailData, ThrowOnError>): RequestResult<GetV1FacilityMailResponses, GetV1FacilityMailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityMailResponses, GetV1FacilityMailErrors, ThrowOnError>({
+export const getV1FacilityMail = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityMailData, ThrowOnError>): RequestResult<GetV1FacilityMailResponses, GetV1FacilityMailErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityMailResponses, GetV1FacilityMailErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail',
     ...options
@@ -1363,7 +1363,7 @@ export const getV1FacilityMail = <ThrowOnError extends boolean = false>(options?
 /**
  * One piece of the facility's queue
  */
-export const getV1FacilityMailId = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityMailIdData, ThrowOnError>): RequestResult<GetV1FacilityMailIdResponses, GetV1FacilityMailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMailIdResponses, GetV1FacilityMailIdErrors, ThrowOnError>({
+export const getV1FacilityMailId = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityMailIdData, ThrowOnError>): RequestResult<GetV1FacilityMailIdResponses, GetV1FacilityMailIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMailIdResponses, GetV1FacilityMailIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}',
     ...options
@@ -1374,7 +1374,7 @@ export const getV1FacilityMailId = <ThrowOnError extends boolean = false>(option
  *
  * A signed URL of the stored document (1-hour expiry) and the print settings, and proof_url: the print-ready proof the sender saw (an address page for a #10 double-window envelope, then the document as it prints; signed, 1 hour; null until rendered: at submission for a PDF of up to 10 pages, else by the worker shortly after).
  */
-export const getV1FacilityMailIdDocument = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityMailIdDocumentData, ThrowOnError>): RequestResult<GetV1FacilityMailIdDocumentResponses, GetV1FacilityMailIdDocumentErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMailIdDocumentResponses, GetV1FacilityMailIdDocumentErrors, ThrowOnError>({
+export const getV1FacilityMailIdDocument = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityMailIdDocumentData, ThrowOnError>): RequestResult<GetV1FacilityMailIdDocumentResponses, GetV1FacilityMailIdDocumentErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMailIdDocumentResponses, GetV1FacilityMailIdDocumentErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/document',
     ...options
@@ -1385,7 +1385,7 @@ export const getV1FacilityMailIdDocument = <ThrowOnError extends boolean = false
  *
  * Claims the piece for printing. From this moment the sender can no longer cancel it; a piece cancelled a moment earlier answers 409.
  */
-export const postV1FacilityMailIdPrinting = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdPrintingData, ThrowOnError>): RequestResult<PostV1FacilityMailIdPrintingResponses, PostV1FacilityMailIdPrintingErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdPrintingResponses, PostV1FacilityMailIdPrintingErrors, ThrowOnError>({
+export const postV1FacilityMailIdPrinting = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdPrintingData, ThrowOnError>): RequestResult<PostV1FacilityMailIdPrintingResponses, PostV1FacilityMailIdPrintingErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdPrintingResponses, PostV1FacilityMailIdPrintingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/printing',
     ...options
@@ -1396,7 +1396,7 @@ export const postV1FacilityMailIdPrinting = <ThrowOnError extends boolean = fals
  *
  * Multipart: `pages` and `envelope` photos (PNG or JPEG, at most 10 MB each). Emits mail.ready.
  */
-export const postV1FacilityMailIdPrinted = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdPrintedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdPrintedResponses, PostV1FacilityMailIdPrintedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdPrintedResponses, PostV1FacilityMailIdPrintedErrors, ThrowOnError>({
+export const postV1FacilityMailIdPrinted = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdPrintedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdPrintedResponses, PostV1FacilityMailIdPrintedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdPrintedResponses, PostV1FacilityMailIdPrintedErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/printed',
@@ -1412,7 +1412,7 @@ export const postV1FacilityMailIdPrinted = <ThrowOnError extends boolean = false
  *
  * Multipart: carrier, tracking_number (required for every class but first_class), dispatch_method (post_office_counter, carrier_pickup, drop_box) and the `receipt` photo. Emits mail.mailed.
  */
-export const postV1FacilityMailIdDispatched = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdDispatchedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdDispatchedResponses, PostV1FacilityMailIdDispatchedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdDispatchedResponses, PostV1FacilityMailIdDispatchedErrors, ThrowOnError>({
+export const postV1FacilityMailIdDispatched = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdDispatchedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdDispatchedResponses, PostV1FacilityMailIdDispatchedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdDispatchedResponses, PostV1FacilityMailIdDispatchedErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/dispatched',
@@ -1428,7 +1428,7 @@ export const postV1FacilityMailIdDispatched = <ThrowOnError extends boolean = fa
  *
  * Multipart with an optional `delivery` proof photo (PNG or JPEG). Emits mail.delivered.
  */
-export const postV1FacilityMailIdDelivered = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdDeliveredData, ThrowOnError>): RequestResult<PostV1FacilityMailIdDeliveredResponses, PostV1FacilityMailIdDeliveredErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdDeliveredResponses, PostV1FacilityMailIdDeliveredErrors, ThrowOnError>({
+export const postV1FacilityMailIdDelivered = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdDeliveredData, ThrowOnError>): RequestResult<PostV1FacilityMailIdDeliveredResponses, PostV1FacilityMailIdDeliveredErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdDeliveredResponses, PostV1FacilityMailIdDeliveredErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/delivered',
@@ -1444,7 +1444,7 @@ export const postV1FacilityMailIdDelivered = <ThrowOnError extends boolean = fal
  *
  * From submitted or ready: status failed with error_message = message; the sender's credits for the piece are refunded. Emits mail.failed.
  */
-export const postV1FacilityMailIdFailed = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdFailedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdFailedResponses, PostV1FacilityMailIdFailedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdFailedResponses, PostV1FacilityMailIdFailedErrors, ThrowOnError>({
+export const postV1FacilityMailIdFailed = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdFailedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdFailedResponses, PostV1FacilityMailIdFailedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdFailedResponses, PostV1FacilityMailIdFailedErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/failed',
     ...options,
@@ -1459,7 +1459,7 @@ export const postV1FacilityMailIdFailed = <ThrowOnError extends boolean = false>
  *
  * From mailed: status failed, carrier_delivery_failed true, failure_stage carrier_delivery, failure_source carrierx_tracking. Postage was spent, so nothing is refunded. Emits mail.failed.
  */
-export const postV1FacilityMailIdCarrierDeliveryFailed = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailIdCarrierDeliveryFailedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdCarrierDeliveryFailedResponses, PostV1FacilityMailIdCarrierDeliveryFailedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdCarrierDeliveryFailedResponses, PostV1FacilityMailIdCarrierDeliveryFailedErrors, ThrowOnError>({
+export const postV1FacilityMailIdCarrierDeliveryFailed = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailIdCarrierDeliveryFailedData, ThrowOnError>): RequestResult<PostV1FacilityMailIdCarrierDeliveryFailedResponses, PostV1FacilityMailIdCarrierDeliveryFailedErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailIdCarrierDeliveryFailedResponses, PostV1FacilityMailIdCarrierDeliveryFailedErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mail/{id}/carrier-delivery-failed',
     ...options,
@@ -1472,7 +1472,7 @@ export const postV1FacilityMailIdCarrierDeliveryFailed = <ThrowOnError extends b
 /**
  * Batches to fulfil (default: submitted and in_progress), oldest submission first
  */
-export const getV1FacilityBatches = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityBatchesData, ThrowOnError>): RequestResult<GetV1FacilityBatchesResponses, GetV1FacilityBatchesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityBatchesResponses, GetV1FacilityBatchesErrors, ThrowOnError>({
+export const getV1FacilityBatches = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityBatchesData, ThrowOnError>): RequestResult<GetV1FacilityBatchesResponses, GetV1FacilityBatchesErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityBatchesResponses, GetV1FacilityBatchesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches',
     ...options
@@ -1481,7 +1481,7 @@ export const getV1FacilityBatches = <ThrowOnError extends boolean = false>(optio
 /**
  * A batch with signed download URLs (1 hour) for the template and the print manifest
  */
-export const getV1FacilityBatchesId = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityBatchesIdData, ThrowOnError>): RequestResult<GetV1FacilityBatchesIdResponses, GetV1FacilityBatchesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityBatchesIdResponses, GetV1FacilityBatchesIdErrors, ThrowOnError>({
+export const getV1FacilityBatchesId = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityBatchesIdData, ThrowOnError>): RequestResult<GetV1FacilityBatchesIdResponses, GetV1FacilityBatchesIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityBatchesIdResponses, GetV1FacilityBatchesIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches/{id}',
     ...options
@@ -1490,7 +1490,7 @@ export const getV1FacilityBatchesId = <ThrowOnError extends boolean = false>(opt
 /**
  * Start printing: submitted -> in_progress (the member can no longer cancel)
  */
-export const postV1FacilityBatchesIdStart = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityBatchesIdStartData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdStartResponses, PostV1FacilityBatchesIdStartErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdStartResponses, PostV1FacilityBatchesIdStartErrors, ThrowOnError>({
+export const postV1FacilityBatchesIdStart = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityBatchesIdStartData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdStartResponses, PostV1FacilityBatchesIdStartErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdStartResponses, PostV1FacilityBatchesIdStartErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches/{id}/start',
     ...options
@@ -1501,7 +1501,7 @@ export const postV1FacilityBatchesIdStart = <ThrowOnError extends boolean = fals
  *
  * Only while in_progress. Repeating a mark changes nothing; marking a piece the other way corrects it.
  */
-export const postV1FacilityBatchesIdPieces = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityBatchesIdPiecesData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdPiecesResponses, PostV1FacilityBatchesIdPiecesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdPiecesResponses, PostV1FacilityBatchesIdPiecesErrors, ThrowOnError>({
+export const postV1FacilityBatchesIdPieces = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityBatchesIdPiecesData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdPiecesResponses, PostV1FacilityBatchesIdPiecesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdPiecesResponses, PostV1FacilityBatchesIdPiecesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches/{id}/pieces',
     ...options,
@@ -1516,7 +1516,7 @@ export const postV1FacilityBatchesIdPieces = <ThrowOnError extends boolean = fal
  *
  * Pieces not marked mailed count as failed. Refund for a partial batch: floor(charged x unmailed / pieces).
  */
-export const postV1FacilityBatchesIdFinish = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityBatchesIdFinishData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdFinishResponses, PostV1FacilityBatchesIdFinishErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdFinishResponses, PostV1FacilityBatchesIdFinishErrors, ThrowOnError>({
+export const postV1FacilityBatchesIdFinish = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityBatchesIdFinishData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdFinishResponses, PostV1FacilityBatchesIdFinishErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdFinishResponses, PostV1FacilityBatchesIdFinishErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches/{id}/finish',
     ...options,
@@ -1529,7 +1529,7 @@ export const postV1FacilityBatchesIdFinish = <ThrowOnError extends boolean = fal
 /**
  * The facility cannot fulfil the batch: failed with a full refund
  */
-export const postV1FacilityBatchesIdFail = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityBatchesIdFailData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdFailResponses, PostV1FacilityBatchesIdFailErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdFailResponses, PostV1FacilityBatchesIdFailErrors, ThrowOnError>({
+export const postV1FacilityBatchesIdFail = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityBatchesIdFailData, ThrowOnError>): RequestResult<PostV1FacilityBatchesIdFailResponses, PostV1FacilityBatchesIdFailErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityBatchesIdFailResponses, PostV1FacilityBatchesIdFailErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/batches/{id}/fail',
     ...options,
@@ -1544,7 +1544,7 @@ export const postV1FacilityBatchesIdFail = <ThrowOnError extends boolean = false
  *
  * By mailbox number (PMB-1001, "PMB 1001", "#1001", "1001") and/or the exact recipient name (member or agent) on the label. Only mailboxes of this facility.
  */
-export const postV1FacilityMailboxesIdentify = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMailboxesIdentifyData, ThrowOnError>): RequestResult<PostV1FacilityMailboxesIdentifyResponses, PostV1FacilityMailboxesIdentifyErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailboxesIdentifyResponses, PostV1FacilityMailboxesIdentifyErrors, ThrowOnError>({
+export const postV1FacilityMailboxesIdentify = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMailboxesIdentifyData, ThrowOnError>): RequestResult<PostV1FacilityMailboxesIdentifyResponses, PostV1FacilityMailboxesIdentifyErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMailboxesIdentifyResponses, PostV1FacilityMailboxesIdentifyErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/mailboxes/identify',
     ...options,
@@ -1557,7 +1557,7 @@ export const postV1FacilityMailboxesIdentify = <ThrowOnError extends boolean = f
 /**
  * Intake drafts of this facility
  */
-export const getV1FacilityInboundDrafts = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityInboundDraftsData, ThrowOnError>): RequestResult<GetV1FacilityInboundDraftsResponses, GetV1FacilityInboundDraftsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityInboundDraftsResponses, GetV1FacilityInboundDraftsErrors, ThrowOnError>({
+export const getV1FacilityInboundDrafts = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityInboundDraftsData, ThrowOnError>): RequestResult<GetV1FacilityInboundDraftsResponses, GetV1FacilityInboundDraftsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityInboundDraftsResponses, GetV1FacilityInboundDraftsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts',
     ...options
@@ -1566,7 +1566,7 @@ export const getV1FacilityInboundDrafts = <ThrowOnError extends boolean = false>
 /**
  * Start an intake draft for a received letter or parcel
  */
-export const postV1FacilityInboundDrafts = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityInboundDraftsData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsResponses, PostV1FacilityInboundDraftsErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsResponses, PostV1FacilityInboundDraftsErrors, ThrowOnError>({
+export const postV1FacilityInboundDrafts = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityInboundDraftsData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsResponses, PostV1FacilityInboundDraftsErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsResponses, PostV1FacilityInboundDraftsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts',
     ...options,
@@ -1579,7 +1579,7 @@ export const postV1FacilityInboundDrafts = <ThrowOnError extends boolean = false
 /**
  * One intake draft
  */
-export const getV1FacilityInboundDraftsId = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityInboundDraftsIdData, ThrowOnError>): RequestResult<GetV1FacilityInboundDraftsIdResponses, GetV1FacilityInboundDraftsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityInboundDraftsIdResponses, GetV1FacilityInboundDraftsIdErrors, ThrowOnError>({
+export const getV1FacilityInboundDraftsId = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityInboundDraftsIdData, ThrowOnError>): RequestResult<GetV1FacilityInboundDraftsIdResponses, GetV1FacilityInboundDraftsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityInboundDraftsIdResponses, GetV1FacilityInboundDraftsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts/{id}',
     ...options
@@ -1588,7 +1588,7 @@ export const getV1FacilityInboundDraftsId = <ThrowOnError extends boolean = fals
 /**
  * Replace a draft's label data
  */
-export const putV1FacilityInboundDraftsId = <ThrowOnError extends boolean = false>(options: Options<PutV1FacilityInboundDraftsIdData, ThrowOnError>): RequestResult<PutV1FacilityInboundDraftsIdResponses, PutV1FacilityInboundDraftsIdErrors, ThrowOnError> => (options.client ?? client).put<PutV1FacilityInboundDraftsIdResponses, PutV1FacilityInboundDraftsIdErrors, ThrowOnError>({
+export const putV1FacilityInboundDraftsId = <ThrowOnError extends boolean = true>(options: Options<PutV1FacilityInboundDraftsIdData, ThrowOnError>): RequestResult<PutV1FacilityInboundDraftsIdResponses, PutV1FacilityInboundDraftsIdErrors, ThrowOnError> => (options.client ?? client).put<PutV1FacilityInboundDraftsIdResponses, PutV1FacilityInboundDraftsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts/{id}',
     ...options,
@@ -1603,7 +1603,7 @@ export const putV1FacilityInboundDraftsId = <ThrowOnError extends boolean = fals
  *
  * multipart/form-data: photo (PNG or JPEG, at most 10 MB), photo_type sealed_exterior (default) or label. Stored in the object store.
  */
-export const postV1FacilityInboundDraftsIdExterior = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityInboundDraftsIdExteriorData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdExteriorResponses, PostV1FacilityInboundDraftsIdExteriorErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdExteriorResponses, PostV1FacilityInboundDraftsIdExteriorErrors, ThrowOnError>({
+export const postV1FacilityInboundDraftsIdExterior = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityInboundDraftsIdExteriorData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdExteriorResponses, PostV1FacilityInboundDraftsIdExteriorErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdExteriorResponses, PostV1FacilityInboundDraftsIdExteriorErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts/{id}/exterior',
@@ -1619,7 +1619,7 @@ export const postV1FacilityInboundDraftsIdExterior = <ThrowOnError extends boole
  *
  * agent_id defaults to the agent with an open expected shipment of this tracking number at the mailbox, else the mailbox's default agent; it must be an agent of the mailbox holder.
  */
-export const postV1FacilityInboundDraftsIdMatch = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityInboundDraftsIdMatchData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdMatchResponses, PostV1FacilityInboundDraftsIdMatchErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdMatchResponses, PostV1FacilityInboundDraftsIdMatchErrors, ThrowOnError>({
+export const postV1FacilityInboundDraftsIdMatch = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityInboundDraftsIdMatchData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdMatchResponses, PostV1FacilityInboundDraftsIdMatchErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdMatchResponses, PostV1FacilityInboundDraftsIdMatchErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts/{id}/match',
     ...options,
@@ -1634,7 +1634,7 @@ export const postV1FacilityInboundDraftsIdMatch = <ThrowOnError extends boolean 
  *
  * Needs at least one sealed-exterior photo. Creates the physical item (a package when the account has packages enabled, a managed mailbox item, and an agent-inbox assignment), status received; inbound.received follows. The agent's open expected shipment with the same normalised tracking number is marked received and linked; its mailbox rules add tags; at most one action is requested (arrival).
  */
-export const postV1FacilityInboundDraftsIdCommit = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityInboundDraftsIdCommitData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdCommitResponses, PostV1FacilityInboundDraftsIdCommitErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdCommitResponses, PostV1FacilityInboundDraftsIdCommitErrors, ThrowOnError>({
+export const postV1FacilityInboundDraftsIdCommit = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityInboundDraftsIdCommitData, ThrowOnError>): RequestResult<PostV1FacilityInboundDraftsIdCommitResponses, PostV1FacilityInboundDraftsIdCommitErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInboundDraftsIdCommitResponses, PostV1FacilityInboundDraftsIdCommitErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/inbound/drafts/{id}/commit',
     ...options,
@@ -1647,7 +1647,7 @@ export const postV1FacilityInboundDraftsIdCommit = <ThrowOnError extends boolean
 /**
  * Scan requests to fulfil (default status requested)
  */
-export const getV1FacilityScanRequests = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityScanRequestsData, ThrowOnError>): RequestResult<GetV1FacilityScanRequestsResponses, GetV1FacilityScanRequestsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityScanRequestsResponses, GetV1FacilityScanRequestsErrors, ThrowOnError>({
+export const getV1FacilityScanRequests = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityScanRequestsData, ThrowOnError>): RequestResult<GetV1FacilityScanRequestsResponses, GetV1FacilityScanRequestsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityScanRequestsResponses, GetV1FacilityScanRequestsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/scan-requests',
     ...options
@@ -1658,7 +1658,7 @@ export const getV1FacilityScanRequests = <ThrowOnError extends boolean = false>(
  *
  * multipart/form-data: page_1 .. page_20 (PNG or JPEG, 10 MB each), optional source_kinds (envelope|letter per page, comma-separated). Creates the scan bundle (every image is decoded first; a truncated one is a 400 naming its field); OCR runs (Tesseract) and inbound.scan_available then inbound.context_ready follow. Completes a linked package action at once, and a linked Open & Scan operation once the OCR is saved (after inbound.context_ready).
  */
-export const postV1FacilityScanRequestsIdFulfil = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityScanRequestsIdFulfilData, ThrowOnError>): RequestResult<PostV1FacilityScanRequestsIdFulfilResponses, PostV1FacilityScanRequestsIdFulfilErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityScanRequestsIdFulfilResponses, PostV1FacilityScanRequestsIdFulfilErrors, ThrowOnError>({
+export const postV1FacilityScanRequestsIdFulfil = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityScanRequestsIdFulfilData, ThrowOnError>): RequestResult<PostV1FacilityScanRequestsIdFulfilResponses, PostV1FacilityScanRequestsIdFulfilErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityScanRequestsIdFulfilResponses, PostV1FacilityScanRequestsIdFulfilErrors, ThrowOnError>({
     ...formDataBodySerializer,
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/scan-requests/{id}/fulfil',
@@ -1672,7 +1672,7 @@ export const postV1FacilityScanRequestsIdFulfil = <ThrowOnError extends boolean 
 /**
  * Refuse a scan request
  */
-export const postV1FacilityScanRequestsIdReject = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityScanRequestsIdRejectData, ThrowOnError>): RequestResult<PostV1FacilityScanRequestsIdRejectResponses, PostV1FacilityScanRequestsIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityScanRequestsIdRejectResponses, PostV1FacilityScanRequestsIdRejectErrors, ThrowOnError>({
+export const postV1FacilityScanRequestsIdReject = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityScanRequestsIdRejectData, ThrowOnError>): RequestResult<PostV1FacilityScanRequestsIdRejectResponses, PostV1FacilityScanRequestsIdRejectErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityScanRequestsIdRejectResponses, PostV1FacilityScanRequestsIdRejectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/scan-requests/{id}/reject',
     ...options,
@@ -1685,7 +1685,7 @@ export const postV1FacilityScanRequestsIdReject = <ThrowOnError extends boolean 
 /**
  * Package actions to carry out (default: active ones, most urgent first)
  */
-export const getV1FacilityPackageActions = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityPackageActionsData, ThrowOnError>): RequestResult<GetV1FacilityPackageActionsResponses, GetV1FacilityPackageActionsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityPackageActionsResponses, GetV1FacilityPackageActionsErrors, ThrowOnError>({
+export const getV1FacilityPackageActions = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityPackageActionsData, ThrowOnError>): RequestResult<GetV1FacilityPackageActionsResponses, GetV1FacilityPackageActionsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityPackageActionsResponses, GetV1FacilityPackageActionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/package-actions',
     ...options
@@ -1696,7 +1696,7 @@ export const getV1FacilityPackageActions = <ThrowOnError extends boolean = false
  *
  * in_progress, clarification_needed (with clarification_question), completed or failed. Shipping a forward (in_progress) needs tracking_number; scan actions complete by fulfilling their scan request. The package moves with it (forwarding_shipped, forwarded, returning, returned, shredded, disposed, held).
  */
-export const postV1FacilityPackageActionsIdStatus = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityPackageActionsIdStatusData, ThrowOnError>): RequestResult<PostV1FacilityPackageActionsIdStatusResponses, PostV1FacilityPackageActionsIdStatusErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityPackageActionsIdStatusResponses, PostV1FacilityPackageActionsIdStatusErrors, ThrowOnError>({
+export const postV1FacilityPackageActionsIdStatus = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityPackageActionsIdStatusData, ThrowOnError>): RequestResult<PostV1FacilityPackageActionsIdStatusResponses, PostV1FacilityPackageActionsIdStatusErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityPackageActionsIdStatusResponses, PostV1FacilityPackageActionsIdStatusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/package-actions/{id}/status',
     ...options,
@@ -1709,7 +1709,7 @@ export const postV1FacilityPackageActionsIdStatus = <ThrowOnError extends boolea
 /**
  * Handling operations for this facility (default: awaiting_facility and accepted)
  */
-export const getV1FacilityInternalInboundHandling = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityInternalInboundHandlingData, ThrowOnError>): RequestResult<GetV1FacilityInternalInboundHandlingResponses, GetV1FacilityInternalInboundHandlingErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityInternalInboundHandlingResponses, GetV1FacilityInternalInboundHandlingErrors, ThrowOnError>({
+export const getV1FacilityInternalInboundHandling = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityInternalInboundHandlingData, ThrowOnError>): RequestResult<GetV1FacilityInternalInboundHandlingResponses, GetV1FacilityInternalInboundHandlingErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityInternalInboundHandlingResponses, GetV1FacilityInternalInboundHandlingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/internal-inbound/handling',
     ...options
@@ -1720,7 +1720,7 @@ export const getV1FacilityInternalInboundHandling = <ThrowOnError extends boolea
  *
  * accept: awaiting_facility -> accepted (Open & Scan then gets a scan request). complete: accepted -> completed; a priority forward needs tracking_number, first_class none; a discard needs the staff attestation; Open & Scan completes by fulfilling its scan request. reject (reason required): from awaiting_facility or accepted; charged credits are refunded. expected_version is the operation's version.
  */
-export const postV1FacilityInternalInboundHandlingIdDecision = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityInternalInboundHandlingIdDecisionData, ThrowOnError>): RequestResult<PostV1FacilityInternalInboundHandlingIdDecisionResponses, PostV1FacilityInternalInboundHandlingIdDecisionErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInternalInboundHandlingIdDecisionResponses, PostV1FacilityInternalInboundHandlingIdDecisionErrors, ThrowOnError>({
+export const postV1FacilityInternalInboundHandlingIdDecision = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityInternalInboundHandlingIdDecisionData, ThrowOnError>): RequestResult<PostV1FacilityInternalInboundHandlingIdDecisionResponses, PostV1FacilityInternalInboundHandlingIdDecisionErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityInternalInboundHandlingIdDecisionResponses, PostV1FacilityInternalInboundHandlingIdDecisionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/internal-inbound/handling/{id}/decision',
     ...options,
@@ -1735,7 +1735,7 @@ export const postV1FacilityInternalInboundHandlingIdDecision = <ThrowOnError ext
  *
  * Opens a run with a fixed five-minute window (closes_at = opened_at + 300 s; nothing ever moves it). Mail-run rules: a live agent key (test keys: 403 live_key_required) without force_approval (409 MAIL_RUN_FORCE_APPROVAL), a Business account (403 BUSINESS_REQUIRED) whose human authorised Agent Auto-Fill (403 AUTO_FILL_NOT_AUTHORISED). Opening the same mail_run_id again answers the existing run with 200. Add pieces with POST /v1/mail and mail_run_id while the run is open: they wait, not charged, as funding_pending, except priority, carrierx_overnight and carriery_next_day pieces, which are debited and submitted at once. Then commit. A run not funded when its window closes is committed automatically: funded if credits cover it, otherwise cancelled with its waiting pieces.
  */
-export const postV1MailRuns = <ThrowOnError extends boolean = false>(options: Options<PostV1MailRunsData, ThrowOnError>): RequestResult<PostV1MailRunsResponses, PostV1MailRunsErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailRunsResponses, PostV1MailRunsErrors, ThrowOnError>({
+export const postV1MailRuns = <ThrowOnError extends boolean = true>(options: Options<PostV1MailRunsData, ThrowOnError>): RequestResult<PostV1MailRunsResponses, PostV1MailRunsErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailRunsResponses, PostV1MailRunsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail-runs',
     ...options,
@@ -1750,7 +1750,7 @@ export const postV1MailRuns = <ThrowOnError extends boolean = false>(options: Op
  *
  * Cancels a run that is open or funding_pending; its pieces waiting for funding are cancelled (cancellation_reason mail_run_cancelled) and nothing is charged for them. Pieces that committed immediately stay submitted (cancel them with DELETE /v1/mail/{id}). Repeating answers already_cancelled true. 409 MAIL_RUN_NOT_CANCELLABLE once funded or closed.
  */
-export const deleteV1MailRunsId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1MailRunsIdData, ThrowOnError>): RequestResult<DeleteV1MailRunsIdResponses, DeleteV1MailRunsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1MailRunsIdResponses, DeleteV1MailRunsIdErrors, ThrowOnError>({
+export const deleteV1MailRunsId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1MailRunsIdData, ThrowOnError>): RequestResult<DeleteV1MailRunsIdResponses, DeleteV1MailRunsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1MailRunsIdResponses, DeleteV1MailRunsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail-runs/{id}',
     ...options
@@ -1761,7 +1761,7 @@ export const deleteV1MailRunsId = <ThrowOnError extends boolean = false>(options
  *
  * The run with its children. Poll until status is funded, then poll each child (GET /v1/mail/{id}) as it moves to submitted.
  */
-export const getV1MailRunsId = <ThrowOnError extends boolean = false>(options: Options<GetV1MailRunsIdData, ThrowOnError>): RequestResult<GetV1MailRunsIdResponses, GetV1MailRunsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1MailRunsIdResponses, GetV1MailRunsIdErrors, ThrowOnError>({
+export const getV1MailRunsId = <ThrowOnError extends boolean = true>(options: Options<GetV1MailRunsIdData, ThrowOnError>): RequestResult<GetV1MailRunsIdResponses, GetV1MailRunsIdErrors, ThrowOnError> => (options.client ?? client).get<GetV1MailRunsIdResponses, GetV1MailRunsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail-runs/{id}',
     ...options
@@ -1772,7 +1772,7 @@ export const getV1MailRunsId = <ThrowOnError extends boolean = false>(options: O
  *
  * Funds the run: every piece waiting for funding is debited once, in one transaction, and then moves to submitted by itself. Answers 200 when funded (a repeat answers 200 again with credits_charged_cents 0). Answers 202 while funding waits for a human: pending_reason insufficient_credits (with billing_url and the shortfall), business_required, agent_auto_fill_not_authorised or daily_spend_limit; retry the same call after the human acted, before closes_at. No more pieces join a run once it is committed. Retries never extend the close time.
  */
-export const postV1MailRunsIdCommit = <ThrowOnError extends boolean = false>(options: Options<PostV1MailRunsIdCommitData, ThrowOnError>): RequestResult<PostV1MailRunsIdCommitResponses, PostV1MailRunsIdCommitErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailRunsIdCommitResponses, PostV1MailRunsIdCommitErrors, ThrowOnError>({
+export const postV1MailRunsIdCommit = <ThrowOnError extends boolean = true>(options: Options<PostV1MailRunsIdCommitData, ThrowOnError>): RequestResult<PostV1MailRunsIdCommitResponses, PostV1MailRunsIdCommitErrors, ThrowOnError> => (options.client ?? client).post<PostV1MailRunsIdCommitResponses, PostV1MailRunsIdCommitErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/mail-runs/{id}/commit',
     ...options
@@ -1783,7 +1783,7 @@ export const postV1MailRunsIdCommit = <ThrowOnError extends boolean = false>(opt
  *
  * At most 3 unresolved tickets per member (422 SUPPORT_ACTIVE_TICKET_LIMIT) and 3 new tickets per rolling 24 hours (429 SUPPORT_TICKET_RATE_LIMITED with Retry-After); replies do not count, except that replying to a resolved ticket reopens it.
  */
-export const postV1SupportMessages = <ThrowOnError extends boolean = false>(options: Options<PostV1SupportMessagesData, ThrowOnError>): RequestResult<PostV1SupportMessagesResponses, PostV1SupportMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportMessagesResponses, PostV1SupportMessagesErrors, ThrowOnError>({
+export const postV1SupportMessages = <ThrowOnError extends boolean = true>(options: Options<PostV1SupportMessagesData, ThrowOnError>): RequestResult<PostV1SupportMessagesResponses, PostV1SupportMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportMessagesResponses, PostV1SupportMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/support/messages',
     ...options,
@@ -1796,7 +1796,7 @@ export const postV1SupportMessages = <ThrowOnError extends boolean = false>(opti
 /**
  * List support conversations, most recent activity first
  */
-export const getV1SupportConversations = <ThrowOnError extends boolean = false>(options?: Options<GetV1SupportConversationsData, ThrowOnError>): RequestResult<GetV1SupportConversationsResponses, GetV1SupportConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1SupportConversationsResponses, GetV1SupportConversationsErrors, ThrowOnError>({
+export const getV1SupportConversations = <ThrowOnError extends boolean = true>(options?: Options<GetV1SupportConversationsData, ThrowOnError>): RequestResult<GetV1SupportConversationsResponses, GetV1SupportConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1SupportConversationsResponses, GetV1SupportConversationsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/support/conversations',
     ...options
@@ -1805,7 +1805,7 @@ export const getV1SupportConversations = <ThrowOnError extends boolean = false>(
 /**
  * Read a support conversation, oldest message first
  */
-export const getV1SupportConversationsIdMessages = <ThrowOnError extends boolean = false>(options: Options<GetV1SupportConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1SupportConversationsIdMessagesResponses, GetV1SupportConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1SupportConversationsIdMessagesResponses, GetV1SupportConversationsIdMessagesErrors, ThrowOnError>({
+export const getV1SupportConversationsIdMessages = <ThrowOnError extends boolean = true>(options: Options<GetV1SupportConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1SupportConversationsIdMessagesResponses, GetV1SupportConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1SupportConversationsIdMessagesResponses, GetV1SupportConversationsIdMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/support/conversations/{id}/messages',
     ...options
@@ -1816,7 +1816,7 @@ export const getV1SupportConversationsIdMessages = <ThrowOnError extends boolean
  *
  * Replying to a resolved ticket reopens it (subject to the unresolved-ticket limit).
  */
-export const postV1SupportConversationsIdMessages = <ThrowOnError extends boolean = false>(options: Options<PostV1SupportConversationsIdMessagesData, ThrowOnError>): RequestResult<PostV1SupportConversationsIdMessagesResponses, PostV1SupportConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportConversationsIdMessagesResponses, PostV1SupportConversationsIdMessagesErrors, ThrowOnError>({
+export const postV1SupportConversationsIdMessages = <ThrowOnError extends boolean = true>(options: Options<PostV1SupportConversationsIdMessagesData, ThrowOnError>): RequestResult<PostV1SupportConversationsIdMessagesResponses, PostV1SupportConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportConversationsIdMessagesResponses, PostV1SupportConversationsIdMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/support/conversations/{id}/messages',
     ...options,
@@ -1829,7 +1829,7 @@ export const postV1SupportConversationsIdMessages = <ThrowOnError extends boolea
 /**
  * Mark a support ticket resolved
  */
-export const postV1SupportConversationsIdResolve = <ThrowOnError extends boolean = false>(options: Options<PostV1SupportConversationsIdResolveData, ThrowOnError>): RequestResult<PostV1SupportConversationsIdResolveResponses, PostV1SupportConversationsIdResolveErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportConversationsIdResolveResponses, PostV1SupportConversationsIdResolveErrors, ThrowOnError>({
+export const postV1SupportConversationsIdResolve = <ThrowOnError extends boolean = true>(options: Options<PostV1SupportConversationsIdResolveData, ThrowOnError>): RequestResult<PostV1SupportConversationsIdResolveResponses, PostV1SupportConversationsIdResolveErrors, ThrowOnError> => (options.client ?? client).post<PostV1SupportConversationsIdResolveResponses, PostV1SupportConversationsIdResolveErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/support/conversations/{id}/resolve',
     ...options
@@ -1838,7 +1838,7 @@ export const postV1SupportConversationsIdResolve = <ThrowOnError extends boolean
 /**
  * Prepaid credits balance
  */
-export const getV1Credits = <ThrowOnError extends boolean = false>(options?: Options<GetV1CreditsData, ThrowOnError>): RequestResult<GetV1CreditsResponses, GetV1CreditsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1CreditsResponses, GetV1CreditsErrors, ThrowOnError>({
+export const getV1Credits = <ThrowOnError extends boolean = true>(options?: Options<GetV1CreditsData, ThrowOnError>): RequestResult<GetV1CreditsResponses, GetV1CreditsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1CreditsResponses, GetV1CreditsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/credits',
     ...options
@@ -1847,7 +1847,7 @@ export const getV1Credits = <ThrowOnError extends boolean = false>(options?: Opt
 /**
  * Write to the facility that fulfils your mail (new conversation or reply)
  */
-export const postV1FacilityMessages = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityMessagesData, ThrowOnError>): RequestResult<PostV1FacilityMessagesResponses, PostV1FacilityMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMessagesResponses, PostV1FacilityMessagesErrors, ThrowOnError>({
+export const postV1FacilityMessages = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityMessagesData, ThrowOnError>): RequestResult<PostV1FacilityMessagesResponses, PostV1FacilityMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityMessagesResponses, PostV1FacilityMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility-messages',
     ...options,
@@ -1860,7 +1860,7 @@ export const postV1FacilityMessages = <ThrowOnError extends boolean = false>(opt
 /**
  * List facility conversations, most recent activity first
  */
-export const getV1FacilityMessagesConversations = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityMessagesConversationsData, ThrowOnError>): RequestResult<GetV1FacilityMessagesConversationsResponses, GetV1FacilityMessagesConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityMessagesConversationsResponses, GetV1FacilityMessagesConversationsErrors, ThrowOnError>({
+export const getV1FacilityMessagesConversations = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityMessagesConversationsData, ThrowOnError>): RequestResult<GetV1FacilityMessagesConversationsResponses, GetV1FacilityMessagesConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityMessagesConversationsResponses, GetV1FacilityMessagesConversationsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility-messages/conversations',
     ...options
@@ -1869,7 +1869,7 @@ export const getV1FacilityMessagesConversations = <ThrowOnError extends boolean 
 /**
  * Read a facility conversation, oldest message first
  */
-export const getV1FacilityMessagesConversationsIdMessages = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityMessagesConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1FacilityMessagesConversationsIdMessagesResponses, GetV1FacilityMessagesConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMessagesConversationsIdMessagesResponses, GetV1FacilityMessagesConversationsIdMessagesErrors, ThrowOnError>({
+export const getV1FacilityMessagesConversationsIdMessages = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityMessagesConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1FacilityMessagesConversationsIdMessagesResponses, GetV1FacilityMessagesConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityMessagesConversationsIdMessagesResponses, GetV1FacilityMessagesConversationsIdMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility-messages/conversations/{id}/messages',
     ...options
@@ -1878,7 +1878,7 @@ export const getV1FacilityMessagesConversationsIdMessages = <ThrowOnError extend
 /**
  * Facility: conversations addressed to this facility (and unaddressed live ones)
  */
-export const getV1FacilityConversations = <ThrowOnError extends boolean = false>(options?: Options<GetV1FacilityConversationsData, ThrowOnError>): RequestResult<GetV1FacilityConversationsResponses, GetV1FacilityConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityConversationsResponses, GetV1FacilityConversationsErrors, ThrowOnError>({
+export const getV1FacilityConversations = <ThrowOnError extends boolean = true>(options?: Options<GetV1FacilityConversationsData, ThrowOnError>): RequestResult<GetV1FacilityConversationsResponses, GetV1FacilityConversationsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1FacilityConversationsResponses, GetV1FacilityConversationsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/conversations',
     ...options
@@ -1887,7 +1887,7 @@ export const getV1FacilityConversations = <ThrowOnError extends boolean = false>
 /**
  * Facility: read a conversation
  */
-export const getV1FacilityConversationsIdMessages = <ThrowOnError extends boolean = false>(options: Options<GetV1FacilityConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1FacilityConversationsIdMessagesResponses, GetV1FacilityConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityConversationsIdMessagesResponses, GetV1FacilityConversationsIdMessagesErrors, ThrowOnError>({
+export const getV1FacilityConversationsIdMessages = <ThrowOnError extends boolean = true>(options: Options<GetV1FacilityConversationsIdMessagesData, ThrowOnError>): RequestResult<GetV1FacilityConversationsIdMessagesResponses, GetV1FacilityConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).get<GetV1FacilityConversationsIdMessagesResponses, GetV1FacilityConversationsIdMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/conversations/{id}/messages',
     ...options
@@ -1896,7 +1896,7 @@ export const getV1FacilityConversationsIdMessages = <ThrowOnError extends boolea
 /**
  * Facility: answer a conversation (claims it when unaddressed)
  */
-export const postV1FacilityConversationsIdMessages = <ThrowOnError extends boolean = false>(options: Options<PostV1FacilityConversationsIdMessagesData, ThrowOnError>): RequestResult<PostV1FacilityConversationsIdMessagesResponses, PostV1FacilityConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityConversationsIdMessagesResponses, PostV1FacilityConversationsIdMessagesErrors, ThrowOnError>({
+export const postV1FacilityConversationsIdMessages = <ThrowOnError extends boolean = true>(options: Options<PostV1FacilityConversationsIdMessagesData, ThrowOnError>): RequestResult<PostV1FacilityConversationsIdMessagesResponses, PostV1FacilityConversationsIdMessagesErrors, ThrowOnError> => (options.client ?? client).post<PostV1FacilityConversationsIdMessagesResponses, PostV1FacilityConversationsIdMessagesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/facility/conversations/{id}/messages',
     ...options,
@@ -1911,7 +1911,7 @@ export const postV1FacilityConversationsIdMessages = <ThrowOnError extends boole
  *
  * Who is emailed (the owner and confirmed extra recipients), which kinds each receives, and the low-balance threshold.
  */
-export const getV1NotificationsSettings = <ThrowOnError extends boolean = false>(options?: Options<GetV1NotificationsSettingsData, ThrowOnError>): RequestResult<GetV1NotificationsSettingsResponses, GetV1NotificationsSettingsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1NotificationsSettingsResponses, GetV1NotificationsSettingsErrors, ThrowOnError>({
+export const getV1NotificationsSettings = <ThrowOnError extends boolean = true>(options?: Options<GetV1NotificationsSettingsData, ThrowOnError>): RequestResult<GetV1NotificationsSettingsResponses, GetV1NotificationsSettingsErrors, ThrowOnError> => (options?.client ?? client).get<GetV1NotificationsSettingsResponses, GetV1NotificationsSettingsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/notifications/settings',
     ...options
@@ -1920,7 +1920,7 @@ export const getV1NotificationsSettings = <ThrowOnError extends boolean = false>
 /**
  * Change the low-balance threshold
  */
-export const patchV1NotificationsSettings = <ThrowOnError extends boolean = false>(options: Options<PatchV1NotificationsSettingsData, ThrowOnError>): RequestResult<PatchV1NotificationsSettingsResponses, PatchV1NotificationsSettingsErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1NotificationsSettingsResponses, PatchV1NotificationsSettingsErrors, ThrowOnError>({
+export const patchV1NotificationsSettings = <ThrowOnError extends boolean = true>(options: Options<PatchV1NotificationsSettingsData, ThrowOnError>): RequestResult<PatchV1NotificationsSettingsResponses, PatchV1NotificationsSettingsErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1NotificationsSettingsResponses, PatchV1NotificationsSettingsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/notifications/settings',
     ...options,
@@ -1935,7 +1935,7 @@ export const patchV1NotificationsSettings = <ThrowOnError extends boolean = fals
  *
  * The address receives a confirmation email and nothing else until it opens the link (valid EMAIL_LINK_HOURS, once).
  */
-export const postV1NotificationsRecipients = <ThrowOnError extends boolean = false>(options: Options<PostV1NotificationsRecipientsData, ThrowOnError>): RequestResult<PostV1NotificationsRecipientsResponses, PostV1NotificationsRecipientsErrors, ThrowOnError> => (options.client ?? client).post<PostV1NotificationsRecipientsResponses, PostV1NotificationsRecipientsErrors, ThrowOnError>({
+export const postV1NotificationsRecipients = <ThrowOnError extends boolean = true>(options: Options<PostV1NotificationsRecipientsData, ThrowOnError>): RequestResult<PostV1NotificationsRecipientsResponses, PostV1NotificationsRecipientsErrors, ThrowOnError> => (options.client ?? client).post<PostV1NotificationsRecipientsResponses, PostV1NotificationsRecipientsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/notifications/recipients',
     ...options,
@@ -1948,7 +1948,7 @@ export const postV1NotificationsRecipients = <ThrowOnError extends boolean = fal
 /**
  * Remove an extra recipient
  */
-export const deleteV1NotificationsRecipientsId = <ThrowOnError extends boolean = false>(options: Options<DeleteV1NotificationsRecipientsIdData, ThrowOnError>): RequestResult<DeleteV1NotificationsRecipientsIdResponses, DeleteV1NotificationsRecipientsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1NotificationsRecipientsIdResponses, DeleteV1NotificationsRecipientsIdErrors, ThrowOnError>({
+export const deleteV1NotificationsRecipientsId = <ThrowOnError extends boolean = true>(options: Options<DeleteV1NotificationsRecipientsIdData, ThrowOnError>): RequestResult<DeleteV1NotificationsRecipientsIdResponses, DeleteV1NotificationsRecipientsIdErrors, ThrowOnError> => (options.client ?? client).delete<DeleteV1NotificationsRecipientsIdResponses, DeleteV1NotificationsRecipientsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/notifications/recipients/{id}',
     ...options
@@ -1957,7 +1957,7 @@ export const deleteV1NotificationsRecipientsId = <ThrowOnError extends boolean =
 /**
  * Switch kinds on or off for a recipient
  */
-export const patchV1NotificationsRecipientsId = <ThrowOnError extends boolean = false>(options: Options<PatchV1NotificationsRecipientsIdData, ThrowOnError>): RequestResult<PatchV1NotificationsRecipientsIdResponses, PatchV1NotificationsRecipientsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1NotificationsRecipientsIdResponses, PatchV1NotificationsRecipientsIdErrors, ThrowOnError>({
+export const patchV1NotificationsRecipientsId = <ThrowOnError extends boolean = true>(options: Options<PatchV1NotificationsRecipientsIdData, ThrowOnError>): RequestResult<PatchV1NotificationsRecipientsIdResponses, PatchV1NotificationsRecipientsIdErrors, ThrowOnError> => (options.client ?? client).patch<PatchV1NotificationsRecipientsIdResponses, PatchV1NotificationsRecipientsIdErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/notifications/recipients/{id}',
     ...options,
@@ -1972,7 +1972,7 @@ export const patchV1NotificationsRecipientsId = <ThrowOnError extends boolean = 
  *
  * JSON-RPC 2.0 over POST. Send `Accept: application/json, text/event-stream`. Tool results are in `result.structuredContent.result`; refusals have `result.isError: true` with text `<code or reason>: <message>`. Mutating tools take `idempotency_key`; agent keys send `service_md_version` where the REST equivalent needs X-Service-MD-Version. Protocol revisions 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05: initialize answers 2025-11-25 for any other. Bodies up to 14062936 bytes; arguments nest at most 32 levels with at most 100000 values, free-form objects at most 16384 bytes as sent.
  */
-export const mcp = <ThrowOnError extends boolean = false>(options: Options<McpData, ThrowOnError>): RequestResult<McpResponses, McpErrors, ThrowOnError> => (options.client ?? client).post<McpResponses, McpErrors, ThrowOnError>({
+export const mcp = <ThrowOnError extends boolean = true>(options: Options<McpData, ThrowOnError>): RequestResult<McpResponses, McpErrors, ThrowOnError> => (options.client ?? client).post<McpResponses, McpErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/mcp',
     ...options,
@@ -1987,7 +1987,7 @@ export const mcp = <ThrowOnError extends boolean = false>(options: Options<McpDa
  *
  * Methods message/send, tasks/get, tasks/cancel and tasks/pushNotificationConfig/{set,get,list,delete}; no streaming. message.metadata.skill names the skill (quote_letter, send_letter, track_letter, read_inbox). quote_letter, track_letter and read_inbox answer with a message whose DataPart is the REST JSON; send_letter answers with a task that follows the piece (submitted, working, completed, failed, canceled; input-required while awaiting approval; rejected with the REST error body, fields[] included, when refused). The messageId is the idempotency key. tasks/cancel is DELETE /v1/mail/{id} (-32002 once printing started). Push notification configs receive the task on every change, signed with Standard Webhooks headers under the signingSecret the set answer shows once. REST refusals of other calls are JSON-RPC errors -32602 (or -32603 when a retry may succeed) with error.data = {status, ...REST error body}. Bodies up to 14062936 bytes; at most 32 levels and 100000 values.
  */
-export const a2A = <ThrowOnError extends boolean = false>(options: Options<A2aData, ThrowOnError>): RequestResult<A2aResponses, A2aErrors, ThrowOnError> => (options.client ?? client).post<A2aResponses, A2aErrors, ThrowOnError>({
+export const a2A = <ThrowOnError extends boolean = true>(options: Options<A2aData, ThrowOnError>): RequestResult<A2aResponses, A2aErrors, ThrowOnError> => (options.client ?? client).post<A2aResponses, A2aErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/a2a',
     ...options,
@@ -2000,7 +2000,7 @@ export const a2A = <ThrowOnError extends boolean = false>(options: Options<A2aDa
 /**
  * Record an agent sign-in intent (verified-email flow); issues no credentials
  */
-export const agentAuth = <ThrowOnError extends boolean = false>(options: Options<AgentAuthData, ThrowOnError>): RequestResult<AgentAuthResponses, AgentAuthErrors, ThrowOnError> => (options.client ?? client).post<AgentAuthResponses, AgentAuthErrors, ThrowOnError>({
+export const agentAuth = <ThrowOnError extends boolean = true>(options: Options<AgentAuthData, ThrowOnError>): RequestResult<AgentAuthResponses, AgentAuthErrors, ThrowOnError> => (options.client ?? client).post<AgentAuthResponses, AgentAuthErrors, ThrowOnError>({
     url: '/agent/auth',
     ...options,
     headers: {
@@ -2014,21 +2014,21 @@ export const agentAuth = <ThrowOnError extends boolean = false>(options: Options
  *
  * Where the 401 of /mcp points (WWW-Authenticate resource_metadata): resource is {base_url}/mcp.
  */
-export const discoveryOauthProtectedResourceMcp = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryOauthProtectedResourceMcpData, ThrowOnError>): RequestResult<DiscoveryOauthProtectedResourceMcpResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthProtectedResourceMcpResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-protected-resource/api/mcp', ...options });
+export const discoveryOauthProtectedResourceMcp = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryOauthProtectedResourceMcpData, ThrowOnError>): RequestResult<DiscoveryOauthProtectedResourceMcpResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthProtectedResourceMcpResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-protected-resource/api/mcp', ...options });
 
 /**
  * OAuth authorization endpoint: the owner’s consent page
  *
  * An MCP host sends the owner’s browser here (authorization code flow, PKCE S256, RFC 8707 resource required). Signed out: 302 to the console sign-in and back. Signed in: the consent page (agent, environment, scopes, safeguards; approve or deny), whose answer is a 303 to redirect_uri with code, state and iss, or error=access_denied. An unknown client or an unregistered redirect_uri is shown to the owner (400 page); every other problem is a 303 to redirect_uri with error (invalid_request, invalid_scope, invalid_target, unsupported_response_type).
  */
-export const oauthAuthorize = <ThrowOnError extends boolean = false>(options: Options<OauthAuthorizeData, ThrowOnError>): RequestResult<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError> => (options.client ?? client).get<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError>({ url: '/console/oauth/authorize', ...options });
+export const oauthAuthorize = <ThrowOnError extends boolean = true>(options: Options<OauthAuthorizeData, ThrowOnError>): RequestResult<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError> => (options.client ?? client).get<OauthAuthorizeResponses, OauthAuthorizeErrors, ThrowOnError>({ url: '/console/oauth/authorize', ...options });
 
 /**
  * Dynamic client registration (RFC 7591): a public client, no secret
  *
  * token_endpoint_auth_method is answered as none (PKCE instead of a secret); grant types authorization_code and refresh_token. Redirect URIs: https, http on 127.0.0.1/[::1]/localhost, or a private-use scheme (com.example.app:/cb); at most 10. Body at most 16 KiB.
  */
-export const oauthRegister = <ThrowOnError extends boolean = false>(options: Options<OauthRegisterData, ThrowOnError>): RequestResult<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError> => (options.client ?? client).post<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError>({
+export const oauthRegister = <ThrowOnError extends boolean = true>(options: Options<OauthRegisterData, ThrowOnError>): RequestResult<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError> => (options.client ?? client).post<OauthRegisterResponses, OauthRegisterErrors, ThrowOnError>({
     url: '/oauth/register',
     ...options,
     headers: {
@@ -2042,7 +2042,7 @@ export const oauthRegister = <ThrowOnError extends boolean = false>(options: Opt
  *
  * Access tokens (oauth_at_) last one hour and act as the grant’s agent credential on the resource they were issued for; refresh tokens (oauth_rt_) are good for one use each, and a reused one ends the grant, as does a reused code. Parameters sent twice are refused.
  */
-export const oauthToken = <ThrowOnError extends boolean = false>(options: Options<OauthTokenData, ThrowOnError>): RequestResult<OauthTokenResponses, OauthTokenErrors, ThrowOnError> => (options.client ?? client).post<OauthTokenResponses, OauthTokenErrors, ThrowOnError>({
+export const oauthToken = <ThrowOnError extends boolean = true>(options: Options<OauthTokenData, ThrowOnError>): RequestResult<OauthTokenResponses, OauthTokenErrors, ThrowOnError> => (options.client ?? client).post<OauthTokenResponses, OauthTokenErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
     url: '/oauth/token',
     ...options,
@@ -2055,7 +2055,7 @@ export const oauthToken = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Token revocation (RFC 7009): either token of a grant ends the grant
  */
-export const oauthRevoke = <ThrowOnError extends boolean = false>(options: Options<OauthRevokeData, ThrowOnError>): RequestResult<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError> => (options.client ?? client).post<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError>({
+export const oauthRevoke = <ThrowOnError extends boolean = true>(options: Options<OauthRevokeData, ThrowOnError>): RequestResult<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError> => (options.client ?? client).post<OauthRevokeResponses, OauthRevokeErrors, ThrowOnError>({
     ...urlSearchParamsBodySerializer,
     url: '/oauth/revoke',
     ...options,
@@ -2070,74 +2070,74 @@ export const oauthRevoke = <ThrowOnError extends boolean = false>(options: Optio
  *
  * OpenAPI 3.1 description of every REST endpoint, generated from the code
  */
-export const discoveryOpenapiJson = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryOpenapiJsonData, ThrowOnError>): RequestResult<DiscoveryOpenapiJsonResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOpenapiJsonResponses, unknown, ThrowOnError>({ url: '/openapi.json', ...options });
+export const discoveryOpenapiJson = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryOpenapiJsonData, ThrowOnError>): RequestResult<DiscoveryOpenapiJsonResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOpenapiJsonResponses, unknown, ThrowOnError>({ url: '/openapi.json', ...options });
 
 /**
  * OpenAPI (YAML)
  *
  * The same OpenAPI document as YAML
  */
-export const discoveryOpenapiYaml = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryOpenapiYamlData, ThrowOnError>): RequestResult<DiscoveryOpenapiYamlResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOpenapiYamlResponses, unknown, ThrowOnError>({ url: '/openapi.yaml', ...options });
+export const discoveryOpenapiYaml = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryOpenapiYamlData, ThrowOnError>): RequestResult<DiscoveryOpenapiYamlResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOpenapiYamlResponses, unknown, ThrowOnError>({ url: '/openapi.yaml', ...options });
 
 /**
  * API reference
  *
  * Interactive API reference (Swagger UI) rendered from /openapi.json
  */
-export const discoveryApiReference = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryApiReferenceData, ThrowOnError>): RequestResult<DiscoveryApiReferenceResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryApiReferenceResponses, unknown, ThrowOnError>({ url: '/api-docs', ...options });
+export const discoveryApiReference = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryApiReferenceData, ThrowOnError>): RequestResult<DiscoveryApiReferenceResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryApiReferenceResponses, unknown, ThrowOnError>({ url: '/api-docs', ...options });
 
 /**
  * A2A agent card
  *
  * A2A 0.3 agent card: the JSON-RPC A2A server at {base_url}/a2a, its skills (quote, send and track a letter, read the inbox), push notifications and Bearer keys
  */
-export const discoveryA2aAgentCard = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryA2aAgentCardData, ThrowOnError>): RequestResult<DiscoveryA2aAgentCardResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryA2aAgentCardResponses, unknown, ThrowOnError>({ url: '/.well-known/agent-card.json', ...options });
+export const discoveryA2aAgentCard = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryA2aAgentCardData, ThrowOnError>): RequestResult<DiscoveryA2aAgentCardResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryA2aAgentCardResponses, unknown, ThrowOnError>({ url: '/.well-known/agent-card.json', ...options });
 
 /**
  * A2A agent card (the spec's name)
  *
  * The same agent card as /.well-known/agent-card.json, at the path the spec names
  */
-export const discoveryAgentCard = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryAgentCardData, ThrowOnError>): RequestResult<DiscoveryAgentCardResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAgentCardResponses, unknown, ThrowOnError>({ url: '/.well-known/agent.json', ...options });
+export const discoveryAgentCard = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryAgentCardData, ThrowOnError>): RequestResult<DiscoveryAgentCardResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAgentCardResponses, unknown, ThrowOnError>({ url: '/.well-known/agent.json', ...options });
 
 /**
  * llms.txt
  *
  * Short orientation for language models, with links
  */
-export const discoveryLlmsTxt = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryLlmsTxtData, ThrowOnError>): RequestResult<DiscoveryLlmsTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryLlmsTxtResponses, unknown, ThrowOnError>({ url: '/llms.txt', ...options });
+export const discoveryLlmsTxt = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryLlmsTxtData, ThrowOnError>): RequestResult<DiscoveryLlmsTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryLlmsTxtResponses, unknown, ThrowOnError>({ url: '/llms.txt', ...options });
 
 /**
  * llms-full.txt
  *
  * Every REST endpoint and every MCP tool with its input
  */
-export const discoveryLlmsFullTxt = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryLlmsFullTxtData, ThrowOnError>): RequestResult<DiscoveryLlmsFullTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryLlmsFullTxtResponses, unknown, ThrowOnError>({ url: '/llms-full.txt', ...options });
+export const discoveryLlmsFullTxt = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryLlmsFullTxtData, ThrowOnError>): RequestResult<DiscoveryLlmsFullTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryLlmsFullTxtResponses, unknown, ThrowOnError>({ url: '/llms-full.txt', ...options });
 
 /**
  * agents.txt
  *
  * Where agents connect and the rules they follow
  */
-export const discoveryAgentsTxt = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryAgentsTxtData, ThrowOnError>): RequestResult<DiscoveryAgentsTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAgentsTxtResponses, unknown, ThrowOnError>({ url: '/agents.txt', ...options });
+export const discoveryAgentsTxt = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryAgentsTxtData, ThrowOnError>): RequestResult<DiscoveryAgentsTxtResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAgentsTxtResponses, unknown, ThrowOnError>({ url: '/agents.txt', ...options });
 
 /**
  * auth.md
  *
  * How API keys work: kinds, prefixes, scopes, 401 reasons, test mode
  */
-export const discoveryAuthMd = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryAuthMdData, ThrowOnError>): RequestResult<DiscoveryAuthMdResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAuthMdResponses, unknown, ThrowOnError>({ url: '/auth.md', ...options });
+export const discoveryAuthMd = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryAuthMdData, ThrowOnError>): RequestResult<DiscoveryAuthMdResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryAuthMdResponses, unknown, ThrowOnError>({ url: '/auth.md', ...options });
 
 /**
  * OAuth protected-resource metadata
  *
  * RFC 9728 metadata of the API ({base_url}) as a Bearer-protected resource; the MCP server has its own at /.well-known/oauth-protected-resource{API prefix}/mcp
  */
-export const discoveryOauthProtectedResource = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryOauthProtectedResourceData, ThrowOnError>): RequestResult<DiscoveryOauthProtectedResourceResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthProtectedResourceResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-protected-resource', ...options });
+export const discoveryOauthProtectedResource = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryOauthProtectedResourceData, ThrowOnError>): RequestResult<DiscoveryOauthProtectedResourceResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthProtectedResourceResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-protected-resource', ...options });
 
 /**
  * OAuth authorization-server metadata
  *
  * RFC 8414 metadata: authorization code with PKCE (S256) and refresh tokens for MCP hosts, dynamic registration, client ID metadata documents, revocation
  */
-export const discoveryOauthAuthorizationServer = <ThrowOnError extends boolean = false>(options?: Options<DiscoveryOauthAuthorizationServerData, ThrowOnError>): RequestResult<DiscoveryOauthAuthorizationServerResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthAuthorizationServerResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-authorization-server', ...options });
+export const discoveryOauthAuthorizationServer = <ThrowOnError extends boolean = true>(options?: Options<DiscoveryOauthAuthorizationServerData, ThrowOnError>): RequestResult<DiscoveryOauthAuthorizationServerResponses, unknown, ThrowOnError> => (options?.client ?? client).get<DiscoveryOauthAuthorizationServerResponses, unknown, ThrowOnError>({ url: '/.well-known/oauth-authorization-server', ...options });
