@@ -33,6 +33,11 @@ export interface Config {
    * (POST /oauth/register) and fetches of client ID metadata documents, each counted apart.
    */
   oauthRegistrationRateLimitPerMinute: number;
+  /**
+   * RATE_LIMIT_WINDOW_SECONDS: the length of the fixed windows the rate limits count in (60:
+   * the limits are per minute; only tests shorten it, so that a 429's Retry-After is short).
+   */
+  rateLimitWindowSeconds: number;
   logLevel: string;
   intakeSecret: string;
   smtpPort: number;
@@ -429,6 +434,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 100),
     signupRateLimitPerMinute: Number(env.SIGNUP_RATE_LIMIT_PER_MINUTE ?? 5),
     oauthRegistrationRateLimitPerMinute: wholeNumber(env, 'OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE', 10),
+    rateLimitWindowSeconds: wholeNumber(env, 'RATE_LIMIT_WINDOW_SECONDS', 60),
     logLevel: env.LOG_LEVEL ?? 'info',
     intakeSecret: env.INBOUND_INTAKE_SECRET ?? 'local-intake-secret',
     smtpPort: Number(env.SMTP_PORT ?? 2525),

@@ -232,7 +232,8 @@ export async function applyRateLimit(deps: Deps, ctx: Context, bucket: string, l
   ctx.set('X-RateLimit-Remaining', String(r.remaining));
   ctx.set('X-RateLimit-Reset', String(r.resetSeconds));
   if (!r.allowed) {
-    throw codedError(429, 'RATE_LIMITED', `Rate limit of ${r.limit} requests per minute exceeded`, {
+    const per = r.windowSeconds === 60 ? 'minute' : `${r.windowSeconds} seconds`;
+    throw codedError(429, 'RATE_LIMITED', `Rate limit of ${r.limit} requests per ${per} exceeded`, {
       retryable: true,
       suggestedAction: `Wait ${r.resetSeconds} seconds, then retry.`,
       headers: { 'Retry-After': String(r.resetSeconds) },

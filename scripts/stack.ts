@@ -1,5 +1,6 @@
 // Local stack bootstrap shared by `npm run dev` and `npm test`: builds the Temporal CLI,
-// the S3-compatible object store, stripe-mock and Mailpit into .tools/ once, starts them with data under
+// the S3-compatible object store, stripe-mock and Mailpit (and, for the test profile, oapi-codegen,
+// which generates the Go SDK) into .tools/ once, starts them with data under
 // .data/<profile>/, creates the bucket and the Postgres database, and runs migrations.
 // A profile's state (ports, pids) is kept in .data/<profile>/stack.json so that a second
 // run reuses what is still running and starts in seconds.
@@ -29,11 +30,14 @@ export const OBJECT_STORE_BIN = path.join(TOOLS_BIN, 'versitygw');
 export const STRIPE_MOCK_BIN = path.join(TOOLS_BIN, 'stripe-mock');
 /** Mailpit: an SMTP server that keeps what it receives, with a web UI and an HTTP API the tests read. */
 export const MAILPIT_BIN = path.join(TOOLS_BIN, 'mailpit');
+/** oapi-codegen: generates the Go SDK (sdk/go) from the OpenAPI document (scripts/sdk-generate.ts). */
+export const OAPI_CODEGEN_BIN = path.join(TOOLS_BIN, 'oapi-codegen');
 
 const TEMPORAL_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const OBJECT_STORE_MODULE = 'github.com/versity/versitygw/cmd/versitygw@v1.8.0';
 const STRIPE_MOCK_MODULE = 'github.com/stripe/stripe-mock@v0.203.0';
 const MAILPIT_MODULE = 'github.com/axllent/mailpit@v1.33.1';
+const OAPI_CODEGEN_MODULE = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
 
 export interface StackState {
   temporal: { address: string; uiUrl: string; pid?: number; external: boolean };
@@ -73,9 +77,9 @@ export interface StackOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Builds the Temporal CLI, the object store, stripe-mock and Mailpit in parallel when any is missing. */
+/** Builds the Temporal CLI, the object store, stripe-mock, Mailpit and oapi-codegen in parallel when any is missing. */
 export async function ensureTools(
-  opts: { temporal: boolean; s3: boolean; stripe?: boolean; mail?: boolean },
+  opts: { temporal: boolean; s3: boolean; stripe?: boolean; mail?: boolean; oapiCodegen?: boolean },
   log: (m: string) => void,
 ): Promise<void> {
   const jobs: Promise<void>[] = [];
@@ -94,6 +98,7 @@ export async function ensureTools(
   if (opts.s3) jobs.push(build(OBJECT_STORE_MODULE, OBJECT_STORE_BIN));
   if (opts.stripe) jobs.push(build(STRIPE_MOCK_MODULE, STRIPE_MOCK_BIN));
   if (opts.mail) jobs.push(build(MAILPIT_MODULE, MAILPIT_BIN));
+  if (opts.oapiCodegen) jobs.push(build(OAPI_CODEGEN_MODULE, OAPI_CODEGEN_BIN));
   await Promise.all(jobs);
 }
 
@@ -478,7 +483,14 @@ export async function ensureStack(opts: StackOptions): Promise<{ state: StackSta
 
   ensureSystemPackages(log);
   await ensureTools(
-    { temporal: !opts.temporalAddress, s3: !opts.s3Endpoint, stripe: !opts.stripeApiBase, mail: !opts.smtpUrl },
+    {
+      temporal: !opts.temporalAddress,
+      s3: !opts.s3Endpoint,
+      stripe: !opts.stripeApiBase,
+      mail: !opts.smtpUrl,
+      // The SDK drift test (test/unit/sdk-drift.test.ts) regenerates the Go SDK with it.
+      oapiCodegen: opts.profile === 'test',
+    },
     log,
   );
 
