@@ -43884,8 +43884,6 @@ type GetV1AgentInboxResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *ErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -43916,11 +43914,6 @@ func (r GetV1AgentInboxResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetV1AgentInboxResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1AgentInboxResponse) GetJSON404() *ErrorBody {
-	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -43988,8 +43981,6 @@ type GetV1AgentInboxActivityResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *ErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -44018,11 +44009,6 @@ func (r GetV1AgentInboxActivityResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetV1AgentInboxActivityResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1AgentInboxActivityResponse) GetJSON404() *ErrorBody {
-	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -54633,8 +54619,6 @@ type PostV1MailRunsResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *ErrorBody
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -54674,11 +54658,6 @@ func (r PostV1MailRunsResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1MailRunsResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostV1MailRunsResponse) GetJSON404() *ErrorBody {
-	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -54873,8 +54852,6 @@ type GetV1MailRunsIdResponse struct {
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetV1MailRunsIdResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -54914,11 +54891,6 @@ func (r GetV1MailRunsIdResponse) GetJSON429() *ErrorBody {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetV1MailRunsIdResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1MailRunsIdResponse) GetJSON503() *ErrorBody {
-	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -66255,13 +66227,6 @@ func ParseGetV1AgentInboxResponse(rsp *http.Response) (*GetV1AgentInboxResponse,
 		}
 		response.JSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest ErrorBody
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66352,13 +66317,6 @@ func ParseGetV1AgentInboxActivityResponse(rsp *http.Response) (*GetV1AgentInboxA
 			return nil, err
 		}
 		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest ErrorBody
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -76240,13 +76198,6 @@ func ParsePostV1MailRunsResponse(rsp *http.Response) (*PostV1MailRunsResponse, e
 		}
 		response.JSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest ErrorBody
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ConflictErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76477,13 +76428,6 @@ func ParseGetV1MailRunsIdResponse(rsp *http.Response) (*GetV1MailRunsIdResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
 
 	}
 

@@ -9767,10 +9767,6 @@ export type GetV1AgentInboxErrors = {
      */
     403: ErrorBody;
     /**
-     * not assigned to this agent
-     */
-    404: ErrorBody;
-    /**
      * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
      */
     429: ErrorBody;
@@ -9818,10 +9814,6 @@ export type GetV1AgentInboxActivityErrors = {
      * member or facility key (reason agent_key_required) or missing scope (reason insufficient_scope)
      */
     403: ErrorBody;
-    /**
-     * not assigned to this agent
-     */
-    404: ErrorBody;
     /**
      * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
      */
@@ -12267,10 +12259,6 @@ export type PostV1MailRunsErrors = {
      */
     403: ErrorBody;
     /**
-     * MAIL_RUN_NOT_FOUND
-     */
-    404: ErrorBody;
-    /**
      * MAIL_RUN_FORCE_APPROVAL, MAIL_RUN_ID_TAKEN (another agent of the account uses the id) or SERVICE_MD_VERSION_MISMATCH
      */
     409: ConflictErrorBody;
@@ -12396,10 +12384,6 @@ export type GetV1MailRunsIdErrors = {
      * INTERNAL: an unexpected failure (retryable); quote request_id
      */
     500: ErrorBody;
-    /**
-     * MAIL_RUN_WORKFLOW_UNAVAILABLE (opening: the run's workflow could not be started) or WORKFLOW_UNAVAILABLE (commit, cancel: no answer within the deadline); repeat the same call: it never charges twice
-     */
-    503: ErrorBody;
 };
 
 export type GetV1MailRunsIdError = GetV1MailRunsIdErrors[keyof GetV1MailRunsIdErrors];
