@@ -42,9 +42,38 @@ export class Templates1734700000000 implements MigrationInterface {
         ADD COLUMN template_id text REFERENCES templates(id),
         ADD COLUMN template_version integer,
         ADD CONSTRAINT outbound_mail_template_version CHECK ((template_id IS NULL) = (template_version IS NULL))`);
+    // Merged batches (docs/decisions/0143-merged-batches-render-per-row.md): a batch may merge a
+    // template (a stored one, or an HTML file kept at template_key) with its CSV's columns. It is
+    // 'rendering' until every row is rendered; each row's outcome is kept on its recipient row as
+    // it is rendered, so a worker that stops half-way continues where it stopped.
+    await q.query(`ALTER TABLE batches DROP CONSTRAINT batches_status_check`);
+    await q.query(`
+      ALTER TABLE batches
+        ADD CONSTRAINT batches_status_check CHECK (status IN ('rendering','draft','paid','generating','submitted','in_progress','completed','partially_completed','failed','cancelled')),
+        ADD COLUMN merged boolean NOT NULL DEFAULT false,
+        ADD COLUMN template_id text REFERENCES templates(id),
+        ADD COLUMN template_version integer,
+        ADD COLUMN rows_rendered integer NOT NULL DEFAULT 0,
+        ADD COLUMN rows_to_render integer NOT NULL DEFAULT 0`);
+    await q.query(`
+      ALTER TABLE batch_recipients
+        ADD COLUMN merge_variables jsonb,
+        ADD COLUMN render_status text CHECK (render_status IN ('rendered', 'skipped')),
+        ADD COLUMN render_pages integer,
+        ADD COLUMN document_key text,
+        ADD COLUMN skip_reason text`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      ALTER TABLE batch_recipients
+        DROP COLUMN merge_variables, DROP COLUMN render_status, DROP COLUMN render_pages, DROP COLUMN document_key, DROP COLUMN skip_reason`);
+    await q.query(`DELETE FROM batches WHERE status = 'rendering'`);
+    await q.query(`
+      ALTER TABLE batches
+        DROP CONSTRAINT batches_status_check,
+        DROP COLUMN merged, DROP COLUMN template_id, DROP COLUMN template_version, DROP COLUMN rows_rendered, DROP COLUMN rows_to_render,
+        ADD CONSTRAINT batches_status_check CHECK (status IN ('draft','paid','generating','submitted','in_progress','completed','partially_completed','failed','cancelled'))`);
     await q.query(`
       ALTER TABLE outbound_mail
         DROP CONSTRAINT outbound_mail_template_version, DROP COLUMN template_id, DROP COLUMN template_version`);

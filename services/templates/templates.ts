@@ -181,10 +181,11 @@ export async function updateTemplate(deps: Deps, auth: AuthContext, id: string, 
         `INSERT INTO template_versions (template_id, version, format, source, html, variables) VALUES ($1, $2, $3, $4, $5, $6)`,
         [id, version, compiled.format, compiled.source, compiled.html, compiled.variables],
       );
-    const [updated]: TemplateRow[] = await tx.query(
-      `UPDATE templates SET name = $2, description = $3, current_version = $4, updated_at = now() WHERE id = $1 RETURNING *`,
+    await tx.query(
+      `UPDATE templates SET name = $2, description = $3, current_version = $4, updated_at = now() WHERE id = $1`,
       [id, input.name ?? t.name, input.description === undefined ? t.description : input.description, version],
     );
+    const [updated]: TemplateRow[] = await tx.query(`SELECT * FROM templates WHERE id = $1`, [id]);
     const [v]: TemplateVersionRow[] = await tx.query(
       `SELECT * FROM template_versions WHERE template_id = $1 AND version = $2`,
       [id, version],

@@ -211,7 +211,7 @@ describe('merge templates', () => {
     );
     expect(refused.status).toBe(400);
     expect(fieldPaths(refused.body)).toEqual(['merge_variables.name', 'merge_variables.second_page']);
-    expect(refused.body.message).toContain('name, second_page');
+    expect(refused.body.error).toContain('name, second_page');
     expect(await balance(app, sender.memberId)).toBe(before.balance);
     expect(await mailCount(app, sender.memberId)).toBe(before.pieces);
 
