@@ -275,3 +275,21 @@ describe('merge templates', () => {
     expect(fieldPaths(foreign.body)).toEqual(['template_id']);
   });
 });
+
+describe('template previews when the renderer cannot start', () => {
+  const { app, api } = useTestApp({ worker: false, env: { CHROMIUM_PATH: '/nonexistent/chromium' } });
+
+  it('answers 503 RENDERER_UNAVAILABLE, retryable', async () => {
+    const member = await newSender(app, { creditsCents: 0 });
+    const created = await api('POST', '/v1/templates', {
+      key: member.memberKey,
+      json: { name: 'x', html: '<p>{{x}}</p>' },
+    });
+    const res = await api('POST', `/v1/templates/${created.body.template.id}/preview`, {
+      key: member.key,
+      json: { merge_variables: { x: 1 } },
+    });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ code: 'RENDERER_UNAVAILABLE', retryable: true });
+  });
+});
