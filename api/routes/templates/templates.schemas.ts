@@ -85,7 +85,7 @@ export const PreviewTemplateBody = z.strictObject({
   version: TemplateVersionNumber.optional().describe('An older version to preview (default: the current one)'),
 });
 
-export const TemplateSchema = z.object({
+export const Template = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
@@ -99,13 +99,13 @@ export const TemplateSchema = z.object({
   version_created_at: z.string(),
 });
 
-export const TemplateAnswer = z.object({ ...TestMode, template: TemplateSchema });
+export const TemplateAnswer = z.object({ ...TestMode, template: Template });
 export const TemplateDetail = z.object({
   ...TestMode,
-  template: TemplateSchema,
+  template: Template,
   versions: z
     .array(z.number().int())
     .describe('Every version, oldest first; older ones stay for the pieces that used them'),
 });
-export const TemplateList = z.object({ ...TestMode, templates: z.array(TemplateSchema), pagination: Pagination });
+export const TemplateList = z.object({ ...TestMode, templates: z.array(Template), pagination: Pagination });
 export const TemplateDeleted = z.object({ ...TestMode, id: z.string(), deleted: z.literal(true) });
