@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Merge templates (docs/decisions/0142-templates-versioned-and-escaped.md): a template
- * belongs to a member and has numbered versions that are never changed or removed, so a
+ * belongs to a member and one environment (live or sandbox, as every record) and has numbered versions that are never changed or removed, so a
  * piece always names the version it was merged from. Deleting a template hides it
  * (deleted_at); its versions stay for the pieces that used them. Each version keeps the
  * text as sent, the HTML it merges into (a Markdown template is laid out once, when the
@@ -16,6 +16,7 @@ export class Templates1734700000000 implements MigrationInterface {
       CREATE TABLE templates (
         id text PRIMARY KEY CHECK (id ~ '^tmpl_[a-f0-9]{24}$'),
         member_id uuid NOT NULL REFERENCES members(id),
+        test_mode boolean NOT NULL,
         name text NOT NULL,
         description text,
         current_version integer NOT NULL CHECK (current_version >= 1),
@@ -24,7 +25,7 @@ export class Templates1734700000000 implements MigrationInterface {
         deleted_at timestamptz
       )`);
     await q.query(
-      `CREATE INDEX templates_by_member ON templates (member_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+      `CREATE INDEX templates_by_member ON templates (member_id, test_mode, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
     );
     await q.query(`
       CREATE TABLE template_versions (

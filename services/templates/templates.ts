@@ -1,7 +1,8 @@
-// Merge templates of a member: create, list, read, new versions, delete, preview, and the
+// Merge templates of a member (in one environment, live or sandbox, like every record): create, list, read, new versions, delete, preview, and the
 // one merge every user of a template goes through (a letter, a preview, a merged batch).
 // Templates belong to the member: any key of the member may read and use them, only member
-// keys manage them (domain/shared/access.ts), and another member's id reads as 404.
+// keys manage them (domain/shared/access.ts), and another member's id (or the other
+// environment's) reads as 404.
 // Versions are never changed: PATCH makes the next one, and a piece names the version it
 // was merged from (docs/decisions/0142-templates-versioned-and-escaped.md).
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,7 @@ export const TEMPLATE_ID_PATTERN = /^tmpl_[a-f0-9]{24}$/;
 export interface TemplateRow {
   id: string;
   member_id: string;
+  test_mode: boolean;
   name: string;
   description: string | null;
   current_version: number;
@@ -99,8 +101,8 @@ export type TemplateObject = ReturnType<typeof toTemplateObject>;
 async function ownTemplate(deps: Deps, auth: AuthContext, id: string, lock = false): Promise<TemplateRow> {
   if (!TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound('Template');
   const [row]: TemplateRow[] = await deps.db.query(
-    `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
-    [id, auth.memberId],
+    `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND test_mode = $3 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
+    [id, auth.memberId, auth.testMode],
   );
   if (!row) throw errors.notFound('Template');
   return row;
@@ -119,8 +121,8 @@ export async function createTemplate(deps: Deps, auth: AuthContext, input: Creat
   const id = newTemplateId();
   return deps.db.transaction(async (tx) => {
     const [t]: TemplateRow[] = await tx.query(
-      `INSERT INTO templates (id, member_id, name, description, current_version) VALUES ($1, $2, $3, $4, 1) RETURNING *`,
-      [id, auth.memberId, input.name, input.description ?? null],
+      `INSERT INTO templates (id, member_id, test_mode, name, description, current_version) VALUES ($1, $2, $3, $4, $5, 1) RETURNING *`,
+      [id, auth.memberId, auth.testMode, input.name, input.description ?? null],
     );
     const [v]: TemplateVersionRow[] = await tx.query(
       `INSERT INTO template_versions (template_id, version, format, source, html, variables) VALUES ($1, 1, $2, $3, $4, $5) RETURNING *`,
@@ -132,15 +134,15 @@ export async function createTemplate(deps: Deps, auth: AuthContext, input: Creat
 
 export async function listTemplates(deps: Deps, auth: AuthContext, input: { limit: number; offset: number }) {
   const [{ total }]: { total: number }[] = await deps.db.query(
-    `SELECT count(*)::int AS total FROM templates WHERE member_id = $1 AND deleted_at IS NULL`,
-    [auth.memberId],
+    `SELECT count(*)::int AS total FROM templates WHERE member_id = $1 AND test_mode = $2 AND deleted_at IS NULL`,
+    [auth.memberId, auth.testMode],
   );
   const rows: (TemplateRow & { v: TemplateVersionRow })[] = await deps.db.query(
     `SELECT t.*, row_to_json(v) AS v FROM templates t
        JOIN template_versions v ON v.template_id = t.id AND v.version = t.current_version
-      WHERE t.member_id = $1 AND t.deleted_at IS NULL
-      ORDER BY t.created_at DESC, t.id DESC LIMIT $2 OFFSET $3`,
-    [auth.memberId, input.limit, input.offset],
+      WHERE t.member_id = $1 AND t.test_mode = $2 AND t.deleted_at IS NULL
+      ORDER BY t.created_at DESC, t.id DESC LIMIT $3 OFFSET $4`,
+    [auth.memberId, auth.testMode, input.limit, input.offset],
   );
   return {
     templates: rows.map((r) =>
@@ -171,8 +173,8 @@ export async function updateTemplate(deps: Deps, auth: AuthContext, id: string, 
   const compiled = input.html !== undefined || input.markdown !== undefined ? compileTemplate(input) : null;
   return deps.db.transaction(async (tx) => {
     const [t]: TemplateRow[] = await tx.query(
-      `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL FOR UPDATE`,
-      [id, auth.memberId],
+      `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND test_mode = $3 AND deleted_at IS NULL FOR UPDATE`,
+      [id, auth.memberId, auth.testMode],
     );
     if (!t || !TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound('Template');
     const version = compiled ? t.current_version + 1 : t.current_version;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { useTestApp } from '../helpers/app';
 import { fieldPaths } from '../helpers/http';
+import { testKeyFor } from './batch-helpers';
 import {
   api,
   balance,
@@ -225,13 +226,23 @@ describe('merge templates', () => {
     expect(fieldPaths(stray.body)).toEqual(['merge_variables']);
   });
 
-  it('a test key sends a template letter through POST /v1/test/mail', async () => {
+  it("a test key sends a sandbox template letter through POST /v1/test/mail; live templates are not the sandbox's", async () => {
     const tester = await newSender(app, { environment: 'test' });
+    const memberTestKey = await testKeyFor(app.deps, tester.memberId);
     const created = await call('POST', '/v1/templates', {
-      key: tester.memberKey,
+      key: memberTestKey,
       json: { name: 't', markdown: '# Hi {{name}}' },
     });
     const id = created.body.template.id;
+    const live = await call('POST', '/v1/templates', {
+      key: tester.memberKey,
+      json: { name: 'l', html: '<p>{{name}}</p>' },
+    });
+    expect((await call('GET', `/v1/templates/${live.body.template.id}`, { key: tester.key })).status).toBe(404);
+    expect((await call('GET', `/v1/templates/${id}`, { key: tester.memberKey })).status).toBe(404);
+    expect(
+      (await call('GET', '/v1/templates', { key: tester.key })).body.templates.map((t: { id: string }) => t.id),
+    ).toEqual([id]);
     const res = await call('POST', '/v1/test/mail', {
       key: tester.key,
       headers: tester.headers,

@@ -38,7 +38,8 @@ export const routes: RouteDef[] = [
     description:
       'A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. ' +
       'Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. ' +
-      'A template belongs to the member: every key of the member (agent keys with mail.send) may read, preview and send it.',
+      'A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that ' +
+      'environment (agent keys with mail.send) may read, preview and send it.',
     tags: TAGS,
     body: CreateTemplateBody,
     responses: { 201: { description: 'Created', schema: TemplateAnswer }, ...refused },
