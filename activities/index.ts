@@ -3,6 +3,7 @@ import type { Deps } from '../services/shared/deps';
 import { createMailActivities } from './outbound-mail/mail';
 import { createPrintProofActivities } from './outbound-mail/print-proof';
 import { createBatchActivities } from './batches/batch';
+import { createBatchRenderActivities } from './batches/render';
 import { createScheduledMailActivities } from './outbound-mail/scheduled-send';
 import { createScheduledBatchActivities } from './batches/scheduled-send';
 import { createWebhookDeliveryActivities } from './webhooks/delivery';
@@ -19,6 +20,7 @@ export function createActivities(deps: Deps) {
     ...createMailActivities(deps),
     ...createPrintProofActivities(deps),
     ...createBatchActivities(deps),
+    ...createBatchRenderActivities(deps),
     ...createScheduledMailActivities(deps),
     ...createScheduledBatchActivities(deps),
     ...createWebhookDeliveryActivities(deps),

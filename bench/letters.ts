@@ -34,7 +34,7 @@ function stat(pid: number): Stat | null {
 }
 
 /** CPU ms of a process and its descendants: the root's own time, and each descendant's own and reaped children's time. */
-function treeCpuMs(root: number): { root: number; descendants: number } {
+export function treeCpuMs(root: number): { root: number; descendants: number } {
   const stats = new Map<number, Stat>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

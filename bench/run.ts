@@ -16,7 +16,8 @@
 // runs before `mail`, which divides its c=16 figures by the baseline's;
 // BENCH_BASELINE_CONCURRENCY=16 narrows it. The `payments` bench delivers 1,000 signed Stripe
 // events (500 sessions, each twice at once) and checks the ledger is exact. The `letters` bench
-// prices HTML letters (Chromium) at c=1 and c=4 and DOCX letters (LibreOffice) with dry runs.
+// prices HTML letters (Chromium) at c=1 and c=4 and DOCX letters (LibreOffice) with dry runs;
+// the `merged` bench renders a 1,000-piece merged batch of one template and prints pieces per second.
 // BENCH_STACK=cluster runs the same benches against the cluster profile (scripts/cluster.ts:
 // Temporal as four services on Postgres, started or reused) with two API and two worker
 // processes; the batch bench still runs its API and worker inside this process.
@@ -31,6 +32,7 @@ import { runBatchBench } from './batch';
 import { BenchServices, metric, startBenchServices } from './services';
 import { runMailBench } from './mail';
 import { runLettersBench } from './letters';
+import { runMergedBench } from './merged';
 import { runEndToEndBench } from './e2e';
 import { runWebhookFanOutBench } from './webhooks';
 import { runPaymentBench } from './payments';
@@ -104,6 +106,7 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
       }),
   },
   { name: 'letters', run: async () => runLettersBench(await withServices(), { log }) },
+  { name: 'merged', run: () => runMergedBench({ log }) },
   {
     name: 'mail',
     run: async () =>

@@ -2,6 +2,7 @@
 export * from './outbound-mail/mail';
 export * from './outbound-mail/proof-cleanup';
 export * from './batches/batch';
+export * from './batches/render';
 export * from './webhooks/delivery';
 export * from './webhooks/dispatch';
 export * from './inbound-email/inbound-extraction';

@@ -177,12 +177,17 @@ export function createBatchActivities(deps: Deps) {
       const current = await loadBatchRow(deps.db, input.batchId);
       if (!current || current.status !== 'generating') return { status: current?.status ?? 'failed' };
       const recipients: Omit<BatchRecipientRow, 'batch_id' | 'source_row'>[] = await deps.db.query(
-        `SELECT seq, name, line1, line2, city, state, zip FROM batch_recipients WHERE batch_id = $1 ORDER BY seq`,
+        `SELECT seq, name, line1, line2, city, state, zip, document_key FROM batch_recipients WHERE batch_id = $1 ORDER BY seq`,
         [input.batchId],
       );
-      const lines = ['batch_sequence,name,address,address2,city,state,zip'];
+      // A merged batch prints each piece from its own rendered PDF, named in the manifest's last column.
+      const lines = [`batch_sequence,name,address,address2,city,state,zip${current.merged ? ',document_key' : ''}`];
       for (const r of recipients)
-        lines.push([r.seq, r.name, r.line1, r.line2, r.city, r.state, r.zip].map(csvCell).join(','));
+        lines.push(
+          [r.seq, r.name, r.line1, r.line2, r.city, r.state, r.zip, ...(current.merged ? [r.document_key] : [])]
+            .map(csvCell)
+            .join(','),
+        );
       const manifestKey = `batches/${input.batchId}/print-manifest.csv`;
       await deps.storage.put(manifestKey, lines.join('\r\n') + '\r\n', 'text/csv; charset=utf-8');
       Context.current().heartbeat();

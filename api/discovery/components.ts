@@ -24,6 +24,7 @@ import * as expectedShipments from '../routes/physical-inbound/expected-shipment
 import * as mailboxRules from '../routes/physical-inbound/mailbox-rules.schemas';
 import * as physicalInbound from '../routes/physical-inbound/physical-inbound.schemas';
 import * as webhooks from '../routes/webhooks/webhooks.schemas';
+import * as templates from '../routes/templates/templates.schemas';
 import * as support from '../routes/support/support';
 import * as facilityMessages from '../routes/support/facility-messages';
 
@@ -43,6 +44,7 @@ export const SCHEMA_MODULES: Record<string, Record<string, unknown>> = {
   'api/routes/physical-inbound/mailbox-rules.schemas.ts': mailboxRules,
   'api/routes/physical-inbound/physical-inbound.schemas.ts': physicalInbound,
   'api/routes/webhooks/webhooks.schemas.ts': webhooks,
+  'api/routes/templates/templates.schemas.ts': templates,
   // Route modules that keep their schemas beside their routes.
   'api/routes/support/support.ts': support,
   'api/routes/support/facility-messages.ts': facilityMessages,

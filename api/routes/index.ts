@@ -21,6 +21,7 @@ import { routes as support } from './support/support';
 import { routes as billing } from './billing/billing';
 import { routes as facilityMessages } from './support/facility-messages';
 import { routes as notifications } from './notifications/notifications';
+import { routes as templates } from './templates/templates';
 
 export const allRoutes: RouteDef[] = [
   ...publicRoutes,
@@ -44,4 +45,5 @@ export const allRoutes: RouteDef[] = [
   ...billing,
   ...facilityMessages,
   ...notifications,
+  ...templates,
 ];

@@ -80,6 +80,8 @@ export interface Recipient {
   state: string;
   /** 12345 or 12345-6789. */
   zip: string;
+  /** Merged batches: every column's value by its header as written (trimmed). */
+  variables?: Record<string, string>;
 }
 
 export interface SkippedRow {
@@ -245,7 +247,10 @@ function tooBig(message: string) {
   return errors.validation([{ path: 'recipients', message }], message);
 }
 
-export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap } = {}): RecipientsParseResult {
+export function parseRecipientsCsv(
+  data: Buffer,
+  opts: { columnMap?: ColumnMap; mergeColumns?: boolean } = {},
+): RecipientsParseResult {
   if (data.length > RECIPIENTS_CSV_MAX_BYTES)
     throw tooBig(`The recipients CSV may be at most 5 MB (got ${(data.length / 1048576).toFixed(1)} MB)`);
   const { text, encoding } = decodeCsv(data);
@@ -389,7 +394,21 @@ export function parseRecipientsCsv(data: Buffer, opts: { columnMap?: ColumnMap }
       continue;
     }
     seen.set(key, row);
-    recipients.push({ row, name, line1, line2: line2 || null, city, state, zip: zip.zip });
+    const variables = opts.mergeColumns
+      ? Object.fromEntries(
+          header.map((h, idx) => [cleanValue(h), cleanValue(rec[idx] ?? '')] as const).filter(([h]) => h !== ''),
+        )
+      : undefined;
+    recipients.push({
+      row,
+      name,
+      line1,
+      line2: line2 || null,
+      city,
+      state,
+      zip: zip.zip,
+      ...(variables ? { variables } : {}),
+    });
   }
 
   return {

@@ -118,6 +118,14 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/webhooks/events': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
   'GET /v1/webhooks/events/:eventId': { callers: KEYS, scopes: ['webhook.read'], liveOnly: true },
 
+  // Merge templates: the member's; member keys manage them, agent keys with mail.send read, preview and send them.
+  'POST /v1/templates': { callers: MEMBER },
+  'GET /v1/templates': { callers: KEYS, scopes: ['mail.send'] },
+  'GET /v1/templates/:id': { callers: KEYS, scopes: ['mail.send'] },
+  'PATCH /v1/templates/:id': { callers: MEMBER },
+  'DELETE /v1/templates/:id': { callers: MEMBER },
+  'POST /v1/templates/:id/preview': { callers: KEYS, scopes: ['mail.send'] },
+
   // Business mail runs: live agent keys act; test keys get 403 live_key_required; the owner's member key may read.
   'POST /v1/mail-runs': { callers: AGENT, scopes: ['mail.send'], liveOnly: true, versionGuard: true },
   'GET /v1/mail-runs/:id': { callers: KEYS, scopes: ['mail.send'], liveOnly: true },

@@ -14,7 +14,13 @@ export const MAX_JSON_VALUES = 100_000;
 /** Free-form objects stored and echoed as sent (metadata, parameters, ...), in bytes as sent. */
 export const MAX_FREE_FORM_JSON_BYTES = 16 * 1024;
 /** Top-level input fields that hold free-form JSON objects. */
-export const FREE_FORM_JSON_FIELDS: readonly string[] = ['metadata', 'parameters', 'agent_data', 'options'];
+export const FREE_FORM_JSON_FIELDS: readonly string[] = [
+  'metadata',
+  'parameters',
+  'agent_data',
+  'options',
+  'merge_variables',
+];
 
 export type JsonPath = Array<string | number>;
 

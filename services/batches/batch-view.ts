@@ -36,6 +36,14 @@ export function toBatchObject(r: BatchRow) {
       address_check: storedBatchAddressCheck(r),
     },
     pieces: { total: r.valid, created: r.pieces_created, mailed: r.pieces_mailed, failed: r.pieces_failed },
+    merge: r.merged
+      ? {
+          template_id: r.template_id,
+          template_version: r.template_version,
+          rows_to_render: r.rows_to_render,
+          rows_rendered: r.rows_rendered,
+        }
+      : null,
     pricing: {
       per_piece_cents: r.per_piece_cents,
       color_surcharge_cents: r.color_surcharge_cents,

@@ -20,9 +20,21 @@ function notCancellable(r: BatchRow): ApiError {
 }
 
 export async function cancelBatch(deps: Deps, auth: AuthContext, id: string, opts: BatchServiceOptions = {}) {
-  const before = await visibleBatch(deps, auth, id);
+  let before = await visibleBatch(deps, auth, id);
   let alreadyCancelled = before.status === 'cancelled';
-  if (!alreadyCancelled) {
+  // A merged batch still rendering has no batch workflow and no charge yet: cancelling it is
+  // one update, and its render workflow stops at its next step (services/batches/merged.ts).
+  if (before.status === 'rendering') {
+    await deps.db.query(
+      `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = 'cancelled while rendering', updated_at = now()
+        WHERE id = $1 AND status = 'rendering'`,
+      [id],
+    );
+    before = await reload(deps, id);
+  }
+  if (before.status === 'cancelled') {
+    // Cancelled here, or by another request: the row says which below.
+  } else {
     if (!CANCELLABLE_BATCH_STATUSES.includes(before.status)) throw notCancellable(before);
     const outcome = await runUpdate(deps, before, cancelBatchUpdate, [], {
       ...opts,

@@ -32,6 +32,16 @@ function nextStepAfterConfirm(deps: Deps, r: BatchRow) {
 export async function confirmBatch(deps: Deps, auth: AuthContext, id: string, opts: BatchServiceOptions = {}) {
   const before = await visibleBatch(deps, auth, id);
   let alreadyConfirmed = before.status !== 'draft';
+  if (before.status === 'rendering')
+    throw errors.conflict(
+      'BATCH_MAIL_RENDERING',
+      `The batch's pieces are still being rendered (${before.rows_rendered} of ${before.rows_to_render}); it can be confirmed once it is a draft.`,
+      {
+        suggestedAction:
+          'Poll GET /v1/batch-mail/{id} until status is draft, check recipients.skipped_rows and pricing, then confirm.',
+        details: { rows_rendered: before.rows_rendered, rows_to_render: before.rows_to_render },
+      },
+    );
   if (before.status === 'cancelled' && !before.confirmed_at) {
     throw errors.conflict(
       'BATCH_MAIL_NOT_CONFIRMABLE',

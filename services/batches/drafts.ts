@@ -35,6 +35,7 @@ import {
 } from './batch-workflow';
 import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 import { UploadedFile, uploadBytes } from '../shared/uploads';
+import { createMergedBatchDraft, isHtmlTemplateFile } from './merged';
 
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
 export const TEMPLATE_MAX_PAGES = 200;
@@ -54,6 +55,9 @@ export interface CreateBatchInput {
   send_after?: string;
   template?: UploadedFile;
   recipients?: UploadedFile;
+  /** Merged batches (extension; merged.ts): one of the member's merge templates instead of the template file. */
+  template_id?: string;
+  template_version?: number;
 }
 
 /** What makes two create requests "the same" for Idempotency-Key: the fields and both files' bytes. */
@@ -122,6 +126,13 @@ export async function createBatchDraft(
   input: CreateBatchInput,
   opts: BatchServiceOptions = {},
 ) {
+  // A merged batch: every row rendered from a template (a stored one, or an HTML file).
+  if (input.template_id !== undefined || (input.template && isHtmlTemplateFile(input.template))) {
+    checkSendAfter(input.send_after);
+    return createMergedBatchDraft(deps, auth, input, newBatchId, opts);
+  }
+  if (input.template_version !== undefined)
+    throw errors.validation([{ path: 'template_version', message: 'only with template_id' }]);
   const missing = [
     ...(input.template ? [] : [{ path: 'template', message: 'a template PDF file is required' }]),
     ...(input.recipients ? [] : [{ path: 'recipients', message: 'a recipients CSV file is required' }]),

@@ -50,6 +50,12 @@ export interface BatchRow extends BatchPrice {
   released_to_facility_at: Date | null;
   /** Address check summary of the valid recipients (extension; null for batches from before it). */
   address_check: BatchAddressCheck | null;
+  /** Merged batches (extension): every row rendered from a template. */
+  merged: boolean;
+  template_id: string | null;
+  template_version: number | null;
+  rows_rendered: number;
+  rows_to_render: number;
 }
 
 /** A batch_recipients row: one valid recipient; seq is its piece's batch_sequence (1..valid). */
@@ -64,6 +70,12 @@ export interface BatchRecipientRow {
   city: string;
   state: string;
   zip: string;
+  /** Merged batches: the row's values by CSV header, and its render outcome. */
+  merge_variables: Record<string, string> | null;
+  render_status: 'rendered' | 'skipped' | null;
+  render_pages: number | null;
+  document_key: string | null;
+  skip_reason: string | null;
 }
 
 export type BatchPieceStatus = 'created' | 'mailed' | 'failed' | 'cancelled';

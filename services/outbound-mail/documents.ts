@@ -60,7 +60,7 @@ export async function prepareDocument(
   deps: Deps,
   data: Buffer,
   filename: string | null,
-  opts: { pageCountOverride?: number; contentType?: string | null } = {},
+  opts: { pageCountOverride?: number; contentType?: string | null; field?: string } = {},
 ): Promise<PreparedDocument> {
   const upload = await inspectUpload(data, filename, opts);
   if (upload.kind === 'document')
@@ -73,7 +73,7 @@ export async function prepareDocument(
     pdf = (await deps.renderers.docx.convert(data)).pdf;
   } else {
     const html = source.type === 'markdown' ? markdownLetterHtml(source.text!) : source.text!;
-    const rendered = await deps.renderers.html.render(html);
+    const rendered = await deps.renderers.html.render(html, { field: opts.field ?? 'document' });
     pdf = rendered.pdf;
     if (rendered.blockedRequests.length > 0)
       warnings.push({

@@ -21,6 +21,7 @@ import { addressDryRunWarnings } from './address-review';
 import { dryRunProof } from './print-proofs';
 import { returnAddress } from './mail-rows';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
+import { mergeOrRefuse, templateForMerge } from '../templates/templates';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
 export interface SubmitMailFields {
@@ -61,7 +62,10 @@ export interface SubmitMailFields {
 export interface SubmitMailRequest {
   fields: SubmitMailFields;
   /** The uploaded document (with the Content-Type it was declared with, if any), or a simulated letter of N pages (sandbox test pieces). */
-  document: { data: Buffer; filename: string | null; contentType?: string | null } | { simulatedPages: number };
+  document:
+    | { data: Buffer; filename: string | null; contentType?: string | null }
+    | { simulatedPages: number }
+    | TemplateLetter;
   /** Member keys: which agent's mailbox sends the piece. */
   agentId?: string;
   /** X-Max-Cost-Cents. */
@@ -69,6 +73,11 @@ export interface SubmitMailRequest {
   idempotencyKey?: string;
   /** The A2A task (send_letter) the piece carries out, recorded with the piece. */
   a2aTaskId?: string;
+}
+
+/** A letter merged from one of the member's templates (extension): rendered like an HTML letter. */
+export interface TemplateLetter {
+  template: { id: string; version?: number; variables: Record<string, unknown> };
 }
 
 /** The member's default return address (the piece's return_* columns) and spending settings, read with the sending mailbox. */
@@ -85,6 +94,8 @@ export interface QuotedSubmission {
   document: PrintedDocument & { simulated: boolean };
   /** What was sent, when it was laid out (HTML, Markdown, DOCX). */
   source: LetterSource | null;
+  /** The template and version a merged letter came from (extension), else null. */
+  template: { id: string; version: number } | null;
   /** Dry-run warnings from the layout (resources left out, page_count against the layout). */
   documentWarnings: Record<string, unknown>[];
   member: MemberSettings;
@@ -118,11 +129,30 @@ export async function quoteSubmission(
   const testMode = auth.testMode;
   const id = randomUUID();
 
-  const data = 'data' in req.document ? req.document.data : await simulatedLetterPdf(req.document.simulatedPages, id);
-  const filename = 'data' in req.document ? req.document.filename : `sandbox-letter-${id}.pdf`;
+  let data: Buffer;
+  let filename: string | null;
+  let contentType: string | null = null;
+  let template: QuotedSubmission['template'] = null;
+  if ('template' in req.document) {
+    // The merge comes first: a missing variable is refused before anything is rendered or priced.
+    const t = req.document.template;
+    const version = await templateForMerge(deps, auth, t.id, t.version);
+    data = Buffer.from(mergeOrRefuse(version, t.variables), 'utf8');
+    filename = `${t.id}-v${version.version}.html`;
+    contentType = 'text/html';
+    template = { id: t.id, version: version.version };
+  } else if ('data' in req.document) {
+    data = req.document.data;
+    filename = req.document.filename;
+    contentType = req.document.contentType ?? null;
+  } else {
+    data = await simulatedLetterPdf(req.document.simulatedPages, id);
+    filename = `sandbox-letter-${id}.pdf`;
+  }
   const prepared = await prepareDocument(deps, data, filename, {
     ...(f.page_count !== undefined ? { pageCountOverride: f.page_count } : {}),
-    contentType: 'data' in req.document ? (req.document.contentType ?? null) : null,
+    contentType,
+    ...(template ? { field: 'merge_variables' } : {}),
   });
   const document = prepared.printed;
 
@@ -179,7 +209,8 @@ export async function quoteSubmission(
     fields: f,
     agentId,
     testMode,
-    document: { ...document, simulated: !('data' in req.document) },
+    document: { ...document, simulated: 'simulatedPages' in req.document },
+    template,
     source: prepared.source,
     documentWarnings: prepared.warnings,
     member,

@@ -57,6 +57,8 @@ export interface MailRow extends ReturnAddressColumns {
   source_sha256: string | null;
   source_size_bytes: number | null;
   source_page_count: number | null;
+  template_id: string | null;
+  template_version: number | null;
   price_cents: number;
   cost_cents: number;
   cost_breakdown: Record<string, unknown>;
@@ -301,6 +303,7 @@ export function humanReview(deps: Deps, row: MailRow) {
             layout_page_count: row.source_page_count!,
           }
         : null,
+      template: row.template_id ? { id: row.template_id, version: row.template_version! } : null,
     },
     safeguards: row.safeguards,
     preview_url: documentPreviewUrl(deps, row.id),

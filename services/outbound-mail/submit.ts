@@ -57,14 +57,17 @@ const WORKFLOW_START_DEADLINE_MS = 5_000;
 
 /** What makes two submissions the same request for an Idempotency-Key: the fields, the sender, the cap and the document's bytes. */
 export function submissionFingerprint(req: SubmitMailRequest): string {
-  const doc = 'data' in req.document ? req.document : null;
+  const d = req.document;
   return requestFingerprint({
     fields: req.fields,
     agent_id: req.agentId ?? null,
     max_cost_cents: req.maxCostCents ?? null,
-    document: doc
-      ? sha256Hex(doc.data)
-      : { simulated_pages: (req.document as { simulatedPages: number }).simulatedPages },
+    document:
+      'data' in d
+        ? sha256Hex(d.data)
+        : 'template' in d
+          ? { template: d.template }
+          : { simulated_pages: d.simulatedPages },
   });
 }
 

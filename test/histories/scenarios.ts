@@ -14,7 +14,7 @@ import { answerChallenges, startReceiver } from '../integration/webhook-helpers'
 import { sandboxPhotoPng } from '../../services/outbound-mail/sandbox';
 import { setMemberRunSettings } from '../../services/mail-runs/mail-runs';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
-import { batchWorkflowId } from '../../workflows/batches/contracts';
+import { batchRenderWorkflowId, batchWorkflowId } from '../../workflows/batches/contracts';
 import { mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import {
   handlingWorkflowId,
@@ -237,6 +237,29 @@ export const SCENARIOS: Scenario[] = [
       for (let i = 0; i < 2; i++)
         must(await api('POST', `/v1/batch-mail/${sandbox.id}/advance`, { key: testKey }), 200, 'sandbox advance');
       return { 'batch-live': batchWorkflowId(live.id), 'batch-sandbox': batchWorkflowId(sandbox.id) };
+    },
+  },
+  {
+    // (c2) a merged sandbox batch from an HTML template file: its render workflow renders the rows
+    // and makes it a draft.
+    files: ['batch-render'],
+    async run(ctx) {
+      const api = client(ctx.app.baseUrl);
+      const member = await newMember(ctx.app.deps, { creditsCents: 0 });
+      const testKey = await testKeyFor(ctx.app.deps, member.member_id);
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ job_name: 'Merged', mail_type: 'letter', mailing_class: 'first_class' }))
+        form.append(k, v);
+      form.append('template', new Blob(['<h1>Hello {{first_name}}</h1>'], { type: 'text/html' }), 'letter.html');
+      const csv = [
+        'name,address,city,state,zip,first_name',
+        'A One,1 Main St,Austin,TX,78701,Ada',
+        'B Two,2 Main St,Austin,TX,78701,Bo',
+      ];
+      form.append('recipients', new Blob([csv.join('\n') + '\n'], { type: 'text/csv' }), 'recipients.csv');
+      const merged = must(await api('POST', '/v1/batch-mail', { key: testKey, form }), 201, 'merged draft').batch;
+      await waitForStatus(ctx.app.baseUrl, testKey, merged.id, ['draft']);
+      return { 'batch-render': batchRenderWorkflowId(merged.id) };
     },
   },
   {

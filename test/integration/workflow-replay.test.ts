@@ -22,6 +22,7 @@ describe('recorded workflow histories', () => {
       'outbound-mail-facility',
       'outbound-mail-print-proof',
       'batch-live',
+      'batch-render',
       'mail-run',
       'handling-open-and-scan',
       'webhook-dispatch',

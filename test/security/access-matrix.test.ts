@@ -249,6 +249,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'POST /v1/agents/:id/instructions/proposals/:proposalId/decision': { decision: 'reject' },
   'POST /v1/agents/:id/credentials': { scopes: ['mail.send'] },
   'PATCH /v1/webhook-endpoints/:id': { name: 'Changed by another member' },
+  'PATCH /v1/templates/:id': { name: 'Changed by another member' },
+  'POST /v1/templates/:id/preview': { merge_variables: { x: 'y' } },
   'POST /v1/webhook-endpoints/:id/test-sample': { event_type: SAMPLE_EVENT_TYPES[0] },
   'POST /v1/webhook-endpoints/:id/rules': { name: 'Foreign rule', terms: ['invoice'] },
   'PATCH /v1/webhook-endpoints/:id/rules/:ruleId': { name: 'Changed by another member' },
@@ -456,6 +458,12 @@ describe("another member's key on object routes", () => {
     expect(endpoint.status).toBe(201);
     objects['/v1/webhook-endpoints/:id'] = endpoint.body.endpoint.id;
     objects['/v1/webhook-endpoints/:id/rules/:ruleId'] = endpoint.body.endpoint.rules[0].id;
+    const template = await api('POST', '/v1/templates', {
+      key: victim.key,
+      json: { name: 'victim template', html: '<p>{{x}}</p>' },
+    });
+    expect(template.status).toBe(201);
+    objects['/v1/templates/:id'] = template.body.template.id;
     const test = await api('POST', `/v1/webhook-endpoints/${endpoint.body.endpoint.id}/test`, { key: victim.key });
     expect(test.status).toBeLessThan(500);
     const [delivery] = await app.deps.db.query(`SELECT id FROM webhook_deliveries WHERE member_id = $1 LIMIT 1`, [
@@ -574,6 +582,12 @@ describe("another member's key on object routes", () => {
     });
     expect(liveBatch.status).toBe(201);
     otherObjects['/v1/batch-mail/:id'] = liveBatch.body.batch.id;
+    const sandboxTemplate = await api('POST', '/v1/templates', {
+      key: victimTestKey,
+      json: { name: 'sandbox template', html: '<p>{{x}}</p>' },
+    });
+    expect(sandboxTemplate.status).toBe(201);
+    otherObjects['/v1/templates/:id'] = sandboxTemplate.body.template.id;
     const sandboxEndpoint = await api('POST', '/v1/webhook-endpoints', {
       key: victimTestKey,
       json: {

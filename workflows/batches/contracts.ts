@@ -3,6 +3,8 @@
 import { defineUpdate } from '@temporalio/workflow';
 
 export const BATCH_STATUSES = [
+  /** A merged batch whose rows are being rendered (extension); it becomes a draft when they are. */
+  'rendering',
   'draft',
   'paid',
   'generating',
@@ -23,6 +25,7 @@ export const TERMINAL_BATCH_STATUSES: readonly BatchStatusName[] = [
 ];
 /** The facility has not started: DELETE cancels with a full refund. */
 export const CANCELLABLE_BATCH_STATUSES: readonly BatchStatusName[] = ['draft', 'paid', 'generating', 'submitted'];
+// A batch still rendering (merged batches) is cancelled by the API itself: it has no batch workflow yet (services/batches/cancel.ts).
 /** "In progress or earlier" once paid: the facility may declare it cannot fulfil. */
 export const FAILABLE_BATCH_STATUSES: readonly BatchStatusName[] = ['paid', 'generating', 'submitted', 'in_progress'];
 
@@ -38,6 +41,15 @@ export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 export const BATCH_DRAFT_EXPIRY_SECONDS = 7 * 24 * 3600;
 /** Pieces inserted per generation activity. */
 export const BATCH_GENERATION_CHUNK_SIZE = 1000;
+
+/** The workflow that renders a merged batch's rows before it is a draft (workflows/batches/render.ts). */
+export function batchRenderWorkflowId(batchId: string): string {
+  return `batch-render-${batchId}`;
+}
+
+export interface BatchRenderWorkflowInput {
+  batchId: string;
+}
 
 export function batchWorkflowId(batchId: string): string {
   return `batch-mail-${batchId}`;

@@ -9,7 +9,7 @@ import { getMail, listMail } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
 import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance';
 import { MAX_DOCUMENT_BYTES } from '../../routes/outbound-mail/mail';
-import { submitAndAnswer } from '../../routes/outbound-mail/submit-answer';
+import { submitAndAnswer, templateDocument } from '../../routes/outbound-mail/submit-answer';
 import { ListMailQuery, SubmitMailForm, SubmitMailQuery, TestMailBody } from '../../routes/outbound-mail/mail.schemas';
 import { PG_INT_MAX, singleLine, Uuid } from '../../schemas/common';
 import { defineTool, RestOutcome } from '../tool';
@@ -47,12 +47,20 @@ export const outboundTools = [
       'by headless Chromium with JavaScript off and no network: embed images and fonts as data: URIs. A DOCX is laid out by LibreOffice. The price, page_count and proof follow that PDF; ' +
       'a document that cannot be laid out is refused (document, with details.render_refusal) before anything is charged. ' +
       'dry_run=true prices it and stores nothing; max_cost_cents caps the cost. The result is the outbound mail record (status submitted, or pending_approval); ' +
-      'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true.',
+      'test keys are never charged or printed. Duplicate letters within 24 hours are refused unless allow_duplicate=true. ' +
+      'Instead of a document, template_id (optional template_version) with merge_variables (an object) merges one of your templates (list_templates is REST: GET /v1/templates); ' +
+      'a variable the template uses and merge_variables lacks is refused (fields merge_variables.<name>) before anything is charged.',
     input: SubmitMailForm.extend({
-      document_base64: z.string().min(1).describe('the document bytes, base64'),
-      document_filename: singleLine(z.string().min(1).max(255)).describe(
-        'file name with extension, e.g. letter.pdf; .html/.htm and .md name HTML and Markdown letters (the extension decides for text, the bytes for everything else)',
-      ),
+      document_base64: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('the document bytes, base64 (required unless template_id is given)'),
+      document_filename: singleLine(z.string().min(1).max(255))
+        .optional()
+        .describe(
+          'file name with extension, e.g. letter.pdf; .html/.htm and .md name HTML and Markdown letters (the extension decides for text, the bytes for everything else)',
+        ),
       ...submitExtras,
     }),
     access: 'POST /v1/mail',
@@ -64,8 +72,26 @@ export const outboundTools = [
         document_filename: filename,
         agent_id: agentId,
         max_cost_cents: maxCostCents,
-        ...fields
+        ...rest
       } = input;
+      const merged = templateDocument(rest, base64 !== undefined);
+      const fields = merged.fields;
+      if (merged.document) {
+        const r = await submitAndAnswer(
+          deps,
+          auth,
+          { fields, document: merged.document, agentId, maxCostCents, idempotencyKey: call.idempotencyKey },
+          call.operation,
+        );
+        return new RestOutcome(r.status, r.body);
+      }
+      if (base64 === undefined || filename === undefined)
+        throw errors.validation([
+          {
+            path: base64 === undefined ? 'document_base64' : 'document_filename',
+            message: 'required (or template_id with merge_variables)',
+          },
+        ]);
       const data = decodeBase64(base64);
       if (!data) throw errors.validation([{ path: 'document_base64', message: 'must be base64' }]);
       if (data.length > MAX_DOCUMENT_BYTES)
@@ -113,19 +139,20 @@ export const outboundTools = [
   defineTool({
     name: 'create_test_outbound_mail',
     description:
-      'Test keys: create a sandbox piece without a document (a simulated letter of page_count pages, 1-100); every other field and safeguard is as in send_outbound_mail.',
+      'Test keys: create a sandbox piece without a document (a simulated letter of page_count pages, 1-100), or merged from template_id with merge_variables; every other field and safeguard is as in send_outbound_mail.',
     input: TestMailBody.extend(submitExtras),
     access: 'POST /v1/test/mail',
     mutation: true,
     idempotency: 'service',
     handler: async (deps, auth, input, call) => {
-      const { page_count: pages, agent_id: agentId, max_cost_cents: maxCostCents, ...fields } = input;
+      const { page_count: pages, agent_id: agentId, max_cost_cents: maxCostCents, ...rest } = input;
+      const { document, fields } = templateDocument(rest, false);
       const r = await submitAndAnswer(
         deps,
         auth,
         {
           fields: { ...fields, dry_run: false },
-          document: { simulatedPages: pages },
+          document: document ?? { simulatedPages: pages ?? 1 },
           agentId,
           maxCostCents,
           idempotencyKey: call.idempotencyKey,

@@ -5,7 +5,16 @@ import { DOUBTFUL_ROWS_SHOWN } from '../../../domain/batches/address-summary';
 import { BATCH_STATUSES } from '../../../workflows/batches/contracts';
 import { BATCH_ID_PATTERN } from '../../../services/batches/batch-view';
 import { TEMPLATE_MAX_PAGES } from '../../../services/batches/drafts';
-import { formBoolean, formJsonObject, Pagination, paginationQuery, multiLine, singleLine } from '../../schemas/common';
+import {
+  formBoolean,
+  formInt,
+  formJsonObject,
+  Pagination,
+  paginationQuery,
+  multiLine,
+  PG_INT_MAX,
+  singleLine,
+} from '../../schemas/common';
 import { SEND_AFTER_FORMAT_MESSAGE, SEND_AFTER_MAX_DAYS } from '../../../domain/workflow-safe/send-after';
 
 export const MailType = z.enum(BATCH_MAIL_TYPES);
@@ -72,6 +81,18 @@ export const ColumnMapSchema = z
 
 export const CreateBatchForm = z.strictObject({
   job_name: singleLine(z.string().trim().min(1).max(200)),
+  template_id: z
+    .string()
+    .regex(/^tmpl_[a-f0-9]{24}$/, { message: 'must be a template id: tmpl_ followed by 24 hex characters' })
+    .optional()
+    .describe(
+      'Extension: a merged batch. One of your merge templates instead of the template file; every CSV row is merged into it ' +
+        '(its columns fill the variables by header name) and rendered. See the batch status rendering.',
+    ),
+  template_version: formInt
+    .pipe(z.number().int().min(1).max(PG_INT_MAX))
+    .optional()
+    .describe('Extension: the version of template_id (default: its current version)'),
   mail_type: MailType,
   mailing_class: MailingClass,
   duplex: formBoolean.default(false),
@@ -140,6 +161,24 @@ export const BatchObject = z.object({
     mailed: z.number().int(),
     failed: z.number().int(),
   }),
+  merge: z
+    .object({
+      template_id: z.string().nullable().describe('The merge template, or null for an HTML template file'),
+      template_version: z.number().int().nullable(),
+      rows_to_render: z
+        .number()
+        .int()
+        .describe('CSV rows that reached rendering (valid addresses with every variable given)'),
+      rows_rendered: z
+        .number()
+        .int()
+        .describe('Rows rendered so far (rendered or skipped); equal to rows_to_render once the batch is a draft'),
+    })
+    .nullable()
+    .describe(
+      'Extension: a merged batch (every row rendered from a template), or null. While status is rendering, rows_rendered counts up; ' +
+        'rows whose render failed or whose pages do not fit the mail type are then in recipients.skipped_rows (field template) and never charged.',
+    ),
   pricing: z.object({ ...PriceFields, credits_charged: z.boolean(), refunded_cents: z.number().int() }),
   facility_notes: z.string().nullable(),
   error_message: z.string().nullable(),

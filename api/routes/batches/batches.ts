@@ -54,7 +54,12 @@ export const routes: RouteDef[] = [
     summary: 'Create a priced draft from a template PDF and a recipients CSV',
     description:
       'Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. ' +
-      'Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.',
+      'Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days. ' +
+      'Extension, merged batches: with template_id (one of your merge templates, optional template_version) or an HTML template file (.html or text/html) instead of a PDF, ' +
+      'every row is merged (its CSV columns fill the variables by header name, values escaped; recipient_name, recipient_line1 ... are given too) and rendered by the letter renderer. ' +
+      'A row that leaves a variable empty is skipped at once. The batch answers status rendering with merge.rows_rendered counting up; rows whose render fails or whose pages do not fit the mail type ' +
+      'are then skipped (field template, with the reason) and never charged, the draft is priced at its longest piece, and the status becomes draft (or cancelled when no row rendered). ' +
+      'Confirm answers 409 BATCH_MAIL_RENDERING until then; DELETE cancels a rendering batch at once.',
     tags: TAGS,
     body: CreateBatchForm,
     multipart: { maxFileBytes: { template: TEMPLATE_MAX_BYTES, recipients: RECIPIENTS_CSV_MAX_BYTES } },
@@ -123,7 +128,10 @@ export const routes: RouteDef[] = [
           'INSUFFICIENT_CREDITS with billing_url, credits_required_cents, credit_balance_cents, credit_shortfall_cents',
       },
       404: { description: 'Not found' },
-      409: { description: 'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)' },
+      409: {
+        description:
+          'BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft), or BATCH_MAIL_RENDERING (a merged batch whose pieces are still being rendered)',
+      },
       503: {
         description:
           'BATCH_GENERATION_DISPATCH_PENDING: the workflow did not take the confirmation within the deadline (WORKFLOW_UPDATE_DEADLINE_MS); retried automatically; repeating confirm never charges twice',

@@ -156,6 +156,32 @@ function crossFieldRules(v: CrossFieldInput, ctx: z.RefinementCtx) {
     ctx.addIssue({ code: 'custom', path: ['send_after'], message: 'cannot be combined with mail_run_id' });
 }
 
+/** A letter merged from a template instead of a document (extension; docs/agents.md, Templates). */
+const templateFields = {
+  template_id: optional(
+    z.string().regex(/^tmpl_[a-f0-9]{24}$/, { message: 'must be a template id: tmpl_ followed by 24 hex characters' }),
+  ).describe(
+    'extension: a merge template of your member instead of document; the letter is the template merged with merge_variables and rendered like an HTML letter',
+  ),
+  template_version: optional(formInt.pipe(z.number().int().min(1).max(PG_INT_MAX))).describe(
+    'extension: the version of template_id to merge (default: its current version)',
+  ),
+  merge_variables: optional(formJsonObject()).describe(
+    "extension: values of the template's variables (a JSON object; in multipart a JSON string field). A variable the template uses and this does not give " +
+      'is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.',
+  ),
+};
+
+function templateRules(
+  v: { template_id?: string; template_version?: number; merge_variables?: unknown },
+  ctx: z.RefinementCtx,
+) {
+  if (v.template_id === undefined && v.template_version !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['template_version'], message: 'only with template_id' });
+  if (v.template_id === undefined && v.merge_variables !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['merge_variables'], message: 'only with template_id' });
+}
+
 /** POST /v1/mail multipart fields (the file `document` is read separately). */
 export const SubmitMailForm = z
   .strictObject({
@@ -167,16 +193,34 @@ export const SubmitMailForm = z
       'an open Business mail run of your agent (live agent keys); any other id is refused with 400',
     ),
     dry_run: flag,
+    ...templateFields,
   })
-  .superRefine(crossFieldRules);
+  .superRefine(crossFieldRules)
+  .superRefine(templateRules);
 
 /** POST /v1/test/mail JSON: a sandbox piece whose document is a simulated letter of page_count pages. */
 export const TestMailBody = z
   .strictObject({
     ...pieceFields,
-    page_count: z.number().int().min(1).max(100).default(1),
+    page_count: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('pages of the simulated letter (default 1); not with template_id'),
+    ...templateFields,
   })
-  .superRefine(crossFieldRules);
+  .superRefine(crossFieldRules)
+  .superRefine(templateRules)
+  .superRefine((v, ctx) => {
+    if (v.template_id !== undefined && v.page_count !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['page_count'],
+        message: 'the merged letter is counted; send template_id or page_count, not both',
+      });
+  });
 
 export const SubmitMailQuery = z.object({ agent_id: optional(z.string().uuid({ message: 'must be a UUID' })) });
 
@@ -313,6 +357,12 @@ export const HumanReviewSchema = z.object({
       .nullable()
       .describe(
         'extension: what was sent when it was an HTML, Markdown or DOCX letter, laid out into the PDF this document describes (type pdf), which is what prints; null otherwise',
+      ),
+    template: z
+      .object({ id: z.string(), version: z.number().int() })
+      .nullable()
+      .describe(
+        'extension: the merge template and the version of it this letter was merged from (source type html); null otherwise',
       ),
   }),
   safeguards: z.record(z.string(), z.unknown()),

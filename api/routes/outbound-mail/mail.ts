@@ -24,7 +24,7 @@ import {
 import { errors } from '../../../domain/shared/errors';
 import { hiddenCharacterProblem } from '../../../domain/workflow-safe/visible-text';
 import { ACCEPTED_FORMATS } from '../../../domain/outbound-mail/documents';
-import { submitAndAnswer } from './submit-answer';
+import { submitAndAnswer, templateDocument } from './submit-answer';
 import { getMail, listMail, mailDocumentUrl } from '../../../services/outbound-mail/read';
 import { cancelMail } from '../../../services/outbound-mail/cancel';
 import { approveMail, rejectMail } from '../../../services/outbound-mail/approval';
@@ -92,7 +92,10 @@ export const routes: RouteDef[] = [
       'Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, ' +
       'control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, ' +
       'tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; ' +
-      'agent_notes may hold line breaks but nothing hidden.',
+      'agent_notes may hold line breaks but nothing hidden. ' +
+      'Extension: instead of document, template_id (optional template_version) and merge_variables (a JSON string field) send a letter merged ' +
+      'from one of your templates and rendered like an HTML letter; a variable the template uses and merge_variables does not give is a 400 ' +
+      'with one fields[] entry per name (merge_variables.<name>) before anything is priced, stored or charged.',
     tags: ['Outbound mail'],
     query: SubmitMailQuery,
     body: SubmitMailForm,
@@ -118,7 +121,24 @@ export const routes: RouteDef[] = [
     },
     handler: async ({ deps, auth, query, body, files, headers }) => {
       const file = files.document;
-      if (!file) throw errors.validation([{ path: 'document', message: `required: a ${ACCEPTED_FORMATS} file` }]);
+      const merged = templateDocument(body, file !== undefined);
+      if (merged.document)
+        return submitAndAnswer(
+          deps,
+          auth,
+          {
+            fields: merged.fields,
+            document: merged.document,
+            agentId: query.agent_id,
+            maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
+            idempotencyKey: headers['idempotency-key'],
+          },
+          'POST /v1/mail',
+        );
+      if (!file)
+        throw errors.validation([
+          { path: 'document', message: `required: a ${ACCEPTED_FORMATS} file (or template_id with merge_variables)` },
+        ]);
       const data = await readUpload(file);
       // The file name is shown to the owner beside the pages: it may not hide what it is (decision 0110).
       const nameProblem = file.originalFilename && hiddenCharacterProblem(file.originalFilename, 'single_line');
@@ -127,7 +147,7 @@ export const routes: RouteDef[] = [
         deps,
         auth,
         {
-          fields: body,
+          fields: merged.fields,
           document: { data, filename: file.originalFilename, contentType: file.mimetype },
           agentId: query.agent_id,
           maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
@@ -254,7 +274,8 @@ export const routes: RouteDef[] = [
     path: '/v1/test/mail',
     summary: 'Create a sandbox test piece without a document',
     description:
-      'Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.',
+      'Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: ' +
+      'a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.',
     tags: ['Sandbox'],
     body: TestMailBody,
     requestHeaders: {
@@ -270,13 +291,14 @@ export const routes: RouteDef[] = [
       422: { description: 'A safeguard refused the piece' },
     },
     handler: async ({ deps, auth, query, body, headers }) => {
-      const { page_count: pages, ...fields } = body;
+      const { page_count: pages, ...rest } = body;
+      const { document, fields } = templateDocument(rest, false);
       return submitAndAnswer(
         deps,
         auth,
         {
           fields: { ...fields, dry_run: false },
-          document: { simulatedPages: pages },
+          document: document ?? { simulatedPages: pages ?? 1 },
           agentId: query.agent_id,
           maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
           idempotencyKey: headers['idempotency-key'],

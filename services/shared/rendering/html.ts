@@ -167,6 +167,11 @@ export class HtmlRenderer {
     this.slots = new RenderSlots(settings.htmlConcurrency, MAX_QUEUED_RENDERS, settings.queueWaitMs, 'HTML renderer');
   }
 
+  /** Renders that run at once (RENDER_HTML_CONCURRENCY); more wait for a slot. */
+  get slotCount(): number {
+    return this.slots.size;
+  }
+
   /** The default limits: 2 MB of HTML, 60 pages, RENDER_HTML_TIMEOUT_MS. */
   get limits(): HtmlRenderLimits {
     return { maxHtmlBytes: MAX_HTML_BYTES, maxPages: MAX_RENDERED_PAGES, timeoutMs: this.settings.htmlTimeoutMs };

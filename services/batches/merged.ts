@@ -1,0 +1,383 @@
+// Merged batches (extension; docs/decisions/0143-merged-batches-render-per-row.md): a batch
+// whose pieces are each rendered from a template (one of the member's merge templates, or an
+// HTML template file) with the row's CSV columns as merge variables. The draft is created in
+// the status `rendering`: rows without a valid address, or without a value for a variable
+// the template uses, are skipped at once as CSV errors are; the batch render workflow
+// (workflows/batches/render.ts) then renders the rest in chunks, keeping each row's outcome
+// on its recipient row (so a worker that stops continues where it stopped), and at the end
+// skips the rows whose render failed or whose pages do not fit the mail type, prices the
+// rows that rendered and makes the batch a draft like any other (its batch workflow starts
+// then). Nothing is charged before confirm, and confirm charges only the rendered rows.
+import type { Deps } from '../shared/deps';
+import type { AuthContext } from '../accounts/auth';
+import { ApiError, errors } from '../../domain/shared/errors';
+import { MAX_HTML_BYTES } from '../../domain/outbound-mail/documents';
+import { describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, priceBatch } from '../../domain/batches/pricing';
+import { parseRecipientsCsv, Recipient, SkippedRow } from '../../domain/batches/recipients-csv';
+import { checkBatchAddresses } from '../../domain/batches/address-summary';
+import { missingVariables, requiredVariables, templateProblem } from '../../domain/templates/merge';
+import { BatchRecipientRow, BatchRow, loadBatchRow, Queryable } from './rows';
+import { batchUrl, toBatchObject } from './batch-view';
+import { assertMarketingMinimum } from './estimate';
+import { BatchServiceOptions, draftExpirySeconds } from './batch-workflow';
+import { recordBatchSendAfter } from './scheduled-send';
+import { uploadBytes } from '../shared/uploads';
+import { templateForMerge } from '../templates/templates';
+import { MergedRenderer } from '../templates/merged-render';
+import { batchRenderWorkflowId, BatchRenderWorkflowInput } from '../../workflows/batches/contracts';
+import type { CreateBatchInput } from './drafts';
+
+export const BATCH_RENDER_WORKFLOW = 'batchRenderWorkflow';
+/** Rows one render activity takes; it saves their outcomes every MERGE_SAVE_EVERY rows. */
+export const RENDER_ROWS_PER_ACTIVITY = 500;
+const MERGE_SAVE_EVERY = 50;
+
+/** An HTML template file (a merged batch without a stored template). */
+export function isHtmlTemplateFile(file: { originalFilename: string | null; mimetype: string | null }): boolean {
+  return /\.html?$/i.test(file.originalFilename ?? '') || /^text\/html\b/i.test(file.mimetype ?? '');
+}
+
+/** The address fields every row offers as variables besides its own columns. */
+function addressVariables(r: Pick<Recipient, 'name' | 'line1' | 'line2' | 'city' | 'state' | 'zip'>) {
+  return {
+    recipient_name: r.name,
+    recipient_line1: r.line1,
+    recipient_line2: r.line2 ?? '',
+    recipient_city: r.city,
+    recipient_state: r.state,
+    recipient_zip: r.zip,
+  };
+}
+
+export async function createMergedBatchDraft(
+  deps: Deps,
+  auth: AuthContext,
+  input: CreateBatchInput,
+  newId: () => string,
+  opts: BatchServiceOptions = {},
+) {
+  if (!input.recipients)
+    throw errors.validation([{ path: 'recipients', message: 'a recipients CSV file is required' }]);
+  if (input.template_id !== undefined && input.template)
+    throw errors.validation([{ path: 'template_id', message: 'send a template file or template_id, not both' }]);
+  // The template: a stored version, or an HTML file checked like a stored one.
+  let html: string;
+  let template: { id: string; version: number } | null = null;
+  if (input.template_id !== undefined) {
+    const v = await templateForMerge(deps, auth, input.template_id, input.template_version);
+    html = v.html;
+    template = { id: input.template_id, version: v.version };
+  } else {
+    const bytes = await uploadBytes(input.template!);
+    if (bytes.length > MAX_HTML_BYTES)
+      throw errors.validation([{ path: 'template', message: 'an HTML template may be at most 2 MB' }]);
+    html = bytes.toString('utf8').replace(/^\uFEFF/, '');
+    const problem = templateProblem(html);
+    if (problem) throw errors.validation([{ path: 'template', message: `the template ${problem}` }]);
+  }
+  const required = requiredVariables(html);
+
+  const csvBytes = await uploadBytes(input.recipients);
+  const parsed = parseRecipientsCsv(csvBytes, { columnMap: input.column_map, mergeColumns: true });
+  // A row that leaves a variable empty is skipped now, as a CSV error: nothing to render.
+  const skipped: SkippedRow[] = [...parsed.skipped_rows];
+  const rows: (Recipient & { values: Record<string, string> })[] = [];
+  for (const r of parsed.recipients) {
+    const values = { ...addressVariables(r), ...r.variables };
+    const missing = missingVariables(required, values, { emptyIsMissing: true });
+    if (missing.length > 0)
+      skipped.push({
+        row: r.row,
+        field: missing[0],
+        value: '',
+        error: `no value for merge variable${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`,
+      });
+    else rows.push({ ...r, values });
+  }
+  skipped.sort((a, b) => a.row - b.row);
+  if (rows.length === 0)
+    throw new ApiError(400, 'The recipients CSV has no rows to merge', {
+      fields: [{ path: 'recipients', message: `no valid rows: all ${parsed.total_rows} rows were skipped` }],
+      retryable: false,
+      suggestedAction: 'Fix the rows listed in details.skipped_rows and upload the file again.',
+      details: { skipped_rows: skipped.slice(0, 100) },
+    });
+  assertMarketingMinimum(input.mailing_class, rows.length, 'recipients');
+  // A provisional price at the fewest pages the mail type takes; the draft's price follows the rendered pages.
+  const provisionalPages = pageAllowance(input.mail_type, input.duplex).min;
+  const price = priceBatch({
+    mailType: input.mail_type,
+    mailingClass: input.mailing_class,
+    pieces: rows.length,
+    pageCount: provisionalPages,
+    color: input.color,
+    duplex: input.duplex,
+  });
+
+  const id = newId();
+  const templateKey = `batches/${id}/template.html`;
+  const recipientsKey = `batches/${id}/recipients.csv`;
+  await deps.storage.put(templateKey, html, 'text/html; charset=utf-8');
+  await deps.storage.put(recipientsKey, csvBytes, 'text/csv');
+  const expirySeconds = draftExpirySeconds(deps, opts);
+  const row = await deps.db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
+         template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
+         per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
+         expires_at, address_check, status, merged, template_id, template_version, rows_to_render)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+         now() + ($24 || ' seconds')::interval, $25, 'rendering', true, $26, $27, $28)`,
+      [
+        id,
+        auth.memberId,
+        auth.agentId,
+        auth.testMode,
+        input.job_name,
+        input.mail_type,
+        input.mailing_class,
+        input.duplex,
+        input.color,
+        provisionalPages,
+        templateKey,
+        recipientsKey,
+        parsed.total_rows,
+        rows.length,
+        skipped.length,
+        JSON.stringify(skipped),
+        price.per_piece_cents,
+        price.color_surcharge_cents,
+        price.effective_per_piece_cents,
+        price.volume_discount_pct,
+        price.subtotal_cents,
+        price.discount_cents,
+        price.total_cents,
+        String(expirySeconds),
+        JSON.stringify(checkBatchAddresses(rows)),
+        template?.id ?? null,
+        template?.version ?? null,
+        rows.length,
+      ],
+    );
+    await insertMergeRows(tx, id, rows);
+    await recordBatchSendAfter(tx, id, input.send_after);
+    return (await loadBatchRow(tx, id))!;
+  });
+
+  try {
+    await deps.temporal.workflow.start(BATCH_RENDER_WORKFLOW, {
+      taskQueue: deps.config.taskQueue,
+      workflowId: batchRenderWorkflowId(id),
+      args: [{ batchId: id } satisfies BatchRenderWorkflowInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  } catch (err) {
+    deps.log.error({ err, batch_id: id }, 'batch render workflow start failed; draft withdrawn');
+    await deps.db.query(`DELETE FROM batches WHERE id = $1 AND status = 'rendering'`, [id]).catch(() => undefined);
+    await Promise.all([deps.storage.remove(templateKey), deps.storage.remove(recipientsKey)]).catch(() => undefined);
+    throw errors.unavailable(
+      'BATCH_WORKFLOW_UNAVAILABLE',
+      'The batch could not be scheduled right now; nothing was stored or charged.',
+    );
+  }
+  return {
+    batch: toBatchObject(row),
+    next_step: {
+      action: 'poll',
+      url: batchUrl(deps, id),
+      hint:
+        `Rendering ${rows.length} pieces from the template; the batch becomes a draft by itself (merge.rows_rendered counts up). ` +
+        'Rows whose render fails or whose pages do not fit the mail type are then skipped (recipients.skipped_rows) and never charged; confirm the draft after that.',
+    },
+  };
+}
+
+async function insertMergeRows(
+  tx: Queryable,
+  batchId: string,
+  rows: (Recipient & { values: Record<string, string> })[],
+) {
+  const CHUNK = 1000;
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const part = rows.slice(start, start + CHUNK);
+    await tx.query(
+      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip, merge_variables)
+       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[])`,
+      [
+        batchId,
+        part.map((_, i) => start + i + 1),
+        part.map((r) => r.row),
+        part.map((r) => r.name),
+        part.map((r) => r.line1),
+        part.map((r) => r.line2),
+        part.map((r) => r.city),
+        part.map((r) => r.state),
+        part.map((r) => r.zip),
+        part.map((r) => JSON.stringify(r.values)),
+      ],
+    );
+  }
+}
+
+/**
+ * Renders the next rows of a merged batch that have no outcome yet (at most
+ * RENDER_ROWS_PER_ACTIVITY), saving outcomes every MERGE_SAVE_EVERY rows and calling
+ * `progress` after each save. Answers how many rows are still to render (0: done, or the
+ * batch is no longer rendering).
+ */
+export async function renderMergedRows(
+  deps: Deps,
+  batchId: string,
+  progress: (rendered: number) => void,
+): Promise<{ remaining: number }> {
+  const b = await loadBatchRow(deps.db, batchId);
+  if (!b || b.status !== 'rendering') return { remaining: 0 };
+  const html = (await deps.storage.get(b.template_key)).toString('utf8');
+  const allowance = pageAllowance(b.mail_type, b.duplex);
+  const merged = new MergedRenderer(deps.renderers.html);
+  const rows: Pick<BatchRecipientRow, 'seq' | 'source_row' | 'merge_variables'>[] = await deps.db.query(
+    `SELECT seq, source_row, merge_variables FROM batch_recipients
+      WHERE batch_id = $1 AND render_status IS NULL ORDER BY seq LIMIT $2`,
+    [batchId, RENDER_ROWS_PER_ACTIVITY],
+  );
+  for (let at = 0; at < rows.length; at += MERGE_SAVE_EVERY) {
+    const part = rows.slice(at, at + MERGE_SAVE_EVERY);
+    const outcomes = await merged.render(
+      html,
+      part.map((r) => ({ values: r.merge_variables ?? {} })),
+      { maxPagesPerRow: allowance.max, allowance: describeAllowance(b.mail_type, b.duplex), emptyIsMissing: true },
+    );
+    const saved = await Promise.all(
+      outcomes.map(async (o, i) => {
+        const r = part[i];
+        if (o.ok && o.pageCount < allowance.min)
+          return {
+            seq: r.seq,
+            status: 'skipped',
+            pages: o.pageCount,
+            key: null,
+            reason: `the merged letter has ${o.pageCount} page${o.pageCount === 1 ? '' : 's'}; ${describeAllowance(b.mail_type, b.duplex)}`,
+          };
+        if (!o.ok) return { seq: r.seq, status: 'skipped', pages: null, key: null, reason: o.reason };
+        const key = `batches/${batchId}/pieces/row-${r.source_row}.pdf`;
+        await deps.storage.put(key, o.pdf, 'application/pdf');
+        return { seq: r.seq, status: 'rendered', pages: o.pageCount, key, reason: null };
+      }),
+    );
+    await deps.db.query(
+      `UPDATE batch_recipients r SET render_status = u.status, render_pages = u.pages, document_key = u.key, skip_reason = u.reason
+         FROM unnest($2::int[], $3::text[], $4::int[], $5::text[], $6::text[]) AS u(seq, status, pages, key, reason)
+        WHERE r.batch_id = $1 AND r.seq = u.seq AND r.render_status IS NULL`,
+      [
+        batchId,
+        saved.map((s) => s.seq),
+        saved.map((s) => s.status),
+        saved.map((s) => s.pages),
+        saved.map((s) => s.key),
+        saved.map((s) => s.reason),
+      ],
+    );
+    await deps.db.query(
+      `UPDATE batches SET rows_rendered = (SELECT count(*) FROM batch_recipients WHERE batch_id = $1 AND render_status IS NOT NULL),
+         updated_at = now() WHERE id = $1`,
+      [batchId],
+    );
+    const [{ done }]: { done: number }[] = await deps.db.query(
+      `SELECT rows_rendered AS done FROM batches WHERE id = $1`,
+      [batchId],
+    );
+    progress(done);
+  }
+  const [{ remaining }]: { remaining: number }[] = await deps.db.query(
+    `SELECT count(*)::int AS remaining FROM batch_recipients WHERE batch_id = $1 AND render_status IS NULL`,
+    [batchId],
+  );
+  return { remaining };
+}
+
+/**
+ * rendering -> draft: the rows whose render failed are skipped (recipients.skipped_rows,
+ * field `template`) and leave the batch, the others are numbered 1..valid again, and the
+ * batch is priced at the pages of its longest piece. A batch with no row left (or fewer
+ * than marketing mail needs) is cancelled, having cost nothing. Answers the row, for the
+ * caller to start its batch workflow when it is a draft.
+ */
+export async function finishMergedRendering(deps: Deps, batchId: string): Promise<BatchRow | null> {
+  return deps.db.transaction(async (tx) => {
+    const b = await loadBatchRow(tx, batchId, { lock: true });
+    if (!b) return null;
+    if (b.status !== 'rendering') return b;
+    const failed: Pick<BatchRecipientRow, 'source_row' | 'skip_reason'>[] = await tx.query(
+      `SELECT source_row, skip_reason FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped' ORDER BY seq`,
+      [batchId],
+    );
+    const skippedRows = [
+      ...b.skipped_rows,
+      ...failed.map((f) => ({
+        row: f.source_row,
+        field: 'template',
+        value: '',
+        error: f.skip_reason ?? 'not rendered',
+      })),
+    ].sort((x, y) => x.row - y.row);
+    await tx.query(`DELETE FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped'`, [batchId]);
+    // Two steps, so no new number meets an old one under the primary key.
+    await tx.query(`UPDATE batch_recipients SET seq = seq + 1000000 WHERE batch_id = $1`, [batchId]);
+    await tx.query(
+      `UPDATE batch_recipients r SET seq = n.new_seq
+         FROM (SELECT seq, row_number() OVER (ORDER BY seq)::int AS new_seq FROM batch_recipients WHERE batch_id = $1) n
+        WHERE r.batch_id = $1 AND r.seq = n.seq`,
+      [batchId],
+    );
+    const [{ valid, pages }]: { valid: number; pages: number | null }[] = await tx.query(
+      `SELECT count(*)::int AS valid, max(render_pages)::int AS pages FROM batch_recipients WHERE batch_id = $1`,
+      [batchId],
+    );
+    const tooFew = b.mailing_class === 'marketing_mail' && valid < MARKETING_MAIL_MINIMUM;
+    if (valid === 0 || tooFew) {
+      await tx.query(
+        `UPDATE batches SET status = 'cancelled', cancelled_at = now(), valid = $2, skipped = $3, skipped_rows = $4, rows_rendered = rows_to_render,
+           error_message = $5, updated_at = now() WHERE id = $1`,
+        [
+          batchId,
+          valid,
+          skippedRows.length,
+          JSON.stringify(skippedRows),
+          valid === 0
+            ? 'no row could be rendered; see recipients.skipped_rows'
+            : `only ${valid} rows rendered; marketing_mail needs at least ${MARKETING_MAIL_MINIMUM}`,
+        ],
+      );
+      return (await loadBatchRow(tx, batchId))!;
+    }
+    const pageCount = pages ?? pageAllowance(b.mail_type, b.duplex).min;
+    const price = priceBatch({
+      mailType: b.mail_type,
+      mailingClass: b.mailing_class,
+      pieces: valid,
+      pageCount,
+      color: b.color,
+      duplex: b.duplex,
+    });
+    await tx.query(
+      `UPDATE batches SET status = 'draft', valid = $2, skipped = $3, skipped_rows = $4, page_count = $5, rows_rendered = rows_to_render,
+         per_piece_cents = $6, color_surcharge_cents = $7, effective_per_piece_cents = $8, volume_discount_pct = $9,
+         subtotal_cents = $10, discount_cents = $11, total_cents = $12, updated_at = now() WHERE id = $1`,
+      [
+        batchId,
+        valid,
+        skippedRows.length,
+        JSON.stringify(skippedRows),
+        pageCount,
+        price.per_piece_cents,
+        price.color_surcharge_cents,
+        price.effective_per_piece_cents,
+        price.volume_discount_pct,
+        price.subtotal_cents,
+        price.discount_cents,
+        price.total_cents,
+      ],
+    );
+    return (await loadBatchRow(tx, batchId))!;
+  });
+}
