@@ -861,6 +861,7 @@ const (
 	BatchStatusEnumInProgress         BatchStatusEnum = "in_progress"
 	BatchStatusEnumPaid               BatchStatusEnum = "paid"
 	BatchStatusEnumPartiallyCompleted BatchStatusEnum = "partially_completed"
+	BatchStatusEnumRendering          BatchStatusEnum = "rendering"
 	BatchStatusEnumSubmitted          BatchStatusEnum = "submitted"
 )
 
@@ -882,6 +883,8 @@ func (e BatchStatusEnum) Valid() bool {
 	case BatchStatusEnumPaid:
 		return true
 	case BatchStatusEnumPartiallyCompleted:
+		return true
+	case BatchStatusEnumRendering:
 		return true
 	case BatchStatusEnumSubmitted:
 		return true
@@ -2515,19 +2518,19 @@ func (e HandlingStateSchemaVersion) Valid() bool {
 
 // Defines values for HumanReviewSchemaDocumentSource0Type.
 const (
-	Docx     HumanReviewSchemaDocumentSource0Type = "docx"
-	Html     HumanReviewSchemaDocumentSource0Type = "html"
-	Markdown HumanReviewSchemaDocumentSource0Type = "markdown"
+	HumanReviewSchemaDocumentSource0TypeDocx     HumanReviewSchemaDocumentSource0Type = "docx"
+	HumanReviewSchemaDocumentSource0TypeHtml     HumanReviewSchemaDocumentSource0Type = "html"
+	HumanReviewSchemaDocumentSource0TypeMarkdown HumanReviewSchemaDocumentSource0Type = "markdown"
 )
 
 // Valid indicates whether the value is a known member of the HumanReviewSchemaDocumentSource0Type enum.
 func (e HumanReviewSchemaDocumentSource0Type) Valid() bool {
 	switch e {
-	case Docx:
+	case HumanReviewSchemaDocumentSource0TypeDocx:
 		return true
-	case Html:
+	case HumanReviewSchemaDocumentSource0TypeHtml:
 		return true
-	case Markdown:
+	case HumanReviewSchemaDocumentSource0TypeMarkdown:
 		return true
 	default:
 		return false
@@ -5129,6 +5132,39 @@ func (e SupportReplyBodyCategory) Valid() bool {
 	}
 }
 
+// Defines values for TemplateFormat.
+const (
+	TemplateFormatHtml     TemplateFormat = "html"
+	TemplateFormatMarkdown TemplateFormat = "markdown"
+)
+
+// Valid indicates whether the value is a known member of the TemplateFormat enum.
+func (e TemplateFormat) Valid() bool {
+	switch e {
+	case TemplateFormatHtml:
+		return true
+	case TemplateFormatMarkdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplateDeletedDeleted.
+const (
+	TemplateDeletedDeletedTrue TemplateDeletedDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the TemplateDeletedDeleted enum.
+func (e TemplateDeletedDeleted) Valid() bool {
+	switch e {
+	case TemplateDeletedDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TestMailBodyMailClass.
 const (
 	TestMailBodyMailClassCarrierx2day           TestMailBodyMailClass = "carrierx_2day"
@@ -5586,6 +5622,7 @@ const (
 	GetV1BatchMailParamsStatusInProgress         GetV1BatchMailParamsStatus = "in_progress"
 	GetV1BatchMailParamsStatusPaid               GetV1BatchMailParamsStatus = "paid"
 	GetV1BatchMailParamsStatusPartiallyCompleted GetV1BatchMailParamsStatus = "partially_completed"
+	GetV1BatchMailParamsStatusRendering          GetV1BatchMailParamsStatus = "rendering"
 	GetV1BatchMailParamsStatusSubmitted          GetV1BatchMailParamsStatus = "submitted"
 )
 
@@ -5607,6 +5644,8 @@ func (e GetV1BatchMailParamsStatus) Valid() bool {
 	case GetV1BatchMailParamsStatusPaid:
 		return true
 	case GetV1BatchMailParamsStatusPartiallyCompleted:
+		return true
+	case GetV1BatchMailParamsStatusRendering:
 		return true
 	case GetV1BatchMailParamsStatusSubmitted:
 		return true
@@ -5661,6 +5700,7 @@ const (
 	GetV1FacilityBatchesParamsStatusInProgress         GetV1FacilityBatchesParamsStatus = "in_progress"
 	GetV1FacilityBatchesParamsStatusPaid               GetV1FacilityBatchesParamsStatus = "paid"
 	GetV1FacilityBatchesParamsStatusPartiallyCompleted GetV1FacilityBatchesParamsStatus = "partially_completed"
+	GetV1FacilityBatchesParamsStatusRendering          GetV1FacilityBatchesParamsStatus = "rendering"
 	GetV1FacilityBatchesParamsStatusSubmitted          GetV1FacilityBatchesParamsStatus = "submitted"
 )
 
@@ -5682,6 +5722,8 @@ func (e GetV1FacilityBatchesParamsStatus) Valid() bool {
 	case GetV1FacilityBatchesParamsStatusPaid:
 		return true
 	case GetV1FacilityBatchesParamsStatusPartiallyCompleted:
+		return true
+	case GetV1FacilityBatchesParamsStatusRendering:
 		return true
 	case GetV1FacilityBatchesParamsStatusSubmitted:
 		return true
@@ -7376,8 +7418,11 @@ type BatchObject struct {
 	JobName       string       `json:"job_name"`
 	MailType      MailType     `json:"mail_type"`
 	MailingClass  MailingClass `json:"mailing_class"`
-	PageCount     int          `json:"page_count"`
-	Pieces        struct {
+
+	// Merge Extension: a merged batch (every row rendered from a template), or null. While status is rendering, rows_rendered counts up; rows whose render failed or whose pages do not fit the mail type are then in recipients.skipped_rows (field template) and never charged.
+	Merge     BatchObject_Merge `json:"merge"`
+	PageCount int               `json:"page_count"`
+	Pieces    struct {
 		Created int `json:"created"`
 		Failed  int `json:"failed"`
 		Mailed  int `json:"mailed"`
@@ -7410,6 +7455,38 @@ type BatchObject struct {
 	SubmittedAt *string         `json:"submitted_at"`
 	TestMode    bool            `json:"test_mode"`
 	UpdatedAt   string          `json:"updated_at"`
+}
+
+// BatchObjectMerge0 defines model for BatchObject.Merge.0.
+type BatchObjectMerge0 struct {
+	// RowsRendered Rows rendered so far (rendered or skipped); equal to rows_to_render once the batch is a draft
+	RowsRendered int `json:"rows_rendered"`
+
+	// RowsToRender CSV rows that reached rendering (valid addresses with every variable given)
+	RowsToRender int `json:"rows_to_render"`
+
+	// TemplateId The merge template, or null for an HTML template file
+	TemplateId      *string                             `json:"template_id"`
+	TemplateVersion BatchObject_Merge_0_TemplateVersion `json:"template_version"`
+}
+
+// BatchObjectMerge0TemplateVersion0 defines model for BatchObject.Merge.0.TemplateVersion.0.
+type BatchObjectMerge0TemplateVersion0 = int
+
+// BatchObjectMerge0TemplateVersion1 defines model for BatchObject.Merge.0.TemplateVersion.1.
+type BatchObjectMerge0TemplateVersion1 = interface{}
+
+// BatchObject_Merge_0_TemplateVersion defines model for BatchObject.Merge.0.TemplateVersion.
+type BatchObject_Merge_0_TemplateVersion struct {
+	union json.RawMessage
+}
+
+// BatchObjectMerge1 defines model for BatchObject.Merge.1.
+type BatchObjectMerge1 = interface{}
+
+// BatchObject_Merge Extension: a merged batch (every row rendered from a template), or null. While status is rendering, rows_rendered counts up; rows whose render failed or whose pages do not fit the mail type are then in recipients.skipped_rows (field template) and never charged.
+type BatchObject_Merge struct {
+	union json.RawMessage
 }
 
 // BatchObjectRecipientsAddressCheck0 defines model for BatchObject.Recipients.AddressCheck.0.
@@ -7741,6 +7818,18 @@ type CreateBatchResponse struct {
 	Batch    BatchObject `json:"batch"`
 	NextStep NextStep    `json:"next_step"`
 	TestMode bool        `json:"test_mode"`
+}
+
+// CreateTemplateBody defines model for CreateTemplateBody.
+type CreateTemplateBody struct {
+	Description *string `json:"description,omitempty"`
+
+	// Html The letter as html with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming html): no value becomes markup.
+	Html *string `json:"html,omitempty"`
+
+	// Markdown The letter as markdown with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming markdown): no value becomes markup.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     string  `json:"name"`
 }
 
 // Credential defines model for Credential.
@@ -9466,7 +9555,10 @@ type HumanReviewSchema struct {
 
 		// Source extension: what was sent when it was an HTML, Markdown or DOCX letter, laid out into the PDF this document describes (type pdf), which is what prints; null otherwise
 		Source HumanReviewSchema_Document_Source `json:"source"`
-		Type   string                            `json:"type"`
+
+		// Template extension: the merge template and the version of it this letter was merged from (source type html); null otherwise
+		Template HumanReviewSchema_Document_Template `json:"template"`
+		Type     string                              `json:"type"`
 	} `json:"document"`
 	MailClass     string                          `json:"mail_class"`
 	NextStep      string                          `json:"next_step"`
@@ -9498,6 +9590,20 @@ type HumanReviewSchemaDocumentSource1 = interface{}
 
 // HumanReviewSchema_Document_Source extension: what was sent when it was an HTML, Markdown or DOCX letter, laid out into the PDF this document describes (type pdf), which is what prints; null otherwise
 type HumanReviewSchema_Document_Source struct {
+	union json.RawMessage
+}
+
+// HumanReviewSchemaDocumentTemplate0 defines model for HumanReviewSchema.Document.Template.0.
+type HumanReviewSchemaDocumentTemplate0 struct {
+	Id      string `json:"id"`
+	Version int    `json:"version"`
+}
+
+// HumanReviewSchemaDocumentTemplate1 defines model for HumanReviewSchema.Document.Template.1.
+type HumanReviewSchemaDocumentTemplate1 = interface{}
+
+// HumanReviewSchema_Document_Template extension: the merge template and the version of it this letter was merged from (source type html); null otherwise
+type HumanReviewSchema_Document_Template struct {
 	union json.RawMessage
 }
 
@@ -11224,6 +11330,15 @@ type PostalThreadResponseObject string
 // PostalThreadResponseStatus defines model for PostalThreadResponse.Status.
 type PostalThreadResponseStatus string
 
+// PreviewTemplateBody defines model for PreviewTemplateBody.
+type PreviewTemplateBody struct {
+	// MergeVariables Values of the template's variables by name (a JSON object; in multipart a JSON string). Strings, numbers and booleans are inserted HTML-escaped; lists and objects feed sections. A variable the template uses and this object does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+	MergeVariables *FreeFormJson `json:"merge_variables,omitempty"`
+
+	// Version An older version to preview (default: the current one)
+	Version *int `json:"version,omitempty"`
+}
+
 // Proposal defines model for Proposal.
 type Proposal struct {
 	AgentId          string                    `json:"agent_id"`
@@ -11974,6 +12089,60 @@ type TagListTagsItem struct {
 	Tag       string `json:"tag"`
 }
 
+// Template defines model for Template.
+type Template struct {
+	CreatedAt   string         `json:"created_at"`
+	Description *string        `json:"description"`
+	Format      TemplateFormat `json:"format"`
+	Html        *string        `json:"html"`
+	Id          string         `json:"id"`
+	Markdown    *string        `json:"markdown"`
+
+	// MergeVariables The variables a merge must give (sorted)
+	MergeVariables []string `json:"merge_variables"`
+	Name           string   `json:"name"`
+	UpdatedAt      string   `json:"updated_at"`
+
+	// Version The current version (or the one asked for)
+	Version          int    `json:"version"`
+	VersionCreatedAt string `json:"version_created_at"`
+}
+
+// TemplateFormat defines model for Template.Format.
+type TemplateFormat string
+
+// TemplateAnswer defines model for TemplateAnswer.
+type TemplateAnswer struct {
+	Template Template `json:"template"`
+	TestMode bool     `json:"test_mode"`
+}
+
+// TemplateDeleted defines model for TemplateDeleted.
+type TemplateDeleted struct {
+	Deleted  TemplateDeletedDeleted `json:"deleted"`
+	Id       string                 `json:"id"`
+	TestMode bool                   `json:"test_mode"`
+}
+
+// TemplateDeletedDeleted defines model for TemplateDeleted.Deleted.
+type TemplateDeletedDeleted bool
+
+// TemplateDetail defines model for TemplateDetail.
+type TemplateDetail struct {
+	Template Template `json:"template"`
+	TestMode bool     `json:"test_mode"`
+
+	// Versions Every version, oldest first; older ones stay for the pieces that used them
+	Versions []int `json:"versions"`
+}
+
+// TemplateList defines model for TemplateList.
+type TemplateList struct {
+	Pagination Pagination `json:"pagination"`
+	Templates  []Template `json:"templates"`
+	TestMode   bool       `json:"test_mode"`
+}
+
 // TestDeliveryResult defines model for TestDeliveryResult.
 type TestDeliveryResult struct {
 	Delivered      bool                              `json:"delivered"`
@@ -12017,12 +12186,17 @@ type TestMailBody struct {
 	InboundCaptureId *openapi_types.UUID    `json:"inbound_capture_id,omitempty"`
 	MailClass        *TestMailBodyMailClass `json:"mail_class,omitempty"`
 
+	// MergeVariables extension: values of the template's variables (a JSON object; in multipart a JSON string field). A variable the template uses and this does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+	MergeVariables *FreeFormJson `json:"merge_variables,omitempty"`
+
 	// Metadata a JSON object of at most 16384 bytes as sent, nested at most 32 levels
 	Metadata *FreeFormJson `json:"metadata,omitempty"`
 
 	// PackageId an inbound package of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400
 	PackageId *openapi_types.UUID `json:"package_id,omitempty"`
-	PageCount *int                `json:"page_count,omitempty"`
+
+	// PageCount pages of the simulated letter (default 1); not with template_id
+	PageCount *int `json:"page_count,omitempty"`
 
 	// PostalMailThreadId a postal thread of yours, in this key's environment (agent keys: their agent's); any other id is refused with 400
 	PostalMailThreadId *openapi_types.UUID `json:"postal_mail_thread_id,omitempty"`
@@ -12048,6 +12222,12 @@ type TestMailBody struct {
 
 	// StrictAddress extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only
 	StrictAddress *bool `json:"strict_address,omitempty"`
+
+	// TemplateId extension: a merge template of your member instead of document; the letter is the template merged with merge_variables and rendered like an HTML letter
+	TemplateId *string `json:"template_id,omitempty"`
+
+	// TemplateVersion extension: the version of template_id to merge (default: its current version)
+	TemplateVersion *int `json:"template_version,omitempty"`
 }
 
 // TestMailBodyMailClass defines model for TestMailBody.MailClass.
@@ -12073,6 +12253,29 @@ type ThreadUpdateRequest struct {
 
 // ThreadUpdateRequestStatus defines model for ThreadUpdateRequest.Status.
 type ThreadUpdateRequestStatus string
+
+// UpdateTemplateBody defines model for UpdateTemplateBody.
+type UpdateTemplateBody struct {
+	Description *UpdateTemplateBody_Description `json:"description,omitempty"`
+
+	// Html The letter as html with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming html): no value becomes markup.
+	Html *string `json:"html,omitempty"`
+
+	// Markdown The letter as markdown with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming markdown): no value becomes markup.
+	Markdown *string `json:"markdown,omitempty"`
+	Name     *string `json:"name,omitempty"`
+}
+
+// UpdateTemplateBodyDescription0 defines model for UpdateTemplateBody.Description.0.
+type UpdateTemplateBodyDescription0 = string
+
+// UpdateTemplateBodyDescription1 defines model for UpdateTemplateBody.Description.1.
+type UpdateTemplateBodyDescription1 = interface{}
+
+// UpdateTemplateBody_Description defines model for UpdateTemplateBody.Description.
+type UpdateTemplateBody_Description struct {
+	union json.RawMessage
+}
 
 // UsageSchema defines model for UsageSchema.
 type UsageSchema struct {
@@ -12584,6 +12787,12 @@ type PostV1BatchMailMultipartBody struct {
 
 	// Template File, at most 10485760 bytes
 	Template *openapi_types.File `json:"template,omitempty"`
+
+	// TemplateId Extension: a merged batch. One of your merge templates instead of the template file; every CSV row is merged into it (its columns fill the variables by header name) and rendered. See the batch status rendering.
+	TemplateId *string `json:"template_id,omitempty"`
+
+	// TemplateVersion Extension: the version of template_id (default: its current version)
+	TemplateVersion *int `json:"template_version,omitempty"`
 }
 
 // PostV1BatchMailParams defines parameters for PostV1BatchMail.
@@ -13278,6 +13487,9 @@ type PostV1MailMultipartBody struct {
 	// MailRunId an open Business mail run of your agent (live agent keys); any other id is refused with 400
 	MailRunId *string `json:"mail_run_id,omitempty"`
 
+	// MergeVariables extension: values of the template's variables (a JSON object; in multipart a JSON string field). A variable the template uses and this does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+	MergeVariables *FreeFormJson `json:"merge_variables,omitempty"`
+
 	// Metadata a JSON object of at most 16384 bytes as sent, nested at most 32 levels
 	Metadata *FreeFormJson `json:"metadata,omitempty"`
 
@@ -13311,6 +13523,12 @@ type PostV1MailMultipartBody struct {
 
 	// StrictAddress extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only
 	StrictAddress *bool `json:"strict_address,omitempty"`
+
+	// TemplateId extension: a merge template of your member instead of document; the letter is the template merged with merge_variables and rendered like an HTML letter
+	TemplateId *string `json:"template_id,omitempty"`
+
+	// TemplateVersion extension: the version of template_id to merge (default: its current version)
+	TemplateVersion *int `json:"template_version,omitempty"`
 }
 
 // PostV1MailParams defines parameters for PostV1Mail.
@@ -13576,6 +13794,18 @@ type PostV1SupportMessagesParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetV1TemplatesParams defines parameters for GetV1Templates.
+type GetV1TemplatesParams struct {
+	Limit  *int `form:"limit,omitempty" json:"limit,omitempty"`
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetV1TemplatesIdParams defines parameters for GetV1TemplatesId.
+type GetV1TemplatesIdParams struct {
+	// Version An older version (default: the current one)
+	Version *int `form:"version,omitempty" json:"version,omitempty"`
+}
+
 // PostV1TestMailParams defines parameters for PostV1TestMail.
 type PostV1TestMailParams struct {
 	AgentId *openapi_types.UUID `form:"agent_id,omitempty" json:"agent_id,omitempty"`
@@ -13831,6 +14061,15 @@ type PostV1SupportConversationsIdMessagesJSONRequestBody = SupportReplyBody
 
 // PostV1SupportMessagesJSONRequestBody defines body for PostV1SupportMessages for application/json ContentType.
 type PostV1SupportMessagesJSONRequestBody = SupportMessageBody
+
+// PostV1TemplatesJSONRequestBody defines body for PostV1Templates for application/json ContentType.
+type PostV1TemplatesJSONRequestBody = CreateTemplateBody
+
+// PatchV1TemplatesIdJSONRequestBody defines body for PatchV1TemplatesId for application/json ContentType.
+type PatchV1TemplatesIdJSONRequestBody = UpdateTemplateBody
+
+// PostV1TemplatesIdPreviewJSONRequestBody defines body for PostV1TemplatesIdPreview for application/json ContentType.
+type PostV1TemplatesIdPreviewJSONRequestBody = PreviewTemplateBody
 
 // PostV1TestMailJSONRequestBody defines body for PostV1TestMail for application/json ContentType.
 type PostV1TestMailJSONRequestBody = TestMailBody
@@ -15321,6 +15560,130 @@ func (t Attempt_WebhookTimestamp) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Attempt_WebhookTimestamp) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBatchObjectMerge0TemplateVersion0 returns the union data inside the BatchObject_Merge_0_TemplateVersion as a BatchObjectMerge0TemplateVersion0
+func (t BatchObject_Merge_0_TemplateVersion) AsBatchObjectMerge0TemplateVersion0() (BatchObjectMerge0TemplateVersion0, error) {
+	var body BatchObjectMerge0TemplateVersion0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBatchObjectMerge0TemplateVersion0 overwrites any union data inside the BatchObject_Merge_0_TemplateVersion as the provided BatchObjectMerge0TemplateVersion0
+func (t *BatchObject_Merge_0_TemplateVersion) FromBatchObjectMerge0TemplateVersion0(v BatchObjectMerge0TemplateVersion0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBatchObjectMerge0TemplateVersion0 performs a merge with any union data inside the BatchObject_Merge_0_TemplateVersion, using the provided BatchObjectMerge0TemplateVersion0
+func (t *BatchObject_Merge_0_TemplateVersion) MergeBatchObjectMerge0TemplateVersion0(v BatchObjectMerge0TemplateVersion0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBatchObjectMerge0TemplateVersion1 returns the union data inside the BatchObject_Merge_0_TemplateVersion as a BatchObjectMerge0TemplateVersion1
+func (t BatchObject_Merge_0_TemplateVersion) AsBatchObjectMerge0TemplateVersion1() (BatchObjectMerge0TemplateVersion1, error) {
+	var body BatchObjectMerge0TemplateVersion1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBatchObjectMerge0TemplateVersion1 overwrites any union data inside the BatchObject_Merge_0_TemplateVersion as the provided BatchObjectMerge0TemplateVersion1
+func (t *BatchObject_Merge_0_TemplateVersion) FromBatchObjectMerge0TemplateVersion1(v BatchObjectMerge0TemplateVersion1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBatchObjectMerge0TemplateVersion1 performs a merge with any union data inside the BatchObject_Merge_0_TemplateVersion, using the provided BatchObjectMerge0TemplateVersion1
+func (t *BatchObject_Merge_0_TemplateVersion) MergeBatchObjectMerge0TemplateVersion1(v BatchObjectMerge0TemplateVersion1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BatchObject_Merge_0_TemplateVersion) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BatchObject_Merge_0_TemplateVersion) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBatchObjectMerge0 returns the union data inside the BatchObject_Merge as a BatchObjectMerge0
+func (t BatchObject_Merge) AsBatchObjectMerge0() (BatchObjectMerge0, error) {
+	var body BatchObjectMerge0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBatchObjectMerge0 overwrites any union data inside the BatchObject_Merge as the provided BatchObjectMerge0
+func (t *BatchObject_Merge) FromBatchObjectMerge0(v BatchObjectMerge0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBatchObjectMerge0 performs a merge with any union data inside the BatchObject_Merge, using the provided BatchObjectMerge0
+func (t *BatchObject_Merge) MergeBatchObjectMerge0(v BatchObjectMerge0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBatchObjectMerge1 returns the union data inside the BatchObject_Merge as a BatchObjectMerge1
+func (t BatchObject_Merge) AsBatchObjectMerge1() (BatchObjectMerge1, error) {
+	var body BatchObjectMerge1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBatchObjectMerge1 overwrites any union data inside the BatchObject_Merge as the provided BatchObjectMerge1
+func (t *BatchObject_Merge) FromBatchObjectMerge1(v BatchObjectMerge1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBatchObjectMerge1 performs a merge with any union data inside the BatchObject_Merge, using the provided BatchObjectMerge1
+func (t *BatchObject_Merge) MergeBatchObjectMerge1(v BatchObjectMerge1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BatchObject_Merge) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BatchObject_Merge) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -19231,6 +19594,68 @@ func (t *HumanReviewSchema_Document_Source) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsHumanReviewSchemaDocumentTemplate0 returns the union data inside the HumanReviewSchema_Document_Template as a HumanReviewSchemaDocumentTemplate0
+func (t HumanReviewSchema_Document_Template) AsHumanReviewSchemaDocumentTemplate0() (HumanReviewSchemaDocumentTemplate0, error) {
+	var body HumanReviewSchemaDocumentTemplate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHumanReviewSchemaDocumentTemplate0 overwrites any union data inside the HumanReviewSchema_Document_Template as the provided HumanReviewSchemaDocumentTemplate0
+func (t *HumanReviewSchema_Document_Template) FromHumanReviewSchemaDocumentTemplate0(v HumanReviewSchemaDocumentTemplate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHumanReviewSchemaDocumentTemplate0 performs a merge with any union data inside the HumanReviewSchema_Document_Template, using the provided HumanReviewSchemaDocumentTemplate0
+func (t *HumanReviewSchema_Document_Template) MergeHumanReviewSchemaDocumentTemplate0(v HumanReviewSchemaDocumentTemplate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsHumanReviewSchemaDocumentTemplate1 returns the union data inside the HumanReviewSchema_Document_Template as a HumanReviewSchemaDocumentTemplate1
+func (t HumanReviewSchema_Document_Template) AsHumanReviewSchemaDocumentTemplate1() (HumanReviewSchemaDocumentTemplate1, error) {
+	var body HumanReviewSchemaDocumentTemplate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHumanReviewSchemaDocumentTemplate1 overwrites any union data inside the HumanReviewSchema_Document_Template as the provided HumanReviewSchemaDocumentTemplate1
+func (t *HumanReviewSchema_Document_Template) FromHumanReviewSchemaDocumentTemplate1(v HumanReviewSchemaDocumentTemplate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHumanReviewSchemaDocumentTemplate1 performs a merge with any union data inside the HumanReviewSchema_Document_Template, using the provided HumanReviewSchemaDocumentTemplate1
+func (t *HumanReviewSchema_Document_Template) MergeHumanReviewSchemaDocumentTemplate1(v HumanReviewSchemaDocumentTemplate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HumanReviewSchema_Document_Template) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HumanReviewSchema_Document_Template) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsHumanReviewSchemaSendTo returns the union data inside the HumanReviewSchema_ReturnAddress as a HumanReviewSchemaSendTo
 func (t HumanReviewSchema_ReturnAddress) AsHumanReviewSchemaSendTo() (HumanReviewSchemaSendTo, error) {
 	var body HumanReviewSchemaSendTo
@@ -23075,6 +23500,68 @@ func (t *TestDeliveryResult_StatusCode) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsUpdateTemplateBodyDescription0 returns the union data inside the UpdateTemplateBody_Description as a UpdateTemplateBodyDescription0
+func (t UpdateTemplateBody_Description) AsUpdateTemplateBodyDescription0() (UpdateTemplateBodyDescription0, error) {
+	var body UpdateTemplateBodyDescription0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpdateTemplateBodyDescription0 overwrites any union data inside the UpdateTemplateBody_Description as the provided UpdateTemplateBodyDescription0
+func (t *UpdateTemplateBody_Description) FromUpdateTemplateBodyDescription0(v UpdateTemplateBodyDescription0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpdateTemplateBodyDescription0 performs a merge with any union data inside the UpdateTemplateBody_Description, using the provided UpdateTemplateBodyDescription0
+func (t *UpdateTemplateBody_Description) MergeUpdateTemplateBodyDescription0(v UpdateTemplateBodyDescription0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUpdateTemplateBodyDescription1 returns the union data inside the UpdateTemplateBody_Description as a UpdateTemplateBodyDescription1
+func (t UpdateTemplateBody_Description) AsUpdateTemplateBodyDescription1() (UpdateTemplateBodyDescription1, error) {
+	var body UpdateTemplateBodyDescription1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpdateTemplateBodyDescription1 overwrites any union data inside the UpdateTemplateBody_Description as the provided UpdateTemplateBodyDescription1
+func (t *UpdateTemplateBody_Description) FromUpdateTemplateBodyDescription1(v UpdateTemplateBodyDescription1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpdateTemplateBodyDescription1 performs a merge with any union data inside the UpdateTemplateBody_Description, using the provided UpdateTemplateBodyDescription1
+func (t *UpdateTemplateBody_Description) MergeUpdateTemplateBodyDescription1(v UpdateTemplateBodyDescription1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t UpdateTemplateBody_Description) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *UpdateTemplateBody_Description) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsVerificationResultResponseTimeMs0 returns the union data inside the VerificationResult_ResponseTimeMs as a VerificationResultResponseTimeMs0
 func (t VerificationResult_ResponseTimeMs) AsVerificationResultResponseTimeMs0() (VerificationResultResponseTimeMs0, error) {
 	var body VerificationResultResponseTimeMs0
@@ -24476,7 +24963,7 @@ type ClientInterface interface {
 
 	// PostV1BatchMailWithBody Create a priced draft from a template PDF and a recipients CSV
 	//
-	// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.
+	// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days. Extension, merged batches: with template_id (one of your merge templates, optional template_version) or an HTML template file (.html or text/html) instead of a PDF, every row is merged (its CSV columns fill the variables by header name, values escaped; recipient_name, recipient_line1 ... are given too) and rendered by the letter renderer. A row that leaves a variable empty is skipped at once. The batch answers status rendering with merge.rows_rendered counting up; rows whose render fails or whose pages do not fit the mail type are then skipped (field template, with the reason) and never charged, the draft is priced at its longest piece, and the status becomes draft (or cancelled when no row rendered). Confirm answers 409 BATCH_MAIL_RENDERING until then; DELETE cancels a rendering batch at once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -25157,7 +25644,7 @@ type ClientInterface interface {
 
 	// PostV1MailWithBody Send a letter (or price it with dry_run)
 	//
-	// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden.
+	// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden. Extension: instead of document, template_id (optional template_version) and merge_variables (a JSON string field) send a letter merged from one of your templates and rendered like an HTML letter; a variable the template uses and merge_variables does not give is a 400 with one fields[] entry per name (merge_variables.<name>) before anything is priced, stored or charged.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -25605,9 +26092,82 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/support/messages (the `PostV1SupportMessages` operationId).
 	PostV1SupportMessages(ctx context.Context, params *PostV1SupportMessagesParams, body PostV1SupportMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetV1Templates List the member's templates
+	//
+	// Newest first, each at its current version.
+	//
+	// Corresponds with GET /v1/templates (the `GetV1Templates` operationId).
+	GetV1Templates(ctx context.Context, params *GetV1TemplatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1TemplatesWithBody Create a merge template (member keys)
+	//
+	// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+	PostV1TemplatesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1Templates Create a merge template (member keys)
+	//
+	// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+	PostV1Templates(ctx context.Context, body PostV1TemplatesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1TemplatesId Delete a template
+	//
+	// The template is no longer listed, read or usable for new letters (404, or 400 on template_id); pieces already sent keep their version.
+	//
+	// Corresponds with DELETE /v1/templates/{id} (the `DeleteV1TemplatesId` operationId).
+	DeleteV1TemplatesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1TemplatesId Read a template (its current version, or ?version=)
+	//
+	// Corresponds with GET /v1/templates/{id} (the `GetV1TemplatesId` operationId).
+	GetV1TemplatesId(ctx context.Context, id string, params *GetV1TemplatesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchV1TemplatesIdWithBody Change a template (new text makes a new version; old versions are kept)
+	//
+	// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+	PatchV1TemplatesIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchV1TemplatesId Change a template (new text makes a new version; old versions are kept)
+	//
+	// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+	PatchV1TemplatesId(ctx context.Context, id string, body PatchV1TemplatesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1TemplatesIdPreviewWithBody A proof PDF of the template merged with merge_variables
+	//
+	// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+	PostV1TemplatesIdPreviewWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1TemplatesIdPreview A proof PDF of the template merged with merge_variables
+	//
+	// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+	PostV1TemplatesIdPreview(ctx context.Context, id string, body PostV1TemplatesIdPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostV1TestMailWithBody Create a sandbox test piece without a document
 	//
-	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -25616,7 +26176,7 @@ type ClientInterface interface {
 
 	// PostV1TestMail Create a sandbox test piece without a document
 	//
-	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -26950,7 +27510,7 @@ func (c *Client) GetV1BatchMail(ctx context.Context, params *GetV1BatchMailParam
 
 // PostV1BatchMailWithBody Create a priced draft from a template PDF and a recipients CSV
 //
-// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.
+// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days. Extension, merged batches: with template_id (one of your merge templates, optional template_version) or an HTML template file (.html or text/html) instead of a PDF, every row is merged (its CSV columns fill the variables by header name, values escaped; recipient_name, recipient_line1 ... are given too) and rendered by the letter renderer. A row that leaves a variable empty is skipped at once. The batch answers status rendering with merge.rows_rendered counting up; rows whose render fails or whose pages do not fit the mail type are then skipped (field template, with the reason) and never charged, the draft is priced at its longest piece, and the status becomes draft (or cancelled when no row rendered). Confirm answers 409 BATCH_MAIL_RENDERING until then; DELETE cancels a rendering batch at once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -28561,7 +29121,7 @@ func (c *Client) GetV1Mail(ctx context.Context, params *GetV1MailParams, reqEdit
 
 // PostV1MailWithBody Send a letter (or price it with dry_run)
 //
-// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden.
+// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden. Extension: instead of document, template_id (optional template_version) and merge_variables (a JSON string field) send a letter merged from one of your templates and rendered like an HTML letter; a variable the template uses and merge_variables does not give is a 400 with one fields[] entry per name (merge_variables.<name>) before anything is priced, stored or charged.
 //
 // Takes any type of body and a specified content type.
 //
@@ -29629,9 +30189,172 @@ func (c *Client) PostV1SupportMessages(ctx context.Context, params *PostV1Suppor
 	return c.Client.Do(req)
 }
 
+// GetV1Templates List the member's templates
+//
+// Newest first, each at its current version.
+//
+// Corresponds with GET /v1/templates (the `GetV1Templates` operationId).
+func (c *Client) GetV1Templates(ctx context.Context, params *GetV1TemplatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1TemplatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1TemplatesWithBody Create a merge template (member keys)
+//
+// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+func (c *Client) PostV1TemplatesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1TemplatesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1Templates Create a merge template (member keys)
+//
+// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+func (c *Client) PostV1Templates(ctx context.Context, body PostV1TemplatesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1TemplatesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1TemplatesId Delete a template
+//
+// The template is no longer listed, read or usable for new letters (404, or 400 on template_id); pieces already sent keep their version.
+//
+// Corresponds with DELETE /v1/templates/{id} (the `DeleteV1TemplatesId` operationId).
+func (c *Client) DeleteV1TemplatesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1TemplatesIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1TemplatesId Read a template (its current version, or ?version=)
+//
+// Corresponds with GET /v1/templates/{id} (the `GetV1TemplatesId` operationId).
+func (c *Client) GetV1TemplatesId(ctx context.Context, id string, params *GetV1TemplatesIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1TemplatesIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchV1TemplatesIdWithBody Change a template (new text makes a new version; old versions are kept)
+//
+// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+func (c *Client) PatchV1TemplatesIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1TemplatesIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchV1TemplatesId Change a template (new text makes a new version; old versions are kept)
+//
+// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+func (c *Client) PatchV1TemplatesId(ctx context.Context, id string, body PatchV1TemplatesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1TemplatesIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1TemplatesIdPreviewWithBody A proof PDF of the template merged with merge_variables
+//
+// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+func (c *Client) PostV1TemplatesIdPreviewWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1TemplatesIdPreviewRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1TemplatesIdPreview A proof PDF of the template merged with merge_variables
+//
+// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+func (c *Client) PostV1TemplatesIdPreview(ctx context.Context, id string, body PostV1TemplatesIdPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1TemplatesIdPreviewRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostV1TestMailWithBody Create a sandbox test piece without a document
 //
-// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 //
 // Takes any type of body and a specified content type.
 //
@@ -29650,7 +30373,7 @@ func (c *Client) PostV1TestMailWithBody(ctx context.Context, params *PostV1TestM
 
 // PostV1TestMail Create a sandbox test piece without a document
 //
-// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -39449,6 +40172,301 @@ func NewPostV1SupportMessagesRequestWithBody(server string, params *PostV1Suppor
 	return req, nil
 }
 
+// NewGetV1TemplatesRequest constructs an http.Request for the GetV1Templates method
+func NewGetV1TemplatesRequest(server string, params *GetV1TemplatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1TemplatesRequest calls the generic PostV1Templates builder with application/json body
+func NewPostV1TemplatesRequest(server string, body PostV1TemplatesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1TemplatesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostV1TemplatesRequestWithBody constructs an http.Request for the PostV1Templates method, with any body, and a specified content type
+func NewPostV1TemplatesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteV1TemplatesIdRequest constructs an http.Request for the DeleteV1TemplatesId method
+func NewDeleteV1TemplatesIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1TemplatesIdRequest constructs an http.Request for the GetV1TemplatesId method
+func NewGetV1TemplatesIdRequest(server string, id string, params *GetV1TemplatesIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Version != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchV1TemplatesIdRequest calls the generic PatchV1TemplatesId builder with application/json body
+func NewPatchV1TemplatesIdRequest(server string, id string, body PatchV1TemplatesIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchV1TemplatesIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchV1TemplatesIdRequestWithBody constructs an http.Request for the PatchV1TemplatesId method, with any body, and a specified content type
+func NewPatchV1TemplatesIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1TemplatesIdPreviewRequest calls the generic PostV1TemplatesIdPreview builder with application/json body
+func NewPostV1TemplatesIdPreviewRequest(server string, id string, body PostV1TemplatesIdPreviewJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1TemplatesIdPreviewRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPostV1TemplatesIdPreviewRequestWithBody constructs an http.Request for the PostV1TemplatesIdPreview method, with any body, and a specified content type
+func NewPostV1TemplatesIdPreviewRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/templates/%s/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostV1TestMailRequest calls the generic PostV1TestMail builder with application/json body
 func NewPostV1TestMailRequest(server string, params *PostV1TestMailParams, body PostV1TestMailJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -41228,7 +42246,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostV1BatchMailWithBodyWithResponse Create a priced draft from a template PDF and a recipients CSV
 	//
-	// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.
+	// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days. Extension, merged batches: with template_id (one of your merge templates, optional template_version) or an HTML template file (.html or text/html) instead of a PDF, every row is merged (its CSV columns fill the variables by header name, values escaped; recipient_name, recipient_line1 ... are given too) and rendered by the letter renderer. A row that leaves a variable empty is skipped at once. The batch answers status rendering with merge.rows_rendered counting up; rows whose render fails or whose pages do not fit the mail type are then skipped (field template, with the reason) and never charged, the draft is priced at its longest piece, and the status becomes draft (or cancelled when no row rendered). Confirm answers 409 BATCH_MAIL_RENDERING until then; DELETE cancels a rendering batch at once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -41991,7 +43009,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostV1MailWithBodyWithResponse Send a letter (or price it with dry_run)
 	//
-	// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden.
+	// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden. Extension: instead of document, template_id (optional template_version) and merge_variables (a JSON string field) send a letter merged from one of your templates and rendered like an HTML letter; a variable the template uses and merge_variables does not give is a 400 with one fields[] entry per name (merge_variables.<name>) before anything is priced, stored or charged.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -42497,9 +43515,88 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/support/messages (the `PostV1SupportMessages` operationId).
 	PostV1SupportMessagesWithResponse(ctx context.Context, params *PostV1SupportMessagesParams, body PostV1SupportMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1SupportMessagesResponse, error)
 
+	// GetV1TemplatesWithResponse List the member's templates
+	//
+	// Newest first, each at its current version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/templates (the `GetV1Templates` operationId).
+	GetV1TemplatesWithResponse(ctx context.Context, params *GetV1TemplatesParams, reqEditors ...RequestEditorFn) (*GetV1TemplatesResponse, error)
+
+	// PostV1TemplatesWithBodyWithResponse Create a merge template (member keys)
+	//
+	// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+	PostV1TemplatesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1TemplatesResponse, error)
+
+	// PostV1TemplatesWithResponse Create a merge template (member keys)
+	//
+	// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+	PostV1TemplatesWithResponse(ctx context.Context, body PostV1TemplatesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1TemplatesResponse, error)
+
+	// DeleteV1TemplatesIdWithResponse Delete a template
+	//
+	// The template is no longer listed, read or usable for new letters (404, or 400 on template_id); pieces already sent keep their version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/templates/{id} (the `DeleteV1TemplatesId` operationId).
+	DeleteV1TemplatesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1TemplatesIdResponse, error)
+
+	// GetV1TemplatesIdWithResponse Read a template (its current version, or ?version=)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/templates/{id} (the `GetV1TemplatesId` operationId).
+	GetV1TemplatesIdWithResponse(ctx context.Context, id string, params *GetV1TemplatesIdParams, reqEditors ...RequestEditorFn) (*GetV1TemplatesIdResponse, error)
+
+	// PatchV1TemplatesIdWithBodyWithResponse Change a template (new text makes a new version; old versions are kept)
+	//
+	// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+	PatchV1TemplatesIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1TemplatesIdResponse, error)
+
+	// PatchV1TemplatesIdWithResponse Change a template (new text makes a new version; old versions are kept)
+	//
+	// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+	PatchV1TemplatesIdWithResponse(ctx context.Context, id string, body PatchV1TemplatesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1TemplatesIdResponse, error)
+
+	// PostV1TemplatesIdPreviewWithBodyWithResponse A proof PDF of the template merged with merge_variables
+	//
+	// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+	PostV1TemplatesIdPreviewWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1TemplatesIdPreviewResponse, error)
+
+	// PostV1TemplatesIdPreviewWithResponse A proof PDF of the template merged with merge_variables
+	//
+	// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+	PostV1TemplatesIdPreviewWithResponse(ctx context.Context, id string, body PostV1TemplatesIdPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1TemplatesIdPreviewResponse, error)
+
 	// PostV1TestMailWithBodyWithResponse Create a sandbox test piece without a document
 	//
-	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -42508,7 +43605,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostV1TestMailWithResponse Create a sandbox test piece without a document
 	//
-	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+	// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -59385,6 +60482,603 @@ func (r PostV1SupportMessagesResponse) ContentType() string {
 	return ""
 }
 
+// GetV1TemplatesResponse401Headers the declared response headers of an HTTP 401 response for GetV1Templates
+type GetV1TemplatesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1TemplatesResponse429Headers the declared response headers of an HTTP 429 response for GetV1Templates
+type GetV1TemplatesResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetV1TemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplateList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1TemplatesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1TemplatesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON200() *TemplateList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1TemplatesResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1TemplatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1TemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1TemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1TemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1TemplatesResponse401Headers the declared response headers of an HTTP 401 response for PostV1Templates
+type PostV1TemplatesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1TemplatesResponse429Headers the declared response headers of an HTTP 429 response for PostV1Templates
+type PostV1TemplatesResponse429Headers struct {
+	RetryAfter int
+}
+
+type PostV1TemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TemplateAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1TemplatesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1TemplatesResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON201() *TemplateAnswer {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1TemplatesResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1TemplatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1TemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1TemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1TemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteV1TemplatesIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteV1TemplatesId
+type DeleteV1TemplatesIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteV1TemplatesIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteV1TemplatesId
+type DeleteV1TemplatesIdResponse429Headers struct {
+	RetryAfter int
+}
+
+type DeleteV1TemplatesIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplateDeleted
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteV1TemplatesIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteV1TemplatesIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON200() *TemplateDeleted {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteV1TemplatesIdResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteV1TemplatesIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteV1TemplatesIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteV1TemplatesIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteV1TemplatesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1TemplatesIdResponse401Headers the declared response headers of an HTTP 401 response for GetV1TemplatesId
+type GetV1TemplatesIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1TemplatesIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1TemplatesId
+type GetV1TemplatesIdResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetV1TemplatesIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplateDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1TemplatesIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1TemplatesIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON200() *TemplateDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1TemplatesIdResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1TemplatesIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1TemplatesIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1TemplatesIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1TemplatesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchV1TemplatesIdResponse401Headers the declared response headers of an HTTP 401 response for PatchV1TemplatesId
+type PatchV1TemplatesIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchV1TemplatesIdResponse429Headers the declared response headers of an HTTP 429 response for PatchV1TemplatesId
+type PatchV1TemplatesIdResponse429Headers struct {
+	RetryAfter int
+}
+
+type PatchV1TemplatesIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplateAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchV1TemplatesIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchV1TemplatesIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON200() *TemplateAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchV1TemplatesIdResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchV1TemplatesIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchV1TemplatesIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchV1TemplatesIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchV1TemplatesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1TemplatesIdPreviewResponse200Headers the declared response headers of an HTTP 200 response for PostV1TemplatesIdPreview
+type PostV1TemplatesIdPreviewResponse200Headers struct {
+	XPageCount       string
+	XTemplateVersion string
+}
+
+// PostV1TemplatesIdPreviewResponse401Headers the declared response headers of an HTTP 401 response for PostV1TemplatesIdPreview
+type PostV1TemplatesIdPreviewResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1TemplatesIdPreviewResponse429Headers the declared response headers of an HTTP 429 response for PostV1TemplatesIdPreview
+type PostV1TemplatesIdPreviewResponse429Headers struct {
+	RetryAfter int
+}
+
+type PostV1TemplatesIdPreviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostV1TemplatesIdPreviewResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1TemplatesIdPreviewResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1TemplatesIdPreviewResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1TemplatesIdPreviewResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1TemplatesIdPreviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1TemplatesIdPreviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1TemplatesIdPreviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1TemplatesIdPreviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostV1TestMailResponse401Headers the declared response headers of an HTTP 401 response for PostV1TestMail
 type PostV1TestMailResponse401Headers struct {
 	WWWAuthenticate *string
@@ -62809,7 +64503,7 @@ func (c *ClientWithResponses) GetV1BatchMailWithResponse(ctx context.Context, pa
 
 // PostV1BatchMailWithBodyWithResponse Create a priced draft from a template PDF and a recipients CSV
 //
-// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days.
+// Nothing is charged. Template checks (PDF, <= 10 MB, <= 200 pages, page count fits the mail type) run before anything is stored. Invalid and duplicate CSV rows are skipped and listed in recipients.skipped_rows; recipients.valid is the billed count. The draft expires after 7 days. Extension, merged batches: with template_id (one of your merge templates, optional template_version) or an HTML template file (.html or text/html) instead of a PDF, every row is merged (its CSV columns fill the variables by header name, values escaped; recipient_name, recipient_line1 ... are given too) and rendered by the letter renderer. A row that leaves a variable empty is skipped at once. The batch answers status rendering with merge.rows_rendered counting up; rows whose render fails or whose pages do not fit the mail type are then skipped (field template, with the reason) and never charged, the draft is priced at its longest piece, and the status becomes draft (or cancelled when no row rendered). Confirm answers 409 BATCH_MAIL_RENDERING until then; DELETE cancels a rendering batch at once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -64130,7 +65824,7 @@ func (c *ClientWithResponses) GetV1MailWithResponse(ctx context.Context, params 
 
 // PostV1MailWithBodyWithResponse Send a letter (or price it with dry_run)
 //
-// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden.
+// Multipart: the `document` file (PDF, DOCX, JPG, PNG, TXT, CSV, HTML or Markdown, at most 10 MB) and the recipient. HTML (.html, .htm or text/html) and Markdown (.md or text/markdown; raw HTML in it is shown as text) are at most 2 MB and are rendered to a US Letter PDF by headless Chromium with JavaScript off and no network (only data: URIs load; at most 60 pages and 20 s); a DOCX is laid out to a PDF by LibreOffice. That PDF is the document from then on: page_count, price, proof, pdf_url and what the facility prints; a document that cannot be laid out is a 400 on document (details.render_refusal: too_large, too_many_pages, timeout, navigation, crashed or unreadable) and nothing is stored or charged. Checks run in this order and each refuses before anything is stored or spent: fields (400), document (400), X-Max-Cost-Cents, per-transaction limit, daily spend cap (422), max_daily_pieces (422), duplicate protection (409 DUPLICATE_OUTBOUND_MAIL with details.existing_outbound_mail_id), credits (402). dry_run=true answers 200 with the price and warnings and stores nothing. A created piece answers 201 with the outbound mail record: status submitted (debited now; test keys are never charged) or pending_approval (requires_approval=true or a force_approval key; debited on approval). Duplicate protection: the same member, agent, normalised recipient address, document bytes (SHA-256), mail_class and environment within 24 hours, unless that piece was cancelled or failed. A new Idempotency-Key or different metadata does not make a letter new; send allow_duplicate=true to mail the same letter again on purpose. Member keys send from ?agent_id= (or their only agent). Extensions: every dry run and piece carries address_check (the offline check of the US recipient address; advice, the piece prints as sent), and strict_address=true refuses a doubtful address with 400 (fields[] naming the recipient fields) before anything is stored or spent; a dry run also answers proof_url, the print proof (address page and document as they print), signed for 1 hour. Names, address and return lines and the document file name are single lines that print as they read: line breaks, tabs, control characters and invisible formatting characters (bidi overrides and isolates, zero-width characters, the soft hyphen, tag characters: Unicode category Cf, but joiners inside a word) are refused with 400 naming the field and the character; agent_notes may hold line breaks but nothing hidden. Extension: instead of document, template_id (optional template_version) and merge_variables (a JSON string field) send a letter merged from one of your templates and rendered like an HTML letter; a variable the template uses and merge_variables does not give is a 400 with one fields[] entry per name (merge_variables.<name>) before anything is priced, stored or charged.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -65008,9 +66702,142 @@ func (c *ClientWithResponses) PostV1SupportMessagesWithResponse(ctx context.Cont
 	return ParsePostV1SupportMessagesResponse(rsp)
 }
 
+// GetV1TemplatesWithResponse List the member's templates
+//
+// Newest first, each at its current version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/templates (the `GetV1Templates` operationId).
+func (c *ClientWithResponses) GetV1TemplatesWithResponse(ctx context.Context, params *GetV1TemplatesParams, reqEditors ...RequestEditorFn) (*GetV1TemplatesResponse, error) {
+	rsp, err := c.GetV1Templates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1TemplatesResponse(rsp)
+}
+
+// PostV1TemplatesWithBodyWithResponse Create a merge template (member keys)
+//
+// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+func (c *ClientWithResponses) PostV1TemplatesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1TemplatesResponse, error) {
+	rsp, err := c.PostV1TemplatesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1TemplatesResponse(rsp)
+}
+
+// PostV1TemplatesWithResponse Create a merge template (member keys)
+//
+// A letter as HTML or Markdown with Mustache tags ({{name}}), answered as version 1 with the variables a merge must give. Values are always HTML-escaped: a template using {{{x}}}, {{&x}} or a partial is refused with 400 naming html or markdown. A template belongs to the member and the environment of the key that made it (live or sandbox): every key of the member in that environment (agent keys with mail.send) may read, preview and send it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates (the `PostV1Templates` operationId).
+func (c *ClientWithResponses) PostV1TemplatesWithResponse(ctx context.Context, body PostV1TemplatesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1TemplatesResponse, error) {
+	rsp, err := c.PostV1Templates(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1TemplatesResponse(rsp)
+}
+
+// DeleteV1TemplatesIdWithResponse Delete a template
+//
+// The template is no longer listed, read or usable for new letters (404, or 400 on template_id); pieces already sent keep their version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/templates/{id} (the `DeleteV1TemplatesId` operationId).
+func (c *ClientWithResponses) DeleteV1TemplatesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1TemplatesIdResponse, error) {
+	rsp, err := c.DeleteV1TemplatesId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1TemplatesIdResponse(rsp)
+}
+
+// GetV1TemplatesIdWithResponse Read a template (its current version, or ?version=)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/templates/{id} (the `GetV1TemplatesId` operationId).
+func (c *ClientWithResponses) GetV1TemplatesIdWithResponse(ctx context.Context, id string, params *GetV1TemplatesIdParams, reqEditors ...RequestEditorFn) (*GetV1TemplatesIdResponse, error) {
+	rsp, err := c.GetV1TemplatesId(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1TemplatesIdResponse(rsp)
+}
+
+// PatchV1TemplatesIdWithBodyWithResponse Change a template (new text makes a new version; old versions are kept)
+//
+// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+func (c *ClientWithResponses) PatchV1TemplatesIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1TemplatesIdResponse, error) {
+	rsp, err := c.PatchV1TemplatesIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchV1TemplatesIdResponse(rsp)
+}
+
+// PatchV1TemplatesIdWithResponse Change a template (new text makes a new version; old versions are kept)
+//
+// html or markdown makes the next version, which new letters use; pieces keep the version they were merged from. name and description alone change the template without a new version.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/templates/{id} (the `PatchV1TemplatesId` operationId).
+func (c *ClientWithResponses) PatchV1TemplatesIdWithResponse(ctx context.Context, id string, body PatchV1TemplatesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1TemplatesIdResponse, error) {
+	rsp, err := c.PatchV1TemplatesId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchV1TemplatesIdResponse(rsp)
+}
+
+// PostV1TemplatesIdPreviewWithBodyWithResponse A proof PDF of the template merged with merge_variables
+//
+// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+func (c *ClientWithResponses) PostV1TemplatesIdPreviewWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1TemplatesIdPreviewResponse, error) {
+	rsp, err := c.PostV1TemplatesIdPreviewWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1TemplatesIdPreviewResponse(rsp)
+}
+
+// PostV1TemplatesIdPreviewWithResponse A proof PDF of the template merged with merge_variables
+//
+// Merges the values into the template (current version, or version) and renders it with the letter renderer (US Letter, JavaScript off, no network, at most 60 pages and 20 s). Answers the PDF; X-Page-Count and X-Template-Version say its pages and version. A missing variable is a 400 with one fields[] entry per name (merge_variables.<name>); a merged letter the renderer refuses is a 400 on merge_variables with details.render_refusal. Nothing is stored or charged.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/templates/{id}/preview (the `PostV1TemplatesIdPreview` operationId).
+func (c *ClientWithResponses) PostV1TemplatesIdPreviewWithResponse(ctx context.Context, id string, body PostV1TemplatesIdPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1TemplatesIdPreviewResponse, error) {
+	rsp, err := c.PostV1TemplatesIdPreview(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1TemplatesIdPreviewResponse(rsp)
+}
+
 // PostV1TestMailWithBodyWithResponse Create a sandbox test piece without a document
 //
-// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -65025,7 +66852,7 @@ func (c *ClientWithResponses) PostV1TestMailWithBodyWithResponse(ctx context.Con
 
 // PostV1TestMailWithResponse Create a sandbox test piece without a document
 //
-// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1); every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
+// Test keys only. The document is a simulated PDF letter of page_count pages (1-100, default 1), or (extension) template_id with merge_variables: a letter merged from your template and rendered as in POST /v1/mail; every other field and safeguard is as in POST /v1/mail. Never charged, never printed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -80573,6 +82400,576 @@ func ParsePostV1SupportMessagesResponse(rsp *http.Response) (*PostV1SupportMessa
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostV1SupportMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1TemplatesResponse parses an HTTP response from a GetV1TemplatesWithResponse call
+func ParseGetV1TemplatesResponse(rsp *http.Response) (*GetV1TemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1TemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplateList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1TemplatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1TemplatesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1TemplatesResponse parses an HTTP response from a PostV1TemplatesWithResponse call
+func ParsePostV1TemplatesResponse(rsp *http.Response) (*PostV1TemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1TemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TemplateAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1TemplatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1TemplatesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteV1TemplatesIdResponse parses an HTTP response from a DeleteV1TemplatesIdWithResponse call
+func ParseDeleteV1TemplatesIdResponse(rsp *http.Response) (*DeleteV1TemplatesIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteV1TemplatesIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplateDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteV1TemplatesIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteV1TemplatesIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1TemplatesIdResponse parses an HTTP response from a GetV1TemplatesIdWithResponse call
+func ParseGetV1TemplatesIdResponse(rsp *http.Response) (*GetV1TemplatesIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1TemplatesIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplateDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1TemplatesIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1TemplatesIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchV1TemplatesIdResponse parses an HTTP response from a PatchV1TemplatesIdWithResponse call
+func ParsePatchV1TemplatesIdResponse(rsp *http.Response) (*PatchV1TemplatesIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchV1TemplatesIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplateAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchV1TemplatesIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchV1TemplatesIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1TemplatesIdPreviewResponse parses an HTTP response from a PostV1TemplatesIdPreviewWithResponse call
+func ParsePostV1TemplatesIdPreviewResponse(rsp *http.Response) (*PostV1TemplatesIdPreviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1TemplatesIdPreviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostV1TemplatesIdPreviewResponse200Headers
+		if values := rsp.Header.Values("X-Page-Count"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Page-Count", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPageCount = value
+		}
+		if values := rsp.Header.Values("X-Template-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Template-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XTemplateVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostV1TemplatesIdPreviewResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1TemplatesIdPreviewResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -459,6 +459,24 @@ export type BatchObject = {
         mailed: number;
         failed: number;
     };
+    /**
+     * Extension: a merged batch (every row rendered from a template), or null. While status is rendering, rows_rendered counts up; rows whose render failed or whose pages do not fit the mail type are then in recipients.skipped_rows (field template) and never charged.
+     */
+    merge: {
+        /**
+         * The merge template, or null for an HTML template file
+         */
+        template_id: string | null;
+        template_version: number | null;
+        /**
+         * CSV rows that reached rendering (valid addresses with every variable given)
+         */
+        rows_to_render: number;
+        /**
+         * Rows rendered so far (rendered or skipped); equal to rows_to_render once the batch is a draft
+         */
+        rows_rendered: number;
+    } | null;
     pricing: {
         per_piece_cents: number;
         color_surcharge_cents: number;
@@ -499,7 +517,7 @@ export type BatchPiece = {
     mailed_at: string | null;
 };
 
-export type BatchStatusEnum = 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
+export type BatchStatusEnum = 'rendering' | 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
 
 export type CancelResponse = {
     id: string;
@@ -736,6 +754,19 @@ export type CreateBatchResponse = {
     batch: BatchObject;
     next_step: NextStep;
     test_mode: boolean;
+};
+
+export type CreateTemplateBody = {
+    name: string;
+    description?: string;
+    /**
+     * The letter as html with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming html): no value becomes markup.
+     */
+    html?: string;
+    /**
+     * The letter as markdown with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming markdown): no value becomes markup.
+     */
+    markdown?: string;
 };
 
 export type Credential = {
@@ -1726,6 +1757,13 @@ export type HumanReviewSchema = {
              * pages the letter laid out to; page_count differs only when an explicit page_count priced a DOCX
              */
             layout_page_count: number;
+        } | null;
+        /**
+         * extension: the merge template and the version of it this letter was merged from (source type html); null otherwise
+         */
+        template: {
+            id: string;
+            version: number;
         } | null;
     };
     safeguards: {
@@ -2865,6 +2903,17 @@ export type PostalThreadResponse = {
     test_mode: boolean;
 };
 
+export type PreviewTemplateBody = {
+    /**
+     * Values of the template's variables by name (a JSON object; in multipart a JSON string). Strings, numbers and booleans are inserted HTML-escaped; lists and objects feed sections. A variable the template uses and this object does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+     */
+    merge_variables?: FreeFormJson;
+    /**
+     * An older version to preview (default: the current one)
+     */
+    version?: number;
+};
+
 export type Proposal = {
     id: string;
     agent_id: string;
@@ -3386,6 +3435,52 @@ export type TagListTagsItem = {
     created_at: string;
 };
 
+export type Template = {
+    id: string;
+    name: string;
+    description: string | null;
+    /**
+     * The current version (or the one asked for)
+     */
+    version: number;
+    format: 'html' | 'markdown';
+    html: string | null;
+    markdown: string | null;
+    /**
+     * The variables a merge must give (sorted)
+     */
+    merge_variables: Array<string>;
+    created_at: string;
+    updated_at: string;
+    version_created_at: string;
+};
+
+export type TemplateAnswer = {
+    test_mode: boolean;
+    template: Template;
+};
+
+export type TemplateDeleted = {
+    test_mode: boolean;
+    id: string;
+    deleted: true;
+};
+
+export type TemplateDetail = {
+    test_mode: boolean;
+    template: Template;
+    /**
+     * Every version, oldest first; older ones stay for the pieces that used them
+     */
+    versions: Array<number>;
+};
+
+export type TemplateList = {
+    test_mode: boolean;
+    templates: Array<Template>;
+    pagination: Pagination;
+};
+
 export type TestDeliveryResult = {
     test_mode: boolean;
     delivered: boolean;
@@ -3438,7 +3533,22 @@ export type TestMailBody = {
      * extension, default false: refuse (400, fields[] naming the recipient fields) a recipient address the offline address check finds doubtful; otherwise the check is advice only
      */
     strict_address?: boolean;
+    /**
+     * pages of the simulated letter (default 1); not with template_id
+     */
     page_count?: number;
+    /**
+     * extension: a merge template of your member instead of document; the letter is the template merged with merge_variables and rendered like an HTML letter
+     */
+    template_id?: string;
+    /**
+     * extension: the version of template_id to merge (default: its current version)
+     */
+    template_version?: number;
+    /**
+     * extension: values of the template's variables (a JSON object; in multipart a JSON string field). A variable the template uses and this does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+     */
+    merge_variables?: FreeFormJson;
 };
 
 export type TestWebhookRequest = {
@@ -3459,6 +3569,19 @@ export type TestWebhookRequest = {
 export type ThreadUpdateRequest = {
     status?: 'open' | 'waiting' | 'closed' | 'archived';
     title?: string;
+};
+
+export type UpdateTemplateBody = {
+    name?: string;
+    description?: string | null;
+    /**
+     * The letter as html with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming html): no value becomes markup.
+     */
+    html?: string;
+    /**
+     * The letter as markdown with Mustache tags: {{name}} is replaced by the escaped value of merge variable name; sections ({{#list}}...{{/list}}, {{^flag}}...{{/flag}}) repeat or hide their content. Triple mustaches ({{{x}}}), {{&x}} and partials ({{>x}}) are refused (400 naming markdown): no value becomes markup.
+     */
+    markdown?: string;
 };
 
 export type UsageSchema = {
@@ -4874,6 +4997,18 @@ export type PostV1MailData = {
         mail_run_id?: string;
         dry_run?: boolean;
         /**
+         * extension: a merge template of your member instead of document; the letter is the template merged with merge_variables and rendered like an HTML letter
+         */
+        template_id?: string;
+        /**
+         * extension: the version of template_id to merge (default: its current version)
+         */
+        template_version?: number;
+        /**
+         * extension: values of the template's variables (a JSON object; in multipart a JSON string field). A variable the template uses and this does not give is a 400 with one fields[] entry per name (merge_variables.<name>), before anything is priced, stored or charged.
+         */
+        merge_variables?: FreeFormJson;
+        /**
          * File, at most 10485760 bytes
          */
         document?: Blob | File;
@@ -5470,7 +5605,7 @@ export type GetV1BatchMailData = {
     body?: never;
     path?: never;
     query?: {
-        status?: 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
+        status?: 'rendering' | 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
         /**
          * Member keys: only this agent's batches; ignored for agent keys
          */
@@ -5518,6 +5653,14 @@ export type GetV1BatchMailResponse = GetV1BatchMailResponses[keyof GetV1BatchMai
 export type PostV1BatchMailData = {
     body: {
         job_name: string;
+        /**
+         * Extension: a merged batch. One of your merge templates instead of the template file; every CSV row is merged into it (its columns fill the variables by header name) and rendered. See the batch status rendering.
+         */
+        template_id?: string;
+        /**
+         * Extension: the version of template_id (default: its current version)
+         */
+        template_version?: number;
         mail_type: MailType;
         mailing_class: MailingClass;
         duplex?: boolean;
@@ -5756,7 +5899,7 @@ export type PostV1BatchMailIdConfirmErrors = {
      */
     404: ErrorBody;
     /**
-     * BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft)
+     * BATCH_MAIL_NOT_CONFIRMABLE (cancelled or expired draft), or BATCH_MAIL_RENDERING (a merged batch whose pieces are still being rendered)
      */
     409: ConflictErrorBody;
     /**
@@ -10841,7 +10984,7 @@ export type GetV1FacilityBatchesData = {
         /**
          * Default: submitted and in_progress
          */
-        status?: 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
+        status?: 'rendering' | 'draft' | 'paid' | 'generating' | 'submitted' | 'in_progress' | 'completed' | 'partially_completed' | 'failed' | 'cancelled';
         limit?: number;
         offset?: number;
     };
@@ -13333,6 +13476,300 @@ export type PatchV1NotificationsRecipientsIdResponses = {
 };
 
 export type PatchV1NotificationsRecipientsIdResponse = PatchV1NotificationsRecipientsIdResponses[keyof PatchV1NotificationsRecipientsIdResponses];
+
+export type GetV1TemplatesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        offset?: number;
+    };
+    url: '/v1/templates';
+};
+
+export type GetV1TemplatesErrors = {
+    /**
+     * Validation failed: fields[] names each refused path, query or body field (dot-paths)
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: key_kind_not_allowed, insufficient_scope (agent keys need mail.send))
+     */
+    403: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type GetV1TemplatesError = GetV1TemplatesErrors[keyof GetV1TemplatesErrors];
+
+export type GetV1TemplatesResponses = {
+    /**
+     * A page of templates
+     */
+    200: TemplateList;
+};
+
+export type GetV1TemplatesResponse = GetV1TemplatesResponses[keyof GetV1TemplatesResponses];
+
+export type PostV1TemplatesData = {
+    body: CreateTemplateBody;
+    path?: never;
+    query?: never;
+    url: '/v1/templates';
+};
+
+export type PostV1TemplatesErrors = {
+    /**
+     * Validation failed (fields[]): name, or html/markdown that uses an unescaped tag ({{{x}}}, {{&x}}), a partial, or is not a valid Mustache template
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: member_key_required)
+     */
+    403: ErrorBody;
+    /**
+     * BODY_TOO_LARGE: the body is larger than 1048576 bytes; nothing was read or stored
+     */
+    413: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type PostV1TemplatesError = PostV1TemplatesErrors[keyof PostV1TemplatesErrors];
+
+export type PostV1TemplatesResponses = {
+    /**
+     * Created
+     */
+    201: TemplateAnswer;
+};
+
+export type PostV1TemplatesResponse = PostV1TemplatesResponses[keyof PostV1TemplatesResponses];
+
+export type DeleteV1TemplatesIdData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/templates/{id}';
+};
+
+export type DeleteV1TemplatesIdErrors = {
+    /**
+     * Validation failed: fields[] names each refused path, query or body field (dot-paths)
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: member_key_required)
+     */
+    403: ErrorBody;
+    /**
+     * Not found (another member's templates are not visible)
+     */
+    404: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type DeleteV1TemplatesIdError = DeleteV1TemplatesIdErrors[keyof DeleteV1TemplatesIdErrors];
+
+export type DeleteV1TemplatesIdResponses = {
+    /**
+     * Deleted
+     */
+    200: TemplateDeleted;
+};
+
+export type DeleteV1TemplatesIdResponse = DeleteV1TemplatesIdResponses[keyof DeleteV1TemplatesIdResponses];
+
+export type GetV1TemplatesIdData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: {
+        /**
+         * An older version (default: the current one)
+         */
+        version?: number;
+    };
+    url: '/v1/templates/{id}';
+};
+
+export type GetV1TemplatesIdErrors = {
+    /**
+     * Validation failed: fields[] names each refused path, query or body field (dot-paths)
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: key_kind_not_allowed, insufficient_scope (agent keys need mail.send))
+     */
+    403: ErrorBody;
+    /**
+     * Not found (another member's templates are not visible)
+     */
+    404: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type GetV1TemplatesIdError = GetV1TemplatesIdErrors[keyof GetV1TemplatesIdErrors];
+
+export type GetV1TemplatesIdResponses = {
+    /**
+     * The template and its version numbers
+     */
+    200: TemplateDetail;
+};
+
+export type GetV1TemplatesIdResponse = GetV1TemplatesIdResponses[keyof GetV1TemplatesIdResponses];
+
+export type PatchV1TemplatesIdData = {
+    body: UpdateTemplateBody;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/templates/{id}';
+};
+
+export type PatchV1TemplatesIdErrors = {
+    /**
+     * Validation failed (fields[]): name, or html/markdown that uses an unescaped tag ({{{x}}}, {{&x}}), a partial, or is not a valid Mustache template
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: member_key_required)
+     */
+    403: ErrorBody;
+    /**
+     * Not found (another member's templates are not visible)
+     */
+    404: ErrorBody;
+    /**
+     * BODY_TOO_LARGE: the body is larger than 1048576 bytes; nothing was read or stored
+     */
+    413: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type PatchV1TemplatesIdError = PatchV1TemplatesIdErrors[keyof PatchV1TemplatesIdErrors];
+
+export type PatchV1TemplatesIdResponses = {
+    /**
+     * The template at its new current version
+     */
+    200: TemplateAnswer;
+};
+
+export type PatchV1TemplatesIdResponse = PatchV1TemplatesIdResponses[keyof PatchV1TemplatesIdResponses];
+
+export type PostV1TemplatesIdPreviewData = {
+    body: PreviewTemplateBody;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/templates/{id}/preview';
+};
+
+export type PostV1TemplatesIdPreviewErrors = {
+    /**
+     * Validation failed: a missing merge variable (merge_variables.<name>), version, or a render refusal
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: key_kind_not_allowed, insufficient_scope (agent keys need mail.send))
+     */
+    403: ErrorBody;
+    /**
+     * Not found (another member's templates are not visible)
+     */
+    404: ErrorBody;
+    /**
+     * BODY_TOO_LARGE: the body is larger than 1048576 bytes; nothing was read or stored
+     */
+    413: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+    /**
+     * The letter renderer is busy (RENDERER_BUSY) or unavailable (RENDERER_UNAVAILABLE); retryable
+     */
+    503: ErrorBody;
+};
+
+export type PostV1TemplatesIdPreviewError = PostV1TemplatesIdPreviewErrors[keyof PostV1TemplatesIdPreviewErrors];
+
+export type PostV1TemplatesIdPreviewResponses = {
+    /**
+     * The proof PDF (application/pdf)
+     */
+    200: Blob | File;
+};
+
+export type PostV1TemplatesIdPreviewResponse = PostV1TemplatesIdPreviewResponses[keyof PostV1TemplatesIdPreviewResponses];
 
 export type McpData = {
     body: JsonRpcMessage;
