@@ -1,10 +1,12 @@
 // The link a dry run answers as proof_url: everything the proof's renderer needs besides the
 // document's bytes (stored by their hash), signed, with an expiry. Nothing about the proof is
 // stored when the dry run answers; the first GET of the link renders it
-// (services/outbound-mail/print-proofs.ts). A token is base64url(JSON claim) "." HMAC-SHA256
-// over it, keyed by a key derived (HKDF) from APP_ENCRYPTION_KEY, so a client can neither
-// forge one nor point one at another document or address. Pure: no I/O, the clock is passed in.
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+// (services/outbound-mail/print-proofs.ts). A token is the JSON claim sealed with AES-256-GCM
+// (base64url of nonce, ciphertext and tag) under a key derived (HKDF) from APP_ENCRYPTION_KEY:
+// a client can neither forge one nor point one at another document or address, and the
+// recipient's address does not show in the URL (access logs, browser history). Pure: no I/O,
+// the clock is passed in.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { MailAddress } from './address';
 import type { DocumentType } from './documents';
 
@@ -47,33 +49,39 @@ export function dryRunProofLinkKey(appEncryptionKeyBase64: string): Buffer {
   return key;
 }
 
-const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload, 'utf8').digest();
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
 
 export function signDryRunProofLink(key: Buffer, claim: DryRunProofClaim): string {
-  const payload = Buffer.from(JSON.stringify(claim), 'utf8').toString('base64url');
-  return `${payload}.${mac(key, payload).toString('base64url')}`;
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(claim), 'utf8'), cipher.final()]);
+  return Buffer.concat([nonce, sealed, cipher.getAuthTag()]).toString('base64url');
 }
 
 export type DryRunProofLinkReading =
   { ok: true; claim: DryRunProofClaim } | { ok: false; problem: 'invalid' | 'expired' };
 
-/** The claim of a token this deployment signed, unless it is malformed, forged or past its expiry at `nowSeconds`. */
+/** The claim of a token this deployment sealed, unless it is malformed, forged or past its expiry at `nowSeconds`. */
 export function readDryRunProofLink(key: Buffer, token: string, nowSeconds: number): DryRunProofLinkReading {
   const invalid = { ok: false, problem: 'invalid' } as const;
-  if (token.length > MAX_TOKEN_LENGTH) return invalid;
-  const dot = token.indexOf('.');
-  if (dot <= 0 || token.indexOf('.', dot + 1) !== -1) return invalid;
-  const payload = token.slice(0, dot);
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = mac(key, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid;
+  if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) return invalid;
+  const bytes = Buffer.from(token, 'base64url');
+  if (bytes.length <= NONCE_BYTES + TAG_BYTES) return invalid;
   let claim: DryRunProofClaim;
   try {
-    claim = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as DryRunProofClaim;
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, NONCE_BYTES));
+    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+    const opened = Buffer.concat([
+      decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    claim = JSON.parse(opened.toString('utf8')) as DryRunProofClaim;
   } catch {
+    // A changed byte, another key or a cut token fails the tag.
     return invalid;
   }
-  // Signed here, so only a claim of another shape (a later version's) can fail these.
+  // Sealed here, so only a claim of another shape (a later version's) can fail these.
   if (
     typeof claim !== 'object' ||
     claim === null ||

@@ -25,7 +25,11 @@ import {
   proofInput,
   renderPieceProof,
 } from '../../services/outbound-mail/print-proofs';
-import { dryRunProofLinkKey, signDryRunProofLink } from '../../domain/outbound-mail/dry-run-proof-links';
+import {
+  dryRunProofLinkKey,
+  readDryRunProofLink,
+  signDryRunProofLink,
+} from '../../domain/outbound-mail/dry-run-proof-links';
 import { api, letterForm, letterPdf, newSender, sendLetter, waitFor } from './mail-helpers';
 
 const run = promisify(execFile);
@@ -284,25 +288,32 @@ describe('print proof (extension)', () => {
     expect(dryRunProofRenders.count).toBe(renders + 1);
   });
 
-  it('a proof_url changed or signed elsewhere is 404 url_invalid; one past its hour is 410 url_expired', async () => {
+  it('a proof_url is sealed: one changed or sealed elsewhere is 404 url_invalid; one past its hour is 410 url_expired', async () => {
     const s = await newSender(app, { creditsCents: 100_000 });
     const dry = await sendLetter(app, s, letterForm(await letterPdf(1), { ...RECIPIENT_FIELDS, dry_run: true }));
     const url = new URL(dry.body.proof_url);
     const token = url.pathname.split('/').pop()!;
-    const [payload, mac] = token.split('.');
-    const claim = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    // Sealed: the recipient's address does not show in the URL.
+    expect(Buffer.from(token, 'base64url').toString('latin1')).not.toContain(RECIPIENT_FIELDS.recipient_line1);
+    const key = dryRunProofLinkKey(app.deps.config.appEncryptionKey);
+    const reading = readDryRunProofLink(key, token, Math.floor(Date.now() / 1000));
+    if (!reading.ok) throw new Error('the dry run answered a link it cannot read');
+    const claim = reading.claim;
 
-    // Another recipient's name in the claim, with the original signature.
-    const changed = Buffer.from(
-      JSON.stringify({ ...claim, recipient: { ...claim.recipient, name: 'Mallory' } }),
-    ).toString('base64url');
-    const forged = await fetch(url.href.replace(token, `${changed}.${mac}`));
+    // One byte of the sealed claim changed.
+    const bytes = Buffer.from(token, 'base64url');
+    bytes[20] ^= 1;
+    const forged = await fetch(url.href.replace(token, bytes.toString('base64url')));
     expect(forged.status).toBe(404);
     expect(await forged.json()).toMatchObject({ code: 'PROOF_URL_INVALID', reason: 'url_invalid', retryable: false });
-    const otherKey = signDryRunProofLink(dryRunProofLinkKey(Buffer.alloc(32, 7).toString('base64')), claim);
+    // Another recipient's claim sealed under another deployment's key.
+    const otherKey = signDryRunProofLink(dryRunProofLinkKey(Buffer.alloc(32, 7).toString('base64')), {
+      ...claim,
+      recipient: { ...claim.recipient, name: 'Mallory' },
+    });
     expect((await fetch(url.href.replace(token, otherKey))).status).toBe(404);
 
-    const expired = signDryRunProofLink(dryRunProofLinkKey(app.deps.config.appEncryptionKey), {
+    const expired = signDryRunProofLink(key, {
       ...claim,
       exp: Math.floor(Date.now() / 1000) - 1,
     });
