@@ -184,7 +184,12 @@ export function buildRouter(deps: Deps, routes: RouteDef[]): Router {
       const files = route.multipart ? uploadedFiles(ctx) : {};
 
       if (access.versionGuard && auth) {
-        await assertInstructionsVersion(deps, auth, ctx.get('x-service-md-version') || undefined);
+        // Kept for the handler: a submission's event carries the instructions this check read.
+        ctx.state.instructions = await assertInstructionsVersion(
+          deps,
+          auth,
+          ctx.get('x-service-md-version') || undefined,
+        );
       }
 
       const result = await route.handler({

@@ -6,7 +6,7 @@
 // a worker process (bench/services.ts) whose peak RSS is the last bench; the batch bench
 // runs API and worker inside this process. BENCH_ONLY=mail,e2e runs a subset;
 // BENCH_WEBHOOK_EVENTS sets the fan-out size (default 10,000); BENCH_MAIL_CONCURRENCY=16
-// and BENCH_MAIL_DRY_RUN=skip|only narrow the load bench, BENCH_MAIL_SECONDS=60 lengthens
+// BENCH_MAIL_DRY_RUN=skip|only and BENCH_MAIL_LETTERS=unique|repeated narrow the load bench, BENCH_MAIL_SECONDS=60 lengthens
 // its windows (default 10 s: work a window leaves behind shows only in its CPU);
 // BENCH_CPU_PROF=1 writes CPU profiles of the API and worker processes to
 // bench/results/profiles/<run>/<role>/, summarises them for each load window (and records
@@ -114,6 +114,7 @@ const BENCHES: Array<{ name: string; run: () => Promise<BenchMetric[]> }> = [
         log,
         concurrency: process.env.BENCH_MAIL_CONCURRENCY?.split(',').map(Number),
         dryRun: process.env.BENCH_MAIL_DRY_RUN as 'only' | 'skip' | undefined,
+        letters: process.env.BENCH_MAIL_LETTERS as 'unique' | 'repeated' | 'both' | undefined,
         durationSeconds: process.env.BENCH_MAIL_SECONDS ? Number(process.env.BENCH_MAIL_SECONDS) : undefined,
         stackPids,
         databaseName,

@@ -254,6 +254,58 @@ export async function onePageLetter(): Promise<Buffer> {
   return Buffer.from(await doc.save());
 }
 
+/** Digits that number a letter of uniqueLetters (fixed width: the PDF's offsets do not move). */
+const LETTER_NUMBER_DIGITS = 9;
+
+/**
+ * A one-page PDF whose only text is "Benchmark letter <number>: one page.", written out
+ * uncompressed with fixed-width numbers, so each letter of a run differs in what it shows
+ * (its own document hash, proof and duplicate fingerprint) and is made by writing digits.
+ */
+function numberedLetterTemplate(): { pdf: Buffer; numberAt: number } {
+  const marker = '#'.repeat(LETTER_NUMBER_DIGITS);
+  const content = `BT /F1 12 Tf 72 700 Td (Benchmark letter ${marker}: one page.) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+  ];
+  let out = '%PDF-1.7\n';
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return { pdf: Buffer.from(out, 'latin1'), numberAt: out.indexOf(marker) };
+}
+
+/**
+ * `count` multipart bodies, each a different one-page letter (numbered from `first`), made
+ * before a load window so that making them costs the window nothing.
+ */
+export function uniqueLetters(
+  count: number,
+  fields: Record<string, string>,
+  first = 0,
+): { bodies: Buffer[]; contentType: string } {
+  const { pdf, numberAt } = numberedLetterTemplate();
+  const { body, contentType } = multipartLetter(pdf, fields);
+  const at = body.indexOf(pdf) + numberAt;
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const b = Buffer.from(body);
+    b.write(String(first + i).padStart(LETTER_NUMBER_DIGITS, '0'), at, 'latin1');
+    bodies.push(b);
+  }
+  return { bodies, contentType };
+}
+
 export const RECIPIENT = {
   recipient_name: 'Jane Doe',
   recipient_line1: '123 Main St',

@@ -24,7 +24,7 @@ import {
 import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } from './documents';
 import { formatAddressLines, MailAddress } from './address';
 import { isMailClass, sheetCount } from './pricing';
-import { addDocumentPages, INCH, jpegOrientation, plural, printable } from './proof-pages';
+import { addDocumentPages, documentPageWarnings, INCH, jpegOrientation, plural, printable } from './proof-pages';
 
 export { jpegOrientation };
 
@@ -154,13 +154,94 @@ export interface PrintProof {
   warnings: string[];
 }
 
-/** Renders the proof of a letter; throws only on input no inspected document or accepted piece can have. */
-export async function renderPrintProof(input: PrintProofInput): Promise<PrintProof> {
+/**
+ * The warnings of the document's page count against the charged one and of the sheets
+ * against the envelope, given how many pages the document prints on; returns the sheets.
+ */
+function checkPageCounts(
+  input: PrintProofInput,
+  documentPages: number,
+  layout: ProofLayout,
+  warnings: string[],
+): number {
+  if (documentPages !== input.document.pageCount) {
+    warnings.push(
+      `the document prints on ${documentPages} page${plural(documentPages)}; the piece is counted at ${input.document.pageCount}`,
+    );
+  }
+  const pageCount = (input.duplex ? 2 : 1) + documentPages;
+  const sheets = sheetCount(pageCount, input.duplex);
+  if (sheets > layout.envelope.maxSheets) {
+    warnings.push(
+      `the piece is ${sheets} sheets; a ${layout.envelope.name} envelope holds at most ${layout.envelope.maxSheets}, so the window positions shown may not match the envelope used`,
+    );
+  }
+  return sheets;
+}
+
+/** Both address blocks laid out in their windows (the return address first, as warnings list them). */
+function layoutAddressBlocks(
+  input: PrintProofInput,
+  font: PDFFont,
+  layout: ProofLayout,
+  warnings: string[],
+): { recipient: AddressBlock; returnAddress: AddressBlock | null } {
+  const returnAddress = input.returnAddress
+    ? layoutAddressBlock(
+        font,
+        formatAddressLines(input.returnAddress),
+        layout.returnWindow,
+        layout,
+        'return address',
+        warnings,
+      )
+    : null;
+  const recipient = layoutAddressBlock(
+    font,
+    formatAddressLines(input.recipient),
+    layout.recipientWindow,
+    layout,
+    'recipient',
+    warnings,
+  );
+  return { recipient, returnAddress };
+}
+
+function checkInput(input: PrintProofInput): void {
   if (!isMailClass(input.mailClass))
     throw new TypeError(`renderPrintProof lays out letters; ${input.mailClass} is not a letter mail class`);
   if (!Number.isInteger(input.document.pageCount) || input.document.pageCount < 1)
     throw new TypeError('document.pageCount must be a positive integer');
   if (Number.isNaN(input.createdAt.getTime())) throw new TypeError('createdAt must be a valid date');
+}
+
+/** Fonts measured without a proof to draw them in (one document, made once). */
+let measuringFonts: Promise<{ address: PDFFont; text: PDFFont }> | undefined;
+
+/**
+ * The warnings renderPrintProof would give for `input`, in the same order, without
+ * rendering: a PDF's page boxes and /Rotate (its pages are read, not copied or drawn), an
+ * image's EXIF orientation, text's characters, the page and sheet counts, and the address
+ * blocks measured in the proof's font. What a dry run says before anyone opens its proof.
+ */
+export async function printProofWarnings(input: PrintProofInput): Promise<string[]> {
+  checkInput(input);
+  const layout = PROOF_LAYOUT.letter;
+  const warnings: string[] = [];
+  measuringFonts ??= (async () => {
+    const doc = await PDFDocument.create({ updateMetadata: false });
+    return { address: await doc.embedFont(layout.addressFont.font), text: await doc.embedFont(layout.text.font) };
+  })();
+  const fonts = await measuringFonts;
+  const documentPages = await documentPageWarnings(input.document, layout, fonts.text, warnings);
+  checkPageCounts(input, documentPages, layout, warnings);
+  layoutAddressBlocks(input, fonts.address, layout, warnings);
+  return warnings;
+}
+
+/** Renders the proof of a letter; throws only on input no inspected document or accepted piece can have. */
+export async function renderPrintProof(input: PrintProofInput): Promise<PrintProof> {
+  checkInput(input);
   const layout = PROOF_LAYOUT.letter;
   const warnings: string[] = [];
 
@@ -180,42 +261,16 @@ export async function renderPrintProof(input: PrintProofInput): Promise<PrintPro
   const { bytes } = input.document;
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
   const documentPages = await addDocumentPages(doc, { ...input.document, bytes: whole }, layout, warnings);
-  if (documentPages.length !== input.document.pageCount) {
-    warnings.push(
-      `the document prints on ${documentPages.length} page${plural(documentPages.length)}; the piece is counted at ${input.document.pageCount}`,
-    );
-  }
+  const pageCount = doc.getPageCount();
+  const sheets = checkPageCounts(input, documentPages.length, layout, warnings);
   if (!input.color) for (const page of documentPages) showInGray(doc, page);
 
-  const pageCount = doc.getPageCount();
-  const sheets = sheetCount(pageCount, input.duplex);
-  if (sheets > layout.envelope.maxSheets) {
-    warnings.push(
-      `the piece is ${sheets} sheets; a ${layout.envelope.name} envelope holds at most ${layout.envelope.maxSheets}, so the window positions shown may not match the envelope used`,
-    );
-  }
-
   const addressFont = await doc.embedFont(layout.addressFont.font);
-  const returnAddress = input.returnAddress
-    ? drawAddressBlock(
-        addressPage,
-        addressFont,
-        formatAddressLines(input.returnAddress),
-        layout.returnWindow,
-        layout,
-        'return address',
-        warnings,
-      )
+  const blocks = layoutAddressBlocks(input, addressFont, layout, warnings);
+  const returnAddress = blocks.returnAddress
+    ? drawAddressBlock(addressPage, addressFont, blocks.returnAddress, layout)
     : null;
-  const recipient = drawAddressBlock(
-    addressPage,
-    addressFont,
-    formatAddressLines(input.recipient),
-    layout.recipientWindow,
-    layout,
-    'recipient',
-    warnings,
-  );
+  const recipient = drawAddressBlock(addressPage, addressFont, blocks.recipient, layout);
   const markFont =
     layout.proofMark.font === layout.addressFont.font ? addressFont : await doc.embedFont(layout.proofMark.font);
   const details = [
@@ -253,10 +308,10 @@ export async function renderPrintProof(input: PrintProofInput): Promise<PrintPro
  * Lays `lines` into `window` less the inset, at the largest size from maxSize down to
  * minSize at which every line fits; at minSize, lines that are still too wide end in an
  * ellipsis and, should there be more lines than fit, the middle ones go (the addressee and
- * the delivery and city lines are what the carrier needs). Each cut is a warning.
+ * the delivery and city lines are what the carrier needs). Each cut is a warning. Measures
+ * only: drawAddressBlock prints the result.
  */
-function drawAddressBlock(
-  page: PDFPage,
+function layoutAddressBlock(
   font: PDFFont,
   given: string[],
   window: PageRect,
@@ -297,14 +352,19 @@ function drawAddressBlock(
       return cut;
     });
   }
-
-  const ascent = font.heightAtSize(size, { descender: false });
-  lines.forEach((line, i) => {
-    const baselineFromTop = inner.y + ascent + i * size * lineHeight;
-    page.drawText(line, { x: inner.x, y: layout.page.height - baselineFromTop, size, font });
-  });
   const width = Math.max(0, ...lines.map((l) => font.widthOfTextAtSize(l, size)));
   return { lines, fontSize: size, rect: { x: inner.x, y: inner.y, width, height: blockHeight(lines.length, size) } };
+}
+
+/** Prints a laid-out address block on the address page. */
+function drawAddressBlock(page: PDFPage, font: PDFFont, block: AddressBlock, layout: ProofLayout): AddressBlock {
+  const { fontSize: size, rect } = block;
+  const ascent = font.heightAtSize(size, { descender: false });
+  block.lines.forEach((line, i) => {
+    const baselineFromTop = rect.y + ascent + i * size * layout.addressFont.lineHeight;
+    page.drawText(line, { x: rect.x, y: layout.page.height - baselineFromTop, size, font });
+  });
+  return block;
 }
 
 /** The longest start of `line` that fits `width` with an ellipsis after it. */

@@ -93,16 +93,11 @@ async function addPdfPages(
   const copied = await doc.copyPages(source, source.getPageIndices());
   const pages: PDFPage[] = [];
   for (const [i, page] of copied.entries()) {
-    const box = page.getCropBox();
-    const rotation = ((page.getRotation().angle % 360) + 360) % 360;
-    const quarter = rotation % 90 === 0 ? rotation : 0;
-    const [w, h] = quarter === 90 || quarter === 270 ? [box.height, box.width] : [box.width, box.height];
-    if (isLetterSize(w, h, layout)) {
+    const { box, quarter, w, h, letter, target, scale } = pageFit(page, layout);
+    if (letter) {
       pages.push(doc.addPage(page));
       continue;
     }
-    const target = h >= w ? [layout.page.width, layout.page.height] : [layout.page.height, layout.page.width];
-    const scale = Math.min(target[0] / w, target[1] / h);
     const sheet = doc.addPage(target as [number, number]);
     // A page without content (a blank page) cannot be embedded, and prints blank anyway.
     if (page.node.Contents()) {
@@ -115,11 +110,79 @@ async function addPdfPages(
       drawRotated(sheet, embedded, quarter, scale, (target[0] - w * scale) / 2, (target[1] - h * scale) / 2);
     }
     pages.push(sheet);
-    warnings.push(
-      `page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`,
-    );
+    warnings.push(scaledPageWarning(i, w, h, scale));
   }
   return pages;
+}
+
+/** How a PDF page prints: its crop box, its quarter turn, its size as seen, and the scale to a Letter page of the same orientation (1 when it is Letter). */
+function pageFit(page: PDFPage, layout: ProofLayout) {
+  const box = page.getCropBox();
+  const rotation = ((page.getRotation().angle % 360) + 360) % 360;
+  const quarter = rotation % 90 === 0 ? rotation : 0;
+  const [w, h] = quarter === 90 || quarter === 270 ? [box.height, box.width] : [box.width, box.height];
+  const letter = isLetterSize(w, h, layout);
+  const target: [number, number] =
+    h >= w ? [layout.page.width, layout.page.height] : [layout.page.height, layout.page.width];
+  const scale = Math.min(target[0] / w, target[1] / h);
+  return { box, quarter, w, h, letter, target, scale };
+}
+
+const scaledPageWarning = (i: number, w: number, h: number, scale: number) =>
+  `page ${i + 1} is ${inches(w)} x ${inches(h)} in, not US Letter; it is scaled to ${Math.round(scale * 100)}% to fit`;
+
+const turnedPhotoWarning = (orientation: number) =>
+  `the photo is stored turned (EXIF orientation ${orientation}); it is printed upright, as it is shown`;
+
+/** The plain text's lines as they print in `font`, page by page, and how many lines had characters replaced. */
+function printableTextPages(text: string, font: PDFFont): { pages: string[][]; replaced: number } {
+  let replaced = 0;
+  const pages = textPages(text).map((lines) =>
+    lines.map((line) => {
+      const p = printable(line, font);
+      if (p.replaced) replaced += 1;
+      return p.text;
+    }),
+  );
+  return { pages, replaced };
+}
+
+const replacedTextWarning = (replaced: number) =>
+  `${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`;
+
+/**
+ * What addDocumentPages would warn about, without laying anything out (a PDF's pages are
+ * read for their boxes, never copied); returns how many pages the document prints on.
+ */
+export async function documentPageWarnings(
+  document: PrintProofInput['document'],
+  layout: ProofLayout,
+  textFont: PDFFont,
+  warnings: string[],
+): Promise<number> {
+  switch (document.kind) {
+    case 'pdf': {
+      const source = await PDFDocument.load(document.bytes, { updateMetadata: false, parseSpeed: ParseSpeeds.Fast });
+      const pages = source.getPages();
+      pages.forEach((page, i) => {
+        const { letter, w, h, scale } = pageFit(page, layout);
+        if (!letter) warnings.push(scaledPageWarning(i, w, h, scale));
+      });
+      return pages.length;
+    }
+    case 'jpg':
+    case 'png': {
+      const orientation = document.kind === 'jpg' ? jpegOrientation(document.bytes) : 1;
+      if (orientation !== 1) warnings.push(turnedPhotoWarning(orientation));
+      return 1;
+    }
+    case 'txt':
+    case 'csv': {
+      const { pages, replaced } = printableTextPages(new TextDecoder('utf-8').decode(document.bytes), textFont);
+      if (replaced) warnings.push(replacedTextWarning(replaced));
+      return pages.length;
+    }
+  }
 }
 
 const inches = (points: number) => String(Math.round((points / INCH) * 100) / 100);
@@ -227,10 +290,7 @@ async function addImagePage(
     drawObject(name),
     popGraphicsState(),
   );
-  if (orientation !== 1)
-    warnings.push(
-      `the photo is stored turned (EXIF orientation ${orientation}); it is printed upright, as it is shown`,
-    );
+  if (orientation !== 1) warnings.push(turnedPhotoWarning(orientation));
   return page;
 }
 
@@ -246,14 +306,12 @@ async function addTextPages(
 ): Promise<PDFPage[]> {
   const font = await doc.embedFont(layout.text.font);
   const t = layout.text;
-  let replaced = 0;
-  const pages = textPages(text).map((lines) => {
+  const printed = printableTextPages(text, font);
+  const pages = printed.pages.map((lines) => {
     const page = doc.addPage([layout.page.width, layout.page.height]);
     lines.forEach((line, i) => {
-      const p = printable(line, font);
-      if (p.replaced) replaced += 1;
-      if (p.text.trim())
-        page.drawText(p.text, {
+      if (line.trim())
+        page.drawText(line, {
           x: t.left,
           y: layout.page.height - t.top - t.lineHeight * (i + 1),
           size: t.size,
@@ -262,9 +320,6 @@ async function addTextPages(
     });
     return page;
   });
-  if (replaced)
-    warnings.push(
-      `${replaced} line${plural(replaced)} of the text hold characters the printer's font lacks; they print as '?'`,
-    );
+  if (printed.replaced) warnings.push(replacedTextWarning(printed.replaced));
   return pages;
 }

@@ -88,6 +88,8 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   'GET /v1/mail': { callers: KEYS, scopes: ['mail.send'] },
   'GET /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'] },
   'GET /v1/mail/:id/document': { callers: KEYS, scopes: ['mail.send'] },
+  // The signed link is the credential (a dry run's proof_url).
+  'GET /v1/mail/dry-run-proofs/:token': { callers: 'public' },
   'DELETE /v1/mail/:id': { callers: KEYS, scopes: ['mail.send'], versionGuard: true },
   'POST /v1/mail/:id/approve': { callers: MEMBER },
   'POST /v1/mail/:id/reject': { callers: MEMBER },

@@ -34,6 +34,8 @@ export const ERROR_REASONS = {
   intake_secret_missing: 'inbound email intake: no X-Intake-Secret header',
   intake_secret_invalid: 'inbound email intake: the X-Intake-Secret is not valid',
   sign_in_link_invalid: 'console: the sign-in link was used, expired or mistyped',
+  url_invalid: 'a signed URL (a dry run proof_url) that this service did not sign, or that was changed',
+  url_expired: "a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept",
 } as const;
 export type ErrorReason = keyof typeof ERROR_REASONS;
 

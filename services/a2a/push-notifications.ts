@@ -139,21 +139,23 @@ export async function deletePushConfig(deps: Deps, task: A2aTaskRow, configId: s
   return Number(result[1] ?? 0) > 0;
 }
 
-/** The deliveries' targets of a mail.* event: every live config of the piece's task. */
-export async function pushTargetsOfMailEvent(
-  deps: Deps,
-  event: { event_type: string; payload: Record<string, unknown> },
-): Promise<Array<{ target: string; configRowId: string }>> {
+/** The piece a mail.* event names, whose task's push configs receive it; null for other events and for synthetic and sample mail events, which name no stored piece. */
+export function pushedPieceOf(event: { event_type: string; payload: Record<string, unknown> }): string | null {
   const pieceId = event.payload.outbound_mail_id;
-  // Synthetic and sample mail events name no stored piece.
-  if (!event.event_type.startsWith('mail.') || typeof pieceId !== 'string' || !UUID.test(pieceId)) return [];
-  const rows: Array<{ id: string }> = await deps.db.query(
-    `SELECT c.id FROM a2a_push_configs c JOIN outbound_mail m ON m.a2a_task_id = c.task_id
-      WHERE m.id = $1 AND c.deleted_at IS NULL`,
-    [pieceId],
-  );
-  return rows.map((r) => ({ target: `a2a:${r.id}`, configRowId: r.id }));
+  return event.event_type.startsWith('mail.') && typeof pieceId === 'string' && UUID.test(pieceId) ? pieceId : null;
 }
+
+/**
+ * A scalar subquery: the ids (a JSON array) of every live push config of the task of the
+ * piece `pieceParam` names. The webhook fan-out reads it with its other receivers in one statement.
+ */
+export function pushConfigIdsOfPieceSql(pieceParam: string): string {
+  return `(SELECT coalesce(json_agg(c.id), '[]'::json) FROM a2a_push_configs c JOIN outbound_mail m ON m.a2a_task_id = c.task_id
+      WHERE m.id = ${pieceParam} AND c.deleted_at IS NULL)`;
+}
+
+/** The target of a push delivery to a config row. */
+export const pushTarget = (configRowId: string) => `a2a:${configRowId}`;
 
 /** What one attempt of a push delivery sends, or why it stops. */
 export type PushTarget =

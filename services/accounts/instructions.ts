@@ -74,13 +74,14 @@ async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string):
 /**
  * Agent keys must send the current instructions version on mutating calls: 400 when
  * missing or not an integer, 409 when stale. Member and facility keys are not checked.
+ * Returns the agent's current instructions as read for the check (null when not checked).
  */
 export async function assertInstructionsVersion(
   deps: Deps,
   auth: AuthContext,
   sent: string | number | undefined | null,
-): Promise<void> {
-  if (!isAgentKey(auth) || !auth.agentId) return;
+): Promise<InstructionsDocument | null> {
+  if (!isAgentKey(auth) || !auth.agentId) return null;
   if (sent === undefined || sent === null || String(sent).trim() === '') {
     throw errors.badRequest(
       'SERVICE_MD_VERSION_REQUIRED',
@@ -98,7 +99,10 @@ export async function assertInstructionsVersion(
       suggestedAction: 'Read GET /v1/agents/{id}/instructions and send its version in X-Service-MD-Version.',
     });
   }
-  const currentVersion = (await latestVersion(deps.db, auth.agentId)) || 1;
+  // The whole document, in the one statement the check needs: the request's own event (a
+  // new piece's) carries it, so the submission reads no instructions again.
+  const current = await currentInstructions(deps, auth.agentId);
+  const currentVersion = current?.version || 1;
   if (version !== currentVersion) {
     throw errors.conflict(
       'SERVICE_MD_VERSION_MISMATCH',
@@ -109,6 +113,7 @@ export async function assertInstructionsVersion(
       },
     );
   }
+  return current;
 }
 
 // ---------------------------------------------------------------- reading and saving

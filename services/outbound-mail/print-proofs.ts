@@ -3,26 +3,35 @@
 // document (mail/<id>/proof.pdf, `proof_key` on the row): rendered by the submission itself
 // when the document is a short PDF (storeSubmissionProof: a few milliseconds on a thread, beside
 // the document's upload), else by the worker (activities/outbound-mail/print-proof.ts) once
-// the piece is recorded, as for any piece whose submission did not store one; a dry run's is
-// rendered while the request waits and stored under proofs/dry-run/<day>/<digest>.pdf, which
-// the daily proof clean-up deletes after two days. Both are handed out as 1-hour signed
-// URLs, and the facility gets the same file.
+// the piece is recorded, as for any piece whose submission did not store one; it is handed
+// out as a 1-hour signed URL, and the facility gets the same file.
 //
-// A dry run's proof is named by what it shows (document hash, addresses, print settings)
-// and dated the start of its UTC day, so pricing the same letter again that day names the
-// same file: a process that rendered it already only signs it again.
+// A dry run renders nothing: it stores the document under proofs/dry-run/<day>/documents/<sha256>
+// and answers a signed link (1 hour, domain/outbound-mail/dry-run-proof-links.ts) whose first
+// GET renders the proof and stores it under proofs/dry-run/<day>/<digest>.pdf, named by what
+// it shows (document hash, addresses, print settings) and dated the start of its UTC day, so
+// pricing the same letter again that day names the same file. The daily clean-up deletes
+// both after two days (docs/decisions/0120-dry-run-proofs-rendered-on-first-request.md).
 //
 // Rendering runs on a worker thread (print-proof.worker.js): a 200-page PDF or a large
 // image takes seconds of CPU in pdf-lib, which would otherwise stall every other request
 // (API) or activity (worker) the process is serving.
 import os from 'node:os';
 import path from 'node:path';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Piscina } from 'piscina';
 import type { Deps } from '../shared/deps';
 import type { DocumentType } from '../../domain/outbound-mail/documents';
 import type { MailAddress } from '../../domain/outbound-mail/address';
+import { printProofWarnings } from '../../domain/outbound-mail/print-proof';
 import type { PrintProof, PrintProofInput } from '../../domain/outbound-mail/print-proof';
+import {
+  dryRunProofLinkKey,
+  readDryRunProofLink,
+  signDryRunProofLink,
+} from '../../domain/outbound-mail/dry-run-proof-links';
+import { codedError, errors } from '../../domain/shared/errors';
+import { SIGNED_URL_SECONDS } from '../shared/storage';
 import { contentDisposition } from '../../domain/shared/downloads';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { ensureIntervalSchedule } from '../operations/schedules';
@@ -43,9 +52,6 @@ export const DRY_RUN_PROOF_PREFIX = 'proofs/dry-run/';
  * until the day ends (1-hour URLs), so two days leave every URL its full hour.
  */
 export const DRY_RUN_PROOF_RETENTION_HOURS = 48;
-/** Dry-run proofs this process stored, by key, with their warnings (the oldest are forgotten first). */
-const storedDryRunProofs = new Map<string, Record<string, unknown>[]>();
-const REMEMBERED_DRY_RUN_PROOFS = 1000;
 /** Renders waiting for a thread beyond this many are refused (a dry run then answers without a proof). */
 const MAX_QUEUED_RENDERS = 32;
 /**
@@ -174,12 +180,28 @@ export function pieceProofUrl(deps: Deps, row: Pick<MailRow, 'proof_key'>): Prom
   return row.proof_key ? signedProofUrl(deps, row.proof_key) : Promise.resolve(null);
 }
 
-const proofWarnings = (proof: PrintProof) =>
-  proof.warnings.map((w) => ({ code: 'print_proof', message: `Print proof: ${w}` }));
+/** The dry-run folder of a day: its proofs, and the documents they are rendered from. */
+const dryRunDocumentKey = (day: string, sha256: string) => `${DRY_RUN_PROOF_PREFIX}${day}/documents/${sha256}`;
+
+/** A dry-run proof's key: named by what it shows (document hash, addresses, print settings) and its day. */
+function dryRunProofKey(input: PrintProofInput, document: { sha256: string; type: DocumentType; pageCount: number }) {
+  const shown = { ...input, document: { sha256: document.sha256, type: document.type, pageCount: document.pageCount } };
+  return `${DRY_RUN_PROOF_PREFIX}${input.createdAt.toISOString().slice(0, 10)}/${sha256Hex(JSON.stringify(shown))}.pdf`;
+}
+
+/** Dry-run documents this process stored, by key (the oldest are forgotten first): a letter priced again is not uploaded again. */
+const storedDryRunDocuments = new Set<string>();
+const REMEMBERED_DRY_RUN_DOCUMENTS = 1000;
+
+const proofUnavailable = (message: string) => ({ url: null, warnings: [{ code: 'print_proof_unavailable', message }] });
 
 /**
- * A dry run's proof, stored and signed. A proof that cannot be rendered or stored is no
- * refusal: the dry run answers proof_url null and says why in a warning.
+ * A dry run's proof_url: a signed link (1 hour) that renders the proof on its first GET
+ * (getDryRunProof). Here only the document is stored, by its hash (once per process and
+ * day), and the proof's warnings are worked out from the document's page boxes, an image's
+ * orientation and the address blocks' measures, without rendering. A document whose proof
+ * cannot be worked out, or that cannot be stored, is no refusal: the dry run answers
+ * proof_url null and says why in a warning.
  */
 export async function dryRunProof(
   deps: Deps,
@@ -193,47 +215,158 @@ export async function dryRunProof(
     { bytes: data, type: document.type, pageCount: document.pageCount },
     new Date(`${day}T00:00:00Z`),
   );
-  const shown = { ...input, document: { sha256: document.sha256, type: document.type, pageCount: document.pageCount } };
-  const key = `${DRY_RUN_PROOF_PREFIX}${day}/${sha256Hex(JSON.stringify(shown))}.pdf`;
-  const stored = storedDryRunProofs.get(key);
-  if (stored) return { url: await signedProofUrl(deps, key), warnings: stored };
+  const documentKey = dryRunDocumentKey(day, document.sha256);
+  const storing = storedDryRunDocuments.has(documentKey)
+    ? Promise.resolve(true)
+    : deps.storage.put(documentKey, data, 'application/octet-stream').then(
+        () => {
+          storedDryRunDocuments.add(documentKey);
+          if (storedDryRunDocuments.size > REMEMBERED_DRY_RUN_DOCUMENTS)
+            storedDryRunDocuments.delete(storedDryRunDocuments.values().next().value!);
+          return true;
+        },
+        (err: unknown) => {
+          deps.log.warn({ err }, 'storing the document of a dry-run print proof failed');
+          return false;
+        },
+      );
+  let found: string[];
+  try {
+    found = await printProofWarnings(input);
+  } catch (err) {
+    await storing;
+    deps.log.warn({ err }, 'working out a dry-run print proof failed');
+    return proofUnavailable(
+      'The print proof could not be rendered; the facility prints the document as sent. A real submission is not affected.',
+    );
+  }
+  const warnings = found.map((w) => ({ code: 'print_proof', message: `Print proof: ${w}` }));
+  if (!(await storing)) {
+    const unavailable = proofUnavailable(
+      'The print proof could not be stored right now; send the dry run again to see it.',
+    );
+    return { url: null, warnings: [...warnings, ...unavailable.warnings] };
+  }
+  const token = signDryRunProofLink(dryRunProofLinkKey(deps.config.appEncryptionKey), {
+    exp: Math.floor(Date.now() / 1000) + SIGNED_URL_SECONDS,
+    day,
+    document: { sha256: document.sha256, type: document.type, pageCount: document.pageCount },
+    recipient: input.recipient,
+    returnAddress: input.returnAddress,
+    mailClass: input.mailClass,
+    color: input.color,
+    duplex: input.duplex,
+  });
+  return { url: `${deps.config.baseUrl}${DRY_RUN_PROOF_PATH}/${token}`, warnings };
+}
 
-  let proof: PrintProof;
+/** Where proof links point, under the API's base URL. */
+export const DRY_RUN_PROOF_PATH = '/v1/mail/dry-run-proofs';
+
+/** Renders of dry-run proofs this process ran (tests count them: concurrent first GETs render once). */
+export const dryRunProofRenders = { count: 0 };
+
+/** First GETs of a proof being rendered, by proof key: later ones wait for that render. */
+const rendering = new Map<string, Promise<Buffer>>();
+
+/** An object's bytes, or null when the store has no such key (other failures throw 503). */
+async function storedObject(deps: Deps, key: string): Promise<Buffer | null> {
   try {
-    proof = await renderProofOffThread(input, DRY_RUN_RENDER_TIMEOUT_MS);
+    const out = await deps.storage.client.send(new GetObjectCommand({ Bucket: deps.storage.bucket, Key: key }));
+    return Buffer.from(await out.Body!.transformToByteArray());
   } catch (err) {
-    deps.log.warn({ err }, 'rendering a dry-run print proof failed');
-    return {
-      url: null,
-      warnings: [
-        {
-          code: 'print_proof_unavailable',
-          message:
-            'The print proof could not be rendered; the facility prints the document as sent. A real submission is not affected.',
-        },
-      ],
-    };
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return null;
+    throw errors.unavailable('STORAGE_UNAVAILABLE', `The document store is unavailable: ${(err as Error).message}.`);
   }
-  const warnings = proofWarnings(proof);
+}
+
+/**
+ * GET of a dry run's proof_url: the proof's PDF, rendered by the first GET (exactly as the
+ * submission's own proof is rendered, dated the dry run's day) and stored by what it shows,
+ * so later GETs, from any process, read it. Concurrent first GETs in a process share one
+ * render; two processes may each render it once, which stores the same bytes. A link that
+ * was not signed here is 404 (url_invalid), one past its hour 410 (url_expired); a proof
+ * whose document the daily clean-up has deleted is 404 too.
+ */
+export async function getDryRunProof(deps: Deps, token: string): Promise<Buffer> {
+  const reading = readDryRunProofLink(
+    dryRunProofLinkKey(deps.config.appEncryptionKey),
+    token,
+    Math.floor(Date.now() / 1000),
+  );
+  const again = 'Send the dry run again (POST /v1/mail with dry_run=true) for a fresh proof_url.';
+  if (!reading.ok && reading.problem === 'expired')
+    throw codedError(410, 'PROOF_URL_EXPIRED', 'This proof_url has expired (proof URLs are valid for 1 hour).', {
+      reason: 'url_expired',
+      suggestedAction: again,
+    });
+  if (!reading.ok)
+    throw codedError(404, 'PROOF_URL_INVALID', 'This proof_url is not one this service signed.', {
+      reason: 'url_invalid',
+      suggestedAction: again,
+    });
+  const claim = reading.claim;
+  const piece: ProofPiece = {
+    recipient_name: claim.recipient.name,
+    recipient_company: claim.recipient.company,
+    recipient_line1: claim.recipient.line1,
+    recipient_line2: claim.recipient.line2,
+    recipient_city: claim.recipient.city,
+    recipient_state: claim.recipient.state,
+    recipient_zip: claim.recipient.zip,
+    recipient_country: claim.recipient.country ?? '',
+    return_name: claim.returnAddress?.name,
+    return_company: claim.returnAddress?.company,
+    return_line1: claim.returnAddress?.line1,
+    return_line2: claim.returnAddress?.line2,
+    return_city: claim.returnAddress?.city,
+    return_state: claim.returnAddress?.state,
+    return_zip: claim.returnAddress?.zip,
+    mail_class: claim.mailClass,
+    color: claim.color,
+    duplex: claim.duplex,
+  };
+  const createdAt = new Date(`${claim.day}T00:00:00Z`);
+  const shape = proofInput(piece, { bytes: new Uint8Array(0), ...claim.document }, createdAt);
+  const key = dryRunProofKey(shape, claim.document);
+  const inFlight = rendering.get(key);
+  if (inFlight) return inFlight;
+  const render = (async () => {
+    const stored = await storedObject(deps, key);
+    if (stored) return stored;
+    const bytes = await storedObject(deps, dryRunDocumentKey(claim.day, claim.document.sha256));
+    if (!bytes)
+      throw codedError(404, 'PROOF_NO_LONGER_AVAILABLE', "This proof's document is no longer kept.", {
+        reason: 'url_expired',
+        suggestedAction: again,
+      });
+    let proof: PrintProof;
+    try {
+      dryRunProofRenders.count++;
+      proof = await renderProofOffThread(
+        { ...shape, document: { ...shape.document, bytes } },
+        DRY_RUN_RENDER_TIMEOUT_MS,
+      );
+    } catch (err) {
+      deps.log.warn({ err }, 'rendering a dry-run print proof failed');
+      throw errors.unavailable('PROOF_UNAVAILABLE', 'The print proof could not be rendered right now.', {
+        retryable: true,
+        suggestedAction: 'Retry the same URL in a few seconds; a real submission is not affected.',
+      });
+    }
+    // Not stored (logged): this answer has the proof, and the next GET renders it again.
+    await putProof(deps, key, proof).catch((err: unknown) =>
+      deps.log.warn({ err }, 'storing a dry-run print proof failed'),
+    );
+    return Buffer.from(proof.pdf.buffer, proof.pdf.byteOffset, proof.pdf.byteLength);
+  })();
+  rendering.set(key, render);
   try {
-    await putProof(deps, key, proof);
-  } catch (err) {
-    deps.log.warn({ err }, 'storing a dry-run print proof failed');
-    return {
-      url: null,
-      warnings: [
-        ...warnings,
-        {
-          code: 'print_proof_unavailable',
-          message: 'The print proof could not be stored right now; send the dry run again to see it.',
-        },
-      ],
-    };
+    return await render;
+  } finally {
+    rendering.delete(key);
   }
-  storedDryRunProofs.set(key, warnings);
-  if (storedDryRunProofs.size > REMEMBERED_DRY_RUN_PROOFS)
-    storedDryRunProofs.delete(storedDryRunProofs.keys().next().value!);
-  return { url: await signedProofUrl(deps, key), warnings };
 }
 
 /**

@@ -22,6 +22,7 @@ import { dryRunProof } from './print-proofs';
 import { returnAddress } from './mail-rows';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { mergeOrRefuse, templateForMerge } from '../templates/templates';
+import type { InstructionsDocument } from '../accounts/instructions';
 
 /** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
 export interface SubmitMailFields {
@@ -73,6 +74,8 @@ export interface SubmitMailRequest {
   idempotencyKey?: string;
   /** The A2A task (send_letter) the piece carries out, recorded with the piece. */
   a2aTaskId?: string;
+  /** The sending agent's current instructions as the version check read them: the new piece's event carries them. */
+  instructions?: InstructionsDocument | null;
 }
 
 /** A letter merged from one of the member's templates (extension): rendered like an HTML letter. */
@@ -243,13 +246,20 @@ export interface DryRunQuote {
   warnings: Record<string, unknown>[];
   /** Extension: the offline recipient address check. */
   address_check: AddressCheck;
-  /** Extension: the print proof (signed, 1 hour), or null when it could not be rendered. */
+  /** Extension: the print proof's signed link (1 hour; its first GET renders it), or null when it cannot be had. */
   proof_url: string | null;
 }
 
 export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck: AddressCheck): Promise<DryRunQuote> {
   const { testMode, priceCents: price, balanceCents: balance } = q;
   const warnings: Record<string, unknown>[] = [];
+  // The proof's link and warnings (nothing is rendered: the link's first GET renders it), beside the duplicate check.
+  const proofing = dryRunProof(
+    deps,
+    { ...q.fields, ...returnAddress(q.fields, q.member) },
+    q.document.data,
+    q.document,
+  );
   const piecesWarning = dailyPiecesWarning(q.piecesToday);
   if (piecesWarning) warnings.push(piecesWarning);
   const duplicateId = q.fields.allow_duplicate ? null : await checkDuplicate(deps.db, q.probe);
@@ -274,15 +284,10 @@ export async function dryRunQuote(deps: Deps, q: QuotedSubmission, addressCheck:
       credit_shortfall_cents: price - balance,
     });
   }
-  // Extensions: the layout's warnings, the address check's and the print proof (rendered off the event loop).
+  // Extensions: the layout's warnings, the address check's and the print proof's.
   warnings.push(...q.documentWarnings);
   warnings.push(...addressDryRunWarnings(addressCheck));
-  const proof = await dryRunProof(
-    deps,
-    { ...q.fields, ...returnAddress(q.fields, q.member) },
-    q.document.data,
-    q.document,
-  );
+  const proof = await proofing;
   warnings.push(...proof.warnings);
   return {
     dry_run: true,

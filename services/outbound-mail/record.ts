@@ -4,7 +4,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { publishEvent } from '../webhooks/events';
-import { currentInstructions } from '../accounts/instructions';
+import { currentInstructions, InstructionsDocument } from '../accounts/instructions';
 import { formatCents } from '../../domain/shared/money';
 import { formatAddressLines } from '../../domain/outbound-mail/address';
 import { mailboxIdFor } from '../../domain/accounts/agents';
@@ -389,9 +389,14 @@ export async function buildMailEventPayload(
   row: MailRow,
   eventType: string,
   photos: PhotoRow[],
+  known?: InstructionsDocument | null,
 ): Promise<Record<string, unknown>> {
   const status = eventType.replace(/^mail\./, '');
-  const instructions = row.agent_id ? await currentInstructions(deps, row.agent_id) : null;
+  const instructions = !row.agent_id
+    ? null
+    : known && known.agent_id === row.agent_id
+      ? known
+      : await currentInstructions(deps, row.agent_id);
   const withPhotos = status !== 'submitted' && status !== 'pending_approval';
   const mailed = ['mailed', 'delivered'].includes(status) || (status === 'failed' && row.carrier_delivery_failed);
   return {
@@ -450,12 +455,14 @@ export async function publishMailEvent(
   row: MailRow,
   eventType: string,
   photos?: PhotoRow[],
+  instructions?: InstructionsDocument | null,
 ): Promise<void> {
   const payload = await buildMailEventPayload(
     deps,
     row,
     eventType,
     photos ?? (await loadPhotos(deps.db, [row.id])).get(row.id) ?? [],
+    instructions,
   );
   await publishEvent(deps, {
     eventKey: `mail:${row.id}:${eventType}`,

@@ -8,7 +8,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowHandle } from '@temporalio/client';
 import type { Deps } from '../shared/deps';
 import { sendWebhook, Resolver } from './http';
-import { pushDeliveryTarget, pushTargetsOfMailEvent } from '../a2a/push-notifications';
+import { pushConfigIdsOfPieceSql, pushDeliveryTarget, pushedPieceOf, pushTarget } from '../a2a/push-notifications';
 import { noteEndpointPaused } from '../notifications/notices';
 import { decryptSecret } from '../../domain/shared/secrets';
 import {
@@ -122,6 +122,34 @@ export interface EventRow {
   created_at: Date;
 }
 
+interface Receivers {
+  /** The agent's legacy webhook settings (legacy event types of an agent's events). */
+  agent: { webhook_url: string | null; webhook_enabled: boolean; webhook_event_types: string[] } | null;
+  /** The member's active endpoints in the event's environment and scope, active since before the event. */
+  endpoints: Array<{ id: string; event_types: string[] }>;
+  /** The push configs of the piece's A2A task (mail.* events). */
+  pushes: string[];
+}
+
+/** Every receiver the event may go to, read in one statement (none when its type has none). */
+async function receiversOf(deps: Deps, event: EventRow): Promise<Receivers> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const columns: string[] = [];
+  if (event.agent_id && LEGACY_EVENT_TYPES.includes(event.event_type))
+    columns.push(`(SELECT json_build_object('webhook_url', webhook_url, 'webhook_enabled', webhook_enabled, 'webhook_event_types', webhook_event_types)
+        FROM agents WHERE id = ${param(event.agent_id)} AND member_id = ${param(event.member_id)} AND deleted_at IS NULL) AS agent`);
+  if (ENDPOINT_EVENT_TYPES.includes(event.event_type))
+    columns.push(`(SELECT coalesce(json_agg(json_build_object('id', id, 'event_types', event_types)), '[]'::json) FROM webhook_endpoints
+        WHERE member_id = ${param(event.member_id)} AND status = 'active' AND environment = ${param(endpointEnvironmentOf(event.environment))}
+          AND (agent_id IS NULL OR agent_id = ${param(event.agent_id)}::uuid) AND activated_at <= ${param(event.created_at)}) AS endpoints`);
+  const pieceId = pushedPieceOf(event);
+  if (pieceId) columns.push(`${pushConfigIdsOfPieceSql(param(pieceId))} AS pushes`);
+  if (!columns.length) return { agent: null, endpoints: [], pushes: [] };
+  const [row]: Array<Partial<Receivers>> = await deps.db.query(`SELECT ${columns.join(', ')}`, params);
+  return { agent: row.agent ?? null, endpoints: row.endpoints ?? [], pushes: row.pushes ?? [] };
+}
+
 /**
  * One delivery per subscribed receiver of the event (unique per event and receiver);
  * returns the ones still to send. Safe to run again: existing deliveries are kept.
@@ -144,41 +172,27 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
     agentId: string | null;
   }> = [];
 
-  if (event.agent_id && LEGACY_EVENT_TYPES.includes(event.event_type)) {
-    const [agent] = await deps.db.query(
-      `SELECT webhook_url, webhook_enabled, webhook_event_types FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
-      [event.agent_id, event.member_id],
-    );
-    if (agent?.webhook_url && agent.webhook_enabled && isSubscribed(agent.webhook_event_types, event.event_type)) {
-      targets.push({
-        target: `agent:${event.agent_id}`,
-        type: 'agent_webhook',
-        endpointId: null,
-        agentId: event.agent_id,
-      });
-    }
+  const receivers = await receiversOf(deps, event);
+  const agent = receivers.agent;
+  if (agent?.webhook_url && agent.webhook_enabled && isSubscribed(agent.webhook_event_types, event.event_type)) {
+    targets.push({
+      target: `agent:${event.agent_id}`,
+      type: 'agent_webhook',
+      endpointId: null,
+      agentId: event.agent_id,
+    });
   }
-
-  if (ENDPOINT_EVENT_TYPES.includes(event.event_type)) {
-    // No backfill: an endpoint receives events recorded after it became active.
-    const endpoints: Array<{ id: string; event_types: string[] }> = await deps.db.query(
-      `SELECT id, event_types FROM webhook_endpoints
-        WHERE member_id = $1 AND status = 'active' AND environment = $2
-          AND (agent_id IS NULL OR agent_id = $3) AND activated_at <= $4`,
-      [event.member_id, endpointEnvironmentOf(event.environment), event.agent_id, event.created_at],
-    );
-    for (const ep of endpoints) {
-      const wanted =
-        event.event_type === RULE_MATCHED_EVENT_TYPE
-          ? event.payload.endpoint_id === ep.id
-          : isSubscribed(ep.event_types, event.event_type);
-      if (wanted)
-        targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
-    }
+  // No backfill: an endpoint receives events recorded after it became active.
+  for (const ep of receivers.endpoints) {
+    const wanted =
+      event.event_type === RULE_MATCHED_EVENT_TYPE
+        ? event.payload.endpoint_id === ep.id
+        : isSubscribed(ep.event_types, event.event_type);
+    if (wanted)
+      targets.push({ target: `endpoint:${ep.id}`, type: 'endpoint', endpointId: ep.id, agentId: event.agent_id });
   }
-
-  for (const push of await pushTargetsOfMailEvent(deps, event))
-    targets.push({ target: push.target, type: 'a2a_push', endpointId: null, agentId: event.agent_id });
+  for (const id of receivers.pushes)
+    targets.push({ target: pushTarget(id), type: 'a2a_push', endpointId: null, agentId: event.agent_id });
 
   if (newRow && targets.length === 0) return [];
   for (const t of targets) {

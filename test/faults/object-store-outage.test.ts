@@ -3,8 +3,8 @@
 // A letter or batch upload then answers 503 STORAGE_UNAVAILABLE (retryable), debits
 // nothing and leaves no record; once the store is back, the same request with the same
 // Idempotency-Key succeeds exactly once. A sandbox advance whose photo uploads fail waits
-// for the store and completes.
-import { DeleteObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
+// for the store and completes. A dry run's proof link answers 503 while the store fails.
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client } from '../helpers/http';
@@ -66,6 +66,11 @@ describe('object store down: closed port', () => {
       form: letterForm(await letterPdf(), { dry_run: true }),
     });
     expect(dry.status).toBe(200);
+    // Its proof's document cannot be stored: no proof_url, and a warning says why.
+    expect(dry.body.proof_url).toBeNull();
+    expect(dry.body.warnings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'print_proof_unavailable' })]),
+    );
     // Readiness (/readyz and its older name /healthz) says why; liveness does not depend on the store.
     for (const probe of ['/healthz', '/readyz']) {
       const health = await fetch(`${app.siteUrl}${probe}`);
@@ -144,6 +149,35 @@ describe('object store down: S3 errors and timeouts (aws-sdk-client-mock)', () =
       expect(await ledgerProblems(app.deps.db, [member.member_id])).toEqual([]);
     },
   );
+
+  it("a dry run's proof_url while the store fails: 503 STORAGE_UNAVAILABLE, then the proof once it is back", async () => {
+    const api = client(app.baseUrl);
+    const member = await newMember(app.deps, { creditsCents: 100_000 });
+    const agent = await newAgent(app.baseUrl, member.key);
+    const key = (await newCredential(app.baseUrl, member.key, agent.id)).key;
+    const dry = await api('POST', '/v1/mail', {
+      key,
+      headers: MD,
+      form: letterForm(await letterPdf(), { dry_run: true }),
+    });
+    expect(dry.status).toBe(200);
+    const s3 = mockClient(app.deps.storage.client);
+    try {
+      s3.on(GetObjectCommand).rejects(failures[0][1]());
+      const res = await fetch(dry.body.proof_url);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: true });
+    } finally {
+      s3.restore();
+    }
+    const proof = await fetch(dry.body.proof_url);
+    expect(proof.status).toBe(200);
+    expect(
+      Buffer.from(await proof.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+  });
 
   it('a sandbox advance whose photo uploads fail waits for the store and completes', async () => {
     const api = client(app.baseUrl);

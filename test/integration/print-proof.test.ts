@@ -12,12 +12,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PDFDocument } from 'pdf-lib';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, TestApp } from '../helpers/app';
 import { createFacility } from '../../services/accounts/accounts';
 import { formatAddressLines, MailAddress } from '../../domain/outbound-mail/address';
-import { PageRect, PROOF_LAYOUT } from '../../domain/outbound-mail/print-proof';
+import { PageRect, PROOF_LAYOUT, renderPrintProof } from '../../domain/outbound-mail/print-proof';
 import { DRY_RUN_PROOF_CLEANUP_WORKFLOW } from '../../workflows/outbound-mail/contracts';
-import { DRY_RUN_PROOF_PREFIX, renderPieceProof } from '../../services/outbound-mail/print-proofs';
+import {
+  DRY_RUN_PROOF_PATH,
+  DRY_RUN_PROOF_PREFIX,
+  dryRunProofRenders,
+  proofInput,
+  renderPieceProof,
+} from '../../services/outbound-mail/print-proofs';
+import {
+  dryRunProofLinkKey,
+  readDryRunProofLink,
+  signDryRunProofLink,
+} from '../../domain/outbound-mail/dry-run-proof-links';
 import { api, letterForm, letterPdf, newSender, sendLetter, waitFor } from './mail-helpers';
 
 const run = promisify(execFile);
@@ -75,6 +87,8 @@ async function download(url: string): Promise<Buffer> {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
+let listKeys: (prefix: string) => Promise<string[]>;
+
 // Written as a sender might: the proof must show it so, not the address check's USPS form.
 const RECIPIENT_FIELDS = {
   recipient_name: 'Jane Doe',
@@ -104,6 +118,12 @@ describe('print proof (extension)', () => {
   beforeAll(async () => {
     app = await startTestApp();
     facility = await createFacility(app.deps, 'Print Proof Facility');
+    listKeys = async (prefix) => {
+      const page = await app.deps.storage.client.send(
+        new ListObjectsV2Command({ Bucket: app.deps.storage.bucket, Prefix: prefix }),
+      );
+      return (page.Contents ?? []).map((o) => o.Key!);
+    };
   });
   afterAll(async () => {
     await app.close();
@@ -165,7 +185,7 @@ describe('print proof (extension)', () => {
     expect(dry.status).toBe(200);
     expect(dry.body.proof_url).toMatch(/^http/);
     expect(dry.body.warnings.filter((w: { code: string }) => w.code.startsWith('print_proof'))).toEqual([]);
-    expect(new URL(dry.body.proof_url).pathname).toContain(`/${DRY_RUN_PROOF_PREFIX}`);
+    expect(new URL(dry.body.proof_url).pathname).toContain(`/api${DRY_RUN_PROOF_PATH}/`);
 
     const proof = await download(dry.body.proof_url);
     const doc = await PDFDocument.load(proof);
@@ -183,14 +203,15 @@ describe('print proof (extension)', () => {
     ]);
     expect(n).toBe(0);
 
-    // The same letter priced again names the same stored proof; another recipient gets its own.
+    // The same letter priced again names the same stored proof, read without rendering; another recipient gets its own.
     const again = await sendLetter(
       app,
       s,
       letterForm(await letterPdf(3, 'Dry body'), { ...RECIPIENT_FIELDS, duplex: true, dry_run: true }),
     );
-    expect(new URL(again.body.proof_url).pathname).toBe(new URL(dry.body.proof_url).pathname);
+    const renders = dryRunProofRenders.count;
     expect(sha256(await download(again.body.proof_url))).toBe(sha256(proof));
+    expect(dryRunProofRenders.count).toBe(renders);
     const other = await sendLetter(
       app,
       s,
@@ -214,7 +235,141 @@ describe('print proof (extension)', () => {
       args: [{ retentionHours: 0 }],
     });
     expect(deleted).toBeGreaterThanOrEqual(1);
-    expect((await fetch(dry.body.proof_url)).status).toBe(404);
+    const gone = await fetch(dry.body.proof_url);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toMatchObject({ code: 'PROOF_NO_LONGER_AVAILABLE', reason: 'url_expired' });
+  });
+
+  it("a dry run renders nothing: the proof_url's first GET renders the very proof an eager render gives, and two first GETs render once", async () => {
+    const s = await newSender(app, { creditsCents: 100_000 });
+    const pdf = await letterPdf(2, 'Lazy body');
+    const renders = dryRunProofRenders.count;
+    const dry = await sendLetter(app, s, letterForm(pdf, { ...RECIPIENT_FIELDS, dry_run: true }));
+    expect(dry.status).toBe(200);
+    expect(dryRunProofRenders.count).toBe(renders);
+    // Nothing rendered or stored for the proof yet: only the document, by its hash.
+    const day = new Date().toISOString().slice(0, 10);
+    const documentKey = `${DRY_RUN_PROOF_PREFIX}${day}/documents/${sha256(pdf)}`;
+    expect(await listKeys(documentKey)).toEqual([documentKey]);
+
+    const [first, second] = await Promise.all([download(dry.body.proof_url), download(dry.body.proof_url)]);
+    expect(dryRunProofRenders.count).toBe(renders + 1);
+    expect(sha256(second)).toBe(sha256(first));
+    // What the dry run rendered before it went lazy: the same input, dated the start of the day.
+    const eager = await renderPrintProof(
+      proofInput(
+        {
+          ...RECIPIENT_FIELDS,
+          recipient_country: 'US',
+          return_name: 'Test Member',
+          return_line1: '1 Return Way',
+          return_city: 'Austin',
+          return_state: 'TX',
+          return_zip: '78701',
+          mail_class: 'first_class',
+          color: false,
+          duplex: false,
+        },
+        { bytes: pdf, type: 'pdf', pageCount: 2 },
+        new Date(`${day}T00:00:00Z`),
+      ),
+    );
+    const doc = await PDFDocument.load(first);
+    expect(doc.getPageCount()).toBe(3);
+    expect(doc.getPages().map((p) => p.getSize())).toEqual(
+      (await PDFDocument.load(eager.pdf)).getPages().map((p) => p.getSize()),
+    );
+    expect((await textLines(first)).map((page) => page.map((l) => l.text))).toEqual(
+      (await textLines(Buffer.from(eager.pdf))).map((page) => page.map((l) => l.text)),
+    );
+    expect(first.length).toBe(eager.pdf.length);
+    // A later GET reads the stored proof.
+    expect(sha256(await download(dry.body.proof_url))).toBe(sha256(first));
+    expect(dryRunProofRenders.count).toBe(renders + 1);
+  });
+
+  it('a proof_url is sealed: one changed or sealed elsewhere is 404 url_invalid; one past its hour is 410 url_expired', async () => {
+    const s = await newSender(app, { creditsCents: 100_000 });
+    const dry = await sendLetter(app, s, letterForm(await letterPdf(1), { ...RECIPIENT_FIELDS, dry_run: true }));
+    const url = new URL(dry.body.proof_url);
+    const token = url.pathname.split('/').pop()!;
+    // Sealed: the recipient's address does not show in the URL.
+    expect(Buffer.from(token, 'base64url').toString('latin1')).not.toContain(RECIPIENT_FIELDS.recipient_line1);
+    const key = dryRunProofLinkKey(app.deps.config.appEncryptionKey);
+    const reading = readDryRunProofLink(key, token, Math.floor(Date.now() / 1000));
+    if (!reading.ok) throw new Error('the dry run answered a link it cannot read');
+    const claim = reading.claim;
+
+    // One byte of the sealed claim changed.
+    const bytes = Buffer.from(token, 'base64url');
+    bytes[20] ^= 1;
+    const forged = await fetch(url.href.replace(token, bytes.toString('base64url')));
+    expect(forged.status).toBe(404);
+    expect(await forged.json()).toMatchObject({ code: 'PROOF_URL_INVALID', reason: 'url_invalid', retryable: false });
+    // Another recipient's claim sealed under another deployment's key.
+    const otherKey = signDryRunProofLink(dryRunProofLinkKey(Buffer.alloc(32, 7).toString('base64')), {
+      ...claim,
+      recipient: { ...claim.recipient, name: 'Mallory' },
+    });
+    expect((await fetch(url.href.replace(token, otherKey))).status).toBe(404);
+
+    const expired = signDryRunProofLink(key, {
+      ...claim,
+      exp: Math.floor(Date.now() / 1000) - 1,
+    });
+    const late = await fetch(url.href.replace(token, expired));
+    expect(late.status).toBe(410);
+    expect(await late.json()).toMatchObject({ code: 'PROOF_URL_EXPIRED', reason: 'url_expired' });
+    // The genuine link still works.
+    expect((await download(url.href)).subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it("a dry run's warnings say what its proof will change without rendering it: an A4 page, an oversize page", async () => {
+    const s = await newSender(app, { creditsCents: 100_000 });
+    const doc = await PDFDocument.create();
+    doc.addPage([595.28, 841.89]).drawText('A4 page', { x: 72, y: 700 });
+    doc.addPage([792, 1224]).drawText('Tabloid page', { x: 72, y: 1000 });
+    const pdf = Buffer.from(await doc.save());
+    const renders = dryRunProofRenders.count;
+    const dry = await sendLetter(app, s, letterForm(pdf, { ...RECIPIENT_FIELDS, dry_run: true }));
+    expect(dry.status).toBe(200);
+    const proofWarnings = dry.body.warnings.filter((w: { code: string }) => w.code === 'print_proof');
+    expect(proofWarnings).toEqual([
+      {
+        code: 'print_proof',
+        message: 'Print proof: page 1 is 8.27 x 11.69 in, not US Letter; it is scaled to 94% to fit',
+      },
+      { code: 'print_proof', message: 'Print proof: page 2 is 11 x 17 in, not US Letter; it is scaled to 65% to fit' },
+    ]);
+    expect(dryRunProofRenders.count).toBe(renders);
+    // The same as the render says once the proof is opened.
+    const proof = await download(dry.body.proof_url);
+    const rendered = await renderPrintProof(
+      proofInput(
+        {
+          ...RECIPIENT_FIELDS,
+          recipient_country: 'US',
+          return_name: 'Test Member',
+          return_line1: '1 Return Way',
+          return_city: 'Austin',
+          return_state: 'TX',
+          return_zip: '78701',
+          mail_class: 'first_class',
+          color: false,
+          duplex: false,
+        },
+        { bytes: pdf, type: 'pdf', pageCount: 2 },
+        new Date(),
+      ),
+    );
+    expect(proofWarnings.map((w: { message: string }) => w.message)).toEqual(
+      rendered.warnings.map((w) => `Print proof: ${w}`),
+    );
+    expect((await PDFDocument.load(proof)).getPages().map((p) => p.getSize())).toEqual([
+      { width: 612, height: 792 },
+      { width: 612, height: 792 },
+      { width: 612, height: 792 },
+    ]);
   });
 
   it('a text letter gets its proof from the worker (the submission renders short PDFs only)', async () => {

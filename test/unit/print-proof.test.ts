@@ -1,7 +1,8 @@
 // The print proof of a letter: page order and counts (address page, duplex blank back,
 // document pages), what each document type prints as, and where the address text lands.
 // Positions are read back from the rendered PDF with poppler (pdftotext -bbox-layout) and
-// colours from a rasterised page (pdftoppm), so the tests see what a viewer sees.
+// colours from a rasterised page (pdftoppm), so the tests see what a viewer sees. Each
+// render's warnings are also worked out without rendering (a dry run's) and compared.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -17,8 +18,9 @@ import {
   jpegOrientation,
   PageRect,
   PROOF_LAYOUT,
+  printProofWarnings,
   PrintProofInput,
-  renderPrintProof,
+  renderPrintProof as render,
 } from '../../domain/outbound-mail/print-proof';
 
 const run = promisify(execFile);
@@ -199,6 +201,16 @@ const input = (over: Partial<PrintProofInput> & { document: PrintProofInput['doc
   createdAt: CREATED_AT,
   ...over,
 });
+
+/**
+ * Every proof these tests render is also worked out without rendering, as a dry run does
+ * (printProofWarnings): the warnings must be the same, in the same order.
+ */
+async function renderPrintProof(given: PrintProofInput) {
+  const [proof, warnings] = await Promise.all([render(given), printProofWarnings(given).catch((err: Error) => err)]);
+  expect(warnings).toEqual(proof.warnings);
+  return proof;
+}
 
 const RED: [number, number, number] = [255, 0, 0];
 const BLUE: [number, number, number] = [0, 0, 255];

@@ -487,7 +487,7 @@ export const DryRunSchema = z.object({
     .string()
     .nullable()
     .describe(
-      'extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored',
+      'extension: a signed link (1-hour expiry, no key needed) to the print proof of this piece as it would print, GET /v1/mail/dry-run-proofs/{token}; its first GET renders it; null (with a print_proof_unavailable warning) when the document could not be read for it or stored',
     ),
   test_mode: z.boolean(),
 });

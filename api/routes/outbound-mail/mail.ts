@@ -31,6 +31,9 @@ import { approveMail, rejectMail } from '../../../services/outbound-mail/approva
 import { advanceTestMail } from '../../../services/outbound-mail/sandbox-advance';
 import { getUsage } from '../../../services/billing/usage';
 import { SIGNED_URL_SECONDS } from '../../../services/shared/storage';
+import { getDryRunProof } from '../../../services/outbound-mail/print-proofs';
+import type { InstructionsDocument } from '../../../services/accounts/instructions';
+import { contentDisposition } from '../../../domain/shared/downloads';
 import { requestFingerprint, runIdempotent } from '../../../services/shared/idempotency';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
@@ -52,6 +55,9 @@ function maxCostHeader(value: string | undefined): number | null {
   if (value === undefined || value.trim() === '') return null;
   return parseOrThrow(MaxCostCents, value, 'headers.x-max-cost-cents');
 }
+
+/** A dry run's proof link token (domain/outbound-mail/dry-run-proof-links.ts). */
+const DryRunProofParams = z.object({ token: z.string().min(1).max(4096) });
 
 const errorResponses = {
   400: { description: 'Validation failed (fields[]) or X-Service-MD-Version missing' },
@@ -119,7 +125,7 @@ export const routes: RouteDef[] = [
           'Document store, duplicate or idempotency protection unavailable, or the letter renderer busy (RENDERER_BUSY) or unavailable (RENDERER_UNAVAILABLE); retryable, nothing spent',
       },
     },
-    handler: async ({ deps, auth, query, body, files, headers }) => {
+    handler: async ({ deps, auth, query, body, files, headers, ctx }) => {
       const file = files.document;
       const merged = templateDocument(body, file !== undefined);
       if (merged.document)
@@ -152,6 +158,7 @@ export const routes: RouteDef[] = [
           agentId: query.agent_id,
           maxCostCents: maxCostHeader(headers['x-max-cost-cents']),
           idempotencyKey: headers['idempotency-key'],
+          instructions: (ctx.state.instructions as InstructionsDocument | null | undefined) ?? undefined,
         },
         'POST /v1/mail',
       );
@@ -202,6 +209,36 @@ export const routes: RouteDef[] = [
       const url = await mailDocumentUrl(deps, auth, params.id);
       return { status: 302, headers: { Location: url }, body: { url, expires_in_seconds: SIGNED_URL_SECONDS } };
     },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/mail/dry-run-proofs/:token',
+    summary: "A dry run's print proof (its proof_url)",
+    description:
+      'The PDF a dry run priced, as the facility would print it. The signed link (1 hour) is the credential: no key. ' +
+      'The first GET renders the proof, later ones read it; a dry run itself renders nothing.',
+    tags: ['Outbound mail'],
+    params: DryRunProofParams,
+    responses: {
+      200: { description: 'The proof (application/pdf, inline proof.pdf)', file: true },
+      404: {
+        description:
+          "PROOF_URL_INVALID (reason url_invalid): not a link this service signed; PROOF_NO_LONGER_AVAILABLE (reason url_expired): the proof's document is no longer kept",
+      },
+      410: { description: 'PROOF_URL_EXPIRED (reason url_expired): the link is past its hour; send the dry run again' },
+      503: {
+        description: 'PROOF_UNAVAILABLE: the proof could not be rendered right now; STORAGE_UNAVAILABLE (retryable)',
+      },
+    },
+    handler: async ({ deps, params }) => ({
+      body: await getDryRunProof(deps, params.token),
+      headers: {
+        'Content-Type': 'application/pdf',
+        'Content-Disposition': contentDisposition('proof.pdf', { type: 'inline', fallbackName: 'proof.pdf' }),
+        'Cache-Control': 'private, max-age=3600',
+      },
+    }),
   }),
 
   defineRoute({
