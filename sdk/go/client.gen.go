@@ -1111,6 +1111,8 @@ const (
 	ConflictErrorBodyReasonTokenMalformed               ConflictErrorBodyReason = "token_malformed"
 	ConflictErrorBodyReasonTokenMissing                 ConflictErrorBodyReason = "token_missing"
 	ConflictErrorBodyReasonTokenPrefixUnknown           ConflictErrorBodyReason = "token_prefix_unknown"
+	ConflictErrorBodyReasonUrlExpired                   ConflictErrorBodyReason = "url_expired"
+	ConflictErrorBodyReasonUrlInvalid                   ConflictErrorBodyReason = "url_invalid"
 )
 
 // Valid indicates whether the value is a known member of the ConflictErrorBodyReason enum.
@@ -1163,6 +1165,10 @@ func (e ConflictErrorBodyReason) Valid() bool {
 	case ConflictErrorBodyReasonTokenMissing:
 		return true
 	case ConflictErrorBodyReasonTokenPrefixUnknown:
+		return true
+	case ConflictErrorBodyReasonUrlExpired:
+		return true
+	case ConflictErrorBodyReasonUrlInvalid:
 		return true
 	default:
 		return false
@@ -1849,6 +1855,8 @@ const (
 	ErrorBodyReasonTokenMalformed               ErrorBodyReason = "token_malformed"
 	ErrorBodyReasonTokenMissing                 ErrorBodyReason = "token_missing"
 	ErrorBodyReasonTokenPrefixUnknown           ErrorBodyReason = "token_prefix_unknown"
+	ErrorBodyReasonUrlExpired                   ErrorBodyReason = "url_expired"
+	ErrorBodyReasonUrlInvalid                   ErrorBodyReason = "url_invalid"
 )
 
 // Valid indicates whether the value is a known member of the ErrorBodyReason enum.
@@ -1901,6 +1909,10 @@ func (e ErrorBodyReason) Valid() bool {
 	case ErrorBodyReasonTokenMissing:
 		return true
 	case ErrorBodyReasonTokenPrefixUnknown:
+		return true
+	case ErrorBodyReasonUrlExpired:
+		return true
+	case ErrorBodyReasonUrlInvalid:
 		return true
 	default:
 		return false
@@ -3133,6 +3145,8 @@ const (
 	InsufficientCreditsErrorBodyReasonTokenMalformed               InsufficientCreditsErrorBodyReason = "token_malformed"
 	InsufficientCreditsErrorBodyReasonTokenMissing                 InsufficientCreditsErrorBodyReason = "token_missing"
 	InsufficientCreditsErrorBodyReasonTokenPrefixUnknown           InsufficientCreditsErrorBodyReason = "token_prefix_unknown"
+	InsufficientCreditsErrorBodyReasonUrlExpired                   InsufficientCreditsErrorBodyReason = "url_expired"
+	InsufficientCreditsErrorBodyReasonUrlInvalid                   InsufficientCreditsErrorBodyReason = "url_invalid"
 )
 
 // Valid indicates whether the value is a known member of the InsufficientCreditsErrorBodyReason enum.
@@ -3185,6 +3199,10 @@ func (e InsufficientCreditsErrorBodyReason) Valid() bool {
 	case InsufficientCreditsErrorBodyReasonTokenMissing:
 		return true
 	case InsufficientCreditsErrorBodyReasonTokenPrefixUnknown:
+		return true
+	case InsufficientCreditsErrorBodyReasonUrlExpired:
+		return true
+	case InsufficientCreditsErrorBodyReasonUrlInvalid:
 		return true
 	default:
 		return false
@@ -7762,7 +7780,7 @@ type ConflictErrorBody struct {
 	// Fields 400 validation: one entry per refused field
 	Fields *[]FieldErrorBody `json:"fields,omitempty"`
 
-	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 	Reason *ConflictErrorBodyReason `json:"reason,omitempty"`
 
 	// RequestId the X-Request-Id of the request: quote it when asking for help
@@ -7791,7 +7809,7 @@ type ConflictErrorBody_Details struct {
 	AdditionalProperties   map[string]interface{} `json:"-"`
 }
 
-// ConflictErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+// ConflictErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 type ConflictErrorBodyReason string
 
 // CostBreakdownSchema defines model for CostBreakdownSchema.
@@ -8389,7 +8407,7 @@ type DryRunSchema struct {
 	// PageCount the pages that price the piece: of an HTML, Markdown or DOCX letter, those it lays out to
 	PageCount int `json:"page_count"`
 
-	// ProofUrl extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored
+	// ProofUrl extension: a signed link (1-hour expiry, no key needed) to the print proof of this piece as it would print, GET /v1/mail/dry-run-proofs/{token}; its first GET renders it; null (with a print_proof_unavailable warning) when the document could not be read for it or stored
 	ProofUrl *string `json:"proof_url"`
 
 	// SendAfter Extension (not in the spec): the send_after a real submission would be scheduled for (UTC)
@@ -8581,7 +8599,7 @@ type ErrorBody struct {
 	// Fields 400 validation: one entry per refused field
 	Fields *[]FieldErrorBody `json:"fields,omitempty"`
 
-	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 	Reason *ErrorBodyReason `json:"reason,omitempty"`
 
 	// RequestId the X-Request-Id of the request: quote it when asking for help
@@ -8597,7 +8615,7 @@ type ErrorBody struct {
 	TestMode bool `json:"test_mode"`
 }
 
-// ErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+// ErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 type ErrorBodyReason string
 
 // EstimateBody defines model for EstimateBody.
@@ -10148,7 +10166,7 @@ type InsufficientCreditsErrorBody struct {
 	// Fields 400 validation: one entry per refused field
 	Fields *[]FieldErrorBody `json:"fields,omitempty"`
 
-	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+	// Reason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 	Reason *InsufficientCreditsErrorBodyReason `json:"reason,omitempty"`
 
 	// RequestId the X-Request-Id of the request: quote it when asking for help
@@ -10167,7 +10185,7 @@ type InsufficientCreditsErrorBody struct {
 // InsufficientCreditsErrorBodyCode defines model for InsufficientCreditsErrorBody.Code.
 type InsufficientCreditsErrorBodyCode string
 
-// InsufficientCreditsErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+// InsufficientCreditsErrorBodyReason why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
 type InsufficientCreditsErrorBodyReason string
 
 // IntakeResponse defines model for IntakeResponse.
@@ -25690,6 +25708,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/mail-runs/{id}/commit (the `PostV1MailRunsIdCommit` operationId).
 	PostV1MailRunsIdCommit(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetV1MailDryRunProofsToken A dry run's print proof (its proof_url)
+	//
+	// The PDF a dry run priced, as the facility would print it. The signed link (1 hour) is the credential: no key. The first GET renders the proof, later ones read it; a dry run itself renders nothing.
+	//
+	// Corresponds with GET /v1/mail/dry-run-proofs/{token} (the `GetV1MailDryRunProofsToken` operationId).
+	GetV1MailDryRunProofsToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteV1MailId Cancel a piece
 	//
 	// Cancels a piece that is submitted and not yet printing (or still awaiting approval) and refunds its credits once. Repeating the call answers already_cancelled true and refunds nothing. 409 MAIL_NOT_CANCELLABLE once printing has started or later.
@@ -29217,6 +29242,23 @@ func (c *Client) GetV1MailRunsId(ctx context.Context, id string, reqEditors ...R
 // Corresponds with POST /v1/mail-runs/{id}/commit (the `PostV1MailRunsIdCommit` operationId).
 func (c *Client) PostV1MailRunsIdCommit(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1MailRunsIdCommitRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1MailDryRunProofsToken A dry run's print proof (its proof_url)
+//
+// The PDF a dry run priced, as the facility would print it. The signed link (1 hour) is the credential: no key. The first GET renders the proof, later ones read it; a dry run itself renders nothing.
+//
+// Corresponds with GET /v1/mail/dry-run-proofs/{token} (the `GetV1MailDryRunProofsToken` operationId).
+func (c *Client) GetV1MailDryRunProofsToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1MailDryRunProofsTokenRequest(c.Server, token)
 	if err != nil {
 		return nil, err
 	}
@@ -37771,6 +37813,40 @@ func NewPostV1MailRunsIdCommitRequest(server string, id string) (*http.Request, 
 	return req, nil
 }
 
+// NewGetV1MailDryRunProofsTokenRequest constructs an http.Request for the GetV1MailDryRunProofsToken method
+func NewGetV1MailDryRunProofsTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/mail/dry-run-proofs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteV1MailIdRequest constructs an http.Request for the DeleteV1MailId method
 func NewDeleteV1MailIdRequest(server string, id openapi_types.UUID, params *DeleteV1MailIdParams) (*http.Request, error) {
 	var err error
@@ -43060,6 +43136,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/mail-runs/{id}/commit (the `PostV1MailRunsIdCommit` operationId).
 	PostV1MailRunsIdCommitWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1MailRunsIdCommitResponse, error)
+
+	// GetV1MailDryRunProofsTokenWithResponse A dry run's print proof (its proof_url)
+	//
+	// The PDF a dry run priced, as the facility would print it. The signed link (1 hour) is the credential: no key. The first GET renders the proof, later ones read it; a dry run itself renders nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/mail/dry-run-proofs/{token} (the `GetV1MailDryRunProofsToken` operationId).
+	GetV1MailDryRunProofsTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*GetV1MailDryRunProofsTokenResponse, error)
 
 	// DeleteV1MailIdWithResponse Cancel a piece
 	//
@@ -56137,6 +56222,75 @@ func (r PostV1MailRunsIdCommitResponse) ContentType() string {
 	return ""
 }
 
+type GetV1MailDryRunProofsTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1MailDryRunProofsTokenResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1MailDryRunProofsTokenResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r GetV1MailDryRunProofsTokenResponse) GetJSON410() *ErrorBody {
+	return r.JSON410
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1MailDryRunProofsTokenResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1MailDryRunProofsTokenResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1MailDryRunProofsTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1MailDryRunProofsTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1MailDryRunProofsTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1MailDryRunProofsTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteV1MailIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteV1MailId
 type DeleteV1MailIdResponse401Headers struct {
 	WWWAuthenticate *string
@@ -65910,6 +66064,21 @@ func (c *ClientWithResponses) PostV1MailRunsIdCommitWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParsePostV1MailRunsIdCommitResponse(rsp)
+}
+
+// GetV1MailDryRunProofsTokenWithResponse A dry run's print proof (its proof_url)
+//
+// The PDF a dry run priced, as the facility would print it. The signed link (1 hour) is the credential: no key. The first GET renders the proof, later ones read it; a dry run itself renders nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/mail/dry-run-proofs/{token} (the `GetV1MailDryRunProofsToken` operationId).
+func (c *ClientWithResponses) GetV1MailDryRunProofsTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*GetV1MailDryRunProofsTokenResponse, error) {
+	rsp, err := c.GetV1MailDryRunProofsToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1MailDryRunProofsTokenResponse(rsp)
 }
 
 // DeleteV1MailIdWithResponse Cancel a piece
@@ -78391,6 +78560,60 @@ func ParsePostV1MailRunsIdCommitResponse(rsp *http.Response) (*PostV1MailRunsIdC
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1MailDryRunProofsTokenResponse parses an HTTP response from a GetV1MailDryRunProofsTokenWithResponse call
+func ParseGetV1MailDryRunProofsTokenResponse(rsp *http.Response) (*GetV1MailDryRunProofsTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1MailDryRunProofsTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil

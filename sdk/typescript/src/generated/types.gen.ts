@@ -692,9 +692,9 @@ export type ConflictErrorBody = {
      */
     code?: string;
     /**
-     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
      */
-    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid';
+    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid' | 'url_invalid' | 'url_expired';
     /**
      * 400 validation: one entry per refused field
      */
@@ -1036,7 +1036,7 @@ export type DryRunSchema = {
     }>;
     address_check: AddressCheckSchema;
     /**
-     * extension: the print proof of this piece as it would print; signed, 1-hour expiry; null (with a print_proof_unavailable warning) when it could not be rendered or stored
+     * extension: a signed link (1-hour expiry, no key needed) to the print proof of this piece as it would print, GET /v1/mail/dry-run-proofs/{token}; its first GET renders it; null (with a print_proof_unavailable warning) when the document could not be read for it or stored
      */
     proof_url: string | null;
     test_mode: boolean;
@@ -1142,9 +1142,9 @@ export type ErrorBody = {
      */
     code?: string;
     /**
-     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
      */
-    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid';
+    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid' | 'url_invalid' | 'url_expired';
     /**
      * 400 validation: one entry per refused field
      */
@@ -2107,9 +2107,9 @@ export type InsufficientCreditsErrorBody = {
     error: string;
     code: 'INSUFFICIENT_CREDITS';
     /**
-     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped
+     * why a key was refused (401/403) or a refusal's cause: token_missing: no Authorization: Bearer header; token_malformed: the header or the key is not well formed; token_prefix_unknown: the key does not start with a known prefix; key_not_found: no such key; key_revoked: the key was revoked; key_expired: the key is past its expiry; member_suspended: the key's account is suspended; facility_inactive: the facility key's facility is inactive; token_audience_mismatch: an OAuth access token issued for another resource; insufficient_scope: the agent credential lacks a scope the endpoint needs (details.required_scopes); member_key_required: the endpoint needs a member key; agent_key_required: the endpoint needs an agent-scoped key; facility_key_required: the endpoint needs a facility key; key_kind_not_allowed: this kind of key cannot call the endpoint; live_key_required: test keys cannot use the endpoint; test_key_required: a sandbox endpoint: only test keys; sandbox_not_supported: physical inbound custody has no sandbox; packages_not_enabled: physical inbound custody is not enabled for the account; package_belongs_to_another_agent: the package is another agent's; business_required: Business mail runs need a Business account (code BUSINESS_REQUIRED); agent_auto_fill_not_authorised: the human has not authorised Agent Auto-Fill (code AUTO_FILL_NOT_AUTHORISED); intake_secret_missing: inbound email intake: no X-Intake-Secret header; intake_secret_invalid: inbound email intake: the X-Intake-Secret is not valid; sign_in_link_invalid: console: the sign-in link was used, expired or mistyped; url_invalid: a signed URL (a dry run proof_url) that this service did not sign, or that was changed; url_expired: a signed URL (a dry run proof_url) past its hour, or whose proof's document is no longer kept
      */
-    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid';
+    reason?: 'token_missing' | 'token_malformed' | 'token_prefix_unknown' | 'key_not_found' | 'key_revoked' | 'key_expired' | 'member_suspended' | 'facility_inactive' | 'token_audience_mismatch' | 'insufficient_scope' | 'member_key_required' | 'agent_key_required' | 'facility_key_required' | 'key_kind_not_allowed' | 'live_key_required' | 'test_key_required' | 'sandbox_not_supported' | 'packages_not_enabled' | 'package_belongs_to_another_agent' | 'business_required' | 'agent_auto_fill_not_authorised' | 'intake_secret_missing' | 'intake_secret_invalid' | 'sign_in_link_invalid' | 'url_invalid' | 'url_expired';
     /**
      * 400 validation: one entry per refused field
      */
@@ -5241,6 +5241,49 @@ export type GetV1MailIdDocumentErrors = {
 };
 
 export type GetV1MailIdDocumentError = GetV1MailIdDocumentErrors[keyof GetV1MailIdDocumentErrors];
+
+export type GetV1MailDryRunProofsTokenData = {
+    body?: never;
+    path: {
+        token: string;
+    };
+    query?: never;
+    url: '/v1/mail/dry-run-proofs/{token}';
+};
+
+export type GetV1MailDryRunProofsTokenErrors = {
+    /**
+     * Validation failed: fields[] names each refused path, query or body field (dot-paths)
+     */
+    400: ErrorBody;
+    /**
+     * PROOF_URL_INVALID (reason url_invalid): not a link this service signed; PROOF_NO_LONGER_AVAILABLE (reason url_expired): the proof's document is no longer kept
+     */
+    404: ErrorBody;
+    /**
+     * PROOF_URL_EXPIRED (reason url_expired): the link is past its hour; send the dry run again
+     */
+    410: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+    /**
+     * PROOF_UNAVAILABLE: the proof could not be rendered right now; STORAGE_UNAVAILABLE (retryable)
+     */
+    503: ErrorBody;
+};
+
+export type GetV1MailDryRunProofsTokenError = GetV1MailDryRunProofsTokenErrors[keyof GetV1MailDryRunProofsTokenErrors];
+
+export type GetV1MailDryRunProofsTokenResponses = {
+    /**
+     * The proof (application/pdf, inline proof.pdf)
+     */
+    200: Blob | File;
+};
+
+export type GetV1MailDryRunProofsTokenResponse = GetV1MailDryRunProofsTokenResponses[keyof GetV1MailDryRunProofsTokenResponses];
 
 export type PostV1MailIdApproveData = {
     body?: never;
