@@ -115,10 +115,19 @@ function allowedKind(access: Access, prefer: KeyKind[]): KeyKind | undefined {
 
 const label = (route: RouteDef) => accessKey(route.method, route.path);
 const BATCH_PATHS = /^\/v1\/(batch-mail|facility\/batches)\/:id/;
+const TEMPLATE_PATHS = /^\/v1\/templates\/:id/;
+/** A well-formed id nobody has: batches and templates have ids of their own shape, the rest are UUIDs. */
+const randomId = (path: string) =>
+  BATCH_PATHS.test(path)
+    ? `bat_${randomBytes(12).toString('hex')}`
+    : TEMPLATE_PATHS.test(path)
+      ? `tmpl_${randomBytes(12).toString('hex')}`
+      : ':id';
 const randomPath = (route: RouteDef) =>
   route.path
     .replace(/:leadId/g, `wl_${randomBytes(8).toString('hex')}`)
-    .replace(/:id\b/, BATCH_PATHS.test(route.path) ? `bat_${randomBytes(12).toString('hex')}` : ':id')
+    .replace(/:id\b/, randomId(route.path))
+    .replace(/:sequence\b/, String(1 + randomBytes(3).readUIntBE(0, 3)))
     .replace(/:[A-Za-z]+/g, () => randomUUID());
 /** Whether the route reads ?agent_id= (a member key names the agent it acts for). */
 const takesAgentId = (route: RouteDef) =>
