@@ -119,6 +119,7 @@ const randomPath = (route: RouteDef) =>
   route.path
     .replace(/:leadId/g, `wl_${randomBytes(8).toString('hex')}`)
     .replace(/:id\b/, BATCH_PATHS.test(route.path) ? `bat_${randomBytes(12).toString('hex')}` : ':id')
+    .replace(/:sequence\b/, '1')
     .replace(/:[A-Za-z]+/g, () => randomUUID());
 /** Whether the route reads ?agent_id= (a member key names the agent it acts for). */
 const takesAgentId = (route: RouteDef) =>
