@@ -146,6 +146,7 @@ export const ENDPOINT_ACCESS: Record<string, Access> = {
   // Batch mail fulfilment (facility keys)
   'GET /v1/facility/batches': { callers: FACILITY },
   'GET /v1/facility/batches/:id': { callers: FACILITY },
+  'GET /v1/facility/batches/:id/pieces/:sequence/document': { callers: FACILITY },
   'POST /v1/facility/batches/:id/start': { callers: FACILITY },
   'POST /v1/facility/batches/:id/pieces': { callers: FACILITY },
   'POST /v1/facility/batches/:id/finish': { callers: FACILITY },

@@ -8966,8 +8966,14 @@ type FacilityAnswerBody struct {
 type FacilityBatchResponse struct {
 	Batch BatchObject `json:"batch"`
 	Files struct {
-		ExpiresAt             string `json:"expires_at"`
+		ExpiresAt string `json:"expires_at"`
+
+		// Merged Extension: true for a merged batch, whose pieces each print their own PDF (see piece_documents); false: every piece prints template_url
+		Merged                bool   `json:"merged"`
 		OriginalRecipientsUrl string `json:"original_recipients_url"`
+
+		// PieceDocuments Extension, merged batches: the path that answers one piece's PDF, `/v1/facility/batches/{id}/pieces/{batch_sequence}/document` with the id filled in (the manifest's batch_sequence goes in place of {batch_sequence}); null for other batches
+		PieceDocuments *string `json:"piece_documents"`
 
 		// RecipientsUrl Valid recipients in print order: batch_sequence,name,address,address2,city,state,zip
 		RecipientsUrl *string `json:"recipients_url"`
@@ -9189,6 +9195,20 @@ type FacilityMessageSent struct {
 	Conversation FacilityConversationRecord `json:"conversation"`
 	Message      FacilityMessageRecord      `json:"message"`
 	TestMode     bool                       `json:"test_mode"`
+}
+
+// FacilityPieceDocumentResponse defines model for FacilityPieceDocumentResponse.
+type FacilityPieceDocumentResponse struct {
+	BatchId       string `json:"batch_id"`
+	BatchSequence int    `json:"batch_sequence"`
+
+	// DocumentUrl The piece's own PDF (its row merged into the template); signed, 1-hour expiry
+	DocumentUrl string `json:"document_url"`
+	ExpiresAt   string `json:"expires_at"`
+
+	// Pages The piece's pages as rendered
+	Pages    int  `json:"pages"`
+	TestMode bool `json:"test_mode"`
 }
 
 // FacilityStateResponse defines model for FacilityStateResponse.
@@ -25123,6 +25143,8 @@ type ClientInterface interface {
 
 	// GetV1FacilityBatchesId A batch with signed download URLs (1 hour) for the template and the print manifest
 	//
+	// files.merged says whether the batch is merged: each piece of a merged batch prints its own PDF, fetched from files.piece_documents (`/v1/facility/batches/{id}/pieces/{batch_sequence}/document`); the manifest has a document_key column then. Every piece of any other batch prints files.template_url.
+	//
 	// Corresponds with GET /v1/facility/batches/{id} (the `GetV1FacilityBatchesId` operationId).
 	GetV1FacilityBatchesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -25175,6 +25197,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/facility/batches/{id}/pieces (the `PostV1FacilityBatchesIdPieces` operationId).
 	PostV1FacilityBatchesIdPieces(ctx context.Context, id string, params *PostV1FacilityBatchesIdPiecesParams, body PostV1FacilityBatchesIdPiecesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1FacilityBatchesIdPiecesSequenceDocument A merged batch's piece: its own PDF (signed URL, 1 hour) and pages
+	//
+	// Merged batches only (files.merged): the PDF rendered from the template with this batch_sequence's row, as named in the manifest's document_key column. Non-merged batches print files.template_url for every piece (404 here).
+	//
+	// Corresponds with GET /v1/facility/batches/{id}/pieces/{sequence}/document (the `GetV1FacilityBatchesIdPiecesSequenceDocument` operationId).
+	GetV1FacilityBatchesIdPiecesSequenceDocument(ctx context.Context, id string, sequence int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1FacilityBatchesIdStart Start printing: submitted -> in_progress (the member can no longer cancel)
 	//
@@ -27877,6 +27906,8 @@ func (c *Client) GetV1FacilityBatches(ctx context.Context, params *GetV1Facility
 
 // GetV1FacilityBatchesId A batch with signed download URLs (1 hour) for the template and the print manifest
 //
+// files.merged says whether the batch is merged: each piece of a merged batch prints its own PDF, fetched from files.piece_documents (`/v1/facility/batches/{id}/pieces/{batch_sequence}/document`); the manifest has a document_key column then. Every piece of any other batch prints files.template_url.
+//
 // Corresponds with GET /v1/facility/batches/{id} (the `GetV1FacilityBatchesId` operationId).
 func (c *Client) GetV1FacilityBatchesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetV1FacilityBatchesIdRequest(c.Server, id)
@@ -27990,6 +28021,23 @@ func (c *Client) PostV1FacilityBatchesIdPiecesWithBody(ctx context.Context, id s
 // Corresponds with POST /v1/facility/batches/{id}/pieces (the `PostV1FacilityBatchesIdPieces` operationId).
 func (c *Client) PostV1FacilityBatchesIdPieces(ctx context.Context, id string, params *PostV1FacilityBatchesIdPiecesParams, body PostV1FacilityBatchesIdPiecesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1FacilityBatchesIdPiecesRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1FacilityBatchesIdPiecesSequenceDocument A merged batch's piece: its own PDF (signed URL, 1 hour) and pages
+//
+// Merged batches only (files.merged): the PDF rendered from the template with this batch_sequence's row, as named in the manifest's document_key column. Non-merged batches print files.template_url for every piece (404 here).
+//
+// Corresponds with GET /v1/facility/batches/{id}/pieces/{sequence}/document (the `GetV1FacilityBatchesIdPiecesSequenceDocument` operationId).
+func (c *Client) GetV1FacilityBatchesIdPiecesSequenceDocument(ctx context.Context, id string, sequence int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1FacilityBatchesIdPiecesSequenceDocumentRequest(c.Server, id, sequence)
 	if err != nil {
 		return nil, err
 	}
@@ -34433,6 +34481,47 @@ func NewPostV1FacilityBatchesIdPiecesRequestWithBody(server string, id string, p
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetV1FacilityBatchesIdPiecesSequenceDocumentRequest constructs an http.Request for the GetV1FacilityBatchesIdPiecesSequenceDocument method
+func NewGetV1FacilityBatchesIdPiecesSequenceDocumentRequest(server string, id string, sequence int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "sequence", sequence, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/facility/batches/%s/pieces/%s/document", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -42486,6 +42575,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetV1FacilityBatchesIdWithResponse A batch with signed download URLs (1 hour) for the template and the print manifest
 	//
+	// files.merged says whether the batch is merged: each piece of a merged batch prints its own PDF, fetched from files.piece_documents (`/v1/facility/batches/{id}/pieces/{batch_sequence}/document`); the manifest has a document_key column then. Every piece of any other batch prints files.template_url.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/facility/batches/{id} (the `GetV1FacilityBatchesId` operationId).
@@ -42540,6 +42631,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/facility/batches/{id}/pieces (the `PostV1FacilityBatchesIdPieces` operationId).
 	PostV1FacilityBatchesIdPiecesWithResponse(ctx context.Context, id string, params *PostV1FacilityBatchesIdPiecesParams, body PostV1FacilityBatchesIdPiecesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1FacilityBatchesIdPiecesResponse, error)
+
+	// GetV1FacilityBatchesIdPiecesSequenceDocumentWithResponse A merged batch's piece: its own PDF (signed URL, 1 hour) and pages
+	//
+	// Merged batches only (files.merged): the PDF rendered from the template with this batch_sequence's row, as named in the manifest's document_key column. Non-merged batches print files.template_url for every piece (404 here).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/facility/batches/{id}/pieces/{sequence}/document (the `GetV1FacilityBatchesIdPiecesSequenceDocument` operationId).
+	GetV1FacilityBatchesIdPiecesSequenceDocumentWithResponse(ctx context.Context, id string, sequence int, reqEditors ...RequestEditorFn) (*GetV1FacilityBatchesIdPiecesSequenceDocumentResponse, error)
 
 	// PostV1FacilityBatchesIdStartWithResponse Start printing: submitted -> in_progress (the member can no longer cancel)
 	//
@@ -50124,6 +50224,103 @@ func (r PostV1FacilityBatchesIdPiecesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostV1FacilityBatchesIdPiecesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1FacilityBatchesIdPiecesSequenceDocumentResponse401Headers the declared response headers of an HTTP 401 response for GetV1FacilityBatchesIdPiecesSequenceDocument
+type GetV1FacilityBatchesIdPiecesSequenceDocumentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1FacilityBatchesIdPiecesSequenceDocumentResponse429Headers the declared response headers of an HTTP 429 response for GetV1FacilityBatchesIdPiecesSequenceDocument
+type GetV1FacilityBatchesIdPiecesSequenceDocumentResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetV1FacilityBatchesIdPiecesSequenceDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FacilityPieceDocumentResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1FacilityBatchesIdPiecesSequenceDocumentResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1FacilityBatchesIdPiecesSequenceDocumentResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON200() *FacilityPieceDocumentResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1FacilityBatchesIdPiecesSequenceDocumentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -64941,6 +65138,8 @@ func (c *ClientWithResponses) GetV1FacilityBatchesWithResponse(ctx context.Conte
 
 // GetV1FacilityBatchesIdWithResponse A batch with signed download URLs (1 hour) for the template and the print manifest
 //
+// files.merged says whether the batch is merged: each piece of a merged batch prints its own PDF, fetched from files.piece_documents (`/v1/facility/batches/{id}/pieces/{batch_sequence}/document`); the manifest has a document_key column then. Every piece of any other batch prints files.template_url.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/facility/batches/{id} (the `GetV1FacilityBatchesId` operationId).
@@ -65036,6 +65235,21 @@ func (c *ClientWithResponses) PostV1FacilityBatchesIdPiecesWithResponse(ctx cont
 		return nil, err
 	}
 	return ParsePostV1FacilityBatchesIdPiecesResponse(rsp)
+}
+
+// GetV1FacilityBatchesIdPiecesSequenceDocumentWithResponse A merged batch's piece: its own PDF (signed URL, 1 hour) and pages
+//
+// Merged batches only (files.merged): the PDF rendered from the template with this batch_sequence's row, as named in the manifest's document_key column. Non-merged batches print files.template_url for every piece (404 here).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/facility/batches/{id}/pieces/{sequence}/document (the `GetV1FacilityBatchesIdPiecesSequenceDocument` operationId).
+func (c *ClientWithResponses) GetV1FacilityBatchesIdPiecesSequenceDocumentWithResponse(ctx context.Context, id string, sequence int, reqEditors ...RequestEditorFn) (*GetV1FacilityBatchesIdPiecesSequenceDocumentResponse, error) {
+	rsp, err := c.GetV1FacilityBatchesIdPiecesSequenceDocument(ctx, id, sequence, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1FacilityBatchesIdPiecesSequenceDocumentResponse(rsp)
 }
 
 // PostV1FacilityBatchesIdStartWithResponse Start printing: submitted -> in_progress (the member can no longer cancel)
@@ -72919,6 +73133,97 @@ func ParsePostV1FacilityBatchesIdPiecesResponse(rsp *http.Response) (*PostV1Faci
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostV1FacilityBatchesIdPiecesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1FacilityBatchesIdPiecesSequenceDocumentResponse parses an HTTP response from a GetV1FacilityBatchesIdPiecesSequenceDocumentWithResponse call
+func ParseGetV1FacilityBatchesIdPiecesSequenceDocumentResponse(rsp *http.Response) (*GetV1FacilityBatchesIdPiecesSequenceDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1FacilityBatchesIdPiecesSequenceDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FacilityPieceDocumentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1FacilityBatchesIdPiecesSequenceDocumentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1FacilityBatchesIdPiecesSequenceDocumentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -6,7 +6,7 @@ import type { UpdateDefinition } from '@temporalio/client';
 import { claimFacilityBatch } from '../operations/facilities';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import { ApiError, errors } from '../../domain/shared/errors';
+import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { batchStateConflict } from '../../domain/shared/workflow-failures';
 import { updateIdFor } from '../shared/workflow-gateway';
 import {
@@ -18,10 +18,14 @@ import {
   markBatchPiecesUpdate,
   startBatchFulfilmentUpdate,
 } from '../../workflows/batches/contracts';
-import { BatchRow, CountRow, loadBatchRow } from './rows';
+import { BatchRecipientRow, BatchRow, CountRow, loadBatchRow } from './rows';
 import { BATCH_ID_PATTERN, toBatchObject } from './batch-view';
 import { reload, runUpdate } from './batch-workflow';
 import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
+import { SIGNED_URL_SECONDS } from '../shared/storage';
+
+/** Where a merged batch's per-piece PDFs are fetched (the facility cannot reach the object store). */
+export const PIECE_DOCUMENT_PATH = '/v1/facility/batches/{id}/pieces/{batch_sequence}/document';
 
 /** A facility step's Idempotency-Key (the Update id is derived from it, so a retried step is applied once). */
 export interface FacilityStepOptions {
@@ -68,7 +72,44 @@ export async function getFacilityBatch(deps: Deps, auth: AuthContext, id: string
       recipients_url: row.manifest_key ? await deps.storage.signedUrl(row.manifest_key) : null,
       original_recipients_url: await deps.storage.signedUrl(row.recipients_key),
       expires_at: expiresAt,
+      // Merged batches: every piece prints its own PDF, fetched by batch_sequence; others print template_url.
+      merged: row.merged,
+      piece_documents: row.merged ? PIECE_DOCUMENT_PATH.replace('{id}', row.id) : null,
     },
+  };
+}
+
+/**
+ * One piece's own PDF of a merged batch (decision 0143): its pages and a signed 1-hour URL.
+ * 404 for a batch that is not this facility's, one that is not merged (its pieces all print
+ * template_url), or a batch_sequence without a rendered piece (rows skipped at render have none).
+ */
+export async function getFacilityBatchPieceDocument(deps: Deps, auth: AuthContext, id: string, sequence: number) {
+  const row = await facilityBatch(deps, auth, id);
+  if (!row.merged)
+    throw codedError(
+      404,
+      'NOT_FOUND',
+      'Not a merged batch: non-merged batches print files.template_url for every piece',
+      {
+        suggestedAction: 'Print files.template_url of GET /v1/facility/batches/{id} for every piece of the manifest.',
+      },
+    );
+  const [piece]: Pick<BatchRecipientRow, 'seq' | 'render_pages' | 'document_key'>[] = await deps.db.query(
+    `SELECT seq, render_pages, document_key FROM batch_recipients
+      WHERE batch_id = $1 AND seq = $2 AND render_status = 'rendered' AND document_key IS NOT NULL`,
+    [id, sequence],
+  );
+  if (!piece)
+    throw codedError(404, 'NOT_FOUND', `Piece ${sequence} not found: the batch has pieces 1-${row.valid}`, {
+      suggestedAction: 'Use a batch_sequence of the print manifest (files.recipients_url); skipped rows have none.',
+    });
+  return {
+    batch_id: row.id,
+    batch_sequence: piece.seq,
+    pages: piece.render_pages ?? row.page_count,
+    document_url: await deps.storage.signedUrl(piece.document_key!),
+    expires_at: new Date(Date.now() + SIGNED_URL_SECONDS * 1000).toISOString(),
   };
 }
 

@@ -3,7 +3,9 @@
 // empty and a row whose value lays out past a postcard's one page are skipped with their
 // reasons and never charged; the draft is priced for the rows that rendered and charged that
 // once; each piece's PDF holds its own row's values, escaped. An HTML template file works the
-// same way, and one with an unescaped tag is refused before anything is stored.
+// same way, and one with an unescaped tag is refused before anything is stored. The facility
+// the batch is assigned to fetches each piece's own PDF through the API (it cannot reach the
+// object store); a sequence without a piece, another facility and a non-merged batch are 404.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,17 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { client, fieldPaths } from '../helpers/http';
 import { newMember } from '../helpers/factories';
 import { priceBatch } from '../../domain/batches/pricing';
-import { balance, ensureFacility, ledger, waitForStatus } from './batch-helpers';
+import { createFacility } from '../../services/accounts/accounts';
+import {
+  balance,
+  batchForm,
+  ensureFacility,
+  facilityKeyFor,
+  ledger,
+  pdf,
+  recipientsCsv,
+  waitForStatus,
+} from './batch-helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'batch-merged-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -142,6 +154,87 @@ describe('merged batches', () => {
     const manifest = (await app.deps.storage.get(manifest_key)).toString();
     expect(manifest.split('\r\n')[0]).toBe('batch_sequence,name,address,address2,city,state,zip,document_key');
     expect(manifest).toContain(pieces[0].document_key);
+  });
+
+  it("lets the assigned facility fetch each merged piece's own PDF; other pieces, facilities and batches are 404", async () => {
+    const member = await newMember(app.deps, { creditsCents: 100_000 });
+    const html = { data: Buffer.from(POSTCARD), name: 'postcard.html', type: 'text/html' };
+    // Row 2 lays out past the postcard's page: skipped at render, so the batch has pieces 1-3 (rows 1, 3, 4).
+    const csv = mergedCsv(4, (i) =>
+      i === 2 ? { message: 'A message far too long for a postcard. '.repeat(400) } : {},
+    );
+    const res = await api('POST', '/v1/batch-mail', { key: member.key, form: form({}, csv, html) });
+    expect(res.status).toBe(201);
+    const id = res.body.batch.id;
+    const draft = (await waitForStatus(app.baseUrl, member.key, id, ['draft'], 60_000)).batch;
+    expect(draft.recipients).toMatchObject({ total_rows: 4, valid: 3, skipped: 1 });
+    expect((await api('POST', `/v1/batch-mail/${id}/confirm`, { key: member.key })).status).toBe(200);
+    await waitForStatus(app.baseUrl, member.key, id, ['submitted'], 60_000);
+    const [{ facility_id }] = await app.deps.db.query(`SELECT facility_id FROM batches WHERE id = $1`, [id]);
+    const facilityKey = await facilityKeyFor(app.deps, facility_id);
+
+    const files = await api('GET', `/v1/facility/batches/${id}`, { key: facilityKey });
+    expect(files.status).toBe(200);
+    expect(files.body.files).toMatchObject({
+      merged: true,
+      piece_documents: `/v1/facility/batches/${id}/pieces/{batch_sequence}/document`,
+    });
+    const manifest = (await (await fetch(files.body.files.recipients_url)).text()).split('\r\n');
+    expect(manifest[2]).toMatch(/^2,Recipient 3,3 Main St,/);
+
+    const doc = await api('GET', files.body.files.piece_documents.replace('{batch_sequence}', '2'), {
+      key: facilityKey,
+    });
+    expect(doc.status).toBe(200);
+    expect(doc.body).toMatchObject({ batch_id: id, batch_sequence: 2, pages: 1, test_mode: false });
+    expect(Date.parse(doc.body.expires_at)).toBeGreaterThan(Date.now() + 55 * 60_000);
+    // The same PDF the manifest's document_key names for that row.
+    const [{ document_key }] = await app.deps.db.query(
+      `SELECT document_key FROM batch_recipients WHERE batch_id = $1 AND seq = 2`,
+      [id],
+    );
+    expect(manifest[2].endsWith(`,${document_key}`)).toBe(true);
+    expect(new URL(doc.body.document_url).pathname).toContain(document_key);
+    const download = await fetch(doc.body.document_url);
+    expect(download.status).toBe(200);
+    const { pages, text } = pdfText(Buffer.from(await download.arrayBuffer()));
+    expect(pages).toBe(1);
+    expect(text).toContain('Hello Ada3!');
+    expect(text).toContain('Your code is CODE-3.');
+    expect(text).toContain('Sent to Recipient 3, Austin');
+    expect(text).not.toMatch(/Ada[124]!/);
+
+    const piece = (suffix: string, key = facilityKey, batch = id) =>
+      api('GET', `/v1/facility/batches/${batch}/pieces/${suffix}/document`, { key });
+    // No piece 4: the skipped row has no batch_sequence.
+    const skipped = await piece('4');
+    expect(skipped.status).toBe(404);
+    expect(skipped.body.code).toBe('NOT_FOUND');
+    expect((await piece('1', facilityKey, `bat_${'0'.repeat(24)}`)).status).toBe(404);
+    for (const bad of ['abc', '0', '-1', '1.5']) {
+      const refused = await piece(bad);
+      expect(refused.status).toBe(400);
+      expect(fieldPaths(refused.body)).toEqual(['params.sequence']);
+    }
+    // Another facility does not see the batch.
+    const other = await createFacility(app.deps, 'Another print facility');
+    expect((await piece('1', other.key)).status).toBe(404);
+    await app.deps.db.query(`UPDATE facilities SET status = 'inactive' WHERE id = $1`, [other.facility_id]);
+
+    // A batch printed from one PDF template has no per-piece documents.
+    const plain = await api('POST', '/v1/batch-mail', {
+      key: member.key,
+      form: batchForm(await pdf(1), recipientsCsv(3)),
+    });
+    expect(plain.status).toBe(201);
+    expect((await api('POST', `/v1/batch-mail/${plain.body.batch.id}/confirm`, { key: member.key })).status).toBe(200);
+    await waitForStatus(app.baseUrl, member.key, plain.body.batch.id, ['submitted'], 60_000);
+    const plainFiles = await api('GET', `/v1/facility/batches/${plain.body.batch.id}`, { key: facilityKey });
+    expect(plainFiles.status).toBe(200);
+    expect(plainFiles.body.files).toMatchObject({ merged: false, piece_documents: null });
+    const notMerged = await piece('1', facilityKey, plain.body.batch.id);
+    expect(notMerged.status).toBe(404);
+    expect(notMerged.body.error).toContain('template_url');
   });
 
   it('takes an HTML template file, and refuses one with an unescaped tag before storing anything', async () => {

@@ -14,6 +14,7 @@ import {
   multiLine,
   PG_INT_MAX,
   singleLine,
+  textInt,
 } from '../../schemas/common';
 import { SEND_AFTER_FORMAT_MESSAGE, SEND_AFTER_MAX_DAYS } from '../../../domain/workflow-safe/send-after';
 
@@ -273,7 +274,32 @@ export const FacilityBatchResponse = z.object({
       .describe('Valid recipients in print order: batch_sequence,name,address,address2,city,state,zip'),
     original_recipients_url: z.string(),
     expires_at: z.string(),
+    merged: z
+      .boolean()
+      .describe(
+        'Extension: true for a merged batch, whose pieces each print their own PDF (see piece_documents); false: every piece prints template_url',
+      ),
+    piece_documents: z
+      .string()
+      .nullable()
+      .describe(
+        "Extension, merged batches: the path that answers one piece's PDF, `/v1/facility/batches/{id}/pieces/{batch_sequence}/document` " +
+          "with the id filled in (the manifest's batch_sequence goes in place of {batch_sequence}); null for other batches",
+      ),
   }),
+  test_mode: z.boolean(),
+});
+
+export const FacilityPieceParams = BatchIdParams.extend({
+  sequence: textInt(1, BATCH_MAX_PIECES).describe("The piece's batch_sequence (1..recipients.valid)"),
+});
+
+export const FacilityPieceDocumentResponse = z.object({
+  batch_id: z.string(),
+  batch_sequence: z.number().int(),
+  pages: z.number().int().describe("The piece's pages as rendered"),
+  document_url: z.string().describe("The piece's own PDF (its row merged into the template); signed, 1-hour expiry"),
+  expires_at: z.string(),
   test_mode: z.boolean(),
 });
 

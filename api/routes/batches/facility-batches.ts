@@ -9,6 +9,8 @@ import {
   BatchListResponse,
   FacilityBatchResponse,
   FacilityListQuery,
+  FacilityPieceDocumentResponse,
+  FacilityPieceParams,
   FacilityStateResponse,
   FailBody,
   FailResponse,
@@ -21,6 +23,7 @@ import {
   failFacilityBatch,
   finishFacilityBatch,
   getFacilityBatch,
+  getFacilityBatchPieceDocument,
   listFacilityBatches,
   markFacilityBatchPieces,
   startFacilityBatch,
@@ -52,10 +55,37 @@ export const routes: RouteDef[] = [
     method: 'get',
     path: '/v1/facility/batches/:id',
     summary: 'A batch with signed download URLs (1 hour) for the template and the print manifest',
+    description:
+      'files.merged says whether the batch is merged: each piece of a merged batch prints its own PDF, fetched from ' +
+      'files.piece_documents (`/v1/facility/batches/{id}/pieces/{batch_sequence}/document`); the manifest has a document_key column then. ' +
+      'Every piece of any other batch prints files.template_url.',
     tags: TAGS,
     params: BatchIdParams,
     responses: { 200: { description: 'Batch and files', schema: FacilityBatchResponse }, 404: NOT_FOUND },
     handler: async ({ deps, auth, params }) => ({ body: await getFacilityBatch(deps, auth, params.id) }),
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/facility/batches/:id/pieces/:sequence/document',
+    summary: "A merged batch's piece: its own PDF (signed URL, 1 hour) and pages",
+    description:
+      "Merged batches only (files.merged): the PDF rendered from the template with this batch_sequence's row, as named in the " +
+      "manifest's document_key column. Non-merged batches print files.template_url for every piece (404 here).",
+    tags: TAGS,
+    params: FacilityPieceParams,
+    responses: {
+      200: { description: "The piece's document", schema: FacilityPieceDocumentResponse },
+      400: { description: 'fields[] params.sequence: not a positive integer (a batch_sequence)' },
+      404: {
+        description:
+          'Not a batch of this facility, not a merged batch (every piece prints files.template_url), or no piece with this ' +
+          'batch_sequence (rows skipped at render have none)',
+      },
+    },
+    handler: async ({ deps, auth, params }) => ({
+      body: await getFacilityBatchPieceDocument(deps, auth, params.id, params.sequence),
+    }),
   }),
 
   defineRoute({

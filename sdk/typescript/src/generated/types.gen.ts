@@ -1334,6 +1334,14 @@ export type FacilityBatchResponse = {
         recipients_url: string | null;
         original_recipients_url: string;
         expires_at: string;
+        /**
+         * Extension: true for a merged batch, whose pieces each print their own PDF (see piece_documents); false: every piece prints template_url
+         */
+        merged: boolean;
+        /**
+         * Extension, merged batches: the path that answers one piece's PDF, `/v1/facility/batches/{id}/pieces/{batch_sequence}/document` with the id filled in (the manifest's batch_sequence goes in place of {batch_sequence}); null for other batches
+         */
+        piece_documents: string | null;
     };
     test_mode: boolean;
 };
@@ -1481,6 +1489,21 @@ export type FacilityMessageRecord = {
 export type FacilityMessageSent = {
     message: FacilityMessageRecord;
     conversation: FacilityConversationRecord;
+    test_mode: boolean;
+};
+
+export type FacilityPieceDocumentResponse = {
+    batch_id: string;
+    batch_sequence: number;
+    /**
+     * The piece's pages as rendered
+     */
+    pages: number;
+    /**
+     * The piece's own PDF (its row merged into the template); signed, 1-hour expiry
+     */
+    document_url: string;
+    expires_at: string;
     test_mode: boolean;
 };
 
@@ -11114,6 +11137,57 @@ export type GetV1FacilityBatchesIdResponses = {
 };
 
 export type GetV1FacilityBatchesIdResponse = GetV1FacilityBatchesIdResponses[keyof GetV1FacilityBatchesIdResponses];
+
+export type GetV1FacilityBatchesIdPiecesSequenceDocumentData = {
+    body?: never;
+    path: {
+        id: string;
+        /**
+         * The piece's batch_sequence (1..recipients.valid)
+         */
+        sequence: number;
+    };
+    query?: never;
+    url: '/v1/facility/batches/{id}/pieces/{sequence}/document';
+};
+
+export type GetV1FacilityBatchesIdPiecesSequenceDocumentErrors = {
+    /**
+     * fields[] params.sequence: not a positive integer (a batch_sequence)
+     */
+    400: ErrorBody;
+    /**
+     * The key was refused (reason: token_missing, token_malformed, token_prefix_unknown, key_not_found, key_revoked, key_expired, member_suspended, facility_inactive, token_audience_mismatch); WWW-Authenticate names the protected-resource metadata
+     */
+    401: ErrorBody;
+    /**
+     * Forbidden (reason: facility_key_required)
+     */
+    403: ErrorBody;
+    /**
+     * Not a batch of this facility, not a merged batch (every piece prints files.template_url), or no piece with this batch_sequence (rows skipped at render have none)
+     */
+    404: ErrorBody;
+    /**
+     * RATE_LIMITED: more requests this minute than the key may make (retryable; Retry-After says when to retry)
+     */
+    429: ErrorBody;
+    /**
+     * INTERNAL: an unexpected failure (retryable); quote request_id
+     */
+    500: ErrorBody;
+};
+
+export type GetV1FacilityBatchesIdPiecesSequenceDocumentError = GetV1FacilityBatchesIdPiecesSequenceDocumentErrors[keyof GetV1FacilityBatchesIdPiecesSequenceDocumentErrors];
+
+export type GetV1FacilityBatchesIdPiecesSequenceDocumentResponses = {
+    /**
+     * The piece's document
+     */
+    200: FacilityPieceDocumentResponse;
+};
+
+export type GetV1FacilityBatchesIdPiecesSequenceDocumentResponse = GetV1FacilityBatchesIdPiecesSequenceDocumentResponses[keyof GetV1FacilityBatchesIdPiecesSequenceDocumentResponses];
 
 export type PostV1FacilityBatchesIdStartData = {
     body?: never;
