@@ -127,7 +127,7 @@ const randomPath = (route: RouteDef) =>
   route.path
     .replace(/:leadId/g, `wl_${randomBytes(8).toString('hex')}`)
     .replace(/:id\b/, randomId(route.path))
-    .replace(/:sequence\b/, String(1 + randomBytes(3).readUIntBE(0, 3)))
+    .replace(/:sequence\b/, String(1 + (randomBytes(2).readUInt16BE(0) % 10_000)))
     .replace(/:[A-Za-z]+/g, () => randomUUID());
 /** Whether the route reads ?agent_id= (a member key names the agent it acts for). */
 const takesAgentId = (route: RouteDef) =>
