@@ -23,7 +23,7 @@ import {
 } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
-import { BatchRow, loadBatchRow, Queryable } from './rows';
+import { BatchRow, insertBatchDraft, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import {
@@ -192,41 +192,26 @@ export async function createBatchDraft(
 
   const expirySeconds = draftExpirySeconds(deps, opts);
   const row = await deps.db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
-         template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
-         per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
-         expires_at, address_check)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-         now() + ($24 || ' seconds')::interval, $25)`,
-      [
-        id,
-        auth.memberId,
-        auth.agentId,
-        auth.testMode,
-        input.job_name,
-        input.mail_type,
-        input.mailing_class,
-        input.duplex,
-        input.color,
-        pageCount,
-        templateKey,
-        recipientsKey,
-        parsed.total_rows,
-        parsed.valid,
-        parsed.skipped,
-        JSON.stringify(parsed.skipped_rows),
-        price.per_piece_cents,
-        price.color_surcharge_cents,
-        price.effective_per_piece_cents,
-        price.volume_discount_pct,
-        price.subtotal_cents,
-        price.discount_cents,
-        price.total_cents,
-        String(expirySeconds),
-        JSON.stringify(addressCheck),
-      ],
-    );
+    await insertBatchDraft(tx, {
+      id,
+      memberId: auth.memberId!,
+      agentId: auth.agentId,
+      testMode: auth.testMode,
+      jobName: input.job_name,
+      mailType: input.mail_type,
+      mailingClass: input.mailing_class,
+      duplex: input.duplex,
+      color: input.color,
+      pageCount,
+      templateKey,
+      recipientsKey,
+      totalRows: parsed.total_rows,
+      valid: parsed.valid,
+      skippedRows: parsed.skipped_rows,
+      price,
+      expirySeconds,
+      addressCheck,
+    });
     await insertRecipients(tx, id, parsed.recipients);
     await recordBatchSendAfter(tx, id, input.send_after);
     return (await loadBatchRow(tx, id))!;

@@ -16,7 +16,7 @@ import { describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, priceBatch } 
 import { parseRecipientsCsv, Recipient, SkippedRow } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { missingVariables, requiredVariables, templateProblem } from '../../domain/templates/merge';
-import { BatchRecipientRow, BatchRow, loadBatchRow, Queryable } from './rows';
+import { BatchRecipientRow, BatchRow, insertBatchDraft, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum } from './estimate';
 import { BatchServiceOptions, draftExpirySeconds } from './batch-workflow';
@@ -121,44 +121,31 @@ export async function createMergedBatchDraft(
   await deps.storage.put(recipientsKey, csvBytes, 'text/csv');
   const expirySeconds = draftExpirySeconds(deps, opts);
   const row = await deps.db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
-         template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
-         per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
-         expires_at, address_check, status, merged, template_id, template_version, rows_to_render)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-         now() + ($24 || ' seconds')::interval, $25, 'rendering', true, $26, $27, $28)`,
-      [
-        id,
-        auth.memberId,
-        auth.agentId,
-        auth.testMode,
-        input.job_name,
-        input.mail_type,
-        input.mailing_class,
-        input.duplex,
-        input.color,
-        provisionalPages,
-        templateKey,
-        recipientsKey,
-        parsed.total_rows,
-        rows.length,
-        skipped.length,
-        JSON.stringify(skipped),
-        price.per_piece_cents,
-        price.color_surcharge_cents,
-        price.effective_per_piece_cents,
-        price.volume_discount_pct,
-        price.subtotal_cents,
-        price.discount_cents,
-        price.total_cents,
-        String(expirySeconds),
-        JSON.stringify(checkBatchAddresses(rows)),
-        template?.id ?? null,
-        template?.version ?? null,
-        rows.length,
-      ],
-    );
+    await insertBatchDraft(tx, {
+      id,
+      memberId: auth.memberId!,
+      agentId: auth.agentId,
+      testMode: auth.testMode,
+      jobName: input.job_name,
+      mailType: input.mail_type,
+      mailingClass: input.mailing_class,
+      duplex: input.duplex,
+      color: input.color,
+      pageCount: provisionalPages,
+      templateKey,
+      recipientsKey,
+      totalRows: parsed.total_rows,
+      valid: rows.length,
+      skippedRows: skipped,
+      price,
+      expirySeconds,
+      addressCheck: checkBatchAddresses(rows),
+      merge: {
+        templateId: template?.id ?? null,
+        templateVersion: template?.version ?? null,
+        rowsToRender: rows.length,
+      },
+    });
     await insertMergeRows(tx, id, rows);
     await recordBatchSendAfter(tx, id, input.send_after);
     return (await loadBatchRow(tx, id))!;

@@ -109,3 +109,70 @@ export async function loadBatchRow(
   ]);
   return row;
 }
+
+/** A new batch draft's row: what both the PDF-template and the merged drafts store. */
+export interface NewBatchDraft {
+  id: string;
+  memberId: string;
+  agentId: string | null | undefined;
+  testMode: boolean;
+  jobName: string;
+  mailType: BatchMailType;
+  mailingClass: BatchMailingClass;
+  duplex: boolean;
+  color: boolean;
+  pageCount: number;
+  templateKey: string;
+  recipientsKey: string;
+  totalRows: number;
+  valid: number;
+  skippedRows: SkippedRow[];
+  price: BatchPrice;
+  expirySeconds: number;
+  addressCheck: BatchAddressCheck;
+  /** A merged batch (merged.ts) starts `rendering` with the template it merges and the rows left to render. */
+  merge?: { templateId: string | null; templateVersion: number | null; rowsToRender: number };
+}
+
+export async function insertBatchDraft(db: Queryable, d: NewBatchDraft): Promise<void> {
+  await db.query(
+    `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
+       template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
+       per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
+       expires_at, address_check, status, merged, template_id, template_version, rows_to_render)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+       now() + ($24 || ' seconds')::interval, $25, $26, $27, $28, $29, $30)`,
+    [
+      d.id,
+      d.memberId,
+      d.agentId,
+      d.testMode,
+      d.jobName,
+      d.mailType,
+      d.mailingClass,
+      d.duplex,
+      d.color,
+      d.pageCount,
+      d.templateKey,
+      d.recipientsKey,
+      d.totalRows,
+      d.valid,
+      d.skippedRows.length,
+      JSON.stringify(d.skippedRows),
+      d.price.per_piece_cents,
+      d.price.color_surcharge_cents,
+      d.price.effective_per_piece_cents,
+      d.price.volume_discount_pct,
+      d.price.subtotal_cents,
+      d.price.discount_cents,
+      d.price.total_cents,
+      String(d.expirySeconds),
+      JSON.stringify(d.addressCheck),
+      d.merge ? 'rendering' : 'draft',
+      Boolean(d.merge),
+      d.merge?.templateId ?? null,
+      d.merge?.templateVersion ?? null,
+      d.merge?.rowsToRender ?? 0,
+    ],
+  );
+}
