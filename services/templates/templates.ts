@@ -60,7 +60,7 @@ export interface UpdateTemplateInput extends TemplateText {
   description?: string | null;
 }
 
-function newTemplateId(): string {
+export function newTemplateId(): string {
   return `tmpl_${randomBytes(12).toString('hex')}`;
 }
 

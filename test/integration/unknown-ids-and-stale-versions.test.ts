@@ -4,6 +4,8 @@
 // sends a stale X-Service-MD-Version on a route that guards the instructions version
 // (api/discovery/statuses.ts derives that 409 from domain/shared/access.ts). The contract
 // check (test/contract/) validates each answer against the OpenAPI document.
+import { newBatchId } from '../../services/batches/drafts';
+import { newTemplateId } from '../../services/templates/templates';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from '../helpers/app';
 import { client, HttpResponse } from '../helpers/http';
@@ -118,11 +120,7 @@ const BATCH_PATHS = /^\/v1\/(batch-mail|facility\/batches)\/:id/;
 const TEMPLATE_PATHS = /^\/v1\/templates\/:id/;
 /** A well-formed id nobody has: batches and templates have ids of their own shape, the rest are UUIDs. */
 const randomId = (path: string) =>
-  BATCH_PATHS.test(path)
-    ? `bat_${randomBytes(12).toString('hex')}`
-    : TEMPLATE_PATHS.test(path)
-      ? `tmpl_${randomBytes(12).toString('hex')}`
-      : ':id';
+  BATCH_PATHS.test(path) ? newBatchId() : TEMPLATE_PATHS.test(path) ? newTemplateId() : ':id';
 const randomPath = (route: RouteDef) =>
   route.path
     .replace(/:leadId/g, `wl_${randomBytes(8).toString('hex')}`)
