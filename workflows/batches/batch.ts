@@ -47,21 +47,11 @@ import {
 } from '../shared/operator-cancellation';
 import { publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
+import { BATCH_GENERATION, BATCH_STEP } from '../shared/activity-options';
 
-// Postgres or the object store being down must not lose a paid batch: retry without limit.
-const acts = proxyActivities<BatchActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
-const scheduledActs = proxyActivities<ReturnType<typeof createScheduledBatchActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
-const generation = proxyActivities<BatchActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const acts = proxyActivities<BatchActivities>(BATCH_STEP);
+const scheduledActs = proxyActivities<ReturnType<typeof createScheduledBatchActivities>>(BATCH_STEP);
+const generation = proxyActivities<BatchActivities>(BATCH_GENERATION);
 
 function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });

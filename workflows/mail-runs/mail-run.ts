@@ -18,21 +18,15 @@ import {
   shielded,
 } from '../shared/operator-cancellation';
 import { publishStatus, showDetails } from '../shared/status-visibility';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { call } from '../shared/activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
+import { DATABASE_STEP, MAIL_RUN_NOTIFICATION } from '../shared/activity-options';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
 
 // A funded run must reach its children whatever Postgres or Temporal do: retry without limit.
-const acts = proxyActivities<MailRunActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const notify = proxyActivities<MailRunActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<MailRunActivities>(DATABASE_STEP);
+const notify = proxyActivities<MailRunActivities>(MAIL_RUN_NOTIFICATION);
 
 function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });

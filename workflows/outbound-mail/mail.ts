@@ -47,7 +47,7 @@ import {
 } from './contracts';
 import { mailRunSettledSignal } from '../mail-runs/contracts';
 import { MailStatus } from '../shared/search-attributes';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { call } from '../shared/activity-failures';
 import {
   handlerTurns,
   recordRefusedCancellation,
@@ -57,34 +57,18 @@ import {
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
 import { FACILITY_MAIL_MOVES, heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
+import { DATABASE_STEP, LOCAL_DATABASE_STEP, PRINT_PROOF } from '../shared/activity-options';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 
-const acts = proxyActivities<MailActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<MailActivities>(DATABASE_STEP);
 // When the workflow announces (a reconciled start, or a submission whose publish failed),
 // it does so inside the first workflow task (a short database write and a wake-up of the
 // webhook dispatchers): no activity task round trip through the server.
-const localActs = proxyLocalActivities<MailActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-// The print proof: a large document renders for seconds, and an outage that outlasts the
-// retries leaves the piece without a proof rather than its workflow open.
-const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', backoffCoefficient: 2, maximumAttempts: 12 },
-});
+const localActs = proxyLocalActivities<MailActivities>(LOCAL_DATABASE_STEP);
+const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>(DATABASE_STEP);
+const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActivities>>(DATABASE_STEP);
+const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>(PRINT_PROOF);
 
 /** Histories from before print proofs replay without the proof activity. */
 const PRINT_PROOF_PATCH = 'render-print-proof';

@@ -40,7 +40,7 @@ import {
   runShieldedFromCancellation,
 } from '../shared/operator-cancellation';
 import { publishStatus, showDetails } from '../shared/status-visibility';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { call } from '../shared/activity-failures';
 import {
   HandlingStatus,
   isOpenHandlingStatus,
@@ -48,18 +48,13 @@ import {
   HandlingEvent,
   HandlingActor,
 } from '../../domain/workflow-safe/handling';
+import { DATABASE_STEP, HANDLING_OCR } from '../shared/activity-options';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<Activities>(DATABASE_STEP);
 
-const ocr = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const ocr = proxyActivities<Activities>(HANDLING_OCR);
 
 export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<HandlingSnapshot> {
   const id = input.operationId;

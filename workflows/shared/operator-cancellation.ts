@@ -17,15 +17,12 @@ import {
 } from '@temporalio/workflow';
 import type { createOperationsActivities } from '../../activities/operations/operations';
 import type { IncidentObjectType } from '../../services/operations/workflow-incidents';
-import { UNLIMITED_RETRY } from './activity-failures';
+import { DATABASE_STEP } from './activity-options';
 
 /** Histories recorded before this behaviour existed replay as they ran: the request aborted the main flow. */
 export const OPERATOR_CANCELLATION_PATCH = 'operator-cancellation-request';
 
-const ops = proxyActivities<ReturnType<typeof createOperationsActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const ops = proxyActivities<ReturnType<typeof createOperationsActivities>>(DATABASE_STEP);
 
 /**
  * Runs `main` so that a cancellation request does not reach it; `onRequest` runs instead
