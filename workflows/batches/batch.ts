@@ -7,14 +7,7 @@
 // cancellable, and is refused and recorded once the facility has started. A scheduled
 // batch (send_after, an extension) is held from the facility once submitted until its
 // durable timer fires; the sandbox advance skips the wait.
-import {
-  ActivityFailure,
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchActivities } from '../../activities/batches/batch';
 import type { createScheduledBatchActivities } from '../../activities/batches/scheduled-send';
 import {
@@ -39,12 +32,9 @@ import {
   TERMINAL_BATCH_STATUSES,
 } from './contracts';
 import { BatchStatus } from '../shared/search-attributes';
-import {
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-  shielded,
-} from '../shared/operator-cancellation';
+import { call } from '../shared/activity-failures';
+import { cancelOrRefuse, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
 import { BATCH_GENERATION, BATCH_STEP } from '../shared/activity-options';
@@ -57,16 +47,6 @@ function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
 }
 
-/** An activity's own ApplicationFailure (e.g. INSUFFICIENT_CREDITS) fails the update with its type. */
-async function unwrap<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) throw err.cause;
-    throw err;
-  }
-}
-
 export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<BatchWorkflowResult> {
   const { batchId } = input;
   let status: BatchStatusName = 'draft';
@@ -74,12 +54,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   // Scheduled send: true until the workflow lets the facility see the batch.
   let held = input.sendAfter !== undefined;
 
-  let queue: Promise<unknown> = Promise.resolve();
-  function serial<T>(step: () => Promise<T>): Promise<T> {
-    const run = queue.then(() => shielded(step));
-    queue = run.catch(() => undefined);
-    return run;
-  }
+  const turns = exclusiveTurns();
   let refusedCancellation: string | null = null;
   const WAITING: Partial<Record<BatchStatusName, string>> = {
     draft: `Draft: waiting for confirm until ${new Date(Date.parse(input.createdAt) + input.draftExpirySeconds * 1000).toISOString()}; then it expires.`,
@@ -125,9 +100,9 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     confirmBatchUpdate,
     () =>
-      serial(async () => {
+      turns.run(async () => {
         if (status !== 'draft') return { status, alreadyConfirmed: true };
-        const r = await unwrap(acts.chargeBatch({ batchId }));
+        const r = await call(acts.chargeBatch({ batchId }));
         confirmed = true;
         setStatus(r.status);
         return { status, alreadyConfirmed: r.alreadyConfirmed };
@@ -143,8 +118,8 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     cancelBatchUpdate,
     () =>
-      serial(async () => {
-        const r = await unwrap(acts.cancelBatch({ batchId }));
+      turns.run(async () => {
+        const r = await call(acts.cancelBatch({ batchId }));
         setStatus(r.status);
         if (!r.alreadyCancelled) await publish('batch.cancelled');
         return r;
@@ -162,7 +137,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   );
 
   async function startFulfilment(): Promise<void> {
-    setStatus((await unwrap(acts.startBatchFulfilment({ batchId }))).status);
+    setStatus((await call(acts.startBatchFulfilment({ batchId }))).status);
   }
 
   /** Scheduled send: lets the facility see the batch (its timer fired, or the sandbox skipped the wait). */
@@ -181,13 +156,13 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     advanceTestBatchUpdate,
     () =>
-      serial(async () => {
+      turns.run(async () => {
         const previousStatus = status;
         if (held && status === 'submitted') await release();
         if (status === 'submitted') await startFulfilment();
         else if (status === 'in_progress') {
-          await unwrap(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
-          await finishWith(await unwrap(acts.finishBatch({ batchId, facilityNotes: null })));
+          await call(acts.markBatchPieces({ batchId, status: 'mailed', all: true }));
+          await finishWith(await call(acts.finishBatch({ batchId, facilityNotes: null })));
         } else throw refuse(BatchFailureType.advanceInvalid, `The batch is ${status}; it cannot advance.`);
         return { previousStatus, status };
       }),
@@ -216,7 +191,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     startBatchFulfilmentUpdate,
     () =>
-      serial(async () => {
+      turns.run(async () => {
         requireStatus(['submitted', 'in_progress'], 'only submitted batches can be started')();
         refuseWhileHeld();
         if (status === 'submitted') await startFulfilment();
@@ -233,7 +208,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
     },
   );
 
-  setHandler(markBatchPiecesUpdate, (mark) => serial(async () => unwrap(acts.markBatchPieces({ batchId, ...mark }))), {
+  setHandler(markBatchPiecesUpdate, (mark) => turns.run(async () => call(acts.markBatchPieces({ batchId, ...mark }))), {
     validator: (_mark: MarkBatchPiecesInput) =>
       requireStatus(['in_progress'], 'pieces can be marked only while it is in_progress')(),
   });
@@ -241,8 +216,8 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     finishBatchUpdate,
     (finish) =>
-      serial(async () => {
-        const r = await unwrap(acts.finishBatch({ batchId, ...finish }));
+      turns.run(async () => {
+        const r = await call(acts.finishBatch({ batchId, ...finish }));
         await finishWith(r);
         return r;
       }),
@@ -258,9 +233,9 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   setHandler(
     failBatchUpdate,
     (fail) =>
-      serial(async () => {
+      turns.run(async () => {
         refuseWhileHeld();
-        const r = await unwrap(acts.failBatch({ batchId, ...fail }));
+        const r = await call(acts.failBatch({ batchId, ...fail }));
         await finishWith(r);
         return r;
       }),
@@ -273,32 +248,23 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
   );
 
   /** A cancellation request from Temporal: cancel and refund like DELETE while cancellable, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await serial(async () => {
-      if (status === 'cancelled') return;
-      let refusal: string | null = null;
-      if (CANCELLABLE_BATCH_STATUSES.includes(status)) {
-        try {
-          const r = await unwrap(acts.cancelBatch({ batchId }));
-          setStatus(r.status);
-          if (!r.alreadyCancelled) await publish('batch.cancelled');
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation =
-        refusal ?? `the batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`;
+  const onCancellationRequest = cancelOrRefuse(turns, {
+    objectType: 'batch',
+    objectId: batchId,
+    status: () => status,
+    settled: () => status === 'cancelled',
+    cancellable: () => CANCELLABLE_BATCH_STATUSES.includes(status),
+    cancel: async () => {
+      const r = await call(acts.cancelBatch({ batchId }));
+      setStatus(r.status);
+      if (!r.alreadyCancelled) await publish('batch.cancelled');
+    },
+    whyNot: () => `the batch is ${status}; only draft, paid, generating and submitted batches can be cancelled.`,
+    showRefusal: (reason) => {
+      refusedCancellation = reason;
       details();
-      await recordRefusedCancellation(
-        'batch',
-        batchId,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
-      );
-    });
-  }
+    },
+  });
 
   return runShieldedFromCancellation(async () => {
     details();
@@ -311,7 +277,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
           })
         : status !== 'draft';
     if (!decided) {
-      await serial(async () => {
+      await turns.run(async () => {
         if (status !== 'draft') return;
         const r = await acts.expireBatchDraft({ batchId });
         setStatus(r.status);
@@ -321,19 +287,19 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
 
     // Paid: generate one piece per valid recipient in chunks, then submit to the facility.
     if (current() === 'paid') {
-      const { pieces } = await serial(async () => {
+      const { pieces } = await turns.run(async () => {
         const r = await acts.startBatchGeneration({ batchId });
         setStatus(r.status);
         return r;
       });
       for (let from = 1; from <= pieces && current() === 'generating'; from += BATCH_GENERATION_CHUNK_SIZE) {
         const to = Math.min(from + BATCH_GENERATION_CHUNK_SIZE - 1, pieces);
-        await serial(async () => {
+        await turns.run(async () => {
           if (status === 'generating')
             await generation.generateBatchPieces({ batchId, fromSequence: from, toSequence: to });
         });
       }
-      await serial(async () => {
+      await turns.run(async () => {
         if (status !== 'generating') return;
         const r = await generation.finishBatchGeneration({ batchId });
         setStatus(r.status);
@@ -351,7 +317,7 @@ export async function batchMailWorkflow(input: BatchWorkflowInput): Promise<Batc
           summary: 'Scheduled send: hold the batch from the facility until send_after',
         });
       }
-      await serial(async () => {
+      await turns.run(async () => {
         if (held && status === 'submitted') await release();
       });
     }

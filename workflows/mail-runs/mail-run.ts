@@ -11,12 +11,8 @@ import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, se
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import { cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import {
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-  shielded,
-} from '../shared/operator-cancellation';
+import { cancelOrRefuse, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { publishStatus, showDetails } from '../shared/status-visibility';
 import { call } from '../shared/activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
@@ -38,12 +34,7 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
   // Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it.
   const current = (): MailRunStatusName => status;
 
-  let queue: Promise<unknown> = Promise.resolve();
-  function serial<T>(step: () => Promise<T>): Promise<T> {
-    const run = queue.then(() => shielded(step));
-    queue = run.catch(() => undefined);
-    return run;
-  }
+  const turns = exclusiveTurns();
 
   let refusedCancellation: string | null = null;
   const closesAt = new Date(Date.parse(input.openedAt) + input.windowSeconds * 1000).toISOString();
@@ -68,7 +59,7 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
   setHandler(
     commitMailRunUpdate,
     () =>
-      serial(async () => {
+      turns.run(async () => {
         const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
         setStatus(r.status);
         return r;
@@ -84,7 +75,7 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
   setHandler(
     cancelMailRunUpdate,
     () =>
-      serial(async () => {
+      turns.run(async () => {
         const r = await call(acts.cancelMailRun({ mailRunUuid }));
         setStatus(r.status);
         return r;
@@ -101,29 +92,19 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
   );
 
   /** A cancellation request from Temporal: cancel like DELETE before funding, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await serial(async () => {
-      if (status === 'cancelled') return;
-      let refusal: string | null = null;
-      if (status !== 'funded' && status !== 'closed') {
-        try {
-          setStatus((await call(acts.cancelMailRun({ mailRunUuid }))).status);
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation = refusal ?? `the run is ${status}; only runs that are not funded yet can be cancelled.`;
+  const onCancellationRequest = cancelOrRefuse(turns, {
+    objectType: 'mail_run',
+    objectId: mailRunUuid,
+    status: () => status,
+    settled: () => status === 'cancelled',
+    cancellable: () => status !== 'funded' && status !== 'closed',
+    cancel: async () => setStatus((await call(acts.cancelMailRun({ mailRunUuid }))).status),
+    whyNot: () => `the run is ${status}; only runs that are not funded yet can be cancelled.`,
+    showRefusal: (reason) => {
+      refusedCancellation = reason;
       details();
-      await recordRefusedCancellation(
-        'mail_run',
-        mailRunUuid,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
-      );
-    });
-  }
+    },
+  });
 
   return runShieldedFromCancellation(async () => {
     details();
@@ -132,7 +113,7 @@ export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<Mail
       await condition(() => isSettledMailRun(status), remainingMs, {
         summary: 'Window close: commit the run automatically',
       });
-    await serial(async () => {
+    await turns.run(async () => {
       if (isSettledMailRun(status)) return;
       setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
     });

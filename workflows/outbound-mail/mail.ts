@@ -48,12 +48,8 @@ import {
 import { mailRunSettledSignal } from '../mail-runs/contracts';
 import { MailStatus } from '../shared/search-attributes';
 import { call } from '../shared/activity-failures';
-import {
-  handlerTurns,
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-} from '../shared/operator-cancellation';
+import { cancelOrRefuse, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
 import { FACILITY_MAIL_MOVES, heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
@@ -79,8 +75,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   let status: string = statusAtStart;
   let printingStarted = input.restart?.printingStarted ?? false;
   let facilityId = input.restart?.facilityId ?? null;
-  const turns = handlerTurns();
-  const exclusive = turns.exclusive;
+  const turns = exclusiveTurns();
   // A restarted child of a mail run may have missed its run's signal: look once.
   let runSettled = Boolean(input.restart);
   let refusedCancellation: string | null = null;
@@ -191,7 +186,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     approveMailUpdate,
     () =>
-      exclusive(async () => {
+      turns.run(async () => {
         requireMove('approve');
         const result = await call(acts.approveMail({ outboundMailId: id }));
         setStatus('submitted');
@@ -203,7 +198,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     rejectMailUpdate,
     () =>
-      exclusive(async () => {
+      turns.run(async () => {
         requireMove('reject');
         await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
         setStatus('cancelled');
@@ -214,7 +209,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     cancelMailUpdate,
     () =>
-      exclusive(async () => {
+      turns.run(async () => {
         const result = await call(
           acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }),
         );
@@ -242,7 +237,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     startPrintingUpdate,
     ({ facilityId: actor }) =>
-      exclusive(async () => {
+      turns.run(async () => {
         requireMove('startPrinting');
         await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
         printingStarted = true;
@@ -253,19 +248,19 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     { validator: (_actor: FacilityActor) => requireMove('startPrinting') },
   );
 
-  setHandler(printedUpdate, ({ facilityId, photos }) => exclusive(() => steps.printed(facilityId, photos)), {
+  setHandler(printedUpdate, ({ facilityId, photos }) => turns.run(() => steps.printed(facilityId, photos)), {
     validator: (_input: FacilityActor) => requireMove('printed'),
   });
-  setHandler(dispatchedUpdate, ({ facilityId, ...d }) => exclusive(() => steps.dispatched(facilityId, d)), {
+  setHandler(dispatchedUpdate, ({ facilityId, ...d }) => turns.run(() => steps.dispatched(facilityId, d)), {
     validator: (_input: FacilityActor) => requireMove('dispatched'),
   });
-  setHandler(deliveredUpdate, ({ facilityId, photos }) => exclusive(() => steps.delivered(facilityId, photos)), {
+  setHandler(deliveredUpdate, ({ facilityId, photos }) => turns.run(() => steps.delivered(facilityId, photos)), {
     validator: (_input: FacilityActor) => requireMove('delivered'),
   });
   setHandler(
     failedUpdate,
     ({ facilityId, message }) =>
-      exclusive(async () => {
+      turns.run(async () => {
         requireMove('failed');
         await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
         setStatus('failed');
@@ -275,7 +270,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     carrierDeliveryFailedUpdate,
     ({ facilityId, message }) =>
-      exclusive(async () => {
+      turns.run(async () => {
         requireMove('carrierDeliveryFailed');
         await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
         setStatus('failed');
@@ -286,7 +281,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   setHandler(
     testAdvanceUpdate,
     () =>
-      exclusive(async () => {
+      turns.run(async () => {
         const step = nextTestStep(status);
         if (!input.testMode || !step) {
           throw ApplicationFailure.create({
@@ -331,34 +326,25 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
   );
 
   /** A cancellation request from Temporal: cancel and refund like DELETE while possible, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await exclusive(async () => {
-      if (status === 'cancelled') return;
-      let refusal: string | null = null;
-      if (moveAllowed('cancel', status) && !printingStarted) {
-        try {
-          await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_operator', requestId: uuid4() }));
-          setStatus('cancelled');
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation =
-        refusal ??
-        (printingStarted && status === 'submitted'
-          ? 'printing has started; the piece can no longer be cancelled.'
-          : `the piece is ${status}; it can no longer be cancelled.`);
+  const onCancellationRequest = cancelOrRefuse(turns, {
+    objectType: 'outbound_mail',
+    objectId: id,
+    status: () => status,
+    settled: () => status === 'cancelled',
+    cancellable: () => moveAllowed('cancel', status) && !printingStarted,
+    cancel: async () => {
+      await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_operator', requestId: uuid4() }));
+      setStatus('cancelled');
+    },
+    whyNot: () =>
+      printingStarted && status === 'submitted'
+        ? 'printing has started; the piece can no longer be cancelled.'
+        : `the piece is ${status}; it can no longer be cancelled.`,
+    showRefusal: (reason) => {
+      refusedCancellation = reason;
       details();
-      await recordRefusedCancellation(
-        'outbound_mail',
-        id,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
-      );
-    });
-  }
+    },
+  });
 
   return runShieldedFromCancellation(async () => {
     details();
@@ -373,7 +359,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     ) {
       // Histories begun before the announcement became a local activity replay the activity.
       const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
-      await exclusive(() => call(announce({ outboundMailId: id, status: created })));
+      await turns.run(() => call(announce({ outboundMailId: id, status: created })));
     }
     // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
     const proof = (input.printProof ? input.printProof === 'render' : patched(PRINT_PROOF_PATCH))
@@ -385,7 +371,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
     while (status === 'funding_pending') {
       await condition(() => runSettled || status !== 'funding_pending');
       runSettled = false;
-      await exclusive(async () => {
+      await turns.run(async () => {
         if (status === 'funding_pending')
           setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
       });
@@ -396,7 +382,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
         summary: 'Approval deadline: cancel the piece if the owner has not approved it',
       });
       if (!decided) {
-        await exclusive(async () => {
+        await turns.run(async () => {
           if (status !== 'pending_approval') return;
           await call(acts.cancelMail({ outboundMailId: id, reason: 'approval_timed_out', requestId: uuid4() }));
           setStatus('cancelled');
@@ -414,7 +400,7 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
           summary: 'Scheduled send: hold the paid piece from the facility until send_after',
         });
       }
-      await exclusive(async () => {
+      await turns.run(async () => {
         if (held && status === 'submitted') await release();
       });
     }

@@ -33,12 +33,8 @@ import {
   ScanOutcome,
 } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import {
-  handlerTurns,
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-} from '../shared/operator-cancellation';
+import { cancelOrRefuse, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { publishStatus, showDetails } from '../shared/status-visibility';
 import { call } from '../shared/activity-failures';
 import {
@@ -60,8 +56,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   const id = input.operationId;
   let status: HandlingStatus = input.status;
   let version = input.version;
-  const turns = handlerTurns();
-  const exclusive = turns.exclusive;
+  const turns = exclusiveTurns();
   let scanOutcome: ScanOutcome | null = null;
 
   let refusedCancellation: string | null = null;
@@ -116,7 +111,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   setHandler(
     approveHandlingUpdate,
     (args) =>
-      exclusive(async () => {
+      turns.run(async () => {
         guard('approve', 'member', args.expectedVersion);
         apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
         return { id, status, version };
@@ -127,7 +122,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   setHandler(
     rejectHandlingUpdate,
     (args) =>
-      exclusive(async () => {
+      turns.run(async () => {
         guard('reject', args.actor, args.expectedVersion);
         apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
         return { id, status, version };
@@ -138,7 +133,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   setHandler(
     acceptHandlingUpdate,
     (args) =>
-      exclusive(async () => {
+      turns.run(async () => {
         guard('accept', 'facility', args.expectedVersion);
         apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
         return { id, status, version };
@@ -149,7 +144,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   setHandler(
     completeHandlingUpdate,
     (args) =>
-      exclusive(async () => {
+      turns.run(async () => {
         guard('complete', 'facility', args.expectedVersion);
         apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
         return { id, status, version };
@@ -163,38 +158,30 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
   });
 
   /** A cancellation request from Temporal: reject (refunding any charge) before the facility accepts, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await exclusive(async () => {
-      if (!isOpenHandlingStatus(status)) return;
-      let refusal: string | null = null;
-      if (status !== 'accepted') {
-        try {
-          apply(
-            await call(
-              acts.rejectHandlingOperation({
-                operationId: id,
-                expectedVersion: version,
-                actor: 'system',
-                reason: 'cancelled_by_operator',
-              }),
-            ),
-          );
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation = refusal ?? `the operation is ${status}; the facility is carrying it out.`;
-      details();
-      await recordRefusedCancellation(
-        'handling',
-        id,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+  const onCancellationRequest = cancelOrRefuse(turns, {
+    objectType: 'handling',
+    objectId: id,
+    status: () => status,
+    settled: () => !isOpenHandlingStatus(status),
+    cancellable: () => status !== 'accepted',
+    cancel: async () => {
+      apply(
+        await call(
+          acts.rejectHandlingOperation({
+            operationId: id,
+            expectedVersion: version,
+            actor: 'system',
+            reason: 'cancelled_by_operator',
+          }),
+        ),
       );
-    });
-  }
+    },
+    whyNot: () => `the operation is ${status}; the facility is carrying it out.`,
+    showRefusal: (reason) => {
+      refusedCancellation = reason;
+      details();
+    },
+  });
 
   return runShieldedFromCancellation(async () => {
     details();
@@ -203,7 +190,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
         summary: 'Approval deadline: reject the proposal as expired',
       });
       if (!decided) {
-        await exclusive(async () => {
+        await turns.run(async () => {
           if (status !== 'awaiting_member_approval') return;
           apply(
             await acts.rejectHandlingOperation({
@@ -220,7 +207,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
     if (input.testMode) {
       await condition(() => status !== 'awaiting_member_approval' && !turns.busy);
       if (status === 'awaiting_facility') {
-        await exclusive(async () => {
+        await turns.run(async () => {
           const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
           apply(done.snapshot);
           if (done.bundleId) {
@@ -238,7 +225,7 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
       const outcome = scanOutcome as ScanOutcome | null;
       if (!isOpenHandlingStatus(status) || !outcome) break;
       scanOutcome = null;
-      await exclusive(async () => {
+      await turns.run(async () => {
         if (status !== 'accepted') return;
         apply(
           outcome.outcome === 'fulfilled'
