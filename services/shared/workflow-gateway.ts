@@ -33,7 +33,7 @@ export interface WorkflowStart {
 
 export interface WorkflowUpdateCall<Ret, Args extends unknown[]> {
   workflowId: string;
-  update: UpdateDefinition<Ret, Args> | string;
+  update: UpdateDefinition<Ret, Args>;
   args: Args;
   /** From updateIdFor(): the same key sends the same Update, which Temporal applies once. */
   updateId?: string;
@@ -125,13 +125,10 @@ export async function updateWorkflow<Ret, Args extends unknown[]>(
           workflowId: call.workflowId,
           workflowIdConflictPolicy: 'USE_EXISTING',
         } as never);
-        const update = (await deps.temporal.workflow.startUpdateWithStart(
-          call.update as UpdateDefinition<Ret, Args>,
-          {
-            ...options,
-            startWorkflowOperation,
-          } as never,
-        )) as WorkflowUpdateHandle<Ret>;
+        const update = (await deps.temporal.workflow.startUpdateWithStart(call.update, {
+          ...options,
+          startWorkflowOperation,
+        } as never)) as WorkflowUpdateHandle<Ret>;
         await start.markStarted?.();
         return { update };
       }
