@@ -8,7 +8,7 @@
 // keeps running and records a workflow_incidents row the operator can see.
 import { CancellationScope, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createOperationsActivities } from '../../activities/operations/operations';
-import type { IncidentObjectType } from '../../services/operations/workflow-incidents';
+import type { IncidentObjectType } from '../../domain/workflow-safe/workflow-incidents';
 import { DATABASE_STEP } from './activity-options';
 import { refusalOf } from './activity-failures';
 import type { ExclusiveTurns } from './turns';
