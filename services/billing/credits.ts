@@ -9,6 +9,7 @@ import type { Deps } from '../shared/deps';
 import { ApiError, codedError } from '../../domain/shared/errors';
 import { insufficientCreditsError } from '../../domain/shared/workflow-failures';
 import { formatCents } from '../../domain/shared/money';
+import { billingUrlOf } from '../../domain/billing/billing-url';
 import { noteDebitForAutoReload } from './auto-reload';
 import { noteLowBalance } from '../notifications/notices';
 
@@ -22,7 +23,7 @@ export interface Balance {
 type Queryable = Pick<EntityManager, 'query'>;
 
 export function billingUrl(deps: Deps): string {
-  return `${deps.config.siteUrl}/billing#credits`;
+  return billingUrlOf(deps.config.siteUrl);
 }
 
 export async function balanceCents(db: Queryable, memberId: string): Promise<number> {

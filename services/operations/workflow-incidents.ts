@@ -3,11 +3,9 @@
 // closed (terminated, cancelled, failed, timed out) while its record was still open, a
 // record whose workflow never started. Each cause is recorded once (incident_key).
 import type { Deps } from '../shared/deps';
+import type { IncidentAction, IncidentKind, IncidentObjectType } from '../../domain/workflow-safe/workflow-incidents';
 
-export type IncidentObjectType = 'outbound_mail' | 'batch' | 'mail_run' | 'handling';
-export type IncidentKind = 'cancel_refused' | 'workflow_closed' | 'lost_start';
-/** refused: the workflow kept running; restarted/started: the reconciler re-drove it; reported: it needs an operator. */
-export type IncidentAction = 'refused' | 'restarted' | 'started' | 'reported';
+export type { IncidentAction, IncidentKind, IncidentObjectType };
 
 export interface IncidentInput {
   incidentKey: string;

@@ -5,7 +5,8 @@ import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { updateIdFor } from '../shared/workflow-gateway';
-import type { ApproveResult } from '../../workflows/outbound-mail/contracts';
+import type { UpdateDefinition } from '@temporalio/client';
+import { approveMailUpdate, rejectMailUpdate } from '../../workflows/outbound-mail/contracts';
 import { loadMailRow, MailRow } from './record';
 import { recordOf, visibleMailRow } from './read';
 import { MailCallOptions, MailWorkflowClosed, runMailUpdate } from './workflow';
@@ -46,14 +47,14 @@ async function decided<T>(
   deps: Deps,
   approver: Approver,
   row: MailRow,
-  update: string,
+  update: UpdateDefinition<T, []>,
   opts: MailCallOptions,
 ): Promise<T> {
   if (row.status !== 'pending_approval' && !opts.idempotencyKey) throw notPendingApproval(row.status);
   const caller = approver === 'operator' ? { ownerKey: 'operator' } : approver;
   try {
-    return await runMailUpdate<T>(deps, row, update, [], {
-      updateId: updateIdFor(caller, `mail.${update}`, opts.idempotencyKey),
+    return await runMailUpdate(deps, row, update, [], {
+      updateId: updateIdFor(caller, `mail.${update.name}`, opts.idempotencyKey),
     });
   } catch (err) {
     const refused = err instanceof ApiError && err.code === 'MAIL_STATE_CONFLICT';
@@ -69,7 +70,7 @@ async function decided<T>(
  */
 export async function approveMail(deps: Deps, approver: Approver, id: string, opts: MailCallOptions = {}) {
   const row = await approverRow(deps, approver, id);
-  const result = await decided<ApproveResult>(deps, approver, row, 'approve', opts);
+  const result = await decided(deps, approver, row, approveMailUpdate, opts);
   return {
     outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!),
     credits_charged_cents: result.creditsChargedCents,
@@ -80,6 +81,6 @@ export async function approveMail(deps: Deps, approver: Approver, id: string, op
 /** The owner's rejection: the piece is cancelled and nothing is charged. */
 export async function rejectMail(deps: Deps, approver: Approver, id: string, opts: MailCallOptions = {}) {
   const row = await approverRow(deps, approver, id);
-  await decided<void>(deps, approver, row, 'reject', opts);
+  await decided(deps, approver, row, rejectMailUpdate, opts);
   return { outbound_mail: await recordOf(deps, (await loadMailRow(deps.db, id))!) };
 }

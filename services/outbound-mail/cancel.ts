@@ -5,7 +5,7 @@ import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { balanceCents } from '../billing/credits';
 import { updateIdFor } from '../shared/workflow-gateway';
-import type { CancelResult } from '../../workflows/outbound-mail/contracts';
+import { cancelMailUpdate, CancelResult } from '../../workflows/outbound-mail/contracts';
 import { loadMailRow, MailRow } from './record';
 import { recordOf, visibleMailRow } from './read';
 import { MailCallOptions, mailNotCancellable, MailWorkflowClosed, runMailUpdate } from './workflow';
@@ -32,7 +32,7 @@ export async function cancelMail(deps: Deps, auth: AuthContext, id: string, opts
   if (row.status === 'cancelled' && !opts.idempotencyKey) return answer(await alreadyCancelled(), row);
   try {
     return answer(
-      await runMailUpdate<CancelResult>(deps, row, 'cancel', [], {
+      await runMailUpdate(deps, row, cancelMailUpdate, [], {
         updateId: updateIdFor(auth, 'mail.cancel', opts.idempotencyKey),
       }),
     );

@@ -18,7 +18,16 @@ import { loadMailRow, loadPhotos, mailAddress, MailRow, PhotoRow, signedDocument
 import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow';
 import { isWorkflowUnavailable, updateIdFor } from '../shared/workflow-gateway';
 import { sha256Hex } from '../../domain/accounts/keys';
-import type { PhotoRef } from '../../workflows/outbound-mail/contracts';
+import type { UpdateDefinition } from '@temporalio/client';
+import {
+  carrierDeliveryFailedUpdate,
+  deliveredUpdate,
+  dispatchedUpdate,
+  failedUpdate,
+  PhotoRef,
+  printedUpdate,
+  startPrintingUpdate,
+} from '../../workflows/outbound-mail/contracts';
 import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
 import { pieceProofUrl } from './print-proofs';
 
@@ -170,17 +179,17 @@ const stepUpdateId = (auth: AuthContext, update: string, opts: FacilityStepOptio
  * Runs one step. Photos uploaded for a refused step are removed again; those of a step
  * that is not confirmed (503) stay, since the workflow may still apply it.
  */
-async function step(
+async function step<A>(
   deps: Deps,
   auth: AuthContext,
   row: MailRow,
-  update: string,
-  arg: unknown,
+  update: UpdateDefinition<void, [A]>,
+  arg: A,
   opts: FacilityStepOptions,
   uploaded: PhotoRef[] = [],
 ) {
   try {
-    await runMailUpdate<void>(deps, row, update, [arg], { updateId: stepUpdateId(auth, update, opts) });
+    await runMailUpdate(deps, row, update, [arg], { updateId: stepUpdateId(auth, update.name, opts) });
   } catch (err) {
     if (!isWorkflowUnavailable(err))
       await Promise.all(uploaded.map((p) => deps.storage.remove(p.storageKey).catch(() => undefined)));
@@ -194,7 +203,7 @@ async function step(
 /** The facility starts printing: from now on the caller can no longer cancel the piece. */
 export async function facilityStartPrinting(deps: Deps, auth: AuthContext, id: string, opts: FacilityStepOptions = {}) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, auth, row, 'startPrinting', { facilityId: auth.facilityId }, opts);
+  return step(deps, auth, row, startPrintingUpdate, { facilityId: auth.facilityId }, opts);
 }
 
 export async function facilityPrinted(
@@ -212,9 +221,9 @@ export async function facilityPrinted(
       { category: 'pages', data: photos.pages },
       { category: 'envelope', data: photos.envelope },
     ],
-    stepUpdateId(auth, 'printed', opts),
+    stepUpdateId(auth, printedUpdate.name, opts),
   );
-  return step(deps, auth, row, 'printed', { facilityId: auth.facilityId, photos: refs }, opts, refs);
+  return step(deps, auth, row, printedUpdate, { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
 export interface DispatchReport {
@@ -240,13 +249,13 @@ export async function facilityDispatched(
     deps,
     id,
     [{ category: 'receipt', data: d.receipt }],
-    stepUpdateId(auth, 'dispatched', opts),
+    stepUpdateId(auth, dispatchedUpdate.name, opts),
   );
   return step(
     deps,
     auth,
     row,
-    'dispatched',
+    dispatchedUpdate,
     {
       facilityId: auth.facilityId,
       carrier: d.carrier,
@@ -268,9 +277,14 @@ export async function facilityDelivered(
 ) {
   const row = await facilityMailRow(deps, auth, id);
   const refs = proof
-    ? await storePhotos(deps, id, [{ category: 'delivery', data: proof }], stepUpdateId(auth, 'delivered', opts))
+    ? await storePhotos(
+        deps,
+        id,
+        [{ category: 'delivery', data: proof }],
+        stepUpdateId(auth, deliveredUpdate.name, opts),
+      )
     : [];
-  return step(deps, auth, row, 'delivered', { facilityId: auth.facilityId, photos: refs }, opts, refs);
+  return step(deps, auth, row, deliveredUpdate, { facilityId: auth.facilityId, photos: refs }, opts, refs);
 }
 
 /** The facility could not print or dispatch the piece; its debit is refunded. */
@@ -282,7 +296,7 @@ export async function facilityFailed(
   opts: FacilityStepOptions = {},
 ) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, auth, row, 'failed', { facilityId: auth.facilityId, message }, opts);
+  return step(deps, auth, row, failedUpdate, { facilityId: auth.facilityId, message }, opts);
 }
 
 /** The carrier reports that a mailed piece could not be delivered. */
@@ -294,5 +308,5 @@ export async function facilityCarrierDeliveryFailed(
   opts: FacilityStepOptions = {},
 ) {
   const row = await facilityMailRow(deps, auth, id);
-  return step(deps, auth, row, 'carrierDeliveryFailed', { facilityId: auth.facilityId, message }, opts);
+  return step(deps, auth, row, carrierDeliveryFailedUpdate, { facilityId: auth.facilityId, message }, opts);
 }

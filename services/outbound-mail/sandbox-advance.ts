@@ -7,6 +7,7 @@ import { updateIdFor } from '../shared/workflow-gateway';
 import { loadMailRow, MailRecord } from './record';
 import { recordOf, visibleMailRow } from './read';
 import { mailStateConflict, MailWorkflowClosed, runMailUpdate } from './workflow';
+import { testAdvanceUpdate } from '../../workflows/outbound-mail/contracts';
 
 /**
  * POST /v1/test/mail/{id}/advance: one sandbox step through the workflow's own handlers.
@@ -22,7 +23,7 @@ export async function advanceTestMail(
   const row = await visibleMailRow(deps, auth, id);
   const updateId = updateIdFor(auth, 'mail.test_advance', opts.idempotencyKey);
   try {
-    await runMailUpdate<{ status: string }>(deps, row, 'testAdvance', [], { updateId });
+    await runMailUpdate(deps, row, testAdvanceUpdate, [], { updateId });
   } catch (err) {
     if (!(err instanceof MailWorkflowClosed)) throw err;
     const now = (await loadMailRow(deps.db, id))!;

@@ -3,7 +3,7 @@
 // reconciler schedule that starts workflows for pieces whose start was lost (the API
 // died between committing a paid piece and starting its workflow).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { WorkflowStartOptions } from '@temporalio/client';
+import type { UpdateDefinition, WorkflowStartOptions } from '@temporalio/client';
 import type { OutboundMailSettings } from '../../config';
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
@@ -152,16 +152,16 @@ export class MailWorkflowClosed extends Error {}
  * one that has finished raises MailWorkflowClosed so the caller can answer from the
  * stored record.
  */
-export async function runMailUpdate<R>(
+export async function runMailUpdate<R, Args extends [] | [unknown]>(
   deps: Deps,
   row: StartableRow,
-  updateName: string,
-  args: [] | [unknown],
+  update: UpdateDefinition<R, Args>,
+  args: Args,
   opts: { updateId?: string } = {},
 ): Promise<R> {
-  const answer = await updateWorkflow<R, unknown[]>(deps, {
+  const answer = await updateWorkflow<R, Args>(deps, {
     workflowId: outboundMailWorkflowId(row.id),
-    update: updateName,
+    update,
     args,
     updateId: opts.updateId,
     startFromRow: async () => {

@@ -16,8 +16,7 @@ import {
 } from '@temporalio/client';
 import type { UpdateDefinition, WorkflowStartOptions, WorkflowUpdateHandle } from '@temporalio/client';
 import type { Deps } from './deps';
-import type { AuthContext } from '../accounts/auth';
-import { billingUrl } from '../billing/credits';
+import { billingUrlOf } from '../../domain/billing/billing-url';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { ApiError } from '../../domain/shared/errors';
 import { workflowRefusalToApiError, workflowUnavailable } from '../../domain/shared/workflow-failures';
@@ -33,7 +32,7 @@ export interface WorkflowStart {
 
 export interface WorkflowUpdateCall<Ret, Args extends unknown[]> {
   workflowId: string;
-  update: UpdateDefinition<Ret, Args> | string;
+  update: UpdateDefinition<Ret, Args>;
   args: Args;
   /** From updateIdFor(): the same key sends the same Update, which Temporal applies once. */
   updateId?: string;
@@ -52,7 +51,7 @@ export type WorkflowUpdateAnswer<Ret> = { closed: false; value: Ret } | { closed
  * the operation, so two callers' keys never meet in one workflow. Undefined without a key.
  */
 export function updateIdFor(
-  auth: Pick<AuthContext, 'ownerKey'>,
+  auth: { ownerKey: string },
   operation: string,
   idempotencyKey: string | undefined,
 ): string | undefined {
@@ -79,7 +78,10 @@ export function applicationFailureOf(err: unknown): ApplicationFailure | null {
 /** The API's error for a workflow's refusal: the one table. */
 export function workflowFailureToApiError(deps: Pick<Deps, 'config'>, failure: ApplicationFailure): ApiError {
   const details = (failure.details?.[0] ?? {}) as Record<string, unknown>;
-  return workflowRefusalToApiError({ type: failure.type, message: failure.message, details }, billingUrl(deps as Deps));
+  return workflowRefusalToApiError(
+    { type: failure.type, message: failure.message, details },
+    billingUrlOf(deps.config.siteUrl),
+  );
 }
 
 const isUnanswered = (err: unknown) =>
@@ -125,13 +127,10 @@ export async function updateWorkflow<Ret, Args extends unknown[]>(
           workflowId: call.workflowId,
           workflowIdConflictPolicy: 'USE_EXISTING',
         } as never);
-        const update = (await deps.temporal.workflow.startUpdateWithStart(
-          call.update as UpdateDefinition<Ret, Args>,
-          {
-            ...options,
-            startWorkflowOperation,
-          } as never,
-        )) as WorkflowUpdateHandle<Ret>;
+        const update = (await deps.temporal.workflow.startUpdateWithStart(call.update, {
+          ...options,
+          startWorkflowOperation,
+        } as never)) as WorkflowUpdateHandle<Ret>;
         await start.markStarted?.();
         return { update };
       }

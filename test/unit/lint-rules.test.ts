@@ -27,9 +27,9 @@ const CASES = {
       "import { proxyActivities } from '@temporalio/workflow';",
       "import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';",
       "import { outboundMailWorkflowId } from '../outbound-mail/contracts';",
-      "import { handlerTurns } from '../shared/operator-cancellation';",
+      "import { exclusiveTurns } from '../shared/turns';",
       "import { moveAllowed } from '../../domain/workflow-safe/mail-rules';",
-      'export const probe = [createHash, loadConfig, createMailActivities, encryptSecret, pricing, proxyActivities, outboundMailWorkflowId, handlerTurns, moveAllowed] as unknown as ReturnType<typeof createMailRunActivities>;',
+      'export const probe = [createHash, loadConfig, createMailActivities, encryptSecret, pricing, proxyActivities, outboundMailWorkflowId, exclusiveTurns, moveAllowed] as unknown as ReturnType<typeof createMailRunActivities>;',
     ].join('\n'),
   },
   topLevelWorkflowImports: {

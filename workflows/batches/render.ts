@@ -7,19 +7,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createBatchRenderActivities } from '../../activities/batches/render';
 import type { BatchRenderWorkflowInput } from './contracts';
+import { BATCH_RENDERING, BATCH_STEP } from '../shared/activity-options';
 
 type RenderActivities = ReturnType<typeof createBatchRenderActivities>;
 
 // Postgres, the object store or the renderer being down must not lose a batch: retry without limit.
-const rendering = proxyActivities<RenderActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
-const acts = proxyActivities<RenderActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const rendering = proxyActivities<RenderActivities>(BATCH_RENDERING);
+const acts = proxyActivities<RenderActivities>(BATCH_STEP);
 
 export async function batchRenderWorkflow(input: BatchRenderWorkflowInput): Promise<string> {
   for (;;) {

@@ -5,19 +5,12 @@
 // failed and reload turned off, so the owner sees why.
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { UNLIMITED_RETRY } from '../shared/activity-failures';
 import type { AutoReloadInput, AutoReloadOutcome } from './contracts';
+import { AUTO_RELOAD_CHARGE, AUTO_RELOAD_GIVE_UP } from '../shared/activity-options';
 
-const { chargeAutoReloadActivity } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '1 hour',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+const { chargeAutoReloadActivity } = proxyActivities<Activities>(AUTO_RELOAD_CHARGE);
 
-const { giveUpAutoReloadActivity } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: UNLIMITED_RETRY,
-});
+const { giveUpAutoReloadActivity } = proxyActivities<Activities>(AUTO_RELOAD_GIVE_UP);
 
 export async function autoReloadWorkflow(input: AutoReloadInput): Promise<AutoReloadOutcome> {
   try {

@@ -4,11 +4,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { PaymentsReconcileInput, PaymentsReconcileResult } from './contracts';
+import { PAYMENTS_RECONCILE } from '../shared/activity-options';
 
-const { reconcilePaymentsActivity } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '5 seconds', maximumAttempts: 3 },
-});
+const { reconcilePaymentsActivity } = proxyActivities<Activities>(PAYMENTS_RECONCILE);
 
 export async function paymentsReconcileWorkflow(input: PaymentsReconcileInput): Promise<PaymentsReconcileResult> {
   return reconcilePaymentsActivity(input);

@@ -5,11 +5,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { StripeEventInput, StripeEventOutcome } from './contracts';
+import { STRIPE_EVENT } from '../shared/activity-options';
 
-const { applyStripeEventActivity, recordStripeReceiptActivity } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { applyStripeEventActivity, recordStripeReceiptActivity } = proxyActivities<Activities>(STRIPE_EVENT);
 
 export async function stripeEventWorkflow(input: StripeEventInput): Promise<StripeEventOutcome> {
   const result = await applyStripeEventActivity(input);

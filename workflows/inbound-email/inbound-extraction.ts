@@ -9,20 +9,13 @@ import { ApplicationFailure, proxyActivities, sleep, upsertSearchAttributes } fr
 import type { createInboundExtractionActivities } from '../../activities/inbound-email/inbound-extraction';
 import type { InboundExtractionInput, InboundExtractionResult } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
+import { INBOUND_EXTRACTION, INBOUND_OCR } from '../shared/activity-options';
 
 type InboundActivities = ReturnType<typeof createInboundExtractionActivities>;
 
-const acts = proxyActivities<InboundActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 10 },
-});
+const acts = proxyActivities<InboundActivities>(INBOUND_EXTRACTION);
 
-// OCR runs Tesseract page by page and heartbeats after each page.
-const ocr = proxyActivities<InboundActivities>({
-  startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '3 minutes',
-  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
-});
+const ocr = proxyActivities<InboundActivities>(INBOUND_OCR);
 
 export async function inboundExtractionWorkflow(input: InboundExtractionInput): Promise<InboundExtractionResult> {
   const { itemId } = input;

@@ -11,140 +11,149 @@ import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, se
 import type { createMailRunActivities } from '../../activities/mail-runs/mail-run';
 import { cancelMailRunUpdate, commitMailRunUpdate, MAIL_RUN_FAILURE, MailRunWorkflowInput } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import {
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-  shielded,
-} from '../shared/operator-cancellation';
+import { cancelOrRefuse, OperatorCancellation, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { publishStatus, showDetails } from '../shared/status-visibility';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { call } from '../shared/activity-failures';
 import { isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
+import { DATABASE_STEP, MAIL_RUN_NOTIFICATION } from '../shared/activity-options';
 
 type MailRunActivities = ReturnType<typeof createMailRunActivities>;
 
 // A funded run must reach its children whatever Postgres or Temporal do: retry without limit.
-const acts = proxyActivities<MailRunActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const notify = proxyActivities<MailRunActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<MailRunActivities>(DATABASE_STEP);
+const notify = proxyActivities<MailRunActivities>(MAIL_RUN_NOTIFICATION);
 
 function refuse(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
 }
 
 export async function mailRunWorkflow(input: MailRunWorkflowInput): Promise<MailRunStatusName> {
-  const { mailRunUuid } = input;
-  let status: MailRunStatusName = input.status;
-  // Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it.
-  const current = (): MailRunStatusName => status;
+  const run = new MailRun(input);
+  run.setHandlers();
+  return runShieldedFromCancellation(() => run.run(), run.onCancellationRequest);
+}
 
-  let queue: Promise<unknown> = Promise.resolve();
-  function serial<T>(step: () => Promise<T>): Promise<T> {
-    const run = queue.then(() => shielded(step));
-    queue = run.catch(() => undefined);
-    return run;
+/** One mail run's workflow state, its handlers, and its main flow. */
+class MailRun {
+  readonly mailRunUuid: string;
+  status: MailRunStatusName;
+  readonly turns = exclusiveTurns();
+  refusedCancellation: string | null = null;
+  readonly closesAt: string;
+  readonly onCancellationRequest: () => Promise<void>;
+
+  constructor(readonly input: MailRunWorkflowInput) {
+    this.mailRunUuid = input.mailRunUuid;
+    this.status = input.status;
+    this.closesAt = new Date(Date.parse(input.openedAt) + input.windowSeconds * 1000).toISOString();
+    this.onCancellationRequest = cancelOrRefuse(this.turns, this.operatorCancellation());
   }
 
-  let refusedCancellation: string | null = null;
-  const closesAt = new Date(Date.parse(input.openedAt) + input.windowSeconds * 1000).toISOString();
-  const WAITING: Partial<Record<MailRunStatusName, string>> = {
-    open: `Open: taking pieces until ${closesAt}, then committed automatically.`,
-    funding_pending: `Waiting for funding (commit) until ${closesAt}; cancelled then if still unfunded.`,
-    funded: 'Funded: telling its pieces, which then go on as submitted pieces.',
-  };
-  const details = () =>
+  /** Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it. */
+  current(): MailRunStatusName {
+    return this.status;
+  }
+
+  waiting(): string | undefined {
+    switch (this.status) {
+      case 'open':
+        return `Open: taking pieces until ${this.closesAt}, then committed automatically.`;
+      case 'funding_pending':
+        return `Waiting for funding (commit) until ${this.closesAt}; cancelled then if still unfunded.`;
+      case 'funded':
+        return 'Funded: telling its pieces, which then go on as submitted pieces.';
+      default:
+        return undefined;
+    }
+  }
+
+  details(): void {
     showDetails(
-      [`**Mail run ${input.mailRunId}** (${mailRunUuid}): **${status}**`, WAITING[status] ?? 'Settled.'],
-      refusedCancellation,
+      [`**Mail run ${this.input.mailRunId}** (${this.mailRunUuid}): **${this.status}**`, this.waiting() ?? 'Settled.'],
+      this.refusedCancellation,
     );
-
-  function setStatus(next: MailRunStatusName): void {
-    if (next === status) return;
-    status = next;
-    publishStatus(ObjectStatus, next);
-    details();
   }
 
-  setHandler(
-    commitMailRunUpdate,
-    () =>
-      serial(async () => {
-        const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
-        setStatus(r.status);
-        return r;
-      }),
-    {
-      validator: () => {
-        if (status === 'cancelled' || status === 'closed')
-          throw refuse(MAIL_RUN_FAILURE.notCommittable, `The run is ${status}; it can no longer be committed.`);
-      },
-    },
-  );
+  setStatus(next: MailRunStatusName): void {
+    if (next === this.status) return;
+    this.status = next;
+    publishStatus(ObjectStatus, next);
+    this.details();
+  }
 
-  setHandler(
-    cancelMailRunUpdate,
-    () =>
-      serial(async () => {
-        const r = await call(acts.cancelMailRun({ mailRunUuid }));
-        setStatus(r.status);
-        return r;
-      }),
-    {
-      validator: () => {
-        if (status === 'funded' || status === 'closed')
-          throw refuse(
-            MAIL_RUN_FAILURE.notCancellable,
-            `The run is ${status}; only runs that are not funded yet can be cancelled.`,
-          );
+  setHandlers(): void {
+    const { mailRunUuid, turns } = this;
+    setHandler(
+      commitMailRunUpdate,
+      () =>
+        turns.run(async () => {
+          const r = await call(acts.fundMailRun({ mailRunUuid, trigger: 'commit' }));
+          this.setStatus(r.status);
+          return r;
+        }),
+      {
+        validator: () => {
+          const { status } = this;
+          if (status === 'cancelled' || status === 'closed')
+            throw refuse(MAIL_RUN_FAILURE.notCommittable, `The run is ${status}; it can no longer be committed.`);
+        },
       },
-    },
-  );
+    );
+    setHandler(
+      cancelMailRunUpdate,
+      () =>
+        turns.run(async () => {
+          const r = await call(acts.cancelMailRun({ mailRunUuid }));
+          this.setStatus(r.status);
+          return r;
+        }),
+      {
+        validator: () => {
+          const { status } = this;
+          if (status === 'funded' || status === 'closed')
+            throw refuse(
+              MAIL_RUN_FAILURE.notCancellable,
+              `The run is ${status}; only runs that are not funded yet can be cancelled.`,
+            );
+        },
+      },
+    );
+  }
 
   /** A cancellation request from Temporal: cancel like DELETE before funding, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await serial(async () => {
-      if (status === 'cancelled') return;
-      let refusal: string | null = null;
-      if (status !== 'funded' && status !== 'closed') {
-        try {
-          setStatus((await call(acts.cancelMailRun({ mailRunUuid }))).status);
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation = refusal ?? `the run is ${status}; only runs that are not funded yet can be cancelled.`;
-      details();
-      await recordRefusedCancellation(
-        'mail_run',
-        mailRunUuid,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
-      );
-    });
+  operatorCancellation(): OperatorCancellation {
+    return {
+      objectType: 'mail_run',
+      objectId: this.mailRunUuid,
+      status: () => this.status,
+      settled: () => this.status === 'cancelled',
+      cancellable: () => this.status !== 'funded' && this.status !== 'closed',
+      cancel: async () => this.setStatus((await call(acts.cancelMailRun({ mailRunUuid: this.mailRunUuid }))).status),
+      whyNot: () => `the run is ${this.status}; only runs that are not funded yet can be cancelled.`,
+      showRefusal: (reason) => {
+        this.refusedCancellation = reason;
+        this.details();
+      },
+    };
   }
 
-  return runShieldedFromCancellation(async () => {
-    details();
+  /** The main flow: at the window's close, commit the run unless it settled; then tell its children. */
+  async run(): Promise<MailRunStatusName> {
+    const { input, mailRunUuid } = this;
+    this.details();
     const remainingMs = Date.parse(input.openedAt) + input.windowSeconds * 1000 - Date.now();
     if (remainingMs > 0)
-      await condition(() => isSettledMailRun(status), remainingMs, {
+      await condition(() => isSettledMailRun(this.status), remainingMs, {
         summary: 'Window close: commit the run automatically',
       });
-    await serial(async () => {
-      if (isSettledMailRun(status)) return;
-      setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
+    await this.turns.run(async () => {
+      if (isSettledMailRun(this.status)) return;
+      this.setStatus((await acts.fundMailRun({ mailRunUuid, trigger: 'close' })).status);
     });
 
     await notify.notifyMailRunChildren({ mailRunUuid });
     await condition(allHandlersFinished);
-    return current();
-  }, onCancellationRequest);
+    return this.current();
+  }
 }

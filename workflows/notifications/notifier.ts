@@ -9,7 +9,6 @@
 // continue-as-new after a fixed number of rounds, carrying the open windows.
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { UNLIMITED_RETRY } from '../shared/activity-failures';
 import {
   DigestWindow,
   OwnerNotifierInput,
@@ -17,22 +16,11 @@ import {
   ReconcileNotificationsResult,
   wakeNotifierSignal,
 } from './contracts';
+import { DATABASE_STEP, NOTIFICATION_DELIVERY, RECONCILER_PASS } from '../shared/activity-options';
 
-const { pendingNotifications } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-// A relay outage delays the email, never loses it: retried without a limit. The heartbeat
-// notices a worker that died mid-send within seconds.
-const { deliverNotification, deliverDigest } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: UNLIMITED_RETRY,
-});
-const { reconcileNotifications } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { maximumAttempts: 3 },
-});
+const { pendingNotifications } = proxyActivities<Activities>(DATABASE_STEP);
+const { deliverNotification, deliverDigest } = proxyActivities<Activities>(NOTIFICATION_DELIVERY);
+const { reconcileNotifications } = proxyActivities<Activities>(RECONCILER_PASS);
 
 const ROUNDS_PER_RUN = 200;
 

@@ -3,12 +3,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { WebhookHistoryCleanupInput, WebhookHistoryCleanupResult } from './contracts';
+import { CLOSED_WORKFLOWS_PASS, HOUSEKEEPING } from '../shared/activity-options';
 
-const { deleteOldWebhookHistory } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { maximumAttempts: 5 },
-});
+const { deleteOldWebhookHistory } = proxyActivities<Activities>(HOUSEKEEPING);
 
 export async function webhookHistoryCleanupWorkflow(
   input: WebhookHistoryCleanupInput,
@@ -16,10 +13,7 @@ export async function webhookHistoryCleanupWorkflow(
   return deleteOldWebhookHistory({ retentionDays: input.retentionDays });
 }
 
-const ops = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  retry: { maximumAttempts: 3 },
-});
+const ops = proxyActivities<Activities>(CLOSED_WORKFLOWS_PASS);
 
 /** Started by the closed-workflow reconciler schedule: restarts or reports records whose workflow closed while they were open. */
 export async function reconcileClosedWorkflowsWorkflow(input: { lookbackHours: number }): Promise<number> {

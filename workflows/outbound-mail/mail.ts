@@ -47,66 +47,76 @@ import {
 } from './contracts';
 import { mailRunSettledSignal } from '../mail-runs/contracts';
 import { MailStatus } from '../shared/search-attributes';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
-import {
-  handlerTurns,
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-} from '../shared/operator-cancellation';
+import { call } from '../shared/activity-failures';
+import { cancelOrRefuse, OperatorCancellation, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { FacilityView, publishFacilityStep, publishStatus, showDetails } from '../shared/status-visibility';
 import { isTerminalMailStatus, MailMove, moveAllowed, nextTestStep } from '../../domain/workflow-safe/mail-rules';
 import { FACILITY_MAIL_MOVES, heldMessage, holdRemainingMs } from '../../domain/workflow-safe/send-after';
+import { DATABASE_STEP, LOCAL_DATABASE_STEP, PRINT_PROOF } from '../shared/activity-options';
 
 type MailActivities = ReturnType<typeof createMailActivities>;
 
-const acts = proxyActivities<MailActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<MailActivities>(DATABASE_STEP);
 // When the workflow announces (a reconciled start, or a submission whose publish failed),
 // it does so inside the first workflow task (a short database write and a wake-up of the
 // webhook dispatchers): no activity task round trip through the server.
-const localActs = proxyLocalActivities<MailActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
-// The print proof: a large document renders for seconds, and an outage that outlasts the
-// retries leaves the piece without a proof rather than its workflow open.
-const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', backoffCoefficient: 2, maximumAttempts: 12 },
-});
+const localActs = proxyLocalActivities<MailActivities>(LOCAL_DATABASE_STEP);
+const runActs = proxyActivities<ReturnType<typeof createMailRunActivities>>(DATABASE_STEP);
+const scheduledActs = proxyActivities<ReturnType<typeof createScheduledMailActivities>>(DATABASE_STEP);
+const proofActs = proxyActivities<ReturnType<typeof createPrintProofActivities>>(PRINT_PROOF);
 
 /** Histories from before print proofs replay without the proof activity. */
 const PRINT_PROOF_PATCH = 'render-print-proof';
 
 export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Promise<string> {
-  const id = input.outboundMailId;
-  const statusAtStart = mailStatusAtStart(input);
-  let status: string = statusAtStart;
-  let printingStarted = input.restart?.printingStarted ?? false;
-  let facilityId = input.restart?.facilityId ?? null;
-  const turns = handlerTurns();
-  const exclusive = turns.exclusive;
-  // A restarted child of a mail run may have missed its run's signal: look once.
-  let runSettled = Boolean(input.restart);
-  let refusedCancellation: string | null = null;
-  const approvalDeadline = new Date(Date.now() + input.approvalTimeoutSeconds * 1000);
-  // Scheduled send: true until the workflow lets the facility see the piece.
-  let held = input.sendAfter !== undefined;
+  const mail = new OutboundMail(input);
+  mail.setHandlers();
+  return runShieldedFromCancellation(() => mail.run(), mail.onCancellationRequest);
+}
+
+/** A refusal of a step the piece's status (or its hold) does not allow. */
+function stateConflict(message: string, details?: unknown[]): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: MAIL_FAILURE.stateConflict, details, nonRetryable: true });
+}
+
+/** One piece's workflow state, its handlers, and the steps of its main flow. */
+class OutboundMail {
+  readonly id: string;
+  readonly statusAtStart: ReturnType<typeof mailStatusAtStart>;
+  status: string;
+  printingStarted: boolean;
+  facilityId: string | null;
+  readonly turns = exclusiveTurns();
+  /** A restarted child of a mail run may have missed its run's signal: look once. */
+  runSettled: boolean;
+  refusedCancellation: string | null = null;
+  readonly approvalDeadline: Date;
+  /** Scheduled send: true until the workflow lets the facility see the piece. */
+  held: boolean;
+  readonly onCancellationRequest: () => Promise<void>;
+
+  constructor(readonly input: OutboundMailWorkflowInput) {
+    this.id = input.outboundMailId;
+    this.statusAtStart = mailStatusAtStart(input);
+    this.status = this.statusAtStart;
+    this.printingStarted = input.restart?.printingStarted ?? false;
+    this.facilityId = input.restart?.facilityId ?? null;
+    this.runSettled = Boolean(input.restart);
+    this.approvalDeadline = new Date(Date.now() + input.approvalTimeoutSeconds * 1000);
+    this.held = input.sendAfter !== undefined;
+    this.onCancellationRequest = cancelOrRefuse(this.turns, this.operatorCancellation());
+  }
+
+  /** Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it. */
+  current(): string {
+    return this.status;
+  }
 
   /** What the facility is doing with the piece (the FacilityStep search attribute). */
-  const facility = (): FacilityView => ({
-    step:
+  facility(): FacilityView {
+    const { status, held, printingStarted } = this;
+    const step =
       status === 'submitted'
         ? held
           ? 'scheduled'
@@ -117,328 +127,337 @@ export async function outboundMailWorkflow(input: OutboundMailWorkflowInput): Pr
           ? 'awaiting_dispatch'
           : status === 'mailed'
             ? 'in_transit'
-            : null,
-    facilityId,
-  });
+            : null;
+    return { step, facilityId: this.facilityId };
+  }
 
-  const WAITING: Record<string, () => string> = {
-    pending_approval: () =>
-      `Waiting for the owner's approval until ${approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`,
-    funding_pending: () => 'Waiting for its Business mail run to be funded, cancelled or closed.',
-    submitted: () =>
-      held
-        ? `Paid and scheduled: hidden from the facility until ${input.sendAfter}; until then it can be cancelled (refunded).`
-        : printingStarted
-          ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
-          : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).',
-    ready: () => 'Printed. Waiting for the facility to dispatch it.',
-    mailed: () => 'Mailed. Waiting for delivery (or a carrier failure).',
-  };
-  const details = () =>
+  /** What the piece waits for now, for the workflow's details. */
+  waiting(): string | undefined {
+    const { status, input, facilityId } = this;
+    switch (status) {
+      case 'pending_approval':
+        return `Waiting for the owner's approval until ${this.approvalDeadline.toISOString()}; then it is cancelled (nothing was charged).`;
+      case 'funding_pending':
+        return 'Waiting for its Business mail run to be funded, cancelled or closed.';
+      case 'submitted':
+        return this.held
+          ? `Paid and scheduled: hidden from the facility until ${input.sendAfter}; until then it can be cancelled (refunded).`
+          : this.printingStarted
+            ? `Paid. The facility${facilityId ? ` ${facilityId}` : ''} is printing it; it can no longer be cancelled. Next: printed.`
+            : 'Paid. Waiting for a facility to start printing; until then it can be cancelled (refunded).';
+      case 'ready':
+        return 'Printed. Waiting for the facility to dispatch it.';
+      case 'mailed':
+        return 'Mailed. Waiting for delivery (or a carrier failure).';
+      default:
+        return undefined;
+    }
+  }
+
+  details(): void {
     showDetails(
       [
-        `**Outbound mail ${id}** (${input.testMode ? 'sandbox' : 'live'}): **${status}**`,
-        WAITING[status]?.() ?? 'Finished.',
+        `**Outbound mail ${this.id}** (${this.input.testMode ? 'sandbox' : 'live'}): **${this.status}**`,
+        this.waiting() ?? 'Finished.',
       ],
-      refusedCancellation,
+      this.refusedCancellation,
     );
+  }
 
-  const setStatus = (next: string) => {
-    if (next === status) return;
-    status = next;
-    publishStatus(MailStatus, next, facility());
-    details();
-  };
+  setStatus(next: string): void {
+    if (next === this.status) return;
+    this.status = next;
+    publishStatus(MailStatus, next, this.facility());
+    this.details();
+  }
 
-  const requireMove = (move: MailMove) => {
-    if (!moveAllowed(move, status)) {
-      throw ApplicationFailure.create({
-        message: `The piece is ${status}; ${move} is not possible now.`,
-        type: MAIL_FAILURE.stateConflict,
-        details: [{ status, move }],
-        nonRetryable: true,
-      });
-    }
+  requireMove(move: MailMove): void {
+    const { status } = this;
+    if (!moveAllowed(move, status))
+      throw stateConflict(`The piece is ${status}; ${move} is not possible now.`, [{ status, move }]);
     // A facility that guessed a scheduled piece's id still cannot act on it early.
-    if (held && FACILITY_MAIL_MOVES.includes(move)) {
-      throw ApplicationFailure.create({
-        message: heldMessage('piece', input.sendAfter!),
-        type: MAIL_FAILURE.stateConflict,
-        details: [{ status, move }],
-        nonRetryable: true,
-      });
-    }
-  };
+    if (this.held && FACILITY_MAIL_MOVES.includes(move))
+      throw stateConflict(heldMessage('piece', this.input.sendAfter!), [{ status, move }]);
+  }
 
   /** Scheduled send: lets the facility see the piece (its timer fired, or the sandbox skipped the wait). */
-  const release = async () => {
-    await call(scheduledActs.releaseScheduledMail({ outboundMailId: id }));
-    held = false;
-    publishFacilityStep(facility());
-    details();
-  };
+  async release(): Promise<void> {
+    await call(scheduledActs.releaseScheduledMail({ outboundMailId: this.id }));
+    this.held = false;
+    publishFacilityStep(this.facility());
+    this.details();
+  }
 
   // The steps shared by facility updates and the sandbox's testAdvance.
-  const steps = {
-    printed: async (actor: string | null, photos: PhotoRef[]) => {
-      requireMove('printed');
-      await call(acts.markPrinted({ outboundMailId: id, facilityId: actor, photos }));
-      facilityId ??= actor;
-      printingStarted = true;
-      setStatus('ready');
-    },
-    dispatched: async (facilityId: string | null, d: DispatchInput) => {
-      requireMove('dispatched');
-      await call(acts.markDispatched({ outboundMailId: id, facilityId, ...d }));
-      setStatus('mailed');
-    },
-    delivered: async (facilityId: string | null, photos: PhotoRef[]) => {
-      requireMove('delivered');
-      await call(acts.markDelivered({ outboundMailId: id, facilityId, photos }));
-      setStatus('delivered');
-    },
-  };
 
-  setHandler(mailStatusQuery, () => status);
-  setHandler(mailRunSettledSignal, () => {
-    runSettled = true;
-  });
+  async printed(actor: string | null, photos: PhotoRef[]): Promise<void> {
+    this.requireMove('printed');
+    await call(acts.markPrinted({ outboundMailId: this.id, facilityId: actor, photos }));
+    this.facilityId ??= actor;
+    this.printingStarted = true;
+    this.setStatus('ready');
+  }
 
-  setHandler(
-    approveMailUpdate,
-    () =>
-      exclusive(async () => {
-        requireMove('approve');
-        const result = await call(acts.approveMail({ outboundMailId: id }));
-        setStatus('submitted');
-        return result;
-      }),
-    { validator: () => requireMove('approve') },
-  );
+  async dispatched(facilityId: string | null, d: DispatchInput): Promise<void> {
+    this.requireMove('dispatched');
+    await call(acts.markDispatched({ outboundMailId: this.id, facilityId, ...d }));
+    this.setStatus('mailed');
+  }
 
-  setHandler(
-    rejectMailUpdate,
-    () =>
-      exclusive(async () => {
-        requireMove('reject');
-        await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
-        setStatus('cancelled');
-      }),
-    { validator: () => requireMove('reject') },
-  );
+  async delivered(facilityId: string | null, photos: PhotoRef[]): Promise<void> {
+    this.requireMove('delivered');
+    await call(acts.markDelivered({ outboundMailId: this.id, facilityId, photos }));
+    this.setStatus('delivered');
+  }
 
-  setHandler(
-    cancelMailUpdate,
-    () =>
-      exclusive(async () => {
-        const result = await call(
-          acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }),
-        );
-        setStatus('cancelled');
-        return result;
-      }),
-    {
-      validator: () => {
-        if (status === 'cancelled') return;
-        if (!moveAllowed('cancel', status) || printingStarted) {
-          throw ApplicationFailure.create({
-            message:
-              printingStarted && status === 'submitted'
-                ? 'Printing has started; the piece can no longer be cancelled.'
-                : `The piece is ${status} and can no longer be cancelled.`,
-            type: MAIL_FAILURE.notCancellable,
-            details: [{ status }],
-            nonRetryable: true,
-          });
-        }
-      },
-    },
-  );
-
-  setHandler(
-    startPrintingUpdate,
-    ({ facilityId: actor }) =>
-      exclusive(async () => {
-        requireMove('startPrinting');
-        await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
-        printingStarted = true;
-        facilityId ??= actor;
-        publishFacilityStep(facility());
-        details();
-      }),
-    { validator: (_actor: FacilityActor) => requireMove('startPrinting') },
-  );
-
-  setHandler(printedUpdate, ({ facilityId, photos }) => exclusive(() => steps.printed(facilityId, photos)), {
-    validator: (_input: FacilityActor) => requireMove('printed'),
-  });
-  setHandler(dispatchedUpdate, ({ facilityId, ...d }) => exclusive(() => steps.dispatched(facilityId, d)), {
-    validator: (_input: FacilityActor) => requireMove('dispatched'),
-  });
-  setHandler(deliveredUpdate, ({ facilityId, photos }) => exclusive(() => steps.delivered(facilityId, photos)), {
-    validator: (_input: FacilityActor) => requireMove('delivered'),
-  });
-  setHandler(
-    failedUpdate,
-    ({ facilityId, message }) =>
-      exclusive(async () => {
-        requireMove('failed');
-        await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
-        setStatus('failed');
-      }),
-    { validator: (_input: FacilityActor) => requireMove('failed') },
-  );
-  setHandler(
-    carrierDeliveryFailedUpdate,
-    ({ facilityId, message }) =>
-      exclusive(async () => {
-        requireMove('carrierDeliveryFailed');
-        await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
-        setStatus('failed');
-      }),
-    { validator: (_input: FacilityActor) => requireMove('carrierDeliveryFailed') },
-  );
-
-  setHandler(
-    testAdvanceUpdate,
-    () =>
-      exclusive(async () => {
-        const step = nextTestStep(status);
-        if (!input.testMode || !step) {
-          throw ApplicationFailure.create({
-            message: `A ${status} piece cannot be advanced.`,
-            type: MAIL_FAILURE.stateConflict,
-            details: [{ status }],
-            nonRetryable: true,
-          });
-        }
-        if (held) await release();
-        const sim = await call(acts.simulateFulfillment({ outboundMailId: id, step }));
-        if (step === 'printed') await steps.printed(null, sim.photos);
-        else if (step === 'dispatched')
-          await steps.dispatched(null, {
-            carrier: sim.carrier!,
-            trackingNumber: sim.trackingNumber,
-            dispatchMethod: sim.dispatchMethod!,
-            photos: sim.photos,
-          });
-        else await steps.delivered(null, sim.photos);
-        return { status };
-      }),
-    {
-      validator: () => {
-        if (!input.testMode)
-          throw ApplicationFailure.create({
-            message: 'Only sandbox pieces can be advanced.',
-            type: MAIL_FAILURE.stateConflict,
-            nonRetryable: true,
-          });
-        if (!nextTestStep(status)) {
-          const hint = status === 'pending_approval' ? ' Approve it first.' : '';
-          throw ApplicationFailure.create({
-            message: `A ${status} piece cannot be advanced.${hint}`,
-            type: MAIL_FAILURE.stateConflict,
-            details: [{ status }],
-            nonRetryable: true,
-          });
-        }
-      },
-    },
-  );
-
-  /** A cancellation request from Temporal: cancel and refund like DELETE while possible, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await exclusive(async () => {
-      if (status === 'cancelled') return;
-      let refusal: string | null = null;
-      if (moveAllowed('cancel', status) && !printingStarted) {
-        try {
-          await call(acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_operator', requestId: uuid4() }));
-          setStatus('cancelled');
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation =
-        refusal ??
-        (printingStarted && status === 'submitted'
-          ? 'printing has started; the piece can no longer be cancelled.'
-          : `the piece is ${status}; it can no longer be cancelled.`);
-      details();
-      await recordRefusedCancellation(
-        'outbound_mail',
-        id,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
-      );
+  setHandlers(): void {
+    setHandler(mailStatusQuery, () => this.status);
+    setHandler(mailRunSettledSignal, () => {
+      this.runSettled = true;
+    });
+    this.setOwnerHandlers();
+    this.setFacilityHandlers();
+    setHandler(testAdvanceUpdate, () => this.turns.run(() => this.testAdvance()), {
+      validator: () => this.validateTestAdvance(),
     });
   }
 
-  return runShieldedFromCancellation(async () => {
-    details();
-    // A run child is announced (mail.submitted or mail.cancelled) when its run settles.
-    const created = statusAtStart;
-    if (
-      !input.restart &&
-      !input.announced &&
-      created !== 'funding_pending' &&
-      created !== 'ready' &&
-      created !== 'mailed'
-    ) {
-      // Histories begun before the announcement became a local activity replay the activity.
-      const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
-      await exclusive(() => call(announce({ outboundMailId: id, status: created })));
-    }
-    // Rendered beside the piece's steps (it changes no status), awaited before the workflow ends.
-    const proof = (input.printProof ? input.printProof === 'render' : patched(PRINT_PROOF_PATCH))
-      ? proofActs.renderMailProof({ outboundMailId: id }).catch((err: unknown) => {
-          log.warn('the print proof was not rendered', { error: String(err) });
-        })
-      : undefined;
+  /** The owner's (or caller's) approve, reject and cancel. */
+  setOwnerHandlers(): void {
+    const { id, turns } = this;
+    setHandler(
+      approveMailUpdate,
+      () =>
+        turns.run(async () => {
+          this.requireMove('approve');
+          const result = await call(acts.approveMail({ outboundMailId: id }));
+          this.setStatus('submitted');
+          return result;
+        }),
+      { validator: () => this.requireMove('approve') },
+    );
+    setHandler(
+      rejectMailUpdate,
+      () =>
+        turns.run(async () => {
+          this.requireMove('reject');
+          await call(acts.cancelMail({ outboundMailId: id, reason: 'rejected_by_owner', requestId: uuid4() }));
+          this.setStatus('cancelled');
+        }),
+      { validator: () => this.requireMove('reject') },
+    );
+    setHandler(
+      cancelMailUpdate,
+      () =>
+        turns.run(async () => {
+          const result = await call(
+            acts.cancelMail({ outboundMailId: id, reason: 'cancelled_by_caller', requestId: uuid4() }),
+          );
+          this.setStatus('cancelled');
+          return result;
+        }),
+      { validator: () => this.validateCancel() },
+    );
+  }
 
-    while (status === 'funding_pending') {
-      await condition(() => runSettled || status !== 'funding_pending');
-      runSettled = false;
-      await exclusive(async () => {
-        if (status === 'funding_pending')
-          setStatus((await call(runActs.settleMailRunChild({ outboundMailId: id }))).status);
+  validateCancel(): void {
+    const { status, printingStarted } = this;
+    if (status === 'cancelled') return;
+    if (!moveAllowed('cancel', status) || printingStarted) {
+      throw ApplicationFailure.create({
+        message:
+          printingStarted && status === 'submitted'
+            ? 'Printing has started; the piece can no longer be cancelled.'
+            : `The piece is ${status} and can no longer be cancelled.`,
+        type: MAIL_FAILURE.notCancellable,
+        details: [{ status }],
+        nonRetryable: true,
       });
     }
+  }
 
-    if (status === 'pending_approval') {
-      const decided = await condition(() => status !== 'pending_approval', input.approvalTimeoutSeconds * 1000, {
-        summary: 'Approval deadline: cancel the piece if the owner has not approved it',
+  /** The facility's steps, from start of printing to delivery or failure. */
+  setFacilityHandlers(): void {
+    const { id, turns } = this;
+    setHandler(
+      startPrintingUpdate,
+      ({ facilityId: actor }) =>
+        turns.run(async () => {
+          this.requireMove('startPrinting');
+          await call(acts.startPrinting({ outboundMailId: id, facilityId: actor }));
+          this.printingStarted = true;
+          this.facilityId ??= actor;
+          publishFacilityStep(this.facility());
+          this.details();
+        }),
+      { validator: (_actor: FacilityActor) => this.requireMove('startPrinting') },
+    );
+    setHandler(printedUpdate, ({ facilityId, photos }) => turns.run(() => this.printed(facilityId, photos)), {
+      validator: (_input: FacilityActor) => this.requireMove('printed'),
+    });
+    setHandler(dispatchedUpdate, ({ facilityId, ...d }) => turns.run(() => this.dispatched(facilityId, d)), {
+      validator: (_input: FacilityActor) => this.requireMove('dispatched'),
+    });
+    setHandler(deliveredUpdate, ({ facilityId, photos }) => turns.run(() => this.delivered(facilityId, photos)), {
+      validator: (_input: FacilityActor) => this.requireMove('delivered'),
+    });
+    setHandler(
+      failedUpdate,
+      ({ facilityId, message }) =>
+        turns.run(async () => {
+          this.requireMove('failed');
+          await call(acts.markFailed({ outboundMailId: id, facilityId, message }));
+          this.setStatus('failed');
+        }),
+      { validator: (_input: FacilityActor) => this.requireMove('failed') },
+    );
+    setHandler(
+      carrierDeliveryFailedUpdate,
+      ({ facilityId, message }) =>
+        turns.run(async () => {
+          this.requireMove('carrierDeliveryFailed');
+          await call(acts.markCarrierDeliveryFailed({ outboundMailId: id, facilityId, message }));
+          this.setStatus('failed');
+        }),
+      { validator: (_input: FacilityActor) => this.requireMove('carrierDeliveryFailed') },
+    );
+  }
+
+  /** The sandbox's advance: the next facility step, simulated. */
+  async testAdvance(): Promise<{ status: string }> {
+    const step = nextTestStep(this.status);
+    if (!this.input.testMode || !step)
+      throw stateConflict(`A ${this.status} piece cannot be advanced.`, [{ status: this.status }]);
+    if (this.held) await this.release();
+    const sim = await call(acts.simulateFulfillment({ outboundMailId: this.id, step }));
+    if (step === 'printed') await this.printed(null, sim.photos);
+    else if (step === 'dispatched')
+      await this.dispatched(null, {
+        carrier: sim.carrier!,
+        trackingNumber: sim.trackingNumber,
+        dispatchMethod: sim.dispatchMethod!,
+        photos: sim.photos,
       });
-      if (!decided) {
-        await exclusive(async () => {
-          if (status !== 'pending_approval') return;
-          await call(acts.cancelMail({ outboundMailId: id, reason: 'approval_timed_out', requestId: uuid4() }));
-          setStatus('cancelled');
-        });
-      }
-    }
+    else await this.delivered(null, sim.photos);
+    return { status: this.status };
+  }
 
-    // Scheduled send: once paid, the piece waits on a durable timer before the facility
-    // sees it. DELETE (or a cancellation request) may cancel it meanwhile; the sandbox
-    // advance releases it at once.
-    if (held && status === 'submitted') {
-      const remainingMs = holdRemainingMs(input.sendAfter!, Date.now());
-      if (remainingMs > 0) {
-        await condition(() => !held || status !== 'submitted', remainingMs, {
-          summary: 'Scheduled send: hold the paid piece from the facility until send_after',
-        });
-      }
-      await exclusive(async () => {
-        if (held && status === 'submitted') await release();
-      });
+  validateTestAdvance(): void {
+    const { status } = this;
+    if (!this.input.testMode) throw stateConflict('Only sandbox pieces can be advanced.');
+    if (!nextTestStep(status)) {
+      const hint = status === 'pending_approval' ? ' Approve it first.' : '';
+      throw stateConflict(`A ${status} piece cannot be advanced.${hint}`, [{ status }]);
     }
+  }
 
-    await condition(() => isTerminalMailStatus(status) && !turns.busy && allHandlersFinished());
+  /** A cancellation request from Temporal: cancel and refund like DELETE while possible, else refuse and record why. */
+  operatorCancellation(): OperatorCancellation {
+    return {
+      objectType: 'outbound_mail',
+      objectId: this.id,
+      status: () => this.status,
+      settled: () => this.status === 'cancelled',
+      cancellable: () => moveAllowed('cancel', this.status) && !this.printingStarted,
+      cancel: async () => {
+        await call(acts.cancelMail({ outboundMailId: this.id, reason: 'cancelled_by_operator', requestId: uuid4() }));
+        this.setStatus('cancelled');
+      },
+      whyNot: () =>
+        this.printingStarted && this.status === 'submitted'
+          ? 'printing has started; the piece can no longer be cancelled.'
+          : `the piece is ${this.status}; it can no longer be cancelled.`,
+      showRefusal: (reason) => {
+        this.refusedCancellation = reason;
+        this.details();
+      },
+    };
+  }
+
+  /** The main flow: announce, wait for the run, the owner or the hold, then for a final status. */
+  async run(): Promise<string> {
+    this.details();
+    await this.announce();
+    const proof = this.renderProof();
+    await this.awaitRunSettlement();
+    await this.awaitApproval();
+    await this.holdUntilSendAfter();
+    await condition(() => isTerminalMailStatus(this.status) && !this.turns.busy && allHandlersFinished());
     await proof;
-    return status;
-  }, onCancellationRequest);
+    return this.status;
+  }
+
+  /** Announces the piece, unless its submission did; a run child is announced (mail.submitted or mail.cancelled) when its run settles. */
+  async announce(): Promise<void> {
+    const { input } = this;
+    const created = this.statusAtStart;
+    if (
+      input.restart ||
+      input.announced ||
+      created === 'funding_pending' ||
+      created === 'ready' ||
+      created === 'mailed'
+    )
+      return;
+    // Histories begun before the announcement became a local activity replay the activity.
+    const announce = patched('announce-mail-locally') ? localActs.announceMail : acts.announceMail;
+    await this.turns.run(() => call(announce({ outboundMailId: this.id, status: created })));
+  }
+
+  /** Rendered beside the piece's steps (it changes no status), awaited before the workflow ends. */
+  renderProof(): Promise<unknown> | undefined {
+    const { printProof } = this.input;
+    if (!(printProof ? printProof === 'render' : patched(PRINT_PROOF_PATCH))) return undefined;
+    return proofActs.renderMailProof({ outboundMailId: this.id }).catch((err: unknown) => {
+      log.warn('the print proof was not rendered', { error: String(err) });
+    });
+  }
+
+  /** A Business mail run child: waits for its run to settle, then takes the run's outcome. */
+  async awaitRunSettlement(): Promise<void> {
+    while (this.current() === 'funding_pending') {
+      await condition(() => this.runSettled || this.status !== 'funding_pending');
+      this.runSettled = false;
+      await this.turns.run(async () => {
+        if (this.status === 'funding_pending')
+          this.setStatus((await call(runActs.settleMailRunChild({ outboundMailId: this.id }))).status);
+      });
+    }
+  }
+
+  /** A piece pending approval: waits for the owner, and cancels it when the approval timeout passes. */
+  async awaitApproval(): Promise<void> {
+    if (this.current() !== 'pending_approval') return;
+    const decided = await condition(
+      () => this.status !== 'pending_approval',
+      this.input.approvalTimeoutSeconds * 1000,
+      { summary: 'Approval deadline: cancel the piece if the owner has not approved it' },
+    );
+    if (decided) return;
+    await this.turns.run(async () => {
+      if (this.status !== 'pending_approval') return;
+      await call(acts.cancelMail({ outboundMailId: this.id, reason: 'approval_timed_out', requestId: uuid4() }));
+      this.setStatus('cancelled');
+    });
+  }
+
+  /**
+   * Scheduled send: once paid, the piece waits on a durable timer before the facility
+   * sees it. DELETE (or a cancellation request) may cancel it meanwhile; the sandbox
+   * advance releases it at once.
+   */
+  async holdUntilSendAfter(): Promise<void> {
+    if (!this.held || this.current() !== 'submitted') return;
+    const remainingMs = holdRemainingMs(this.input.sendAfter!, Date.now());
+    if (remainingMs > 0) {
+      await condition(() => !this.held || this.status !== 'submitted', remainingMs, {
+        summary: 'Scheduled send: hold the paid piece from the facility until send_after',
+      });
+    }
+    await this.turns.run(async () => {
+      if (this.held && this.status === 'submitted') await this.release();
+    });
+  }
 }
 
 /** Started by the reconciler schedule: gives every lost-start piece its workflow. */

@@ -4,12 +4,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createPrintProofActivities } from '../../activities/outbound-mail/print-proof';
 import type { DryRunProofCleanupInput } from './contracts';
+import { HOUSEKEEPING } from '../shared/activity-options';
 
-const { deleteOldDryRunProofs } = proxyActivities<ReturnType<typeof createPrintProofActivities>>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { maximumAttempts: 5 },
-});
+const { deleteOldDryRunProofs } = proxyActivities<ReturnType<typeof createPrintProofActivities>>(HOUSEKEEPING);
 
 export async function dryRunProofCleanupWorkflow(input: DryRunProofCleanupInput): Promise<number> {
   return deleteOldDryRunProofs({ retentionHours: input.retentionHours });

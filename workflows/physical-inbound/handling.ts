@@ -33,14 +33,10 @@ import {
   ScanOutcome,
 } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
-import {
-  handlerTurns,
-  recordRefusedCancellation,
-  refusalOf,
-  runShieldedFromCancellation,
-} from '../shared/operator-cancellation';
+import { cancelOrRefuse, OperatorCancellation, runShieldedFromCancellation } from '../shared/operator-cancellation';
+import { exclusiveTurns } from '../shared/turns';
 import { publishStatus, showDetails } from '../shared/status-visibility';
-import { call, UNLIMITED_RETRY } from '../shared/activity-failures';
+import { call } from '../shared/activity-failures';
 import {
   HandlingStatus,
   isOpenHandlingStatus,
@@ -48,56 +44,79 @@ import {
   HandlingEvent,
   HandlingActor,
 } from '../../domain/workflow-safe/handling';
+import { DATABASE_STEP, HANDLING_OCR } from '../shared/activity-options';
 
 type Activities = ReturnType<typeof createHandlingActivities>;
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const acts = proxyActivities<Activities>(DATABASE_STEP);
 
-const ocr = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const ocr = proxyActivities<Activities>(HANDLING_OCR);
 
 export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<HandlingSnapshot> {
-  const id = input.operationId;
-  let status: HandlingStatus = input.status;
-  let version = input.version;
-  const turns = handlerTurns();
-  const exclusive = turns.exclusive;
-  let scanOutcome: ScanOutcome | null = null;
+  const handling = new Handling(input);
+  handling.setHandlers();
+  return runShieldedFromCancellation(() => handling.run(), handling.onCancellationRequest);
+}
 
-  let refusedCancellation: string | null = null;
-  const WAITING: Partial<Record<HandlingStatus, string>> = {
-    awaiting_member_approval:
-      'Waiting for the owner to approve or reject the proposal; rejected as expired when the approval time runs out.',
-    awaiting_facility:
-      'Approved: waiting for the facility to accept it; until then a cancellation request rejects it with a refund.',
-    accepted: 'The facility accepted it and is carrying it out; it can no longer be cancelled. Waiting for completion.',
-  };
-  const details = () =>
+const HANDLING_WAITING: Partial<Record<HandlingStatus, string>> = {
+  awaiting_member_approval:
+    'Waiting for the owner to approve or reject the proposal; rejected as expired when the approval time runs out.',
+  awaiting_facility:
+    'Approved: waiting for the facility to accept it; until then a cancellation request rejects it with a refund.',
+  accepted: 'The facility accepted it and is carrying it out; it can no longer be cancelled. Waiting for completion.',
+};
+
+/** One handling operation's workflow state, its handlers, and the steps of its main flow. */
+class Handling {
+  readonly id: string;
+  status: HandlingStatus;
+  version: number;
+  readonly turns = exclusiveTurns();
+  scanOutcome: ScanOutcome | null = null;
+  refusedCancellation: string | null = null;
+  readonly onCancellationRequest: () => Promise<void>;
+
+  constructor(readonly input: HandlingWorkflowInput) {
+    this.id = input.operationId;
+    this.status = input.status;
+    this.version = input.version;
+    this.onCancellationRequest = cancelOrRefuse(this.turns, this.operatorCancellation());
+  }
+
+  /** Handlers change `status` while the main flow awaits; read it through this so TypeScript does not narrow it. */
+  current(): HandlingStatus {
+    return this.status;
+  }
+
+  snapshot(): HandlingSnapshot {
+    return { id: this.id, status: this.status, version: this.version };
+  }
+
+  details(): void {
+    const { input } = this;
     showDetails(
       [
-        `**Handling operation ${id}** (${input.actionType}, ${input.testMode ? 'sandbox' : 'live'}): **${status}** (version ${version})`,
-        WAITING[status] ?? 'Finished.',
+        `**Handling operation ${this.id}** (${input.actionType}, ${input.testMode ? 'sandbox' : 'live'}): **${this.status}** (version ${this.version})`,
+        HANDLING_WAITING[this.status] ?? 'Finished.',
       ],
-      refusedCancellation,
+      this.refusedCancellation,
     );
+  }
 
-  const apply = (s: HandlingSnapshot) => {
-    version = s.version;
-    if (s.status !== status) {
-      status = s.status;
+  apply(s: HandlingSnapshot): void {
+    this.version = s.version;
+    if (s.status !== this.status) {
+      this.status = s.status;
+      const status = s.status;
       publishStatus(ObjectStatus, status, {
         step: status === 'awaiting_facility' ? 'awaiting_acceptance' : status === 'accepted' ? 'in_progress' : null,
       });
     }
-    details();
-  };
+    this.details();
+  }
 
-  const guard = (event: HandlingEvent, actor: HandlingActor, expectedVersion: number) => {
+  guard(event: HandlingEvent, actor: HandlingActor, expectedVersion: number): void {
+    const { status, version } = this;
     if (!nextHandlingStatus(status, event, actor)) {
       throw ApplicationFailure.create({
         message: `The operation is ${status}; ${event} is not possible now.`,
@@ -114,160 +133,164 @@ export async function handlingWorkflow(input: HandlingWorkflowInput): Promise<Ha
         nonRetryable: true,
       });
     }
-  };
+  }
 
-  setHandler(handlingStateQuery, () => ({ id, status, version }));
-
-  setHandler(
-    approveHandlingUpdate,
-    (args) =>
-      exclusive(async () => {
-        guard('approve', 'member', args.expectedVersion);
-        apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
-        return { id, status, version };
-      }),
-    { validator: (args) => guard('approve', 'member', args.expectedVersion) },
-  );
-
-  setHandler(
-    rejectHandlingUpdate,
-    (args) =>
-      exclusive(async () => {
-        guard('reject', args.actor, args.expectedVersion);
-        apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
-        return { id, status, version };
-      }),
-    { validator: (args) => guard('reject', args.actor, args.expectedVersion) },
-  );
-
-  setHandler(
-    acceptHandlingUpdate,
-    (args) =>
-      exclusive(async () => {
-        guard('accept', 'facility', args.expectedVersion);
-        apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
-        return { id, status, version };
-      }),
-    { validator: (args) => guard('accept', 'facility', args.expectedVersion) },
-  );
-
-  setHandler(
-    completeHandlingUpdate,
-    (args) =>
-      exclusive(async () => {
-        guard('complete', 'facility', args.expectedVersion);
-        apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
-        return { id, status, version };
-      }),
-    { validator: (args) => guard('complete', 'facility', args.expectedVersion) },
-  );
-
-  // The facility fulfilled (or refused) the scan request of an accepted Open & Scan.
-  setHandler(handlingScanOutcomeSignal, (outcome) => {
-    scanOutcome = outcome;
-  });
+  setHandlers(): void {
+    const { id, turns } = this;
+    setHandler(handlingStateQuery, () => this.snapshot());
+    setHandler(
+      approveHandlingUpdate,
+      (args) =>
+        turns.run(async () => {
+          this.guard('approve', 'member', args.expectedVersion);
+          this.apply(await call(acts.approveHandlingOperation({ operationId: id, ...args })));
+          return this.snapshot();
+        }),
+      { validator: (args) => this.guard('approve', 'member', args.expectedVersion) },
+    );
+    setHandler(
+      rejectHandlingUpdate,
+      (args) =>
+        turns.run(async () => {
+          this.guard('reject', args.actor, args.expectedVersion);
+          this.apply(await call(acts.rejectHandlingOperation({ operationId: id, ...args })));
+          return this.snapshot();
+        }),
+      { validator: (args) => this.guard('reject', args.actor, args.expectedVersion) },
+    );
+    setHandler(
+      acceptHandlingUpdate,
+      (args) =>
+        turns.run(async () => {
+          this.guard('accept', 'facility', args.expectedVersion);
+          this.apply(await call(acts.acceptHandlingOperation({ operationId: id, ...args })));
+          return this.snapshot();
+        }),
+      { validator: (args) => this.guard('accept', 'facility', args.expectedVersion) },
+    );
+    setHandler(
+      completeHandlingUpdate,
+      (args) =>
+        turns.run(async () => {
+          this.guard('complete', 'facility', args.expectedVersion);
+          this.apply(await call(acts.completeHandlingOperation({ operationId: id, ...args })));
+          return this.snapshot();
+        }),
+      { validator: (args) => this.guard('complete', 'facility', args.expectedVersion) },
+    );
+    // The facility fulfilled (or refused) the scan request of an accepted Open & Scan.
+    setHandler(handlingScanOutcomeSignal, (outcome) => {
+      this.scanOutcome = outcome;
+    });
+  }
 
   /** A cancellation request from Temporal: reject (refunding any charge) before the facility accepts, else refuse and record why. */
-  async function onCancellationRequest(): Promise<void> {
-    await exclusive(async () => {
-      if (!isOpenHandlingStatus(status)) return;
-      let refusal: string | null = null;
-      if (status !== 'accepted') {
-        try {
-          apply(
-            await call(
-              acts.rejectHandlingOperation({
-                operationId: id,
-                expectedVersion: version,
-                actor: 'system',
-                reason: 'cancelled_by_operator',
-              }),
-            ),
-          );
-          return;
-        } catch (err) {
-          refusal = refusalOf(err);
-          if (refusal === null) throw err;
-        }
-      }
-      refusedCancellation = refusal ?? `the operation is ${status}; the facility is carrying it out.`;
-      details();
-      await recordRefusedCancellation(
-        'handling',
-        id,
-        status,
-        `Cancellation requested from Temporal refused: ${refusedCancellation} The workflow keeps running.`,
+  operatorCancellation(): OperatorCancellation {
+    return {
+      objectType: 'handling',
+      objectId: this.id,
+      status: () => this.status,
+      settled: () => !isOpenHandlingStatus(this.status),
+      cancellable: () => this.status !== 'accepted',
+      cancel: async () => {
+        this.apply(
+          await call(
+            acts.rejectHandlingOperation({
+              operationId: this.id,
+              expectedVersion: this.version,
+              actor: 'system',
+              reason: 'cancelled_by_operator',
+            }),
+          ),
+        );
+      },
+      whyNot: () => `the operation is ${this.status}; the facility is carrying it out.`,
+      showRefusal: (reason) => {
+        this.refusedCancellation = reason;
+        this.details();
+      },
+    };
+  }
+
+  /** The main flow: the owner's approval, the sandbox's fulfilment, the scan's outcome, then the outcome event. */
+  async run(): Promise<HandlingSnapshot> {
+    this.details();
+    await this.awaitApproval();
+    if (this.input.testMode) await this.fulfilInSandbox();
+    await this.followScanOutcomes();
+    await condition(() => !this.turns.busy && allHandlersFinished());
+    await acts.publishHandlingOutcome({ operationId: this.id });
+    return this.snapshot();
+  }
+
+  /** Waits for the owner's decision; rejects the proposal as expired when the approval time runs out. */
+  async awaitApproval(): Promise<void> {
+    if (this.current() !== 'awaiting_member_approval') return;
+    const decided = await condition(() => this.status !== 'awaiting_member_approval', this.input.approvalTimeoutMs, {
+      summary: 'Approval deadline: reject the proposal as expired',
+    });
+    if (decided) return;
+    await this.turns.run(async () => {
+      if (this.status !== 'awaiting_member_approval') return;
+      this.apply(
+        await acts.rejectHandlingOperation({
+          operationId: this.id,
+          expectedVersion: this.version,
+          actor: 'system',
+          reason: 'approval_expired',
+        }),
       );
     });
   }
 
-  return runShieldedFromCancellation(async () => {
-    details();
-    if (status === 'awaiting_member_approval') {
-      const decided = await condition(() => status !== 'awaiting_member_approval', input.approvalTimeoutMs, {
-        summary: 'Approval deadline: reject the proposal as expired',
-      });
-      if (!decided) {
-        await exclusive(async () => {
-          if (status !== 'awaiting_member_approval') return;
-          apply(
-            await acts.rejectHandlingOperation({
-              operationId: id,
-              expectedVersion: version,
-              actor: 'system',
-              reason: 'approval_expired',
-            }),
-          );
-        });
+  /** A test operation: the sandbox facility carries it out at once. */
+  async fulfilInSandbox(): Promise<void> {
+    await condition(() => this.status !== 'awaiting_member_approval' && !this.turns.busy);
+    if (this.current() !== 'awaiting_facility') return;
+    await this.turns.run(async () => {
+      const done = await acts.sandboxFulfilHandlingOperation({ operationId: this.id });
+      this.apply(done.snapshot);
+      if (done.bundleId) {
+        await acts.publishPhysicalScanAvailable({ bundleId: done.bundleId });
+        await acts.finishPhysicalScanBundle({ bundleId: done.bundleId });
       }
-    }
+    });
+  }
 
-    if (input.testMode) {
-      await condition(() => status !== 'awaiting_member_approval' && !turns.busy);
-      if (status === 'awaiting_facility') {
-        await exclusive(async () => {
-          const done = await acts.sandboxFulfilHandlingOperation({ operationId: id });
-          apply(done.snapshot);
-          if (done.bundleId) {
-            await acts.publishPhysicalScanAvailable({ bundleId: done.bundleId });
-            await acts.finishPhysicalScanBundle({ bundleId: done.bundleId });
-          }
-        });
-      }
-    }
-
-    while (isOpenHandlingStatus(status)) {
+  /** An accepted Open & Scan: completes or rejects the operation as the facility's scan outcome says. */
+  async followScanOutcomes(): Promise<void> {
+    while (isOpenHandlingStatus(this.current())) {
       await condition(
-        () => !isOpenHandlingStatus(status) || (scanOutcome !== null && status === 'accepted' && !turns.busy),
+        () =>
+          !isOpenHandlingStatus(this.status) ||
+          (this.scanOutcome !== null && this.status === 'accepted' && !this.turns.busy),
       );
-      const outcome = scanOutcome as ScanOutcome | null;
-      if (!isOpenHandlingStatus(status) || !outcome) break;
-      scanOutcome = null;
-      await exclusive(async () => {
-        if (status !== 'accepted') return;
-        apply(
-          outcome.outcome === 'fulfilled'
-            ? await acts.completeHandlingOperation({
-                operationId: id,
-                expectedVersion: version,
-                trackingNumber: null,
-                attestation: null,
-                viaScan: true,
-              })
-            : await acts.rejectHandlingOperation({
-                operationId: id,
-                expectedVersion: version,
-                actor: 'facility',
-                reason: outcome.reason ?? 'scan_rejected',
-              }),
-        );
+      const outcome = this.scanOutcome;
+      if (!isOpenHandlingStatus(this.status) || !outcome) break;
+      this.scanOutcome = null;
+      await this.turns.run(async () => {
+        if (this.status !== 'accepted') return;
+        this.apply(await this.scanOutcomeStep(outcome));
       });
     }
+  }
 
-    await condition(() => !turns.busy && allHandlersFinished());
-    await acts.publishHandlingOutcome({ operationId: id });
-    return { id, status, version };
-  }, onCancellationRequest);
+  scanOutcomeStep(outcome: ScanOutcome): Promise<HandlingSnapshot> {
+    return outcome.outcome === 'fulfilled'
+      ? acts.completeHandlingOperation({
+          operationId: this.id,
+          expectedVersion: this.version,
+          trackingNumber: null,
+          attestation: null,
+          viaScan: true,
+        })
+      : acts.rejectHandlingOperation({
+          operationId: this.id,
+          expectedVersion: this.version,
+          actor: 'facility',
+          reason: outcome.reason ?? 'scan_rejected',
+        });
+  }
 }
 
 export async function inboundReceivedWorkflow(input: InboundReceivedWorkflowInput): Promise<void> {

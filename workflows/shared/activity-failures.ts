@@ -1,17 +1,11 @@
-// The retry policy of the workflows' database and store activities, and the helper that
-// re-raises an activity's business failure (an ApplicationFailure with a type) as the
-// workflow's or update's own non-retryable failure, so the API sees its type and maps it
-// to the spec's error code. Other failures pass through unchanged.
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/common';
+// How workflows read an activity's failure. An activity that refuses a business step
+// throws an ApplicationFailure with a type (e.g. INSUFFICIENT_CREDITS, or "the object is
+// past cancelling"); every other failure is an outage the activity's retry policy covers.
+// `call` re-raises the first kind as the workflow's or update's own non-retryable failure,
+// so the API sees its type and maps it to the spec's error code; `refusalOf` reads it.
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 
-/** Retry without a limit, from 1 s doubling up to 30 s: outages of Postgres or the store end. */
-export const UNLIMITED_RETRY: RetryPolicy = {
-  initialInterval: '1 second',
-  maximumInterval: '30 seconds',
-  backoffCoefficient: 2,
-};
-
+/** Awaits an activity, re-raising its business failure as this workflow's (or update's) own; others pass through. */
 export async function call<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
@@ -27,4 +21,15 @@ export async function call<T>(p: Promise<T>): Promise<T> {
     }
     throw err;
   }
+}
+
+/** The refusal reason of an activity that refused its step (e.g. found the object past cancelling), or null for other errors. */
+export function refusalOf(err: unknown): string | null {
+  if (isCancellation(err)) return null;
+  let cause: unknown = err;
+  for (let depth = 0; cause && depth < 4; depth++) {
+    if (cause instanceof ApplicationFailure && cause.type) return cause.message;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return null;
 }

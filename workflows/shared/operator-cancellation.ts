@@ -6,32 +6,23 @@
 // activity, same refund ledger key, so the money moves once) while the object can still
 // be cancelled; after that (printing started, facility accepted, run funded) it refuses,
 // keeps running and records a workflow_incidents row the operator can see.
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  isCancellation,
-  patched,
-  proxyActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createOperationsActivities } from '../../activities/operations/operations';
-import type { IncidentObjectType } from '../../services/operations/workflow-incidents';
-import { UNLIMITED_RETRY } from './activity-failures';
+import type { IncidentObjectType } from '../../domain/workflow-safe/workflow-incidents';
+import { DATABASE_STEP } from './activity-options';
+import { refusalOf } from './activity-failures';
+import type { ExclusiveTurns } from './turns';
 
 /** Histories recorded before this behaviour existed replay as they ran: the request aborted the main flow. */
 export const OPERATOR_CANCELLATION_PATCH = 'operator-cancellation-request';
 
-const ops = proxyActivities<ReturnType<typeof createOperationsActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: UNLIMITED_RETRY,
-});
+const ops = proxyActivities<ReturnType<typeof createOperationsActivities>>(DATABASE_STEP);
 
 /**
  * Runs `main` so that a cancellation request does not reach it; `onRequest` runs instead
  * (outside any cancellable scope, so its activities complete). Handlers must run their
- * steps through `shielded` for the same reason: they run in the workflow's root scope,
- * which the request cancels.
+ * steps in a turn (turns.ts), which shields them for the same reason: they run in the
+ * workflow's root scope, which the request cancels.
  */
 export function runShieldedFromCancellation<T>(main: () => Promise<T>, onRequest: () => Promise<void>): Promise<T> {
   let flow: CancellationScope | undefined;
@@ -48,38 +39,8 @@ export function runShieldedFromCancellation<T>(main: () => Promise<T>, onRequest
   });
 }
 
-/** Runs a handler's step so that a cancellation request does not interrupt it. */
-export function shielded<T>(fn: () => Promise<T>): Promise<T> {
-  return CancellationScope.nonCancellable(fn);
-}
-
-/**
- * One handler step at a time, each shielded from a cancellation request: `exclusive` waits
- * for the turn, so each step re-checks its guard once it holds it; `busy` tells the main
- * flow a step is under way.
- */
-export function handlerTurns() {
-  let busy = false;
-  return {
-    get busy() {
-      return busy;
-    },
-    exclusive<T>(fn: () => Promise<T>): Promise<T> {
-      return shielded(async () => {
-        await condition(() => !busy);
-        busy = true;
-        try {
-          return await fn();
-        } finally {
-          busy = false;
-        }
-      });
-    },
-  };
-}
-
 /** Records that a cancellation request from Temporal was refused, once per workflow run. */
-export async function recordRefusedCancellation(
+async function recordRefusedCancellation(
   objectType: IncidentObjectType,
   objectId: string,
   objectStatus: string,
@@ -100,13 +61,49 @@ export async function recordRefusedCancellation(
   });
 }
 
-/** The refusal reason of a cancel activity that found the object past cancelling, or null for other errors. */
-export function refusalOf(err: unknown): string | null {
-  if (isCancellation(err)) return null;
-  let cause: unknown = err;
-  for (let depth = 0; cause && depth < 4; depth++) {
-    if (cause instanceof ApplicationFailure && cause.type) return cause.message;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return null;
+/** One workflow's object, as the cancel-or-refuse path sees it. */
+export interface OperatorCancellation {
+  objectType: IncidentObjectType;
+  objectId: string;
+  status(): string;
+  /** Nothing left to do: the object is cancelled (or closed) already. */
+  settled(): boolean;
+  /** Whether the object can still be cancelled, as far as the workflow knows. */
+  cancellable(): boolean;
+  /** Cancels the object the way the API's DELETE does (the same activity) and applies the result. */
+  cancel(): Promise<void>;
+  /** Why the object can no longer be cancelled, when the workflow refuses without asking the activity. */
+  whyNot(): string;
+  /** Shows the refusal on the workflow (its details). */
+  showRefusal(reason: string): void;
+}
+
+/**
+ * The workflow's answer to a cancellation request from Temporal, for runShieldedFromCancellation:
+ * in a turn, cancel the object while it can be cancelled; otherwise (or when the cancel
+ * activity refuses) show and record the refusal, and keep running.
+ */
+export function cancelOrRefuse(turns: ExclusiveTurns, object: OperatorCancellation): () => Promise<void> {
+  return () =>
+    turns.run(async () => {
+      if (object.settled()) return;
+      let refusal: string | null = null;
+      if (object.cancellable()) {
+        try {
+          await object.cancel();
+          return;
+        } catch (err) {
+          refusal = refusalOf(err);
+          if (refusal === null) throw err;
+        }
+      }
+      const reason = refusal ?? object.whyNot();
+      object.showRefusal(reason);
+      await recordRefusedCancellation(
+        object.objectType,
+        object.objectId,
+        object.status(),
+        `Cancellation requested from Temporal refused: ${reason} The workflow keeps running.`,
+      );
+    });
 }

@@ -7,12 +7,9 @@ import type { Activities } from '../../activities';
 import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from './contracts';
 import { ObjectStatus } from '../shared/search-attributes';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
+import { WEBHOOK_ATTEMPT } from '../shared/activity-options';
 
-const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<Activities>({
-  // The receiver has 10 s; DNS, signing and bookkeeping fit easily in the rest.
-  startToCloseTimeout: '40 seconds',
-  retry: { maximumAttempts: 3, initialInterval: '1 second' },
-});
+const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<Activities>(WEBHOOK_ATTEMPT);
 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let attempts = 0;

@@ -4,21 +4,13 @@
 // passes the workflow sleeps until that moment or until a publisher's wake-up signal.
 // With nothing queued it ends; the next event starts it again (signal-with-start). The
 // history stays short: continue-as-new after a fixed number of passes.
-import { UNLIMITED_RETRY } from '../shared/activity-failures';
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { ReconcileWebhookDispatchInput, wakeDispatcherSignal, WebhookDispatchInput } from './contracts';
+import { WEBHOOK_DISPATCH_PASS, WEBHOOK_WAKE } from '../shared/activity-options';
 
-const { dispatchWebhookDeliveries } = proxyActivities<Activities>({
-  // A pass stops starting new attempts after its budget (60 s); the last ones take <= 10 s.
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: UNLIMITED_RETRY,
-});
-const { wakeOverdueWebhookDispatchers } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
-});
+const { dispatchWebhookDeliveries } = proxyActivities<Activities>(WEBHOOK_DISPATCH_PASS);
+const { wakeOverdueWebhookDispatchers } = proxyActivities<Activities>(WEBHOOK_WAKE);
 
 const PASSES_PER_RUN = 200;
 
