@@ -9,6 +9,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
+import { setFacility } from '../outbound-mail/rows';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -266,7 +267,7 @@ export async function deactivateFacility(
     const slot = (to: string) => moved.get(to) ?? moved.set(to, { to, mail: 0, batches: 0 }).get(to)!;
     for (const m of mail) {
       const to = targets.get(m.member_id)!;
-      await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, to]);
+      await setFacility(tx, m.id, to);
       slot(to).mail++;
     }
     for (const b of batches) {
@@ -323,7 +324,7 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
     const f = await activeFacility(tx, facilityId);
     if (m.facility_id === f.id)
       return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, f.id]);
+    await setFacility(tx, m.id, f.id);
     return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }
