@@ -5,7 +5,8 @@ import type { AuthContext } from '../accounts/auth';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import type { NewMailRow } from './rows';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
-import type { MemberSettings, QuotedSubmission, SubmitMailFields } from './quote';
+import type { QuotedSubmission } from './quote';
+import { returnAddress } from './submission-fields';
 
 /** What the submission decided beyond its quote. */
 export interface NewPiece {
@@ -22,20 +23,6 @@ export interface NewPiece {
   proofKey: string | null;
   /** The A2A task the piece carries out (send_letter), or null. */
   a2aTaskId: string | null;
-}
-
-/** The return address: the request's whole block when it sent one, else the member's default. */
-export function returnAddress(f: SubmitMailFields, m: MemberSettings) {
-  const sentBlock = f.return_line1 !== undefined;
-  return {
-    return_name: f.return_name ?? m.return_name,
-    return_company: f.return_company ?? m.return_company,
-    return_line1: sentBlock ? f.return_line1! : m.return_line1,
-    return_line2: sentBlock ? (f.return_line2 ?? null) : m.return_line2,
-    return_city: sentBlock ? f.return_city! : m.return_city,
-    return_state: sentBlock ? f.return_state! : m.return_state,
-    return_zip: sentBlock ? f.return_zip! : m.return_zip,
-  };
 }
 
 /** The safeguards as they applied to this piece (stored with it and shown in its record). */
