@@ -14,6 +14,7 @@ import { loadMailRow, publishMailEvent } from '../outbound-mail/record';
 import { cancelUnfundedRunChild, MailRow, markRunFunded, submitFundedRunChild } from '../outbound-mail/rows';
 import { startMailWorkflow } from '../outbound-mail/workflow';
 import { loadMailRunById, MailRunRow } from './record';
+import { cancelRunByCaller, cancelUnfundedAtClose, closeEmptyRun, holdForFunding, markMailRunFunded } from './rows';
 import { fundingBlock, isSettledMailRun, MailRunStatusName } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
@@ -69,10 +70,7 @@ export async function fundMailRun(
       [run.member_id, run.mail_run_id],
     );
     if (input.trigger === 'close' && children.length === 0) {
-      await tx.query(
-        `UPDATE mail_runs SET status = 'closed', closed_at = now(), pending_reason = NULL, updated_at = now() WHERE id = $1`,
-        [run.id],
-      );
+      await closeEmptyRun(tx, run.id);
       return answer('closed');
     }
     const required = children.reduce((sum, c) => sum + c.price_cents, 0);
@@ -84,19 +82,11 @@ export async function fundMailRun(
       spentLast24hCents: await spentLast24h(tx, run.member_id),
     });
     if (block && input.trigger === 'commit') {
-      await tx.query(
-        `UPDATE mail_runs SET status = 'funding_pending', committed_at = COALESCE(committed_at, now()), pending_reason = $2, updated_at = now()
-              WHERE id = $1`,
-        [run.id, block],
-      );
+      await holdForFunding(tx, run.id, block);
       return { ...answer('funding_pending'), pendingReason: block };
     }
     if (block) {
-      await tx.query(
-        `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'unfunded_at_close', pending_reason = $2, updated_at = now()
-              WHERE id = $1`,
-        [run.id, block],
-      );
+      await cancelUnfundedAtClose(tx, run.id, block);
       return { ...answer('cancelled'), pendingReason: block };
     }
     for (const child of children) {
@@ -120,11 +110,7 @@ export async function fundMailRun(
         children.map((c) => c.id),
       );
     }
-    await tx.query(
-      `UPDATE mail_runs SET status = 'funded', committed_at = COALESCE(committed_at, now()), funded_at = now(), funded_cents = $2,
-                  pending_reason = NULL, updated_at = now() WHERE id = $1`,
-      [run.id, required],
-    );
+    await markMailRunFunded(tx, run.id, required);
     return answer('funded', required);
   });
 }
@@ -143,10 +129,7 @@ export async function cancelMailRun(deps: Deps, input: { mailRunUuid: string }):
         `The run is ${run.status}; only a run that is not funded yet can be cancelled.`,
       );
     }
-    await tx.query(
-      `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'cancelled_by_caller', updated_at = now() WHERE id = $1`,
-      [run.id],
-    );
+    await cancelRunByCaller(tx, run.id);
     return { status: 'cancelled', alreadyCancelled: false };
   });
 }
