@@ -186,7 +186,10 @@ export async function finishBatchGeneration(
 ): Promise<BatchStatusResult> {
   const current = await loadBatchRow(deps.db, input.batchId);
   if (!current || current.status !== 'generating') return { status: current?.status ?? 'failed' };
-  const recipients: Omit<BatchRecipientRow, 'batch_id' | 'source_row'>[] = await deps.db.query(
+  const recipients: Pick<
+    BatchRecipientRow,
+    'seq' | 'name' | 'line1' | 'line2' | 'city' | 'state' | 'zip' | 'document_key'
+  >[] = await deps.db.query(
     `SELECT seq, name, line1, line2, city, state, zip, document_key FROM batch_recipients WHERE batch_id = $1 ORDER BY seq`,
     [input.batchId],
   );

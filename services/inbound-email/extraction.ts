@@ -17,7 +17,7 @@ import type { Deps } from '../shared/deps';
 import { publishEvent } from '../webhooks/events';
 import { docxText, pdfMetadata, pdfPageTexts } from './document-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from './ocr';
-import type { InboundMailFileRow } from './rows';
+import type { InboundMailFileRow, InboundMailItemRow, PostalThreadRow } from './rows';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -96,9 +96,10 @@ async function itemEvent(
   eventType: 'inbound.received' | 'inbound.context_ready',
   ocrStatus: string | null,
 ): Promise<void> {
-  const [item] = await deps.db.query(`SELECT member_id, agent_id, test_mode FROM inbound_mail_items WHERE id = $1`, [
-    itemId,
-  ]);
+  const [item]: Pick<InboundMailItemRow, 'member_id' | 'agent_id' | 'test_mode'>[] = await deps.db.query(
+    `SELECT member_id, agent_id, test_mode FROM inbound_mail_items WHERE id = $1`,
+    [itemId],
+  );
   await publishEvent(deps, {
     eventKey: `inbound_mail_item:${itemId}:${eventType}`,
     memberId: item.member_id,
@@ -136,7 +137,10 @@ export async function verifyInboundStorage(
     `SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = $1 ORDER BY position`,
     [itemId],
   );
-  const [item] = await deps.db.query(`SELECT status FROM inbound_mail_items WHERE id = $1`, [itemId]);
+  const [item]: Pick<InboundMailItemRow, 'status'>[] = await deps.db.query(
+    `SELECT status FROM inbound_mail_items WHERE id = $1`,
+    [itemId],
+  );
   const attachmentIds = files.filter((f) => f.kind === 'attachment').map((f) => f.id);
   if (item.status !== 'captured') return { status: item.status === 'failed' ? 'failed' : 'stored', attachmentIds };
   for (const f of files) {
@@ -160,7 +164,7 @@ export async function verifyInboundStorage(
 
 /** Lineage rows for the email's own subject and body text. */
 export async function extractInboundEmailText(deps: Deps, itemId: string): Promise<void> {
-  const [item] = await deps.db.query(
+  const [item]: (Pick<InboundMailItemRow, 'subject' | 'body_text'> & { raw_file_id: string })[] = await deps.db.query(
     `SELECT i.subject, i.body_text, f.id AS raw_file_id FROM inbound_mail_items i
            JOIN inbound_mail_files f ON f.inbound_mail_item_id = i.id AND f.kind = 'raw_email' WHERE i.id = $1`,
     [itemId],
@@ -378,7 +382,9 @@ export async function analyseInboundItem(
   deps: Deps,
   itemId: string,
 ): Promise<{ threadKeys: ThreadKeys; threadTitle: string }> {
-  const [item] = await deps.db.query(
+  const [item]: (Pick<InboundMailItemRow, 'subject' | 'body_text' | 'from_name' | 'from_address'> & {
+    alias_email: string;
+  })[] = await deps.db.query(
     `SELECT i.subject, i.body_text, i.from_name, i.from_address, a.alias_local_part || '@' || a.domain AS alias_email
            FROM inbound_mail_items i JOIN inbound_forwarding_aliases a ON a.id = i.alias_id WHERE i.id = $1`,
     [itemId],
@@ -470,7 +476,10 @@ export async function matchInboundThread(
   },
 ): Promise<{ threadId: string; created: boolean }> {
   return deps.db.transaction(async (tx) => {
-    const [item] = await tx.query(
+    const [item]: Pick<
+      InboundMailItemRow,
+      'id' | 'member_id' | 'agent_id' | 'test_mode' | 'thread_id' | 'category' | 'summary' | 'received_at' | 'headers'
+    >[] = await tx.query(
       `SELECT id, member_id, agent_id, test_mode, thread_id, category, summary, received_at, headers FROM inbound_mail_items WHERE id = $1 FOR UPDATE`,
       [input.itemId],
     );
@@ -491,7 +500,10 @@ export async function matchInboundThread(
       threaded.map((r) => ({ messageId: r.message_id, threadId: r.thread_id })),
     );
     if (!match) {
-      const candidates = await tx.query(
+      const candidates: Pick<
+        PostalThreadRow,
+        'id' | 'sender_keys' | 'subject_keys' | 'reference_keys' | 'last_event_at'
+      >[] = await tx.query(
         `SELECT id, sender_keys, subject_keys, reference_keys, last_event_at FROM postal_threads
               WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND test_mode = $3 AND status <> 'archived'`,
         [item.member_id, item.agent_id, item.test_mode],
@@ -573,7 +585,7 @@ export async function matchInboundThread(
 
 /** stored -> extracted, or needs_review with the reasons a person should look. */
 export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ status: 'extracted' | 'needs_review' }> {
-  const files = await deps.db.query(
+  const files: Pick<InboundMailFileRow, 'kind' | 'extraction_status' | 'content_type_mismatch'>[] = await deps.db.query(
     `SELECT kind, extraction_status, content_type_mismatch FROM inbound_mail_files WHERE inbound_mail_item_id = $1`,
     [itemId],
   );
