@@ -10,7 +10,21 @@ import { debit, refund } from '../billing/credits';
 import { assignFacility } from '../operations/facilities';
 import { publishEvent } from '../webhooks/events';
 import { batchEvent } from './batch-view';
-import { BatchRecipientRow, BatchRow, loadBatchRow } from './rows';
+import {
+  addRefunded,
+  BatchRecipientRow,
+  BatchRow,
+  expireBatch,
+  loadBatchRow,
+  markBatchCancelled,
+  markBatchFailed,
+  markBatchFinished,
+  markBatchGenerating,
+  markBatchInProgress,
+  markBatchPaid,
+  markBatchSubmitted,
+  setPieceCounts,
+} from './rows';
 import { ApiError } from '../../domain/shared/errors';
 import { insufficientCreditsDetails } from '../../domain/shared/workflow-failures';
 import { priceBatch, unmailedRefundCents } from '../../domain/batches/pricing';
@@ -56,10 +70,7 @@ async function recountPieces(tx: EntityManager, batchId: string): Promise<PieceC
        FROM batch_pieces WHERE batch_id = $1`,
     [batchId],
   );
-  await tx.query(
-    `UPDATE batches SET pieces_created = $2, pieces_mailed = $3, pieces_failed = $4, updated_at = now() WHERE id = $1`,
-    [batchId, c.created, c.mailed, c.failed],
-  );
+  await setPieceCounts(tx, batchId, c);
   return c;
 }
 
@@ -85,8 +96,7 @@ async function refundRest(
     referenceId: b.id,
     description: `Batch ${b.job_name}: ${why}`,
   });
-  if (refunded > 0)
-    await tx.query(`UPDATE batches SET refunded_cents = refunded_cents + $2 WHERE id = $1`, [b.id, refunded]);
+  if (refunded > 0) await addRefunded(tx, b.id, refunded);
   return refunded;
 }
 
@@ -129,10 +139,7 @@ export async function chargeBatch(deps: Deps, input: { batchId: string }): Promi
       }
     }
     const facility = await assignFacility(tx, b.test_mode, b.member_id);
-    await tx.query(
-      `UPDATE batches SET status = 'paid', confirmed_at = now(), credits_charged_cents = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
-      [b.id, charged, facility.id],
-    );
+    await markBatchPaid(tx, b.id, charged, facility.id);
     return { status: 'paid', alreadyConfirmed: false };
   });
 }
@@ -145,7 +152,7 @@ export async function startBatchGeneration(
   return deps.db.transaction(async (tx) => {
     const b = await locked(tx, input.batchId);
     if (b.status === 'paid') {
-      await tx.query(`UPDATE batches SET status = 'generating', updated_at = now() WHERE id = $1`, [b.id]);
+      await markBatchGenerating(tx, b.id);
       return { status: 'generating', pieces: b.valid };
     }
     return { status: b.status, pieces: b.valid };
@@ -216,10 +223,7 @@ export async function finishBatchGeneration(
       );
     }
     const facilityId = b.facility_id ?? (await assignFacility(tx, b.test_mode, b.member_id)).id;
-    await tx.query(
-      `UPDATE batches SET status = 'submitted', submitted_at = now(), manifest_key = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
-      [b.id, manifestKey, facilityId],
-    );
+    await markBatchSubmitted(tx, b.id, manifestKey, facilityId);
     return { status: 'submitted' };
   });
 }
@@ -241,9 +245,7 @@ export async function cancelBatch(deps: Deps, input: { batchId: string }): Promi
       `UPDATE batch_pieces SET status = 'cancelled', updated_at = now() WHERE batch_id = $1 AND status = 'created'`,
       [b.id],
     );
-    await tx.query(`UPDATE batches SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1`, [
-      b.id,
-    ]);
+    await markBatchCancelled(tx, b.id);
     const after = await locked(tx, b.id);
     return { status: 'cancelled', refundedCents: after.refunded_cents, alreadyCancelled: false };
   });
@@ -257,10 +259,7 @@ export async function expireBatchDraft(
   return deps.db.transaction(async (tx) => {
     const b = await locked(tx, input.batchId);
     if (b.status !== 'draft') return { status: b.status, expired: false };
-    await tx.query(
-      `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = $2, updated_at = now() WHERE id = $1`,
-      [b.id, DRAFT_EXPIRED_MESSAGE],
-    );
+    await expireBatch(tx, b.id, DRAFT_EXPIRED_MESSAGE);
     return { status: 'cancelled', expired: true };
   });
 }
@@ -271,9 +270,7 @@ export async function startBatchFulfilment(deps: Deps, input: { batchId: string 
     const b = await locked(tx, input.batchId);
     if (b.status === 'in_progress') return { status: b.status };
     if (b.status !== 'submitted') throw conflict(`The batch is ${b.status}; only submitted batches can be started.`);
-    await tx.query(`UPDATE batches SET status = 'in_progress', started_at = now(), updated_at = now() WHERE id = $1`, [
-      b.id,
-    ]);
+    await markBatchInProgress(tx, b.id);
     return { status: 'in_progress' };
   });
 }
@@ -348,11 +345,7 @@ export async function finishBatch(
       errorMessage = 'no pieces were mailed';
       refunded = await refundRest(tx, b, b.credits_charged_cents, `refund:batch:${b.id}`, 'no pieces mailed');
     }
-    await tx.query(
-      `UPDATE batches SET status = $2, completed_at = now(), facility_notes = COALESCE($3, facility_notes),
-                  error_message = COALESCE($4, error_message), updated_at = now() WHERE id = $1`,
-      [b.id, status, input.facilityNotes ?? null, errorMessage],
-    );
+    await markBatchFinished(tx, b.id, status, input.facilityNotes ?? null, errorMessage);
     return { status, refundedCents: refunded, alreadyFinished: false };
   });
 }
@@ -377,11 +370,7 @@ export async function failBatch(deps: Deps, input: { batchId: string } & FailBat
       `refund:batch:${b.id}`,
       'facility could not fulfil',
     );
-    await tx.query(
-      `UPDATE batches SET status = 'failed', completed_at = now(), error_message = $2,
-                  facility_notes = COALESCE($3, facility_notes), updated_at = now() WHERE id = $1`,
-      [b.id, input.errorMessage, input.facilityNotes ?? null],
-    );
+    await markBatchFailed(tx, b.id, input.errorMessage, input.facilityNotes ?? null);
     return { status: 'failed', refundedCents: refunded, alreadyFinished: false };
   });
 }

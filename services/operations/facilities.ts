@@ -10,6 +10,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
 import { setFacility } from '../outbound-mail/rows';
+import { claimBatchForFacility, setBatchFacility } from '../batches/rows';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -272,7 +273,7 @@ export async function deactivateFacility(
     }
     for (const b of batches) {
       const to = targets.get(b.member_id)!;
-      await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, to]);
+      await setBatchFacility(tx, b.id, to);
       slot(to).batches++;
     }
     const [current] = await tx.query(`SELECT id FROM facilities WHERE is_default AND status = 'active'`);
@@ -364,7 +365,7 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
     const f = await activeFacility(tx, facilityId);
     if (b.facility_id === f.id)
       return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, f.id]);
+    await setBatchFacility(tx, b.id, f.id);
     return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }
@@ -374,11 +375,5 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
  * ownership check, so an operator can no longer move it. False: not this facility's batch.
  */
 export async function claimFacilityBatch(db: Queryable, facilityId: string, batchId: string): Promise<boolean> {
-  const claimed = await returning(
-    db,
-    `UPDATE batches SET facility_claimed_at = COALESCE(facility_claimed_at, now())
-      WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`,
-    [batchId, facilityId],
-  );
-  return claimed.length > 0;
+  return claimBatchForFacility(db, facilityId, batchId);
 }
