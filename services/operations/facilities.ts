@@ -4,8 +4,9 @@
 // Work moves between facilities only while no facility has begun it: a piece before
 // printing starts, a batch before a facility claims it (start or fail). The row's
 // facility_id and status are the truth: every move decides under the row's lock, and the
-// facility's own step re-checks ownership under the same lock (activities/outbound-mail/mail.ts,
-// claimFacilityBatch), so a move and a concurrent step never both win.
+// facility's own step re-checks ownership under the same lock
+// (services/outbound-mail/piece-transitions.ts, claimFacilityBatch), so a move and a
+// concurrent step never both win.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
