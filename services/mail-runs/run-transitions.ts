@@ -11,7 +11,7 @@ import type { Deps } from '../shared/deps';
 import { balanceCents, debit, lockMemberRowReading } from '../billing/credits';
 import { spentLast24h } from '../outbound-mail/safeguards';
 import { loadMailRow, publishMailEvent } from '../outbound-mail/record';
-import { cancelUnfundedRunChild, MailRow, markRunFunded, submitFundedRunChild } from '../outbound-mail/rows';
+import { cancelUnfundedRunChild, MailRow, markChildrenRunFunded, submitFundedRunChild } from '../outbound-mail/rows';
 import { startMailWorkflow } from '../outbound-mail/workflow';
 import { loadMailRunById, MailRunRow } from './record';
 import { cancelRunByCaller, cancelUnfundedAtClose, closeEmptyRun, holdForFunding, markMailRunFunded } from './rows';
@@ -105,7 +105,7 @@ export async function fundMailRun(
       );
     }
     if (children.length) {
-      await markRunFunded(
+      await markChildrenRunFunded(
         tx,
         children.map((c) => c.id),
       );

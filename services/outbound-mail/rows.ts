@@ -230,7 +230,7 @@ export async function releaseToFacility(db: Queryable, id: string): Promise<void
 }
 
 /** Records that a Business mail run's funding debited these children. */
-export async function markRunFunded(tx: Queryable, ids: string[]): Promise<void> {
+export async function markChildrenRunFunded(tx: Queryable, ids: string[]): Promise<void> {
   await tx.query(`UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`, [
     ids,
   ]);
