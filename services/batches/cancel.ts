@@ -4,7 +4,7 @@ import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { updateIdFor } from '../shared/workflow-gateway';
 import { CANCELLABLE_BATCH_STATUSES, cancelBatchUpdate } from '../../workflows/batches/contracts';
-import type { BatchRow } from './rows';
+import { BatchRow, cancelRenderingBatch } from './rows';
 import { toBatchObject, visibleBatch } from './batch-view';
 import { BatchServiceOptions, reload, runUpdate } from './batch-workflow';
 
@@ -25,11 +25,7 @@ export async function cancelBatch(deps: Deps, auth: AuthContext, id: string, opt
   // A merged batch still rendering has no batch workflow and no charge yet: cancelling it is
   // one update, and its render workflow stops at its next step (services/batches/merged.ts).
   if (before.status === 'rendering') {
-    await deps.db.query(
-      `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = 'cancelled while rendering', updated_at = now()
-        WHERE id = $1 AND status = 'rendering'`,
-      [id],
-    );
+    await cancelRenderingBatch(deps.db, id);
     before = await reload(deps, id);
   }
   if (before.status === 'cancelled') {

@@ -23,7 +23,7 @@ import {
 } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
-import { BatchRow, insertBatchDraft, loadBatchRow, Queryable } from './rows';
+import { BatchRow, deleteUnstartedDraft, insertBatchDraft, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import {
@@ -225,7 +225,7 @@ export async function createBatchDraft(
   } catch (err) {
     // Without its workflow a draft could never expire or be confirmed: take it back.
     deps.log.error({ err, batch_id: id }, 'batch workflow start failed; draft withdrawn');
-    await deps.db.query(`DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]).catch(() => undefined);
+    await deleteUnstartedDraft(deps.db, id).catch(() => undefined);
     await Promise.all([deps.storage.remove(templateKey), deps.storage.remove(recipientsKey)]).catch(() => undefined);
     throw errors.unavailable(
       'BATCH_WORKFLOW_UNAVAILABLE',

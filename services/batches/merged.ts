@@ -16,7 +16,17 @@ import { describeAllowance, MARKETING_MAIL_MINIMUM, pageAllowance, priceBatch } 
 import { parseRecipientsCsv, Recipient, SkippedRow } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { missingVariables, requiredVariables, templateProblem } from '../../domain/templates/merge';
-import { BatchRecipientRow, BatchRow, insertBatchDraft, loadBatchRow, Queryable } from './rows';
+import {
+  BatchRecipientRow,
+  BatchRow,
+  cancelUnrenderedBatch,
+  countRenderedRows,
+  deleteUnstartedRendering,
+  insertBatchDraft,
+  loadBatchRow,
+  Queryable,
+  setRenderedDraft,
+} from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum } from './estimate';
 import { BatchServiceOptions, draftExpirySeconds } from './batch-workflow';
@@ -160,7 +170,7 @@ export async function createMergedBatchDraft(
     });
   } catch (err) {
     deps.log.error({ err, batch_id: id }, 'batch render workflow start failed; draft withdrawn');
-    await deps.db.query(`DELETE FROM batches WHERE id = $1 AND status = 'rendering'`, [id]).catch(() => undefined);
+    await deleteUnstartedRendering(deps.db, id).catch(() => undefined);
     await Promise.all([deps.storage.remove(templateKey), deps.storage.remove(recipientsKey)]).catch(() => undefined);
     throw errors.unavailable(
       'BATCH_WORKFLOW_UNAVAILABLE',
@@ -264,11 +274,7 @@ export async function renderMergedRows(
         saved.map((s) => s.reason),
       ],
     );
-    await deps.db.query(
-      `UPDATE batches SET rows_rendered = (SELECT count(*) FROM batch_recipients WHERE batch_id = $1 AND render_status IS NOT NULL),
-         updated_at = now() WHERE id = $1`,
-      [batchId],
-    );
+    await countRenderedRows(deps.db, batchId);
     const [{ done }]: { done: number }[] = await deps.db.query(
       `SELECT rows_rendered AS done FROM batches WHERE id = $1`,
       [batchId],
@@ -322,18 +328,13 @@ export async function finishMergedRendering(deps: Deps, batchId: string): Promis
     );
     const tooFew = b.mailing_class === 'marketing_mail' && valid < MARKETING_MAIL_MINIMUM;
     if (valid === 0 || tooFew) {
-      await tx.query(
-        `UPDATE batches SET status = 'cancelled', cancelled_at = now(), valid = $2, skipped = $3, skipped_rows = $4, rows_rendered = rows_to_render,
-           error_message = $5, updated_at = now() WHERE id = $1`,
-        [
-          batchId,
-          valid,
-          skippedRows.length,
-          JSON.stringify(skippedRows),
-          valid === 0
-            ? 'no row could be rendered; see recipients.skipped_rows'
-            : `only ${valid} rows rendered; marketing_mail needs at least ${MARKETING_MAIL_MINIMUM}`,
-        ],
+      await cancelUnrenderedBatch(
+        tx,
+        batchId,
+        { valid, skipped: skippedRows.length, skippedRows },
+        valid === 0
+          ? 'no row could be rendered; see recipients.skipped_rows'
+          : `only ${valid} rows rendered; marketing_mail needs at least ${MARKETING_MAIL_MINIMUM}`,
       );
       return (await loadBatchRow(tx, batchId))!;
     }
@@ -346,25 +347,7 @@ export async function finishMergedRendering(deps: Deps, batchId: string): Promis
       color: b.color,
       duplex: b.duplex,
     });
-    await tx.query(
-      `UPDATE batches SET status = 'draft', valid = $2, skipped = $3, skipped_rows = $4, page_count = $5, rows_rendered = rows_to_render,
-         per_piece_cents = $6, color_surcharge_cents = $7, effective_per_piece_cents = $8, volume_discount_pct = $9,
-         subtotal_cents = $10, discount_cents = $11, total_cents = $12, updated_at = now() WHERE id = $1`,
-      [
-        batchId,
-        valid,
-        skippedRows.length,
-        JSON.stringify(skippedRows),
-        pageCount,
-        price.per_piece_cents,
-        price.color_surcharge_cents,
-        price.effective_per_piece_cents,
-        price.volume_discount_pct,
-        price.subtotal_cents,
-        price.discount_cents,
-        price.total_cents,
-      ],
-    );
+    await setRenderedDraft(tx, batchId, { valid, skipped: skippedRows.length, skippedRows }, pageCount, price);
     return (await loadBatchRow(tx, batchId))!;
   });
 }

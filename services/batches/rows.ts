@@ -1,6 +1,7 @@
 // The batch tables as Postgres returns their rows (entities/migrations/*BatchMail*,
 // *FacilityAssignment*): every number column is an integer (a JS number), timestamptz is a
-// Date and jsonb arrives parsed. Plus the one loader every batch module reads a batch with.
+// Date and jsonb arrives parsed. Plus the one loader every batch module reads a batch with,
+// and every statement that writes the batches table.
 import type { EntityManager } from 'typeorm';
 import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/batches/pricing';
 import type { SkippedRow } from '../../domain/batches/recipients-csv';
@@ -174,5 +175,208 @@ export async function insertBatchDraft(db: Queryable, d: NewBatchDraft): Promise
       d.merge?.templateVersion ?? null,
       d.merge?.rowsToRender ?? 0,
     ],
+  );
+}
+
+/** Assigns the batch to a facility (an operator's move, or a facility leaving). */
+export async function setBatchFacility(tx: Queryable, id: string, facilityId: string): Promise<void> {
+  await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [id, facilityId]);
+}
+
+/**
+ * Claims a live batch for its facility (the first claim's time stays); false when the batch
+ * is not that facility's.
+ */
+export async function claimBatchForFacility(db: Queryable, facilityId: string, batchId: string): Promise<boolean> {
+  const result = await db.query(
+    `UPDATE batches SET facility_claimed_at = COALESCE(facility_claimed_at, now())
+      WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`,
+    [batchId, facilityId],
+  );
+  // TypeORM answers UPDATE ... RETURNING with [rows, count].
+  const claimed = (Array.isArray(result[0]) ? result[0] : result) as unknown[];
+  return claimed.length > 0;
+}
+
+/** Cancels a batch still rendering (no-op once it left rendering). */
+export async function cancelRenderingBatch(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = 'cancelled while rendering', updated_at = now()
+        WHERE id = $1 AND status = 'rendering'`,
+    [id],
+  );
+}
+
+/** Stores the batch's scheduled send time. */
+export async function setBatchSendAfter(tx: Queryable, id: string, sendAfter: Date): Promise<void> {
+  await tx.query(`UPDATE batches SET send_after = $2 WHERE id = $1`, [id, sendAfter]);
+}
+
+/** Withdraws a draft whose workflow could not start. */
+export async function deleteUnstartedDraft(db: Queryable, id: string): Promise<unknown> {
+  return db.query(`DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]);
+}
+
+/** Withdraws a merged batch whose render workflow could not start. */
+export async function deleteUnstartedRendering(db: Queryable, id: string): Promise<unknown> {
+  return db.query(`DELETE FROM batches WHERE id = $1 AND status = 'rendering'`, [id]);
+}
+
+/** Counts the merged batch's rendered (or skipped) rows into rows_rendered. */
+export async function countRenderedRows(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE batches SET rows_rendered = (SELECT count(*) FROM batch_recipients WHERE batch_id = $1 AND render_status IS NOT NULL),
+         updated_at = now() WHERE id = $1`,
+    [id],
+  );
+}
+
+/** A merged batch with too few rendered rows: cancelled with `message`. */
+export async function cancelUnrenderedBatch(
+  tx: Queryable,
+  id: string,
+  rows: { valid: number; skipped: number; skippedRows: SkippedRow[] },
+  message: string,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'cancelled', cancelled_at = now(), valid = $2, skipped = $3, skipped_rows = $4, rows_rendered = rows_to_render,
+           error_message = $5, updated_at = now() WHERE id = $1`,
+    [id, rows.valid, rows.skipped, JSON.stringify(rows.skippedRows), message],
+  );
+}
+
+/** A rendered merged batch becomes a draft with its rows, page count and price. */
+export async function setRenderedDraft(
+  tx: Queryable,
+  id: string,
+  rows: { valid: number; skipped: number; skippedRows: SkippedRow[] },
+  pageCount: number,
+  price: BatchPrice,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'draft', valid = $2, skipped = $3, skipped_rows = $4, page_count = $5, rows_rendered = rows_to_render,
+         per_piece_cents = $6, color_surcharge_cents = $7, effective_per_piece_cents = $8, volume_discount_pct = $9,
+         subtotal_cents = $10, discount_cents = $11, total_cents = $12, updated_at = now() WHERE id = $1`,
+    [
+      id,
+      rows.valid,
+      rows.skipped,
+      JSON.stringify(rows.skippedRows),
+      pageCount,
+      price.per_piece_cents,
+      price.color_surcharge_cents,
+      price.effective_per_piece_cents,
+      price.volume_discount_pct,
+      price.subtotal_cents,
+      price.discount_cents,
+      price.total_cents,
+    ],
+  );
+}
+
+/** Lets the facility see a scheduled batch; a repeat keeps the first release time. */
+export async function releaseBatchToFacility(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE batches SET released_to_facility_at = now(), updated_at = now() WHERE id = $1 AND released_to_facility_at IS NULL`,
+    [id],
+  );
+}
+
+/** Stores the batch's piece counts. */
+export async function setPieceCounts(
+  tx: Queryable,
+  id: string,
+  c: { created: number; mailed: number; failed: number },
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET pieces_created = $2, pieces_mailed = $3, pieces_failed = $4, updated_at = now() WHERE id = $1`,
+    [id, c.created, c.mailed, c.failed],
+  );
+}
+
+/** Adds a refund to what the batch has had refunded. */
+export async function addRefunded(tx: Queryable, id: string, cents: number): Promise<void> {
+  await tx.query(`UPDATE batches SET refunded_cents = refunded_cents + $2 WHERE id = $1`, [id, cents]);
+}
+
+/** draft -> paid, with what was charged and the facility picked. */
+export async function markBatchPaid(
+  tx: Queryable,
+  id: string,
+  chargedCents: number,
+  facilityId: string | null,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'paid', confirmed_at = now(), credits_charged_cents = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
+    [id, chargedCents, facilityId],
+  );
+}
+
+/** paid -> generating. */
+export async function markBatchGenerating(tx: Queryable, id: string): Promise<void> {
+  await tx.query(`UPDATE batches SET status = 'generating', updated_at = now() WHERE id = $1`, [id]);
+}
+
+/** generating -> submitted, with its print manifest and facility. */
+export async function markBatchSubmitted(
+  tx: Queryable,
+  id: string,
+  manifestKey: string,
+  facilityId: string | null,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'submitted', submitted_at = now(), manifest_key = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
+    [id, manifestKey, facilityId],
+  );
+}
+
+/** Cancelled before the facility started. */
+export async function markBatchCancelled(tx: Queryable, id: string): Promise<void> {
+  await tx.query(`UPDATE batches SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1`, [
+    id,
+  ]);
+}
+
+/** A draft nobody confirmed in time: cancelled with `message`. */
+export async function expireBatch(tx: Queryable, id: string, message: string): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = $2, updated_at = now() WHERE id = $1`,
+    [id, message],
+  );
+}
+
+/** submitted -> in_progress. */
+export async function markBatchInProgress(tx: Queryable, id: string): Promise<void> {
+  await tx.query(`UPDATE batches SET status = 'in_progress', started_at = now(), updated_at = now() WHERE id = $1`, [
+    id,
+  ]);
+}
+
+/** Fulfilment ended in `status` (notes and error kept unless given). */
+export async function markBatchFinished(
+  tx: Queryable,
+  id: string,
+  status: BatchStatusName,
+  facilityNotes: string | null,
+  errorMessage: string | null,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = $2, completed_at = now(), facility_notes = COALESCE($3, facility_notes),
+                  error_message = COALESCE($4, error_message), updated_at = now() WHERE id = $1`,
+    [id, status, facilityNotes, errorMessage],
+  );
+}
+
+/** The facility could not fulfil: failed with `errorMessage`. */
+export async function markBatchFailed(
+  tx: Queryable,
+  id: string,
+  errorMessage: string,
+  facilityNotes: string | null,
+): Promise<void> {
+  await tx.query(
+    `UPDATE batches SET status = 'failed', completed_at = now(), error_message = $2,
+                  facility_notes = COALESCE($3, facility_notes), updated_at = now() WHERE id = $1`,
+    [id, errorMessage, facilityNotes],
   );
 }

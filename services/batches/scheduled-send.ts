@@ -6,6 +6,7 @@
 import type { EntityManager } from 'typeorm';
 import { heldFromFacility } from '../../domain/workflow-safe/send-after';
 import { checkSendAfter, RELEASED_TO_FACILITY_SQL } from '../outbound-mail/scheduled-send';
+import { setBatchSendAfter } from './rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -17,8 +18,7 @@ export async function recordBatchSendAfter(
   batchId: string,
   sendAfter: string | undefined,
 ): Promise<void> {
-  if (sendAfter !== undefined)
-    await tx.query(`UPDATE batches SET send_after = $2 WHERE id = $1`, [batchId, new Date(sendAfter)]);
+  if (sendAfter !== undefined) await setBatchSendAfter(tx, batchId, new Date(sendAfter));
 }
 
 /** The batch workflow's scheduled-send input: the time while the batch has not been released, nothing otherwise. */

@@ -32,6 +32,7 @@ import {
   presentMailRun,
   toMailRun,
 } from './record';
+import { insertOpenRun } from './rows';
 import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
 
 type Queryable = Pick<EntityManager, 'query'>;
@@ -144,11 +145,16 @@ export async function openMailRun(
   const before = await loadMailRun(deps.db, auth.memberId!, input.mail_run_id);
   if (before) return existing(before);
   await assertMemberSettings(deps.db, auth.memberId!);
-  const [inserted]: MailRunRow[] = await deps.db.query(
-    `INSERT INTO mail_runs (id, mail_run_id, member_id, agent_id, opened_by_key, status, window_seconds, opened_at, closes_at)
-     VALUES ($1, $2, $3, $4, $5, 'open', $6::int, now(), now() + make_interval(secs => $6::int))
-     ON CONFLICT (member_id, mail_run_id) DO NOTHING RETURNING *`,
-    [randomUUID(), input.mail_run_id, auth.memberId, auth.agentId, auth.ownerKey, deps.config.mailRunWindowSeconds],
+  const inserted = await insertOpenRun(
+    deps.db,
+    {
+      id: randomUUID(),
+      mailRunId: input.mail_run_id,
+      memberId: auth.memberId!,
+      agentId: auth.agentId,
+      ownerKey: auth.ownerKey,
+    },
+    deps.config.mailRunWindowSeconds,
   );
   // A concurrent open of the same id committed first: answer with its run.
   if (!inserted) return existing((await loadMailRun(deps.db, auth.memberId!, input.mail_run_id))!);

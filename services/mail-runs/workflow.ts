@@ -11,6 +11,7 @@ import { updateWorkflow } from '../shared/workflow-gateway';
 import { MAIL_RUN_WORKFLOW, MailRunWorkflowInput, mailRunWorkflowId } from '../../workflows/mail-runs/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import { loadMailRunById, MailRunRow } from './record';
+import { markRunWorkflowStarted } from './rows';
 
 function workflowInput(run: MailRunRow): MailRunWorkflowInput {
   return {
@@ -43,10 +44,7 @@ export function mailRunStartOptions(deps: Deps, run: MailRunRow) {
 
 async function markStarted(deps: Deps, run: MailRunRow): Promise<void> {
   if (run.workflow_started_at) return;
-  await deps.db.query(
-    `UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`,
-    [run.id],
-  );
+  await markRunWorkflowStarted(deps.db, run.id);
 }
 
 /** The run's workflow could not be started (Temporal unreachable). */

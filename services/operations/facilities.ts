@@ -4,11 +4,14 @@
 // Work moves between facilities only while no facility has begun it: a piece before
 // printing starts, a batch before a facility claims it (start or fail). The row's
 // facility_id and status are the truth: every move decides under the row's lock, and the
-// facility's own step re-checks ownership under the same lock (activities/outbound-mail/mail.ts,
-// claimFacilityBatch), so a move and a concurrent step never both win.
+// facility's own step re-checks ownership under the same lock
+// (services/outbound-mail/piece-transitions.ts, claimFacilityBatch), so a move and a
+// concurrent step never both win.
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
+import { setFacility } from '../outbound-mail/rows';
+import { claimBatchForFacility, setBatchFacility } from '../batches/rows';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -266,12 +269,12 @@ export async function deactivateFacility(
     const slot = (to: string) => moved.get(to) ?? moved.set(to, { to, mail: 0, batches: 0 }).get(to)!;
     for (const m of mail) {
       const to = targets.get(m.member_id)!;
-      await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, to]);
+      await setFacility(tx, m.id, to);
       slot(to).mail++;
     }
     for (const b of batches) {
       const to = targets.get(b.member_id)!;
-      await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, to]);
+      await setBatchFacility(tx, b.id, to);
       slot(to).batches++;
     }
     const [current] = await tx.query(`SELECT id FROM facilities WHERE is_default AND status = 'active'`);
@@ -323,7 +326,7 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
     const f = await activeFacility(tx, facilityId);
     if (m.facility_id === f.id)
       return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, f.id]);
+    await setFacility(tx, m.id, f.id);
     return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }
@@ -363,7 +366,7 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
     const f = await activeFacility(tx, facilityId);
     if (b.facility_id === f.id)
       return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, f.id]);
+    await setBatchFacility(tx, b.id, f.id);
     return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }
@@ -373,11 +376,5 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
  * ownership check, so an operator can no longer move it. False: not this facility's batch.
  */
 export async function claimFacilityBatch(db: Queryable, facilityId: string, batchId: string): Promise<boolean> {
-  const claimed = await returning(
-    db,
-    `UPDATE batches SET facility_claimed_at = COALESCE(facility_claimed_at, now())
-      WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`,
-    [batchId, facilityId],
-  );
-  return claimed.length > 0;
+  return claimBatchForFacility(db, facilityId, batchId);
 }

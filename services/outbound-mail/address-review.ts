@@ -10,8 +10,8 @@ import {
   checkUsAddress,
 } from '../../domain/outbound-mail/address-check';
 import { ApiError } from '../../domain/shared/errors';
-import type { MailRow } from './record';
-import type { SubmitMailFields } from './quote';
+import type { MailRow } from './rows';
+import type { SubmitMailFields } from './submission-fields';
 
 /** The recipient fields of a validated submission, and the opt-in refusal. */
 export type AddressReviewFields = Pick<

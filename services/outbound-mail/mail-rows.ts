@@ -1,89 +1,12 @@
 // The `outbound_mail` row a submission stores: every column it writes, filled from the
-// quoted submission, and the INSERT that writes them (inside the submission's
-// transaction, next to the debit).
-import type { EntityManager } from 'typeorm';
+// quoted submission (rows.ts holds the INSERT, run inside the submission's transaction,
+// next to the debit).
 import type { AuthContext } from '../accounts/auth';
-import type { CostBreakdown } from '../../domain/outbound-mail/pricing';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
-import type { MailRow } from './record';
+import type { NewMailRow } from './rows';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
-import type { MemberSettings, QuotedSubmission, SubmitMailFields } from './quote';
-
-/** The columns a submission writes, in the INSERT's order; the others keep their defaults. */
-const INSERTED_COLUMNS = [
-  'id',
-  'member_id',
-  'agent_id',
-  'owner_key',
-  'idempotency_key',
-  'request_fingerprint',
-  'status',
-  'test_mode',
-  'mail_class',
-  'recipient_name',
-  'recipient_company',
-  'recipient_line1',
-  'recipient_line2',
-  'recipient_city',
-  'recipient_state',
-  'recipient_zip',
-  'recipient_country',
-  'recipient_fingerprint',
-  'return_name',
-  'return_company',
-  'return_line1',
-  'return_line2',
-  'return_city',
-  'return_state',
-  'return_zip',
-  'color',
-  'duplex',
-  'page_count',
-  'page_count_source',
-  'document_key',
-  'document_filename',
-  'document_type',
-  'document_content_type',
-  'document_sha256',
-  'document_size_bytes',
-  'simulated_document',
-  'source_type',
-  'source_key',
-  'source_filename',
-  'source_sha256',
-  'source_size_bytes',
-  'source_page_count',
-  'template_id',
-  'template_version',
-  'price_cents',
-  'cost_cents',
-  'cost_breakdown',
-  'origin_zip',
-  'facility_id',
-  'approval_source',
-  'max_cost_cents',
-  'safeguards',
-  'allow_duplicate',
-  'package_id',
-  'inbound_capture_id',
-  'postal_mail_thread_id',
-  'mail_run_id',
-  'agent_notes',
-  'metadata',
-  'submitted_at',
-  'send_after',
-  'address_check',
-  'proof_key',
-  'a2a_task_id',
-] as const satisfies readonly (keyof MailRow)[];
-
-/** Stored as JSON text. */
-const JSON_COLUMNS: ReadonlySet<string> = new Set(['cost_breakdown', 'safeguards', 'metadata', 'address_check']);
-
-/** A new piece's row as the submission writes it. */
-export type NewMailRow = Omit<Pick<MailRow, (typeof INSERTED_COLUMNS)[number]>, 'cost_breakdown'> & {
-  cost_breakdown: CostBreakdown;
-};
+import type { QuotedSubmission } from './quote';
+import { returnAddress } from './submission-fields';
 
 /** What the submission decided beyond its quote. */
 export interface NewPiece {
@@ -100,20 +23,6 @@ export interface NewPiece {
   proofKey: string | null;
   /** The A2A task the piece carries out (send_letter), or null. */
   a2aTaskId: string | null;
-}
-
-/** The return address: the request's whole block when it sent one, else the member's default. */
-export function returnAddress(f: SubmitMailFields, m: MemberSettings) {
-  const sentBlock = f.return_line1 !== undefined;
-  return {
-    return_name: f.return_name ?? m.return_name,
-    return_company: f.return_company ?? m.return_company,
-    return_line1: sentBlock ? f.return_line1! : m.return_line1,
-    return_line2: sentBlock ? (f.return_line2 ?? null) : m.return_line2,
-    return_city: sentBlock ? f.return_city! : m.return_city,
-    return_state: sentBlock ? f.return_state! : m.return_state,
-    return_zip: sentBlock ? f.return_zip! : m.return_zip,
-  };
 }
 
 /** The safeguards as they applied to this piece (stored with it and shown in its record). */
@@ -201,18 +110,4 @@ export function newMailRow(auth: AuthContext, q: QuotedSubmission, piece: NewPie
     proof_key: piece.proofKey,
     a2a_task_id: piece.a2aTaskId,
   };
-}
-
-export async function insertMailRow(tx: Pick<EntityManager, 'query'>, row: NewMailRow): Promise<MailRow> {
-  const values = INSERTED_COLUMNS.map((column) => {
-    const value = row[column];
-    return JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value;
-  });
-  const [inserted] = await tx.query(
-    `INSERT INTO outbound_mail (${INSERTED_COLUMNS.join(', ')})
-     VALUES (${INSERTED_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
-     RETURNING *`,
-    values,
-  );
-  return inserted as MailRow;
 }

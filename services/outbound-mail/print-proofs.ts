@@ -35,7 +35,7 @@ import { SIGNED_URL_SECONDS } from '../shared/storage';
 import { contentDisposition } from '../../domain/shared/downloads';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { ensureIntervalSchedule } from '../operations/schedules';
-import type { MailRow } from './record';
+import { MailRow, setProofKey } from './rows';
 import {
   DRY_RUN_PROOF_CLEANUP_WORKFLOW,
   dryRunProofCleanupScheduleId,
@@ -434,7 +434,7 @@ export async function renderPieceProof(deps: Deps, outboundMailId: string): Prom
   }
   const key = pieceProofKey(row.id);
   await putProof(deps, key, proof);
-  await deps.db.query(`UPDATE outbound_mail SET proof_key = $2 WHERE id = $1 AND proof_key IS NULL`, [row.id, key]);
+  await setProofKey(deps.db, row.id, key);
   return { status: 'rendered', proofKey: key };
 }
 

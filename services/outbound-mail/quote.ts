@@ -19,46 +19,10 @@ import { simulatedLetterPdf } from './sandbox';
 import { sendAfterEcho } from './scheduled-send';
 import { addressDryRunWarnings } from './address-review';
 import { dryRunProof } from './print-proofs';
-import { returnAddress } from './mail-rows';
+import { returnAddress, SubmitMailFields } from './submission-fields';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { mergeOrRefuse, templateForMerge } from '../templates/templates';
 import type { InstructionsDocument } from '../accounts/instructions';
-
-/** Validated submission fields (POST /v1/mail, POST /v1/test/mail, MCP send_outbound_mail). */
-export interface SubmitMailFields {
-  recipient_name?: string;
-  recipient_company?: string;
-  recipient_line1: string;
-  recipient_line2?: string;
-  recipient_city: string;
-  recipient_state: string;
-  recipient_zip: string;
-  recipient_country: string;
-  return_name?: string;
-  return_company?: string;
-  return_line1?: string;
-  return_line2?: string;
-  return_city?: string;
-  return_state?: string;
-  return_zip?: string;
-  mail_class: MailClass;
-  color: boolean;
-  duplex: boolean;
-  page_count?: number;
-  package_id?: string;
-  inbound_capture_id?: string;
-  postal_mail_thread_id?: string;
-  mail_run_id?: string;
-  agent_notes?: string;
-  requires_approval: boolean;
-  metadata?: Record<string, unknown>;
-  dry_run: boolean;
-  allow_duplicate: boolean;
-  /** Scheduled send (extension; scheduled-send.ts). */
-  send_after?: string;
-  /** Extension: refuse (400) a recipient address the offline check finds doubtful. */
-  strict_address?: boolean;
-}
 
 export interface SubmitMailRequest {
   fields: SubmitMailFields;

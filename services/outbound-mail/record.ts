@@ -14,107 +14,11 @@ import { scheduledNextStep } from './scheduled-send';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { storedAddressCheck } from './address-review';
 import { pieceProofUrl } from './print-proofs';
-import type { ReturnAddressColumns } from '../accounts/rows';
+import type { MailRow, PhotoRow } from './rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
-/** One row of `outbound_mail`, as node-postgres returns it. */
-export interface MailRow extends ReturnAddressColumns {
-  id: string;
-  member_id: string;
-  agent_id: string | null;
-  owner_key: string;
-  idempotency_key: string | null;
-  request_fingerprint: string | null;
-  status: MailStatusName;
-  test_mode: boolean;
-  mail_class: string;
-  recipient_name: string | null;
-  recipient_company: string | null;
-  recipient_line1: string;
-  recipient_line2: string | null;
-  recipient_city: string;
-  recipient_state: string;
-  recipient_zip: string;
-  recipient_country: string;
-  /** Normalised recipient address, for duplicate protection. */
-  recipient_fingerprint: string;
-  color: boolean;
-  duplex: boolean;
-  page_count: number;
-  page_count_source: string | null;
-  document_key: string;
-  document_filename: string | null;
-  document_type: string;
-  document_content_type: string;
-  document_sha256: string;
-  document_size_bytes: number;
-  simulated_document: boolean;
-  /** HTML, Markdown or DOCX letters: what was sent (the document_* columns are the PDF it was laid out to). */
-  source_type: 'html' | 'markdown' | 'docx' | null;
-  source_key: string | null;
-  source_filename: string | null;
-  source_sha256: string | null;
-  source_size_bytes: number | null;
-  source_page_count: number | null;
-  template_id: string | null;
-  template_version: number | null;
-  price_cents: number;
-  cost_cents: number;
-  cost_breakdown: Record<string, unknown>;
-  origin_zip: string;
-  facility_id: string | null;
-  approval_source: 'request' | 'force_approval' | null;
-  max_cost_cents: number | null;
-  safeguards: Record<string, unknown>;
-  allow_duplicate: boolean;
-  package_id: string | null;
-  inbound_capture_id: string | null;
-  postal_mail_thread_id: string | null;
-  mail_run_id: string | null;
-  agent_notes: string | null;
-  metadata: Record<string, unknown> | null;
-  carrier: string | null;
-  tracking_number: string | null;
-  dispatch_method: string | null;
-  error_message: string | null;
-  carrier_delivery_failed: boolean;
-  failure_stage: string | null;
-  failure_source: string | null;
-  cancellation_reason: string | null;
-  cancel_request_id: string | null;
-  approved_at: Date | null;
-  submitted_at: Date | null;
-  printing_started_at: Date | null;
-  ready_at: Date | null;
-  mailed_at: Date | null;
-  delivered_at: Date | null;
-  failed_at: Date | null;
-  cancelled_at: Date | null;
-  workflow_started_at: Date | null;
-  /** When its Business mail run's funding debited this child (null for every other piece). */
-  run_funded_at: Date | null;
-  /** Scheduled send (extension): the facility sees the piece only from this time (null: at once). */
-  send_after: Date | null;
-  /** When the piece's workflow let the facility see a scheduled piece. */
-  released_to_facility_at: Date | null;
-  /** The offline recipient address check at submission (null for pieces from before it). */
-  address_check: AddressCheck | null;
-  /** The print proof beside the document, once rendered (by the submission for short PDFs, else by the worker). */
-  proof_key: string | null;
-  /** The A2A task (send_letter) this piece carries out, or null. */
-  a2a_task_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface PhotoRow {
-  outbound_mail_id: string;
-  category: PhotoCategory;
-  storage_key: string;
-  content_type: string;
-  uploaded_at: Date;
-}
+export type { MailRow, PhotoRow };
 
 export interface FulfillmentPhoto {
   category: PhotoCategory;
@@ -129,12 +33,6 @@ export async function loadMailRow(
 ): Promise<MailRow | null> {
   const [row] = await db.query(`SELECT * FROM outbound_mail WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return row ?? null;
-}
-
-/** Runs an UPDATE ... RETURNING and gives its rows (TypeORM answers UPDATE with [rows, count]). */
-export async function updateReturning(db: Queryable, sql: string, params: unknown[]): Promise<MailRow[]> {
-  const result = await db.query(sql, params);
-  return (Array.isArray(result[0]) ? result[0] : result) as MailRow[];
 }
 
 export async function loadPhotos(db: Queryable, ids: string[]): Promise<Map<string, PhotoRow[]>> {

@@ -5,7 +5,7 @@
 // workflow input that carries it, the facility queue's filter and the record's next step.
 import { errors } from '../../domain/shared/errors';
 import { heldFromFacility, sendAfterProblem } from '../../domain/workflow-safe/send-after';
-import type { MailRow } from './record';
+import type { MailRow } from './rows';
 
 /**
  * 400 at `send_after` unless it is in the future and at most 180 days ahead. Checked by

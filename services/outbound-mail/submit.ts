@@ -26,7 +26,9 @@ import type { MailRunRow } from '../mail-runs/record';
 import { checkDuplicate, duplicateRefusal, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
 import { MailRecord, MailRow, publishMailEvent, toMailRecord } from './record';
 import { DryRunQuote, dryRunQuote, QuotedSubmission, quoteSubmission, SubmitMailRequest } from './quote';
-import { insertMailRow, newMailRow, returnAddress } from './mail-rows';
+import { newMailRow } from './mail-rows';
+import { returnAddress } from './submission-fields';
+import { insertMailRow } from './rows';
 import { storeSubmissionProof } from './print-proofs';
 import { checkSendAfter } from './scheduled-send';
 import { reviewRecipientAddress } from './address-review';
@@ -34,7 +36,8 @@ import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import type { InstructionsDocument } from '../accounts/instructions';
 import { startMailWorkflow } from './workflow';
 
-export type { SubmitMailFields, SubmitMailRequest } from './quote';
+export type { SubmitMailRequest } from './quote';
+export type { SubmitMailFields } from './submission-fields';
 
 /** A created piece's answer: its record and the balance after its debit. */
 export type SubmittedMail = MailRecord & { credit_balance_cents: number };

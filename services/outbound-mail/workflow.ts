@@ -25,7 +25,7 @@ import {
   StatusChangedAt,
   TestMode,
 } from '../../workflows/shared/search-attributes';
-import type { MailRow } from './record';
+import { MailRow, markWorkflowStarted } from './rows';
 import { scheduledSendInput } from './scheduled-send';
 
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> &
@@ -107,11 +107,7 @@ function mailWorkflowStart(
       ...mailWorkflowStartOptions(deps, row, input, opts.statusSince ?? new Date()),
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     },
-    markStarted: () =>
-      deps.db.query(
-        `UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`,
-        [row.id],
-      ),
+    markStarted: () => markWorkflowStarted(deps.db, row.id),
   };
 }
 
