@@ -2,7 +2,8 @@
 // first, so it works against a fresh database.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
-import { closeDeps, createDeps, Deps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
+import type { Deps } from '../services/shared/deps';
 import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
 import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/approval';

@@ -19,7 +19,7 @@ import { loadMailRunById } from '../mail-runs/record';
 import { mailRunStartOptions } from '../mail-runs/workflow';
 import { scheduledSendInput } from '../outbound-mail/scheduled-send';
 import { findOperation, handlingWorkflowInput } from '../physical-inbound/handling';
-import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
+import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../domain/workflow-safe/batch-drafts';
 import {
   MailStartStatus,
   OUTBOUND_MAIL_WORKFLOW,
