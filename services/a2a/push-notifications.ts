@@ -11,13 +11,13 @@
 import type { PushNotificationConfig, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import { assertWebhookTarget } from '../webhooks/agent-webhooks';
+import { assertWebhookTarget } from '../webhooks/targets';
 import { errors } from '../../domain/shared/errors';
 import { decryptSecret, encryptSecret } from '../../domain/shared/secrets';
 import { generateEndpointSecret, standardWebhookHeaders } from '../../domain/webhooks/signatures';
 import { fitPayload } from '../../domain/webhooks/events';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
-import { A2aTaskRow, letterTask } from './tasks';
+import { A2aTaskRow, letterTask } from './task-views';
 
 /** The header the SDK's DefaultPushNotificationSender puts the client's token in. */
 export const NOTIFICATION_TOKEN_HEADER = 'x-a2a-notification-token';

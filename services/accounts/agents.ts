@@ -10,9 +10,12 @@ import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { mailboxIdFor } from '../../domain/accounts/agents';
 import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from '../shared/scoping';
-import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
+import { issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
+import { assertWebhookTarget } from '../webhooks/targets';
 import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
-import type { PricingOverrides } from '../../domain/outbound-mail/pricing';
+import type { SenderMember } from './sender-member';
+
+export type { SenderMember };
 
 export interface AgentInput {
   name: string;
@@ -269,23 +272,6 @@ type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'> &
     MemberRow,
     'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'
   >;
-
-/**
- * The sending member's columns a submission needs besides the mailbox: the stored return
- * address as is (whole or empty), the spending limits and the price overrides.
- */
-export type SenderMember = Pick<
-  MemberRow,
-  | 'return_name'
-  | 'return_company'
-  | 'return_line1'
-  | 'return_line2'
-  | 'return_city'
-  | 'return_state'
-  | 'return_zip'
-  | 'per_transaction_limit_cents'
-  | 'daily_spend_limit_cents'
-> & { pricing_overrides: PricingOverrides | null };
 
 /** A mailbox a piece may be sent from, with its member's settings. */
 export interface SendingMailbox {

@@ -19,7 +19,7 @@ import {
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { loadItemBundles, scanSummary } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import { scanRequestView } from './scan-requests';
+import { scanRequestView } from './scan-request-view';
 import { loadPackage, packageSummary, photoCounts, requireScope } from './package-custody';
 import type { PackageActionRow, PackageForwardRow, ScanRequestRow } from './rows';
 

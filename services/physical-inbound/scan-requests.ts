@@ -10,34 +10,15 @@ import type { UploadedFile } from '../shared/uploads';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { PageRole } from '../../domain/physical-inbound/agent-inbox';
-import type { ItemKind } from '../../domain/physical-inbound/search';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 import { readImage } from './facility-intake';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
 import { bumpItem, Db, findItem, recordActivity, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { ScanRequestRow } from './rows';
+import { scanRequestView, type ScanRequestItemColumns } from './scan-request-view';
 
-/** The item's columns a facility list adds to each request. */
-type ScanRequestItemColumns = { reference_code: string; kind: ItemKind; mailbox_id: string | null };
-
-export function scanRequestView(r: ScanRequestRow & Partial<ScanRequestItemColumns>) {
-  return {
-    id: r.id,
-    item_id: r.item_id,
-    agent_id: r.agent_id,
-    scan_type: r.scan_type,
-    origin: r.origin,
-    package_action_id: r.package_action_id,
-    handling_id: r.handling_id,
-    options: r.options,
-    status: r.status,
-    rejection_reason: r.rejection_reason,
-    requested_at: r.requested_at.toISOString(),
-    fulfilled_at: r.fulfilled_at ? r.fulfilled_at.toISOString() : null,
-    ...(r.reference_code ? { item: { reference_code: r.reference_code, kind: r.kind, mailbox_id: r.mailbox_id } } : {}),
-  };
-}
+export { scanRequestView };
 
 export async function listScanRequests(
   deps: Deps,

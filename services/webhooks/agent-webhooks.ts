@@ -18,26 +18,16 @@ import {
   runSyntheticDelivery,
   startDeliveryWorkflow,
 } from './deliveries';
-import { checkWebhookTarget, Resolver } from './http';
+import type { Resolver } from './http';
 import { wakeDispatchers } from './dispatch';
+import { assertWebhookTarget } from './targets';
 import { errors } from '../../domain/shared/errors';
 import { encryptSecret } from '../../domain/shared/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/webhooks/signatures';
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
-import type { WebhookUrlKind } from '../../domain/webhooks/urls';
 
-/** 400 unless the URL follows the webhook URL rules and its host resolves to public addresses only. */
-export async function assertWebhookTarget(
-  deps: Deps,
-  url: string,
-  kind: WebhookUrlKind,
-  path: string,
-  resolve?: Resolver,
-): Promise<void> {
-  const check = await checkWebhookTarget(url, kind, deps.config.webhooksAllowInsecureLocal, resolve);
-  if (!check.ok) throw errors.validation([{ path, message: (check.error ?? 'refused').replace(/^[a-z_]+: /, '') }]);
-}
+export { assertWebhookTarget };
 
 // ---------------------------------------------------------------------------------
 // Legacy agent webhook settings

@@ -10,13 +10,8 @@ import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
-import {
-  assertWebhookTarget,
-  loadDelivery,
-  recordSyntheticEvent,
-  sendAgentTestWebhook,
-  testResult,
-} from './agent-webhooks';
+import { loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult } from './agent-webhooks';
+import { assertWebhookTarget } from './targets';
 import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './deliveries';
 import type { Resolver } from './http';
 import { errors } from '../../domain/shared/errors';
