@@ -1,4 +1,5 @@
 // `npm run lint` (also run by `npm test`): what the type-checker cannot hold the code to.
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Settings come from the environment in config.ts only; everything else reads them from Deps (deps.config) or its caller. */
@@ -34,6 +35,18 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
+  },
+  {
+    // No module imports one that (through others) imports it back: a cycle makes load order
+    // decide what is undefined at import time and keeps modules from being split or moved.
+    // import-x skips `import type` lines; madge --circular also counts those.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     // The environment is read in one place: config.ts. The CLI and test runners (scripts/),

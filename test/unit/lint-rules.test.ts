@@ -1,6 +1,7 @@
 // The lint's guards (eslint.config.mjs): the workflow guard refuses what would break the
 // workflow sandbox and lets through what workflow code legitimately imports; the settings
-// guard refuses process.env outside config.ts and the runners.
+// guard refuses process.env outside config.ts and the runners; the cycle guard refuses an
+// import of a module that imports the importer back.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
@@ -48,6 +49,17 @@ const CASES = {
   },
   envInService: { file: 'services/accounts/keys.ts', code: READS_ENV },
   envInConfig: { file: 'config.ts', code: READS_ENV },
+  // address-check.ts imports street-lines.ts (values), so street-lines.ts may not import it back;
+  // a type-only import does not run anything at load time and passes.
+  importCycle: {
+    file: 'domain/outbound-mail/street-lines.ts',
+    code: [
+      "import { checkUsAddress } from './address-check';",
+      "import type { AddressCheck } from './address-check';",
+      'export const probe: (typeof checkUsAddress)[] = [];',
+      'export type Probe = AddressCheck;',
+    ].join('\n'),
+  },
 };
 
 type Message = { ruleId: string | null; message: string };
@@ -105,5 +117,11 @@ describe('settings guard', () => {
 
   it('lets config.ts read the environment', () => {
     expect(ruleErrors('no-restricted-syntax', 'envInConfig')).toEqual([]);
+  });
+});
+
+describe('import cycle guard', () => {
+  it('refuses a value import of a module that imports this one, and lets a type-only import through', () => {
+    expect(ruleErrors('import-x/no-cycle', 'importCycle')).toEqual(['Dependency cycle detected']);
   });
 });
