@@ -10,6 +10,7 @@ import { canSee } from '../shared/scoping';
 import { loadPhotos, MailRow, toMailRecord } from '../outbound-mail/record';
 import type { A2aSkillId } from '../../domain/a2a/tasks';
 import { agentMessage, letterTask, rejectedTask, taskOf, type A2aTaskRow, type PieceSnapshot } from './task-views';
+import { sqlRows } from '../shared/sql';
 
 export { letterTask, rejectedTask };
 export type { A2aTaskRow, PieceSnapshot };
@@ -23,13 +24,15 @@ export async function claimTask(
   auth: AuthContext,
   m: { taskId: string; contextId: string; messageId: string; skill: A2aSkillId; agentId: string | null },
 ): Promise<{ row: A2aTaskRow; created: boolean }> {
-  const [inserted]: A2aTaskRow[] = await deps.db.query(
+  const [inserted] = await sqlRows<A2aTaskRow>(
+    deps.db,
     `INSERT INTO a2a_tasks (id, context_id, member_id, agent_id, owner_key, test_mode, skill, message_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (owner_key, message_id) DO NOTHING RETURNING *`,
     [m.taskId, m.contextId, auth.memberId, m.agentId, auth.ownerKey, auth.testMode, m.skill, m.messageId],
   );
   if (inserted) return { row: inserted, created: true };
-  const [existing]: A2aTaskRow[] = await deps.db.query(
+  const [existing] = await sqlRows<A2aTaskRow>(
+    deps.db,
     `SELECT * FROM a2a_tasks WHERE owner_key = $1 AND message_id = $2`,
     [auth.ownerKey, m.messageId],
   );
@@ -54,7 +57,7 @@ export async function rejectTask(
 /** The task if the caller may see it (its member, its agent, its environment), else null. */
 export async function visibleTask(deps: Deps, auth: AuthContext, taskId: string): Promise<A2aTaskRow | null> {
   if (!/^[0-9a-f-]{36}$/i.test(taskId)) return null;
-  const [row]: A2aTaskRow[] = await deps.db.query(`SELECT * FROM a2a_tasks WHERE id = $1`, [taskId]);
+  const [row] = await sqlRows<A2aTaskRow>(deps.db, `SELECT * FROM a2a_tasks WHERE id = $1`, [taskId]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) return null;
   return row;
 }

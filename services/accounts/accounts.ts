@@ -6,6 +6,7 @@ import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { topUp } from '../billing/credits';
 import type { MemberApiKeyRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface CreatedMember {
   member_id: string;
@@ -45,7 +46,8 @@ export async function insertMemberKey(
   opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null },
 ) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
-  const [row]: MemberKeyColumns[] = await tx.query(
+  const [row] = await sqlRows<MemberKeyColumns>(
+    tx,
     `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${MEMBER_KEY_COLUMNS}`,
     [memberId, opts.name, hashKey(key), keyPrefixOf(key), opts.environment, opts.expiresAt ?? null],
@@ -92,7 +94,7 @@ export async function createFacility(deps: Deps, name: string): Promise<{ facili
   return deps.db.transaction(async (tx) => {
     const [facility] = await tx.query(`INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [name]);
     const key = generateKey('facility');
-    await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
+    await sqlRun(tx, `INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
       facility.id,
       hashKey(key),
       keyPrefixOf(key),

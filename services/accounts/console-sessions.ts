@@ -11,6 +11,7 @@ import { authenticate, AuthContext } from './auth';
 import { SCOPES } from '../../domain/shared/access';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { hashKey } from '../../domain/accounts/keys';
+import { sqlRun } from '../shared/sql';
 
 /** A session lasts 12 hours from sign-in; signing in again starts a new one. */
 export const CONSOLE_SESSION_HOURS = 12;
@@ -40,7 +41,8 @@ async function startSession(
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = newToken();
   const expiresAt = new Date(Date.now() + CONSOLE_SESSION_HOURS * 3600_000);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO console_sessions (member_id, token_hash, csrf_secret, signed_in_with, member_key_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6)`,
     [
@@ -83,7 +85,7 @@ export async function createSignInLink(deps: Deps, memberId: string): Promise<{ 
   if (member.status !== 'active') throw new Error(`member ${memberId} is ${member.status}`);
   const token = newToken();
   const expiresAt = new Date(Date.now() + SIGN_IN_LINK_MINUTES * 60_000);
-  await deps.db.query(`INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
+  await sqlRun(deps.db, `INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
     member.id,
     hashKey(token),
     expiresAt,
@@ -130,7 +132,7 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
   if (!row) return null;
   // last_seen_at is for the owner's list of sessions; a minute's precision is enough.
   if (Date.now() - new Date(row.last_seen_at).getTime() > 60_000) {
-    await deps.db.query(`UPDATE console_sessions SET last_seen_at = now() WHERE id = $1`, [row.id]);
+    await sqlRun(deps.db, `UPDATE console_sessions SET last_seen_at = now() WHERE id = $1`, [row.id]);
   }
   return {
     id: row.id,

@@ -18,6 +18,7 @@ import {
   newLeadId,
   OnboardingUrls,
 } from '../../domain/accounts/onboarding';
+import { sqlRun } from '../shared/sql';
 
 export interface SignupInput {
   email: string;
@@ -124,7 +125,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
       throw err;
     }
     if (input.lead_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE waitlist_leads SET member_id = $2, stage = 'account_created', needs = COALESCE($3, needs) WHERE id = $1`,
         [input.lead_id, memberId, input.needs ?? null],
       );
@@ -172,7 +174,8 @@ export interface WaitlistResult {
 export async function joinWaitlist(deps: Deps, input: WaitlistInput): Promise<WaitlistResult> {
   const source: LeadSource = input.agent_id ? 'agent' : 'api';
   const lead = { id: newLeadId(), stage: 'waitlisted' as LeadStage };
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO waitlist_leads (id, email, needs, preferred_location, callback_url, agent_id, operator_contact, source)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [

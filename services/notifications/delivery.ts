@@ -15,6 +15,7 @@ import { isNotificationKind, DIGEST_LISTED_ITEMS, type EmailKind } from '../../d
 import { buildEmail, messageIdDomain, PermanentSmtpFailure, sendEmail } from './email';
 import { ACCOUNT_EMAIL_KINDS } from '../../domain/notifications/kinds';
 import type { DeliveryOutcome, DigestInput, PendingNotifications } from '../../workflows/notifications/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /**
  * An attempt holds the row this long and renews it while it lives (every LEASE_RENEW_MS):
@@ -46,19 +47,22 @@ interface NotificationRow {
  * and answers the groups a digest may gather plus the rows sent one by one.
  */
 export async function pendingNotifications(deps: Deps, memberId: string): Promise<PendingNotifications> {
-  await deps.db.query(`UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId]);
-  await deps.db.query(
+  await sqlRun(deps.db, `UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId]);
+  await sqlRun(
+    deps.db,
     `UPDATE notifications SET queued_at = now() WHERE member_id = $1 AND status = 'pending' AND queued_at IS NULL`,
     [memberId],
   );
-  const groups: Array<{ recipient_id: string; kind: string; oldest_id: string; count: number }> = await deps.db.query(
+  const groups = await sqlRows<{ recipient_id: string; kind: string; oldest_id: string; count: number }>(
+    deps.db,
     `SELECT recipient_id, kind, count(*)::int AS count, (array_agg(id ORDER BY created_at, id))[1] AS oldest_id
        FROM notifications
       WHERE member_id = $1 AND status = 'pending' AND NOT is_digest AND NOT (kind = ANY($2))
       GROUP BY recipient_id, kind ORDER BY min(created_at)`,
     [memberId, ACCOUNT_EMAIL_KINDS],
   );
-  const immediate: Array<{ id: string }> = await deps.db.query(
+  const immediate = await sqlRows<{ id: string }>(
+    deps.db,
     `SELECT id FROM notifications
       WHERE member_id = $1 AND status IN ('pending','sending') AND (is_digest OR kind = ANY($2))
       ORDER BY created_at LIMIT 100`,
@@ -73,7 +77,8 @@ export async function pendingNotifications(deps: Deps, memberId: string): Promis
 /** Takes the row's lease (and fixes its Message-ID), or says why not. */
 async function claim(deps: Deps, id: string): Promise<NotificationRow | DeliveryOutcome> {
   const messageId = `<n.${id}@${messageIdDomain(deps.config)}>`;
-  const [row]: NotificationRow[] = await deps.db.query(
+  const [row] = await sqlRows<NotificationRow>(
+    deps.db,
     `WITH c AS (
        UPDATE notifications
           SET status = 'sending', attempts = attempts + 1, lease_until = now() + make_interval(secs => $3),
@@ -100,7 +105,8 @@ async function finish(
   status: 'sent' | 'skipped' | 'failed',
   detail: { response?: string; error?: string },
 ): Promise<void> {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE notifications SET status = $2, lease_until = NULL, updated_at = now(),
             sent_at = CASE WHEN $2 = 'sent' THEN now() ELSE sent_at END,
             smtp_response = COALESCE($3, smtp_response), last_error = COALESCE($4, last_error)
@@ -145,7 +151,8 @@ export async function deliverNotification(
   }
   let content: Parameters<typeof buildEmail>[2];
   if (row.is_digest) {
-    const items: Array<{ payload: NotificationRow['payload'] }> = await deps.db.query(
+    const items = await sqlRows<{ payload: NotificationRow['payload'] }>(
+      deps.db,
       `SELECT payload FROM notifications WHERE digest_id = $1 ORDER BY created_at, id LIMIT $2`,
       [id, DIGEST_LISTED_ITEMS],
     );
@@ -216,7 +223,8 @@ export async function deliverDigest(
       );
       return existing.id as string;
     }
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE notifications SET status = 'digested', digest_id = $4, updated_at = now()
         WHERE member_id = $1 AND recipient_id = $2 AND kind = $3 AND status = 'pending' AND NOT is_digest`,
       [input.memberId, input.recipientId, input.kind, created.id],

@@ -30,6 +30,7 @@ import {
   wakeNotifierSignal,
 } from '../../workflows/notifications/contracts';
 import { MemberId } from '../../workflows/shared/search-attributes';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Tx = Pick<EntityManager, 'query' | 'queryRunner'>;
 
@@ -51,12 +52,14 @@ export async function recordNotice(tx: Tx, notice: Notice, recipient?: 'owner'):
   // The owner's recipient row is made on first use: every member has one from then on. Its own
   // statement: a concurrent first notice's insert is waited for here, and the next statement's
   // snapshot sees the row.
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
      ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
     [notice.memberId],
   );
-  const rows: Array<{ id: string }> = await tx.query(
+  const rows = await sqlRows<{ id: string }>(
+    tx,
     `INSERT INTO notifications (member_id, recipient_id, kind, event_key, payload)
      SELECT $1, id, $2, $3, $4 FROM notification_recipients
       WHERE member_id = $1
@@ -103,7 +106,8 @@ export async function signalNotifier(deps: Deps, memberId: string): Promise<void
 
 /** Wakes the member's notifier unless a wake-up is already on its way. */
 export async function wakeNotifier(deps: Deps, memberId: string): Promise<void> {
-  const claimed: unknown[] = await deps.db.query(
+  const claimed = await sqlRows<unknown>(
+    deps.db,
     `INSERT INTO notification_notifiers (member_id, wake_requested_at) VALUES ($1, now())
      ON CONFLICT (member_id) DO UPDATE SET wake_requested_at = now()
       WHERE notification_notifiers.wake_requested_at IS NULL

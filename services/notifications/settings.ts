@@ -15,6 +15,7 @@ import {
 } from '../../domain/notifications/kinds';
 import { emailLinkKey, readLink } from '../../domain/notifications/links';
 import { recordNotice } from './notices';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** Extra recipients a member may have besides the owner. */
 export const MAX_EXTRA_RECIPIENTS = 5;
@@ -62,12 +63,14 @@ function recipientView(r: RecipientRow): RecipientView {
 
 /** The member's recipients, the owner first (its row made on first sight). */
 async function recipients(db: Pick<EntityManager, 'query'>, memberId: string): Promise<RecipientRow[]> {
-  await db.query(
+  await sqlRun(
+    db,
     `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
      ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
     [memberId],
   );
-  return db.query(
+  return sqlRows<RecipientRow>(
+    db,
     `SELECT r.id, r.is_owner, COALESCE(r.email, m.email) AS email, r.disabled_kinds, r.confirmed_at, r.created_at
        FROM notification_recipients r JOIN members m ON m.id = r.member_id
       WHERE r.member_id = $1 AND r.removed_at IS NULL
@@ -98,7 +101,8 @@ export async function updateSettings(
   input: { low_balance_threshold_cents?: number },
 ): Promise<SettingsView> {
   if (input.low_balance_threshold_cents !== undefined) {
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `INSERT INTO notification_settings (member_id, low_balance_threshold_cents) VALUES ($1, $2)
        ON CONFLICT (member_id) DO UPDATE SET low_balance_threshold_cents = $2, updated_at = now()`,
       [memberId, input.low_balance_threshold_cents],
@@ -126,7 +130,7 @@ export async function updateRecipient(
     if (on) off.delete(kind);
     else off.add(kind);
   }
-  await deps.db.query(`UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
+  await sqlRun(deps.db, `UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
     id,
     NOTIFICATION_KINDS.filter((k) => off.has(k)),
   ]);
@@ -189,7 +193,9 @@ export async function removeRecipient(deps: Deps, memberId: string, id: string):
       suggestedAction: 'Switch off the kinds the owner should not receive instead.',
     });
   }
-  await deps.db.query(`UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [id]);
+  await sqlRun(deps.db, `UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [
+    id,
+  ]);
   return recipientView(r);
 }
 
@@ -229,7 +235,8 @@ export async function unsubscribeTarget(
 /** Switches the link's kind off for its recipient (again and again: each click works). */
 export async function unsubscribe(deps: Deps, token: unknown) {
   const target = await unsubscribeTarget(deps, token);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE notification_recipients SET disabled_kinds = array_append(disabled_kinds, $2), updated_at = now()
       WHERE id = $1 AND NOT ($2 = ANY(disabled_kinds))`,
     [target.recipientId, target.kind],

@@ -9,6 +9,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -86,7 +87,10 @@ async function activeFacility(db: Queryable, id: string): Promise<{ id: string; 
 async function lockFacilities(
   tx: Queryable,
 ): Promise<Array<{ id: string; name: string; status: string; is_default: boolean }>> {
-  return tx.query(`SELECT id, name, status, is_default FROM facilities ORDER BY id FOR UPDATE`);
+  return sqlRows<{ id: string; name: string; status: string; is_default: boolean }>(
+    tx,
+    `SELECT id, name, status, is_default FROM facilities ORDER BY id FOR UPDATE`,
+  );
 }
 
 export interface FacilitySummary {
@@ -149,8 +153,8 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
     await lockFacilities(tx);
     const f = await activeFacility(tx, facilityId);
     const [previous] = await tx.query(`SELECT id FROM facilities WHERE is_default`);
-    await tx.query(`UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
-    await tx.query(`UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
     return { default_facility_id: f.id, name: f.name, previous_default_facility_id: previous?.id ?? null };
   });
 }
@@ -174,7 +178,8 @@ export async function assignMemberFacility(deps: Deps, memberId: string, facilit
     const [previous] = await tx.query(`SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`, [
       memberId,
     ]);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO facility_assignments (member_id, facility_id) VALUES ($1, $2)
        ON CONFLICT (member_id) DO UPDATE SET facility_id = EXCLUDED.facility_id, assigned_at = now()`,
       [memberId, f.id],
@@ -228,10 +233,10 @@ export async function deactivateFacility(
       );
     }
 
-    await tx.query(`UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
     if (opts.newDefaultId) {
-      await tx.query(`UPDATE facilities SET is_default = false WHERE is_default`);
-      await tx.query(`UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
+      await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default`);
+      await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
     }
     const unassigned = await returning(
       tx,
@@ -240,11 +245,13 @@ export async function deactivateFacility(
     );
 
     // Locking re-checks each row: work a facility began meanwhile is no longer queued and stays.
-    const mail: Array<{ id: string; member_id: string }> = await tx.query(
+    const mail = await sqlRows<{ id: string; member_id: string }>(
+      tx,
       `SELECT m.id, m.member_id FROM outbound_mail m WHERE m.facility_id = $1 AND ${QUEUED_MAIL} ORDER BY m.id FOR UPDATE`,
       [f.id],
     );
-    const batches: Array<{ id: string; member_id: string }> = await tx.query(
+    const batches = await sqlRows<{ id: string; member_id: string }>(
+      tx,
       `SELECT b.id, b.member_id FROM batches b WHERE b.facility_id = $1 AND ${QUEUED_BATCH} ORDER BY b.id FOR UPDATE`,
       [f.id],
     );
@@ -266,12 +273,12 @@ export async function deactivateFacility(
     const slot = (to: string) => moved.get(to) ?? moved.set(to, { to, mail: 0, batches: 0 }).get(to)!;
     for (const m of mail) {
       const to = targets.get(m.member_id)!;
-      await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, to]);
+      await sqlRun(tx, `UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, to]);
       slot(to).mail++;
     }
     for (const b of batches) {
       const to = targets.get(b.member_id)!;
-      await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, to]);
+      await sqlRun(tx, `UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, to]);
       slot(to).batches++;
     }
     const [current] = await tx.query(`SELECT id FROM facilities WHERE is_default AND status = 'active'`);
@@ -323,7 +330,7 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
     const f = await activeFacility(tx, facilityId);
     if (m.facility_id === f.id)
       return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, f.id]);
+    await sqlRun(tx, `UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [m.id, f.id]);
     return { mail_id: m.id, from_facility_id: m.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }
@@ -363,7 +370,7 @@ export async function reassignBatch(deps: Deps, batchId: string, facilityId: str
     const f = await activeFacility(tx, facilityId);
     if (b.facility_id === f.id)
       return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: true };
-    await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, f.id]);
+    await sqlRun(tx, `UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [b.id, f.id]);
     return { batch_id: b.id, from_facility_id: b.facility_id, to_facility_id: f.id, unchanged: false };
   });
 }

@@ -3,6 +3,7 @@
 // closed (terminated, cancelled, failed, timed out) while its record was still open, a
 // record whose workflow never started. Each cause is recorded once (incident_key).
 import type { Deps } from '../shared/deps';
+import { sqlRows } from '../shared/sql';
 
 export type IncidentObjectType = 'outbound_mail' | 'batch' | 'mail_run' | 'handling';
 export type IncidentKind = 'cancel_refused' | 'workflow_closed' | 'lost_start';
@@ -66,7 +67,8 @@ export async function incidentsOf(
   objectType: IncidentObjectType,
   objectId: string,
 ): Promise<IncidentRow[]> {
-  return db.query(
+  return sqlRows<IncidentRow>(
+    db,
     `SELECT * FROM workflow_incidents WHERE object_type = $1 AND object_id = $2 ORDER BY created_at, id`,
     [objectType, objectId],
   );

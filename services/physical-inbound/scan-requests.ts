@@ -17,6 +17,7 @@ import { bumpItem, Db, findItem, recordActivity, updateReturning } from './item-
 import { refreshSearchFields } from './search-index';
 import type { ScanRequestRow } from './rows';
 import { scanRequestView, type ScanRequestItemColumns } from './scan-request-view';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export { scanRequestView };
 
@@ -25,7 +26,8 @@ export async function listScanRequests(
   auth: AuthContext,
   query: { status?: string; limit: number; offset: number },
 ) {
-  const rows: Array<ScanRequestRow & ScanRequestItemColumns & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<ScanRequestRow & ScanRequestItemColumns & { total: string }>(
+    deps.db,
     `SELECT r.*, i.reference_code, i.kind, i.mailbox_id, count(*) OVER () AS total
        FROM scan_requests r JOIN physical_inbound_items i ON i.id = r.item_id
       WHERE r.facility_id = $1 AND r.status = $2 ORDER BY r.requested_at, r.id LIMIT $3 OFFSET $4`,
@@ -38,7 +40,8 @@ export async function listScanRequests(
 }
 
 async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<ScanRequestRow> {
-  const [r]: ScanRequestRow[] = await db.query(
+  const [r] = await sqlRows<ScanRequestRow>(
+    db,
     `SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
     [id, auth.facilityId],
   );
@@ -119,17 +122,23 @@ export async function fulfilScanRequest(
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
     const target = (await findItem(tx, locked.item_id, { forUpdate: true }))!;
-    await tx.query(`INSERT INTO scan_bundles (id, request_id, item_id) VALUES ($1, $2, $3)`, [bundleId, id, target.id]);
+    await sqlRun(tx, `INSERT INTO scan_bundles (id, request_id, item_id) VALUES ($1, $2, $3)`, [
+      bundleId,
+      id,
+      target.id,
+    ]);
     for (const p of pages) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO scan_pages (id, bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256)
          VALUES ($1, $2, $3, $4, $5, 'physical', $6, $7, $8, $9)`,
         [p.id, bundleId, target.id, p.n, p.role, p.key, p.contentType, p.size, p.sha],
       );
     }
-    await tx.query(`UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
+    await sqlRun(tx, `UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
     if (locked.package_action_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE package_actions SET status = 'completed', result = $2, version = version + 1, completed_at = now(), updated_at = now() WHERE id = $1`,
         [
           locked.package_action_id,
@@ -169,7 +178,8 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
       [id, body.reason],
     );
     if (locked.package_action_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE package_actions SET status = 'failed', result = $2, version = version + 1, updated_at = now() WHERE id = $1`,
         [locked.package_action_id, JSON.stringify({ scan_request_id: id, reason: body.reason })],
       );

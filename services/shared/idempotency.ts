@@ -5,6 +5,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
+import { sqlRun } from './sql';
 
 export interface IdempotentResult {
   status: number;
@@ -98,7 +99,8 @@ async function complete(
   opts: { operation: string; key?: string },
   result: IdempotentResult,
 ) {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE idempotency_records SET state = 'completed', response_status = $4, response_body = $5
       WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
     [auth.ownerKey, opts.operation, opts.key, result.status, JSON.stringify(result.body ?? null)],
