@@ -18,7 +18,7 @@ import { generateEndpointSecret, standardWebhookHeaders } from '../../domain/web
 import { fitPayload } from '../../domain/webhooks/events';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
 import { A2aTaskRow, letterTask } from './task-views';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlAffected, sqlRows, sqlRun } from '../shared/sql';
 
 /** The header the SDK's DefaultPushNotificationSender puts the client's token in. */
 export const NOTIFICATION_TOKEN_HEADER = 'x-a2a-notification-token';
@@ -80,7 +80,8 @@ export async function setPushConfig(
       `UPDATE a2a_push_configs SET deleted_at = now() WHERE task_id = $1 AND config_id = $2 AND deleted_at IS NULL`,
       [task.id, configId],
     );
-    const [{ n }] = await tx.query(
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
       `SELECT count(*)::int AS n FROM a2a_push_configs WHERE task_id = $1 AND deleted_at IS NULL`,
       [task.id],
     );
@@ -136,11 +137,12 @@ export async function getPushConfig(
 
 /** Deletes a config; deliveries not yet sent stop (the config is gone when they are attempted). */
 export async function deletePushConfig(deps: Deps, task: A2aTaskRow, configId: string): Promise<boolean> {
-  const result = await deps.db.query(
+  const deleted = await sqlAffected(
+    deps.db,
     `UPDATE a2a_push_configs SET deleted_at = now() WHERE task_id = $1 AND config_id = $2 AND deleted_at IS NULL`,
     [task.id, configId],
   );
-  return Number(result[1] ?? 0) > 0;
+  return deleted > 0;
 }
 
 /** The piece a mail.* event names, whose task's push configs receive it; null for other events and for synthetic and sample mail events, which name no stored piece. */

@@ -45,12 +45,11 @@ export async function rejectTask(
   taskId: string,
   rejection: { status: number; body: Record<string, unknown> },
 ): Promise<A2aTaskRow> {
-  const [row]: A2aTaskRow[] = (
-    await deps.db.query(`UPDATE a2a_tasks SET rejection = $2, updated_at = now() WHERE id = $1 RETURNING *`, [
-      taskId,
-      JSON.stringify(rejection),
-    ])
-  )[0];
+  const [row] = await sqlRows<A2aTaskRow>(
+    deps.db,
+    `UPDATE a2a_tasks SET rejection = $2, updated_at = now() WHERE id = $1 RETURNING *`,
+    [taskId, JSON.stringify(rejection)],
+  );
   return row;
 }
 
@@ -64,7 +63,7 @@ export async function visibleTask(deps: Deps, auth: AuthContext, taskId: string)
 
 /** The piece that carries out the task, if it was created. */
 export async function pieceOfTask(deps: Deps, taskId: string): Promise<MailRow | null> {
-  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE a2a_task_id = $1`, [taskId]);
+  const [row] = await sqlRows<MailRow>(deps.db, `SELECT * FROM outbound_mail WHERE a2a_task_id = $1`, [taskId]);
   return row ?? null;
 }
 

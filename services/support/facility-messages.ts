@@ -143,7 +143,8 @@ export async function sendFacilityMessage(
       conversation = await findConversation(tx, auth, input.conversation_id, true);
     } else {
       const facility = await assignFacility(tx, auth.testMode, auth.memberId);
-      [conversation] = await tx.query(
+      [conversation] = await sqlRows<FacilityConversationRow>(
+        tx,
         `INSERT INTO facility_conversations (member_id, agent_id, facility_id, subject, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
         [auth.memberId, auth.agentId, facility.id, input.subject ?? null, auth.testMode ? 'test' : 'live'],

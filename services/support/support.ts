@@ -353,7 +353,8 @@ async function postSupportMessage(deps: Deps, auth: AuthContext, input: SupportM
       conversation = found;
     } else {
       await assertTicketAllowed(tx, auth.memberId!, { newTicket: true });
-      [conversation] = await tx.query(
+      [conversation] = await sqlRows<ConversationColumns>(
+        tx,
         `INSERT INTO support_conversations (member_id, agent_id, opened_by, category, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
         [auth.memberId, auth.agentId, auth.ownerKey, input.category, environmentOf(auth)],
