@@ -49,6 +49,14 @@ const CASES = {
   },
   envInService: { file: 'services/accounts/keys.ts', code: READS_ENV },
   envInConfig: { file: 'config.ts', code: READS_ENV },
+  untypedQuery: {
+    file: 'services/a2a/tasks.ts',
+    code: [
+      "import { sqlRows } from '../shared/sql';",
+      'declare const db: { query(text: string, params?: unknown[]): Promise<unknown> };',
+      "export const probe = [db.query('SELECT 1'), sqlRows<{ n: number }>(db, 'SELECT 1 AS n')];",
+    ].join('\n'),
+  },
   // address-check.ts imports street-lines.ts (values), so street-lines.ts may not import it back;
   // a type-only import does not run anything at load time and passes.
   importCycle: {
@@ -117,6 +125,14 @@ describe('settings guard', () => {
 
   it('lets config.ts read the environment', () => {
     expect(ruleErrors('no-restricted-syntax', 'envInConfig')).toEqual([]);
+  });
+});
+
+describe('typed SQL guard', () => {
+  it('refuses a raw db.query call where SQL is typed, and lets the typed helpers through', () => {
+    const errors = ruleErrors('no-restricted-syntax', 'untypedQuery');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/services\/shared\/sql\.ts/);
   });
 });
 
