@@ -39,6 +39,7 @@ const TYPED_SQL_FILES = [
   'activities/physical-inbound/**/*.ts',
   'activities/webhooks/**/*.ts',
   'services/a2a/**/*.ts',
+  'services/accounts/**/*.ts',
   'services/notifications/**/*.ts',
   'services/shared/**/*.ts',
   'services/support/**/*.ts',

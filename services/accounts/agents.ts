@@ -328,9 +328,9 @@ export async function getSendingMailbox(deps: Deps, auth: AuthContext, agentId: 
 
 /** listMailboxes with the member's settings, in the same statement (none without an active agent). */
 export async function listSendingMailboxes(deps: Deps, auth: AuthContext): Promise<SendingMailbox[]> {
-  const rows: SenderColumns[] = isAgentKey(auth)
-    ? await deps.db.query(`${SENDER_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
-    : await deps.db.query(`${SENDER_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
+  const rows = isAgentKey(auth)
+    ? await sqlRows<SenderColumns>(deps.db, `${SENDER_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
+    : await sqlRows<SenderColumns>(deps.db, `${SENDER_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
   return rows.map(toSendingMailbox);
 }
 

@@ -128,7 +128,8 @@ export function denialRedirect(deps: Deps, checked: CheckedAuthorization): strin
  * deployment that is an account holding an active live member key (signup issues none).
  */
 export async function memberIsLiveCapable(db: Db, memberId: string): Promise<boolean> {
-  const rows = await db.query(
+  const rows = await sqlRows<{ '?column?': number }>(
+    db,
     `SELECT 1 FROM member_api_keys WHERE member_id = $1 AND environment = 'prod' AND status = 'active'
         AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`,
     [memberId],
@@ -170,10 +171,11 @@ export async function approveAuthorization(
   decision: ConsentDecision,
 ): Promise<string> {
   await assertConsentAllowed(deps, memberId, checked, decision);
-  const agents = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-    decision.agentId,
-    memberId,
-  ]);
+  const agents = await sqlRows<{ '?column?': number }>(
+    deps.db,
+    `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+    [decision.agentId, memberId],
+  );
   if (!agents.length) throw new ConsentProblem('Choose one of your agents, or create one.');
   const code = randomBytes(32).toString('base64url');
   await sqlRun(
@@ -342,7 +344,8 @@ async function redeemCode(deps: Deps, client: OAuthClient, req: TokenRequest): P
     if (!codeVerifierMatches(req.code_verifier, code.code_challenge))
       throw refuse.invalidGrant('code_verifier does not match the code_challenge');
     checkResource(deps, req.resource, code.resource);
-    const [live] = await tx.query(
+    const [live] = await sqlRows<{ '?column?': number }>(
+      tx,
       `SELECT 1 FROM agents a JOIN members m ON m.id = a.member_id
         WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL AND m.status = 'active'`,
       [code.agent_id, code.member_id],
@@ -495,7 +498,24 @@ export interface GrantView {
 
 /** The grants of one of the member's agents, newest first. */
 export async function listAgentGrants(deps: Deps, memberId: string, agentId: string): Promise<GrantView[]> {
-  const rows = await deps.db.query(
+  const rows = await sqlRows<{
+    id: string;
+    client_name: string;
+    client_id: string;
+    registration: GrantView['registration'];
+    credential_id: string;
+    scopes: string[];
+    environment: GrantView['environment'];
+    force_approval: boolean;
+    max_daily_pieces: number | null;
+    resource: string;
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    credential_status: string;
+    created_at: Date;
+    last_used_at: Date | null;
+  }>(
+    deps.db,
     `SELECT g.id, cl.client_name, cl.client_id, cl.registration, g.credential_id, c.scopes, c.environment, c.force_approval,
             c.max_daily_pieces, g.resource, g.revoked_at, g.revoked_reason, c.status AS credential_status, g.created_at,
             g.last_used_at
@@ -532,7 +552,8 @@ export async function revokeGrantAsOwner(
   agentId: string,
   grantId: string,
 ): Promise<boolean> {
-  const [grant] = await deps.db.query(
+  const [grant] = await sqlRows<{ id: string }>(
+    deps.db,
     `SELECT id FROM oauth_grants WHERE id::text = $1 AND member_id = $2 AND agent_id = $3`,
     [grantId, memberId, agentId],
   );
