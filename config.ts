@@ -1,8 +1,8 @@
 // Runtime configuration: every setting comes from the environment, with defaults that
 // match the local stack that `npm run dev` starts.
-import { BATCH_DRAFT_EXPIRY_SECONDS } from './workflows/batches/contracts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { BATCH_DRAFT_EXPIRY_SECONDS } from './domain/workflow-safe/batch-drafts';
 import { MAIL_RUN_WINDOW_SECONDS } from './domain/workflow-safe/mail-runs';
 
 export interface Config {

@@ -1,4 +1,5 @@
 // `npm run lint` (also run by `npm test`): what the type-checker cannot hold the code to.
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Settings come from the environment in config.ts only; everything else reads them from Deps (deps.config) or its caller. */
@@ -8,6 +9,48 @@ const PROCESS_ENV_MESSAGE =
 /** What workflow code may import besides its own folder: the SDK's workflow API and the pure rules of domain/workflow-safe/. */
 const WORKFLOW_IMPORT_MESSAGE =
   'Workflow code may import only @temporalio/workflow, @temporalio/common, workflows/** and domain/workflow-safe/; reach anything else through an activity.';
+
+/** The ways of reaching process.env that the settings guard refuses. */
+const ENV_SELECTORS = [
+  { selector: "MemberExpression[object.name='process'][property.name='env']", message: PROCESS_ENV_MESSAGE },
+  { selector: "MemberExpression[object.name='process'][property.value='env']", message: PROCESS_ENV_MESSAGE },
+  {
+    selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+    message: PROCESS_ENV_MESSAGE,
+  },
+  {
+    selector: "ImportDeclaration[source.value=/^(node:)?process$/] > ImportSpecifier[imported.name='env']",
+    message: PROCESS_ENV_MESSAGE,
+  },
+];
+
+/**
+ * The directories whose raw SQL goes through services/shared/sql.ts (sqlRows<Row>, sqlRun, ...),
+ * so every statement names its row type. Grows as the typed-sql codemod
+ * (scripts/codemods/typed-sql.ts) and hand typing convert more of the tree.
+ */
+const TYPED_SQL_FILES = [
+  'api/**/*.ts',
+  'worker/**/*.ts',
+  'activities/*.ts',
+  'activities/billing/**/*.ts',
+  'activities/notifications/**/*.ts',
+  'activities/operations/**/*.ts',
+  'activities/physical-inbound/**/*.ts',
+  'activities/webhooks/**/*.ts',
+  'services/a2a/**/*.ts',
+  'services/accounts/**/*.ts',
+  'services/notifications/**/*.ts',
+  'services/shared/**/*.ts',
+  'services/support/**/*.ts',
+  'services/templates/**/*.ts',
+];
+
+const UNTYPED_QUERY = {
+  selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='query']",
+  message:
+    'Run raw SQL through services/shared/sql.ts (sqlRows<Row>, sqlFirst<Row>, sqlRun, sqlAffected) so the statement names its row type.',
+};
 
 export default tseslint.config(
   {
@@ -36,25 +79,32 @@ export default tseslint.config(
     },
   },
   {
+    // No module imports one that (through others) imports it back: a cycle makes load order
+    // decide what is undefined at import time and keeps modules from being split or moved.
+    // import-x skips `import type` lines; madge --circular also counts those.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
     // The environment is read in one place: config.ts. The CLI and test runners (scripts/),
     // the benches and the tests set up processes and their environments, so they may read it.
     files: ['**/*.ts'],
     ignores: ['config.ts', 'scripts/**', 'bench/**', 'test/**'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: "MemberExpression[object.name='process'][property.name='env']", message: PROCESS_ENV_MESSAGE },
-        { selector: "MemberExpression[object.name='process'][property.value='env']", message: PROCESS_ENV_MESSAGE },
-        {
-          selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
-          message: PROCESS_ENV_MESSAGE,
-        },
-        {
-          selector: "ImportDeclaration[source.value=/^(node:)?process$/] > ImportSpecifier[imported.name='env']",
-          message: PROCESS_ENV_MESSAGE,
-        },
-      ],
+      'no-restricted-syntax': ['error', ...ENV_SELECTORS],
     },
+  },
+  {
+    // Where raw SQL is typed (TYPED_SQL_FILES), an untyped db.query call is refused too; the
+    // settings guard's selectors are repeated because a later no-restricted-syntax replaces them.
+    files: TYPED_SQL_FILES,
+    ignores: ['services/shared/sql.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...ENV_SELECTORS, UNTYPED_QUERY] },
   },
   {
     // Tests and benches read JSON answers whose shape is what they assert or count; typing

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { Server } from 'node:http';
 import { config } from '../config';
-import { closeDeps, createDeps, Deps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
+import type { Deps } from '../services/shared/deps';
 import { createApp } from './app';
 import { drainServer, Lifecycle } from './lifecycle';
 

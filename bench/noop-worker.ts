@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { config } from '../config';
-import { closeDeps, createDeps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
 import { createWorker } from '../worker/worker';
 
 async function main() {

@@ -12,7 +12,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { loadConfig } from '../config';
-import { closeDeps, createDeps, Deps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
+import type { Deps } from '../services/shared/deps';
 import { createMember, insertMemberKey } from '../services/accounts/accounts';
 import { freePort } from '../scripts/stack';
 import {

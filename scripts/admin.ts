@@ -2,7 +2,9 @@
 // first, so it works against a fresh database.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
-import { closeDeps, createDeps, Deps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
+import type { Deps } from '../services/shared/deps';
+import { sqlRows } from '../services/shared/sql';
 import { createFacility, createMember, revokeKey } from '../services/accounts/accounts';
 import { getBalance, topUp } from '../services/billing/credits';
 import { approveMail, rejectMail } from '../services/outbound-mail/approval';
@@ -42,7 +44,11 @@ export const commands: Record<string, Command> = {
         return { member_id: created.member_id, key: created.key };
       } catch (err) {
         if (!isUniqueViolation(err, 'members_email_lower')) throw err;
-        const [existing] = await deps.db.query(`SELECT id, email FROM members WHERE lower(email) = lower($1)`, [email]);
+        const [existing] = await sqlRows<{ id: string; email: string }>(
+          deps.db,
+          `SELECT id, email FROM members WHERE lower(email) = lower($1)`,
+          [email],
+        );
         throw new Error(
           `a member with email ${existing?.email ?? email} already exists (id ${existing?.id ?? 'unknown'})`,
         );

@@ -2,7 +2,7 @@
 // it stops polling, lets in-flight tasks finish (activities get WORKER_SHUTDOWN_GRACE_SECONDS
 // before they are cancelled) and exits.
 import { config } from '../config';
-import { closeDeps, createDeps } from '../services/shared/deps';
+import { closeDeps, createDeps } from '../services/shared/create-deps';
 import { createWorker } from './worker';
 import { ensureWebhookCleanupSchedule } from '../services/webhooks/maintenance';
 import { ensureWebhookDispatchReconcilerSchedule } from '../services/webhooks/dispatch';

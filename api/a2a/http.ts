@@ -8,14 +8,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import { ApiError } from '../../domain/shared/errors';
-import { MAX_DOCUMENT_BYTES } from '../../domain/outbound-mail/documents';
-import {
-  dotPath,
-  JSON_BODY_LIMITS,
-  MAX_FREE_FORM_JSON_BYTES,
-  MAX_JSON_DEPTH,
-  MAX_JSON_VALUES,
-} from '../../domain/shared/json-limits';
+import { dotPath, JSON_BODY_LIMITS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../domain/shared/json-limits';
 import { authenticate, AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
 import {
@@ -32,12 +25,9 @@ import { applyRateLimit } from '../router';
 import { buildAgentCard } from '../discovery/metadata';
 import { A2A_PATH } from '../discovery/documents';
 import { PostalA2AHandler } from './handler';
+import { A2A_BODY_LIMIT } from './limits';
 
-/**
- * The largest request: send_letter with a 10 MB document as base64 (13,981,016 bytes), its
- * metadata (16 KiB) and 64 KiB for the recipient, the options and the JSON-RPC envelope.
- */
-export const A2A_BODY_LIMIT = Math.ceil(MAX_DOCUMENT_BYTES / 3) * 4 + MAX_FREE_FORM_JSON_BYTES + 64 * 1024;
+export { A2A_BODY_LIMIT };
 
 /** A DataPart's fields sit five levels down (request, params, message, parts, [n], data). */
 const A2A_JSON_LIMITS = { ...JSON_BODY_LIMITS, envelopeDepth: 6 };

@@ -52,6 +52,10 @@ export interface ConsolePage {
   render(view: string, data?: Record<string, unknown>, status?: number): void;
 }
 
+export type PageHandler = (page: ConsolePage) => Promise<void>;
+/** How a page module (pages/*.ts) adds its pages to the console router. */
+export type AddPage = (method: 'get' | 'post', path: string, handler: PageHandler) => void;
+
 /**
  * Helpers every template sees as `it.h`. Text the console did not write goes through
  * line (one-line text), text (several lines) or address, output raw (`<%~`): they escape it

@@ -27,6 +27,7 @@ import {
   safeNext,
   SESSION_COOKIE,
 } from './framework';
+import type { AddPage, PageHandler } from './framework';
 import { signInRoutes } from './pages/sign-in';
 import { mailPages } from './pages/mail';
 import { accountPages } from './pages/account';
@@ -46,8 +47,7 @@ const CSS = readFileSync(path.join(__dirname, 'assets', 'console.css'));
  */
 const CONSOLE_RATE_MULTIPLE = 5;
 
-export type PageHandler = (page: ConsolePage) => Promise<void>;
-export type AddPage = (method: 'get' | 'post', path: string, handler: PageHandler) => void;
+export type { AddPage, PageHandler };
 
 /** Only this origin; images also from the object store, whose signed URLs show facility photos and scans. */
 function consolePolicy(deps: Deps): string {

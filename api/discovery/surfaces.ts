@@ -6,7 +6,7 @@ import type { Config } from '../../config';
 import { A2A_PATH, AGENT_AUTH_PATH, DISCOVERY_DOCUMENTS } from './documents';
 import { MAX_FREE_FORM_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../domain/shared/json-limits';
 import { MCP_BODY_LIMIT } from '../mcp/http';
-import { A2A_BODY_LIMIT } from '../a2a/http';
+import { A2A_BODY_LIMIT } from '../a2a/limits';
 import { A2A_PROTOCOL_VERSION, A2A_SKILL_IDS } from '../../domain/a2a/tasks';
 import { MCP_PROTOCOL_VERSION, MCP_PROTOCOL_VERSIONS } from '../mcp/tools';
 import { singleLine } from '../schemas/common';

@@ -7,11 +7,9 @@ import { z } from 'zod';
 import { Access, ENDPOINT_ACCESS } from '../../domain/shared/access';
 import { IDEMPOTENCY_KEY_FIELD, SERVICE_MD_VERSION_FIELD, ToolDeclaration, ToolInputSchema } from './tool';
 import { toJsonSchema } from '../schemas/json-schema';
+import type { CatalogEntry } from './catalog';
 
-export interface CatalogEntry {
-  group: string;
-  deprecated?: { successor: string };
-}
+export type { CatalogEntry };
 
 /** The MCP `Tool` object as tools/list returns it. */
 export interface ToolListing {

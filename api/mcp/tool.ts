@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { AuthContext } from '../../services/accounts/auth';
 import type { Deps } from '../../services/shared/deps';
-import type { McpToolName } from './tools';
+import type { McpToolName } from './catalog';
 import { PG_INT_MAX } from '../schemas/common';
 
 /** Any zod object schema: whatever its fields, and strict or not. */

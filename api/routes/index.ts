@@ -1,6 +1,6 @@
 // Every REST route of the API, one module per area.
 import type { RouteDef } from '../route';
-import { routes as publicRoutes } from './accounts/public';
+import { publicRoutes } from './accounts/public';
 import { routes as agents } from './accounts/agents';
 import { routes as keys } from './accounts/keys';
 import { routes as mail } from './outbound-mail/mail';
@@ -24,7 +24,7 @@ import { routes as notifications } from './notifications/notifications';
 import { routes as templates } from './templates/templates';
 
 export const allRoutes: RouteDef[] = [
-  ...publicRoutes,
+  ...publicRoutes(() => allRoutes),
   ...agents,
   ...keys,
   ...mail,

@@ -1,6 +1,6 @@
 // The SMTP receiver process: accepts mail for intake aliases on SMTP_PORT until SIGINT/SIGTERM.
 import { config } from '../../config';
-import { closeDeps, createDeps } from '../../services/shared/deps';
+import { closeDeps, createDeps } from '../../services/shared/create-deps';
 import { startSmtpServer } from './server';
 
 async function main() {

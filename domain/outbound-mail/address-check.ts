@@ -19,10 +19,11 @@
 import { toStateCode } from '../workflow-safe/us-states';
 import type { MailAddress } from './address';
 import { collapse, normaliseLine, REASON, withoutAccents } from './street-lines';
+import type { AddressChange, AddressField } from './street-lines';
 import { DIRECTIONALS, STREET_SUFFIXES } from './usps-publication-28';
 import { lookupZip, statesOfZipPrefix, zipsOfCity, type ZipPlace } from './zip-directory';
 
-export type AddressField = 'line1' | 'line2' | 'city' | 'state' | 'zip';
+export type { AddressChange, AddressField } from './street-lines';
 
 export type Deliverability = 'likely' | 'doubtful' | 'unknown';
 
@@ -48,15 +49,6 @@ export interface NormalizedUsAddress {
   city: string;
   state: string;
   zip: string;
-}
-
-export interface AddressChange {
-  field: AddressField;
-  /** The words as written (a whole field for city, state and ZIP). */
-  from: string;
-  /** What they became; '' when dropped. */
-  to: string;
-  reason: string;
 }
 
 export interface AddressWarning {

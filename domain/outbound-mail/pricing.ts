@@ -18,20 +18,10 @@ import { ApiError, errors, FieldError } from '../shared/errors';
 import { formatCents } from '../shared/money';
 import { ZIP_PATTERN } from '../workflow-safe/us-states';
 import { SERVICE_RATES_2026_07 } from './rate-tables/service-rates-2026-07';
+import type { MailClass } from './mail-class';
 import type { ClassRates, RateTable } from './rate-tables/types';
 
-export type MailClass =
-  | 'first_class'
-  | 'priority'
-  | 'certified'
-  | 'certified_return_receipt'
-  | 'carrierx_ground'
-  | 'carrierx_express'
-  | 'carrierx_2day'
-  | 'carrierx_overnight'
-  | 'carriery_ground'
-  | 'carriery_2day'
-  | 'carriery_next_day';
+export type { MailClass } from './mail-class';
 
 export const MAIL_CLASSES: readonly MailClass[] = [
   'first_class',

@@ -25,45 +25,10 @@ import { DocumentType, TEXT_COLUMNS, TEXT_LINES_PER_PAGE } from './documents';
 import { formatAddressLines, MailAddress } from './address';
 import { isMailClass, sheetCount } from './pricing';
 import { addDocumentPages, documentPageWarnings, INCH, jpegOrientation, plural, printable } from './proof-pages';
+import type { PageRect, PrintProofInput, ProofLayout } from './proof-pages';
 
 export { jpegOrientation };
-
-/** A rectangle in PostScript points (1/72 in), measured from the page's top-left corner, as print specs and poppler's pdftotext -bbox measure. */
-export interface PageRect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-/** Where everything goes on one form factor's proof. Letters only so far; postcards would add their own entry to PROOF_LAYOUT. */
-export interface ProofLayout {
-  formFactor: 'letter';
-  page: { width: number; height: number };
-  envelope: { name: string; width: number; height: number; maxSheets: number; source: string };
-  /** The return-address window, upper left. */
-  returnWindow: PageRect;
-  /** The recipient window, below it. */
-  recipientWindow: PageRect;
-  /** Clear space kept between an address block and every edge of its window. */
-  windowInset: number;
-  /** Address blocks start at maxSize and shrink in sizeStep steps down to minSize before a line is cut short; lineHeight is the baseline-to-baseline distance per point of size. */
-  addressFont: { font: StandardFonts; maxSize: number; minSize: number; sizeStep: number; lineHeight: number };
-  /** The proof's own small print on the address page, well below the windows. */
-  proofMark: { text: string; font: StandardFonts; size: number; x: number; baselinesFromTop: [number, number] };
-  /** Image documents: the clear margin around an image scaled to fit the page. */
-  imageMargin: number;
-  /** TXT and CSV documents: the very lines domain/outbound-mail/documents.ts counts (80 columns, 66 lines a page), in Courier. */
-  text: {
-    font: StandardFonts;
-    size: number;
-    left: number;
-    top: number;
-    lineHeight: number;
-    columns: number;
-    linesPerPage: number;
-  };
-}
+export type { PageRect, PrintProofInput, ProofLayout };
 
 /**
  * The proof layout per form factor, in points from the page's top-left corner.
@@ -117,18 +82,6 @@ export const PROOF_LAYOUT: { readonly letter: ProofLayout } = {
     },
   },
 };
-
-export interface PrintProofInput {
-  /** The inspected document: its bytes, its type as inspectDocument recognised it, and the page count the piece is charged for. */
-  document: { bytes: Uint8Array; kind: DocumentType; pageCount: number };
-  recipient: MailAddress;
-  returnAddress: MailAddress | null;
-  mailClass: string;
-  color: boolean;
-  duplex: boolean;
-  /** The proof's creation and modification date (the PDF's only varying bytes), so equal input gives equal output. */
-  createdAt: Date;
-}
 
 /** One address block as printed: its lines after any cut, its size, and the box its glyphs occupy. */
 export interface AddressBlock {

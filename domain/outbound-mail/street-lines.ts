@@ -2,13 +2,23 @@
 // highway contract routes, street suffixes and directionals on a line that starts with a
 // house number, unit designators, punctuation and accents; each change is listed with why.
 // The rest of the offline address check (ZIP, city, state) is address-check.ts.
-import type { AddressChange } from './address-check';
 import {
   DIRECTIONALS,
   STREET_SUFFIXES,
   UNIT_DESIGNATORS_ALONE,
   UNIT_DESIGNATORS_WITH_NUMBER,
 } from './usps-publication-28';
+
+export type AddressField = 'line1' | 'line2' | 'city' | 'state' | 'zip';
+
+export interface AddressChange {
+  field: AddressField;
+  /** The words as written (a whole field for city, state and ZIP). */
+  from: string;
+  /** What they became; '' when dropped. */
+  to: string;
+  reason: string;
+}
 
 /** Why the check changed a field, as its changes[] say. */
 export const REASON = {

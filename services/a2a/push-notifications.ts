@@ -11,13 +11,14 @@
 import type { PushNotificationConfig, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
-import { assertWebhookTarget } from '../webhooks/agent-webhooks';
+import { assertWebhookTarget } from '../webhooks/targets';
 import { errors } from '../../domain/shared/errors';
 import { decryptSecret, encryptSecret } from '../../domain/shared/secrets';
 import { generateEndpointSecret, standardWebhookHeaders } from '../../domain/webhooks/signatures';
 import { fitPayload } from '../../domain/webhooks/events';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
-import { A2aTaskRow, letterTask } from './tasks';
+import { A2aTaskRow, letterTask } from './task-views';
+import { sqlAffected, sqlRows, sqlRun } from '../shared/sql';
 
 /** The header the SDK's DefaultPushNotificationSender puts the client's token in. */
 export const NOTIFICATION_TOKEN_HEADER = 'x-a2a-notification-token';
@@ -73,12 +74,14 @@ export async function setPushConfig(
   const secret = generateEndpointSecret();
   const configId = config.id && typeof config.id === 'string' ? config.id.slice(0, 200) : task.id;
   const row = await deps.db.transaction(async (tx) => {
-    await tx.query(`SELECT id FROM a2a_tasks WHERE id = $1 FOR UPDATE`, [task.id]);
-    await tx.query(
+    await sqlRun(tx, `SELECT id FROM a2a_tasks WHERE id = $1 FOR UPDATE`, [task.id]);
+    await sqlRun(
+      tx,
       `UPDATE a2a_push_configs SET deleted_at = now() WHERE task_id = $1 AND config_id = $2 AND deleted_at IS NULL`,
       [task.id, configId],
     );
-    const [{ n }] = await tx.query(
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
       `SELECT count(*)::int AS n FROM a2a_push_configs WHERE task_id = $1 AND deleted_at IS NULL`,
       [task.id],
     );
@@ -89,7 +92,8 @@ export async function setPushConfig(
           message: `a task has at most ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs; delete one first`,
         },
       ]);
-    const [inserted]: PushConfigRow[] = await tx.query(
+    const [inserted] = await sqlRows<PushConfigRow>(
+      tx,
       `INSERT INTO a2a_push_configs (config_id, task_id, member_id, url, token_enc, auth_schemes, credentials_enc, secret_enc)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [
@@ -109,7 +113,8 @@ export async function setPushConfig(
 }
 
 async function liveConfigs(deps: Deps, taskId: string): Promise<PushConfigRow[]> {
-  return deps.db.query(
+  return sqlRows<PushConfigRow>(
+    deps.db,
     `SELECT * FROM a2a_push_configs WHERE task_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
     [taskId],
   );
@@ -132,11 +137,12 @@ export async function getPushConfig(
 
 /** Deletes a config; deliveries not yet sent stop (the config is gone when they are attempted). */
 export async function deletePushConfig(deps: Deps, task: A2aTaskRow, configId: string): Promise<boolean> {
-  const result = await deps.db.query(
+  const deleted = await sqlAffected(
+    deps.db,
     `UPDATE a2a_push_configs SET deleted_at = now() WHERE task_id = $1 AND config_id = $2 AND deleted_at IS NULL`,
     [task.id, configId],
   );
-  return Number(result[1] ?? 0) > 0;
+  return deleted > 0;
 }
 
 /** The piece a mail.* event names, whose task's push configs receive it; null for other events and for synthetic and sample mail events, which name no stored piece. */
@@ -170,11 +176,11 @@ export async function pushDeliveryTarget(
   target: string,
   event: { id: string; payload: Record<string, unknown>; created_at: Date },
 ): Promise<PushTarget> {
-  const [config]: PushConfigRow[] = await deps.db.query(`SELECT * FROM a2a_push_configs WHERE id = $1`, [
+  const [config] = await sqlRows<PushConfigRow>(deps.db, `SELECT * FROM a2a_push_configs WHERE id = $1`, [
     target.slice('a2a:'.length),
   ]);
   if (!config || config.deleted_at) return { stop: 'push_config_deleted: the push notification config was deleted' };
-  const [task]: A2aTaskRow[] = await deps.db.query(`SELECT * FROM a2a_tasks WHERE id = $1`, [config.task_id]);
+  const [task] = await sqlRows<A2aTaskRow>(deps.db, `SELECT * FROM a2a_tasks WHERE id = $1`, [config.task_id]);
   const render = (p: Record<string, unknown>) =>
     JSON.stringify(
       letterTask(task, {

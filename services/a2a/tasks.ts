@@ -3,29 +3,17 @@
 // message/send finds it; the letter's piece names the task (outbound_mail.a2a_task_id),
 // and the task's state is always read from that piece, never stored. A refused letter
 // keeps its refusal (the REST error body) as a `rejected` task.
-import type { Artifact, Message, Task, TaskState } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { loadPhotos, MailRow, toMailRecord } from '../outbound-mail/record';
 import type { A2aSkillId } from '../../domain/a2a/tasks';
-import { mailStatusText, taskStateOfMail } from '../../domain/a2a/tasks';
-import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
+import { agentMessage, letterTask, rejectedTask, taskOf, type A2aTaskRow, type PieceSnapshot } from './task-views';
+import { sqlRows } from '../shared/sql';
 
-export interface A2aTaskRow {
-  id: string;
-  context_id: string;
-  member_id: string;
-  agent_id: string | null;
-  owner_key: string;
-  test_mode: boolean;
-  skill: A2aSkillId;
-  message_id: string;
-  /** The REST error body of a refused letter (status and body), or null. */
-  rejection: { status: number; body: Record<string, unknown> } | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export { letterTask, rejectedTask };
+export type { A2aTaskRow, PieceSnapshot };
 
 /**
  * The task of this caller's message, created on its first delivery: `created` false
@@ -36,13 +24,15 @@ export async function claimTask(
   auth: AuthContext,
   m: { taskId: string; contextId: string; messageId: string; skill: A2aSkillId; agentId: string | null },
 ): Promise<{ row: A2aTaskRow; created: boolean }> {
-  const [inserted]: A2aTaskRow[] = await deps.db.query(
+  const [inserted] = await sqlRows<A2aTaskRow>(
+    deps.db,
     `INSERT INTO a2a_tasks (id, context_id, member_id, agent_id, owner_key, test_mode, skill, message_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (owner_key, message_id) DO NOTHING RETURNING *`,
     [m.taskId, m.contextId, auth.memberId, m.agentId, auth.ownerKey, auth.testMode, m.skill, m.messageId],
   );
   if (inserted) return { row: inserted, created: true };
-  const [existing]: A2aTaskRow[] = await deps.db.query(
+  const [existing] = await sqlRows<A2aTaskRow>(
+    deps.db,
     `SELECT * FROM a2a_tasks WHERE owner_key = $1 AND message_id = $2`,
     [auth.ownerKey, m.messageId],
   );
@@ -55,106 +45,26 @@ export async function rejectTask(
   taskId: string,
   rejection: { status: number; body: Record<string, unknown> },
 ): Promise<A2aTaskRow> {
-  const [row]: A2aTaskRow[] = (
-    await deps.db.query(`UPDATE a2a_tasks SET rejection = $2, updated_at = now() WHERE id = $1 RETURNING *`, [
-      taskId,
-      JSON.stringify(rejection),
-    ])
-  )[0];
+  const [row] = await sqlRows<A2aTaskRow>(
+    deps.db,
+    `UPDATE a2a_tasks SET rejection = $2, updated_at = now() WHERE id = $1 RETURNING *`,
+    [taskId, JSON.stringify(rejection)],
+  );
   return row;
 }
 
 /** The task if the caller may see it (its member, its agent, its environment), else null. */
 export async function visibleTask(deps: Deps, auth: AuthContext, taskId: string): Promise<A2aTaskRow | null> {
   if (!/^[0-9a-f-]{36}$/i.test(taskId)) return null;
-  const [row]: A2aTaskRow[] = await deps.db.query(`SELECT * FROM a2a_tasks WHERE id = $1`, [taskId]);
+  const [row] = await sqlRows<A2aTaskRow>(deps.db, `SELECT * FROM a2a_tasks WHERE id = $1`, [taskId]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) return null;
   return row;
 }
 
 /** The piece that carries out the task, if it was created. */
 export async function pieceOfTask(deps: Deps, taskId: string): Promise<MailRow | null> {
-  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE a2a_task_id = $1`, [taskId]);
+  const [row] = await sqlRows<MailRow>(deps.db, `SELECT * FROM outbound_mail WHERE a2a_task_id = $1`, [taskId]);
   return row ?? null;
-}
-
-/** What a letter's task shows of its piece at one moment: now (tasks/get) or an event (push). */
-export interface PieceSnapshot {
-  status: MailStatusName;
-  tracking_number?: string | null;
-  carrier?: string | null;
-  error_message?: string | null;
-  at: Date;
-  /** The outbound mail record (or the event's payload), the task's artifact. */
-  record: Record<string, unknown>;
-}
-
-function agentMessage(task: A2aTaskRow, key: string, parts: Message['parts']): Message {
-  return {
-    kind: 'message',
-    role: 'agent',
-    messageId: `${task.id}:${key}`,
-    taskId: task.id,
-    contextId: task.context_id,
-    parts,
-  };
-}
-
-function taskOf(
-  task: A2aTaskRow,
-  state: TaskState,
-  at: Date,
-  message: Message,
-  artifacts: Artifact[],
-  extra: Record<string, unknown> = {},
-): Task {
-  return {
-    kind: 'task',
-    id: task.id,
-    contextId: task.context_id,
-    status: { state, timestamp: at.toISOString(), message },
-    artifacts,
-    metadata: { skill: task.skill, test_mode: task.test_mode, ...extra },
-  };
-}
-
-/** A letter's task as of the snapshot of its piece. */
-export function letterTask(task: A2aTaskRow, piece: PieceSnapshot): Task {
-  const outboundMailId = (piece.record.id ?? piece.record.outbound_mail_id) as string;
-  return taskOf(
-    task,
-    taskStateOfMail(piece.status),
-    piece.at,
-    agentMessage(task, piece.status, [{ kind: 'text', text: mailStatusText(piece) }]),
-    [
-      {
-        artifactId: 'outbound_mail',
-        name: 'Outbound mail record',
-        description: 'The piece as GET /v1/mail/{id} returns it (signed URLs valid for 1 hour)',
-        parts: [{ kind: 'data', data: piece.record }],
-      },
-    ],
-    { outbound_mail_id: outboundMailId, mail_status: piece.status },
-  );
-}
-
-/** A refused letter: the REST error body (error, code, fields[], ...) as the status message's data. */
-export function rejectedTask(task: A2aTaskRow): Task {
-  const { status, body } = task.rejection!;
-  const label = (body.code ??
-    body.reason ??
-    (Array.isArray(body.fields) ? 'validation_error' : `http_${status}`)) as string;
-  return taskOf(
-    task,
-    'rejected',
-    task.updated_at,
-    agentMessage(task, 'rejected', [
-      { kind: 'text', text: `${label}: ${String(body.error ?? 'The letter was refused.')}` },
-      { kind: 'data', data: { status, ...body } },
-    ]),
-    [],
-    { rest_status: status },
-  );
 }
 
 /** The task as tasks/get answers it: read from the piece now (fresh signed URLs). */

@@ -6,6 +6,7 @@ import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { topUp } from '../billing/credits';
 import type { MemberApiKeyRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface CreatedMember {
   member_id: string;
@@ -45,7 +46,8 @@ export async function insertMemberKey(
   opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null },
 ) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
-  const [row]: MemberKeyColumns[] = await tx.query(
+  const [row] = await sqlRows<MemberKeyColumns>(
+    tx,
     `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${MEMBER_KEY_COLUMNS}`,
     [memberId, opts.name, hashKey(key), keyPrefixOf(key), opts.environment, opts.expiresAt ?? null],
@@ -56,7 +58,8 @@ export async function insertMemberKey(
 export async function createMember(deps: Deps, input: NewMember): Promise<CreatedMember> {
   return deps.db.transaction(async (tx) => {
     const ra = input.returnAddress;
-    const [member] = await tx.query(
+    const [member] = await sqlRows<{ id: string }>(
+      tx,
       `INSERT INTO members (email, full_name, password_hash, business, rate_limit_per_minute,
                             return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
@@ -90,9 +93,11 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
 
 export async function createFacility(deps: Deps, name: string): Promise<{ facility_id: string; key: string }> {
   return deps.db.transaction(async (tx) => {
-    const [facility] = await tx.query(`INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [name]);
+    const [facility] = await sqlRows<{ id: string }>(tx, `INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [
+      name,
+    ]);
     const key = generateKey('facility');
-    await tx.query(`INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
+    await sqlRun(tx, `INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
       facility.id,
       hashKey(key),
       keyPrefixOf(key),
@@ -109,11 +114,11 @@ export async function revokeKey(deps: Deps, keyOrId: string): Promise<{ table: s
   if (!byHash && !/^[0-9a-f-]{36}$/i.test(value)) return null;
   for (const table of ['agent_credentials', 'member_api_keys', 'facility_keys']) {
     const extra = table === 'agent_credentials' ? ', revoked_at = now()' : '';
-    const rows = await deps.db.query(
+    const updated = await sqlRows<{ id: string }>(
+      deps.db,
       `UPDATE ${table} SET status = 'revoked'${extra} WHERE ${column} = $1 RETURNING id`,
       [value],
     );
-    const updated = Array.isArray(rows[0]) ? rows[0] : rows;
     if (updated.length) return { table, id: updated[0].id };
   }
   return null;
@@ -141,7 +146,13 @@ export async function findMembers(
   limit = 20,
 ): Promise<MemberSummary[]> {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await db.query(
+  type Row = Omit<MemberSummary, 'balance_cents' | 'status_changed_at' | 'created_at'> & {
+    balance_cents: string;
+    status_changed_at: Date | null;
+    created_at: Date;
+  };
+  const rows = await sqlRows<Row>(
+    db,
     `
     SELECT m.id, m.email, m.full_name, m.status, m.status_reason, m.status_changed_at, m.business, m.created_at,
            (SELECT COALESCE(SUM(amount_cents), 0)::bigint FROM credits_ledger l WHERE l.member_id = m.id) AS balance_cents,
@@ -152,12 +163,7 @@ export async function findMembers(
      ORDER BY lower(m.email) = lower($2) DESC, m.created_at, m.id LIMIT $3`,
     [pattern, text, limit],
   );
-  type Row = Omit<MemberSummary, 'balance_cents' | 'status_changed_at' | 'created_at'> & {
-    balance_cents: string;
-    status_changed_at: Date | null;
-    created_at: Date;
-  };
-  return (rows as Row[]).map((r) => ({
+  return rows.map((r) => ({
     ...r,
     balance_cents: Number(r.balance_cents),
     status_changed_at: r.status_changed_at ? r.status_changed_at.toISOString() : null,
@@ -177,14 +183,15 @@ export async function setMemberStatus(
   reason: string,
 ) {
   const [before] = /^[0-9a-f-]{36}$/i.test(memberId)
-    ? await db.query(`SELECT status FROM members WHERE id = $1`, [memberId])
+    ? await sqlRows<{ status: string }>(db, `SELECT status FROM members WHERE id = $1`, [memberId])
     : [];
   if (!before) return null;
-  const result = await db.query(
+  const updated = await sqlRows<{ id: string }>(
+    db,
     `UPDATE members SET status = $2, status_reason = $3, status_changed_at = now() WHERE id = $1 AND status <> $2 RETURNING id`,
     [memberId, status, reason],
   );
-  const changed = (Array.isArray(result[0]) ? result[0] : result).length > 0;
+  const changed = updated.length > 0;
   if (changed && status === 'suspended') await endMemberGrants(db, memberId, 'member_suspended');
   return { member_id: memberId, status, previous_status: changed ? before.status : status, changed, reason };
 }

@@ -4,6 +4,7 @@
 import type { Deps } from '../shared/deps';
 import { humanActionsAfterSignup } from '../../domain/accounts/onboarding';
 import { agentResources, contact, onboardingUrls } from './signup';
+import { sqlRows } from '../shared/sql';
 
 export interface AgentAuthInput {
   email: string;
@@ -12,7 +13,8 @@ export interface AgentAuthInput {
 }
 
 export async function recordAgentAuthIntent(deps: Deps, input: AgentAuthInput, clientIp: string) {
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<{ id: string; status: string; created_at: Date }>(
+    deps.db,
     `INSERT INTO agent_auth_intents (email, agent_name, purpose, client_ip) VALUES ($1, $2, $3, $4) RETURNING id, status, created_at`,
     [input.email, input.agent_name ?? null, input.purpose ?? null, clientIp],
   );

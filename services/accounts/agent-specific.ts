@@ -5,6 +5,7 @@ import type { AuthContext } from './auth';
 import { isAgentKey } from './auth';
 import type { Deps } from '../shared/deps';
 import { errors } from '../../domain/shared/errors';
+import { sqlRows } from '../shared/sql';
 
 /**
  * The agent the call acts for. Member keys: `agentId` when it is an agent of the account
@@ -22,10 +23,11 @@ export async function scopedAgent(
       throw errors.validation([{ path: 'query.agent_id', message: 'agent_id is required with a member key' }]);
     return null;
   }
-  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-    agentId,
-    auth.memberId,
-  ]);
+  const rows = await sqlRows<{ '?column?': number }>(
+    deps.db,
+    `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+    [agentId, auth.memberId],
+  );
   if (!rows.length) throw errors.validation([{ path: 'query.agent_id', message: 'is not an agent of this account' }]);
   return agentId;
 }

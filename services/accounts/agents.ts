@@ -10,9 +10,13 @@ import { ApiError, codedError, errors } from '../../domain/shared/errors';
 import { mailboxIdFor } from '../../domain/accounts/agents';
 import { createInitialInstructions } from './instructions';
 import { assertAgentOfMember } from '../shared/scoping';
-import { assertWebhookTarget, issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
+import { issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webhooks';
+import { assertWebhookTarget } from '../webhooks/targets';
 import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
-import type { PricingOverrides } from '../../domain/outbound-mail/pricing';
+import type { SenderMember } from './sender-member';
+import { sqlRows, sqlRun } from '../shared/sql';
+
+export type { SenderMember };
 
 export interface AgentInput {
   name: string;
@@ -94,7 +98,8 @@ function isNameViolation(err: unknown): boolean {
 /** The caller's view of one agent; 404 for another member's or another agent's. */
 async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string): Promise<AgentColumns> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
-  const [row]: AgentColumns[] = await deps.db.query(
+  const [row] = await sqlRows<AgentColumns>(
+    deps.db,
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
       WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL`,
     [agentId, auth.memberId],
@@ -106,11 +111,13 @@ async function findAgentRow(deps: Deps, auth: AuthContext, agentId: string): Pro
 export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: number; offset: number }) {
   const filter = isAgentKey(auth) ? 'AND a.id = $2' : '';
   const args: unknown[] = [auth.memberId, ...(isAgentKey(auth) ? [auth.agentId] : [])];
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM agents a WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}`,
     args,
   );
-  const rows: AgentColumns[] = await deps.db.query(
+  const rows = await sqlRows<AgentColumns>(
+    deps.db,
     `SELECT ${AGENT_COLUMNS} FROM agents a ${CURRENT_INSTRUCTIONS}
       WHERE a.member_id = $1 AND a.deleted_at IS NULL ${filter}
       ORDER BY a.created_at, a.id LIMIT ${page.limit} OFFSET ${page.offset}`,
@@ -126,14 +133,16 @@ export async function listAgents(deps: Deps, auth: AuthContext, page: { limit: n
 export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInput): Promise<AgentDetail> {
   if (input.webhook_url) await assertWebhookTarget(deps, input.webhook_url, 'agent_webhook', 'webhook_url');
   const created = await deps.db.transaction(async (tx) => {
-    const [dup]: unknown[] = await tx.query(
+    const [dup] = await sqlRows<unknown>(
+      tx,
       `SELECT 1 FROM agents WHERE member_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL`,
       [auth.memberId, input.name],
     );
     if (dup) throw nameTaken(input.name);
     let agentId: string;
     try {
-      const [row]: Pick<AgentRow, 'id'>[] = await tx.query(
+      const [row] = await sqlRows<Pick<AgentRow, 'id'>>(
+        tx,
         `INSERT INTO agents (member_id, name, display_name, description, webhook_url) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
         [auth.memberId, input.name, input.display_name ?? null, input.description ?? null, input.webhook_url ?? null],
       );
@@ -182,7 +191,7 @@ export async function updateAgent(
     if (!columns.length) return undefined;
     const sets = columns.map((c, i) => `${c} = $${i + 2}`).join(', ');
     try {
-      await tx.query(`UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
+      await sqlRun(tx, `UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
     } catch (err) {
       if (isNameViolation(err)) throw nameTaken(patch.name!);
       throw err;
@@ -201,12 +210,14 @@ export async function updateAgent(
 export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string) {
   await assertAgentOfMember(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
-    const [agent]: { deleted_at: Date }[] = await tx.query(
+    const [agent] = await sqlRows<{ deleted_at: Date }>(
+      tx,
       `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`,
       [agentId],
     );
     if (!agent) throw errors.notFound('Agent');
-    const revoked: Pick<AgentCredentialRow, 'id'>[] = await tx.query(
+    const revoked = await sqlRows<Pick<AgentCredentialRow, 'id'>>(
+      tx,
       `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id)
        SELECT * FROM changed`,
       [agentId],
@@ -270,23 +281,6 @@ type MailboxColumns = Pick<AgentRow, 'id' | 'name' | 'display_name'> &
     'return_name' | 'return_company' | 'return_line1' | 'return_line2' | 'return_city' | 'return_state' | 'return_zip'
   >;
 
-/**
- * The sending member's columns a submission needs besides the mailbox: the stored return
- * address as is (whole or empty), the spending limits and the price overrides.
- */
-export type SenderMember = Pick<
-  MemberRow,
-  | 'return_name'
-  | 'return_company'
-  | 'return_line1'
-  | 'return_line2'
-  | 'return_city'
-  | 'return_state'
-  | 'return_zip'
-  | 'per_transaction_limit_cents'
-  | 'daily_spend_limit_cents'
-> & { pricing_overrides: PricingOverrides | null };
-
 /** A mailbox a piece may be sent from, with its member's settings. */
 export interface SendingMailbox {
   mailbox: Mailbox;
@@ -327,16 +321,16 @@ export async function listMailboxes(deps: Deps, auth: AuthContext): Promise<Mail
 /** The outbound mailbox a piece is sent from, with its member's settings in the same statement; 404 "No active mailbox" when the agent has none. */
 export async function getSendingMailbox(deps: Deps, auth: AuthContext, agentId: string): Promise<SendingMailbox> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw noActiveMailbox();
-  const [row]: SenderColumns[] = await deps.db.query(`${SENDER_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
+  const [row] = await sqlRows<SenderColumns>(deps.db, `${SENDER_QUERY} AND a.id = $2`, [auth.memberId, agentId]);
   if (!row) throw noActiveMailbox();
   return toSendingMailbox(row);
 }
 
 /** listMailboxes with the member's settings, in the same statement (none without an active agent). */
 export async function listSendingMailboxes(deps: Deps, auth: AuthContext): Promise<SendingMailbox[]> {
-  const rows: SenderColumns[] = isAgentKey(auth)
-    ? await deps.db.query(`${SENDER_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
-    : await deps.db.query(`${SENDER_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
+  const rows = isAgentKey(auth)
+    ? await sqlRows<SenderColumns>(deps.db, `${SENDER_QUERY} AND a.id = $2`, [auth.memberId, auth.agentId])
+    : await sqlRows<SenderColumns>(deps.db, `${SENDER_QUERY} ORDER BY a.created_at, a.id`, [auth.memberId]);
   return rows.map(toSendingMailbox);
 }
 

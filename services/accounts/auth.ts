@@ -6,6 +6,7 @@ import { hashKey, KeyKind, parseBearer } from '../../domain/accounts/keys';
 import { audienceCovers, protectedResourcesOf } from '../../domain/accounts/oauth';
 import { SCOPES, Scope } from '../../domain/shared/access';
 import type { AgentCredentialRow, FacilityKeyRow, FacilityRow, MemberApiKeyRow, MemberRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface AuthContext {
   kind: KeyKind;
@@ -109,7 +110,8 @@ type AccessTokenRow = AgentKeyRow & {
  * resource it is presented to.
  */
 async function authenticateAccessToken(deps: Deps, token: string, target: ResourceTarget): Promise<AuthContext> {
-  const [row]: AccessTokenRow[] = await deps.db.query(
+  const [row] = await sqlRows<AccessTokenRow>(
+    deps.db,
     `SELECT t.expires_at AS token_expires_at, t.scopes AS token_scopes, t.audience, g.id AS grant_id, g.revoked_at AS grant_revoked_at, g.last_used_at,
             c.id, c.status, c.expires_at, c.member_id, c.agent_id, c.scopes, c.environment, c.force_approval,
             c.max_daily_pieces, m.status AS member_status, m.rate_limit_per_minute
@@ -133,7 +135,7 @@ async function authenticateAccessToken(deps: Deps, token: string, target: Resour
   }
   // For the owner's list of grants; a minute's precision is enough.
   if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
-    await deps.db.query(`UPDATE oauth_grants SET last_used_at = now() WHERE id = $1`, [row.grant_id]);
+    await sqlRun(deps.db, `UPDATE oauth_grants SET last_used_at = now() WHERE id = $1`, [row.grant_id]);
   }
   return {
     kind: row.environment === 'test' ? 'agent_test' : 'agent',
@@ -172,7 +174,8 @@ export async function authenticate(
   const base = { forceApproval: false, maxDailyPieces: null, agentId: null, facilityId: null };
 
   if (parsed.kind === 'agent' || parsed.kind === 'agent_test') {
-    const [row]: AgentKeyRow[] = await deps.db.query(
+    const [row] = await sqlRows<AgentKeyRow>(
+      deps.db,
       `SELECT c.id, c.status, c.expires_at, c.member_id, c.agent_id, c.scopes, c.environment, c.force_approval,
               c.max_daily_pieces, m.status AS member_status, m.rate_limit_per_minute
          FROM agent_credentials c JOIN members m ON m.id = c.member_id WHERE c.key_hash = $1`,
@@ -195,7 +198,8 @@ export async function authenticate(
   }
 
   if (parsed.kind === 'member' || parsed.kind === 'member_test') {
-    const [row]: MemberKeyRow[] = await deps.db.query(
+    const [row] = await sqlRows<MemberKeyRow>(
+      deps.db,
       `SELECT k.id, k.status, k.expires_at, k.member_id, k.environment, m.status AS member_status, m.rate_limit_per_minute
          FROM member_api_keys k JOIN members m ON m.id = k.member_id WHERE k.key_hash = $1`,
       [hash],
@@ -213,7 +217,8 @@ export async function authenticate(
     };
   }
 
-  const [row]: FacilityKeyLookupRow[] = await deps.db.query(
+  const [row] = await sqlRows<FacilityKeyLookupRow>(
+    deps.db,
     `SELECT k.id, k.status, NULL::timestamptz AS expires_at, NULL::uuid AS member_id, NULL AS member_status,
             NULL::integer AS rate_limit_per_minute, f.id AS facility_id, f.status AS facility_status
        FROM facility_keys k JOIN facilities f ON f.id = k.facility_id WHERE k.key_hash = $1`,

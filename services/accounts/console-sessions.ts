@@ -11,6 +11,7 @@ import { authenticate, AuthContext } from './auth';
 import { SCOPES } from '../../domain/shared/access';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { hashKey } from '../../domain/accounts/keys';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** A session lasts 12 hours from sign-in; signing in again starts a new one. */
 export const CONSOLE_SESSION_HOURS = 12;
@@ -40,7 +41,8 @@ async function startSession(
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = newToken();
   const expiresAt = new Date(Date.now() + CONSOLE_SESSION_HOURS * 3600_000);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO console_sessions (member_id, token_hash, csrf_secret, signed_in_with, member_key_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6)`,
     [
@@ -78,12 +80,16 @@ export async function signInWithMemberKey(deps: Deps, rawKey: string): Promise<{
 
 /** A one-time sign-in link for a member (operator CLI); only its hash is stored. */
 export async function createSignInLink(deps: Deps, memberId: string): Promise<{ url: string; expires_at: string }> {
-  const [member] = await deps.db.query(`SELECT id, status FROM members WHERE id::text = $1`, [memberId]);
+  const [member] = await sqlRows<{ id: string; status: string }>(
+    deps.db,
+    `SELECT id, status FROM members WHERE id::text = $1`,
+    [memberId],
+  );
   if (!member) throw new Error(`no member ${memberId}`);
   if (member.status !== 'active') throw new Error(`member ${memberId} is ${member.status}`);
   const token = newToken();
   const expiresAt = new Date(Date.now() + SIGN_IN_LINK_MINUTES * 60_000);
-  await deps.db.query(`INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
+  await sqlRun(deps.db, `INSERT INTO console_sign_in_links (member_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
     member.id,
     hashKey(token),
     expiresAt,
@@ -94,7 +100,8 @@ export async function createSignInLink(deps: Deps, memberId: string): Promise<{ 
 /** Uses a sign-in link (once: the update that marks it used is the check) and starts a session. */
 export async function redeemSignInLink(deps: Deps, rawToken: string): Promise<{ token: string; expiresAt: Date }> {
   // WITH ... SELECT: TypeORM answers a bare UPDATE ... RETURNING with [rows, count].
-  const [link] = await deps.db.query(
+  const [link] = await sqlRows<{ member_id: string }>(
+    deps.db,
     `WITH used AS (
        UPDATE console_sign_in_links l SET used_at = now()
          FROM members m
@@ -118,7 +125,17 @@ export async function redeemSignInLink(deps: Deps, rawToken: string): Promise<{ 
  */
 export async function findConsoleSession(deps: Deps, rawToken: string | undefined): Promise<ConsoleSession | null> {
   if (!rawToken || rawToken.length > 200) return null;
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<{
+    id: string;
+    member_id: string;
+    csrf_secret: string;
+    expires_at: Date;
+    last_seen_at: Date;
+    email: string;
+    full_name: string;
+    rate_limit_per_minute: number | null;
+  }>(
+    deps.db,
     `SELECT s.id, s.member_id, s.csrf_secret, s.expires_at, s.last_seen_at, m.email, m.full_name, m.rate_limit_per_minute
        FROM console_sessions s
        JOIN members m ON m.id = s.member_id AND m.status = 'active'
@@ -130,7 +147,7 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
   if (!row) return null;
   // last_seen_at is for the owner's list of sessions; a minute's precision is enough.
   if (Date.now() - new Date(row.last_seen_at).getTime() > 60_000) {
-    await deps.db.query(`UPDATE console_sessions SET last_seen_at = now() WHERE id = $1`, [row.id]);
+    await sqlRun(deps.db, `UPDATE console_sessions SET last_seen_at = now() WHERE id = $1`, [row.id]);
   }
   return {
     id: row.id,
@@ -157,7 +174,8 @@ export async function findConsoleSession(deps: Deps, rawToken: string | undefine
 
 /** Signs a session out; a member may end any of their own sessions (404 for any other). */
 export async function revokeConsoleSession(deps: Deps, memberId: string, sessionId: string): Promise<void> {
-  const rows = await deps.db.query(
+  const rows = await sqlRows<{ id: string }>(
+    deps.db,
     `WITH ended AS (UPDATE console_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 AND member_id = $2 RETURNING id)
      SELECT id FROM ended`,
     [sessionId, memberId],
@@ -175,7 +193,14 @@ export interface ConsoleSessionView {
 
 /** The member's sessions that are still open, newest first. */
 export async function listConsoleSessions(deps: Deps, memberId: string): Promise<ConsoleSessionView[]> {
-  const rows = await deps.db.query(
+  const rows = await sqlRows<{
+    id: string;
+    signed_in_with: string;
+    created_at: Date;
+    last_seen_at: Date;
+    expires_at: Date;
+  }>(
+    deps.db,
     `SELECT id, signed_in_with, created_at, last_seen_at, expires_at FROM console_sessions
       WHERE member_id = $1 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC LIMIT 50`,
     [memberId],

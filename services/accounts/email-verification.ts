@@ -9,6 +9,7 @@ import { errors } from '../../domain/shared/errors';
 import { emailLinkKey } from '../../domain/notifications/links';
 import { recordNotice } from '../notifications/notices';
 import { useEmailLink } from '../notifications/settings';
+import { sqlRows } from '../shared/sql';
 
 /** Records the member's verification link and its email, inside the signup's transaction. */
 export async function issueEmailVerification(
@@ -17,7 +18,8 @@ export async function issueEmailVerification(
   member: { id: string; full_name: string },
 ): Promise<void> {
   const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-  const [link] = await tx.query(
+  const [link] = await sqlRows<{ id: string }>(
+    tx,
     `INSERT INTO email_links (purpose, member_id, expires_at) VALUES ('verify_email', $1, $2) RETURNING id`,
     [member.id, expires],
   );
@@ -54,14 +56,16 @@ export async function verifyEmail(deps: Deps, token: unknown): Promise<{ email: 
         },
       );
     }
-    const [member] = await tx.query(
+    const [member] = await sqlRows<{ email: string }>(
+      tx,
       `WITH v AS (
          UPDATE members SET email_verified = true, email_verified_at = COALESCE(email_verified_at, now())
           WHERE id = $1 RETURNING email)
        SELECT * FROM v`,
       [link.member_id],
     );
-    const [lead] = await tx.query(
+    const [lead] = await sqlRows<{ id: string }>(
+      tx,
       `WITH l AS (
          UPDATE waitlist_leads SET stage = 'email_verified'
           WHERE member_id = $1 AND stage IN ('waitlisted','account_created') RETURNING id)

@@ -8,6 +8,7 @@ import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import { assertAgentOfMember } from '../shared/scoping';
 import type { InstructionsProposalRow, InstructionsVersionRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface InstructionsDocument {
   agent_id: string;
@@ -30,7 +31,8 @@ export function instructionsHash(text: string): string {
 
 /** Creates version 1 (platform fallback) for a new agent, inside the caller's transaction. */
 export async function createInitialInstructions(tx: EntityManager, agentId: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO instructions_versions (agent_id, version, text, hash, source) VALUES ($1, 1, $2, $3, 'platform_fallback')`,
     [agentId, PLATFORM_FALLBACK_INSTRUCTIONS, instructionsHash(PLATFORM_FALLBACK_INSTRUCTIONS)],
   );
@@ -54,7 +56,8 @@ export async function currentInstructions(
   deps: Deps | { db: { query: EntityManager['query'] } },
   agentId: string,
 ): Promise<InstructionsDocument | null> {
-  const [row]: DocumentColumns[] = await deps.db.query(
+  const [row] = await sqlRows<DocumentColumns>(
+    deps.db,
     `SELECT ${DOCUMENT_COLUMNS} FROM instructions_versions
       WHERE agent_id = $1 ORDER BY version DESC LIMIT 1`,
     [agentId],
@@ -64,7 +67,8 @@ export async function currentInstructions(
 
 /** The latest version number, or 0 when the agent has none (reads no document text). */
 async function latestVersion(db: Pick<EntityManager, 'query'>, agentId: string): Promise<number> {
-  const [row]: { version: number | null }[] = await db.query(
+  const [row] = await sqlRows<{ version: number | null }>(
+    db,
     `SELECT max(version) AS version FROM instructions_versions WHERE agent_id = $1`,
     [agentId],
   );
@@ -157,7 +161,8 @@ async function insertNextVersion(
   const current = await latestVersion(tx, agentId);
   if (current !== expected) throw staleVersion(expected, current);
   try {
-    const [row]: DocumentColumns[] = await tx.query(
+    const [row] = await sqlRows<DocumentColumns>(
+      tx,
       `INSERT INTO instructions_versions (agent_id, version, text, hash, source, reason) VALUES ($1, $2, $3, $4, 'renter', $5)
        RETURNING ${DOCUMENT_COLUMNS}`,
       [agentId, expected + 1, text, instructionsHash(text), reason],
@@ -195,16 +200,19 @@ export async function listInstructionsVersions(
   page: { limit: number; offset: number },
 ) {
   await assertAgentOfMember(deps, auth, agentId);
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM instructions_versions WHERE agent_id = $1`,
     [agentId],
   );
-  const rows: Pick<InstructionsVersionRow, 'version' | 'text' | 'hash' | 'source' | 'reason' | 'created_at'>[] =
-    await deps.db.query(
-      `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
+  const rows = await sqlRows<
+    Pick<InstructionsVersionRow, 'version' | 'text' | 'hash' | 'source' | 'reason' | 'created_at'>
+  >(
+    deps.db,
+    `SELECT version, text, hash, source, reason, created_at FROM instructions_versions WHERE agent_id = $1
       ORDER BY version DESC LIMIT $2 OFFSET $3`,
-      [agentId, page.limit, page.offset],
-    );
+    [agentId, page.limit, page.offset],
+  );
   const versions: InstructionsVersionRecord[] = rows.map((r) => ({
     version: r.version,
     text: r.text,
@@ -270,7 +278,8 @@ export async function proposeInstructionsEdit(
 ): Promise<InstructionsProposal> {
   await assertAgentOfMember(deps, auth, agentId);
   const baseVersion = (await latestVersion(deps.db, agentId)) || 1;
-  const [row]: ProposalColumns[] = await deps.db.query(
+  const [row] = await sqlRows<ProposalColumns>(
+    deps.db,
     `INSERT INTO instructions_proposals (agent_id, member_id, credential_id, base_version, suggested_content, reason)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROPOSAL_COLUMNS}`,
     [
@@ -298,11 +307,13 @@ export async function listInstructionsProposals(
     args.push(filter.status);
     where += ` AND status = $${args.length}`;
   }
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM instructions_proposals WHERE ${where}`,
     args,
   );
-  const rows: ProposalColumns[] = await deps.db.query(
+  const rows = await sqlRows<ProposalColumns>(
+    deps.db,
     `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE ${where} ORDER BY created_at DESC, id
       LIMIT ${filter.limit} OFFSET ${filter.offset}`,
     args,
@@ -323,7 +334,8 @@ export async function decideInstructionsProposal(
 ): Promise<{ proposal: InstructionsProposal; instructions: InstructionsDocument }> {
   await assertAgentOfMember(deps, auth, agentId);
   const proposal = await deps.db.transaction(async (tx) => {
-    const [row]: ProposalColumns[] = await tx.query(
+    const [row] = await sqlRows<ProposalColumns>(
+      tx,
       `SELECT ${PROPOSAL_COLUMNS} FROM instructions_proposals WHERE id = $1 AND agent_id = $2 FOR UPDATE`,
       [proposalId, agentId],
     );
@@ -348,7 +360,8 @@ export async function decideInstructionsProposal(
       resulting = input.expected_version + 1;
     }
     // A CTE: TypeORM answers a bare UPDATE with [rows, rowCount] instead of the rows.
-    const [updated]: ProposalColumns[] = await tx.query(
+    const [updated] = await sqlRows<ProposalColumns>(
+      tx,
       `WITH changed AS (UPDATE instructions_proposals SET status = $2, resulting_version = $3, decided_at = now() WHERE id = $1
                          RETURNING ${PROPOSAL_COLUMNS}) SELECT * FROM changed`,
       [proposalId, input.decision === 'accept' ? 'accepted' : 'rejected', resulting],

@@ -12,6 +12,7 @@ import type { Scope } from '../../domain/shared/access';
 import { insertMemberKey, MEMBER_KEY_COLUMNS, MemberKeyColumns } from './accounts';
 import type { AgentCredentialRow } from './rows';
 import { assertAgentOfMember } from '../shared/scoping';
+import { sqlRows } from '../shared/sql';
 
 const DAY_MS = 86_400_000;
 
@@ -100,7 +101,8 @@ export async function createCredential(
   if (auth.testMode && input.environment === 'live') throw liveKeyRequired('issue live agent credentials');
   const key = generateKey(input.environment === 'test' ? 'agent_test' : 'agent');
   const scopes = [...new Set(input.scopes)];
-  const [row]: CredentialColumns[] = await deps.db.query(
+  const [row] = await sqlRows<CredentialColumns>(
+    deps.db,
     `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, expires_at, force_approval, max_daily_pieces)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CREDENTIAL_COLUMNS}`,
     [
@@ -120,7 +122,8 @@ export async function createCredential(
 
 export async function listCredentials(deps: Deps, auth: AuthContext, agentId: string): Promise<CredentialRecord[]> {
   await assertAgentOfMember(deps, auth, agentId);
-  const rows: CredentialColumns[] = await deps.db.query(
+  const rows = await sqlRows<CredentialColumns>(
+    deps.db,
     `SELECT ${CREDENTIAL_COLUMNS} FROM agent_credentials WHERE agent_id = $1 AND member_id = $2 ORDER BY created_at, id`,
     [agentId, auth.memberId],
   );
@@ -135,13 +138,15 @@ export async function revokeCredential(
   credentialId: string,
 ): Promise<CredentialRecord> {
   await assertAgentOfMember(deps, auth, agentId);
-  const [row]: Pick<AgentCredentialRow, 'environment'>[] = await deps.db.query(
+  const [row] = await sqlRows<Pick<AgentCredentialRow, 'environment'>>(
+    deps.db,
     `SELECT environment FROM agent_credentials WHERE id = $1 AND agent_id = $2 AND member_id = $3`,
     [credentialId, agentId, auth.memberId],
   );
   if (!row) throw errors.notFound('Credential');
   if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
-  const [updated]: CredentialColumns[] = await deps.db.query(
+  const [updated] = await sqlRows<CredentialColumns>(
+    deps.db,
     `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
       WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`,
     [credentialId],
@@ -183,7 +188,8 @@ function toMemberKey(row: MemberKeyColumns): MemberKeyRecord {
 }
 
 export async function listMemberKeys(deps: Deps, auth: AuthContext): Promise<MemberKeyRecord[]> {
-  const rows: MemberKeyColumns[] = await deps.db.query(
+  const rows = await sqlRows<MemberKeyColumns>(
+    deps.db,
     `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE member_id = $1 ORDER BY created_at, id`,
     [auth.memberId],
   );
@@ -207,7 +213,8 @@ async function findMemberKey(
   keyId: string,
   lock = false,
 ): Promise<MemberKeyColumns> {
-  const [row]: MemberKeyColumns[] = await db.query(
+  const [row] = await sqlRows<MemberKeyColumns>(
+    db,
     `SELECT ${MEMBER_KEY_COLUMNS} FROM member_api_keys WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
     [keyId, auth.memberId],
   );
@@ -236,7 +243,8 @@ export async function rotateMemberKey(
       environment: old.environment,
       expiresAt: old.expires_at,
     });
-    const [rotated]: MemberKeyColumns[] = await tx.query(
+    const [rotated] = await sqlRows<MemberKeyColumns>(
+      tx,
       `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
        SELECT * FROM changed`,
       [keyId, created.id],
@@ -249,7 +257,8 @@ export async function rotateMemberKey(
 export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<MemberKeyRecord> {
   const row = await findMemberKey(deps.db, auth, keyId);
   if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
-  const [updated]: MemberKeyColumns[] = await deps.db.query(
+  const [updated] = await sqlRows<MemberKeyColumns>(
+    deps.db,
     `WITH changed AS (UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS})
      SELECT * FROM changed`,
     [keyId],

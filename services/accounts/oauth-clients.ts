@@ -18,6 +18,7 @@ import { ClientMetadata, ClientMetadataDocument, describeIssues } from '../../do
 import { isLoopbackHost, MAX_URL_LENGTH } from '../../domain/webhooks/urls';
 import { fetchPublicDocument } from '../webhooks/http';
 import { consumeRateLimit } from '../shared/rate-limit';
+import { sqlRows } from '../shared/sql';
 
 /** A client ID metadata document must answer within this. */
 const CLIENT_DOCUMENT_DEADLINE_MS = 5000;
@@ -81,7 +82,8 @@ export async function registerClient(deps: Deps, input: ClientMetadata, ip: stri
     grant_types: input.grant_types ?? ['authorization_code', 'refresh_token'],
     response_types: input.response_types ?? ['code'],
   };
-  const [row]: { created_at: Date }[] = await deps.db.query(
+  const [row] = await sqlRows<{ created_at: Date }>(
+    deps.db,
     `INSERT INTO oauth_clients (client_id, registration, client_name, client_uri, redirect_uris, metadata, registered_from_ip)
      VALUES ($1, 'dynamic', $2, $3, $4, $5, $6) RETURNING created_at`,
     [
@@ -161,7 +163,8 @@ async function fetchClientDocument(deps: Deps, url: string, ip: string): Promise
   if (doc.client_id !== url)
     throw refuse.invalidClient('The client metadata document names another client_id than its own URL');
   const fresh = cacheSeconds(fetched.cacheControl);
-  const [row]: ClientRow[] = await deps.db.query(
+  const [row] = await sqlRows<ClientRow>(
+    deps.db,
     `INSERT INTO oauth_clients (client_id, registration, client_name, client_uri, redirect_uris, metadata, fetched_at, fresh_until)
      VALUES ($1, 'metadata_document', $2, $3, $4, $5, now(), now() + make_interval(secs => $6))
      ON CONFLICT (client_id) DO UPDATE SET client_name = EXCLUDED.client_name, client_uri = EXCLUDED.client_uri,
@@ -180,7 +183,8 @@ async function fetchClientDocument(deps: Deps, url: string, ip: string): Promise
 export async function resolveClient(deps: Deps, clientId: string | undefined, ip: string): Promise<OAuthClient> {
   if (!clientId) throw refuse.invalidRequest('client_id is required');
   if (clientId.startsWith(REGISTERED_CLIENT_PREFIX)) {
-    const [row]: ClientRow[] = await deps.db.query(
+    const [row] = await sqlRows<ClientRow>(
+      deps.db,
       `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = $1 AND registration = 'dynamic'`,
       [clientId],
     );
@@ -189,7 +193,8 @@ export async function resolveClient(deps: Deps, clientId: string | undefined, ip
   }
   const problem = clientDocumentUrlProblem(clientId, deps.config.webhooksAllowInsecureLocal);
   if (problem) throw refuse.invalidClient(`Unknown client_id: a client metadata document URL ${problem}`);
-  const [cached]: ClientRow[] = await deps.db.query(
+  const [cached] = await sqlRows<ClientRow>(
+    deps.db,
     `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = $1 AND registration = 'metadata_document'`,
     [clientId],
   );

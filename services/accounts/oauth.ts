@@ -28,6 +28,7 @@ import {
 import { SCOPES, Scope } from '../../domain/shared/access';
 import type { OAuthClient } from './oauth-clients';
 import { resolveClient } from './oauth-clients';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Db = Pick<EntityManager, 'query'>;
 
@@ -127,7 +128,8 @@ export function denialRedirect(deps: Deps, checked: CheckedAuthorization): strin
  * deployment that is an account holding an active live member key (signup issues none).
  */
 export async function memberIsLiveCapable(db: Db, memberId: string): Promise<boolean> {
-  const rows = await db.query(
+  const rows = await sqlRows<{ '?column?': number }>(
+    db,
     `SELECT 1 FROM member_api_keys WHERE member_id = $1 AND environment = 'prod' AND status = 'active'
         AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`,
     [memberId],
@@ -169,13 +171,15 @@ export async function approveAuthorization(
   decision: ConsentDecision,
 ): Promise<string> {
   await assertConsentAllowed(deps, memberId, checked, decision);
-  const agents = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-    decision.agentId,
-    memberId,
-  ]);
+  const agents = await sqlRows<{ '?column?': number }>(
+    deps.db,
+    `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+    [decision.agentId, memberId],
+  );
   if (!agents.length) throw new ConsentProblem('Choose one of your agents, or create one.');
   const code = randomBytes(32).toString('base64url');
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO oauth_authorization_codes (code_hash, client_id, member_id, agent_id, redirect_uri, code_challenge, resource,
                                             scopes, environment, force_approval, max_daily_pieces, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + make_interval(secs => $12))`,
@@ -195,7 +199,8 @@ export async function approveAuthorization(
     ],
   );
   // Codes nobody redeemed are of no use a day later.
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `DELETE FROM oauth_authorization_codes WHERE member_id = $1 AND expires_at < now() - interval '1 day'`,
     [memberId],
   );
@@ -215,12 +220,14 @@ export interface TokenAnswer {
 async function issueTokens(tx: Db, grantId: string, audience: string, scopes: string[]): Promise<TokenAnswer> {
   const access = generateSecret(ACCESS_TOKEN_PREFIX, 40);
   const refresh = generateSecret(REFRESH_TOKEN_PREFIX, 48);
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO oauth_access_tokens (token_hash, grant_id, audience, scopes, expires_at)
      VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
     [hashKey(access), grantId, audience, scopes, ACCESS_TOKEN_SECONDS],
   );
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
     [hashKey(refresh), grantId, REFRESH_TOKEN_SECONDS],
   );
@@ -235,14 +242,16 @@ async function issueTokens(tx: Db, grantId: string, audience: string, scopes: st
 
 /** Ends a grant: its credential is revoked, so every token of it is refused from now on. */
 export async function endGrant(db: Db, grantId: string, reason: string): Promise<void> {
-  const [grant]: { credential_id: string }[] = await db.query(
+  const [grant] = await sqlRows<{ credential_id: string }>(
+    db,
     `WITH ended AS (UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, now()), revoked_reason = COALESCE(revoked_reason, $2)
                      WHERE id = $1 RETURNING credential_id)
      SELECT credential_id FROM ended`,
     [grantId, reason],
   );
   if (!grant) return;
-  await db.query(
+  await sqlRun(
+    db,
     `UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now()) WHERE id = $1`,
     [grant.credential_id],
   );
@@ -250,7 +259,8 @@ export async function endGrant(db: Db, grantId: string, reason: string): Promise
 
 /** Suspending a member ends every grant of the account (a reinstated member's hosts ask for consent again). */
 export async function endMemberGrants(db: Db, memberId: string, reason: string): Promise<number> {
-  const grants: { id: string }[] = await db.query(
+  const grants = await sqlRows<{ id: string }>(
+    db,
     `SELECT id FROM oauth_grants WHERE member_id = $1 AND revoked_at IS NULL`,
     [memberId],
   );
@@ -311,7 +321,8 @@ async function redeemCode(deps: Deps, client: OAuthClient, req: TokenRequest): P
   if (!req.code_verifier) throw refuse.invalidRequest('code_verifier is required (PKCE)');
   let reused: string | null = null;
   const answer = await deps.db.transaction(async (tx) => {
-    const [code]: CodeRow[] = await tx.query(
+    const [code] = await sqlRows<CodeRow>(
+      tx,
       `SELECT id, client_id, member_id, agent_id, redirect_uri, code_challenge, resource, scopes, environment, force_approval,
               max_daily_pieces, expires_at, used_at, grant_id
          FROM oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`,
@@ -333,14 +344,16 @@ async function redeemCode(deps: Deps, client: OAuthClient, req: TokenRequest): P
     if (!codeVerifierMatches(req.code_verifier, code.code_challenge))
       throw refuse.invalidGrant('code_verifier does not match the code_challenge');
     checkResource(deps, req.resource, code.resource);
-    const [live] = await tx.query(
+    const [live] = await sqlRows<{ '?column?': number }>(
+      tx,
       `SELECT 1 FROM agents a JOIN members m ON m.id = a.member_id
         WHERE a.id = $1 AND a.member_id = $2 AND a.deleted_at IS NULL AND m.status = 'active'`,
       [code.agent_id, code.member_id],
     );
     if (!live) throw refuse.invalidGrant('The agent or the account of this authorization is no longer active');
     // The credential's key is never shown: only the grant's access tokens act as it.
-    const [credential]: { id: string }[] = await tx.query(
+    const [credential] = await sqlRows<{ id: string }>(
+      tx,
       `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, force_approval, max_daily_pieces)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
       [
@@ -354,11 +367,12 @@ async function redeemCode(deps: Deps, client: OAuthClient, req: TokenRequest): P
         code.max_daily_pieces,
       ],
     );
-    const [grant]: { id: string }[] = await tx.query(
+    const [grant] = await sqlRows<{ id: string }>(
+      tx,
       `INSERT INTO oauth_grants (member_id, agent_id, client_id, credential_id, resource) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [code.member_id, code.agent_id, client.id, credential.id, code.resource],
     );
-    await tx.query(`UPDATE oauth_authorization_codes SET used_at = now(), grant_id = $2 WHERE id = $1`, [
+    await sqlRun(tx, `UPDATE oauth_authorization_codes SET used_at = now(), grant_id = $2 WHERE id = $1`, [
       code.id,
       grant.id,
     ]);
@@ -389,7 +403,8 @@ async function refresh(deps: Deps, client: OAuthClient, req: TokenRequest): Prom
   if (!req.refresh_token) throw refuse.invalidRequest('refresh_token is required');
   let reused = false;
   const answer = await deps.db.transaction(async (tx) => {
-    const [row]: RefreshRow[] = await tx.query(
+    const [row] = await sqlRows<RefreshRow>(
+      tx,
       `SELECT r.id, r.grant_id, r.expires_at, r.used_at, g.client_id, g.resource, g.revoked_at AS grant_revoked_at,
               c.status AS credential_status, c.expires_at AS credential_expires_at, c.scopes, m.status AS member_status
          FROM oauth_refresh_tokens r
@@ -419,10 +434,10 @@ async function refresh(deps: Deps, client: OAuthClient, req: TokenRequest): Prom
       if (beyond.length) throw refuse.invalidScope(`Not granted: ${beyond.join(' ')}`);
       if (asked.known.length) scopes = asked.known;
     }
-    await tx.query(`UPDATE oauth_refresh_tokens SET used_at = now() WHERE id = $1`, [row.id]);
+    await sqlRun(tx, `UPDATE oauth_refresh_tokens SET used_at = now() WHERE id = $1`, [row.id]);
     // Expired tokens of the grant are of no use to anyone (rotated refresh tokens stay until they expire, for reuse detection).
-    await tx.query(`DELETE FROM oauth_access_tokens WHERE grant_id = $1 AND expires_at < now()`, [row.grant_id]);
-    await tx.query(`DELETE FROM oauth_refresh_tokens WHERE grant_id = $1 AND expires_at < now()`, [row.grant_id]);
+    await sqlRun(tx, `DELETE FROM oauth_access_tokens WHERE grant_id = $1 AND expires_at < now()`, [row.grant_id]);
+    await sqlRun(tx, `DELETE FROM oauth_refresh_tokens WHERE grant_id = $1 AND expires_at < now()`, [row.grant_id]);
     return issueTokens(tx, row.grant_id, row.resource, scopes);
   });
   if (!answer) {
@@ -448,7 +463,8 @@ export async function revokeToken(deps: Deps, req: RevocationRequest, ip: string
     throw refuse.unsupportedTokenType(`token_type_hint ${req.token_type_hint} is not supported`);
   const client = await resolveClient(deps, req.client_id, ip);
   const hash = hashKey(req.token);
-  const [found]: { grant_id: string; client_id: string }[] = await deps.db.query(
+  const [found] = await sqlRows<{ grant_id: string; client_id: string }>(
+    deps.db,
     `SELECT t.grant_id, g.client_id FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = $1
      UNION ALL
      SELECT r.grant_id, g.client_id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id WHERE r.token_hash = $1
@@ -482,7 +498,24 @@ export interface GrantView {
 
 /** The grants of one of the member's agents, newest first. */
 export async function listAgentGrants(deps: Deps, memberId: string, agentId: string): Promise<GrantView[]> {
-  const rows = await deps.db.query(
+  const rows = await sqlRows<{
+    id: string;
+    client_name: string;
+    client_id: string;
+    registration: GrantView['registration'];
+    credential_id: string;
+    scopes: string[];
+    environment: GrantView['environment'];
+    force_approval: boolean;
+    max_daily_pieces: number | null;
+    resource: string;
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    credential_status: string;
+    created_at: Date;
+    last_used_at: Date | null;
+  }>(
+    deps.db,
     `SELECT g.id, cl.client_name, cl.client_id, cl.registration, g.credential_id, c.scopes, c.environment, c.force_approval,
             c.max_daily_pieces, g.resource, g.revoked_at, g.revoked_reason, c.status AS credential_status, g.created_at,
             g.last_used_at
@@ -519,7 +552,8 @@ export async function revokeGrantAsOwner(
   agentId: string,
   grantId: string,
 ): Promise<boolean> {
-  const [grant] = await deps.db.query(
+  const [grant] = await sqlRows<{ id: string }>(
+    deps.db,
     `SELECT id FROM oauth_grants WHERE id::text = $1 AND member_id = $2 AND agent_id = $3`,
     [grantId, memberId, agentId],
   );

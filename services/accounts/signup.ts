@@ -18,6 +18,7 @@ import {
   newLeadId,
   OnboardingUrls,
 } from '../../domain/accounts/onboarding';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface SignupInput {
   email: string;
@@ -98,12 +99,16 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
   const passwordHash = await hashPassword(input.password);
 
   await deps.db.transaction(async (tx) => {
-    const [taken] = await tx.query(`SELECT 1 FROM members WHERE lower(email) = lower($1)`, [email]);
+    const [taken] = await sqlRows<{ '?column?': number }>(tx, `SELECT 1 FROM members WHERE lower(email) = lower($1)`, [
+      email,
+    ]);
     if (taken) throw emailRegistered();
     if (input.lead_id) {
-      const [lead] = await tx.query(`SELECT id, member_id FROM waitlist_leads WHERE id = $1 FOR UPDATE`, [
-        input.lead_id,
-      ]);
+      const [lead] = await sqlRows<{ id: string; member_id: string | null }>(
+        tx,
+        `SELECT id, member_id FROM waitlist_leads WHERE id = $1 FOR UPDATE`,
+        [input.lead_id],
+      );
       if (!lead) throw errors.validation([{ path: 'lead_id', message: 'no waitlist lead has this id' }]);
       if (lead.member_id) {
         throw errors.conflict('LEAD_ALREADY_STITCHED', 'This waitlist lead already belongs to an account.', {
@@ -113,7 +118,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     }
     let memberId: string;
     try {
-      const [member] = await tx.query(
+      const [member] = await sqlRows<{ id: string }>(
+        tx,
         `INSERT INTO members (email, full_name, password_hash, needs) VALUES ($1, $2, $3, $4) RETURNING id`,
         [email, input.full_name, passwordHash, input.needs ?? null],
       );
@@ -124,7 +130,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
       throw err;
     }
     if (input.lead_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE waitlist_leads SET member_id = $2, stage = 'account_created', needs = COALESCE($3, needs) WHERE id = $1`,
         [input.lead_id, memberId, input.needs ?? null],
       );
@@ -172,7 +179,8 @@ export interface WaitlistResult {
 export async function joinWaitlist(deps: Deps, input: WaitlistInput): Promise<WaitlistResult> {
   const source: LeadSource = input.agent_id ? 'agent' : 'api';
   const lead = { id: newLeadId(), stage: 'waitlisted' as LeadStage };
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO waitlist_leads (id, email, needs, preferred_location, callback_url, agent_id, operator_contact, source)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [
@@ -225,10 +233,13 @@ export interface LeadStatus {
 
 /** A lead's progress without any personal data (no email, names or contacts). */
 export async function getLeadStatus(deps: Deps, leadId: string): Promise<LeadStatus> {
-  const [lead] = await deps.db.query(
-    `SELECT id, stage, member_id, source, created_at FROM waitlist_leads WHERE id = $1`,
-    [leadId],
-  );
+  const [lead] = await sqlRows<{
+    id: string;
+    stage: string;
+    member_id: string | null;
+    source: string;
+    created_at: Date;
+  }>(deps.db, `SELECT id, stage, member_id, source, created_at FROM waitlist_leads WHERE id = $1`, [leadId]);
   if (!lead) throw errors.notFound('Lead');
   const stage = lead.stage as LeadStage;
   return {

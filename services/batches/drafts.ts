@@ -36,28 +36,15 @@ import {
 import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 import { UploadedFile, uploadBytes } from '../shared/uploads';
 import { createMergedBatchDraft, isHtmlTemplateFile } from './merged';
+import type { CreateBatchInput } from './create-input';
+
+export type { CreateBatchInput };
 
 export const TEMPLATE_MAX_BYTES = 10 * 1024 * 1024;
 export const TEMPLATE_MAX_PAGES = 200;
 
 export function newBatchId(): string {
   return `bat_${randomBytes(12).toString('hex')}`;
-}
-
-export interface CreateBatchInput {
-  job_name: string;
-  mail_type: BatchMailType;
-  mailing_class: BatchMailingClass;
-  duplex: boolean;
-  color: boolean;
-  column_map?: ColumnMap;
-  /** Scheduled send (extension; scheduled-send.ts). */
-  send_after?: string;
-  template?: UploadedFile;
-  recipients?: UploadedFile;
-  /** Merged batches (extension; merged.ts): one of the member's merge templates instead of the template file. */
-  template_id?: string;
-  template_version?: number;
 }
 
 /** What makes two create requests "the same" for Idempotency-Key: the fields and both files' bytes. */

@@ -35,7 +35,7 @@ import { uploadBytes } from '../shared/uploads';
 import { templateForMerge } from '../templates/templates';
 import { MergedRenderer } from '../templates/merged-render';
 import { batchRenderWorkflowId, BatchRenderWorkflowInput } from '../../workflows/batches/contracts';
-import type { CreateBatchInput } from './drafts';
+import type { CreateBatchInput } from './create-input';
 
 export const BATCH_RENDER_WORKFLOW = 'batchRenderWorkflow';
 /** Rows one render activity takes; it saves their outcomes every MERGE_SAVE_EVERY rows. */

@@ -26,6 +26,7 @@ import {
   type AutoReloadOutcome,
 } from '../../workflows/billing/contracts';
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -90,13 +91,15 @@ export async function saveAutoReloadSettings(
     if (s.enabled && !current?.payment_method_id) throw new NoCardSaved('save a card before turning reload on');
     // Off (no card yet): an insert, which a concurrent first save may have made already.
     if (!current)
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO auto_reload_settings (member_id, threshold_cents, amount_cents) VALUES ($1, $2, $3)
          ON CONFLICT (member_id) DO UPDATE SET threshold_cents = $2, amount_cents = $3, updated_at = now()`,
         [memberId, s.thresholdCents, s.amountCents],
       );
     else
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE auto_reload_settings
             SET enabled = $2, threshold_cents = $3, amount_cents = $4, armed = $2,
                 disabled_reason = NULL, disabled_at = NULL, updated_at = now()
@@ -205,7 +208,7 @@ export async function noteDebitForAutoReload(
     [d.memberId, s.customer_id, s.amount_cents, s.payment_method_id, s.threshold_cents, d.debitKey],
   );
   if (!row) return null;
-  await tx.query(`UPDATE auto_reload_settings SET armed = false WHERE member_id = $1`, [d.memberId]);
+  await sqlRun(tx, `UPDATE auto_reload_settings SET armed = false WHERE member_id = $1`, [d.memberId]);
   const purchaseId: string = row.id;
   afterCommit(tx, () => {
     startAutoReloadWorkflow(deps, purchaseId, d.memberId).catch((err) =>
@@ -260,7 +263,8 @@ export async function failReloadIn(
     [reload.id, cause, paymentIntentId],
   );
   if (!failed.length) return false;
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE auto_reload_settings
         SET enabled = false, armed = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
       WHERE member_id = $1`,
@@ -285,7 +289,8 @@ function chargeRefused(err: unknown): err is Stripe.errors.StripeError {
  * with stripe-mock, the local stand-in then posts the event Stripe would send.
  */
 export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<AutoReloadOutcome> {
-  const [reload]: Array<PurchaseRow & { enabled: boolean | null }> = await deps.db.query(
+  const [reload] = await sqlRows<PurchaseRow & { enabled: boolean | null }>(
+    deps.db,
     `SELECT p.*, s.enabled FROM credit_purchases p LEFT JOIN auto_reload_settings s ON s.member_id = p.member_id
       WHERE p.id = $1 AND p.kind = 'auto_reload'`,
     [purchaseId],
@@ -295,7 +300,8 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
   let paymentIntentId = reload.payment_intent_id;
   if (!paymentIntentId) {
     if (!reload.enabled) {
-      await deps.db.query(
+      await sqlRun(
+        deps.db,
         `UPDATE credit_purchases SET status = 'cancelled', failure_reason = $2, updated_at = now()
           WHERE id = $1 AND status = 'pending' AND payment_intent_id IS NULL`,
         [reload.id, 'not charged: automatic reload was turned off before the charge'],
@@ -323,7 +329,8 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
       await deps.db.transaction((tx) => failReloadIn(tx, reload, cause, err.payment_intent?.id ?? null));
       return { outcome: `failed: ${cause}` };
     }
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
       [reload.id, paymentIntentId],
     );

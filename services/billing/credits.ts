@@ -12,6 +12,7 @@ import { formatCents } from '../../domain/shared/money';
 import { billingUrlOf } from '../../domain/billing/billing-url';
 import { noteDebitForAutoReload } from './auto-reload';
 import { noteLowBalance } from '../notifications/notices';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface Balance {
   balance_cents: number;
@@ -77,7 +78,7 @@ export async function lockMemberRowReading<T extends Partial<Record<MemberColumn
   memberId: string,
   columns: readonly MemberColumn[],
 ): Promise<{ lock: MemberLock; member: T | undefined }> {
-  const [member]: T[] = await tx.query(`SELECT ${columns.join(', ')} FROM members WHERE id = $1 FOR UPDATE`, [
+  const [member] = await sqlRows<T>(tx, `SELECT ${columns.join(', ')} FROM members WHERE id = $1 FOR UPDATE`, [
     memberId,
   ]);
   const lock = Object.freeze({ tx, memberId });
@@ -110,7 +111,8 @@ export async function debit(
   if (existing) return { balanceCents: balance, alreadyDebited: true };
   if (balance < m.amountCents) throw insufficientCredits(deps, m.amountCents, balance);
   if (m.amountCents > 0) {
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
        VALUES ($1, $2, 'debit', $3, $4, $5, $6)`,
       [m.memberId, -m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
@@ -212,7 +214,8 @@ export async function adjustCredits(
         },
       );
     }
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
        VALUES ($1, $2, 'adjustment', $3, 'operator', $4, $5)`,
       [m.memberId, m.amountCents, entryKey, m.reference, m.reason],

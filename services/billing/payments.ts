@@ -26,6 +26,7 @@ import {
 import { ObjectId } from '../../workflows/shared/search-attributes';
 import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 import { noteCreditsMovement } from '../notifications/notices';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
@@ -123,7 +124,8 @@ export async function startCheckout(
 }
 
 export async function listPurchases(deps: Deps, memberId: string, limit = 50): Promise<PurchaseRow[]> {
-  return deps.db.query(
+  return sqlRows<PurchaseRow>(
+    deps.db,
     `SELECT id, member_id, kind, stripe_session_id, customer_id, requested_cents, paid_cents, status, payment_intent_id,
             receipt_url, refunded_cents, disputed_cents, failure_reason, payment_method_id, threshold_cents, created_at
        FROM credit_purchases WHERE member_id = $1 ORDER BY created_at DESC LIMIT $2`,
@@ -229,7 +231,7 @@ export async function applyStripeEvent(deps: Deps, eventId: string): Promise<Str
     if (row.processed_at) return { outcome: row.outcome as string };
     const event = row.payload as Stripe.Event;
     const result = await applyEvent(tx, event, after, card);
-    await tx.query(`UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1`, [eventId, result]);
+    await sqlRun(tx, `UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1`, [eventId, result]);
     return { outcome: result };
   });
   for (const hook of after) {
@@ -244,7 +246,8 @@ export async function applyStripeEvent(deps: Deps, eventId: string): Promise<Str
 
 /** The workflow gave up waiting for the event's purchase: recorded as ignored. */
 export async function markStripeEventIgnored(deps: Deps, eventId: string, reason: string): Promise<void> {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE stripe_events SET processed_at = now(), outcome = $2 WHERE id = $1 AND processed_at IS NULL`,
     [eventId, `ignored: ${reason}`],
   );
@@ -296,7 +299,8 @@ async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): P
   const memberId = await memberOfSession(tx, s);
   if (!memberId) return null;
   const customer = idOf(s.customer);
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
      VALUES ($1, $2, $3, $4) ON CONFLICT (stripe_session_id) DO NOTHING`,
     [memberId, s.id, customer, s.amount_total],
@@ -333,7 +337,8 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
     referenceId: purchase.id,
     description: `Credits bought with Stripe Checkout (${formatCents(s.amount_total)})`,
   });
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases
         SET status = CASE WHEN status IN ('pending','failed') THEN 'paid' ELSE status END,
             paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), invoice_id = COALESCE(invoice_id, $4),
@@ -354,7 +359,8 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
 async function noteSession(tx: EntityManager, s: Stripe.Checkout.Session): Promise<string> {
   const purchase = await sessionPurchase(tx, s);
   if (!purchase) return 'ignored: session of an unknown member or customer';
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
     [purchase.id, idOf(s.payment_intent)],
   );
@@ -365,7 +371,8 @@ async function failSession(tx: EntityManager, s: Stripe.Checkout.Session): Promi
   const purchase = await sessionPurchase(tx, s);
   if (!purchase) return 'ignored: session of an unknown member or customer';
   if (purchase.status !== 'pending') return `payment failed: purchase left ${purchase.status}`;
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases SET status = 'failed', failure_reason = 'the payment failed', updated_at = now() WHERE id = $1`,
     [purchase.id],
   );
@@ -396,7 +403,8 @@ async function refundCharge(tx: EntityManager, charge: Stripe.Charge, after: Not
   });
   if (!added) return 'refund already taken';
   await noteCreditsMovement(tx, purchase, 'refunded', delta, stripeEntryKeys.refund(charge.id, charge.amount_refunded));
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases
         SET refunded_cents = refunded_cents + $2,
             status = CASE WHEN refunded_cents + $2 >= paid_cents AND status <> 'disputed' THEN 'refunded' ELSE status END,
@@ -422,7 +430,8 @@ async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: 
   });
   if (!added) return 'dispute already taken';
   await noteCreditsMovement(tx, purchase, 'dispute_opened', dispute.amount, stripeEntryKeys.disputeOpened(dispute.id));
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases SET disputed_cents = disputed_cents + $2, status = 'disputed', updated_at = now() WHERE id = $1`,
     [purchase.id, dispute.amount],
   );
@@ -457,7 +466,8 @@ async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: 
   });
   if (!added) return 'dispute already restored';
   await noteCreditsMovement(tx, purchase, 'dispute_won', restored, stripeEntryKeys.disputeWon(dispute.id));
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases
         SET disputed_cents = disputed_cents - $2,
             status = CASE WHEN disputed_cents - $2 > 0 THEN 'disputed'
@@ -527,18 +537,21 @@ async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: Sav
     [memberId, startedAt],
   );
   if (setup)
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE stripe_card_setups SET status = 'saved', payment_method_id = $2, saved_at = now() WHERE id = $1`,
       [setup.id, card.paymentMethodId],
     );
   else
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO stripe_card_setups (member_id, stripe_session_id, customer_id, status, payment_method_id, created_at, saved_at)
        VALUES ($1, $2, $3, 'saved', $4, $5, now()) ON CONFLICT (stripe_session_id) DO NOTHING`,
       [memberId, s.id, idOf(s.customer), card.paymentMethodId, startedAt],
     );
   if (newer) return 'card saved, not used: a card saved later is in use';
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO auto_reload_settings (member_id, payment_method_id, card_brand, card_last4, card_saved_at)
      VALUES ($1, $2, $3, $4, now())
      ON CONFLICT (member_id) DO UPDATE
@@ -583,7 +596,8 @@ async function reloadSucceeded(tx: EntityManager, pi: Stripe.PaymentIntent, afte
     description: `Automatic reload with Stripe (${formatCents(amountCents)})`,
   });
   // Paid even when an earlier answer failed it: the money was received.
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE credit_purchases
         SET status = CASE WHEN status IN ('pending','failed','cancelled') THEN 'paid' ELSE status END,
             paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), failure_reason = NULL, updated_at = now()
@@ -651,7 +665,7 @@ export async function recordReceipt(deps: Deps, eventId: string): Promise<void> 
 }
 
 async function setReceipt(deps: Deps, purchaseId: string, url: string): Promise<void> {
-  await deps.db.query(`UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
+  await sqlRun(deps.db, `UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
     purchaseId,
     url,
   ]);

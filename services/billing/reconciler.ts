@@ -14,16 +14,19 @@ import {
   type PaymentsReconcileInput,
   type PaymentsReconcileResult,
 } from '../../workflows/billing/contracts';
+import { sqlRows } from '../shared/sql';
 
 export async function reconcilePayments(deps: Deps, graceSeconds: number): Promise<PaymentsReconcileResult> {
   const age = `now() - ($1 || ' seconds')::interval`;
-  const events: Array<{ id: string }> = await deps.db.query(
+  const events = await sqlRows<{ id: string }>(
+    deps.db,
     `SELECT id FROM stripe_events WHERE processed_at IS NULL AND received_at <= ${age} ORDER BY received_at LIMIT 200`,
     [String(graceSeconds)],
   );
   for (const e of events) await startStripeEventWorkflow(deps, e.id, { restartFailed: true });
   // A reload whose charge is created waits for Stripe's event, not for a workflow.
-  const reloads: Array<{ id: string; member_id: string }> = await deps.db.query(
+  const reloads = await sqlRows<{ id: string; member_id: string }>(
+    deps.db,
     `SELECT id, member_id FROM credit_purchases
       WHERE kind = 'auto_reload' AND status = 'pending' AND payment_intent_id IS NULL AND created_at <= ${age}
       ORDER BY created_at LIMIT 200`,

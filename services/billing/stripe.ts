@@ -4,6 +4,7 @@
 import Stripe from 'stripe';
 import type { Deps } from '../shared/deps';
 import type { Config } from '../../config';
+import { sqlRun } from '../shared/sql';
 
 const clients = new WeakMap<Config['stripe'], Stripe>();
 
@@ -64,7 +65,8 @@ export async function customerFor(deps: Deps, memberId: string): Promise<string>
     { email: member?.email ?? undefined, name: member?.full_name ?? undefined, metadata: { member_id: memberId } },
     { idempotencyKey: `postal-customer:${memberId}` },
   );
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO stripe_customers (member_id, customer_id) VALUES ($1, $2) ON CONFLICT (member_id) DO NOTHING`,
     [memberId, customer.id],
   );

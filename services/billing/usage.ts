@@ -9,6 +9,7 @@ import { errors } from '../../domain/shared/errors';
 import { formatCents } from '../../domain/shared/money';
 import { getBalance } from './credits';
 import { resolveAgentFilter } from '../shared/scoping';
+import { sqlRows } from '../shared/sql';
 
 export interface UsageQuery {
   period_start?: string;
@@ -33,7 +34,8 @@ export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery)
 
   const pieceParams: unknown[] = [auth.memberId, testMode, start, end];
   const agentClause = agentId ? ` AND agent_id = $${pieceParams.push(agentId)}` : '';
-  const pieceRows: { status: string; n: number }[] = await deps.db.query(
+  const pieceRows = await sqlRows<{ status: string; n: number }>(
+    deps.db,
     `SELECT status, count(*)::int AS n FROM outbound_mail
       WHERE member_id = $1 AND test_mode = $2 AND created_at >= $3 AND created_at < $4${agentClause} GROUP BY status`,
     pieceParams,

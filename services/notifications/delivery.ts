@@ -15,6 +15,7 @@ import { isNotificationKind, DIGEST_LISTED_ITEMS, type EmailKind } from '../../d
 import { buildEmail, messageIdDomain, PermanentSmtpFailure, sendEmail } from './email';
 import { ACCOUNT_EMAIL_KINDS } from '../../domain/notifications/kinds';
 import type { DeliveryOutcome, DigestInput, PendingNotifications } from '../../workflows/notifications/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /**
  * An attempt holds the row this long and renews it while it lives (every LEASE_RENEW_MS):
@@ -46,19 +47,22 @@ interface NotificationRow {
  * and answers the groups a digest may gather plus the rows sent one by one.
  */
 export async function pendingNotifications(deps: Deps, memberId: string): Promise<PendingNotifications> {
-  await deps.db.query(`UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId]);
-  await deps.db.query(
+  await sqlRun(deps.db, `UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId]);
+  await sqlRun(
+    deps.db,
     `UPDATE notifications SET queued_at = now() WHERE member_id = $1 AND status = 'pending' AND queued_at IS NULL`,
     [memberId],
   );
-  const groups: Array<{ recipient_id: string; kind: string; oldest_id: string; count: number }> = await deps.db.query(
+  const groups = await sqlRows<{ recipient_id: string; kind: string; oldest_id: string; count: number }>(
+    deps.db,
     `SELECT recipient_id, kind, count(*)::int AS count, (array_agg(id ORDER BY created_at, id))[1] AS oldest_id
        FROM notifications
       WHERE member_id = $1 AND status = 'pending' AND NOT is_digest AND NOT (kind = ANY($2))
       GROUP BY recipient_id, kind ORDER BY min(created_at)`,
     [memberId, ACCOUNT_EMAIL_KINDS],
   );
-  const immediate: Array<{ id: string }> = await deps.db.query(
+  const immediate = await sqlRows<{ id: string }>(
+    deps.db,
     `SELECT id FROM notifications
       WHERE member_id = $1 AND status IN ('pending','sending') AND (is_digest OR kind = ANY($2))
       ORDER BY created_at LIMIT 100`,
@@ -73,7 +77,8 @@ export async function pendingNotifications(deps: Deps, memberId: string): Promis
 /** Takes the row's lease (and fixes its Message-ID), or says why not. */
 async function claim(deps: Deps, id: string): Promise<NotificationRow | DeliveryOutcome> {
   const messageId = `<n.${id}@${messageIdDomain(deps.config)}>`;
-  const [row]: NotificationRow[] = await deps.db.query(
+  const [row] = await sqlRows<NotificationRow>(
+    deps.db,
     `WITH c AS (
        UPDATE notifications
           SET status = 'sending', attempts = attempts + 1, lease_until = now() + make_interval(secs => $3),
@@ -84,7 +89,11 @@ async function claim(deps: Deps, id: string): Promise<NotificationRow | Delivery
     [id, messageId, SEND_LEASE_SECONDS],
   );
   if (row) return row;
-  const [now] = await deps.db.query(`SELECT status, lease_until FROM notifications WHERE id = $1`, [id]);
+  const [now] = await sqlRows<{ status: string; lease_until: Date | null }>(
+    deps.db,
+    `SELECT status, lease_until FROM notifications WHERE id = $1`,
+    [id],
+  );
   if (!now) return 'skipped';
   if (now.status === 'sending') {
     throw new SendInFlight(
@@ -100,7 +109,8 @@ async function finish(
   status: 'sent' | 'skipped' | 'failed',
   detail: { response?: string; error?: string },
 ): Promise<void> {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE notifications SET status = $2, lease_until = NULL, updated_at = now(),
             sent_at = CASE WHEN $2 = 'sent' THEN now() ELSE sent_at END,
             smtp_response = COALESCE($3, smtp_response), last_error = COALESCE($4, last_error)
@@ -114,15 +124,23 @@ async function addressee(
   deps: Deps,
   row: NotificationRow,
 ): Promise<{ email: string; recipientId: string; ownerName: string | null } | null> {
-  const [r] = await deps.db.query(
+  const [r] = await sqlRows<{
+    id: string;
+    is_owner: boolean;
+    disabled_kinds: string[];
+    confirmed_at: Date | null;
+    removed_at: Date | null;
+    email: string;
+    full_name: string;
+  }>(
+    deps.db,
     `SELECT r.id, r.is_owner, r.disabled_kinds, r.confirmed_at, r.removed_at, COALESCE(r.email, m.email) AS email, m.full_name
        FROM notification_recipients r JOIN members m ON m.id = r.member_id
       WHERE r.id = $1`,
     [row.recipient_id],
   );
   if (!r || r.removed_at) return null;
-  if (isNotificationKind(row.kind) && (!r.confirmed_at || (r.disabled_kinds as string[]).includes(row.kind)))
-    return null;
+  if (isNotificationKind(row.kind) && (!r.confirmed_at || r.disabled_kinds.includes(row.kind))) return null;
   return { email: r.email, recipientId: r.id, ownerName: r.full_name };
 }
 
@@ -145,13 +163,16 @@ export async function deliverNotification(
   }
   let content: Parameters<typeof buildEmail>[2];
   if (row.is_digest) {
-    const items: Array<{ payload: NotificationRow['payload'] }> = await deps.db.query(
+    const items = await sqlRows<{ payload: NotificationRow['payload'] }>(
+      deps.db,
       `SELECT payload FROM notifications WHERE digest_id = $1 ORDER BY created_at, id LIMIT $2`,
       [id, DIGEST_LISTED_ITEMS],
     );
-    const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM notifications WHERE digest_id = $1`, [
-      id,
-    ]);
+    const [{ total }] = await sqlRows<{ total: number }>(
+      deps.db,
+      `SELECT count(*)::int AS total FROM notifications WHERE digest_id = $1`,
+      [id],
+    );
     if (total === 0) {
       await finish(deps, id, 'skipped', { error: 'nothing left to gather' });
       return 'skipped';
@@ -163,12 +184,11 @@ export async function deliverNotification(
   const email = buildEmail(deps.config, to, content);
   const beat = setInterval(() => {
     heartbeat();
-    deps.db
-      .query(
-        `UPDATE notifications SET lease_until = now() + make_interval(secs => $2) WHERE id = $1 AND status = 'sending'`,
-        [id, SEND_LEASE_SECONDS],
-      )
-      .catch((err) => deps.log.warn({ err, notification_id: id }, 'renewing a notification lease failed'));
+    sqlRun(
+      deps.db,
+      `UPDATE notifications SET lease_until = now() + make_interval(secs => $2) WHERE id = $1 AND status = 'sending'`,
+      [id, SEND_LEASE_SECONDS],
+    ).catch((err) => deps.log.warn({ err, notification_id: id }, 'renewing a notification lease failed'));
   }, LEASE_RENEW_MS);
   try {
     const response = await sendEmail(deps.config, email, row.message_id!);
@@ -181,12 +201,11 @@ export async function deliverNotification(
       return 'failed';
     }
     // Nothing was accepted: give the lease back so the next attempt need not wait for it.
-    await deps.db
-      .query(
-        `UPDATE notifications SET lease_until = NULL, last_error = $2, updated_at = now() WHERE id = $1 AND status = 'sending'`,
-        [id, `${(err as Error).message}`.slice(0, 500)],
-      )
-      .catch(() => undefined);
+    await sqlRun(
+      deps.db,
+      `UPDATE notifications SET lease_until = NULL, last_error = $2, updated_at = now() WHERE id = $1 AND status = 'sending'`,
+      [id, `${(err as Error).message}`.slice(0, 500)],
+    ).catch(() => undefined);
     throw err;
   } finally {
     clearInterval(beat);
@@ -203,25 +222,28 @@ export async function deliverDigest(
   heartbeat: () => void = () => undefined,
 ): Promise<DeliveryOutcome> {
   const digestId = await deps.db.transaction(async (tx) => {
-    const [created] = await tx.query(
+    const [created] = await sqlRows<{ id: string }>(
+      tx,
       `INSERT INTO notifications (member_id, recipient_id, kind, event_key, is_digest, queued_at)
        VALUES ($1, $2, $3, $4, true, now())
        ON CONFLICT (event_key, recipient_id, kind) DO NOTHING RETURNING id`,
       [input.memberId, input.recipientId, input.kind, `digest:${input.digestKey}`],
     );
     if (!created) {
-      const [existing] = await tx.query(
+      const [existing] = await sqlRows<{ id: string }>(
+        tx,
         `SELECT id FROM notifications WHERE event_key = $1 AND recipient_id = $2 AND kind = $3`,
         [`digest:${input.digestKey}`, input.recipientId, input.kind],
       );
-      return existing.id as string;
+      return existing.id;
     }
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE notifications SET status = 'digested', digest_id = $4, updated_at = now()
         WHERE member_id = $1 AND recipient_id = $2 AND kind = $3 AND status = 'pending' AND NOT is_digest`,
       [input.memberId, input.recipientId, input.kind, created.id],
     );
-    return created.id as string;
+    return created.id;
   });
   return deliverNotification(deps, digestId, heartbeat);
 }

@@ -30,6 +30,7 @@ import {
   wakeNotifierSignal,
 } from '../../workflows/notifications/contracts';
 import { MemberId } from '../../workflows/shared/search-attributes';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Tx = Pick<EntityManager, 'query' | 'queryRunner'>;
 
@@ -51,12 +52,14 @@ export async function recordNotice(tx: Tx, notice: Notice, recipient?: 'owner'):
   // The owner's recipient row is made on first use: every member has one from then on. Its own
   // statement: a concurrent first notice's insert is waited for here, and the next statement's
   // snapshot sees the row.
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
      ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
     [notice.memberId],
   );
-  const rows: Array<{ id: string }> = await tx.query(
+  const rows = await sqlRows<{ id: string }>(
+    tx,
     `INSERT INTO notifications (member_id, recipient_id, kind, event_key, payload)
      SELECT $1, id, $2, $3, $4 FROM notification_recipients
       WHERE member_id = $1
@@ -103,7 +106,8 @@ export async function signalNotifier(deps: Deps, memberId: string): Promise<void
 
 /** Wakes the member's notifier unless a wake-up is already on its way. */
 export async function wakeNotifier(deps: Deps, memberId: string): Promise<void> {
-  const claimed: unknown[] = await deps.db.query(
+  const claimed = await sqlRows<unknown>(
+    deps.db,
     `INSERT INTO notification_notifiers (member_id, wake_requested_at) VALUES ($1, now())
      ON CONFLICT (member_id) DO UPDATE SET wake_requested_at = now()
       WHERE notification_notifiers.wake_requested_at IS NULL
@@ -116,9 +120,9 @@ export async function wakeNotifier(deps: Deps, memberId: string): Promise<void> 
     await signalNotifier(deps, memberId);
   } catch (err) {
     // Let the next notice (or the reconciler) signal again.
-    await deps.db
-      .query(`UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId])
-      .catch(() => undefined);
+    await sqlRun(deps.db, `UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [
+      memberId,
+    ]).catch(() => undefined);
     throw err;
   }
 }
@@ -160,7 +164,11 @@ export function installNotifierWakeUps(deps: Deps): void {
 
 async function agentName(db: Pick<EntityManager, 'query'>, agentId: string | null): Promise<string | null> {
   if (!agentId) return null;
-  const [a] = await db.query(`SELECT COALESCE(display_name, name) AS name FROM agents WHERE id = $1`, [agentId]);
+  const [a] = await sqlRows<{ name: string }>(
+    db,
+    `SELECT COALESCE(display_name, name) AS name FROM agents WHERE id = $1`,
+    [agentId],
+  );
   return a?.name ?? null;
 }
 
@@ -189,7 +197,8 @@ export async function noteCreditsRefused(
   const body = err.toBody();
   try {
     // Once an hour, counted from the last one told (the key's clock hour only settles a race).
-    const [recent] = await deps.db.query(
+    const [recent] = await sqlRows<{ '?column?': number }>(
+      deps.db,
       `SELECT 1 FROM notifications WHERE member_id = $1 AND kind = 'credits_refused' AND created_at > now() - interval '1 hour' LIMIT 1`,
       [auth.memberId],
     );
@@ -218,7 +227,8 @@ export async function noteLowBalance(
   tx: Tx,
   m: { memberId: string; entryKey: string; before: number; after: number },
 ): Promise<void> {
-  const [settings] = await tx.query(
+  const [settings] = await sqlRows<{ low_balance_threshold_cents: number }>(
+    tx,
     `SELECT low_balance_threshold_cents FROM notification_settings WHERE member_id = $1`,
     [m.memberId],
   );
@@ -282,7 +292,11 @@ export async function noteEndpointPaused(
   tx: Tx,
   e: { endpointId: string; memberId: string; attemptKey: string; failures: number; lastError: string | null },
 ): Promise<void> {
-  const [endpoint] = await tx.query(`SELECT url, environment FROM webhook_endpoints WHERE id = $1`, [e.endpointId]);
+  const [endpoint] = await sqlRows<{ url: string; environment: string }>(
+    tx,
+    `SELECT url, environment FROM webhook_endpoints WHERE id = $1`,
+    [e.endpointId],
+  );
   await recordNotice(tx, {
     memberId: e.memberId,
     kind: 'endpoint_paused',

@@ -13,12 +13,13 @@ import {
   ReconcileNotificationsInput,
   ReconcileNotificationsResult,
 } from '../../workflows/notifications/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** Reminders recorded per run; the rest wait for the next run. */
 const REMINDERS_PER_RUN = 500;
 
 export async function recordApprovalReminders(deps: Deps, input: ReconcileNotificationsInput): Promise<number> {
-  const due: Array<{
+  const due = await sqlRows<{
     id: string;
     member_id: string;
     recipient_name: string | null;
@@ -28,7 +29,8 @@ export async function recordApprovalReminders(deps: Deps, input: ReconcileNotifi
     recipient_zip: string;
     cost_cents: number;
     expires_at: Date;
-  }> = await deps.db.query(
+  }>(
+    deps.db,
     `SELECT m.id, m.member_id, m.recipient_name, m.recipient_company, m.recipient_city, m.recipient_state, m.recipient_zip,
             m.cost_cents, m.created_at + make_interval(secs => $1) AS expires_at
        FROM outbound_mail m
@@ -62,11 +64,13 @@ export async function recordApprovalReminders(deps: Deps, input: ReconcileNotifi
 /** Gives back abandoned attempts and wakes every notifier with rows waiting unseen; answers how many were woken. */
 export async function wakeOverdueNotifiers(deps: Deps, overdueSeconds: number): Promise<number> {
   // A row still `sending` long after its lease: its notifier stopped (terminated, say) mid-send.
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE notifications SET status = 'pending', queued_at = NULL, updated_at = now()
       WHERE status = 'sending' AND lease_until < now() - interval '10 minutes'`,
   );
-  const members: Array<{ member_id: string }> = await deps.db.query(
+  const members = await sqlRows<{ member_id: string }>(
+    deps.db,
     `SELECT DISTINCT member_id FROM notifications
       WHERE status = 'pending' AND queued_at IS NULL AND created_at < now() - make_interval(secs => $1) LIMIT 1000`,
     [overdueSeconds],

@@ -15,6 +15,7 @@ import {
 } from '../../domain/notifications/kinds';
 import { emailLinkKey, readLink } from '../../domain/notifications/links';
 import { recordNotice } from './notices';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** Extra recipients a member may have besides the owner. */
 export const MAX_EXTRA_RECIPIENTS = 5;
@@ -62,12 +63,14 @@ function recipientView(r: RecipientRow): RecipientView {
 
 /** The member's recipients, the owner first (its row made on first sight). */
 async function recipients(db: Pick<EntityManager, 'query'>, memberId: string): Promise<RecipientRow[]> {
-  await db.query(
+  await sqlRun(
+    db,
     `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
      ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
     [memberId],
   );
-  return db.query(
+  return sqlRows<RecipientRow>(
+    db,
     `SELECT r.id, r.is_owner, COALESCE(r.email, m.email) AS email, r.disabled_kinds, r.confirmed_at, r.created_at
        FROM notification_recipients r JOIN members m ON m.id = r.member_id
       WHERE r.member_id = $1 AND r.removed_at IS NULL
@@ -77,9 +80,11 @@ async function recipients(db: Pick<EntityManager, 'query'>, memberId: string): P
 }
 
 async function threshold(db: Pick<EntityManager, 'query'>, memberId: string): Promise<number> {
-  const [s] = await db.query(`SELECT low_balance_threshold_cents FROM notification_settings WHERE member_id = $1`, [
-    memberId,
-  ]);
+  const [s] = await sqlRows<{ low_balance_threshold_cents: number }>(
+    db,
+    `SELECT low_balance_threshold_cents FROM notification_settings WHERE member_id = $1`,
+    [memberId],
+  );
   return s ? Number(s.low_balance_threshold_cents) : DEFAULT_LOW_BALANCE_THRESHOLD_CENTS;
 }
 
@@ -98,7 +103,8 @@ export async function updateSettings(
   input: { low_balance_threshold_cents?: number },
 ): Promise<SettingsView> {
   if (input.low_balance_threshold_cents !== undefined) {
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `INSERT INTO notification_settings (member_id, low_balance_threshold_cents) VALUES ($1, $2)
        ON CONFLICT (member_id) DO UPDATE SET low_balance_threshold_cents = $2, updated_at = now()`,
       [memberId, input.low_balance_threshold_cents],
@@ -126,7 +132,7 @@ export async function updateRecipient(
     if (on) off.delete(kind);
     else off.add(kind);
   }
-  await deps.db.query(`UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
+  await sqlRun(deps.db, `UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
     id,
     NOTIFICATION_KINDS.filter((k) => off.has(k)),
   ]);
@@ -141,7 +147,11 @@ export async function addRecipient(deps: Deps, memberId: string, email: string):
   const address = email.trim();
   const id = await deps.db.transaction(async (tx) => {
     // Serialises additions of one member (the limit below).
-    const [member] = await tx.query(`SELECT email, full_name FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+    const [member] = await sqlRows<{ email: string; full_name: string }>(
+      tx,
+      `SELECT email, full_name FROM members WHERE id = $1 FOR UPDATE`,
+      [memberId],
+    );
     const listed = await recipients(tx, memberId);
     if (listed.some((r) => r.email.toLowerCase() === address.toLowerCase())) {
       throw errors.conflict('RECIPIENT_EXISTS', `${address} already receives notifications of this account.`, {
@@ -153,12 +163,14 @@ export async function addRecipient(deps: Deps, memberId: string, email: string):
         suggestedAction: 'Remove one first.',
       });
     }
-    const [r] = await tx.query(`INSERT INTO notification_recipients (member_id, email) VALUES ($1, $2) RETURNING id`, [
-      memberId,
-      address,
-    ]);
+    const [r] = await sqlRows<{ id: string }>(
+      tx,
+      `INSERT INTO notification_recipients (member_id, email) VALUES ($1, $2) RETURNING id`,
+      [memberId, address],
+    );
     const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-    const [link] = await tx.query(
+    const [link] = await sqlRows<{ id: string }>(
+      tx,
       `INSERT INTO email_links (purpose, member_id, recipient_id, expires_at) VALUES ('confirm_recipient', $1, $2, $3) RETURNING id`,
       [memberId, r.id, expires],
     );
@@ -189,7 +201,9 @@ export async function removeRecipient(deps: Deps, memberId: string, id: string):
       suggestedAction: 'Switch off the kinds the owner should not receive instead.',
     });
   }
-  await deps.db.query(`UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [id]);
+  await sqlRun(deps.db, `UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [
+    id,
+  ]);
   return recipientView(r);
 }
 
@@ -211,7 +225,8 @@ export async function unsubscribeTarget(
   const fields = readLink(emailLinkKey(deps.config.appEncryptionKey), 'unsubscribe', token, 2);
   if (!fields || !isNotificationKind(fields[1])) throw linkError('unsubscribe');
   const [recipientId, kind] = fields as [string, NotificationKind];
-  const [r] = await deps.db.query(
+  const [r] = await sqlRows<{ email: string; disabled_kinds: string[]; removed_at: Date | null }>(
+    deps.db,
     `SELECT COALESCE(r.email, m.email) AS email, r.disabled_kinds, r.removed_at
        FROM notification_recipients r JOIN members m ON m.id = r.member_id WHERE r.id = $1`,
     [recipientId],
@@ -229,7 +244,8 @@ export async function unsubscribeTarget(
 /** Switches the link's kind off for its recipient (again and again: each click works). */
 export async function unsubscribe(deps: Deps, token: unknown) {
   const target = await unsubscribeTarget(deps, token);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE notification_recipients SET disabled_kinds = array_append(disabled_kinds, $2), updated_at = now()
       WHERE id = $1 AND NOT ($2 = ANY(disabled_kinds))`,
     [target.recipientId, target.kind],
@@ -246,7 +262,8 @@ export async function useEmailLink(
 ): Promise<{ member_id: string; recipient_id: string | null } | null> {
   const fields = readLink(key, purpose, token, 1);
   if (!fields) return null;
-  const [link] = await tx.query(
+  const [link] = await sqlRows<{ member_id: string; recipient_id: string | null }>(
+    tx,
     `WITH used AS (
        UPDATE email_links SET used_at = now()
         WHERE id::text = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()
@@ -262,7 +279,8 @@ export async function confirmRecipient(deps: Deps, token: unknown): Promise<{ em
   return deps.db.transaction(async (tx) => {
     const link = await useEmailLink(tx, emailLinkKey(deps.config.appEncryptionKey), 'confirm_recipient', token);
     if (!link?.recipient_id) throw linkError('confirmation');
-    const [r] = await tx.query(
+    const [r] = await sqlRows<{ email: string }>(
+      tx,
       `WITH c AS (
          UPDATE notification_recipients SET confirmed_at = COALESCE(confirmed_at, now()), updated_at = now()
           WHERE id = $1 AND removed_at IS NULL RETURNING email)

@@ -12,6 +12,7 @@ import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
 import { setFacility } from '../outbound-mail/rows';
 import { claimBatchForFacility, setBatchFacility } from '../batches/rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -89,7 +90,10 @@ async function activeFacility(db: Queryable, id: string): Promise<{ id: string; 
 async function lockFacilities(
   tx: Queryable,
 ): Promise<Array<{ id: string; name: string; status: string; is_default: boolean }>> {
-  return tx.query(`SELECT id, name, status, is_default FROM facilities ORDER BY id FOR UPDATE`);
+  return sqlRows<{ id: string; name: string; status: string; is_default: boolean }>(
+    tx,
+    `SELECT id, name, status, is_default FROM facilities ORDER BY id FOR UPDATE`,
+  );
 }
 
 export interface FacilitySummary {
@@ -152,8 +156,8 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
     await lockFacilities(tx);
     const f = await activeFacility(tx, facilityId);
     const [previous] = await tx.query(`SELECT id FROM facilities WHERE is_default`);
-    await tx.query(`UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
-    await tx.query(`UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
     return { default_facility_id: f.id, name: f.name, previous_default_facility_id: previous?.id ?? null };
   });
 }
@@ -177,7 +181,8 @@ export async function assignMemberFacility(deps: Deps, memberId: string, facilit
     const [previous] = await tx.query(`SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`, [
       memberId,
     ]);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO facility_assignments (member_id, facility_id) VALUES ($1, $2)
        ON CONFLICT (member_id) DO UPDATE SET facility_id = EXCLUDED.facility_id, assigned_at = now()`,
       [memberId, f.id],
@@ -231,10 +236,10 @@ export async function deactivateFacility(
       );
     }
 
-    await tx.query(`UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
+    await sqlRun(tx, `UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
     if (opts.newDefaultId) {
-      await tx.query(`UPDATE facilities SET is_default = false WHERE is_default`);
-      await tx.query(`UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
+      await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default`);
+      await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
     }
     const unassigned = await returning(
       tx,
@@ -243,11 +248,13 @@ export async function deactivateFacility(
     );
 
     // Locking re-checks each row: work a facility began meanwhile is no longer queued and stays.
-    const mail: Array<{ id: string; member_id: string }> = await tx.query(
+    const mail = await sqlRows<{ id: string; member_id: string }>(
+      tx,
       `SELECT m.id, m.member_id FROM outbound_mail m WHERE m.facility_id = $1 AND ${QUEUED_MAIL} ORDER BY m.id FOR UPDATE`,
       [f.id],
     );
-    const batches: Array<{ id: string; member_id: string }> = await tx.query(
+    const batches = await sqlRows<{ id: string; member_id: string }>(
+      tx,
       `SELECT b.id, b.member_id FROM batches b WHERE b.facility_id = $1 AND ${QUEUED_BATCH} ORDER BY b.id FOR UPDATE`,
       [f.id],
     );

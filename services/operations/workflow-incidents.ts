@@ -4,6 +4,7 @@
 // record whose workflow never started. Each cause is recorded once (incident_key).
 import type { Deps } from '../shared/deps';
 import type { IncidentAction, IncidentKind, IncidentObjectType } from '../../domain/workflow-safe/workflow-incidents';
+import { sqlRows } from '../shared/sql';
 
 export type { IncidentAction, IncidentKind, IncidentObjectType };
 
@@ -64,7 +65,8 @@ export async function incidentsOf(
   objectType: IncidentObjectType,
   objectId: string,
 ): Promise<IncidentRow[]> {
-  return db.query(
+  return sqlRows<IncidentRow>(
+    db,
     `SELECT * FROM workflow_incidents WHERE object_type = $1 AND object_id = $2 ORDER BY created_at, id`,
     [objectType, objectId],
   );

@@ -19,7 +19,7 @@ import { loadMailRunById } from '../mail-runs/record';
 import { mailRunStartOptions } from '../mail-runs/workflow';
 import { scheduledSendInput } from '../outbound-mail/scheduled-send';
 import { findOperation, handlingWorkflowInput } from '../physical-inbound/handling';
-import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../workflows/batches/contracts';
+import { BATCH_DRAFT_EXPIRY_SECONDS } from '../../domain/workflow-safe/batch-drafts';
 import {
   MailStartStatus,
   OUTBOUND_MAIL_WORKFLOW,
@@ -27,6 +27,7 @@ import {
   ReconcileOutboundMailInput,
 } from '../../workflows/outbound-mail/contracts';
 import { MAIL_RUN_WORKFLOW } from '../../workflows/mail-runs/contracts';
+import { sqlRows } from '../shared/sql';
 
 export const RECONCILE_CLOSED_WORKFLOWS_WORKFLOW = 'reconcileClosedWorkflowsWorkflow';
 
@@ -216,7 +217,8 @@ export async function reconcileClosedWorkflows(
 
 /** Starts the workflow of every piece committed more than graceSeconds ago without one, and records each. */
 export async function reconcileUnstartedMail(deps: Deps, input: ReconcileOutboundMailInput): Promise<string[]> {
-  const rows: MailRow[] = await deps.db.query(
+  const rows = await sqlRows<MailRow>(
+    deps.db,
     `SELECT id, status, test_mode, member_id, agent_id, created_at, send_after, released_to_facility_at FROM outbound_mail
       WHERE workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted')
         AND created_at < now() - ($1 || ' seconds')::interval

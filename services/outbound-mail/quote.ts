@@ -14,7 +14,7 @@ import { DailyPieces, dailyPiecesWarning, SpendCheck, spendRefusal } from '../..
 import { balanceCents } from '../billing/credits';
 import { assignFacility } from '../operations/facilities';
 import { checkDuplicate, DuplicateProbe, piecesLast24h, safeguardRefusal, spentLast24h } from './safeguards';
-import type { SenderMember } from '../accounts/agents';
+import type { SenderMember } from '../accounts/sender-member';
 import { simulatedLetterPdf } from './sandbox';
 import { sendAfterEcho } from './scheduled-send';
 import { addressDryRunWarnings } from './address-review';

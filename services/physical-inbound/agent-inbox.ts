@@ -29,6 +29,7 @@ import {
 import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
 import type { AgentInboxAcknowledgmentRow, AgentInboxAssignmentRow } from './rows';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export function assignmentView(a: AgentInboxAssignmentRow) {
   return {
@@ -55,7 +56,8 @@ export function inboxItemView(item: ItemRow) {
 async function ensureSampleAssignment(deps: Deps, auth: AuthContext): Promise<void> {
   if (!auth.testMode || !auth.agentId || !auth.memberId) return;
   const itemId = await ensureMemberSample(deps, auth.memberId);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO agent_inbox_assignments (id, item_id, agent_id, member_id, source_domain, environment)
      VALUES ($1, $2, $3, $4, 'member_sample', 'test') ON CONFLICT DO NOTHING`,
     [derivedUuid(`sample-assignment:${auth.memberId}:${auth.agentId}`), itemId, auth.agentId, auth.memberId],
@@ -69,7 +71,8 @@ export async function loadAssignment(
   itemId: string,
 ): Promise<{ item: ItemRow; assignment: AgentInboxAssignmentRow }> {
   await ensureSampleAssignment(deps, auth);
-  const [assignment]: AgentInboxAssignmentRow[] = await deps.db.query(
+  const [assignment] = await sqlRows<AgentInboxAssignmentRow>(
+    deps.db,
     `SELECT * FROM agent_inbox_assignments WHERE item_id = $1 AND agent_id = $2 AND environment = $3`,
     [itemId, auth.agentId, environmentOf(auth)],
   );
@@ -118,7 +121,8 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
   params.push(query.limit, query.offset);
   const from = `FROM agent_inbox_assignments a JOIN physical_inbound_items i ON i.id = a.item_id WHERE ${where.join(' AND ')}`;
   const run = async (db: Pick<Deps['db'], 'query'>) => {
-    const rows: Array<ItemColumns & InboxAssignmentColumns> = await db.query(
+    const rows = await sqlRows<ItemColumns & InboxAssignmentColumns>(
+      db,
       `SELECT ${ITEM_COLUMNS}, a.id AS a_id, a.source_domain AS a_source_domain, a.environment AS a_environment, a.agent_id AS a_agent_id,
               a.revision AS a_revision, a.assigned_at AS a_assigned_at
          ${from} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
@@ -202,7 +206,8 @@ async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assign
 export async function getAgentInboxContext(deps: Deps, auth: AuthContext, itemId: string) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
   const context = await buildContext(deps, auth, item, assignment);
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `INSERT INTO agent_inbox_receipts (assignment_id, item_id, agent_id, environment, context_version) VALUES ($1, $2, $3, $4, $5)`,
     [assignment.id, item.id, assignment.agent_id, assignment.environment, context.context_version],
   );
@@ -322,7 +327,8 @@ export async function acknowledgeAgentInboxItem(
       },
     );
   }
-  const [ack]: AgentInboxAcknowledgmentRow[] = await deps.db.query(
+  const [ack] = await sqlRows<AgentInboxAcknowledgmentRow>(
+    deps.db,
     `INSERT INTO agent_inbox_acknowledgments (assignment_id, item_id, agent_id, environment, outcome, context_version, run_id, note)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [
@@ -378,7 +384,8 @@ export async function seedAgentInboxSandbox(
       recipientName: member.full_name,
       recipientEmail: member.email,
     }))!;
-    const [assignment]: AgentInboxAssignmentRow[] = await tx.query(
+    const [assignment] = await sqlRows<AgentInboxAssignmentRow>(
+      tx,
       `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
        VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`,
       [made.item.id, auth.agentId, auth.memberId],

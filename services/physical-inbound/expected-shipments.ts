@@ -21,6 +21,7 @@ import {
   normaliseTrackingNumber,
   PieceKind,
 } from '../../domain/physical-inbound/package-arrival';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 const COLUMNS = `id, member_id, agent_id, mailbox_id, status, carrier, tracking_number, sender_name, description, kind,
   to_char(expected_date, 'YYYY-MM-DD') AS expected_date, notes, on_arrival, created_by, version, package_id, arrival_action_id,
@@ -157,7 +158,8 @@ export async function listExpectedShipments(deps: Deps, auth: AuthContext, query
     `SELECT count(*)::int AS total FROM expected_shipments WHERE ${where.join(' AND ')}`,
     params,
   );
-  const rows: ShipmentRow[] = await deps.db.query(
+  const rows = await sqlRows<ShipmentRow>(
+    deps.db,
     `SELECT ${COLUMNS} FROM expected_shipments WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC
       LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, query.limit, query.offset],
@@ -178,7 +180,7 @@ export async function createExpectedShipment(
   const onArrival = body.on_arrival ? checkedOnArrival(auth, body.on_arrival) : null;
   const row = await deps.db.transaction(async (tx) => {
     // One creation at a time per agent, so the limit holds under concurrent calls.
-    await tx.query(`SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
+    await sqlRun(tx, `SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
     const [mailbox] = await tx.query(
       `SELECT mailbox_id FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`,
       [auth.memberId],
@@ -197,7 +199,8 @@ export async function createExpectedShipment(
         },
       );
     }
-    const [inserted]: ShipmentRow[] = await tx.query(
+    const [inserted] = await sqlRows<ShipmentRow>(
+      tx,
       `INSERT INTO expected_shipments (member_id, agent_id, mailbox_id, carrier, tracking_number, tracking_number_normalized, sender_name,
          description, kind, expected_date, notes, on_arrival, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
@@ -233,7 +236,8 @@ async function loadShipment(
   agentFilter: string | null,
   forUpdate = false,
 ): Promise<ShipmentRow> {
-  const [row]: ShipmentRow[] = await db.query(
+  const [row] = await sqlRows<ShipmentRow>(
+    db,
     `SELECT ${COLUMNS} FROM expected_shipments WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
   );
@@ -375,12 +379,12 @@ export async function receiveExpectedShipment(
 }
 
 export async function setArrivalAction(tx: Db, shipmentId: string, actionId: string): Promise<void> {
-  await tx.query(`UPDATE expected_shipments SET arrival_action_id = $2 WHERE id = $1`, [shipmentId, actionId]);
+  await sqlRun(tx, `UPDATE expected_shipments SET arrival_action_id = $2 WHERE id = $1`, [shipmentId, actionId]);
 }
 
 /** The shipment a package satisfied, as the package's detail summarises it. */
 export async function shipmentOfPackage(db: Db, packageId: string) {
-  const [r]: ShipmentRow[] = await db.query(`SELECT ${COLUMNS} FROM expected_shipments WHERE package_id = $1`, [
+  const [r] = await sqlRows<ShipmentRow>(db, `SELECT ${COLUMNS} FROM expected_shipments WHERE package_id = $1`, [
     packageId,
   ]);
   return r

@@ -17,6 +17,7 @@ import { startAfterCommit, startInboundReceivedWorkflow } from './inbound-workfl
 import { Db, findItem, ITEM_COLUMNS, ItemColumns, recordActivity, toItemRow, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { AgentInboxAssignmentRow, InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
 // Private mailboxes
@@ -60,7 +61,8 @@ export async function assignMailbox(
       if (!agent) throw new Error(`agent ${input.agentId} does not belong to member ${input.memberId}`);
     }
     const facilityId = input.facilityId ?? (await assignFacility(tx, false, input.memberId)).id;
-    const [existing]: PrivateMailboxRow[] = await tx.query(
+    const [existing] = await sqlRows<PrivateMailboxRow>(
+      tx,
       `SELECT * FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`,
       [input.memberId],
     );
@@ -73,7 +75,8 @@ export async function assignMailbox(
       );
       return mailboxView(updated);
     }
-    const [row]: PrivateMailboxRow[] = await tx.query(
+    const [row] = await sqlRows<PrivateMailboxRow>(
+      tx,
       `INSERT INTO private_mailboxes (mailbox_id, member_id, agent_id, facility_id)
        VALUES ('PMB-' || nextval('private_mailbox_number_seq'), $1, $2, $3) RETURNING *`,
       [input.memberId, input.agentId ?? null, facilityId],
@@ -204,7 +207,8 @@ async function draftViewWith(deps: Deps, draft: InboundDraftRow, photos: DraftPh
 }
 
 async function loadDraft(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<InboundDraftRow> {
-  const [draft]: InboundDraftRow[] = await db.query(
+  const [draft] = await sqlRows<InboundDraftRow>(
+    db,
     `SELECT * FROM inbound_drafts WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
     [id, auth.facilityId],
   );
@@ -233,7 +237,8 @@ function assertDraftOpen(draft: { status: string }) {
 }
 
 export async function createDraft(deps: Deps, auth: AuthContext, body: DraftFields) {
-  const [draft]: InboundDraftRow[] = await deps.db.query(
+  const [draft] = await sqlRows<InboundDraftRow>(
+    deps.db,
     `INSERT INTO inbound_drafts (facility_id, kind, carrier, tracking_number, weight_oz, sender_name, recipient_name, notes, mailbox_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
     [
@@ -263,7 +268,8 @@ export async function listDrafts(
     where += ` AND status = $${params.length}`;
   }
   params.push(query.limit, query.offset);
-  const rows: Array<InboundDraftRow & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<InboundDraftRow & { total: string }>(
+    deps.db,
     `SELECT *, count(*) OVER () AS total FROM inbound_drafts WHERE ${where} ORDER BY created_at DESC, id DESC
       LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
@@ -337,7 +343,8 @@ export async function attachExterior(
   const draft = await deps.db.transaction(async (tx) => {
     const locked = await loadDraft(tx, auth, id, true);
     assertDraftOpen(locked);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO inbound_photos (id, draft_id, photo_type, storage_key, content_type, size_bytes, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [photoId, id, photoType, key, image.contentType, image.data.length, sha256Hex(image.data)],
     );
@@ -363,7 +370,8 @@ export async function matchDraft(
     assertDraftOpen(current);
     assertDraftVersion(current, body.expected_version);
     const mailboxId = normaliseMailboxId(body.mailbox_id);
-    const [mailbox]: PrivateMailboxRow[] = await tx.query(
+    const [mailbox] = await sqlRows<PrivateMailboxRow>(
+      tx,
       `SELECT * FROM private_mailboxes WHERE mailbox_id = $1 AND status = 'active' AND (facility_id = $2 OR facility_id IS NULL)`,
       [mailboxId, auth.facilityId],
     );
@@ -423,7 +431,8 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       });
     const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [draft.member_id]);
     const now = new Date();
-    const [row]: ItemColumns[] = await tx.query(
+    const [row] = await sqlRows<ItemColumns>(
+      tx,
       `INSERT INTO physical_inbound_items (reference_code, member_id, agent_id, facility_id, mailbox_id, draft_id, kind, environment,
          source_domain, status, carrier, tracking_number, weight_oz, sender_name, recipient_name, recipient_email, received_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'live', 'internal_team', 'received', $8, $9, $10, $11, $12, $13, $14)
@@ -446,8 +455,9 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       ],
     );
     const item = toItemRow(row);
-    await tx.query(`UPDATE inbound_photos SET item_id = $2 WHERE draft_id = $1`, [id, item.id]);
-    const [assignment]: AgentInboxAssignmentRow[] = await tx.query(
+    await sqlRun(tx, `UPDATE inbound_photos SET item_id = $2 WHERE draft_id = $1`, [id, item.id]);
+    const [assignment] = await sqlRows<AgentInboxAssignmentRow>(
+      tx,
       `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
        VALUES ($1, $2, $3, 'internal_team', 'live') RETURNING *`,
       [item.id, draft.agent_id, draft.member_id],

@@ -10,6 +10,7 @@ import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter } fro
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import { bumpItem, findItem, recordActivity, updateReturning } from './item-records';
 import type { PackageActionRow, PackageForwardRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 type ForwardAddressColumn =
   | 'to_name'
@@ -39,7 +40,8 @@ export async function listFacilityPackageActions(
   query: { status?: PackageActionStatus; limit: number; offset: number },
 ) {
   const statuses = query.status ? [query.status] : ['requested', 'clarification_needed', 'in_progress'];
-  const rows: FacilityActionListRow[] = await deps.db.query(
+  const rows = await sqlRows<FacilityActionListRow>(
+    deps.db,
     `SELECT p.*, i.reference_code, i.mailbox_id, i.kind, i.status AS package_status, f.to_name, f.to_line1, f.to_line2, f.to_city, f.to_state,
             f.to_zip, f.to_country, f.service_level, f.carrier_preference, f.insurance, f.signature_required, count(*) OVER () AS total
        FROM package_actions p JOIN physical_inbound_items i ON i.id = p.item_id LEFT JOIN package_forwards f ON f.action_id = p.id
@@ -99,7 +101,8 @@ export async function updateFacilityPackageAction(
   body: FacilityActionUpdate,
 ) {
   return deps.db.transaction(async (tx) => {
-    const [action]: PackageActionRow[] = await tx.query(
+    const [action] = await sqlRows<PackageActionRow>(
+      tx,
       `SELECT p.* FROM package_actions p JOIN physical_inbound_items i ON i.id = p.item_id WHERE p.id = $1 AND i.facility_id = $2 FOR UPDATE OF p`,
       [id, auth.facilityId],
     );

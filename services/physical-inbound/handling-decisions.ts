@@ -27,6 +27,7 @@ import type { HandlingOperationRow } from './rows';
 import { loadManagedItem, managedItemViews } from './inbound-items';
 import { environmentOf, findItem } from './item-records';
 import { ensureMemberSample } from './sandbox-fixtures';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
 // Owner (member keys)
@@ -54,7 +55,8 @@ export async function listMemberHandling(
     where.push(`item_id = $${params.length}`);
   }
   params.push(query.limit, query.offset);
-  const rows: Array<HandlingOperationRow & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<HandlingOperationRow & { total: string }>(
+    deps.db,
     `SELECT *, count(*) OVER () AS total FROM handling_operations WHERE ${where.join(' AND ')}
       ORDER BY created_at DESC, id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
@@ -122,7 +124,7 @@ export async function listFacilityHandling(
   query: { status?: HandlingStatus; limit: number; offset: number },
 ) {
   const statuses = query.status ? [query.status] : ['awaiting_facility', 'accepted'];
-  const rows: Array<
+  const rows = await sqlRows<
     HandlingOperationRow & {
       reference_code: string;
       kind: string;
@@ -130,7 +132,8 @@ export async function listFacilityHandling(
       item_status: string;
       total: string;
     }
-  > = await deps.db.query(
+  >(
+    deps.db,
     `SELECT o.*, i.reference_code, i.kind, i.mailbox_id, i.status AS item_status, count(*) OVER () AS total
        FROM handling_operations o JOIN physical_inbound_items i ON i.id = o.item_id
       WHERE o.facility_id = $1 AND o.environment = 'live' AND o.status = ANY($2::text[])
@@ -229,7 +232,8 @@ export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: s
       suggestedAction: 'Reset the member sample (its id is listed by GET /v1/inbound-items with a test key).',
     });
   }
-  const open: HandlingOperationRow[] = await deps.db.query(
+  const open = await sqlRows<HandlingOperationRow>(
+    deps.db,
     `SELECT * FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
     [item.id],
   );
@@ -245,7 +249,7 @@ export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: s
     }
   }
   // Let every workflow of the sample finish before its rows go away.
-  const ops: Array<{ id: string }> = await deps.db.query(`SELECT id FROM handling_operations WHERE item_id = $1`, [
+  const ops = await sqlRows<{ id: string }>(deps.db, `SELECT id FROM handling_operations WHERE item_id = $1`, [
     item.id,
   ]);
   await Promise.all(
@@ -256,7 +260,7 @@ export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: s
         .catch(() => undefined),
     ),
   );
-  await deps.db.query(`DELETE FROM physical_inbound_items WHERE id = $1 AND source_domain = 'member_sample'`, [
+  await sqlRun(deps.db, `DELETE FROM physical_inbound_items WHERE id = $1 AND source_domain = 'member_sample'`, [
     item.id,
   ]);
   await ensureMemberSample(deps, item.member_id);

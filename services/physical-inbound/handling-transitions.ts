@@ -25,6 +25,7 @@ import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from
 import { addFixtureBundle, loadFixture, uploadFixture } from './sandbox-fixtures';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
+import { sqlRun } from '../shared/sql';
 
 function fail(type: string, message: string, details: Record<string, unknown> = {}): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: [details], nonRetryable: true });
@@ -158,7 +159,8 @@ export async function rejectOperation(
         description: `Inbound ${op.action_type} not carried out`,
       });
       if (op.scan_request_id) {
-        await tx.query(
+        await sqlRun(
+          tx,
           `UPDATE scan_requests SET status = 'rejected', rejection_reason = COALESCE(rejection_reason, $2) WHERE id = $1 AND status = 'requested'`,
           [op.scan_request_id, input.reason],
         );
@@ -273,11 +275,13 @@ export async function sandboxFulfilOperation(
       const existing = await existingBundle(tx);
       if (existing) return existing;
       const id = await addFixtureBundle(tx, item, fixture, ['letter'], true);
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE scan_requests SET handling_id = $2, scan_type = 'content' WHERE id = (SELECT request_id FROM scan_bundles WHERE id = $1)`,
         [id, op.id],
       );
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE handling_operations SET scan_request_id = (SELECT request_id FROM scan_bundles WHERE id = $2) WHERE id = $1`,
         [op.id, id],
       );

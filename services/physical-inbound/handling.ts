@@ -37,6 +37,7 @@ import {
   HandlingWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import type { HandlingOperationRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -79,7 +80,8 @@ export async function findOperation(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<HandlingOperationRow | null> {
-  const [row]: HandlingOperationRow[] = await db.query(
+  const [row] = await sqlRows<HandlingOperationRow>(
+    db,
     `SELECT * FROM handling_operations WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
   );
@@ -189,7 +191,8 @@ async function insertOperation(
     quoteCents: number;
   },
 ): Promise<HandlingOperationRow> {
-  const [open]: Array<Pick<HandlingOperationRow, 'id' | 'status'>> = await tx.query(
+  const [open] = await sqlRows<Pick<HandlingOperationRow, 'id' | 'status'>>(
+    tx,
     `SELECT id, status FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
     [item.id],
   );
@@ -203,7 +206,8 @@ async function insertOperation(
       },
     );
   }
-  const [op]: HandlingOperationRow[] = await tx.query(
+  const [op] = await sqlRows<HandlingOperationRow>(
+    tx,
     `INSERT INTO handling_operations (item_id, member_id, agent_id, facility_id, environment, origin, action_type, status, mail_class,
        untracked_acknowledged, destination, quote_cents)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
@@ -239,7 +243,8 @@ async function insertOperation(
 
 export async function getAgentInboxHandling(deps: Deps, auth: AuthContext, itemId: string) {
   const { item, assignment } = await loadAssignment(deps, auth, itemId);
-  const ops: HandlingOperationRow[] = await deps.db.query(
+  const ops = await sqlRows<HandlingOperationRow>(
+    deps.db,
     `SELECT * FROM handling_operations WHERE item_id = $1 ORDER BY created_at DESC, id`,
     [item.id],
   );

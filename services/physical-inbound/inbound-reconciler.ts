@@ -11,13 +11,15 @@ import type { HandlingOperationRow } from './rows';
 import { startInboundReceivedWorkflow, startScanBundleWorkflow } from './inbound-workflows';
 import { ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
 import { signalScanOutcome } from './scan-requests';
+import { sqlRows } from '../shared/sql';
 
 export async function reconcilePhysicalInbound(
   deps: Deps,
   graceSeconds: number,
 ): Promise<{ operations: number; items: number; bundles: number; scanOutcomes: number }> {
   const age = `now() - ($1 || ' seconds')::interval`;
-  const ops: HandlingOperationRow[] = await deps.db.query(
+  const ops = await sqlRows<HandlingOperationRow>(
+    deps.db,
     `SELECT * FROM handling_operations WHERE workflow_started_at IS NULL AND created_at <= ${age} ORDER BY created_at LIMIT 200`,
     [String(graceSeconds)],
   );
@@ -29,12 +31,12 @@ export async function reconcilePhysicalInbound(
   );
   for (const row of items) await startInboundReceivedWorkflow(deps, toItemRow(row));
   // Each bundle with its item (a bundle's item always exists: the bundle is deleted with it).
-  const bundles: Array<Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'> & { bundle_id: string }> =
-    await deps.db.query(
-      `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
+  const bundles = await sqlRows<Pick<ItemRow, 'id' | 'member_id' | 'agent_id' | 'environment'> & { bundle_id: string }>(
+    deps.db,
+    `SELECT b.id AS bundle_id, i.id, i.member_id, i.agent_id, i.environment FROM scan_bundles b JOIN physical_inbound_items i ON i.id = b.item_id
       WHERE b.workflow_started_at IS NULL AND b.created_at <= ${age} ORDER BY b.created_at LIMIT 200`,
-      [String(graceSeconds)],
-    );
+    [String(graceSeconds)],
+  );
   for (const b of bundles) await startScanBundleWorkflow(deps, b.bundle_id, b);
   // Open & Scan operations whose scan was refused, or fulfilled with its context saved
   // (inbound.context_ready recorded: the outcome never goes before it), but whose signal was lost.

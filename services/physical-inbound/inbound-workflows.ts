@@ -12,6 +12,7 @@ import {
 } from '../../workflows/physical-inbound/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import type { ItemRow } from './item-records';
+import { sqlRun } from '../shared/sql';
 
 export interface InboundWorkflowAttributes {
   objectId: string;
@@ -59,7 +60,7 @@ export async function startOnce(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   // The reconciler starts what is not marked (a start lost after the record was committed).
-  await deps.db.query(markStarted, [attrs.objectId]);
+  await sqlRun(deps.db, markStarted, [attrs.objectId]);
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { EntityManager } from 'typeorm';
 import type { AuthContext } from '../accounts/auth';
 import type { Environment, PhysicalInboundItemRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export type { Environment, SourceDomain } from './rows';
 export type Db = Pick<EntityManager, 'query'>;
@@ -30,7 +31,8 @@ export function toItemRow(row: ItemColumns): ItemRow {
 }
 
 export async function findItem(db: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<ItemRow | null> {
-  const [row]: ItemColumns[] = await db.query(
+  const [row] = await sqlRows<ItemColumns>(
+    db,
     `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
   );
@@ -62,7 +64,8 @@ export async function recordActivity(
   kind: string,
   detail: Record<string, unknown> = {},
 ): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `INSERT INTO inbound_item_activity (item_id, member_id, agent_id, environment, kind, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
     [item.id, item.member_id, item.agent_id, item.environment, kind, JSON.stringify(detail)],
   );

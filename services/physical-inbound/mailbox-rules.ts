@@ -21,6 +21,7 @@ import {
   RuleMatch,
 } from '../../domain/physical-inbound/package-arrival';
 import { termProblem } from '../../domain/webhooks/rules';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 interface RuleRow extends MailboxRule {
   member_id: string;
@@ -97,7 +98,8 @@ export async function listMailboxRules(deps: Deps, auth: AuthContext, query: Rul
     where += ` AND enabled = $${params.length}`;
   }
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM mailbox_rules WHERE ${where}`, params);
-  const rows: RuleRow[] = await deps.db.query(
+  const rows = await sqlRows<RuleRow>(
+    deps.db,
     `SELECT ${COLUMNS} FROM mailbox_rules WHERE ${where} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, query.limit, query.offset],
   );
@@ -122,7 +124,7 @@ export async function createMailboxRule(
   const { match, apply } = checkedRule(auth, body.match, body.apply);
   const row = await deps.db.transaction(async (tx) => {
     // One creation at a time per agent, so the limit holds under concurrent calls.
-    await tx.query(`SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
+    await sqlRun(tx, `SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
     const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM mailbox_rules WHERE agent_id = $1`, [agentId]);
     if (n >= ARRIVAL_LIMITS.rulesPerAgent) {
       throw errors.unprocessable(
@@ -133,7 +135,8 @@ export async function createMailboxRule(
         },
       );
     }
-    const [inserted]: RuleRow[] = await tx.query(
+    const [inserted] = await sqlRows<RuleRow>(
+      tx,
       `INSERT INTO mailbox_rules (member_id, agent_id, name, enabled, match, apply, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
       [auth.memberId, agentId, body.name, body.enabled, JSON.stringify(match), JSON.stringify(apply), createdBy(auth)],
     );
@@ -149,7 +152,8 @@ async function loadRule(
   agentFilter: string | null,
   forUpdate = false,
 ): Promise<RuleRow> {
-  const [row]: RuleRow[] = await db.query(
+  const [row] = await sqlRows<RuleRow>(
+    db,
     `SELECT ${COLUMNS} FROM mailbox_rules WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
   );
@@ -196,7 +200,7 @@ export async function deleteMailboxRule(deps: Deps, auth: AuthContext, id: strin
   await assertPackagesEnabled(deps, auth);
   const agentFilter = await scopedAgent(deps, auth, agentIdQuery, { required: false });
   const rule = await loadRule(deps.db, auth, id, agentFilter);
-  await deps.db.query(`DELETE FROM mailbox_rules WHERE id = $1`, [rule.id]);
+  await sqlRun(deps.db, `DELETE FROM mailbox_rules WHERE id = $1`, [rule.id]);
   return { deleted: true, id: rule.id };
 }
 
@@ -205,7 +209,8 @@ export async function deleteMailboxRule(deps: Deps, auth: AuthContext, id: strin
 
 /** The agent's rules in the order they apply (oldest first). */
 export async function rulesOfAgent(tx: Db, memberId: string, agentId: string): Promise<Array<RuleRow>> {
-  return tx.query(
+  return sqlRows<RuleRow>(
+    tx,
     `SELECT ${COLUMNS} FROM mailbox_rules WHERE member_id = $1 AND agent_id = $2 ORDER BY created_at, id`,
     [memberId, agentId],
   );
@@ -213,7 +218,8 @@ export async function rulesOfAgent(tx: Db, memberId: string, agentId: string): P
 
 export async function countRuleMatches(tx: Db, ruleIds: string[]): Promise<void> {
   if (!ruleIds.length) return;
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mailbox_rules SET match_count = match_count + 1, last_matched_at = now() WHERE id = ANY($1::uuid[])`,
     [ruleIds],
   );

@@ -19,9 +19,10 @@ import {
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { loadItemBundles, scanSummary } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import { scanRequestView } from './scan-requests';
+import { scanRequestView } from './scan-request-view';
 import { loadPackage, packageSummary, photoCounts, requireScope } from './package-custody';
 import type { PackageActionRow, PackageForwardRow, ScanRequestRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** An action as ACTION_SELECT reads it: its row and the id of its scan request, if it has one. */
 export type PackageAction = PackageActionRow & { scan_request_id: string | null };
@@ -95,7 +96,8 @@ export async function insertAction(
     throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message, { suggestedAction });
   }
   const parameters = body.parameters ?? {};
-  const [action]: PackageActionRow[] = await tx.query(
+  const [action] = await sqlRows<PackageActionRow>(
+    tx,
     `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before, agent_notes, agent_data)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
@@ -112,7 +114,8 @@ export async function insertAction(
     ],
   );
   if (forward) {
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO package_forwards (item_id, action_id, to_name, to_line1, to_line2, to_city, to_state, to_zip, to_country, carrier_preference,
          service_level, insurance, signature_required) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
@@ -140,7 +143,8 @@ export async function insertAction(
         : body.action === 'open_and_scan'
           ? 'content'
           : 'document';
-    const [request]: Array<Pick<ScanRequestRow, 'id'>> = await tx.query(
+    const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
+      tx,
       `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, package_action_id, options)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
       [
@@ -168,7 +172,8 @@ export async function insertAction(
 
 export async function listPackageActions(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows: PackageAction[] = await deps.db.query(
+  const rows = await sqlRows<PackageAction>(
+    deps.db,
     `${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`,
     [item.id],
   );
@@ -202,7 +207,8 @@ export async function createPackageAction(deps: Deps, auth: AuthContext, id: str
 }
 
 async function loadAction(db: Db, itemId: string, actionId: string, lock = false): Promise<PackageAction> {
-  const [row]: PackageAction[] = await db.query(
+  const [row] = await sqlRows<PackageAction>(
+    db,
     `${ACTION_SELECT} WHERE p.id = $1 AND p.item_id = $2${lock ? ' FOR UPDATE OF p NOWAIT' : ''}`,
     [actionId, itemId],
   );
@@ -335,7 +341,8 @@ export const FORWARD_SELECT = `SELECT f.*, a.status AS action_status, a.result F
 
 export async function listPackageForwards(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const rows: PackageForward[] = await deps.db.query(
+  const rows = await sqlRows<PackageForward>(
+    deps.db,
     `${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`,
     [item.id],
   );
@@ -377,7 +384,7 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
     );
     return { action: created, item: locked };
   });
-  const [forward]: PackageForward[] = await deps.db.query(`${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
+  const [forward] = await sqlRows<PackageForward>(deps.db, `${FORWARD_SELECT} WHERE f.action_id = $1`, [action.id]);
   const fresh = (await findItem(deps.db, item.id))!;
   const counts = await photoCounts(deps.db, [item.id]);
   return {
@@ -392,7 +399,8 @@ export async function createPackageForward(deps: Deps, auth: AuthContext, id: st
 
 export async function listPackageScans(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
-  const requests: ScanRequestRow[] = await deps.db.query(
+  const requests = await sqlRows<ScanRequestRow>(
+    deps.db,
     `SELECT * FROM scan_requests WHERE item_id = $1 ORDER BY requested_at DESC, id`,
     [item.id],
   );
@@ -425,7 +433,7 @@ export async function createPackageScan(
       null,
     );
   });
-  const [request]: ScanRequestRow[] = await deps.db.query(`SELECT * FROM scan_requests WHERE id = $1`, [
+  const [request] = await sqlRows<ScanRequestRow>(deps.db, `SELECT * FROM scan_requests WHERE id = $1`, [
     action.scan_request_id,
   ]);
   return { scan_request: scanRequestView(request), action: actionView(action) };

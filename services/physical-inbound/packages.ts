@@ -16,6 +16,7 @@ import { shipmentOfPackage } from './expected-shipments';
 import { assertPackagesEnabled, loadPackage, packageSummary, photoCounts } from './package-custody';
 import { ACTION_SELECT, actionView, FORWARD_SELECT, forwardView } from './package-actions';
 import type { InboundPhotoRow, PackageNoteRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 export interface PackageListQuery {
   agent_id?: string;
@@ -62,7 +63,8 @@ export async function listPackages(deps: Deps, auth: AuthContext, query: Package
     where.push(`i.received_at <= $${params.length}`);
   }
   params.push(query.limit, query.offset);
-  const rows: Array<ItemColumns & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<ItemColumns & { total: string }>(
+    deps.db,
     `SELECT ${ITEM_COLUMNS}, count(*) OVER () AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}
       ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
@@ -93,7 +95,8 @@ export const PACKAGE_PHOTO_TYPES = ['sealed_exterior', 'label', 'scan_envelope',
 
 async function packagePhotos(deps: Deps, item: ItemRow, photoType?: string) {
   const expiresAt = new Date(Date.now() + 3600_000).toISOString();
-  const intake: InboundPhotoRow[] = await deps.db.query(
+  const intake = await sqlRows<InboundPhotoRow>(
+    deps.db,
     `SELECT * FROM inbound_photos WHERE item_id = $1 ORDER BY created_at, id`,
     [item.id],
   );
@@ -214,7 +217,8 @@ export async function listPackageNotes(
   page: { limit: number; offset: number },
 ) {
   const item = await loadPackage(deps, auth, id);
-  const rows: Array<PackageNoteRow & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<PackageNoteRow & { total: string }>(
+    deps.db,
     `SELECT *, count(*) OVER () AS total FROM package_notes WHERE item_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
     [item.id, page.limit, page.offset],
   );
@@ -233,7 +237,8 @@ export async function addPackageNote(
   metadata?: Record<string, unknown>,
 ) {
   const item = await loadPackage(deps, auth, id);
-  const [row]: PackageNoteRow[] = await deps.db.query(
+  const [row] = await sqlRows<PackageNoteRow>(
+    deps.db,
     `INSERT INTO package_notes (item_id, note, metadata, author, agent_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
     [
       item.id,

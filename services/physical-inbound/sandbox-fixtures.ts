@@ -10,6 +10,7 @@ import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import { Db, ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
 import { refreshSearchFields } from './search-index';
+import { sqlRun } from '../shared/sql';
 
 interface FixtureManifestPage {
   file: string;
@@ -112,7 +113,8 @@ export async function addFixtureBundle(
   let n = 0;
   for (const page of fixture.pages.filter((p) => roles.includes(p.role))) {
     n++;
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO scan_pages (bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256,
          ocr_status, ocr_text, ocr_is_blank, ocr_uncertain_spans, ocr_provider, ocr_model, ocr_completed_at, ocr_attempts, ocr_provenance)
        VALUES ($1, $2, $3, $4, $5, $6, 'image/png', $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16)`,

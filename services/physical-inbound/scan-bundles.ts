@@ -8,6 +8,7 @@ import {
 } from '../../domain/physical-inbound/agent-inbox';
 import type { Db } from './item-records';
 import type { ScanBundleRow, ScanPageRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 /** A scan bundle with its pages in order. */
 export interface BundleRow extends Omit<ScanBundleRow, 'workflow_started_at'> {
@@ -18,11 +19,13 @@ export interface BundleRow extends Omit<ScanBundleRow, 'workflow_started_at'> {
 export async function loadBundles(db: Db, itemIds: string[]): Promise<Map<string, BundleRow[]>> {
   const out = new Map<string, BundleRow[]>();
   if (!itemIds.length) return out;
-  const bundles: BundleRow[] = await db.query(
+  const bundles = await sqlRows<BundleRow>(
+    db,
     `SELECT id, request_id, item_id, ocr_id, created_at FROM scan_bundles WHERE item_id = ANY($1::uuid[]) ORDER BY created_at, id`,
     [itemIds],
   );
-  const pages: ScanPageRow[] = await db.query(
+  const pages = await sqlRows<ScanPageRow>(
+    db,
     `SELECT * FROM scan_pages WHERE item_id = ANY($1::uuid[]) ORDER BY page_number`,
     [itemIds],
   );

@@ -15,6 +15,7 @@ import { findItem, ItemRow, recordActivity, updateReturning } from './item-recor
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
 import type { ScanPageRow } from './rows';
+import { sqlRun } from '../shared/sql';
 
 function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
   return { item_id: item.id, agent_id: item.agent_id, source_domain: item.source_domain, ocr_status: ocrStatus };
@@ -100,7 +101,8 @@ export async function ocrScanPage(
   if (result.ok) {
     const text = result.page.text.slice(0, MAX_OCR_PAGE_CHARS);
     const status = ocrPageStatus(result.page);
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `UPDATE scan_pages SET ocr_status = $2, ocr_text = $3, ocr_is_blank = $4, ocr_confidence = $5, ocr_uncertain_spans = $6, ocr_provider = 'tesseract',
          ocr_model = $7, ocr_completed_at = now(), ocr_error_code = NULL WHERE id = $1`,
       [
@@ -116,7 +118,8 @@ export async function ocrScanPage(
     return { status, retry: false };
   }
   const retry = result.retryable && page.ocr_attempts < MAX_OCR_ATTEMPTS;
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE scan_pages SET ocr_status = $2, ocr_error_code = $3, ocr_provider = 'tesseract', ocr_completed_at = CASE WHEN $2 = 'failed' THEN now() END
       WHERE id = $1`,
     [pageId, retry ? 'queued' : 'failed', result.errorCode],

@@ -10,41 +10,24 @@ import type { UploadedFile } from '../shared/uploads';
 import { errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { PageRole } from '../../domain/physical-inbound/agent-inbox';
-import type { ItemKind } from '../../domain/physical-inbound/search';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 import { readImage } from './facility-intake';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
 import { bumpItem, Db, findItem, recordActivity, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { ScanRequestRow } from './rows';
+import { scanRequestView, type ScanRequestItemColumns } from './scan-request-view';
+import { sqlRows, sqlRun } from '../shared/sql';
 
-/** The item's columns a facility list adds to each request. */
-type ScanRequestItemColumns = { reference_code: string; kind: ItemKind; mailbox_id: string | null };
-
-export function scanRequestView(r: ScanRequestRow & Partial<ScanRequestItemColumns>) {
-  return {
-    id: r.id,
-    item_id: r.item_id,
-    agent_id: r.agent_id,
-    scan_type: r.scan_type,
-    origin: r.origin,
-    package_action_id: r.package_action_id,
-    handling_id: r.handling_id,
-    options: r.options,
-    status: r.status,
-    rejection_reason: r.rejection_reason,
-    requested_at: r.requested_at.toISOString(),
-    fulfilled_at: r.fulfilled_at ? r.fulfilled_at.toISOString() : null,
-    ...(r.reference_code ? { item: { reference_code: r.reference_code, kind: r.kind, mailbox_id: r.mailbox_id } } : {}),
-  };
-}
+export { scanRequestView };
 
 export async function listScanRequests(
   deps: Deps,
   auth: AuthContext,
   query: { status?: string; limit: number; offset: number },
 ) {
-  const rows: Array<ScanRequestRow & ScanRequestItemColumns & { total: string }> = await deps.db.query(
+  const rows = await sqlRows<ScanRequestRow & ScanRequestItemColumns & { total: string }>(
+    deps.db,
     `SELECT r.*, i.reference_code, i.kind, i.mailbox_id, count(*) OVER () AS total
        FROM scan_requests r JOIN physical_inbound_items i ON i.id = r.item_id
       WHERE r.facility_id = $1 AND r.status = $2 ORDER BY r.requested_at, r.id LIMIT $3 OFFSET $4`,
@@ -57,7 +40,8 @@ export async function listScanRequests(
 }
 
 async function loadScanRequest(db: Db, auth: AuthContext, id: string, forUpdate = false): Promise<ScanRequestRow> {
-  const [r]: ScanRequestRow[] = await db.query(
+  const [r] = await sqlRows<ScanRequestRow>(
+    db,
     `SELECT * FROM scan_requests WHERE id = $1 AND facility_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
     [id, auth.facilityId],
   );
@@ -138,17 +122,23 @@ export async function fulfilScanRequest(
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
     const target = (await findItem(tx, locked.item_id, { forUpdate: true }))!;
-    await tx.query(`INSERT INTO scan_bundles (id, request_id, item_id) VALUES ($1, $2, $3)`, [bundleId, id, target.id]);
+    await sqlRun(tx, `INSERT INTO scan_bundles (id, request_id, item_id) VALUES ($1, $2, $3)`, [
+      bundleId,
+      id,
+      target.id,
+    ]);
     for (const p of pages) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO scan_pages (id, bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256)
          VALUES ($1, $2, $3, $4, $5, 'physical', $6, $7, $8, $9)`,
         [p.id, bundleId, target.id, p.n, p.role, p.key, p.contentType, p.size, p.sha],
       );
     }
-    await tx.query(`UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
+    await sqlRun(tx, `UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
     if (locked.package_action_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE package_actions SET status = 'completed', result = $2, version = version + 1, completed_at = now(), updated_at = now() WHERE id = $1`,
         [
           locked.package_action_id,
@@ -188,7 +178,8 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
       [id, body.reason],
     );
     if (locked.package_action_id) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE package_actions SET status = 'failed', result = $2, version = version + 1, updated_at = now() WHERE id = $1`,
         [locked.package_action_id, JSON.stringify({ scan_request_id: id, reason: body.reason })],
       );

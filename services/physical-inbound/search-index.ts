@@ -7,12 +7,13 @@ import { errors } from '../../domain/shared/errors';
 import { parseLiteralQuery, searchFields } from '../../domain/physical-inbound/search';
 import { Db, findItem } from './item-records';
 import { loadItemBundles } from './scan-bundles';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** Rewrites the item's normalised search fields from its current record, scans and saved OCR. */
 export async function refreshSearchFields(db: Db, itemId: string): Promise<void> {
   const item = await findItem(db, itemId);
   if (!item) return;
-  const requests: Array<{ id: string }> = await db.query(`SELECT id FROM scan_requests WHERE item_id = $1`, [itemId]);
+  const requests = await sqlRows<{ id: string }>(db, `SELECT id FROM scan_requests WHERE item_id = $1`, [itemId]);
   const bundles = await loadItemBundles(db, itemId);
   const pages = bundles.flatMap((b) => b.pages);
   const fields = searchFields({
@@ -29,9 +30,10 @@ export async function refreshSearchFields(db: Db, itemId: string): Promise<void>
       .filter((p) => (p.ocr_status === 'ready' || p.ocr_status === 'needs_review') && p.ocr_text)
       .map((p) => p.ocr_text!),
   });
-  await db.query(`DELETE FROM inbound_search_fields WHERE item_id = $1`, [itemId]);
+  await sqlRun(db, `DELETE FROM inbound_search_fields WHERE item_id = $1`, [itemId]);
   if (fields.length) {
-    await db.query(
+    await sqlRun(
+      db,
       `INSERT INTO inbound_search_fields (item_id, source, text) SELECT $1, s, t FROM unnest($2::text[], $3::text[]) AS x(s, t)`,
       [itemId, fields.map((f) => f.source), fields.map((f) => f.text)],
     );
@@ -61,7 +63,7 @@ const SEARCH_TIMEOUT_MS = 5000;
 export async function runSearch<T>(deps: Deps, fn: (db: Db) => Promise<T>): Promise<T> {
   try {
     return await deps.db.transaction(async (tx) => {
-      await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
+      await sqlRun(tx, `SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
       return fn(tx);
     });
   } catch (err) {

@@ -1,13 +1,11 @@
-// What every service function needs, built once per process and passed explicitly.
-import type { EventEmitter } from 'node:events';
-import { Client, Connection } from '@temporalio/client';
+// What every service function needs, built once per process (create-deps.ts) and passed explicitly.
+// Types only, so that the modules that take a Deps do not import what builds one.
+import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
-import { createDataSource } from '../../entities/data-source';
-import { createLogger, Logger } from './logger';
-import { createObjectStorage, ObjectStorage } from './storage';
-import { createRenderers, Renderers } from './rendering';
-import { installNotifierWakeUps } from '../notifications/notices';
+import type { Logger } from './logger';
+import type { ObjectStorage } from './storage';
+import type { Renderers } from './rendering';
 
 export interface Deps {
   config: Config;
@@ -17,39 +15,4 @@ export interface Deps {
   log: Logger;
   /** The letter renderers (HTML, Markdown, DOCX to PDF); started on first use. */
   renderers: Renderers;
-}
-
-export async function createDeps(config: Config, opts: { poolSize?: number; name?: string } = {}): Promise<Deps> {
-  const log = createLogger(config.logLevel, opts.name);
-  const db = createDataSource({ databaseUrl: config.databaseUrl, poolSize: opts.poolSize ?? 10 });
-  await db.initialize();
-  // A new connection that Postgres terminates while the pool hands it out can emit 'error'
-  // before anyone listens (pg-pool drops its idle listener, TypeORM adds its own a tick
-  // later); unheard, that error crashes the process. A listener for the connection's whole
-  // life keeps the process up; the pool and TypeORM still discard the dead connection.
-  const pool = (db.driver as unknown as { master?: EventEmitter }).master;
-  pool?.on('connect', (connection: EventEmitter) =>
-    connection.on('error', (err: Error) => log.warn({ err }, 'postgres connection lost')),
-  );
-  // Lazy: the API starts even while Temporal is down; /healthz reports it.
-  const connection = Connection.lazy({ address: config.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const deps: Deps = {
-    config,
-    db,
-    temporal,
-    storage: createObjectStorage(config),
-    log,
-    renderers: createRenderers(config.rendering, log),
-  };
-  // A transaction that records an owner notification wakes the member's notifier once it commits.
-  installNotifierWakeUps(deps);
-  return deps;
-}
-
-export async function closeDeps(deps: Deps): Promise<void> {
-  await deps.renderers.close().catch(() => undefined);
-  await deps.temporal.connection.close().catch(() => undefined);
-  deps.storage.client.destroy();
-  if (deps.db.isInitialized) await deps.db.destroy();
 }

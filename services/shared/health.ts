@@ -1,5 +1,6 @@
 // Readiness: Postgres, Temporal and the object store must all answer.
 import type { Deps } from './deps';
+import { sqlRun } from './sql';
 
 export interface Health {
   ok: boolean;
@@ -14,7 +15,7 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T> {
 
 export async function checkHealth(deps: Deps): Promise<Health> {
   const [postgres, temporal, objectStore] = await Promise.all([
-    within(deps.db.query('SELECT 1'), 2000).then(
+    within(sqlRun(deps.db, 'SELECT 1'), 2000).then(
       () => true,
       () => false,
     ),

@@ -5,6 +5,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { sha256Hex } from '../../domain/accounts/keys';
+import { sqlAffected, sqlRows, sqlRun } from './sql';
 
 export interface IdempotentResult {
   status: number;
@@ -56,7 +57,8 @@ export async function runIdempotent(
   }
   let inserted = false;
   try {
-    const rows = await deps.db.query(
+    const rows = await sqlRows<{ id: string }>(
+      deps.db,
       `INSERT INTO idempotency_records (owner_key, idempotency_key, operation, request_hash, expires_at)
        VALUES ($1, $2, $3, $4, now() + ($5 || ' days')::interval)
        ON CONFLICT (owner_key, operation, idempotency_key) DO NOTHING RETURNING id`,
@@ -98,7 +100,8 @@ async function complete(
   opts: { operation: string; key?: string },
   result: IdempotentResult,
 ) {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE idempotency_records SET state = 'completed', response_status = $4, response_body = $5
       WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
     [auth.ownerKey, opts.operation, opts.key, result.status, JSON.stringify(result.body ?? null)],
@@ -106,20 +109,19 @@ async function complete(
 }
 
 async function release(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string }) {
-  await deps.db
-    .query(
-      `DELETE FROM idempotency_records WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND state = 'in_progress'`,
-      [auth.ownerKey, opts.operation, opts.key],
-    )
-    .catch(() => undefined);
+  await sqlRun(
+    deps.db,
+    `DELETE FROM idempotency_records WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND state = 'in_progress'`,
+    [auth.ownerKey, opts.operation, opts.key],
+  ).catch(() => undefined);
 }
 
 /** The stored answer; or 'claimed' when the first request was abandoned and this one takes over its record. */
 async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; key?: string; fingerprint: string }) {
   const start = Date.now();
   for (;;) {
-    // TypeORM answers an UPDATE with [rows, affected count].
-    const [, claimed] = await deps.db.query(
+    const claimed = await sqlAffected(
+      deps.db,
       `UPDATE idempotency_records SET created_at = now()
         WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3 AND request_hash = $4
           AND state = 'in_progress' AND created_at < now() - ($5 || ' seconds')::interval
@@ -127,7 +129,13 @@ async function replay(deps: Deps, auth: AuthContext, opts: { operation: string; 
       [auth.ownerKey, opts.operation, opts.key, opts.fingerprint, String(ABANDONED_AFTER_SECONDS)],
     );
     if (claimed === 1) return 'claimed' as const;
-    const [row] = await deps.db.query(
+    const [row] = await sqlRows<{
+      request_hash: string;
+      state: 'in_progress' | 'completed';
+      response_status: number | null;
+      response_body: unknown;
+    }>(
+      deps.db,
       `SELECT request_hash, state, response_status, response_body FROM idempotency_records
         WHERE owner_key = $1 AND operation = $2 AND idempotency_key = $3`,
       [auth.ownerKey, opts.operation, opts.key],

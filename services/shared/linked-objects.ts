@@ -8,6 +8,7 @@ import type { AuthContext } from '../accounts/auth';
 import type { Deps } from './deps';
 import { errors, FieldError } from '../../domain/shared/errors';
 import { canSee, ownsAcrossEnvironments } from './scoping';
+import { sqlRows } from './sql';
 
 type Queryable = Pick<Deps['db'], 'query'>;
 
@@ -68,8 +69,13 @@ export async function assertLinkedObjects(db: Queryable, auth: AuthContext, link
   for (const [path, [kind, id]] of Object.entries(links)) {
     if (id === undefined || id === null) continue;
     const target: LinkTarget = LINK_TARGETS[kind];
-    const [row] = auth.memberId ? await db.query(target.sql, [id, auth.memberId]) : [];
-    const owner = row && { memberId: row.member_id as string, agentId: row.agent_id as string | null };
+    const [row] = auth.memberId
+      ? await sqlRows<{ member_id: string; agent_id: string | null; test_mode: boolean | null }>(db, target.sql, [
+          id,
+          auth.memberId,
+        ])
+      : [];
+    const owner = row && { memberId: row.member_id, agentId: row.agent_id };
     const visible =
       owner !== undefined &&
       (target.spansEnvironments

@@ -1,6 +1,7 @@
 // Fixed windows (one minute; RATE_LIMIT_WINDOW_SECONDS in tests) counted in Postgres, so every
 // API process shares one budget.
 import type { Deps } from './deps';
+import { sqlRows, sqlRun } from './sql';
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -13,7 +14,8 @@ export interface RateLimitResult {
 
 export async function consumeRateLimit(deps: Deps, bucket: string, limit: number): Promise<RateLimitResult> {
   const windowSeconds = deps.config.rateLimitWindowSeconds;
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<{ count: number; reset_in: number }>(
+    deps.db,
     `INSERT INTO rate_limit_counters (bucket, window_start, count)
      VALUES ($1, to_timestamp(floor(EXTRACT(EPOCH FROM now()) / $2::int) * $2::int), 1)
      ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
@@ -22,9 +24,9 @@ export async function consumeRateLimit(deps: Deps, bucket: string, limit: number
   );
   // Old windows are useless; trim them now and then rather than on every request.
   if (Math.random() < 0.01) {
-    void deps.db
-      .query(`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '5 minutes'`)
-      .catch(() => undefined);
+    void sqlRun(deps.db, `DELETE FROM rate_limit_counters WHERE window_start < now() - interval '5 minutes'`).catch(
+      () => undefined,
+    );
   }
   const count = Number(row.count);
   return {

@@ -6,6 +6,7 @@ import type { Deps } from './deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey, isMemberKey } from '../accounts/auth';
 import { errors } from '../../domain/shared/errors';
+import { sqlRows } from './sql';
 
 /** The agent id to filter by, or null for "all agents of the member". */
 export async function resolveAgentFilter(
@@ -24,10 +25,11 @@ export async function resolveAgentFilter(
 /** 404 unless the agent belongs to the caller's member (and, for agent keys, is the caller) and is not archived. */
 export async function assertAgentOfMember(deps: Deps, auth: AuthContext, agentId: string): Promise<void> {
   if (isAgentKey(auth) && auth.agentId !== agentId) throw errors.notFound('Agent');
-  const rows = await deps.db.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-    agentId,
-    auth.memberId,
-  ]);
+  const rows = await sqlRows<{ '?column?': number }>(
+    deps.db,
+    `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+    [agentId, auth.memberId],
+  );
   if (!rows.length) throw errors.notFound('Agent');
 }
 

@@ -13,6 +13,7 @@ import { resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { errors } from '../../domain/shared/errors';
 import type { FacilityConversationRow, FacilityMessageRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface FacilityMessageInput {
   body: string;
@@ -97,7 +98,8 @@ async function findConversation(
   forUpdate = false,
 ): Promise<FacilityConversationRow> {
   const v = visibility(auth, 2);
-  const [row]: FacilityConversationRow[] = await db.query(
+  const [row] = await sqlRows<FacilityConversationRow>(
+    db,
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE c.id = $1 AND ${v.where} ${forUpdate ? 'FOR UPDATE' : ''}`,
     [id, ...v.args],
   );
@@ -113,12 +115,14 @@ async function appendMessage(
   body: string,
 ): Promise<{ message: FacilityMessage; conversation: FacilityConversation }> {
   const sequence = conversation.message_count + 1;
-  const [row]: FacilityMessageRow[] = await tx.query(
+  const [row] = await sqlRows<FacilityMessageRow>(
+    tx,
     `INSERT INTO facility_messages (id, conversation_id, sequence, sender_type, agent_id, facility_id, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
     [randomUUID(), conversation.id, sequence, sender.sender_type, sender.agent_id, sender.facility_id, body],
   );
-  const [updated]: FacilityConversationRow[] = await tx.query(
+  const [updated] = await sqlRows<FacilityConversationRow>(
+    tx,
     `WITH changed AS (UPDATE facility_conversations c SET message_count = $2, last_message_at = $3 WHERE c.id = $1
                        RETURNING ${CONVERSATION_COLUMNS}) SELECT * FROM changed`,
     [conversation.id, sequence, row.created_at],
@@ -139,7 +143,8 @@ export async function sendFacilityMessage(
       conversation = await findConversation(tx, auth, input.conversation_id, true);
     } else {
       const facility = await assignFacility(tx, auth.testMode, auth.memberId);
-      [conversation] = await tx.query(
+      [conversation] = await sqlRows<FacilityConversationRow>(
+        tx,
         `INSERT INTO facility_conversations (member_id, agent_id, facility_id, subject, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
         [auth.memberId, auth.agentId, facility.id, input.subject ?? null, auth.testMode ? 'test' : 'live'],
@@ -170,11 +175,13 @@ export async function listFacilityConversations(
       where += ` AND c.agent_id = $${args.length}`;
     }
   }
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM facility_conversations c WHERE ${where}`,
     args,
   );
-  const rows: FacilityConversationRow[] = await deps.db.query(
+  const rows = await sqlRows<FacilityConversationRow>(
+    deps.db,
     `SELECT ${CONVERSATION_COLUMNS} FROM facility_conversations c WHERE ${where}
       ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`,
     args,
@@ -194,7 +201,8 @@ export async function getFacilityMessages(
   page: { limit: number; offset: number },
 ): Promise<{ conversation: FacilityConversation; messages: FacilityMessage[]; total: number }> {
   const conversation = await findConversation(deps.db, auth, conversationId);
-  const rows: FacilityMessageRow[] = await deps.db.query(
+  const rows = await sqlRows<FacilityMessageRow>(
+    deps.db,
     `SELECT ${MESSAGE_COLUMNS} FROM facility_messages WHERE conversation_id = $1 ORDER BY sequence LIMIT ${page.limit} OFFSET ${page.offset}`,
     [conversationId],
   );
@@ -215,7 +223,7 @@ export async function answerAsFacility(
   return deps.db.transaction(async (tx) => {
     const conversation = await findConversation(tx, auth, conversationId, true);
     if (!conversation.facility_id) {
-      await tx.query(`UPDATE facility_conversations SET facility_id = $2 WHERE id = $1`, [
+      await sqlRun(tx, `UPDATE facility_conversations SET facility_id = $2 WHERE id = $1`, [
         conversation.id,
         auth.facilityId,
       ]);

@@ -25,6 +25,7 @@ import {
   ticketLimitRefusal,
 } from '../../domain/support/conversations';
 import type { SupportAttachmentRow, SupportConversationRow, SupportMessageRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface SupportAttachmentInput {
   filename: string;
@@ -126,7 +127,8 @@ async function findConversation(
   id: string,
   forUpdate = false,
 ): Promise<ConversationColumns> {
-  const [row]: ConversationColumns[] = await db.query(
+  const [row] = await sqlRows<ConversationColumns>(
+    db,
     `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c
       WHERE c.id = $1 AND c.member_id = $2 AND c.environment = $3 ${forUpdate ? 'FOR UPDATE' : ''}`,
     [id, auth.memberId, environmentOf(auth)],
@@ -149,8 +151,9 @@ function activeLimitError(active: number): ApiError {
 
 /** Locks the member row and refuses a new (or reopened) ticket over the limits. */
 async function assertTicketAllowed(tx: Queryable, memberId: string, opts: { newTicket: boolean }): Promise<void> {
-  await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
-  const [{ active }]: { active: number }[] = await tx.query(
+  await sqlRun(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+  const [{ active }] = await sqlRows<{ active: number }>(
+    tx,
     `SELECT count(*)::int AS active FROM support_conversations WHERE member_id = $1 AND status <> 'resolved'`,
     [memberId],
   );
@@ -158,7 +161,8 @@ async function assertTicketAllowed(tx: Queryable, memberId: string, opts: { newT
     if (active >= MAX_ACTIVE_TICKETS) throw activeLimitError(active);
     return;
   }
-  const recent: Pick<SupportConversationRow, 'created_at'>[] = await tx.query(
+  const recent = await sqlRows<Pick<SupportConversationRow, 'created_at'>>(
+    tx,
     `SELECT created_at FROM support_conversations WHERE member_id = $1 AND created_at > now() - interval '24 hours'`,
     [memberId],
   );
@@ -214,10 +218,13 @@ async function loadAttachments(
 ): Promise<Map<string, SupportAttachment[]>> {
   const out = new Map<string, SupportAttachment[]>();
   if (!messageIds.length) return out;
-  const rows: Pick<
-    SupportAttachmentRow,
-    'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes' | 'sha256' | 'storage_key'
-  >[] = await deps.db.query(
+  const rows = await sqlRows<
+    Pick<
+      SupportAttachmentRow,
+      'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes' | 'sha256' | 'storage_key'
+    >
+  >(
+    deps.db,
     `SELECT id, message_id, filename, content_type, size_bytes, sha256, storage_key FROM support_attachments
       WHERE message_id = ANY($1) ORDER BY created_at, id`,
     [messageIds],
@@ -272,7 +279,8 @@ async function insertMessage(
 ): Promise<SupportMessage> {
   const id = randomUUID();
   const sequence = conversation.message_count + 1;
-  const [row]: MessageColumns[] = await tx.query(
+  const [row] = await sqlRows<MessageColumns>(
+    tx,
     `INSERT INTO support_messages (id, conversation_id, sequence, author_type, agent_id, category, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
     [id, conversation.id, sequence, author.type, author.agentId, category, body],
@@ -283,7 +291,8 @@ async function insertMessage(
     const key = `support/${conversation.id}/${id}/${attachmentId}`;
     await deps.storage.put(key, a.bytes, a.content_type);
     const sha = sha256Hex(a.bytes);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO support_attachments (id, message_id, filename, content_type, size_bytes, sha256, storage_key)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [attachmentId, id, a.filename, a.content_type, a.bytes.length, sha, key],
@@ -296,7 +305,8 @@ async function insertMessage(
       sha256: sha,
     });
   }
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE support_conversations SET message_count = $2, last_message_at = $3, status = $4,
             resolved_at = CASE WHEN $4 = 'resolved' THEN COALESCE(resolved_at, now()) ELSE NULL END
       WHERE id = $1`,
@@ -343,7 +353,8 @@ async function postSupportMessage(deps: Deps, auth: AuthContext, input: SupportM
       conversation = found;
     } else {
       await assertTicketAllowed(tx, auth.memberId!, { newTicket: true });
-      [conversation] = await tx.query(
+      [conversation] = await sqlRows<ConversationColumns>(
+        tx,
         `INSERT INTO support_conversations (member_id, agent_id, opened_by, category, environment)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${CONVERSATION_COLUMNS.replace(/c\./g, '')}`,
         [auth.memberId, auth.agentId, auth.ownerKey, input.category, environmentOf(auth)],
@@ -378,11 +389,13 @@ export async function listSupportConversations(
     args.push(filter.status);
     where += ` AND c.status = $${args.length}`;
   }
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM support_conversations c WHERE ${where}`,
     args,
   );
-  const rows: ConversationColumns[] = await deps.db.query(
+  const rows = await sqlRows<ConversationColumns>(
+    deps.db,
     `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c WHERE ${where}
       ORDER BY c.last_message_at DESC, c.id LIMIT ${filter.limit} OFFSET ${filter.offset}`,
     args,
@@ -398,7 +411,8 @@ export async function getSupportMessages(
   page: { limit: number; offset: number },
 ): Promise<{ conversation: SupportConversation; messages: SupportMessage[]; total: number }> {
   const conversation = await findConversation(deps.db, auth, conversationId);
-  const rows: MessageColumns[] = await deps.db.query(
+  const rows = await sqlRows<MessageColumns>(
+    deps.db,
     `SELECT ${MESSAGE_COLUMNS} FROM support_messages
       WHERE conversation_id = $1 ORDER BY sequence LIMIT ${page.limit} OFFSET ${page.offset}`,
     [conversationId],
@@ -424,7 +438,9 @@ export async function resolveSupportConversation(
   return deps.db.transaction(async (tx) => {
     const row = await findConversation(tx, auth, conversationId, true);
     if (row.status === 'resolved') return toConversation(row);
-    await tx.query(`UPDATE support_conversations SET status = 'resolved', resolved_at = now() WHERE id = $1`, [row.id]);
+    await sqlRun(tx, `UPDATE support_conversations SET status = 'resolved', resolved_at = now() WHERE id = $1`, [
+      row.id,
+    ]);
     return toConversation(await findConversation(tx, auth, row.id));
   });
 }
@@ -437,7 +453,8 @@ export async function answerSupportConversation(
 ): Promise<SupportMessage> {
   const byNumber = /^SUP-(\d+)$/i.exec(caseRef);
   return deps.db.transaction(async (tx) => {
-    const [conversation]: ConversationColumns[] = await tx.query(
+    const [conversation] = await sqlRows<ConversationColumns>(
+      tx,
       `SELECT ${CONVERSATION_COLUMNS} FROM support_conversations c WHERE ${byNumber ? 'c.case_number = $1' : 'c.id::text = $1'} FOR UPDATE`,
       [byNumber ? Number(byNumber[1]) : caseRef],
     );

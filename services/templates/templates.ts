@@ -19,6 +19,7 @@ import {
   templateProblem,
 } from '../../domain/templates/merge';
 import { markdownLetterHtml, RenderedPdf } from '../shared/rendering';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const TEMPLATE_ID_PATTERN = /^tmpl_[a-f0-9]{24}$/;
 
@@ -100,7 +101,8 @@ export type TemplateObject = ReturnType<typeof toTemplateObject>;
 
 async function ownTemplate(deps: Deps, auth: AuthContext, id: string, lock = false): Promise<TemplateRow> {
   if (!TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound('Template');
-  const [row]: TemplateRow[] = await deps.db.query(
+  const [row] = await sqlRows<TemplateRow>(
+    deps.db,
     `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND test_mode = $3 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
     [id, auth.memberId, auth.testMode],
   );
@@ -109,7 +111,8 @@ async function ownTemplate(deps: Deps, auth: AuthContext, id: string, lock = fal
 }
 
 async function versionOf(deps: Deps, id: string, version: number): Promise<TemplateVersionRow | undefined> {
-  const [row]: TemplateVersionRow[] = await deps.db.query(
+  const [row] = await sqlRows<TemplateVersionRow>(
+    deps.db,
     `SELECT * FROM template_versions WHERE template_id = $1 AND version = $2`,
     [id, version],
   );
@@ -120,11 +123,13 @@ export async function createTemplate(deps: Deps, auth: AuthContext, input: Creat
   const compiled = compileTemplate(input);
   const id = newTemplateId();
   return deps.db.transaction(async (tx) => {
-    const [t]: TemplateRow[] = await tx.query(
+    const [t] = await sqlRows<TemplateRow>(
+      tx,
       `INSERT INTO templates (id, member_id, test_mode, name, description, current_version) VALUES ($1, $2, $3, $4, $5, 1) RETURNING *`,
       [id, auth.memberId, auth.testMode, input.name, input.description ?? null],
     );
-    const [v]: TemplateVersionRow[] = await tx.query(
+    const [v] = await sqlRows<TemplateVersionRow>(
+      tx,
       `INSERT INTO template_versions (template_id, version, format, source, html, variables) VALUES ($1, 1, $2, $3, $4, $5) RETURNING *`,
       [id, compiled.format, compiled.source, compiled.html, compiled.variables],
     );
@@ -133,11 +138,13 @@ export async function createTemplate(deps: Deps, auth: AuthContext, input: Creat
 }
 
 export async function listTemplates(deps: Deps, auth: AuthContext, input: { limit: number; offset: number }) {
-  const [{ total }]: { total: number }[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM templates WHERE member_id = $1 AND test_mode = $2 AND deleted_at IS NULL`,
     [auth.memberId, auth.testMode],
   );
-  const rows: (TemplateRow & { v: TemplateVersionRow })[] = await deps.db.query(
+  const rows = await sqlRows<TemplateRow & { v: TemplateVersionRow }>(
+    deps.db,
     `SELECT t.*, row_to_json(v) AS v FROM templates t
        JOIN template_versions v ON v.template_id = t.id AND v.version = t.current_version
       WHERE t.member_id = $1 AND t.test_mode = $2 AND t.deleted_at IS NULL
@@ -161,7 +168,8 @@ export async function getTemplate(deps: Deps, auth: AuthContext, id: string, ver
 }
 
 async function versionNumbers(deps: Deps, id: string): Promise<number[]> {
-  const rows: { version: number }[] = await deps.db.query(
+  const rows = await sqlRows<{ version: number }>(
+    deps.db,
     `SELECT version FROM template_versions WHERE template_id = $1 ORDER BY version`,
     [id],
   );
@@ -172,23 +180,27 @@ async function versionNumbers(deps: Deps, id: string): Promise<number[]> {
 export async function updateTemplate(deps: Deps, auth: AuthContext, id: string, input: UpdateTemplateInput) {
   const compiled = input.html !== undefined || input.markdown !== undefined ? compileTemplate(input) : null;
   return deps.db.transaction(async (tx) => {
-    const [t]: TemplateRow[] = await tx.query(
+    const [t] = await sqlRows<TemplateRow>(
+      tx,
       `SELECT * FROM templates WHERE id = $1 AND member_id = $2 AND test_mode = $3 AND deleted_at IS NULL FOR UPDATE`,
       [id, auth.memberId, auth.testMode],
     );
     if (!t || !TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound('Template');
     const version = compiled ? t.current_version + 1 : t.current_version;
     if (compiled)
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO template_versions (template_id, version, format, source, html, variables) VALUES ($1, $2, $3, $4, $5, $6)`,
         [id, version, compiled.format, compiled.source, compiled.html, compiled.variables],
       );
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE templates SET name = $2, description = $3, current_version = $4, updated_at = now() WHERE id = $1`,
       [id, input.name ?? t.name, input.description === undefined ? t.description : input.description, version],
     );
-    const [updated]: TemplateRow[] = await tx.query(`SELECT * FROM templates WHERE id = $1`, [id]);
-    const [v]: TemplateVersionRow[] = await tx.query(
+    const [updated] = await sqlRows<TemplateRow>(tx, `SELECT * FROM templates WHERE id = $1`, [id]);
+    const [v] = await sqlRows<TemplateVersionRow>(
+      tx,
       `SELECT * FROM template_versions WHERE template_id = $1 AND version = $2`,
       [id, version],
     );
@@ -199,7 +211,7 @@ export async function updateTemplate(deps: Deps, auth: AuthContext, id: string, 
 /** Hides the template from lists, reads and new merges; its versions stay for the pieces that used them. */
 export async function deleteTemplate(deps: Deps, auth: AuthContext, id: string) {
   const t = await ownTemplate(deps, auth, id);
-  await deps.db.query(`UPDATE templates SET deleted_at = now(), updated_at = now() WHERE id = $1`, [t.id]);
+  await sqlRun(deps.db, `UPDATE templates SET deleted_at = now(), updated_at = now() WHERE id = $1`, [t.id]);
   return { id: t.id, deleted: true };
 }
 

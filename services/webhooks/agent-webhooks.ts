@@ -18,26 +18,17 @@ import {
   runSyntheticDelivery,
   startDeliveryWorkflow,
 } from './deliveries';
-import { checkWebhookTarget, Resolver } from './http';
+import type { Resolver } from './http';
 import { wakeDispatchers } from './dispatch';
+import { assertWebhookTarget } from './targets';
 import { errors } from '../../domain/shared/errors';
 import { encryptSecret } from '../../domain/shared/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/webhooks/signatures';
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
-import type { WebhookUrlKind } from '../../domain/webhooks/urls';
+import { sqlRows, sqlRun } from '../shared/sql';
 
-/** 400 unless the URL follows the webhook URL rules and its host resolves to public addresses only. */
-export async function assertWebhookTarget(
-  deps: Deps,
-  url: string,
-  kind: WebhookUrlKind,
-  path: string,
-  resolve?: Resolver,
-): Promise<void> {
-  const check = await checkWebhookTarget(url, kind, deps.config.webhooksAllowInsecureLocal, resolve);
-  if (!check.ok) throw errors.validation([{ path, message: (check.error ?? 'refused').replace(/^[a-z_]+: /, '') }]);
-}
+export { assertWebhookTarget };
 
 // ---------------------------------------------------------------------------------
 // Legacy agent webhook settings
@@ -109,7 +100,7 @@ export async function issueAgentSigningKey(
   ]);
   if (!row?.webhook_url || (row.webhook_signing_key_id && !rotate)) return null;
   const key = generateLegacySigningKey();
-  await tx.query(`UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`, [
+  await sqlRun(tx, `UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`, [
     agentId,
     key.keyId,
     encryptSecret(deps.config.appEncryptionKey, key.secret),
@@ -131,7 +122,7 @@ export async function updateWebhookSettings(
   const key = deps.config.appEncryptionKey;
 
   return deps.db.transaction(async (tx) => {
-    const [row]: AgentWebhookRow[] = await tx.query(`SELECT * FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
+    const [row] = await sqlRows<AgentWebhookRow>(tx, `SELECT * FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
     const url = input.webhook_url !== undefined ? input.webhook_url : row.webhook_url;
     const authType = input.auth_type ?? row.webhook_auth_type;
     const tokenEnc =
@@ -229,7 +220,8 @@ export async function listWebhookEvents(
   }
   const sql = `FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.join(' AND ')}`;
   const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total ${sql}`, args);
-  const rows: LogRow[] = await deps.db.query(
+  const rows = await sqlRows<LogRow>(
+    deps.db,
     `SELECT d.*, e.created_at AS event_created_at ${sql} ORDER BY e.created_at DESC, d.id LIMIT ${q.limit} OFFSET ${q.offset}`,
     args,
   );
@@ -238,7 +230,8 @@ export async function listWebhookEvents(
 
 export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: string) {
   assertLiveKey(auth);
-  const rows: LogRow[] = await deps.db.query(
+  const rows = await sqlRows<LogRow>(
+    deps.db,
     `SELECT d.*, e.created_at AS event_created_at, e.payload
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
       WHERE d.event_id = $1 AND d.member_id = $2 AND d.target_type = 'agent_webhook'`,
@@ -283,7 +276,7 @@ export function testResult(delivery: DeliveryRow, attempts: Awaited<ReturnType<t
 }
 
 export async function loadDelivery(deps: Deps, id: string): Promise<DeliveryRow> {
-  const [row]: DeliveryRow[] = await deps.db.query(`SELECT * FROM webhook_deliveries WHERE id = $1`, [id]);
+  const [row] = await sqlRows<DeliveryRow>(deps.db, `SELECT * FROM webhook_deliveries WHERE id = $1`, [id]);
   return row;
 }
 
@@ -359,7 +352,8 @@ interface VisibleDelivery extends DeliveryRow {
  * test keys not at all.
  */
 export async function findVisibleDelivery(deps: Deps, auth: AuthContext, id: string): Promise<VisibleDelivery> {
-  const [d]: VisibleDelivery[] = await deps.db.query(
+  const [d] = await sqlRows<VisibleDelivery>(
+    deps.db,
     `SELECT d.*, ep.agent_id AS endpoint_agent_id, ep.status AS endpoint_status
        FROM webhook_deliveries d LEFT JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
       WHERE d.id = $1 AND d.member_id = $2`,

@@ -34,6 +34,7 @@ import {
   WebhookDeliveryResult,
 } from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface DeliveryRow {
   id: string;
@@ -146,7 +147,7 @@ async function receiversOf(deps: Deps, event: EventRow): Promise<Receivers> {
   const pieceId = pushedPieceOf(event);
   if (pieceId) columns.push(`${pushConfigIdsOfPieceSql(param(pieceId))} AS pushes`);
   if (!columns.length) return { agent: null, endpoints: [], pushes: [] };
-  const [row]: Array<Partial<Receivers>> = await deps.db.query(`SELECT ${columns.join(', ')}`, params);
+  const [row] = await sqlRows<Partial<Receivers>>(deps.db, `SELECT ${columns.join(', ')}`, params);
   return { agent: row.agent ?? null, endpoints: row.endpoints ?? [], pushes: row.pushes ?? [] };
 }
 
@@ -196,7 +197,8 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
 
   if (newRow && targets.length === 0) return [];
   for (const t of targets) {
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind, max_attempts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'event', $9) ON CONFLICT (event_id, target) DO NOTHING`,
       [
@@ -212,7 +214,8 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
       ],
     );
   }
-  const pending: DeliveryRow[] = await deps.db.query(
+  const pending = await sqlRows<DeliveryRow>(
+    deps.db,
     `SELECT * FROM webhook_deliveries WHERE event_id = $1 AND kind = 'event' AND status IN ('queued','processing')`,
     [event.id],
   );
@@ -236,7 +239,8 @@ export async function runSyntheticDelivery(
     targetUrl?: string;
   },
 ): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
-  const [delivery]: DeliveryRow[] = await deps.db.query(
+  const [delivery] = await sqlRows<DeliveryRow>(
+    deps.db,
     `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
                                      max_attempts, challenge, target_url)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11) RETURNING *`,
@@ -378,7 +382,7 @@ function outcomeOf(row: AttemptRow, status: DeliveryStatus): AttemptOutcome {
  * attempt): a repeated call returns the recorded result instead of sending again.
  */
 export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?: Resolver): Promise<AttemptOutcome> {
-  const [d]: DeliveryRow[] = await deps.db.query(`SELECT * FROM webhook_deliveries WHERE id = $1`, [input.deliveryId]);
+  const [d] = await sqlRows<DeliveryRow>(deps.db, `SELECT * FROM webhook_deliveries WHERE id = $1`, [input.deliveryId]);
   if (!d) return { outcome: 'stopped', statusCode: null, error: 'delivery_deleted', status: 'failed' };
   if (d.status === 'delivered')
     return { outcome: 'delivered', statusCode: d.last_status_code, error: null, status: 'delivered' };
@@ -389,26 +393,30 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
       error: 'superseded: a replay started a newer attempt series',
       status: 'failed',
     };
-  const [done]: AttemptRow[] = await deps.db.query(
+  const [done] = await sqlRows<AttemptRow>(
+    deps.db,
     `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
     [d.id, input.series, input.attemptNumber],
   );
   if (done) return outcomeOf(done, d.status);
 
-  const [event]: EventRow[] = await deps.db.query(
+  const [event] = await sqlRows<EventRow>(
+    deps.db,
     `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`,
     [d.event_id],
   );
   const loaded = await loadTarget(deps, d, event);
   if ('stop' in loaded) {
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND series = $3 AND status <> 'delivered'`,
       [d.id, loaded.stop, input.series],
     );
     return { outcome: 'stopped', statusCode: null, error: loaded.stop, status: 'failed' };
   }
   const { target } = loaded;
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE webhook_deliveries SET status = 'processing', updated_at = now() WHERE id = $1 AND status IN ('queued','processing')`,
     [d.id],
   );
@@ -430,7 +438,8 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
   }
 
   return deps.db.transaction(async (tx) => {
-    const inserted: AttemptRow[] = await tx.query(
+    const inserted = await sqlRows<AttemptRow>(
+      tx,
       `INSERT INTO webhook_delivery_attempts (delivery_id, series, attempt_number, outcome, webhook_timestamp, status_code, response_time_ms, error, response_body)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (delivery_id, series, attempt_number) DO NOTHING RETURNING *`,
       [
@@ -447,7 +456,8 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     );
     if (!inserted.length) {
       // A concurrent run of this same attempt recorded it first.
-      const [row]: AttemptRow[] = await tx.query(
+      const [row] = await sqlRows<AttemptRow>(
+        tx,
         `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
         [d.id, input.series, input.attemptNumber],
       );
@@ -458,14 +468,16 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     let endpointPaused = false;
     if (d.target_type === 'endpoint') {
       if (ok && d.kind === 'verification') {
-        await tx.query(
+        await sqlRun(
+          tx,
           `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, consecutive_failures = 0, verified_at = now(),
                   activated_at = CASE WHEN status = 'active' THEN activated_at ELSE now() END, updated_at = now()
             WHERE id = $1 AND url = $2`,
           [d.endpoint_id, d.target_url],
         );
       } else if (ok) {
-        await tx.query(
+        await sqlRun(
+          tx,
           `UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`,
           [d.endpoint_id],
         );
@@ -502,7 +514,8 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     // A queued delivery is due again after the backoff (its dispatcher sleeps until then).
     const retryInMs =
       status === 'queued' ? retryDelayMs(input.attemptNumber + 1, deps.config.webhookRetryBaseMs, Math.random()) : 0;
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE webhook_deliveries
           SET status = $2, attempts_count = attempts_count + 1, series_attempts = $5, last_status_code = $3, last_error = $4,
               next_attempt_at = now() + make_interval(secs => $6::double precision / 1000),
@@ -533,7 +546,8 @@ export async function failDelivery(
   deps: Deps,
   input: { deliveryId: string; series: number; error: string },
 ): Promise<void> {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE webhook_deliveries SET status = 'failed', last_error = $3, updated_at = now()
       WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
     [input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000)],
@@ -578,7 +592,8 @@ export function deliveryView(d: DeliveryRow) {
 }
 
 export async function loadAttempts(deps: Deps, deliveryId: string): Promise<AttemptRow[]> {
-  return deps.db.query(
+  return sqlRows<AttemptRow>(
+    deps.db,
     `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY series, attempt_number`,
     [deliveryId],
   );

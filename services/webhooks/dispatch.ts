@@ -25,6 +25,7 @@ import {
   WebhookDispatchInput,
 } from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, TestMode } from '../../workflows/shared/search-attributes';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 const WAKE_REFRESH_SECONDS = 30;
 /** Attempts in flight at once for one receiver. */
@@ -133,7 +134,9 @@ export async function dispatchDueDeliveries(
   heartbeat: () => void = () => undefined,
 ): Promise<DispatchPassResult> {
   const { environment, target } = parseDispatchKey(dispatchKey);
-  await deps.db.query(`UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [dispatchKey]);
+  await sqlRun(deps.db, `UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [
+    dispatchKey,
+  ]);
   const started = Date.now();
   let attempted = 0;
   for (;;) {
@@ -184,7 +187,8 @@ export async function dispatchDueDeliveries(
 async function recordInternalError(deps: Deps, d: DueRow, err: unknown): Promise<void> {
   const message = `internal_error: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000);
   deps.log.warn({ err, delivery_id: d.id }, 'webhook delivery attempt failed internally');
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE webhook_deliveries
         SET internal_errors = internal_errors + 1, last_error = $3, updated_at = now(),
             status = CASE WHEN internal_errors + 1 >= $4 THEN 'failed' ELSE status END,
@@ -202,7 +206,8 @@ async function recordInternalError(deps: Deps, d: DueRow, err: unknown): Promise
 
 /** Wakes (unconditionally) every dispatcher with a delivery overdue by `overdueSeconds`. */
 export async function wakeOverdueDispatchers(deps: Deps, overdueSeconds: number): Promise<number> {
-  const overdue: DispatchTarget[] = await deps.db.query(
+  const overdue = await sqlRows<DispatchTarget>(
+    deps.db,
     `SELECT DISTINCT ON (target, environment) target, environment, member_id, agent_id FROM webhook_deliveries
       WHERE kind = 'event' AND status IN ('queued','processing') AND next_attempt_at < now() - make_interval(secs => $1)
       ORDER BY target, environment LIMIT 1000`,

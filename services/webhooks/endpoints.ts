@@ -10,13 +10,8 @@ import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
-import {
-  assertWebhookTarget,
-  loadDelivery,
-  recordSyntheticEvent,
-  sendAgentTestWebhook,
-  testResult,
-} from './agent-webhooks';
+import { loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult } from './agent-webhooks';
+import { assertWebhookTarget } from './targets';
 import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './deliveries';
 import type { Resolver } from './http';
 import { errors } from '../../domain/shared/errors';
@@ -25,6 +20,7 @@ import { endpointSecretPrefix, generateEndpointSecret } from '../../domain/webho
 import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../../domain/webhooks/events';
 import { RULE_LIMITS, RuleMatch, RuleSource } from '../../domain/webhooks/rules';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const ENDPOINTS_PER_ENVIRONMENT = 3;
 export const ROTATION_WINDOW_HOURS = 24;
@@ -127,7 +123,8 @@ export type EndpointView = ReturnType<typeof endpointView>;
 async function rulesOf(db: Queryable, endpointIds: string[]): Promise<Map<string, RuleRow[]>> {
   const map = new Map<string, RuleRow[]>();
   if (!endpointIds.length) return map;
-  const rows: RuleRow[] = await db.query(
+  const rows = await sqlRows<RuleRow>(
+    db,
     `SELECT * FROM webhook_endpoint_rules WHERE endpoint_id = ANY($1::uuid[]) ORDER BY created_at, id`,
     [endpointIds],
   );
@@ -141,7 +138,8 @@ async function view(db: Queryable, e: EndpointRow): Promise<EndpointView> {
 
 /** The caller's endpoint or 404 (other members, other agents, and the other environment). */
 async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock = false): Promise<EndpointRow> {
-  const [row]: EndpointRow[] = await db.query(
+  const [row] = await sqlRows<EndpointRow>(
+    db,
     `SELECT * FROM webhook_endpoints WHERE id = $1 AND member_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
     [id, auth.memberId],
   );
@@ -155,7 +153,8 @@ async function findEndpoint(db: Queryable, auth: AuthContext, id: string, lock =
 }
 
 async function insertRule(db: Queryable, endpointId: string, r: RuleInput): Promise<RuleRow> {
-  const [row]: RuleRow[] = await db.query(
+  const [row] = await sqlRows<RuleRow>(
+    db,
     `INSERT INTO webhook_endpoint_rules (endpoint_id, name, source, match, terms, exclude_terms)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [endpointId, r.name, r.source, r.match, r.terms, r.exclude_terms ?? []],
@@ -182,7 +181,8 @@ export async function listWebhookEndpoints(
     args.push(environment);
     where.push(`environment = $${args.length}`);
   }
-  const rows: EndpointRow[] = await deps.db.query(
+  const rows = await sqlRows<EndpointRow>(
+    deps.db,
     `SELECT * FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
     args,
   );
@@ -222,7 +222,7 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
 
   const endpoint = await deps.db.transaction(async (tx) => {
     // The member row lock serialises concurrent creates, so the limit cannot be raced.
-    await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
+    await sqlRun(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
     const [{ n }] = await tx.query(
       `SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1 AND environment = $2`,
       [auth.memberId, environment],
@@ -237,7 +237,8 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
         },
       );
     }
-    const [row]: EndpointRow[] = await tx.query(
+    const [row] = await sqlRows<EndpointRow>(
+      tx,
       `INSERT INTO webhook_endpoints (member_id, agent_id, name, url, environment, event_types, secret_enc, secret_prefix)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [
@@ -294,7 +295,7 @@ export async function updateWebhookEndpoint(
 /** Deletes the endpoint with its rules and delivery history; in-flight deliveries stop. */
 export async function deleteWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
   await findEndpoint(deps.db, auth, id);
-  await deps.db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [id]);
+  await sqlRun(deps.db, `DELETE FROM webhook_endpoints WHERE id = $1`, [id]);
   return { id, deleted: true };
 }
 
@@ -443,7 +444,8 @@ export async function listEndpointDeliveries(
     `SELECT count(*)::int AS total FROM webhook_deliveries WHERE ${where.join(' AND ')}`,
     args,
   );
-  const rows: DeliveryRow[] = await deps.db.query(
+  const rows = await sqlRows<DeliveryRow>(
+    deps.db,
     `SELECT * FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${q.limit} OFFSET ${q.offset}`,
     args,
   );
@@ -481,7 +483,8 @@ export async function updateRule(
 ) {
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, endpointId, true);
-    const [current]: RuleRow[] = await tx.query(
+    const [current] = await sqlRows<RuleRow>(
+      tx,
       `SELECT * FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2`,
       [ruleId, endpointId],
     );

@@ -9,6 +9,7 @@ import type { Deps } from '../shared/deps';
 import { createEventDeliveries, EventRow } from './deliveries';
 import { wakeDispatchers } from './dispatch';
 import { noticeOfEvent } from '../notifications/notices';
+import { sqlRows } from '../shared/sql';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
@@ -33,7 +34,8 @@ export interface PublishedEvent {
 /** Records the event (once) inside `tx`. Returns its id either way. */
 export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEvent): Promise<PublishedEvent> {
   const environment = e.testMode ? 'test' : 'live';
-  const inserted: Array<{ id: string; created_at: Date }> = await tx.query(
+  const inserted = await sqlRows<{ id: string; created_at: Date }>(
+    tx,
     `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_key) DO NOTHING RETURNING id, created_at`,
     [e.eventKey, e.memberId, e.agentId, e.eventType, environment, e.objectType, e.objectId, JSON.stringify(e.payload)],

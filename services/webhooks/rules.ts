@@ -6,6 +6,7 @@ import type { Deps } from '../shared/deps';
 import { publishEvent } from './events';
 import { evaluateRule, RulePage, WebhookRule } from '../../domain/webhooks/rules';
 import { endpointEnvironmentOf, RULE_MATCHED_EVENT_TYPE } from '../../domain/webhooks/events';
+import { sqlRows } from '../shared/sql';
 
 export interface RuleMatchInput {
   memberId: string;
@@ -22,7 +23,8 @@ interface RuleRow extends WebhookRule {
 
 /** Returns the ids of the inbound.rule_matched events for every rule that matched. */
 export async function emitRuleMatches(deps: Deps, input: RuleMatchInput): Promise<string[]> {
-  const rules: RuleRow[] = await deps.db.query(
+  const rules = await sqlRows<RuleRow>(
+    deps.db,
     `SELECT r.id, r.name, r.source, r.match, r.terms, r.exclude_terms, r.endpoint_id
        FROM webhook_endpoint_rules r JOIN webhook_endpoints e ON e.id = r.endpoint_id
       WHERE e.member_id = $1 AND e.status = 'active' AND e.environment = $2

@@ -16,7 +16,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
-import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
+import { closeDeps, createDeps } from '../../services/shared/create-deps';
+import type { Deps } from '../../services/shared/deps';
 import { insertMemberKey } from '../../services/accounts/accounts';
 import {
   clusterServes,

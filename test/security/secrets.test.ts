@@ -6,7 +6,8 @@
 // text or JSON column of any table and no line the processes logged contains any of them.
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../config';
-import { closeDeps, createDeps, Deps } from '../../services/shared/deps';
+import { closeDeps, createDeps } from '../../services/shared/create-deps';
+import type { Deps } from '../../services/shared/deps';
 import { createFacility } from '../../services/accounts/accounts';
 import { newMember } from '../helpers/factories';
 import { client } from '../helpers/http';

@@ -1,6 +1,7 @@
 // The lint's guards (eslint.config.mjs): the workflow guard refuses what would break the
 // workflow sandbox and lets through what workflow code legitimately imports; the settings
-// guard refuses process.env outside config.ts and the runners.
+// guard refuses process.env outside config.ts and the runners; the cycle guard refuses an
+// import of a module that imports the importer back.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
@@ -48,6 +49,25 @@ const CASES = {
   },
   envInService: { file: 'services/accounts/keys.ts', code: READS_ENV },
   envInConfig: { file: 'config.ts', code: READS_ENV },
+  untypedQuery: {
+    file: 'services/a2a/tasks.ts',
+    code: [
+      "import { sqlRows } from '../shared/sql';",
+      'declare const db: { query(text: string, params?: unknown[]): Promise<unknown> };',
+      "export const probe = [db.query('SELECT 1'), sqlRows<{ n: number }>(db, 'SELECT 1 AS n')];",
+    ].join('\n'),
+  },
+  // address-check.ts imports street-lines.ts (values), so street-lines.ts may not import it back;
+  // a type-only import does not run anything at load time and passes.
+  importCycle: {
+    file: 'domain/outbound-mail/street-lines.ts',
+    code: [
+      "import { checkUsAddress } from './address-check';",
+      "import type { AddressCheck } from './address-check';",
+      'export const probe: (typeof checkUsAddress)[] = [];',
+      'export type Probe = AddressCheck;',
+    ].join('\n'),
+  },
 };
 
 type Message = { ruleId: string | null; message: string };
@@ -105,5 +125,19 @@ describe('settings guard', () => {
 
   it('lets config.ts read the environment', () => {
     expect(ruleErrors('no-restricted-syntax', 'envInConfig')).toEqual([]);
+  });
+});
+
+describe('typed SQL guard', () => {
+  it('refuses a raw db.query call where SQL is typed, and lets the typed helpers through', () => {
+    const errors = ruleErrors('no-restricted-syntax', 'untypedQuery');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/services\/shared\/sql\.ts/);
+  });
+});
+
+describe('import cycle guard', () => {
+  it('refuses a value import of a module that imports this one, and lets a type-only import through', () => {
+    expect(ruleErrors('import-x/no-cycle', 'importCycle')).toEqual(['Dependency cycle detected']);
   });
 });

@@ -38,7 +38,7 @@ export const BATCH_EVENT_TYPES = [
 ] as const;
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 
-export const BATCH_DRAFT_EXPIRY_SECONDS = 7 * 24 * 3600;
+export { BATCH_DRAFT_EXPIRY_SECONDS } from '../../domain/workflow-safe/batch-drafts';
 /** Pieces inserted per generation activity. */
 export const BATCH_GENERATION_CHUNK_SIZE = 1000;
 

@@ -6,7 +6,7 @@
 // console sessions. A new raw key is shown once, in the answer to the form that made it.
 import { SCOPES } from '../../../domain/shared/access';
 import { listConsoleSessions, revokeConsoleSession } from '../../../services/accounts/console-sessions';
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 import { formFields, formNumber, type ConsolePage } from '../framework';
 import { PURCHASE_PRESETS_CENTS, readDollarAmount } from '../../../domain/billing/purchases';
 import {

@@ -2,7 +2,7 @@
 // same handling workflow as REST, with the version the owner saw), and physical inbound
 // items with their photos, scans and OCR text (shown as text: it is untrusted content).
 import { ApiError } from '../../../domain/shared/errors';
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 import { formNumber } from '../framework';
 
 const DONE: Record<string, string> = {

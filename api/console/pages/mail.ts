@@ -2,7 +2,7 @@
 // the agent that asked; approve and reject through the same workflow update as REST),
 // one page of a document at full width, the mail list with GET /v1/mail's filters, one
 // piece with its history, and batches.
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 import type { ConsolePage } from '../framework';
 import { mailHistory } from '../../../services/outbound-mail/history';
 import { hasPageImages, mailDocumentPage } from '../../../services/outbound-mail/document-previews';

@@ -1,7 +1,7 @@
 // The Notifications page: the low-balance threshold, the kinds each recipient receives
 // (the owner and extra recipients), adding a recipient (it confirms by its own emailed
 // link) and removing one. Every change runs its REST route (/v1/notifications/...).
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 import { errors } from '../../../domain/shared/errors';
 import { NOTIFICATION_KINDS } from '../../../domain/notifications/kinds';
 import { readDollarAmount } from '../../../domain/billing/purchases';

@@ -25,7 +25,7 @@ import {
 } from '../../../services/accounts/oauth';
 import { csrfFor, describeError, formNumber, loadSession, pageFor, renderView, type ConsolePage } from '../framework';
 import type { ConsoleSession } from '../../../services/accounts/console-sessions';
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 
 import { AUTHORIZE_PATH } from '../../oauth/paths';
 

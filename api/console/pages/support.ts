@@ -2,7 +2,7 @@
 // a new ticket. Each form carries a fresh Idempotency-Key, so a double submit is one message.
 import { randomUUID } from 'node:crypto';
 import { SUPPORT_CATEGORIES } from '../../../domain/support/conversations';
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 
 export function supportPages(add: AddPage): void {
   add('get', '/console/support', async (page) => {

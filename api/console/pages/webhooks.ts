@@ -4,7 +4,7 @@
 // runs its REST route; a new or rotated secret is shown once, in the answer to its form.
 // A changed URL pauses an active endpoint until the new URL answers a verification challenge
 // (the spec's "needs re-verification"), so the console sends that challenge right after saving.
-import type { AddPage } from '../index';
+import type { AddPage } from '../framework';
 import { type ConsolePage, describeError } from '../framework';
 import { ApiError } from '../../../domain/shared/errors';
 import { BATCH_EVENT_TYPES, INBOUND_EVENT_TYPES, MAIL_EVENT_TYPES } from '../../../domain/webhooks/events';

@@ -3,7 +3,7 @@
 // before a step is chosen). A new table gets a new name and a new file; the name is
 // what cost_breakdown.rate_source reports, so a stored price can always be traced
 // back to the table that produced it.
-import type { MailClass } from '../pricing';
+import type { MailClass } from '../mail-class';
 
 /** Cents for zones 1 to 8, in that order. */
 export type ZoneCents = readonly [number, number, number, number, number, number, number, number];
