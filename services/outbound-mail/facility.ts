@@ -30,6 +30,7 @@ import {
 } from '../../workflows/outbound-mail/contracts';
 import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
 import { pieceProofUrl } from './print-proofs';
+import { sqlRows } from '../shared/sql';
 
 export interface UploadedPhoto {
   category: PhotoCategory;
@@ -134,8 +135,13 @@ export async function listFacilityMail(
   const statuses = q.status ? [q.status] : ['submitted', 'ready', 'mailed'];
   const where = `test_mode = false AND status = ANY($1::text[]) AND (facility_id = $2 OR facility_id IS NULL) AND ${RELEASED_TO_FACILITY_SQL}`;
   const params = [statuses, auth.facilityId];
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM outbound_mail WHERE ${where}`, params);
-  const rows: MailRow[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
+    `SELECT count(*)::int AS total FROM outbound_mail WHERE ${where}`,
+    params,
+  );
+  const rows = await sqlRows<MailRow>(
+    deps.db,
     `SELECT * FROM outbound_mail WHERE ${where} ORDER BY submitted_at NULLS LAST, created_at, id LIMIT ${q.limit} OFFSET ${q.offset}`,
     params,
   );

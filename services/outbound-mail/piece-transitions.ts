@@ -26,6 +26,7 @@ import {
   spendRefusal,
 } from '../../domain/workflow-safe/mail-rules';
 import { ApproveResult, CancelResult, MAIL_FAILURE, PhotoRef } from '../../workflows/outbound-mail/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 function fail(type: string, message: string, details?: Record<string, unknown>): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: details ? [details] : undefined, nonRetryable: true });
@@ -49,15 +50,18 @@ function assertFacilityOwns(row: MailRow, facilityId: string | null): void {
 
 /** What was actually debited for the piece (0 in the sandbox or before approval). */
 async function debitedCents(db: Pick<EntityManager, 'query'>, id: string): Promise<number> {
-  const [row] = await db.query(`SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`, [
-    `debit:mail:${id}`,
-  ]);
+  const [row] = await sqlRows<{ cents: number }>(
+    db,
+    `SELECT -amount_cents AS cents FROM credits_ledger WHERE entry_key = $1`,
+    [`debit:mail:${id}`],
+  );
   return row ? Number(row.cents) : 0;
 }
 
 async function insertPhotos(tx: EntityManager, id: string, photos: PhotoRef[]): Promise<void> {
   for (const p of photos) {
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO outbound_mail_photos (outbound_mail_id, category, storage_key, content_type) VALUES ($1, $2, $3, $4)
        ON CONFLICT (storage_key) DO NOTHING`,
       [id, p.category, p.storageKey, p.contentType],
@@ -205,7 +209,9 @@ export async function cancelMail(
     if (row.status === 'cancelled') {
       const mine = row.cancel_request_id === input.requestId;
       const [refunded] = mine
-        ? await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [`refund:mail:${row.id}`])
+        ? await sqlRows<{ amount_cents: number }>(tx, `SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [
+            `refund:mail:${row.id}`,
+          ])
         : [];
       return {
         row,

@@ -41,6 +41,7 @@ import {
   dryRunProofCleanupScheduleId,
   DryRunProofCleanupInput,
 } from '../../workflows/outbound-mail/contracts';
+import { sqlRows } from '../shared/sql';
 
 /** Document types a proof shows (HTML, Markdown and DOCX letters are stored as the PDF they were laid out to). */
 const PRINTED_TYPES: readonly string[] = ['pdf', 'jpg', 'png', 'txt', 'csv'] satisfies DocumentType[];
@@ -413,7 +414,7 @@ export type PieceProofOutcome =
  * a full render queue throws, so the activity retries.
  */
 export async function renderPieceProof(deps: Deps, outboundMailId: string): Promise<PieceProofOutcome> {
-  const [row]: MailRow[] = await deps.db.query(`SELECT * FROM outbound_mail WHERE id = $1`, [outboundMailId]);
+  const [row] = await sqlRows<MailRow>(deps.db, `SELECT * FROM outbound_mail WHERE id = $1`, [outboundMailId]);
   if (!row) return { status: 'not_renderable', reason: 'the piece does not exist' };
   if (row.proof_key) return { status: 'already_rendered', proofKey: row.proof_key };
   // Pieces stored before DOCX letters were laid out at submission kept the Word file itself.

@@ -8,6 +8,7 @@ import { errors } from '../../domain/shared/errors';
 import { MailStatusName, parseCreatedBound } from '../../domain/workflow-safe/mail-rules';
 import { canSee, resolveAgentFilter } from '../shared/scoping';
 import { loadMailRow, loadPhotos, MailRecord, MailRow, signedDocumentUrl, toMailRecord } from './record';
+import { sqlRows } from '../shared/sql';
 
 /** The piece if the caller may see it; 404 otherwise (other members', other agents' and the other environment's pieces). */
 export async function visibleMailRow(deps: Deps, auth: AuthContext, id: string): Promise<MailRow> {
@@ -81,11 +82,13 @@ export async function listMail(deps: Deps, auth: AuthContext, query: ListMailQue
     );
   }
   const whereSql = where.join(' AND ');
-  const [{ total }] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM outbound_mail m WHERE ${whereSql}`,
     params,
   );
-  const rows: MailRow[] = await deps.db.query(
+  const rows = await sqlRows<MailRow>(
+    deps.db,
     `SELECT m.* FROM outbound_mail m WHERE ${whereSql} ORDER BY m.created_at DESC, m.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
     params,
   );

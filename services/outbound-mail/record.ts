@@ -15,6 +15,7 @@ import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { storedAddressCheck } from './address-review';
 import { pieceProofUrl } from './print-proofs';
 import type { MailRow, PhotoRow } from './rows';
+import { sqlFirst, sqlRows } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -31,14 +32,14 @@ export async function loadMailRow(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<MailRow | null> {
-  const [row] = await db.query(`SELECT * FROM outbound_mail WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
-  return row ?? null;
+  return sqlFirst<MailRow>(db, `SELECT * FROM outbound_mail WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
 }
 
 export async function loadPhotos(db: Queryable, ids: string[]): Promise<Map<string, PhotoRow[]>> {
   const out = new Map<string, PhotoRow[]>();
   if (!ids.length) return out;
-  const rows: PhotoRow[] = await db.query(
+  const rows = await sqlRows<PhotoRow>(
+    db,
     `SELECT outbound_mail_id, category, storage_key, content_type, uploaded_at FROM outbound_mail_photos
       WHERE outbound_mail_id = ANY($1::uuid[]) ORDER BY uploaded_at, storage_key`,
     [ids],

@@ -6,6 +6,7 @@ import type { CostBreakdown } from '../../domain/outbound-mail/pricing';
 import type { CancellationReason, MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import type { ReturnAddressColumns } from '../accounts/rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -183,10 +184,9 @@ export type NewMailRow = Omit<Pick<MailRow, (typeof INSERTED_COLUMNS)[number]>, 
   cost_breakdown: CostBreakdown;
 };
 
-/** Runs an UPDATE ... RETURNING and gives its rows (TypeORM answers UPDATE with [rows, count]). */
+/** Runs an UPDATE ... RETURNING and gives its rows. */
 async function updateReturning(db: Queryable, sql: string, params: unknown[]): Promise<MailRow[]> {
-  const result = await db.query(sql, params);
-  return (Array.isArray(result[0]) ? result[0] : result) as MailRow[];
+  return sqlRows<MailRow>(db, sql, params);
 }
 
 export async function insertMailRow(tx: Pick<EntityManager, 'query'>, row: NewMailRow): Promise<MailRow> {
@@ -194,18 +194,20 @@ export async function insertMailRow(tx: Pick<EntityManager, 'query'>, row: NewMa
     const value = row[column];
     return JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value;
   });
-  const [inserted] = await tx.query(
+  const [inserted] = await sqlRows<MailRow>(
+    tx,
     `INSERT INTO outbound_mail (${INSERTED_COLUMNS.join(', ')})
      VALUES (${INSERTED_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
      RETURNING *`,
     values,
   );
-  return inserted as MailRow;
+  return inserted;
 }
 
 /** Records that the piece's workflow was started (the first time only). */
-export async function markWorkflowStarted(db: Queryable, id: string): Promise<unknown> {
-  return db.query(
+export async function markWorkflowStarted(db: Queryable, id: string): Promise<void> {
+  await sqlRun(
+    db,
     `UPDATE outbound_mail SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`,
     [id],
   );
@@ -213,17 +215,18 @@ export async function markWorkflowStarted(db: Queryable, id: string): Promise<un
 
 /** Stores the key of the piece's rendered print proof, keeping one stored before. */
 export async function setProofKey(db: Queryable, id: string, proofKey: string): Promise<void> {
-  await db.query(`UPDATE outbound_mail SET proof_key = $2 WHERE id = $1 AND proof_key IS NULL`, [id, proofKey]);
+  await sqlRun(db, `UPDATE outbound_mail SET proof_key = $2 WHERE id = $1 AND proof_key IS NULL`, [id, proofKey]);
 }
 
 /** Assigns the piece to a facility (an operator's move, or a facility leaving). */
 export async function setFacility(tx: Queryable, id: string, facilityId: string): Promise<void> {
-  await tx.query(`UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [id, facilityId]);
+  await sqlRun(tx, `UPDATE outbound_mail SET facility_id = $2, updated_at = now() WHERE id = $1`, [id, facilityId]);
 }
 
 /** Lets the facility see a scheduled piece; a repeat keeps the first release time. */
 export async function releaseToFacility(db: Queryable, id: string): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `UPDATE outbound_mail SET released_to_facility_at = now(), updated_at = now() WHERE id = $1 AND released_to_facility_at IS NULL`,
     [id],
   );
@@ -231,7 +234,7 @@ export async function releaseToFacility(db: Queryable, id: string): Promise<void
 
 /** Records that a Business mail run's funding debited these children. */
 export async function markChildrenRunFunded(tx: Queryable, ids: string[]): Promise<void> {
-  await tx.query(`UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`, [
+  await sqlRun(tx, `UPDATE outbound_mail SET run_funded_at = now(), updated_at = now() WHERE id = ANY($1::uuid[])`, [
     ids,
   ]);
 }
@@ -286,7 +289,8 @@ export async function markCancelled(
 
 /** The facility claimed the piece for printing (keeping the facility it had, if any). */
 export async function markPrintingStarted(tx: Queryable, id: string, facilityId: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE outbound_mail SET printing_started_at = now(), facility_id = COALESCE(facility_id, $2), updated_at = now() WHERE id = $1`,
     [id, facilityId],
   );

@@ -5,12 +5,15 @@
 import type { EntityManager } from 'typeorm';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS, Refusal } from '../../domain/workflow-safe/mail-rules';
+import type { MailRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
 /** Net live spend (debits minus refunds) of the member over the last 24 hours, never negative. */
 export async function spentLast24h(db: Queryable, memberId: string): Promise<number> {
-  const [row] = await db.query(
+  const [row] = await sqlRows<{ spent: string }>(
+    db,
     `SELECT COALESCE(-SUM(amount_cents), 0)::bigint AS spent FROM credits_ledger
       WHERE member_id = $1 AND kind IN ('debit','refund') AND created_at > now() - interval '24 hours'`,
     [memberId],
@@ -20,7 +23,8 @@ export async function spentLast24h(db: Queryable, memberId: string): Promise<num
 
 /** Pieces (any status, sandbox or live) the key created in the last 24 hours. */
 export async function piecesLast24h(db: Queryable, ownerKey: string): Promise<number> {
-  const [row] = await db.query(
+  const [row] = await sqlRows<{ n: number }>(
+    db,
     `SELECT count(*)::int AS n FROM outbound_mail WHERE owner_key = $1 AND created_at > now() - interval '24 hours'`,
     [ownerKey],
   );
@@ -43,7 +47,8 @@ export interface DuplicateProbe {
  * within 24 hours and not cancelled or failed.
  */
 export async function findDuplicate(db: Queryable, p: DuplicateProbe): Promise<string | null> {
-  const [row] = await db.query(
+  const [row] = await sqlRows<Pick<MailRow, 'id'>>(
+    db,
     `SELECT id FROM outbound_mail
       WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND recipient_fingerprint = $3
         AND (document_sha256 = $4 OR source_sha256 = $4)

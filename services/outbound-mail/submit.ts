@@ -35,6 +35,7 @@ import { reviewRecipientAddress } from './address-review';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import type { InstructionsDocument } from '../accounts/instructions';
 import { startMailWorkflow } from './workflow';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export type { SubmitMailRequest } from './quote';
 export type { SubmitMailFields } from './submission-fields';
@@ -161,10 +162,11 @@ async function pieceForIdempotencyKey(
   key: string,
   fingerprint: string,
 ): Promise<SubmitOutcome | null> {
-  const [row] = await deps.db.query(`SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`, [
-    auth.ownerKey,
-    key,
-  ]);
+  const [row] = await sqlRows<MailRow>(
+    deps.db,
+    `SELECT * FROM outbound_mail WHERE owner_key = $1 AND idempotency_key = $2`,
+    [auth.ownerKey, key],
+  );
   if (!row) return null;
   if (row.request_fingerprint !== fingerprint) {
     throw errors.unprocessable(
@@ -266,7 +268,7 @@ async function refuseBeforeUpload(deps: Deps, q: QuotedSubmission, run: MailRunR
 
 /** A transaction-scoped lock on a name (a hash collision only makes two submissions wait for each other). */
 async function lockName(tx: Pick<EntityManager, 'query'>, name: string): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
+  await sqlRun(tx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]);
 }
 
 /** The committed piece and the member's balance after it: the debit's result, or the quote's reading when nothing was charged. */

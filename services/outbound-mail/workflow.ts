@@ -27,6 +27,7 @@ import {
 } from '../../workflows/shared/search-attributes';
 import { MailRow, markWorkflowStarted } from './rows';
 import { scheduledSendInput } from './scheduled-send';
+import { sqlRows } from '../shared/sql';
 
 type StartableRow = Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'> &
   Partial<Pick<MailRow, 'send_after' | 'released_to_facility_at' | 'proof_key'>>;
@@ -162,7 +163,11 @@ export async function runMailUpdate<R, Args extends [] | [unknown]>(
     updateId: opts.updateId,
     startFromRow: async () => {
       if (!isStartableStatus(row.status)) return null;
-      const [started] = await deps.db.query(`SELECT workflow_started_at FROM outbound_mail WHERE id = $1`, [row.id]);
+      const [started] = await sqlRows<Pick<MailRow, 'workflow_started_at'>>(
+        deps.db,
+        `SELECT workflow_started_at FROM outbound_mail WHERE id = $1`,
+        [row.id],
+      );
       if (started?.workflow_started_at) return null;
       return mailWorkflowStart(deps, { ...row, status: row.status });
     },
