@@ -43,6 +43,7 @@ import {
   MarkBatchPiecesInput,
   MarkBatchPiecesResult,
 } from '../../workflows/batches/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const DRAFT_EXPIRED_MESSAGE = 'draft expired: not confirmed in time';
 
@@ -63,7 +64,8 @@ interface PieceCounts {
 }
 
 async function recountPieces(tx: EntityManager, batchId: string): Promise<PieceCounts> {
-  const [c]: PieceCounts[] = await tx.query(
+  const [c] = await sqlRows<PieceCounts>(
+    tx,
     `SELECT count(*)::int AS created,
             count(*) FILTER (WHERE status = 'mailed')::int AS mailed,
             count(*) FILTER (WHERE status = 'failed')::int AS failed
@@ -172,7 +174,8 @@ export async function generateBatchPieces(
   const result = await deps.db.transaction(async (tx) => {
     const b = await locked(tx, input.batchId);
     if (b.status !== 'generating') return { created: b.pieces_created, status: b.status };
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO batch_pieces (batch_id, batch_sequence)
            SELECT batch_id, seq FROM batch_recipients WHERE batch_id = $1 AND seq BETWEEN $2 AND $3
            ON CONFLICT DO NOTHING`,
@@ -193,10 +196,10 @@ export async function finishBatchGeneration(
 ): Promise<BatchStatusResult> {
   const current = await loadBatchRow(deps.db, input.batchId);
   if (!current || current.status !== 'generating') return { status: current?.status ?? 'failed' };
-  const recipients: Pick<
-    BatchRecipientRow,
-    'seq' | 'name' | 'line1' | 'line2' | 'city' | 'state' | 'zip' | 'document_key'
-  >[] = await deps.db.query(
+  const recipients = await sqlRows<
+    Pick<BatchRecipientRow, 'seq' | 'name' | 'line1' | 'line2' | 'city' | 'state' | 'zip' | 'document_key'>
+  >(
+    deps.db,
     `SELECT seq, name, line1, line2, city, state, zip, document_key FROM batch_recipients WHERE batch_id = $1 ORDER BY seq`,
     [input.batchId],
   );
@@ -241,7 +244,8 @@ export async function cancelBatch(deps: Deps, input: { batchId: string }): Promi
       );
     }
     await refundRest(tx, b, b.credits_charged_cents, `refund:batch:${b.id}`, 'cancelled');
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE batch_pieces SET status = 'cancelled', updated_at = now() WHERE batch_id = $1 AND status = 'created'`,
       [b.id],
     );
@@ -286,7 +290,8 @@ export async function markBatchPieces(
       throw conflict(`The batch is ${b.status}; pieces can be marked only while it is in_progress.`);
     const ranges = 'all' in input ? [{ from: 1, to: b.valid }] : input.ranges;
     const reason = 'all' in input ? null : (input.reason ?? null);
-    const rows: { updated: number }[] = await tx.query(
+    const rows = await sqlRows<{ updated: number }>(
+      tx,
       `WITH r AS (SELECT * FROM unnest($3::int[], $4::int[]) AS r(f, t)),
                 changed AS (
                   UPDATE batch_pieces p
@@ -321,7 +326,8 @@ export async function finishBatch(
     }
     if (b.status !== 'in_progress')
       throw conflict(`The batch is ${b.status}; only in_progress batches can be finished.`);
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE batch_pieces SET status = 'failed', failure_reason = 'not mailed by the facility', updated_at = now()
             WHERE batch_id = $1 AND status = 'created'`,
       [b.id],
@@ -357,7 +363,8 @@ export async function failBatch(deps: Deps, input: { batchId: string } & FailBat
     if (b.status === 'failed') return { status: b.status, refundedCents: b.refunded_cents, alreadyFinished: true };
     if (!FAILABLE_BATCH_STATUSES.includes(b.status))
       throw conflict(`The batch is ${b.status}; it can no longer be failed.`);
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE batch_pieces SET status = 'failed', failure_reason = $2, updated_at = now()
             WHERE batch_id = $1 AND status = 'created'`,
       [b.id, input.errorMessage],

@@ -9,6 +9,7 @@ import type { DomainEvent } from '../webhooks/events';
 import { errors } from '../../domain/shared/errors';
 import type { BatchEventType, BatchStatusName } from '../../workflows/batches/contracts';
 import { BatchPieceRow, BatchRecipientRow, BatchRow, CountRow, loadBatchRow, Queryable } from './rows';
+import { sqlRows } from '../shared/sql';
 
 export const PIECES_SHOWN_ON_GET = 50;
 export const BATCH_ID_PATTERN = /^bat_[a-f0-9]{24}$/;
@@ -137,11 +138,13 @@ export async function listBatches(deps: Deps, auth: AuthContext, input: ListBatc
   if (agentId) where.push(`agent_id = $${params.push(agentId)}`);
   if (input.status) where.push(`status = $${params.push(input.status)}`);
   const clause = where.join(' AND ');
-  const [{ total }]: CountRow[] = await deps.db.query(
+  const [{ total }] = await sqlRows<CountRow>(
+    deps.db,
     `SELECT count(*)::int AS total FROM batches WHERE ${clause}`,
     params,
   );
-  const rows: BatchRow[] = await deps.db.query(
+  const rows = await sqlRows<BatchRow>(
+    deps.db,
     `SELECT * FROM batches WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, input.limit, input.offset],
   );
@@ -156,7 +159,8 @@ type PieceWithRecipient = Pick<BatchPieceRow, 'batch_sequence' | 'status' | 'mai
   Pick<BatchRecipientRow, 'name' | 'city' | 'state' | 'zip'>;
 
 async function firstPieces(db: Queryable, batchId: string, limit = PIECES_SHOWN_ON_GET) {
-  const rows: PieceWithRecipient[] = await db.query(
+  const rows = await sqlRows<PieceWithRecipient>(
+    db,
     `SELECT p.batch_sequence, r.name, r.city, r.state, r.zip, p.status, p.mailed_at
        FROM batch_pieces p JOIN batch_recipients r ON r.batch_id = p.batch_id AND r.seq = p.batch_sequence
       WHERE p.batch_id = $1 ORDER BY p.batch_sequence LIMIT $2`,

@@ -37,6 +37,7 @@ import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 import { UploadedFile, uploadBytes } from '../shared/uploads';
 import { createMergedBatchDraft, isHtmlTemplateFile } from './merged';
 import type { CreateBatchInput } from './create-input';
+import { sqlRun } from '../shared/sql';
 
 export type { CreateBatchInput };
 
@@ -89,7 +90,8 @@ async function insertRecipients(tx: Queryable, batchId: string, recipients: Reci
   const CHUNK = 1000;
   for (let start = 0; start < recipients.length; start += CHUNK) {
     const part = recipients.slice(start, start + CHUNK);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip)
        SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
       [

@@ -23,6 +23,7 @@ import { BATCH_ID_PATTERN, toBatchObject } from './batch-view';
 import { reload, runUpdate } from './batch-workflow';
 import { heldFromFacility, RELEASED_TO_FACILITY_SQL } from './scheduled-send';
 import { SIGNED_URL_SECONDS } from '../shared/storage';
+import { sqlRows } from '../shared/sql';
 
 /** Where a merged batch's per-piece PDFs are fetched (the facility cannot reach the object store). */
 export const PIECE_DOCUMENT_PATH = '/v1/facility/batches/{id}/pieces/{batch_sequence}/document';
@@ -46,11 +47,13 @@ export async function listFacilityBatches(
 ) {
   const statuses = input.status ? [input.status] : ['submitted', 'in_progress'];
   const params = [auth.facilityId, statuses];
-  const [{ total }]: CountRow[] = await deps.db.query(
+  const [{ total }] = await sqlRows<CountRow>(
+    deps.db,
     `SELECT count(*)::int AS total FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}`,
     params,
   );
-  const rows: BatchRow[] = await deps.db.query(
+  const rows = await sqlRows<BatchRow>(
+    deps.db,
     `SELECT * FROM batches WHERE facility_id = $1 AND NOT test_mode AND status = ANY($2) AND ${RELEASED_TO_FACILITY_SQL}
       ORDER BY submitted_at NULLS LAST, created_at, id LIMIT $3 OFFSET $4`,
     [...params, input.limit, input.offset],
@@ -95,7 +98,8 @@ export async function getFacilityBatchPieceDocument(deps: Deps, auth: AuthContex
         suggestedAction: 'Print files.template_url of GET /v1/facility/batches/{id} for every piece of the manifest.',
       },
     );
-  const [piece]: Pick<BatchRecipientRow, 'seq' | 'render_pages' | 'document_key'>[] = await deps.db.query(
+  const [piece] = await sqlRows<Pick<BatchRecipientRow, 'seq' | 'render_pages' | 'document_key'>>(
+    deps.db,
     `SELECT seq, render_pages, document_key FROM batch_recipients
       WHERE batch_id = $1 AND seq = $2 AND render_status = 'rendered' AND document_key IS NOT NULL`,
     [id, sequence],

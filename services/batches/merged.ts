@@ -36,6 +36,7 @@ import { templateForMerge } from '../templates/templates';
 import { MergedRenderer } from '../templates/merged-render';
 import { batchRenderWorkflowId, BatchRenderWorkflowInput } from '../../workflows/batches/contracts';
 import type { CreateBatchInput } from './create-input';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export const BATCH_RENDER_WORKFLOW = 'batchRenderWorkflow';
 /** Rows one render activity takes; it saves their outcomes every MERGE_SAVE_EVERY rows. */
@@ -197,7 +198,8 @@ async function insertMergeRows(
   const CHUNK = 1000;
   for (let start = 0; start < rows.length; start += CHUNK) {
     const part = rows.slice(start, start + CHUNK);
-    await tx.query(
+    await sqlRun(
+      tx,
       `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip, merge_variables)
        SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[])`,
       [
@@ -232,7 +234,8 @@ export async function renderMergedRows(
   const html = (await deps.storage.get(b.template_key)).toString('utf8');
   const allowance = pageAllowance(b.mail_type, b.duplex);
   const merged = new MergedRenderer(deps.renderers.html);
-  const rows: Pick<BatchRecipientRow, 'seq' | 'source_row' | 'merge_variables'>[] = await deps.db.query(
+  const rows = await sqlRows<Pick<BatchRecipientRow, 'seq' | 'source_row' | 'merge_variables'>>(
+    deps.db,
     `SELECT seq, source_row, merge_variables FROM batch_recipients
       WHERE batch_id = $1 AND render_status IS NULL ORDER BY seq LIMIT $2`,
     [batchId, RENDER_ROWS_PER_ACTIVITY],
@@ -261,7 +264,8 @@ export async function renderMergedRows(
         return { seq: r.seq, status: 'rendered', pages: o.pageCount, key, reason: null };
       }),
     );
-    await deps.db.query(
+    await sqlRun(
+      deps.db,
       `UPDATE batch_recipients r SET render_status = u.status, render_pages = u.pages, document_key = u.key, skip_reason = u.reason
          FROM unnest($2::int[], $3::text[], $4::int[], $5::text[], $6::text[]) AS u(seq, status, pages, key, reason)
         WHERE r.batch_id = $1 AND r.seq = u.seq AND r.render_status IS NULL`,
@@ -275,13 +279,15 @@ export async function renderMergedRows(
       ],
     );
     await countRenderedRows(deps.db, batchId);
-    const [{ done }]: { done: number }[] = await deps.db.query(
+    const [{ done }] = await sqlRows<{ done: number }>(
+      deps.db,
       `SELECT rows_rendered AS done FROM batches WHERE id = $1`,
       [batchId],
     );
     progress(done);
   }
-  const [{ remaining }]: { remaining: number }[] = await deps.db.query(
+  const [{ remaining }] = await sqlRows<{ remaining: number }>(
+    deps.db,
     `SELECT count(*)::int AS remaining FROM batch_recipients WHERE batch_id = $1 AND render_status IS NULL`,
     [batchId],
   );
@@ -300,7 +306,8 @@ export async function finishMergedRendering(deps: Deps, batchId: string): Promis
     const b = await loadBatchRow(tx, batchId, { lock: true });
     if (!b) return null;
     if (b.status !== 'rendering') return b;
-    const failed: Pick<BatchRecipientRow, 'source_row' | 'skip_reason'>[] = await tx.query(
+    const failed = await sqlRows<Pick<BatchRecipientRow, 'source_row' | 'skip_reason'>>(
+      tx,
       `SELECT source_row, skip_reason FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped' ORDER BY seq`,
       [batchId],
     );
@@ -313,16 +320,18 @@ export async function finishMergedRendering(deps: Deps, batchId: string): Promis
         error: f.skip_reason ?? 'not rendered',
       })),
     ].sort((x, y) => x.row - y.row);
-    await tx.query(`DELETE FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped'`, [batchId]);
+    await sqlRun(tx, `DELETE FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped'`, [batchId]);
     // Two steps, so no new number meets an old one under the primary key.
-    await tx.query(`UPDATE batch_recipients SET seq = seq + 1000000 WHERE batch_id = $1`, [batchId]);
-    await tx.query(
+    await sqlRun(tx, `UPDATE batch_recipients SET seq = seq + 1000000 WHERE batch_id = $1`, [batchId]);
+    await sqlRun(
+      tx,
       `UPDATE batch_recipients r SET seq = n.new_seq
          FROM (SELECT seq, row_number() OVER (ORDER BY seq)::int AS new_seq FROM batch_recipients WHERE batch_id = $1) n
         WHERE r.batch_id = $1 AND r.seq = n.seq`,
       [batchId],
     );
-    const [{ valid, pages }]: { valid: number; pages: number | null }[] = await tx.query(
+    const [{ valid, pages }] = await sqlRows<{ valid: number; pages: number | null }>(
+      tx,
       `SELECT count(*)::int AS valid, max(render_pages)::int AS pages FROM batch_recipients WHERE batch_id = $1`,
       [batchId],
     );

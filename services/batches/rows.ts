@@ -7,6 +7,7 @@ import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/
 import type { SkippedRow } from '../../domain/batches/recipients-csv';
 import type { BatchAddressCheck } from '../../domain/batches/address-summary';
 import type { BatchStatusName } from '../../workflows/batches/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** A batches row; its price columns are the BatchPrice stored at draft time. */
 export interface BatchRow extends BatchPrice {
@@ -105,7 +106,7 @@ export async function loadBatchRow(
   id: string,
   opts: { lock?: boolean } = {},
 ): Promise<BatchRow | undefined> {
-  const [row]: BatchRow[] = await db.query(`SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [
+  const [row] = await sqlRows<BatchRow>(db, `SELECT * FROM batches WHERE id = $1${opts.lock ? ' FOR UPDATE' : ''}`, [
     id,
   ]);
   return row;
@@ -136,7 +137,8 @@ export interface NewBatchDraft {
 }
 
 export async function insertBatchDraft(db: Queryable, d: NewBatchDraft): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `INSERT INTO batches (id, member_id, agent_id, test_mode, job_name, mail_type, mailing_class, duplex, color, page_count,
        template_key, recipients_key, total_rows, valid, skipped, skipped_rows,
        per_piece_cents, color_surcharge_cents, effective_per_piece_cents, volume_discount_pct, subtotal_cents, discount_cents, total_cents,
@@ -180,7 +182,7 @@ export async function insertBatchDraft(db: Queryable, d: NewBatchDraft): Promise
 
 /** Assigns the batch to a facility (an operator's move, or a facility leaving). */
 export async function setBatchFacility(tx: Queryable, id: string, facilityId: string): Promise<void> {
-  await tx.query(`UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [id, facilityId]);
+  await sqlRun(tx, `UPDATE batches SET facility_id = $2, updated_at = now() WHERE id = $1`, [id, facilityId]);
 }
 
 /**
@@ -188,19 +190,19 @@ export async function setBatchFacility(tx: Queryable, id: string, facilityId: st
  * is not that facility's.
  */
 export async function claimBatchForFacility(db: Queryable, facilityId: string, batchId: string): Promise<boolean> {
-  const result = await db.query(
+  const claimed = await sqlRows<Pick<BatchRow, 'id'>>(
+    db,
     `UPDATE batches SET facility_claimed_at = COALESCE(facility_claimed_at, now())
       WHERE id = $1 AND facility_id = $2 AND NOT test_mode RETURNING id`,
     [batchId, facilityId],
   );
-  // TypeORM answers UPDATE ... RETURNING with [rows, count].
-  const claimed = (Array.isArray(result[0]) ? result[0] : result) as unknown[];
   return claimed.length > 0;
 }
 
 /** Cancels a batch still rendering (no-op once it left rendering). */
 export async function cancelRenderingBatch(db: Queryable, id: string): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = 'cancelled while rendering', updated_at = now()
         WHERE id = $1 AND status = 'rendering'`,
     [id],
@@ -209,22 +211,23 @@ export async function cancelRenderingBatch(db: Queryable, id: string): Promise<v
 
 /** Stores the batch's scheduled send time. */
 export async function setBatchSendAfter(tx: Queryable, id: string, sendAfter: Date): Promise<void> {
-  await tx.query(`UPDATE batches SET send_after = $2 WHERE id = $1`, [id, sendAfter]);
+  await sqlRun(tx, `UPDATE batches SET send_after = $2 WHERE id = $1`, [id, sendAfter]);
 }
 
 /** Withdraws a draft whose workflow could not start. */
-export async function deleteUnstartedDraft(db: Queryable, id: string): Promise<unknown> {
-  return db.query(`DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]);
+export async function deleteUnstartedDraft(db: Queryable, id: string): Promise<void> {
+  await sqlRun(db, `DELETE FROM batches WHERE id = $1 AND status = 'draft'`, [id]);
 }
 
 /** Withdraws a merged batch whose render workflow could not start. */
-export async function deleteUnstartedRendering(db: Queryable, id: string): Promise<unknown> {
-  return db.query(`DELETE FROM batches WHERE id = $1 AND status = 'rendering'`, [id]);
+export async function deleteUnstartedRendering(db: Queryable, id: string): Promise<void> {
+  await sqlRun(db, `DELETE FROM batches WHERE id = $1 AND status = 'rendering'`, [id]);
 }
 
 /** Counts the merged batch's rendered (or skipped) rows into rows_rendered. */
 export async function countRenderedRows(db: Queryable, id: string): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `UPDATE batches SET rows_rendered = (SELECT count(*) FROM batch_recipients WHERE batch_id = $1 AND render_status IS NOT NULL),
          updated_at = now() WHERE id = $1`,
     [id],
@@ -238,7 +241,8 @@ export async function cancelUnrenderedBatch(
   rows: { valid: number; skipped: number; skippedRows: SkippedRow[] },
   message: string,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'cancelled', cancelled_at = now(), valid = $2, skipped = $3, skipped_rows = $4, rows_rendered = rows_to_render,
            error_message = $5, updated_at = now() WHERE id = $1`,
     [id, rows.valid, rows.skipped, JSON.stringify(rows.skippedRows), message],
@@ -253,7 +257,8 @@ export async function setRenderedDraft(
   pageCount: number,
   price: BatchPrice,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'draft', valid = $2, skipped = $3, skipped_rows = $4, page_count = $5, rows_rendered = rows_to_render,
          per_piece_cents = $6, color_surcharge_cents = $7, effective_per_piece_cents = $8, volume_discount_pct = $9,
          subtotal_cents = $10, discount_cents = $11, total_cents = $12, updated_at = now() WHERE id = $1`,
@@ -276,7 +281,8 @@ export async function setRenderedDraft(
 
 /** Lets the facility see a scheduled batch; a repeat keeps the first release time. */
 export async function releaseBatchToFacility(db: Queryable, id: string): Promise<void> {
-  await db.query(
+  await sqlRun(
+    db,
     `UPDATE batches SET released_to_facility_at = now(), updated_at = now() WHERE id = $1 AND released_to_facility_at IS NULL`,
     [id],
   );
@@ -288,7 +294,8 @@ export async function setPieceCounts(
   id: string,
   c: { created: number; mailed: number; failed: number },
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET pieces_created = $2, pieces_mailed = $3, pieces_failed = $4, updated_at = now() WHERE id = $1`,
     [id, c.created, c.mailed, c.failed],
   );
@@ -296,7 +303,7 @@ export async function setPieceCounts(
 
 /** Adds a refund to what the batch has had refunded. */
 export async function addRefunded(tx: Queryable, id: string, cents: number): Promise<void> {
-  await tx.query(`UPDATE batches SET refunded_cents = refunded_cents + $2 WHERE id = $1`, [id, cents]);
+  await sqlRun(tx, `UPDATE batches SET refunded_cents = refunded_cents + $2 WHERE id = $1`, [id, cents]);
 }
 
 /** draft -> paid, with what was charged and the facility picked. */
@@ -306,7 +313,8 @@ export async function markBatchPaid(
   chargedCents: number,
   facilityId: string | null,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'paid', confirmed_at = now(), credits_charged_cents = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
     [id, chargedCents, facilityId],
   );
@@ -314,7 +322,7 @@ export async function markBatchPaid(
 
 /** paid -> generating. */
 export async function markBatchGenerating(tx: Queryable, id: string): Promise<void> {
-  await tx.query(`UPDATE batches SET status = 'generating', updated_at = now() WHERE id = $1`, [id]);
+  await sqlRun(tx, `UPDATE batches SET status = 'generating', updated_at = now() WHERE id = $1`, [id]);
 }
 
 /** generating -> submitted, with its print manifest and facility. */
@@ -324,7 +332,8 @@ export async function markBatchSubmitted(
   manifestKey: string,
   facilityId: string | null,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'submitted', submitted_at = now(), manifest_key = $2, facility_id = $3, updated_at = now() WHERE id = $1`,
     [id, manifestKey, facilityId],
   );
@@ -332,14 +341,15 @@ export async function markBatchSubmitted(
 
 /** Cancelled before the facility started. */
 export async function markBatchCancelled(tx: Queryable, id: string): Promise<void> {
-  await tx.query(`UPDATE batches SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1`, [
+  await sqlRun(tx, `UPDATE batches SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1`, [
     id,
   ]);
 }
 
 /** A draft nobody confirmed in time: cancelled with `message`. */
 export async function expireBatch(tx: Queryable, id: string, message: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'cancelled', cancelled_at = now(), error_message = $2, updated_at = now() WHERE id = $1`,
     [id, message],
   );
@@ -347,7 +357,7 @@ export async function expireBatch(tx: Queryable, id: string, message: string): P
 
 /** submitted -> in_progress. */
 export async function markBatchInProgress(tx: Queryable, id: string): Promise<void> {
-  await tx.query(`UPDATE batches SET status = 'in_progress', started_at = now(), updated_at = now() WHERE id = $1`, [
+  await sqlRun(tx, `UPDATE batches SET status = 'in_progress', started_at = now(), updated_at = now() WHERE id = $1`, [
     id,
   ]);
 }
@@ -360,7 +370,8 @@ export async function markBatchFinished(
   facilityNotes: string | null,
   errorMessage: string | null,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = $2, completed_at = now(), facility_notes = COALESCE($3, facility_notes),
                   error_message = COALESCE($4, error_message), updated_at = now() WHERE id = $1`,
     [id, status, facilityNotes, errorMessage],
@@ -374,7 +385,8 @@ export async function markBatchFailed(
   errorMessage: string,
   facilityNotes: string | null,
 ): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE batches SET status = 'failed', completed_at = now(), error_message = $2,
                   facility_notes = COALESCE($3, facility_notes), updated_at = now() WHERE id = $1`,
     [id, errorMessage, facilityNotes],
