@@ -10,6 +10,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
+import type { MemberRow } from '../accounts/rows';
 import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { balanceCents, billingUrl } from '../billing/credits';
@@ -34,6 +35,7 @@ import {
 } from './record';
 import { insertOpenRun } from './rows';
 import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
+import { sqlRows } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -86,7 +88,11 @@ function settingsRefusal(block: 'business_required' | 'agent_auto_fill_not_autho
 }
 
 async function assertMemberSettings(db: Queryable, memberId: string): Promise<void> {
-  const [m] = await db.query(`SELECT business, agent_auto_fill FROM members WHERE id = $1`, [memberId]);
+  const [m] = await sqlRows<Pick<MemberRow, 'business' | 'agent_auto_fill'>>(
+    db,
+    `SELECT business, agent_auto_fill FROM members WHERE id = $1`,
+    [memberId],
+  );
   const block = settingsBlock({ business: m.business, agentAutoFill: m.agent_auto_fill });
   if (block) throw settingsRefusal(block);
 }
@@ -289,13 +295,15 @@ export async function mailRunForChild(deps: Deps, auth: AuthContext, mailRunId: 
  * so no piece can join a run after it stopped taking them.
  */
 export async function lockMailRunForChild(tx: Queryable, run: MailRunRow): Promise<void> {
-  const [now] = await tx.query(
+  const [now] = await sqlRows<Pick<MailRunRow, 'status' | 'closes_at'> & { accepting: boolean }>(
+    tx,
     `SELECT status, closes_at, closes_at > now() AS accepting FROM mail_runs WHERE id = $1 FOR SHARE`,
     [run.id],
   );
   if (now.status !== 'open' || !now.accepting)
     throw runClosed({ ...run, closes_at: now.closes_at }, now.status === 'open' ? 'past its window' : now.status);
-  const [{ n }] = await tx.query(
+  const [{ n }] = await sqlRows<{ n: number }>(
+    tx,
     `SELECT count(*)::int AS n FROM outbound_mail WHERE member_id = $1 AND mail_run_id = $2`,
     [run.member_id, run.mail_run_id],
   );
@@ -319,16 +327,12 @@ export async function setMemberRunSettings(
   memberId: string,
   change: { business?: boolean; agentAutoFill?: boolean },
 ) {
-  const rows = await deps.db.query(
+  const [row] = await sqlRows<Pick<MemberRow, 'id' | 'business' | 'agent_auto_fill'>>(
+    deps.db,
     `UPDATE members SET business = COALESCE($2, business), agent_auto_fill = COALESCE($3, agent_auto_fill) WHERE id = $1
      RETURNING id, business, agent_auto_fill`,
     [memberId, change.business ?? null, change.agentAutoFill ?? null],
   );
-  const [row] = (Array.isArray(rows[0]) ? rows[0] : rows) as {
-    id: string;
-    business: boolean;
-    agent_auto_fill: boolean;
-  }[];
   if (!row) throw new Error(`member ${memberId} not found`);
   return { member_id: row.id, business: row.business, agent_auto_fill: row.agent_auto_fill };
 }

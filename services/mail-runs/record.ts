@@ -11,6 +11,7 @@ import {
   pendingReasonAction,
 } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
+import { sqlFirst, sqlRows } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -51,16 +52,14 @@ export async function loadMailRunById(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<MailRunRow | null> {
-  const [row] = await db.query(`SELECT * FROM mail_runs WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
-  return row ?? null;
+  return sqlFirst<MailRunRow>(db, `SELECT * FROM mail_runs WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
 }
 
 export async function loadMailRun(db: Queryable, memberId: string, mailRunId: string): Promise<MailRunRow | null> {
-  const [row] = await db.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [
+  return sqlFirst<MailRunRow>(db, `SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [
     memberId,
     mailRunId,
   ]);
-  return row ?? null;
 }
 
 /** The run's children, oldest first (every piece sent with its mail_run_id). */
@@ -68,7 +67,8 @@ export async function loadMailRunChildren(
   db: Queryable,
   run: Pick<MailRunRow, 'member_id' | 'mail_run_id'>,
 ): Promise<MailRunChildRow[]> {
-  return db.query(
+  return sqlRows<MailRunChildRow>(
+    db,
     `SELECT id, status, mail_class, cost_cents, run_funded_at, created_at FROM outbound_mail
       WHERE member_id = $1 AND mail_run_id = $2 ORDER BY created_at, id`,
     [run.member_id, run.mail_run_id],

@@ -2,6 +2,7 @@
 // record.ts): opening a run, recording its workflow, and the moves of its funding.
 import type { EntityManager } from 'typeorm';
 import type { MailRunRow } from './record';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -11,7 +12,8 @@ export async function insertOpenRun(
   run: { id: string; mailRunId: string; memberId: string; agentId: string | null; ownerKey: string },
   windowSeconds: number,
 ): Promise<MailRunRow | null> {
-  const [inserted]: MailRunRow[] = await db.query(
+  const [inserted] = await sqlRows<MailRunRow>(
+    db,
     `INSERT INTO mail_runs (id, mail_run_id, member_id, agent_id, opened_by_key, status, window_seconds, opened_at, closes_at)
      VALUES ($1, $2, $3, $4, $5, 'open', $6::int, now(), now() + make_interval(secs => $6::int))
      ON CONFLICT (member_id, mail_run_id) DO NOTHING RETURNING *`,
@@ -22,14 +24,15 @@ export async function insertOpenRun(
 
 /** Records that the run's workflow was started (the first time only). */
 export async function markRunWorkflowStarted(db: Queryable, id: string): Promise<void> {
-  await db.query(`UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [
+  await sqlRun(db, `UPDATE mail_runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL`, [
     id,
   ]);
 }
 
 /** The window closed with no child waiting for funding. */
 export async function closeEmptyRun(tx: Queryable, id: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mail_runs SET status = 'closed', closed_at = now(), pending_reason = NULL, updated_at = now() WHERE id = $1`,
     [id],
   );
@@ -37,7 +40,8 @@ export async function closeEmptyRun(tx: Queryable, id: string): Promise<void> {
 
 /** A commit that `reason` stands in the way of: the run waits for funding. */
 export async function holdForFunding(tx: Queryable, id: string, reason: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mail_runs SET status = 'funding_pending', committed_at = COALESCE(committed_at, now()), pending_reason = $2, updated_at = now()
               WHERE id = $1`,
     [id, reason],
@@ -46,7 +50,8 @@ export async function holdForFunding(tx: Queryable, id: string, reason: string):
 
 /** The window closed while `reason` still stood in the way of funding. */
 export async function cancelUnfundedAtClose(tx: Queryable, id: string, reason: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'unfunded_at_close', pending_reason = $2, updated_at = now()
               WHERE id = $1`,
     [id, reason],
@@ -55,7 +60,8 @@ export async function cancelUnfundedAtClose(tx: Queryable, id: string, reason: s
 
 /** The run's children were debited `fundedCents` in all. */
 export async function markMailRunFunded(tx: Queryable, id: string, fundedCents: number): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mail_runs SET status = 'funded', committed_at = COALESCE(committed_at, now()), funded_at = now(), funded_cents = $2,
                   pending_reason = NULL, updated_at = now() WHERE id = $1`,
     [id, fundedCents],
@@ -64,7 +70,8 @@ export async function markMailRunFunded(tx: Queryable, id: string, fundedCents: 
 
 /** The caller cancelled the run before funding. */
 export async function cancelRunByCaller(tx: Queryable, id: string): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE mail_runs SET status = 'cancelled', cancelled_at = now(), cancellation_reason = 'cancelled_by_caller', updated_at = now() WHERE id = $1`,
     [id],
   );

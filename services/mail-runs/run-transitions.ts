@@ -24,6 +24,7 @@ import {
   MAIL_RUN_FAILURE,
   mailRunSettledSignal,
 } from '../../workflows/mail-runs/contracts';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 function fail(type: string, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -63,7 +64,8 @@ export async function fundMailRun(
     if (run.status === 'cancelled' || run.status === 'closed') {
       throw fail(MAIL_RUN_FAILURE.notCommittable, `The run is ${run.status}; it can no longer be committed.`);
     }
-    const children: Pick<MailRow, 'id' | 'price_cents' | 'mail_class'>[] = await tx.query(
+    const children = await sqlRows<Pick<MailRow, 'id' | 'price_cents' | 'mail_class'>>(
+      tx,
       `SELECT id, price_cents, mail_class FROM outbound_mail
             WHERE member_id = $1 AND mail_run_id = $2 AND status = 'funding_pending' AND run_funded_at IS NULL
             ORDER BY created_at, id FOR UPDATE`,
@@ -120,7 +122,7 @@ export async function cancelMailRun(deps: Deps, input: { mailRunUuid: string }):
   return deps.db.transaction(async (tx) => {
     const peek = await loadMailRunById(tx, input.mailRunUuid);
     if (!peek) throw runNotFound(input.mailRunUuid);
-    await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [peek.member_id]);
+    await sqlRun(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [peek.member_id]);
     const run = (await loadMailRunById(tx, input.mailRunUuid, { forUpdate: true }))!;
     if (run.status === 'cancelled') return { status: 'cancelled', alreadyCancelled: true };
     if (run.status === 'funded' || run.status === 'closed') {
@@ -145,7 +147,8 @@ export async function notifyMailRunChildren(
 ): Promise<number> {
   const run = await loadMailRunById(deps.db, input.mailRunUuid);
   if (!run) throw runNotFound(input.mailRunUuid);
-  const children: Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>[] = await deps.db.query(
+  const children = await sqlRows<Pick<MailRow, 'id' | 'status' | 'test_mode' | 'member_id' | 'agent_id'>>(
+    deps.db,
     `SELECT id, status, test_mode, member_id, agent_id FROM outbound_mail
           WHERE member_id = $1 AND mail_run_id = $2 AND status = 'funding_pending' ORDER BY created_at, id`,
     [run.member_id, run.mail_run_id],
@@ -176,7 +179,7 @@ export async function settleMailRunChild(
     const row = await loadMailRow(tx, input.outboundMailId, { forUpdate: true });
     if (!row) throw fail('MAIL_NOT_FOUND', `Outbound mail ${input.outboundMailId} not found`);
     if (row.status !== 'funding_pending') return row;
-    const [run]: MailRunRow[] = await tx.query(`SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [
+    const [run] = await sqlRows<MailRunRow>(tx, `SELECT * FROM mail_runs WHERE member_id = $1 AND mail_run_id = $2`, [
       row.member_id,
       row.mail_run_id,
     ]);
