@@ -40,6 +40,7 @@ const TYPED_SQL_FILES = [
   'activities/webhooks/**/*.ts',
   'services/a2a/**/*.ts',
   'services/accounts/**/*.ts',
+  'services/inbound-email/**/*.ts',
   'services/notifications/**/*.ts',
   'services/shared/**/*.ts',
   'services/support/**/*.ts',

@@ -18,6 +18,7 @@ import { publishEvent } from '../webhooks/events';
 import { docxText, pdfMetadata, pdfPageTexts } from './document-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from './ocr';
 import type { InboundMailFileRow, InboundMailItemRow, PostalThreadRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -40,18 +41,19 @@ async function replaceExtractions(
   rows: ExtractionRow[],
 ): Promise<void> {
   if (scope.fileId) {
-    await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = ANY($2)`, [
+    await sqlRun(tx, `DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = ANY($2)`, [
       scope.fileId,
       scope.sources,
     ]);
   } else {
-    await tx.query(`DELETE FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = ANY($2)`, [
+    await sqlRun(tx, `DELETE FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = ANY($2)`, [
       itemId,
       scope.sources,
     ]);
   }
   if (!rows.length) return;
-  await tx.query(
+  await sqlRun(
+    tx,
     `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
      SELECT $1, f, s, fld, v, c, m::jsonb, p - 1
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[]) WITH ORDINALITY AS x(f, s, fld, v, c, m, p)`,
@@ -78,13 +80,14 @@ const ANALYSIS_SOURCES = [
 ];
 
 async function loadFile(deps: Deps, fileId: string): Promise<InboundMailFileRow> {
-  const [file] = await deps.db.query(`SELECT * FROM inbound_mail_files WHERE id = $1`, [fileId]);
+  const [file] = await sqlRows<InboundMailFileRow>(deps.db, `SELECT * FROM inbound_mail_files WHERE id = $1`, [fileId]);
   if (!file) throw new Error(`inbound file ${fileId} not found`);
   return file;
 }
 
 async function setFileStatus(tx: Tx, fileId: string, status: string, pageCount?: number | null): Promise<void> {
-  await tx.query(
+  await sqlRun(
+    tx,
     `UPDATE inbound_mail_files SET extraction_status = $2, page_count = COALESCE($3, page_count) WHERE id = $1`,
     [fileId, status, pageCount ?? null],
   );
@@ -96,7 +99,8 @@ async function itemEvent(
   eventType: 'inbound.received' | 'inbound.context_ready',
   ocrStatus: string | null,
 ): Promise<void> {
-  const [item]: Pick<InboundMailItemRow, 'member_id' | 'agent_id' | 'test_mode'>[] = await deps.db.query(
+  const [item] = await sqlRows<Pick<InboundMailItemRow, 'member_id' | 'agent_id' | 'test_mode'>>(
+    deps.db,
     `SELECT member_id, agent_id, test_mode FROM inbound_mail_items WHERE id = $1`,
     [itemId],
   );
@@ -113,7 +117,9 @@ async function itemEvent(
 }
 
 export async function inboundItemCommitted(deps: Deps, itemId: string): Promise<boolean> {
-  const rows = await deps.db.query(`SELECT 1 FROM inbound_mail_items WHERE id = $1`, [itemId]);
+  const rows = await sqlRows<{ '?column?': number }>(deps.db, `SELECT 1 FROM inbound_mail_items WHERE id = $1`, [
+    itemId,
+  ]);
   return rows.length > 0;
 }
 
@@ -122,7 +128,9 @@ export async function discardUncommittedInbound(
   deps: Deps,
   input: { itemId: string; storageKeys: string[] },
 ): Promise<boolean> {
-  const rows = await deps.db.query(`SELECT 1 FROM inbound_mail_items WHERE id = $1`, [input.itemId]);
+  const rows = await sqlRows<{ '?column?': number }>(deps.db, `SELECT 1 FROM inbound_mail_items WHERE id = $1`, [
+    input.itemId,
+  ]);
   if (rows.length) return false;
   for (const key of input.storageKeys) await deps.storage.remove(key);
   return true;
@@ -133,11 +141,13 @@ export async function verifyInboundStorage(
   deps: Deps,
   itemId: string,
 ): Promise<{ status: 'stored' | 'failed'; attachmentIds: string[] }> {
-  const files: InboundMailFileRow[] = await deps.db.query(
+  const files = await sqlRows<InboundMailFileRow>(
+    deps.db,
     `SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = $1 ORDER BY position`,
     [itemId],
   );
-  const [item]: Pick<InboundMailItemRow, 'status'>[] = await deps.db.query(
+  const [item] = await sqlRows<Pick<InboundMailItemRow, 'status'>>(
+    deps.db,
     `SELECT status FROM inbound_mail_items WHERE id = $1`,
     [itemId],
   );
@@ -147,14 +157,16 @@ export async function verifyInboundStorage(
     const body = await deps.storage.get(f.storage_key);
     const sha = createHash('sha256').update(body).digest('hex');
     if (body.length !== Number(f.size_bytes) || sha !== f.sha256) {
-      await deps.db.query(
+      await sqlRun(
+        deps.db,
         `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status = 'captured'`,
         [itemId, `stored object ${f.filename} does not match its recorded size and SHA-256`],
       );
       return { status: 'failed', attachmentIds };
     }
   }
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE inbound_mail_items SET status = 'stored', updated_at = now() WHERE id = $1 AND status = 'captured'`,
     [itemId],
   );
@@ -164,7 +176,8 @@ export async function verifyInboundStorage(
 
 /** Lineage rows for the email's own subject and body text. */
 export async function extractInboundEmailText(deps: Deps, itemId: string): Promise<void> {
-  const [item]: (Pick<InboundMailItemRow, 'subject' | 'body_text'> & { raw_file_id: string })[] = await deps.db.query(
+  const [item] = await sqlRows<Pick<InboundMailItemRow, 'subject' | 'body_text'> & { raw_file_id: string }>(
+    deps.db,
     `SELECT i.subject, i.body_text, f.id AS raw_file_id FROM inbound_mail_items i
            JOIN inbound_mail_files f ON f.inbound_mail_item_id = i.id AND f.kind = 'raw_email' WHERE i.id = $1`,
     [itemId],
@@ -308,7 +321,8 @@ export async function ocrInboundFile(
   const rows: ExtractionRow[] = [];
   let pages: Array<{ page: number; run: OcrRun }>;
   if (familyOfContentType(file.content_type) === 'pdf') {
-    const [marker] = await deps.db.query(
+    const [marker] = await sqlRows<{ metadata: { pages?: number[] } }>(
+      deps.db,
       `SELECT metadata FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'pdf_text' AND field = 'pages_without_text'`,
       [fileId],
     );
@@ -354,7 +368,8 @@ export async function ocrInboundFile(
   }
   const status = pages.some(({ run }) => run.ok && !ocrUnreadable(run.page)) ? 'extracted' : 'failed';
   await deps.db.transaction(async (tx) => {
-    await tx.query(
+    await sqlRun(
+      tx,
       `DELETE FROM inbound_extractions WHERE inbound_mail_file_id = $1 AND source = 'extraction_error' AND field = 'ocr_error'`,
       [fileId],
     );
@@ -366,7 +381,8 @@ export async function ocrInboundFile(
     );
     const errors = rows.filter((r) => r.source === 'extraction_error');
     if (errors.length) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO inbound_extractions (inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence, metadata, position)
              SELECT $1, $2, 'extraction_error', 'ocr_error', v, 1, m::jsonb, p - 1 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS x(v, m, p)`,
         [file.inbound_mail_item_id, fileId, errors.map((e) => e.value), errors.map((e) => JSON.stringify(e.metadata))],
@@ -382,13 +398,20 @@ export async function analyseInboundItem(
   deps: Deps,
   itemId: string,
 ): Promise<{ threadKeys: ThreadKeys; threadTitle: string }> {
-  const [item]: (Pick<InboundMailItemRow, 'subject' | 'body_text' | 'from_name' | 'from_address'> & {
-    alias_email: string;
-  })[] = await deps.db.query(
+  const [item] = await sqlRows<
+    Pick<InboundMailItemRow, 'subject' | 'body_text' | 'from_name' | 'from_address'> & {
+      alias_email: string;
+    }
+  >(
+    deps.db,
     `SELECT i.subject, i.body_text, i.from_name, i.from_address, a.alias_local_part || '@' || a.domain AS alias_email
            FROM inbound_mail_items i JOIN inbound_forwarding_aliases a ON a.id = i.alias_id WHERE i.id = $1`,
     [itemId],
   );
+  // Left untyped on purpose: the loop below reads r.field, which this SELECT does not return
+  // (so page_layout rows are joined into the text, never into the layout). Typed to its
+  // columns it would not compile, and adding e.field changes what extraction produces.
+  // eslint-disable-next-line no-restricted-syntax
   const rows = await deps.db.query(
     `SELECT e.inbound_mail_file_id AS file_id, e.source, e.value, e.confidence::float AS confidence, e.metadata
            FROM inbound_extractions e JOIN inbound_mail_files f ON f.id = e.inbound_mail_file_id
@@ -396,7 +419,8 @@ export async function analyseInboundItem(
           ORDER BY f.position, COALESCE((e.metadata->>'page')::int, 0), e.position`,
     [itemId],
   );
-  const [{ attachments }] = await deps.db.query(
+  const [{ attachments }] = await sqlRows<{ attachments: number }>(
+    deps.db,
     `SELECT count(*)::int AS attachments FROM inbound_mail_files WHERE inbound_mail_item_id = $1 AND kind = 'attachment'`,
     [itemId],
   );
@@ -427,10 +451,11 @@ export async function analyseInboundItem(
   });
   await deps.db.transaction(async (tx) => {
     await replaceExtractions(tx, itemId, { sources: ANALYSIS_SOURCES }, a.extractions);
-    await tx.query(`DELETE FROM inbound_reply_contacts WHERE inbound_mail_item_id = $1`, [itemId]);
+    await sqlRun(tx, `DELETE FROM inbound_reply_contacts WHERE inbound_mail_item_id = $1`, [itemId]);
     const c = a.replyContact;
     if (c) {
-      await tx.query(
+      await sqlRun(
+        tx,
         `INSERT INTO inbound_reply_contacts (inbound_mail_item_id, name, line1, line2, city, state, postal_code, country, source_type, verification_status, confidence)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
@@ -448,7 +473,8 @@ export async function analyseInboundItem(
         ],
       );
     }
-    await tx.query(
+    await sqlRun(
+      tx,
       `UPDATE inbound_mail_items SET category = $2, suggested_action = $3, summary = $4, sender = $5, recipient = $6, deadlines = $7,
                   key_facts = $8, updated_at = now() WHERE id = $1`,
       [
@@ -476,20 +502,24 @@ export async function matchInboundThread(
   },
 ): Promise<{ threadId: string; created: boolean }> {
   return deps.db.transaction(async (tx) => {
-    const [item]: Pick<
-      InboundMailItemRow,
-      'id' | 'member_id' | 'agent_id' | 'test_mode' | 'thread_id' | 'category' | 'summary' | 'received_at' | 'headers'
-    >[] = await tx.query(
+    const [item] = await sqlRows<
+      Pick<
+        InboundMailItemRow,
+        'id' | 'member_id' | 'agent_id' | 'test_mode' | 'thread_id' | 'category' | 'summary' | 'received_at' | 'headers'
+      >
+    >(
+      tx,
       `SELECT id, member_id, agent_id, test_mode, thread_id, category, summary, received_at, headers FROM inbound_mail_items WHERE id = $1 FOR UPDATE`,
       [input.itemId],
     );
     if (item.thread_id) return { threadId: item.thread_id, created: false };
     // One matcher at a time per member, so two letters from one sender cannot open two threads.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('postal-thread:' || $1::text))`, [item.member_id]);
+    await sqlRun(tx, `SELECT pg_advisory_xact_lock(hashtext('postal-thread:' || $1::text))`, [item.member_id]);
     // A reply names its parent by Message-ID: that beats every heuristic below.
     const references = replyReferences(item.headers ?? {});
-    const threaded: Array<{ message_id: string; thread_id: string }> = references.length
-      ? await tx.query(
+    const threaded = references.length
+      ? await sqlRows<{ message_id: string; thread_id: string }>(
+          tx,
           `SELECT i.message_id, i.thread_id FROM inbound_mail_items i JOIN postal_threads t ON t.id = i.thread_id
             WHERE i.member_id = $1 AND i.agent_id IS NOT DISTINCT FROM $2 AND i.test_mode = $3 AND i.message_id = ANY($4) AND t.status <> 'archived'`,
           [item.member_id, item.agent_id, item.test_mode, references],
@@ -500,10 +530,10 @@ export async function matchInboundThread(
       threaded.map((r) => ({ messageId: r.message_id, threadId: r.thread_id })),
     );
     if (!match) {
-      const candidates: Pick<
-        PostalThreadRow,
-        'id' | 'sender_keys' | 'subject_keys' | 'reference_keys' | 'last_event_at'
-      >[] = await tx.query(
+      const candidates = await sqlRows<
+        Pick<PostalThreadRow, 'id' | 'sender_keys' | 'subject_keys' | 'reference_keys' | 'last_event_at'>
+      >(
+        tx,
         `SELECT id, sender_keys, subject_keys, reference_keys, last_event_at FROM postal_threads
               WHERE member_id = $1 AND agent_id IS NOT DISTINCT FROM $2 AND test_mode = $3 AND status <> 'archived'`,
         [item.member_id, item.agent_id, item.test_mode],
@@ -531,7 +561,8 @@ export async function matchInboundThread(
     let threadId: string;
     if (match) {
       threadId = match.id;
-      await tx.query(
+      await sqlRun(
+        tx,
         `UPDATE postal_threads SET
                 sender_keys = ARRAY(SELECT DISTINCT unnest(sender_keys || $2::text[])),
                 subject_keys = ARRAY(SELECT DISTINCT unnest(subject_keys || $3::text[])),
@@ -542,7 +573,8 @@ export async function matchInboundThread(
         [threadId, k.senderKeys, k.subjectKeys, k.referenceKeys, item.summary, item.received_at],
       );
     } else {
-      const [created] = await tx.query(
+      const [created] = await sqlRows<Pick<PostalThreadRow, 'id'>>(
+        tx,
         `INSERT INTO postal_threads (member_id, agent_id, test_mode, title, category, summary, sender_keys, subject_keys, reference_keys, last_event_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
         [
@@ -560,7 +592,7 @@ export async function matchInboundThread(
       );
       threadId = created.id;
     }
-    await tx.query(`UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [
+    await sqlRun(tx, `UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [
       input.itemId,
       threadId,
     ]);
@@ -585,18 +617,21 @@ export async function matchInboundThread(
 
 /** stored -> extracted, or needs_review with the reasons a person should look. */
 export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ status: 'extracted' | 'needs_review' }> {
-  const files: Pick<InboundMailFileRow, 'kind' | 'extraction_status' | 'content_type_mismatch'>[] = await deps.db.query(
+  const files = await sqlRows<Pick<InboundMailFileRow, 'kind' | 'extraction_status' | 'content_type_mismatch'>>(
+    deps.db,
     `SELECT kind, extraction_status, content_type_mismatch FROM inbound_mail_files WHERE inbound_mail_item_id = $1`,
     [itemId],
   );
-  const [ocr] = await deps.db.query(
+  const [ocr] = await sqlRows<{ unreadable: number; low_confidence: number; pages: number }>(
+    deps.db,
     `SELECT count(*) FILTER (WHERE (metadata->>'unreadable')::boolean)::int AS unreadable,
                 count(*) FILTER (WHERE NOT (metadata->>'unreadable')::boolean AND metadata->>'status' = 'needs_review')::int AS low_confidence,
                 count(*)::int AS pages
            FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'ocr' AND field = 'page_text'`,
     [itemId],
   );
-  const [category] = await deps.db.query(
+  const [category] = await sqlRows<{ confidence: number }>(
+    deps.db,
     `SELECT confidence::float AS confidence FROM inbound_extractions WHERE inbound_mail_item_id = $1 AND source = 'heuristic_classifier' AND field = 'category'`,
     [itemId],
   );
@@ -611,7 +646,8 @@ export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ s
     reasons.push('attachment_content_type_mismatch');
   if (!category || category.confidence < LOW_CATEGORY_CONFIDENCE) reasons.push('low_confidence_category');
   const status = reasons.length ? 'needs_review' : 'extracted';
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE inbound_mail_items SET status = $2, review_reasons = $3, extracted_at = COALESCE(extracted_at, now()), updated_at = now()
           WHERE id = $1 AND status IN ('stored', 'extracted', 'needs_review')`,
     [itemId, status, JSON.stringify(reasons)],
@@ -622,7 +658,8 @@ export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ s
 }
 
 export async function failInboundItem(deps: Deps, input: { itemId: string; reason: string }): Promise<void> {
-  await deps.db.query(
+  await sqlRun(
+    deps.db,
     `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('captured', 'stored')`,
     [input.itemId, input.reason.slice(0, 1000)],
   );

@@ -18,6 +18,7 @@ import {
 import { updateReturning } from '../physical-inbound/item-records';
 import { iso, ownerFilter } from './caller-scope';
 import type { InboundForwardingAliasRow } from './rows';
+import { sqlRows } from '../shared/sql';
 
 export const ALIAS_COLUMNS = `id, member_id, agent_id, test_mode, label, alias_local_part, domain, alias_local_part || '@' || domain AS email, alias_type,
   requested_alias_local_part, source_type, provider, handled_by, capture_method, automation_level, approval_mode, status,
@@ -66,11 +67,13 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
     params.push(input.status);
     where += ` AND a.status = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM inbound_forwarding_aliases a WHERE ${where}`,
     params,
   );
-  const rows: AliasRow[] = await deps.db.query(
+  const rows = await sqlRows<AliasRow>(
+    deps.db,
     `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases a WHERE ${where} ORDER BY created_at DESC, id LIMIT ${input.limit} OFFSET ${input.offset}`,
     params,
   );
@@ -78,7 +81,8 @@ export async function listForwardingAddresses(deps: Deps, auth: AuthContext, inp
 }
 
 async function loadAlias(deps: Deps, auth: AuthContext, id: string): Promise<AliasRow> {
-  const [row]: AliasRow[] = await deps.db.query(
+  const [row] = await sqlRows<AliasRow>(
+    deps.db,
     `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = $1`,
     [id],
   );
@@ -136,7 +140,8 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
 
   for (let attempt = 0; attempt < (requested ? 1 : RANDOM_ATTEMPTS); attempt++) {
     const localPart = requested ? requested.trim().toLowerCase() : randomLocalPart(randomBytes(10));
-    const rows: AliasRow[] = await deps.db.query(
+    const rows = await sqlRows<AliasRow>(
+      deps.db,
       `INSERT INTO inbound_forwarding_aliases (member_id, agent_id, test_mode, label, alias_local_part, domain, alias_type, requested_alias_local_part,
                                               source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)

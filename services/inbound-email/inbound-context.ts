@@ -21,6 +21,7 @@ import type {
   InboundReplyContactRow,
   PostalThreadRow,
 } from './rows';
+import { sqlRows } from '../shared/sql';
 
 export const INCLUDE_VALUES = ['drafting', 'files', 'ocr', 'lineage'] as const;
 export type InboundInclude = (typeof INCLUDE_VALUES)[number];
@@ -71,11 +72,13 @@ export async function listInboundMail(deps: Deps, auth: AuthContext, input: List
     params.push(value);
     where += ` AND i.${column} = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM inbound_mail_items i WHERE ${where}`,
     params,
   );
-  const rows: InboundMailItemRow[] = await deps.db.query(
+  const rows = await sqlRows<InboundMailItemRow>(
+    deps.db,
     `SELECT i.* FROM inbound_mail_items i WHERE ${where} ORDER BY i.received_at DESC, i.id LIMIT ${input.limit} OFFSET ${input.offset}`,
     params,
   );
@@ -86,7 +89,7 @@ export async function listInboundMail(deps: Deps, auth: AuthContext, input: List
 }
 
 async function loadItem(deps: Deps, auth: AuthContext, id: string): Promise<InboundMailItemRow> {
-  const [row]: InboundMailItemRow[] = await deps.db.query(`SELECT * FROM inbound_mail_items WHERE id = $1`, [id]);
+  const [row] = await sqlRows<InboundMailItemRow>(deps.db, `SELECT * FROM inbound_mail_items WHERE id = $1`, [id]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Inbound mail item');
   }
@@ -113,7 +116,8 @@ export async function getInboundMail(
 /** The bytes of one stored file (raw email or attachment) for an authenticated download. */
 export async function getInboundFile(deps: Deps, auth: AuthContext, input: { id: string; fileId: string }) {
   await loadItem(deps, auth, input.id);
-  const [file]: Array<Pick<InboundMailFileRow, 'filename' | 'content_type' | 'storage_key'>> = await deps.db.query(
+  const [file] = await sqlRows<Pick<InboundMailFileRow, 'filename' | 'content_type' | 'storage_key'>>(
+    deps.db,
     `SELECT filename, content_type, storage_key FROM inbound_mail_files WHERE id = $1 AND inbound_mail_item_id = $2`,
     [input.fileId, input.id],
   );
@@ -162,7 +166,8 @@ export async function linkedOutbound(
     params.push(auth.agentId);
     agent = ` AND agent_id = $5`;
   }
-  return deps.db.query(
+  return sqlRows<LinkedOutboundRow>(
+    deps.db,
     `SELECT id, status, mail_class, recipient_name, recipient_company, recipient_city, recipient_state, tracking_number,
             inbound_capture_id, postal_mail_thread_id, created_at, mailed_at
        FROM outbound_mail
@@ -182,28 +187,34 @@ async function shapeItems(
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const threadIds = [...new Set(rows.map((r) => r.thread_id).filter(Boolean))] as string[];
-  const [files, threads, aliases, contacts]: [
-    InboundMailFileRow[],
-    Array<Pick<PostalThreadRow, 'id' | 'title' | 'category' | 'status'>>,
-    AliasRow[],
-    InboundReplyContactRow[],
-  ] = await Promise.all([
-    deps.db.query(`SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY position`, [
-      ids,
-    ]),
+  const [files, threads, aliases, contacts] = await Promise.all([
+    sqlRows<InboundMailFileRow>(
+      deps.db,
+      `SELECT * FROM inbound_mail_files WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY position`,
+      [ids],
+    ),
     threadIds.length
-      ? deps.db.query(`SELECT id, title, category, status FROM postal_threads WHERE id = ANY($1::uuid[])`, [threadIds])
+      ? sqlRows<Pick<PostalThreadRow, 'id' | 'title' | 'category' | 'status'>>(
+          deps.db,
+          `SELECT id, title, category, status FROM postal_threads WHERE id = ANY($1::uuid[])`,
+          [threadIds],
+        )
       : [],
-    deps.db.query(`SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = ANY($1::uuid[])`, [
+    sqlRows<AliasRow>(deps.db, `SELECT ${ALIAS_COLUMNS} FROM inbound_forwarding_aliases WHERE id = ANY($1::uuid[])`, [
       [...new Set(rows.map((r) => r.alias_id))],
     ]),
     include.has('drafting')
-      ? deps.db.query(`SELECT * FROM inbound_reply_contacts WHERE inbound_mail_item_id = ANY($1::uuid[])`, [ids])
+      ? sqlRows<InboundReplyContactRow>(
+          deps.db,
+          `SELECT * FROM inbound_reply_contacts WHERE inbound_mail_item_id = ANY($1::uuid[])`,
+          [ids],
+        )
       : [],
   ]);
   const needExtractions = include.has('lineage') || include.has('ocr');
-  const extractions: ExtractionRead[] = needExtractions
-    ? await deps.db.query(
+  const extractions = needExtractions
+    ? await sqlRows<ExtractionRead>(
+        deps.db,
         `SELECT id, inbound_mail_item_id, inbound_mail_file_id, source, field, value, confidence::float AS confidence, metadata, created_at
          FROM inbound_extractions WHERE inbound_mail_item_id = ANY($1::uuid[]) ORDER BY created_at, position`,
         [ids],

@@ -24,6 +24,8 @@ import {
 import type { inboundExtractionWorkflow } from '../../workflows/inbound-email/inbound-extraction';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import type { Deps } from '../shared/deps';
+import type { InboundMailItemRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export type CaptureMethod = 'smtp' | 'http';
 
@@ -69,7 +71,8 @@ export async function aliasForDelivery(deps: Deps, address: string): Promise<Del
     suggestedAction: `Send to an alias listed by GET /v1/inbound-forwarding-addresses (domain ${deps.config.inboundEmailDomain}).`,
   });
   if (!parsed || parsed.domain !== deps.config.inboundEmailDomain) throw notFound;
-  const [alias] = await deps.db.query(
+  const [alias] = await sqlRows<DeliverableAlias>(
+    deps.db,
     `SELECT id, member_id, agent_id, test_mode, status, alias_local_part || '@' || domain AS email
        FROM inbound_forwarding_aliases WHERE lower(alias_local_part) = $1 AND lower(domain) = $2`,
     [parsed.localPart, parsed.domain],
@@ -153,7 +156,8 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
   const messageId = parsed.messageId ?? null;
 
   if (messageId) {
-    const [existing] = await deps.db.query(
+    const [existing] = await sqlRows<Pick<InboundMailItemRow, 'id' | 'status'>>(
+      deps.db,
       `SELECT id, status FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`,
       [alias.id, messageId],
     );
@@ -242,7 +246,8 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
 
   try {
     const inserted = await deps.db.transaction(async (tx) => {
-      const rows = await tx.query(
+      const rows = await sqlRows<Pick<InboundMailItemRow, 'id'>>(
+        tx,
         `INSERT INTO inbound_mail_items (id, member_id, agent_id, alias_id, test_mode, status, capture_method, envelope_from, envelope_to,
                                          message_id, from_name, from_address, subject, body_text, headers)
          VALUES ($1, $2, $3, $4, $5, 'captured', $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -266,7 +271,8 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
       );
       if (!rows.length) return false;
       for (const [position, o] of objects.entries()) {
-        await tx.query(
+        await sqlRun(
+          tx,
           `INSERT INTO inbound_mail_files (id, inbound_mail_item_id, kind, position, filename, content_type, declared_content_type,
                                            content_type_mismatch, size_bytes, sha256, storage_key)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -285,7 +291,7 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
           ],
         );
       }
-      await tx.query(`UPDATE inbound_forwarding_aliases SET last_received_at = now() WHERE id = $1`, [alias.id]);
+      await sqlRun(tx, `UPDATE inbound_forwarding_aliases SET last_received_at = now() WHERE id = $1`, [alias.id]);
       // Started before the commit: a failed start rolls the item back; a lost commit is
       // noticed by the workflow, which then removes the objects.
       await deps.temporal.workflow.start<typeof inboundExtractionWorkflow>(INBOUND_EXTRACTION_WORKFLOW, {
@@ -304,7 +310,8 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
     });
     if (!inserted) {
       await removeWritten();
-      const [existing] = await deps.db.query(
+      const [existing] = await sqlRows<Pick<InboundMailItemRow, 'id'>>(
+        deps.db,
         `SELECT id FROM inbound_mail_items WHERE alias_id = $1 AND message_id = $2`,
         [alias.id, messageId],
       );
@@ -329,7 +336,8 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
 }
 
 async function duplicateResult(deps: Deps, itemId: string, aliasId: string): Promise<IntakeResult> {
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<Pick<InboundMailItemRow, 'status'> & { attachments: number }>(
+    deps.db,
     `SELECT i.status, (SELECT count(*)::int FROM inbound_mail_files f WHERE f.inbound_mail_item_id = i.id AND f.kind = 'attachment') AS attachments
        FROM inbound_mail_items i WHERE i.id = $1`,
     [itemId],

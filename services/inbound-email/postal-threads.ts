@@ -10,6 +10,7 @@ import { errors } from '../../domain/shared/errors';
 import { iso, ownerFilter } from './caller-scope';
 import type { InboundMailItemRow, PostalThreadRow } from './rows';
 import { linkedOutbound } from './inbound-context';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface ListThreadsInput {
   limit: number;
@@ -44,8 +45,13 @@ export async function listPostalThreads(deps: Deps, auth: AuthContext, input: Li
     params.push(value);
     where += ` AND t.${column} = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`, params);
-  const rows: ThreadRead[] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
+    `SELECT count(*)::int AS total FROM postal_threads t WHERE ${where}`,
+    params,
+  );
+  const rows = await sqlRows<ThreadRead>(
+    deps.db,
     `${THREAD_SELECT} WHERE ${where} ORDER BY latest_event_at DESC, t.id LIMIT ${input.limit} OFFSET ${input.offset}`,
     params,
   );
@@ -56,7 +62,7 @@ export async function listPostalThreads(deps: Deps, auth: AuthContext, input: Li
 }
 
 async function loadThread(deps: Deps, auth: AuthContext, id: string): Promise<ThreadRead> {
-  const [row]: ThreadRead[] = await deps.db.query(`${THREAD_SELECT} WHERE t.id = $1`, [id]);
+  const [row] = await sqlRows<ThreadRead>(deps.db, `${THREAD_SELECT} WHERE t.id = $1`, [id]);
   if (!row || !canSee(auth, { memberId: row.member_id, agentId: row.agent_id, testMode: row.test_mode })) {
     throw errors.notFound('Postal thread');
   }
@@ -80,7 +86,7 @@ export async function updatePostalThread(
   input: { status?: string; title?: string },
 ) {
   const current = await loadThread(deps, auth, id);
-  await deps.db.query(`UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [
+  await sqlRun(deps.db, `UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [
     id,
     input.status ?? current.status,
     input.title ?? current.title,
@@ -92,7 +98,8 @@ async function shapeThreads(deps: Deps, auth: AuthContext, rows: ThreadRead[], w
   const ids = rows.map((r) => r.id);
   let events = new Map<string, unknown[]>();
   if (withEvents && ids.length) {
-    const items: ThreadItem[] = await deps.db.query(
+    const items = await sqlRows<ThreadItem>(
+      deps.db,
       `SELECT id, thread_id, status, category, subject, summary, received_at FROM inbound_mail_items WHERE thread_id = ANY($1::uuid[]) ORDER BY received_at`,
       [ids],
     );
