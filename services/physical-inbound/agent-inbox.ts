@@ -28,6 +28,7 @@ import {
 } from './sandbox-fixtures';
 import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
 import type { AgentInboxAcknowledgmentRow, AgentInboxAssignmentRow } from './rows';
+import type { AgentRow, MemberRow } from '../accounts/rows';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
 import { sqlRows, sqlRun } from '../shared/sql';
 
@@ -128,7 +129,7 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
          ${from} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
       params,
     );
-    const [count] = await db.query(`SELECT count(*) AS total ${from}`, filterParams);
+    const [count] = await sqlRows<{ total: string }>(db, `SELECT count(*) AS total ${from}`, filterParams);
     return { rows, total: Number(count.total) };
   };
   const { rows, total } = literal ? await runSearch(deps, run) : await run(deps.db);
@@ -161,7 +162,9 @@ export async function listAgentInbox(deps: Deps, auth: AuthContext, query: Inbox
 }
 
 async function buildContext(deps: Deps, auth: AuthContext, item: ItemRow, assignment: AgentInboxAssignmentRow) {
-  const [agent] = await deps.db.query(`SELECT id, name FROM agents WHERE id = $1`, [assignment.agent_id]);
+  const [agent] = await sqlRows<Pick<AgentRow, 'id' | 'name'>>(deps.db, `SELECT id, name FROM agents WHERE id = $1`, [
+    assignment.agent_id,
+  ]);
   const doc = await currentInstructions(deps, assignment.agent_id);
   const text = doc?.text ?? PLATFORM_FALLBACK_INSTRUCTIONS;
   const bundles = await loadItemBundles(deps.db, item.id);
@@ -265,9 +268,24 @@ export async function getAgentInboxScan(deps: Deps, auth: AuthContext, itemId: s
 }
 
 /** GET /v1/agent-inbox/activity: assignments received, context reads (receipts) and reported outcomes. */
+/** One line of the agent's inbox activity: an assignment, a receipt or an outcome (null where that kind has none). */
+interface InboxActivityRow {
+  type: 'assigned' | 'receipt' | 'outcome';
+  id: string;
+  item_id: string;
+  assignment_id: string;
+  context_version: string | null;
+  outcome: AgentInboxAcknowledgmentRow['outcome'] | null;
+  run_id: string | null;
+  note: string | null;
+  created_at: Date;
+  total: string;
+}
+
 export async function getAgentInboxActivity(deps: Deps, auth: AuthContext, page: { limit: number; offset: number }) {
   await ensureSampleAssignment(deps, auth);
-  const rows = await deps.db.query(
+  const rows = await sqlRows<InboxActivityRow>(
+    deps.db,
     `SELECT *, count(*) OVER () AS total FROM (
        SELECT 'assigned' AS type, id, item_id, id AS assignment_id, NULL AS context_version, NULL AS outcome, NULL AS run_id,
               NULL AS note, assigned_at AS created_at
@@ -283,7 +301,7 @@ export async function getAgentInboxActivity(deps: Deps, auth: AuthContext, page:
   );
   return {
     environment: environmentOf(auth),
-    activity: rows.map((r: Record<string, unknown>) => ({
+    activity: rows.map((r) => ({
       type: r.type,
       id: r.id,
       item_id: r.item_id,
@@ -292,7 +310,7 @@ export async function getAgentInboxActivity(deps: Deps, auth: AuthContext, page:
       outcome: r.outcome,
       run_id: r.run_id,
       note: r.note,
-      created_at: (r.created_at as Date).toISOString(),
+      created_at: r.created_at.toISOString(),
     })),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, page.limit, page.offset),
   };
@@ -375,7 +393,11 @@ export async function seedAgentInboxSandbox(
   const fixture = loadFixture(body.scenario);
   await uploadFixture(deps, fixture);
   const created = await deps.db.transaction(async (tx) => {
-    const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [auth.memberId]);
+    const [member] = await sqlRows<Pick<MemberRow, 'full_name' | 'email'>>(
+      tx,
+      `SELECT full_name, email FROM members WHERE id = $1`,
+      [auth.memberId],
+    );
     const made = (await createFixtureItem(tx, {
       memberId: auth.memberId!,
       agentId: auth.agentId,

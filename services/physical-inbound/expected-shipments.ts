@@ -10,6 +10,7 @@ import type { Deps } from '../shared/deps';
 import { createdBy, ownsAgentRecord, scopedAgent } from '../accounts/agent-specific';
 import { isAgentKey } from '../accounts/auth';
 import { checkActionRequest } from './package-actions';
+import type { PrivateMailboxRow } from './rows';
 import { assertPackagesEnabled } from './package-custody';
 import { Db, updateReturning } from './item-records';
 import { errors } from '../../domain/shared/errors';
@@ -121,11 +122,12 @@ const isUniqueViolation = (err: unknown) =>
   (err as { driverError?: { code?: string } }).driverError?.code === '23505';
 
 async function openShipmentWithTracking(db: Db, auth: AuthContext, normalised: string) {
-  const [row] = await db.query(
+  const [row] = await sqlRows<Pick<ShipmentRow, 'id' | 'agent_id'>>(
+    db,
     `SELECT id, agent_id FROM expected_shipments WHERE member_id = $1 AND tracking_number_normalized = $2 AND status = 'expected'`,
     [auth.memberId, normalised],
   );
-  return row as { id: string; agent_id: string } | undefined;
+  return row as Pick<ShipmentRow, 'id' | 'agent_id'> | undefined;
 }
 
 export interface ShipmentListQuery {
@@ -154,7 +156,8 @@ export async function listExpectedShipments(deps: Deps, auth: AuthContext, query
     params.push(normaliseTrackingNumber(query.tracking_number));
     where.push(`tracking_number_normalized = $${params.length}`);
   }
-  const [{ total }] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM expected_shipments WHERE ${where.join(' AND ')}`,
     params,
   );
@@ -181,12 +184,14 @@ export async function createExpectedShipment(
   const row = await deps.db.transaction(async (tx) => {
     // One creation at a time per agent, so the limit holds under concurrent calls.
     await sqlRun(tx, `SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
-    const [mailbox] = await tx.query(
+    const [mailbox] = await sqlRows<Pick<PrivateMailboxRow, 'mailbox_id'>>(
+      tx,
       `SELECT mailbox_id FROM private_mailboxes WHERE member_id = $1 AND status = 'active'`,
       [auth.memberId],
     );
     if (!mailbox) throw errors.notFound('Private mailbox');
-    const [{ n }] = await tx.query(
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
       `SELECT count(*)::int AS n FROM expected_shipments WHERE agent_id = $1 AND status = 'expected'`,
       [agentId],
     );
@@ -347,7 +352,8 @@ export async function expectingAgent(
 ): Promise<string | null> {
   const normalised = trackingNumber ? normaliseTrackingNumber(trackingNumber) : '';
   if (!normalised) return null;
-  const [row] = await db.query(
+  const [row] = await sqlRows<Pick<ShipmentRow, 'agent_id'>>(
+    db,
     `SELECT s.agent_id FROM expected_shipments s JOIN agents a ON a.id = s.agent_id AND a.deleted_at IS NULL
       WHERE s.member_id = $1 AND s.mailbox_id = $2 AND s.tracking_number_normalized = $3 AND s.status = 'expected'`,
     [memberId, mailboxId, normalised],

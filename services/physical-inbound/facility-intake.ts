@@ -17,6 +17,7 @@ import { startAfterCommit, startInboundReceivedWorkflow } from './inbound-workfl
 import { Db, findItem, ITEM_COLUMNS, ItemColumns, recordActivity, toItemRow, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { AgentInboxAssignmentRow, InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
+import type { MemberRow } from '../accounts/rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
@@ -51,13 +52,16 @@ export async function assignMailbox(
   input: { memberId: string; agentId?: string | null; facilityId?: string | null },
 ): Promise<PrivateMailbox> {
   return deps.db.transaction(async (tx) => {
-    const [member] = await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [input.memberId]);
+    const [member] = await sqlRows<Pick<MemberRow, 'id'>>(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [
+      input.memberId,
+    ]);
     if (!member) throw new Error(`no member ${input.memberId}`);
     if (input.agentId) {
-      const [agent] = await tx.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-        input.agentId,
-        input.memberId,
-      ]);
+      const [agent] = await sqlRows<{ '?column?': number }>(
+        tx,
+        `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+        [input.agentId, input.memberId],
+      );
       if (!agent) throw new Error(`agent ${input.agentId} does not belong to member ${input.memberId}`);
     }
     const facilityId = input.facilityId ?? (await assignFacility(tx, false, input.memberId)).id;
@@ -108,7 +112,11 @@ export async function identifyMailbox(
     conditions.push(`(lower(m.full_name) = $${params.length} OR EXISTS (SELECT 1 FROM agents a WHERE a.member_id = m.id AND a.deleted_at IS NULL
       AND (lower(a.name) = $${params.length} OR lower(a.display_name) = $${params.length})))`);
   }
-  const rows = await deps.db.query(
+  const rows = await sqlRows<
+    Pick<PrivateMailboxRow, 'mailbox_id' | 'member_id' | 'agent_id'> &
+      Pick<MemberRow, 'full_name'> & { agents: Array<{ id: string; name: string }> | null }
+  >(
+    deps.db,
     `SELECT b.mailbox_id, b.member_id, b.agent_id, m.full_name,
             (SELECT json_agg(json_build_object('id', a.id, 'name', a.name) ORDER BY a.created_at) FROM agents a
               WHERE a.member_id = m.id AND a.deleted_at IS NULL) AS agents
@@ -118,21 +126,13 @@ export async function identifyMailbox(
     params,
   );
   return {
-    matches: rows.map(
-      (r: {
-        mailbox_id: string;
-        member_id: string;
-        agent_id: string | null;
-        full_name: string;
-        agents: Array<{ id: string; name: string }> | null;
-      }) => ({
-        mailbox_id: r.mailbox_id,
-        member_id: r.member_id,
-        member_name: r.full_name,
-        default_agent_id: r.agent_id,
-        agents: r.agents ?? [],
-      }),
-    ),
+    matches: rows.map((r) => ({
+      mailbox_id: r.mailbox_id,
+      member_id: r.member_id,
+      member_name: r.full_name,
+      default_agent_id: r.agent_id,
+      agents: r.agents ?? [],
+    })),
   };
 }
 
@@ -160,8 +160,9 @@ async function draftView(deps: Deps, draft: InboundDraftRow) {
 
 /** The drafts as the facility sees them, with their photos (one query for all drafts). */
 async function draftViews(deps: Deps, drafts: InboundDraftRow[]) {
-  const rows: DraftPhoto[] = drafts.length
-    ? await deps.db.query(
+  const rows = drafts.length
+    ? await sqlRows<DraftPhoto>(
+        deps.db,
         `SELECT id, draft_id, photo_type, storage_key, content_type, size_bytes, sha256, created_at FROM inbound_photos
       WHERE draft_id = ANY($1::uuid[]) ORDER BY created_at, id`,
         [drafts.map((d) => d.id)],
@@ -386,10 +387,11 @@ export async function matchDraft(
         { path: 'agent_id', message: `mailbox ${mailboxId} has no default agent; name the agent the piece is for` },
       ]);
     }
-    const [agent] = await tx.query(`SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`, [
-      agentId,
-      mailbox.member_id,
-    ]);
+    const [agent] = await sqlRows<{ '?column?': number }>(
+      tx,
+      `SELECT 1 FROM agents WHERE id = $1 AND member_id = $2 AND deleted_at IS NULL`,
+      [agentId, mailbox.member_id],
+    );
     if (!agent) throw errors.validation([{ path: 'agent_id', message: 'is not an agent of the mailbox holder' }]);
     const [updated] = await updateReturning<InboundDraftRow>(
       tx,
@@ -420,7 +422,8 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       throw errors.conflict('DRAFT_NOT_MATCHED', 'Match the draft to a mailbox before committing it.', {
         suggestedAction: 'POST /v1/facility/inbound/drafts/{id}/match, then commit.',
       });
-    const [{ n }] = await tx.query(
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
       `SELECT count(*)::int AS n FROM inbound_photos WHERE draft_id = $1 AND photo_type = 'sealed_exterior'`,
       [id],
     );
@@ -429,7 +432,11 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
         suggestedAction:
           'POST /v1/facility/inbound/drafts/{id}/exterior with a photo of the sealed piece, then commit.',
       });
-    const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [draft.member_id]);
+    const [member] = await sqlRows<Pick<MemberRow, 'full_name' | 'email'>>(
+      tx,
+      `SELECT full_name, email FROM members WHERE id = $1`,
+      [draft.member_id],
+    );
     const now = new Date();
     const [row] = await sqlRows<ItemColumns>(
       tx,

@@ -20,12 +20,12 @@ import { HANDLING_FAILURES, HandlingSnapshot } from '../../workflows/physical-in
 import { debit, refund } from '../billing/credits';
 import { publishEvent } from '../webhooks/events';
 import { findOperation } from './handling';
-import type { HandlingOperationRow } from './rows';
+import type { HandlingOperationRow, ScanBundleRow, ScanRequestRow } from './rows';
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { addFixtureBundle, loadFixture, uploadFixture } from './sandbox-fixtures';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import { sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 function fail(type: string, message: string, details: Record<string, unknown> = {}): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: [details], nonRetryable: true });
@@ -188,7 +188,8 @@ export async function acceptOperation(
       const changes: Record<string, unknown> = { accepted_at: new Date() };
       if (input.attestation) changes.attestation = input.attestation;
       if (op.action_type === 'open_and_scan' && op.environment === 'live') {
-        const [request] = await tx.query(
+        const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
+          tx,
           `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, handling_id)
          VALUES ($1, $2, $3, $4, 'content', 'handling', $5) RETURNING id`,
           [item.id, item.member_id, op.agent_id, op.facility_id, op.id],
@@ -227,7 +228,11 @@ export async function completeOperation(
       }).filter((f) => !(input.viaScan && f.path === 'decision'));
       if (fields.length) throw fail(HANDLING_FAILURES.invalid, fields[0].message, { fields });
       if (op.action_type === 'open_and_scan' && op.environment === 'live') {
-        const [request] = await tx.query(`SELECT status FROM scan_requests WHERE id = $1`, [op.scan_request_id]);
+        const [request] = await sqlRows<Pick<ScanRequestRow, 'status'>>(
+          tx,
+          `SELECT status FROM scan_requests WHERE id = $1`,
+          [op.scan_request_id],
+        );
         if (request?.status !== 'fulfilled')
           throw fail(HANDLING_FAILURES.invalidState, 'The scan request of this operation is not fulfilled yet.');
       }
@@ -253,7 +258,8 @@ export async function sandboxFulfilOperation(
   if (!op || op.environment !== 'test')
     throw fail(HANDLING_FAILURES.invalidState, 'Only sandbox operations are fulfilled by the sandbox.');
   const existingBundle = async (db: Db): Promise<string | null> => {
-    const [row] = await db.query(
+    const [row] = await sqlRows<Pick<ScanBundleRow, 'id'>>(
+      db,
       `SELECT b.id FROM scan_requests r JOIN scan_bundles b ON b.request_id = r.id WHERE r.handling_id = $1`,
       [op.id],
     );

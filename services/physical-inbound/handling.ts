@@ -37,7 +37,7 @@ import {
   HandlingWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import type { HandlingOperationRow } from './rows';
-import { sqlRows } from '../shared/sql';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -145,7 +145,7 @@ function handlingWorkflowStart(deps: Deps, op: HandlingOperationRow): WorkflowSt
       [handlingWorkflowInput(op, approvalTimeoutMs(deps))],
       handlingAttributes(op),
     ),
-    markStarted: () => deps.db.query(MARK_HANDLING_STARTED, [op.id]),
+    markStarted: () => sqlRun(deps.db, MARK_HANDLING_STARTED, [op.id]),
   };
 }
 

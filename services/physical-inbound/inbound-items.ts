@@ -13,10 +13,21 @@ import { formatCents } from '../../domain/shared/money';
 import { ItemKind, SEARCH_MODE } from '../../domain/physical-inbound/search';
 import { CONTENT_TRUST } from '../../domain/physical-inbound/agent-inbox';
 import { HandlingActionType, HandlingQuote, quoteHandling } from '../../domain/workflow-safe/handling';
-import { Db, Environment, environmentOf, findItem, ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
+import {
+  Db,
+  Environment,
+  environmentOf,
+  findItem,
+  ITEM_COLUMNS,
+  ItemColumns,
+  ItemRow,
+  toItemRow,
+} from './item-records';
+import type { InboundItemActivityRow } from './rows';
 import { BundleRow, loadBundles, loadItemBundles, savedOcr, scanSummary, sourcePageView } from './scan-bundles';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
 import { ensureMemberSample } from './sandbox-fixtures';
+import { sqlRows } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
 // Visibility
@@ -86,17 +97,15 @@ export interface OperationSummary {
 
 async function openOperations(db: Db, itemIds: string[]): Promise<Map<string, OperationSummary>> {
   const rows = itemIds.length
-    ? await db.query(
+    ? await sqlRows<OperationSummary & { item_id: string }>(
+        db,
         `SELECT id, item_id, action_type, status, version FROM handling_operations
       WHERE item_id = ANY($1::uuid[]) AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
         [itemIds],
       )
     : [];
   return new Map(
-    rows.map((r: OperationSummary & { item_id: string }) => [
-      r.item_id,
-      { id: r.id, action_type: r.action_type, status: r.status, version: r.version },
-    ]),
+    rows.map((r) => [r.item_id, { id: r.id, action_type: r.action_type, status: r.status, version: r.version }]),
   );
 }
 
@@ -179,14 +188,17 @@ export async function listInboundItems(deps: Deps, auth: AuthContext, query: Ite
   params.push(query.limit, query.offset);
   const sql = `SELECT ${ITEM_COLUMNS}, count(*) OVER () AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}
     ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`;
-  const rows = literal ? await runSearch(deps, (db) => db.query(sql, params)) : await deps.db.query(sql, params);
+  type ListedRow = ItemColumns & { total: string };
+  const rows = literal
+    ? await runSearch(deps, (db) => sqlRows<ListedRow>(db, sql, params))
+    : await sqlRows<ListedRow>(deps.db, sql, params);
   let total = rows.length ? Number(rows[0].total) : 0;
   if (!rows.length && query.offset > 0) {
     const countSql = `SELECT count(*) AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}`;
     const countParams = params.slice(0, -2);
     const [c] = literal
-      ? await runSearch(deps, (db) => db.query(countSql, countParams))
-      : await deps.db.query(countSql, countParams);
+      ? await runSearch(deps, (db) => sqlRows<{ total: string }>(db, countSql, countParams))
+      : await sqlRows<{ total: string }>(deps.db, countSql, countParams);
     total = Number(c.total);
   }
   const items = rows.map(toItemRow);
@@ -251,30 +263,24 @@ export async function listInboundActivity(
     where.push(`a.item_id = $${params.length}`);
   }
   params.push(query.limit, query.offset);
-  const rows = await deps.db.query(
+  const rows = await sqlRows<
+    Pick<InboundItemActivityRow, 'id' | 'item_id' | 'agent_id' | 'kind' | 'detail' | 'created_at'> & { total: string }
+  >(
+    deps.db,
     `SELECT a.id, a.item_id, a.agent_id, a.kind, a.detail, a.created_at, count(*) OVER () AS total
        FROM inbound_item_activity a JOIN physical_inbound_items i ON i.id = a.item_id
       WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
   );
   return {
-    activity: rows.map(
-      (r: {
-        id: string;
-        item_id: string;
-        agent_id: string | null;
-        kind: string;
-        detail: unknown;
-        created_at: Date;
-      }) => ({
-        id: r.id,
-        item_id: r.item_id,
-        agent_id: r.agent_id,
-        kind: r.kind,
-        detail: r.detail,
-        created_at: r.created_at.toISOString(),
-      }),
-    ),
+    activity: rows.map((r) => ({
+      id: r.id,
+      item_id: r.item_id,
+      agent_id: r.agent_id,
+      kind: r.kind,
+      detail: r.detail,
+      created_at: r.created_at.toISOString(),
+    })),
     pagination: paginationWithNext(rows.length ? Number(rows[0].total) : 0, query.limit, query.offset),
   };
 }

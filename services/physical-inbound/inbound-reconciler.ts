@@ -7,9 +7,9 @@ import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import type { PhysicalInboundReconcileInput } from '../../workflows/physical-inbound/contracts';
 import { startHandlingWorkflow } from './handling';
-import type { HandlingOperationRow } from './rows';
+import type { HandlingOperationRow, ScanRequestRow } from './rows';
 import { startInboundReceivedWorkflow, startScanBundleWorkflow } from './inbound-workflows';
-import { ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
+import { ITEM_COLUMNS, ItemColumns, ItemRow, toItemRow } from './item-records';
 import { signalScanOutcome } from './scan-requests';
 import { sqlRows } from '../shared/sql';
 
@@ -24,7 +24,8 @@ export async function reconcilePhysicalInbound(
     [String(graceSeconds)],
   );
   for (const op of ops) await startHandlingWorkflow(deps, op);
-  const items = await deps.db.query(
+  const items = await sqlRows<ItemColumns>(
+    deps.db,
     `SELECT ${ITEM_COLUMNS} FROM physical_inbound_items i WHERE i.received_workflow_started_at IS NULL AND i.created_at <= ${age}
       ORDER BY i.created_at LIMIT 200`,
     [String(graceSeconds)],
@@ -40,7 +41,16 @@ export async function reconcilePhysicalInbound(
   for (const b of bundles) await startScanBundleWorkflow(deps, b.bundle_id, b);
   // Open & Scan operations whose scan was refused, or fulfilled with its context saved
   // (inbound.context_ready recorded: the outcome never goes before it), but whose signal was lost.
-  const waiting = await deps.db.query(
+  const waiting = await sqlRows<
+    Pick<HandlingOperationRow, 'id'> &
+      Pick<ScanRequestRow, 'rejection_reason'> & {
+        request_id: string;
+        /** The WHERE selects refused or fulfilled requests only. */
+        status: Exclude<ScanRequestRow['status'], 'requested'>;
+        bundle_id: string | null;
+      }
+  >(
+    deps.db,
     `SELECT o.id, r.id AS request_id, r.status, r.rejection_reason, b.id AS bundle_id
        FROM handling_operations o JOIN scan_requests r ON r.id = o.scan_request_id LEFT JOIN scan_bundles b ON b.request_id = r.id
       WHERE o.status = 'accepted' AND o.environment = 'live'

@@ -44,8 +44,7 @@ export async function findItem(db: Db, id: string, opts: { forUpdate?: boolean }
  * returns the rows, typed as the caller's RETURNING list says.
  */
 export async function updateReturning<T>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
-  const result: unknown = await db.query(sql, params);
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+  return sqlRows<T>(db, sql, params);
 }
 
 /** Bumps the item's version (every change a reader could act on moves it). */

@@ -97,7 +97,11 @@ export async function listMailboxRules(deps: Deps, auth: AuthContext, query: Rul
     params.push(query.enabled);
     where += ` AND enabled = $${params.length}`;
   }
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total FROM mailbox_rules WHERE ${where}`, params);
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
+    `SELECT count(*)::int AS total FROM mailbox_rules WHERE ${where}`,
+    params,
+  );
   const rows = await sqlRows<RuleRow>(
     deps.db,
     `SELECT ${COLUMNS} FROM mailbox_rules WHERE ${where} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
@@ -125,7 +129,11 @@ export async function createMailboxRule(
   const row = await deps.db.transaction(async (tx) => {
     // One creation at a time per agent, so the limit holds under concurrent calls.
     await sqlRun(tx, `SELECT 1 FROM agents WHERE id = $1 FOR UPDATE`, [agentId]);
-    const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM mailbox_rules WHERE agent_id = $1`, [agentId]);
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
+      `SELECT count(*)::int AS n FROM mailbox_rules WHERE agent_id = $1`,
+      [agentId],
+    );
     if (n >= ARRIVAL_LIMITS.rulesPerAgent) {
       throw errors.unprocessable(
         'MAILBOX_RULE_LIMIT',

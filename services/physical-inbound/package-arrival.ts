@@ -10,6 +10,7 @@ import { receiveExpectedShipment, setArrivalAction } from './expected-shipments'
 import { countRuleMatches, rulesOfAgent } from './mailbox-rules';
 import { insertAction } from './package-actions';
 import { ItemRow, recordActivity } from './item-records';
+import { sqlRows } from '../shared/sql';
 
 export interface ArrivalOutcome {
   expected_shipment_id: string | null;
@@ -29,7 +30,8 @@ export async function applyArrival(tx: EntityManager, item: ItemRow): Promise<Ar
     await recordActivity(tx, item, 'mailbox_rules_matched', { rule_ids: plan.matchedRuleIds });
   }
   for (const { tag, ruleId } of plan.tags) {
-    const added = await tx.query(
+    const added = await sqlRows<{ tag: string }>(
+      tx,
       `INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`,
       [item.id, tag],
     );

@@ -7,6 +7,8 @@ import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { Db, findItem, ItemRow, updateReturning } from './item-records';
+import type { MemberRow } from '../accounts/rows';
+import { sqlRows } from '../shared/sql';
 
 export async function enablePackages(
   deps: Deps,
@@ -23,7 +25,11 @@ export async function enablePackages(
 }
 
 export async function assertPackagesEnabled(deps: Deps, auth: AuthContext): Promise<void> {
-  const [member] = await deps.db.query(`SELECT packages_enabled FROM members WHERE id = $1`, [auth.memberId]);
+  const [member] = await sqlRows<Pick<MemberRow, 'packages_enabled'>>(
+    deps.db,
+    `SELECT packages_enabled FROM members WHERE id = $1`,
+    [auth.memberId],
+  );
   if (!member?.packages_enabled) {
     throw new ApiError(403, 'Physical inbound custody is not enabled for this account.', {
       reason: 'packages_not_enabled',
@@ -60,13 +66,14 @@ export function requireScope(auth: AuthContext, scope: string): void {
 
 export async function photoCounts(db: Db, ids: string[]): Promise<Map<string, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.query(
+  const rows = await sqlRows<{ item_id: string; n: number }>(
+    db,
     `SELECT item_id, count(*)::int AS n FROM (
        SELECT item_id FROM inbound_photos WHERE item_id = ANY($1::uuid[])
        UNION ALL SELECT item_id FROM scan_pages WHERE item_id = ANY($1::uuid[])) x GROUP BY item_id`,
     [ids],
   );
-  return new Map(rows.map((r: { item_id: string; n: number }) => [r.item_id, r.n]));
+  return new Map(rows.map((r) => [r.item_id, r.n]));
 }
 
 export function packageSummary(item: ItemRow, photos: number) {

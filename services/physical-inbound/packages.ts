@@ -14,8 +14,15 @@ import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow, upda
 import { loadItemBundles, ocrPageView } from './scan-bundles';
 import { shipmentOfPackage } from './expected-shipments';
 import { assertPackagesEnabled, loadPackage, packageSummary, photoCounts } from './package-custody';
-import { ACTION_SELECT, actionView, FORWARD_SELECT, forwardView } from './package-actions';
-import type { InboundPhotoRow, PackageNoteRow } from './rows';
+import {
+  ACTION_SELECT,
+  actionView,
+  FORWARD_SELECT,
+  forwardView,
+  PackageAction,
+  PackageForward,
+} from './package-actions';
+import type { InboundItemActivityRow, InboundPhotoRow, PackageNoteRow } from './rows';
 import { sqlRows } from '../shared/sql';
 
 export interface PackageListQuery {
@@ -71,7 +78,8 @@ export async function listPackages(deps: Deps, auth: AuthContext, query: Package
   );
   let total = rows.length ? Number(rows[0].total) : 0;
   if (!rows.length && query.offset > 0) {
-    const [c] = await deps.db.query(
+    const [c] = await sqlRows<{ total: string }>(
+      deps.db,
       `SELECT count(*) AS total FROM physical_inbound_items i WHERE ${where.join(' AND ')}`,
       params.slice(0, -2),
     );
@@ -163,12 +171,14 @@ export async function listPackagePhotos(deps: Deps, auth: AuthContext, id: strin
 // Tags and notes
 
 async function packageTags(db: Db, item: ItemRow) {
-  const rows = await db.query(`SELECT tag, created_at FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [
-    item.id,
-  ]);
+  const rows = await sqlRows<{ tag: string; created_at: Date }>(
+    db,
+    `SELECT tag, created_at FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`,
+    [item.id],
+  );
   return {
     package_id: item.id,
-    tags: rows.map((r: { tag: string; created_at: Date }) => ({ tag: r.tag, created_at: r.created_at.toISOString() })),
+    tags: rows.map((r) => ({ tag: r.tag, created_at: r.created_at.toISOString() })),
   };
 }
 
@@ -178,7 +188,8 @@ export async function listPackageTags(deps: Deps, auth: AuthContext, id: string)
 
 export async function addPackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
-  const inserted = await deps.db.query(
+  const inserted = await sqlRows<{ tag: string }>(
+    deps.db,
     `INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`,
     [item.id, tag],
   );
@@ -259,11 +270,18 @@ export async function getPackage(deps: Deps, auth: AuthContext, id: string) {
   const item = await loadPackage(deps, auth, id);
   const [photos, actions, forwards, tags, notes, events, expectedShipment] = await Promise.all([
     packagePhotos(deps, item),
-    deps.db.query(`${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [item.id]),
-    deps.db.query(`${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [item.id]),
-    deps.db.query(`SELECT tag FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [item.id]),
-    deps.db.query(`SELECT count(*)::int AS n FROM package_notes WHERE item_id = $1`, [item.id]),
-    deps.db.query(
+    sqlRows<PackageAction>(deps.db, `${ACTION_SELECT} WHERE p.item_id = $1 ORDER BY p.created_at DESC, p.id`, [
+      item.id,
+    ]),
+    sqlRows<PackageForward>(deps.db, `${FORWARD_SELECT} WHERE f.item_id = $1 ORDER BY f.created_at DESC, f.id`, [
+      item.id,
+    ]),
+    sqlRows<{ tag: string }>(deps.db, `SELECT tag FROM package_tags WHERE item_id = $1 ORDER BY created_at, tag`, [
+      item.id,
+    ]),
+    sqlRows<{ n: number }>(deps.db, `SELECT count(*)::int AS n FROM package_notes WHERE item_id = $1`, [item.id]),
+    sqlRows<Pick<InboundItemActivityRow, 'id' | 'kind' | 'detail' | 'created_at'>>(
+      deps.db,
       `SELECT id, kind, detail, created_at FROM inbound_item_activity WHERE item_id = $1 ORDER BY created_at, id`,
       [item.id],
     ),
@@ -282,7 +300,7 @@ export async function getPackage(deps: Deps, auth: AuthContext, id: string) {
         mailbox_id: item.mailbox_id,
       },
       photos,
-      events: events.map((e: { id: string; kind: string; detail: unknown; created_at: Date }) => ({
+      events: events.map((e) => ({
         id: e.id,
         event_type: e.kind,
         detail: e.detail,
@@ -290,8 +308,8 @@ export async function getPackage(deps: Deps, auth: AuthContext, id: string) {
       })),
       actions: actions.map(actionView),
       forwarding_requests: forwards.map(forwardView),
-      tags: tags.map((t: { tag: string }) => t.tag),
-      notes_count: notes[0].n as number,
+      tags: tags.map((t) => t.tag),
+      notes_count: notes[0].n,
       expected_shipment: expectedShipment,
     },
   };

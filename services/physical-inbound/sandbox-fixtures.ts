@@ -8,9 +8,11 @@ import type { Deps } from '../shared/deps';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
-import { Db, ITEM_COLUMNS, ItemRow, toItemRow } from './item-records';
+import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, toItemRow } from './item-records';
+import type { ScanBundleRow, ScanRequestRow } from './rows';
+import type { MemberRow } from '../accounts/rows';
 import { refreshSearchFields } from './search-index';
-import { sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 interface FixtureManifestPage {
   file: string;
@@ -99,17 +101,19 @@ export async function addFixtureBundle(
   roles: PageRole[],
   announced: boolean,
 ): Promise<string> {
-  const [request] = await tx.query(
+  const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
+    tx,
     `INSERT INTO scan_requests (item_id, member_id, agent_id, scan_type, origin, status, fulfilled_at)
      VALUES ($1, $2, $3, 'document', 'sandbox', 'fulfilled', now()) RETURNING id`,
     [item.id, item.member_id, item.agent_id],
   );
-  const [bundle] = await tx.query(
+  const [bundle] = await sqlRows<Pick<ScanBundleRow, 'id' | 'created_at'>>(
+    tx,
     `INSERT INTO scan_bundles (request_id, item_id, workflow_started_at) VALUES ($1, $2, CASE WHEN $3::boolean THEN now() END) RETURNING id, created_at`,
     [request.id, item.id, announced],
   );
   const origin: PageOrigin = item.source_domain === 'member_sample' ? 'sample' : 'physical';
-  const extractedAt = (bundle.created_at as Date).toISOString();
+  const extractedAt = bundle.created_at.toISOString();
   let n = 0;
   for (const page of fixture.pages.filter((p) => roles.includes(p.role))) {
     n++;
@@ -171,7 +175,8 @@ export async function createFixtureItem(
     input.sourceDomain === 'member_sample'
       ? `${fixture.reference_prefix}-${input.memberId.slice(0, 8).toUpperCase()}`
       : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
-  const [row] = await tx.query(
+  const [row] = await sqlRows<ItemColumns>(
+    tx,
     `INSERT INTO physical_inbound_items (id, reference_code, member_id, agent_id, kind, environment, source_domain, scenario, status,
        sender_name, recipient_name, recipient_email, received_workflow_started_at)
      VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10, now())
@@ -210,12 +215,20 @@ export async function createFixtureItem(
  */
 export async function ensureMemberSample(deps: Deps, memberId: string): Promise<string> {
   const id = memberSampleId(memberId);
-  const [exists] = await deps.db.query(`SELECT 1 FROM physical_inbound_items WHERE id = $1`, [id]);
+  const [exists] = await sqlRows<{ '?column?': number }>(
+    deps.db,
+    `SELECT 1 FROM physical_inbound_items WHERE id = $1`,
+    [id],
+  );
   if (exists) return id;
   const fixture = loadFixture('member_sample');
   await uploadFixture(deps, fixture);
   await deps.db.transaction(async (tx) => {
-    const [member] = await tx.query(`SELECT full_name, email FROM members WHERE id = $1`, [memberId]);
+    const [member] = await sqlRows<Pick<MemberRow, 'full_name' | 'email'>>(
+      tx,
+      `SELECT full_name, email FROM members WHERE id = $1`,
+      [memberId],
+    );
     await createFixtureItem(tx, {
       id,
       memberId,

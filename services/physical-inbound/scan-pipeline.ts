@@ -14,8 +14,8 @@ import { emitRuleMatches } from '../webhooks/rules';
 import { findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import type { ScanPageRow } from './rows';
-import { sqlRun } from '../shared/sql';
+import type { ScanBundleRow, ScanPageRow } from './rows';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
   return { item_id: item.id, agent_id: item.agent_id, source_domain: item.source_domain, ocr_status: ocrStatus };
@@ -44,7 +44,11 @@ export async function publishInboundReceived(deps: Deps, itemId: string): Promis
 }
 
 async function bundleWithItem(deps: Deps, bundleId: string) {
-  const [row] = await deps.db.query(`SELECT item_id FROM scan_bundles WHERE id = $1`, [bundleId]);
+  const [row] = await sqlRows<Pick<ScanBundleRow, 'item_id'>>(
+    deps.db,
+    `SELECT item_id FROM scan_bundles WHERE id = $1`,
+    [bundleId],
+  );
   if (!row) return null;
   const item = await findItem(deps.db, row.item_id);
   const bundle = (await loadItemBundles(deps.db, row.item_id)).find((b) => b.id === bundleId);
@@ -93,7 +97,11 @@ export async function ocrScanPage(
     [pageId, MAX_OCR_ATTEMPTS],
   );
   if (!page) {
-    const [current] = await deps.db.query(`SELECT ocr_status FROM scan_pages WHERE id = $1`, [pageId]);
+    const [current] = await sqlRows<Pick<ScanPageRow, 'ocr_status'>>(
+      deps.db,
+      `SELECT ocr_status FROM scan_pages WHERE id = $1`,
+      [pageId],
+    );
     return { status: current?.ocr_status ?? 'failed', retry: false };
   }
   const image = await deps.storage.get(page.storage_key);
@@ -170,7 +178,8 @@ export async function finishScanBundle(deps: Deps, bundleId: string): Promise<st
  * operation was told; a closed or finished operation needs nothing.
  */
 export async function reportScanBundleOutcome(deps: Deps, bundleId: string): Promise<boolean> {
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<{ request_id: string; handling_id: string }>(
+    deps.db,
     `SELECT r.id AS request_id, r.handling_id FROM scan_bundles b JOIN scan_requests r ON r.id = b.request_id
        JOIN handling_operations o ON o.id = r.handling_id
       WHERE b.id = $1 AND o.environment = 'live' AND o.status = 'accepted'`,
