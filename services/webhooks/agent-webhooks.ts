@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
+import type { AgentRow } from '../accounts/rows';
 import { canSee, ownsAcrossEnvironments, resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { recordEvent } from './events';
@@ -14,7 +15,6 @@ import {
   DeliveryRow,
   deliveryView,
   loadAttempts,
-  returnedRows,
   runSyntheticDelivery,
   startDeliveryWorkflow,
 } from './deliveries';
@@ -95,9 +95,11 @@ export async function issueAgentSigningKey(
   agentId: string,
   rotate = false,
 ): Promise<{ webhook_signing_key: string; signing_key_id: string } | null> {
-  const [row] = await tx.query(`SELECT webhook_url, webhook_signing_key_id FROM agents WHERE id = $1 FOR UPDATE`, [
-    agentId,
-  ]);
+  const [row] = await sqlRows<Pick<AgentRow, 'webhook_url' | 'webhook_signing_key_id'>>(
+    tx,
+    `SELECT webhook_url, webhook_signing_key_id FROM agents WHERE id = $1 FOR UPDATE`,
+    [agentId],
+  );
   if (!row?.webhook_url || (row.webhook_signing_key_id && !rotate)) return null;
   const key = generateLegacySigningKey();
   await sqlRun(tx, `UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`, [
@@ -144,22 +146,21 @@ export async function updateWebhookSettings(
     if (input.rotate_signing_key && !url) {
       throw errors.validation([{ path: 'rotate_signing_key', message: 'The agent has no webhook URL to sign for' }]);
     }
-    const [updated]: AgentWebhookRow[] = returnedRows<AgentWebhookRow>(
-      await tx.query(
-        `UPDATE agents SET webhook_url = $2, webhook_enabled = $3, webhook_event_types = $4, webhook_auth_type = $5,
+    const [updated]: AgentWebhookRow[] = await sqlRows<AgentWebhookRow>(
+      tx,
+      `UPDATE agents SET webhook_url = $2, webhook_enabled = $3, webhook_event_types = $4, webhook_auth_type = $5,
               webhook_auth_token_enc = $6, webhook_auth_header_name = $7, webhook_payload_format = $8
         WHERE id = $1 RETURNING *`,
-        [
-          agentId,
-          url,
-          input.enabled ?? row.webhook_enabled,
-          input.event_types ?? row.webhook_event_types,
-          authType,
-          tokenEnc,
-          authType === 'header' ? headerName : null,
-          input.payload_format ?? row.webhook_payload_format,
-        ],
-      ),
+      [
+        agentId,
+        url,
+        input.enabled ?? row.webhook_enabled,
+        input.event_types ?? row.webhook_event_types,
+        authType,
+        tokenEnc,
+        authType === 'header' ? headerName : null,
+        input.payload_format ?? row.webhook_payload_format,
+      ],
     );
     const issued = await issueAgentSigningKey(deps, tx, agentId, input.rotate_signing_key ?? false);
     const view = settingsView(updated);
@@ -219,13 +220,13 @@ export async function listWebhookEvents(
     where.push(`d.status = $${args.length}`);
   }
   const sql = `FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.join(' AND ')}`;
-  const [{ total }] = await deps.db.query(`SELECT count(*)::int AS total ${sql}`, args);
+  const [{ total }] = await sqlRows<{ total: number }>(deps.db, `SELECT count(*)::int AS total ${sql}`, args);
   const rows = await sqlRows<LogRow>(
     deps.db,
     `SELECT d.*, e.created_at AS event_created_at ${sql} ORDER BY e.created_at DESC, d.id LIMIT ${q.limit} OFFSET ${q.offset}`,
     args,
   );
-  return { events: rows.map(logEntry), total: total as number };
+  return { events: rows.map(logEntry), total };
 }
 
 export async function getWebhookEvent(deps: Deps, auth: AuthContext, eventId: string) {
@@ -296,7 +297,11 @@ export async function sendAgentTestWebhook(
       { path: 'event_type', message: `Agent webhooks carry ${TEST_EVENT_TYPE}, mail.* and batch.* events` },
     ]);
   }
-  const [agent] = await deps.db.query(`SELECT webhook_url FROM agents WHERE id = $1`, [agentId]);
+  const [agent] = await sqlRows<Pick<AgentRow, 'webhook_url'>>(
+    deps.db,
+    `SELECT webhook_url FROM agents WHERE id = $1`,
+    [agentId],
+  );
   if (!agent?.webhook_url) {
     throw errors.conflict(
       'WEBHOOK_NOT_CONFIGURED',
@@ -411,13 +416,12 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
       },
     );
   }
-  const [queued] = returnedRows<DeliveryRow>(
-    await deps.db.query(
-      `UPDATE webhook_deliveries
+  const [queued] = await sqlRows<DeliveryRow>(
+    deps.db,
+    `UPDATE webhook_deliveries
         SET status = 'queued', series = series + 1, series_attempts = 0, internal_errors = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
       WHERE id = $1 AND status = 'failed' RETURNING *`,
-      [d.id],
-    ),
+    [d.id],
   );
   if (!queued) {
     throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.', {

@@ -35,6 +35,7 @@ import {
 } from '../../workflows/webhooks/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
+import type { AgentRow } from '../accounts/rows';
 
 export interface DeliveryRow {
   id: string;
@@ -71,12 +72,6 @@ export interface AttemptRow {
   error: string | null;
   response_body: string | null;
   attempted_at: Date;
-}
-
-/** TypeORM answers UPDATE/DELETE with [rows, rowCount] and INSERT/SELECT with rows. */
-export function returnedRows<T>(result: unknown): T[] {
-  const r = result as unknown[];
-  return (Array.isArray(r) && r.length === 2 && Array.isArray(r[0]) && typeof r[1] === 'number' ? r[0] : r) as T[];
 }
 
 /** Starts (or finds) the workflow of a synthetic delivery (test or verification). */
@@ -161,7 +156,8 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
   const newRow = typeof eventIdOrNewRow === 'string' ? null : eventIdOrNewRow;
   const [event]: EventRow[] = newRow
     ? [newRow]
-    : await deps.db.query(
+    : await sqlRows<EventRow>(
+        deps.db,
         `SELECT id, member_id, agent_id, event_type, environment, payload, created_at FROM events WHERE id = $1`,
         [eventIdOrNewRow],
       );
@@ -300,7 +296,14 @@ async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<
     return 'stop' in push ? push : { target: { ...push.target, kind: 'agent_webhook' } };
   }
   if (d.target_type === 'endpoint') {
-    const [ep] = await deps.db.query(
+    const [ep] = await sqlRows<{
+      url: string;
+      status: 'pending' | 'active' | 'paused';
+      secret_enc: string;
+      previous_secret_enc: string | null;
+      previous_valid: boolean | null;
+    }>(
+      deps.db,
       `SELECT url, status, secret_enc, previous_secret_enc, previous_secret_expires_at > now() AS previous_valid
          FROM webhook_endpoints WHERE id = $1`,
       [d.endpoint_id],
@@ -325,7 +328,20 @@ async function loadTarget(deps: Deps, d: DeliveryRow, event: EventRow): Promise<
     };
   }
 
-  const [agent] = await deps.db.query(
+  const [agent] = await sqlRows<
+    Pick<
+      AgentRow,
+      | 'webhook_url'
+      | 'webhook_enabled'
+      | 'webhook_auth_type'
+      | 'webhook_auth_token_enc'
+      | 'webhook_auth_header_name'
+      | 'webhook_payload_format'
+      | 'webhook_signing_key_id'
+      | 'webhook_signing_secret_enc'
+    >
+  >(
+    deps.db,
     `SELECT webhook_url, webhook_enabled, webhook_auth_type, webhook_auth_token_enc, webhook_auth_header_name, webhook_payload_format,
             webhook_signing_key_id, webhook_signing_secret_enc
        FROM agents WHERE id = $1`,
@@ -461,7 +477,11 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
         `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = $1 AND series = $2 AND attempt_number = $3`,
         [d.id, input.series, input.attemptNumber],
       );
-      const [current] = await tx.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [d.id]);
+      const [current] = await sqlRows<Pick<DeliveryRow, 'status'>>(
+        tx,
+        `SELECT status FROM webhook_deliveries WHERE id = $1`,
+        [d.id],
+      );
       return outcomeOf(row, current.status);
     }
 
@@ -482,16 +502,15 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
           [d.endpoint_id],
         );
       } else if (d.kind === 'event') {
-        const [ep] = returnedRows<{ status: string; paused_reason: string | null; consecutive_failures: number }>(
-          await tx.query(
-            `UPDATE webhook_endpoints
+        const [ep] = await sqlRows<{ status: string; paused_reason: string | null; consecutive_failures: number }>(
+          tx,
+          `UPDATE webhook_endpoints
               SET consecutive_failures = consecutive_failures + 1,
                   status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
                   paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
                   updated_at = now()
             WHERE id = $1 RETURNING status, paused_reason, consecutive_failures`,
-            [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
-          ),
+          [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
         );
         endpointPaused = ep?.status === 'paused';
         // This failure is the one that paused it (later ones count on while it stays paused).

@@ -12,7 +12,7 @@
 // WAKE_REFRESH_SECONDS or by the reconciler schedule (wakeOverdueDispatchers).
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
-import { attemptDelivery, DeliveryRow, returnedRows } from './deliveries';
+import { attemptDelivery, DeliveryRow } from './deliveries';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
   DispatchPassResult,
@@ -83,24 +83,23 @@ export async function wakeDispatchers(deps: Deps, targets: DispatchTarget[]): Pr
     const key = dispatchKeyOf(t);
     if (seen.has(key)) continue;
     seen.add(key);
-    const claimed = returnedRows(
-      await deps.db.query(
-        `INSERT INTO webhook_dispatchers (dispatch_key, wake_requested_at) VALUES ($1, now())
+    const claimed = await sqlRows<{ dispatch_key: string }>(
+      deps.db,
+      `INSERT INTO webhook_dispatchers (dispatch_key, wake_requested_at) VALUES ($1, now())
        ON CONFLICT (dispatch_key) DO UPDATE SET wake_requested_at = now()
         WHERE webhook_dispatchers.wake_requested_at IS NULL
            OR webhook_dispatchers.wake_requested_at < now() - make_interval(secs => $2)
        RETURNING dispatch_key`,
-        [key, WAKE_REFRESH_SECONDS],
-      ),
+      [key, WAKE_REFRESH_SECONDS],
     );
     if (!claimed.length) continue;
     try {
       await signalDispatcher(deps, t);
     } catch (err) {
       // Let the caller's retry (or the next publish) signal again.
-      await deps.db
-        .query(`UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [key])
-        .catch(() => undefined);
+      await sqlRun(deps.db, `UPDATE webhook_dispatchers SET wake_requested_at = NULL WHERE dispatch_key = $1`, [
+        key,
+      ]).catch(() => undefined);
       throw err;
     }
   }
@@ -142,16 +141,15 @@ export async function dispatchDueDeliveries(
   for (;;) {
     // Claimed under a lease: another pass (a retried activity whose first run is still
     // alive) skips these rows until the lease ends; an attempt records the real next time.
-    const due = returnedRows<DueRow>(
-      await deps.db.query(
-        `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $4)
+    const due = await sqlRows<DueRow>(
+      deps.db,
+      `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $4)
         WHERE id IN (
           SELECT id FROM webhook_deliveries
            WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing') AND next_attempt_at <= now()
            ORDER BY next_attempt_at, created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
         RETURNING id, series, series_attempts, max_attempts, internal_errors`,
-        [target, environment, PASS_BATCH, LEASE_SECONDS],
-      ),
+      [target, environment, PASS_BATCH, LEASE_SECONDS],
     );
     if (!due.length) break;
     await eachLimited(due, PASS_CONCURRENCY, async (d) => {
@@ -171,7 +169,8 @@ export async function dispatchDueDeliveries(
     attempted += due.length;
     if (Date.now() - started > PASS_BUDGET_MS) return { attempted, more: true, nextDueInMs: 0 };
   }
-  const [next] = await deps.db.query(
+  const [next] = await sqlRows<{ ms: string | null }>(
+    deps.db,
     `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - now())) * 1000)::bigint AS ms FROM webhook_deliveries
       WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing')`,
     [target, environment],

@@ -12,7 +12,7 @@ import { canSee } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { loadDelivery, recordSyntheticEvent, sendAgentTestWebhook, testResult } from './agent-webhooks';
 import { assertWebhookTarget } from './targets';
-import { DeliveryRow, deliveryView, loadAttempts, returnedRows, runSyntheticDelivery } from './deliveries';
+import { DeliveryRow, deliveryView, loadAttempts, runSyntheticDelivery } from './deliveries';
 import type { Resolver } from './http';
 import { errors } from '../../domain/shared/errors';
 import { encryptSecret } from '../../domain/shared/secrets';
@@ -223,7 +223,8 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
   const endpoint = await deps.db.transaction(async (tx) => {
     // The member row lock serialises concurrent creates, so the limit cannot be raced.
     await sqlRun(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [auth.memberId]);
-    const [{ n }] = await tx.query(
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
       `SELECT count(*)::int AS n FROM webhook_endpoints WHERE member_id = $1 AND environment = $2`,
       [auth.memberId, environment],
     );
@@ -271,22 +272,15 @@ export async function updateWebhookEndpoint(
   return deps.db.transaction(async (tx) => {
     const current = await findEndpoint(tx, auth, id, true);
     const urlChanged = patch.url !== undefined && patch.url !== current.url;
-    const [row] = returnedRows<EndpointRow>(
-      await tx.query(
-        `UPDATE webhook_endpoints
+    const [row] = await sqlRows<EndpointRow>(
+      tx,
+      `UPDATE webhook_endpoints
           SET name = $2, url = $3, event_types = $4,
               status = CASE WHEN $5 AND status = 'active' THEN 'paused' ELSE status END,
               paused_reason = CASE WHEN $5 AND status <> 'pending' THEN 'url_changed' ELSE paused_reason END,
               updated_at = now()
         WHERE id = $1 RETURNING *`,
-        [
-          id,
-          patch.name ?? current.name,
-          patch.url ?? current.url,
-          patch.event_types ?? current.event_types,
-          urlChanged,
-        ],
-      ),
+      [id, patch.name ?? current.name, patch.url ?? current.url, patch.event_types ?? current.event_types, urlChanged],
     );
     return view(tx, row);
   });
@@ -304,14 +298,13 @@ export async function rotateWebhookEndpointSecret(deps: Deps, auth: AuthContext,
   const secret = generateEndpointSecret();
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, id, true);
-    const [row] = returnedRows<EndpointRow>(
-      await tx.query(
-        `UPDATE webhook_endpoints
+    const [row] = await sqlRows<EndpointRow>(
+      tx,
+      `UPDATE webhook_endpoints
           SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
               secret_enc = $2, secret_prefix = $3, updated_at = now()
         WHERE id = $1 RETURNING *`,
-        [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS],
-      ),
+      [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS],
     );
     return { endpoint: await view(tx, row), secret };
   });
@@ -440,7 +433,8 @@ export async function listEndpointDeliveries(
     args.push(q.event_type);
     where.push(`event_type = $${args.length}`);
   }
-  const [{ total }] = await deps.db.query(
+  const [{ total }] = await sqlRows<{ total: number }>(
+    deps.db,
     `SELECT count(*)::int AS total FROM webhook_deliveries WHERE ${where.join(' AND ')}`,
     args,
   );
@@ -462,9 +456,11 @@ export async function listRules(deps: Deps, auth: AuthContext, endpointId: strin
 export async function createRule(deps: Deps, auth: AuthContext, endpointId: string, input: RuleInput) {
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, endpointId, true);
-    const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM webhook_endpoint_rules WHERE endpoint_id = $1`, [
-      endpointId,
-    ]);
+    const [{ n }] = await sqlRows<{ n: number }>(
+      tx,
+      `SELECT count(*)::int AS n FROM webhook_endpoint_rules WHERE endpoint_id = $1`,
+      [endpointId],
+    );
     if (n >= RULE_LIMITS.rulesPerEndpoint) {
       throw errors.unprocessable('WEBHOOK_RULE_LIMIT', `At most ${RULE_LIMITS.rulesPerEndpoint} rules per endpoint.`, {
         suggestedAction: 'Delete or edit an existing rule.',
@@ -489,19 +485,18 @@ export async function updateRule(
       [ruleId, endpointId],
     );
     if (!current) throw errors.notFound('Webhook rule');
-    const [row] = returnedRows<RuleRow>(
-      await tx.query(
-        `UPDATE webhook_endpoint_rules SET name = $2, source = $3, match = $4, terms = $5, exclude_terms = $6, updated_at = now()
+    const [row] = await sqlRows<RuleRow>(
+      tx,
+      `UPDATE webhook_endpoint_rules SET name = $2, source = $3, match = $4, terms = $5, exclude_terms = $6, updated_at = now()
         WHERE id = $1 RETURNING *`,
-        [
-          ruleId,
-          patch.name ?? current.name,
-          patch.source ?? current.source,
-          patch.match ?? current.match,
-          patch.terms ?? current.terms,
-          patch.exclude_terms ?? current.exclude_terms,
-        ],
-      ),
+      [
+        ruleId,
+        patch.name ?? current.name,
+        patch.source ?? current.source,
+        patch.match ?? current.match,
+        patch.terms ?? current.terms,
+        patch.exclude_terms ?? current.exclude_terms,
+      ],
     );
     return ruleView(row);
   });
@@ -509,11 +504,10 @@ export async function updateRule(
 
 export async function deleteRule(deps: Deps, auth: AuthContext, endpointId: string, ruleId: string) {
   await findEndpoint(deps.db, auth, endpointId);
-  const [deleted] = returnedRows<{ id: string }>(
-    await deps.db.query(`DELETE FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2 RETURNING id`, [
-      ruleId,
-      endpointId,
-    ]),
+  const [deleted] = await sqlRows<{ id: string }>(
+    deps.db,
+    `DELETE FROM webhook_endpoint_rules WHERE id = $1 AND endpoint_id = $2 RETURNING id`,
+    [ruleId, endpointId],
   );
   if (!deleted) throw errors.notFound('Webhook rule');
   return { id: ruleId, deleted: true };

@@ -56,7 +56,9 @@ export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEve
       },
     };
   }
-  const [existing] = await tx.query(`SELECT id FROM events WHERE event_key = $1`, [e.eventKey]);
+  const [existing] = await sqlRows<Pick<EventRow, 'id'>>(tx, `SELECT id FROM events WHERE event_key = $1`, [
+    e.eventKey,
+  ]);
   return { id: existing.id, created: false };
 }
 

@@ -4,12 +4,12 @@
 // reconciler's job: services/webhooks/dispatch.ts.)
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
-import { returnedRows } from './deliveries';
 import {
   WEBHOOK_HISTORY_CLEANUP_WORKFLOW,
   webhookHistoryCleanupScheduleId,
   WebhookHistoryCleanupInput,
 } from '../../workflows/operations/contracts';
+import { sqlRows } from '../shared/sql';
 
 export const DELIVERY_RETENTION_DAYS = 30;
 const BATCH = 1000;
@@ -26,14 +26,13 @@ export async function deleteOldWebhookHistory(
 ) {
   let deletedDeliveries = 0;
   for (;;) {
-    const rows = returnedRows(
-      await deps.db.query(
-        `DELETE FROM webhook_deliveries WHERE id IN (
+    const rows = await sqlRows<{ id: string }>(
+      deps.db,
+      `DELETE FROM webhook_deliveries WHERE id IN (
          SELECT id FROM webhook_deliveries
           WHERE created_at < now() - make_interval(days => $1) AND status IN ('delivered','failed') LIMIT $2)
        RETURNING id`,
-        [retentionDays, BATCH],
-      ),
+      [retentionDays, BATCH],
     );
     deletedDeliveries += rows.length;
     progress();
@@ -41,15 +40,14 @@ export async function deleteOldWebhookHistory(
   }
   let deletedSyntheticEvents = 0;
   for (;;) {
-    const rows = returnedRows(
-      await deps.db.query(
-        `DELETE FROM events WHERE id IN (
+    const rows = await sqlRows<{ id: string }>(
+      deps.db,
+      `DELETE FROM events WHERE id IN (
          SELECT e.id FROM events e
           WHERE e.object_type IN ('webhook_test','webhook_endpoint') AND e.created_at < now() - make_interval(days => $1)
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $2)
        RETURNING id`,
-        [retentionDays, BATCH],
-      ),
+      [retentionDays, BATCH],
     );
     deletedSyntheticEvents += rows.length;
     progress();
