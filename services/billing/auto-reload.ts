@@ -61,8 +61,9 @@ export async function getAutoReload(
   memberId: string,
 ): Promise<{ settings: AutoReloadSettings | null; open: PurchaseRow | null }> {
   const [[settings], [open]] = await Promise.all([
-    deps.db.query(`SELECT * FROM auto_reload_settings WHERE member_id = $1`, [memberId]),
-    deps.db.query(
+    sqlRows<AutoReloadSettings>(deps.db, `SELECT * FROM auto_reload_settings WHERE member_id = $1`, [memberId]),
+    sqlRows<PurchaseRow>(
+      deps.db,
       `SELECT * FROM credit_purchases WHERE member_id = $1 AND kind = 'auto_reload' AND status = 'pending'`,
       [memberId],
     ),
@@ -84,7 +85,8 @@ export async function saveAutoReloadSettings(
   s: { enabled: boolean; thresholdCents: number; amountCents: number },
 ): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const [current] = await tx.query(
+    const [current] = await sqlRows<Pick<AutoReloadSettings, 'payment_method_id'>>(
+      tx,
       `SELECT payment_method_id FROM auto_reload_settings WHERE member_id = $1 FOR UPDATE`,
       [memberId],
     );
@@ -140,7 +142,8 @@ export async function startCardSetup(deps: Deps, memberId: string): Promise<{ re
     }
     throw err;
   }
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<Pick<CardSetupRow, 'id'>>(
+    deps.db,
     `INSERT INTO stripe_card_setups (member_id, stripe_session_id, customer_id) VALUES ($1, $2, $3) RETURNING id`,
     [memberId, session.id, customer],
   );
@@ -163,10 +166,11 @@ export interface CardSetupRow {
 
 export async function getCardSetup(deps: Deps, memberId: string, id: string): Promise<CardSetupRow | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-  const [row] = await deps.db.query(`SELECT * FROM stripe_card_setups WHERE id = $1 AND member_id = $2`, [
-    id,
-    memberId,
-  ]);
+  const [row] = await sqlRows<CardSetupRow>(
+    deps.db,
+    `SELECT * FROM stripe_card_setups WHERE id = $1 AND member_id = $2`,
+    [id, memberId],
+  );
   return row;
 }
 
@@ -181,7 +185,13 @@ export async function noteDebitForAutoReload(
   tx: EntityManager,
   d: { memberId: string; beforeCents: number; afterCents: number; debitKey: string },
 ): Promise<string | null> {
-  const [s] = await tx.query(
+  const [s] = await sqlRows<
+    Pick<AutoReloadSettings, 'enabled' | 'threshold_cents' | 'amount_cents' | 'armed' | 'payment_method_id'> & {
+      customer_id: string | null;
+      open: boolean;
+    }
+  >(
+    tx,
     `SELECT s.enabled, s.threshold_cents, s.amount_cents, s.armed, s.payment_method_id, c.customer_id,
             EXISTS (SELECT 1 FROM credit_purchases p
                      WHERE p.member_id = s.member_id AND p.kind = 'auto_reload' AND p.status = 'pending') AS open
@@ -202,7 +212,8 @@ export async function noteDebitForAutoReload(
     d.afterCents,
   );
   if (!due) return null;
-  const [row] = await tx.query(
+  const [row] = await sqlRows<Pick<PurchaseRow, 'id'>>(
+    tx,
     `INSERT INTO credit_purchases (member_id, kind, customer_id, requested_cents, payment_method_id, threshold_cents, crossed_by)
      VALUES ($1, 'auto_reload', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
     [d.memberId, s.customer_id, s.amount_cents, s.payment_method_id, s.threshold_cents, d.debitKey],
@@ -348,7 +359,8 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
  */
 export async function giveUpAutoReload(deps: Deps, purchaseId: string, cause: string): Promise<AutoReloadOutcome> {
   const failed = await deps.db.transaction(async (tx) => {
-    const [reload] = await tx.query(
+    const [reload] = await sqlRows<Pick<PurchaseRow, 'id' | 'member_id' | 'requested_cents'>>(
+      tx,
       `SELECT id, member_id, requested_cents FROM credit_purchases
         WHERE id = $1 AND kind = 'auto_reload' AND status = 'pending' AND payment_intent_id IS NULL FOR UPDATE`,
       [purchaseId],

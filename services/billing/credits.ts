@@ -13,6 +13,7 @@ import { billingUrlOf } from '../../domain/billing/billing-url';
 import { noteDebitForAutoReload } from './auto-reload';
 import { noteLowBalance } from '../notifications/notices';
 import { sqlRows, sqlRun } from '../shared/sql';
+import type { MemberRow } from '../accounts/rows';
 
 export interface Balance {
   balance_cents: number;
@@ -27,8 +28,14 @@ export function billingUrl(deps: Deps): string {
   return billingUrlOf(deps.config.siteUrl);
 }
 
+/** The id of a credits_ledger row (a lookup by entry key, or an insert's RETURNING id). */
+interface LedgerIdRow {
+  id: string;
+}
+
 export async function balanceCents(db: Queryable, memberId: string): Promise<number> {
-  const [row] = await db.query(
+  const [row] = await sqlRows<{ balance: string }>(
+    db,
     `SELECT COALESCE(SUM(amount_cents), 0)::bigint AS balance FROM credits_ledger WHERE member_id = $1`,
     [memberId],
   );
@@ -106,7 +113,7 @@ export async function debit(
   else if (!memberLocks.has(held) || held.tx !== tx || held.memberId !== m.memberId) {
     throw new Error("debit: memberLock is not this transaction's lock on this member");
   }
-  const [existing] = await tx.query(`SELECT id FROM credits_ledger WHERE entry_key = $1`, [m.entryKey]);
+  const [existing] = await sqlRows<LedgerIdRow>(tx, `SELECT id FROM credits_ledger WHERE entry_key = $1`, [m.entryKey]);
   const balance = await balanceCents(tx, m.memberId);
   if (existing) return { balanceCents: balance, alreadyDebited: true };
   if (balance < m.amountCents) throw insufficientCredits(deps, m.amountCents, balance);
@@ -137,7 +144,8 @@ export async function debit(
 /** Credits back exactly once per entry key. Returns the amount actually refunded now (0 on repeats). */
 export async function refund(tx: Queryable, m: LedgerMovement): Promise<number> {
   if (m.amountCents <= 0) return 0;
-  const rows = await tx.query(
+  const rows = await sqlRows<LedgerIdRow>(
+    tx,
     `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
      VALUES ($1, $2, 'refund', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
     [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
@@ -147,7 +155,8 @@ export async function refund(tx: Queryable, m: LedgerMovement): Promise<number> 
 
 /** Adds purchased or granted credits (operator CLI, billing). True when added now, false when the key existed. */
 export async function topUp(db: Queryable, m: LedgerMovement): Promise<boolean> {
-  const rows = await db.query(
+  const rows = await sqlRows<LedgerIdRow>(
+    db,
     `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
      VALUES ($1, $2, 'top_up', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
     [m.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
@@ -165,7 +174,8 @@ export async function topUp(db: Queryable, m: LedgerMovement): Promise<boolean> 
 export async function providerAdjustment(lock: MemberLock, m: Omit<LedgerMovement, 'memberId'>): Promise<boolean> {
   if (!memberLocks.has(lock)) throw new Error('providerAdjustment: not a lock from lockMemberRow');
   if (m.amountCents === 0) return false;
-  const rows = await lock.tx.query(
+  const rows = await sqlRows<LedgerIdRow>(
+    lock.tx,
     `INSERT INTO credits_ledger (member_id, amount_cents, kind, entry_key, reference_type, reference_id, description)
      VALUES ($1, $2, 'adjustment', $3, $4, $5, $6) ON CONFLICT (entry_key) DO NOTHING RETURNING id`,
     [lock.memberId, m.amountCents, m.entryKey, m.referenceType ?? null, m.referenceId ?? null, m.description ?? null],
@@ -183,12 +193,16 @@ export async function adjustCredits(
   m: { memberId: string; amountCents: number; reason: string; reference: string },
 ) {
   return deps.db.transaction(async (tx) => {
-    const [member] = await tx.query(`SELECT id FROM members WHERE id = $1 FOR UPDATE`, [m.memberId]);
+    const [member] = await sqlRows<Pick<MemberRow, 'id'>>(tx, `SELECT id FROM members WHERE id = $1 FOR UPDATE`, [
+      m.memberId,
+    ]);
     if (!member) return null;
     const entryKey = `adjustment:admin:${m.memberId}:${m.reference}`;
-    const [existing] = await tx.query(`SELECT amount_cents, description FROM credits_ledger WHERE entry_key = $1`, [
-      entryKey,
-    ]);
+    const [existing] = await sqlRows<{ amount_cents: number; description: string | null }>(
+      tx,
+      `SELECT amount_cents, description FROM credits_ledger WHERE entry_key = $1`,
+      [entryKey],
+    );
     const balance = await balanceCents(tx, m.memberId);
     if (existing) {
       if (Number(existing.amount_cents) !== m.amountCents) {

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Deps } from '../shared/deps';
 import { stripeClient, type PurchaseRow } from './stripe';
+import { sqlRows } from '../shared/sql';
 
 /** card: paid at once; delayed_ok / delayed_fail: an asynchronous payment (a bank debit) that succeeds or fails. */
 export type LocalPayment = 'card' | 'delayed_ok' | 'delayed_fail';
@@ -112,7 +113,11 @@ async function postAndWait(deps: Deps, events: Array<[string, Stripe.Event.Type,
   }
   const last = events[events.length - 1][0];
   for (let waited = 0; waited < 5000; waited += 100) {
-    const [row] = await deps.db.query(`SELECT processed_at FROM stripe_events WHERE id = $1`, [last]);
+    const [row] = await sqlRows<{ processed_at: Date | null }>(
+      deps.db,
+      `SELECT processed_at FROM stripe_events WHERE id = $1`,
+      [last],
+    );
     if (row?.processed_at) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -127,7 +132,8 @@ export async function localReversalsOf(deps: Deps, purchase: PurchaseRow): Promi
   const out: LocalReversal[] = [];
   const left = purchase.paid_cents - purchase.refunded_cents;
   if (left > 0 && purchase.disputed_cents === 0) out.push('refund', ...(left > 1 ? (['refund_half'] as const) : []));
-  const [dispute] = await deps.db.query(
+  const [dispute] = await sqlRows<{ closed: boolean | null }>(
+    deps.db,
     `SELECT bool_or(type = 'charge.dispute.closed') AS closed FROM stripe_events
       WHERE type LIKE 'charge.dispute.%' AND payload->'data'->'object'->>'id' = $1`,
     [localDisputeId(purchase)],

@@ -15,7 +15,7 @@ import type { Deps } from '../shared/deps';
 import { lockMemberRow, providerAdjustment, topUp } from './credits';
 import { refundDelta, stripeEntryKeys } from '../../domain/billing/purchases';
 import { chargeFailureCause } from '../../domain/billing/auto-reload';
-import { failReloadIn } from './auto-reload';
+import { CardSetupRow, failReloadIn } from './auto-reload';
 import { formatCents } from '../../domain/shared/money';
 import {
   STRIPE_EVENT_WORKFLOW,
@@ -111,7 +111,8 @@ export async function startCheckout(
     }
     throw err;
   }
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<Pick<PurchaseRow, 'id'>>(
+    deps.db,
     `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
      VALUES ($1, $2, $3, $4) RETURNING id`,
     [memberId, session.id, customer, amountCents],
@@ -135,8 +136,20 @@ export async function listPurchases(deps: Deps, memberId: string, limit = 50): P
 
 export async function getPurchase(deps: Deps, memberId: string, id: string): Promise<PurchaseRow | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-  const [row] = await deps.db.query(`SELECT * FROM credit_purchases WHERE id = $1 AND member_id = $2`, [id, memberId]);
+  const [row] = await sqlRows<PurchaseRow>(deps.db, `SELECT * FROM credit_purchases WHERE id = $1 AND member_id = $2`, [
+    id,
+    memberId,
+  ]);
   return row;
+}
+
+/** stripe_events: every signed event Stripe delivered, and what applying it did. */
+interface StripeEventRow {
+  id: string;
+  type: string;
+  payload: Stripe.Event;
+  processed_at: Date | null;
+  outcome: string | null;
 }
 
 export type WebhookAnswer =
@@ -163,7 +176,8 @@ export async function receiveStripeWebhook(
   } catch (err) {
     return { status: 400, body: { error: `signature verification failed: ${(err as Error).message}` } };
   }
-  const inserted = await deps.db.query(
+  const inserted = await sqlRows<Pick<StripeEventRow, 'id'>>(
+    deps.db,
     `INSERT INTO stripe_events (id, type, payload, processed_at, outcome) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (id) DO NOTHING RETURNING id`,
     [
@@ -223,7 +237,8 @@ export async function applyStripeEvent(deps: Deps, eventId: string): Promise<Str
   // What the event needs from Stripe's API is read before the transaction, never inside it.
   const card = await savedCardOf(deps, eventId);
   const outcome = await deps.db.transaction(async (tx) => {
-    const [row] = await tx.query(
+    const [row] = await sqlRows<Pick<StripeEventRow, 'type' | 'payload' | 'outcome' | 'processed_at'>>(
+      tx,
       `SELECT type, payload, outcome, processed_at FROM stripe_events WHERE id = $1 FOR UPDATE`,
       [eventId],
     );
@@ -293,7 +308,11 @@ const idOf = (v: string | { id: string } | null | undefined): string | null =>
  * whose Stripe Customer it carries; any other is someone else's and is left alone.
  */
 async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): Promise<PurchaseRow | null> {
-  const [found] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  const [found] = await sqlRows<PurchaseRow>(
+    tx,
+    `SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`,
+    [s.id],
+  );
   if (found) return found;
   if (!(s.amount_total && s.amount_total > 0)) return null;
   const memberId = await memberOfSession(tx, s);
@@ -305,7 +324,11 @@ async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): P
      VALUES ($1, $2, $3, $4) ON CONFLICT (stripe_session_id) DO NOTHING`,
     [memberId, s.id, customer, s.amount_total],
   );
-  const [row] = await tx.query(`SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  const [row] = await sqlRows<PurchaseRow>(
+    tx,
+    `SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`,
+    [s.id],
+  );
   return row;
 }
 
@@ -314,10 +337,11 @@ async function memberOfSession(tx: EntityManager, s: Stripe.Checkout.Session): P
   const memberId = s.client_reference_id ?? s.metadata?.member_id ?? null;
   const customer = idOf(s.customer);
   if (!memberId || !customer || !/^[0-9a-f-]{36}$/i.test(memberId)) return null;
-  const [known] = await tx.query(`SELECT 1 FROM stripe_customers WHERE member_id = $1 AND customer_id = $2`, [
-    memberId,
-    customer,
-  ]);
+  const [known] = await sqlRows<{ '?column?': number }>(
+    tx,
+    `SELECT 1 FROM stripe_customers WHERE member_id = $1 AND customer_id = $2`,
+    [memberId, customer],
+  );
   return known ? memberId : null;
 }
 
@@ -381,7 +405,9 @@ async function failSession(tx: EntityManager, s: Stripe.Checkout.Session): Promi
 
 async function purchaseOfPaymentIntent(tx: EntityManager, paymentIntent: string | null): Promise<PurchaseRow> {
   const [row] = paymentIntent
-    ? await tx.query(`SELECT * FROM credit_purchases WHERE payment_intent_id = $1 FOR UPDATE`, [paymentIntent])
+    ? await sqlRows<PurchaseRow>(tx, `SELECT * FROM credit_purchases WHERE payment_intent_id = $1 FOR UPDATE`, [
+        paymentIntent,
+      ])
     : [];
   if (!row || row.paid_cents === null)
     throw new PurchaseNotKnownYet(`no paid purchase for payment intent ${paymentIntent}`);
@@ -450,9 +476,11 @@ async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: 
 async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: Notify[]): Promise<string> {
   const purchase = await purchaseOfPaymentIntent(tx, idOf(dispute.payment_intent));
   if (dispute.status !== 'won') return `dispute closed ${dispute.status}: nothing restored`;
-  const [opened] = await tx.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [
-    stripeEntryKeys.disputeOpened(dispute.id),
-  ]);
+  const [opened] = await sqlRows<{ amount_cents: number }>(
+    tx,
+    `SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`,
+    [stripeEntryKeys.disputeOpened(dispute.id)],
+  );
   // Its opening was not applied yet (events out of order): restore only after taking.
   if (!opened) throw new PurchaseNotKnownYet(`dispute ${dispute.id} closed before its opening was applied`);
   const restored = -Number(opened.amount_cents);
@@ -496,14 +524,15 @@ type SavedCard = { paymentMethodId: string; brand: string | null; last4: string 
  * Stripe outage throws, and the activity tries again.
  */
 async function savedCardOf(deps: Deps, eventId: string): Promise<SavedCard | null> {
-  const [row] = await deps.db.query(
+  const [row] = await sqlRows<{ setup_intent: string | null }>(
+    deps.db,
     `SELECT payload->'data'->'object'->>'setup_intent' AS setup_intent FROM stripe_events
       WHERE id = $1 AND processed_at IS NULL AND type = 'checkout.session.completed'
         AND payload->'data'->'object'->>'mode' = 'setup'`,
     [eventId],
   );
   if (!row) return null;
-  const setupIntent: string | null = row.setup_intent;
+  const setupIntent = row.setup_intent;
   if (!setupIntent) return { refused: 'the setup session names no SetupIntent' };
   try {
     const intent = await stripeClient(deps).setupIntents.retrieve(setupIntent, { expand: ['payment_method'] });
@@ -524,7 +553,11 @@ async function savedCardOf(deps: Deps, eventId: string): Promise<SavedCard | nul
  * late does not replace a newer one.
  */
 async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: SavedCard | null): Promise<string> {
-  const [setup] = await tx.query(`SELECT * FROM stripe_card_setups WHERE stripe_session_id = $1 FOR UPDATE`, [s.id]);
+  const [setup] = await sqlRows<CardSetupRow>(
+    tx,
+    `SELECT * FROM stripe_card_setups WHERE stripe_session_id = $1 FOR UPDATE`,
+    [s.id],
+  );
   const memberId: string | null = setup ? setup.member_id : await memberOfSession(tx, s);
   if (!memberId || (setup && idOf(s.customer) !== setup.customer_id))
     return 'ignored: setup session of an unknown member or customer';
@@ -532,7 +565,8 @@ async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: Sav
   if ('refused' in card) return `ignored: ${card.refused}`;
   if (setup?.status === 'saved') return 'card already saved';
   const startedAt: Date = setup?.created_at ?? (s.created ? new Date(s.created * 1000) : new Date());
-  const [newer] = await tx.query(
+  const [newer] = await sqlRows<{ '?column?': number }>(
+    tx,
     `SELECT 1 FROM stripe_card_setups WHERE member_id = $1 AND status = 'saved' AND created_at > $2 LIMIT 1`,
     [memberId, startedAt],
   );
@@ -571,9 +605,11 @@ async function reloadOfIntent(tx: EntityManager, pi: Stripe.PaymentIntent): Prom
   if (meta.purpose !== 'auto_reload') return 'ignored: not an automatic reload';
   const id = meta.credit_purchase_id;
   if (!id || !/^[0-9a-f-]{36}$/i.test(id)) return 'ignored: automatic reload of an unknown purchase';
-  const [row] = await tx.query(`SELECT * FROM credit_purchases WHERE id = $1 AND kind = 'auto_reload' FOR UPDATE`, [
-    id,
-  ]);
+  const [row] = await sqlRows<PurchaseRow>(
+    tx,
+    `SELECT * FROM credit_purchases WHERE id = $1 AND kind = 'auto_reload' FOR UPDATE`,
+    [id],
+  );
   if (!row || row.member_id !== meta.member_id || (row.customer_id && idOf(pi.customer) !== row.customer_id))
     return 'ignored: automatic reload of an unknown member or customer';
   return row;
@@ -627,16 +663,19 @@ async function reloadFailed(tx: EntityManager, pi: Stripe.PaymentIntent): Promis
  * or charges), so locally there is no receipt link.
  */
 export async function recordReceipt(deps: Deps, eventId: string): Promise<void> {
-  const [event] = await deps.db.query(
-    `SELECT type, payload->'data'->'object' AS object FROM stripe_events WHERE id = $1`,
-    [eventId],
-  );
+  const [event] = await sqlRows<
+    Pick<StripeEventRow, 'type'> & {
+      /** The event's object: a PaymentIntent or a Checkout Session, of which these fields are read. */
+      object: { id: string; latest_charge?: string | { id: string } | null; metadata?: Record<string, string> | null };
+    }
+  >(deps.db, `SELECT type, payload->'data'->'object' AS object FROM stripe_events WHERE id = $1`, [eventId]);
   if (!event) return;
   try {
     const stripe = stripeClient(deps);
     if (event.type === 'payment_intent.succeeded') {
       const charge = idOf(event.object.latest_charge);
-      const [reload] = await deps.db.query(
+      const [reload] = await sqlRows<Pick<PurchaseRow, 'id'>>(
+        deps.db,
         `SELECT id FROM credit_purchases
           WHERE id::text = $1 AND kind = 'auto_reload' AND status <> 'pending' AND receipt_url IS NULL`,
         [event.object.metadata?.credit_purchase_id ?? ''],
@@ -647,7 +686,8 @@ export async function recordReceipt(deps: Deps, eventId: string): Promise<void> 
       return;
     }
     if (!String(event.type).startsWith('checkout.session.')) return;
-    const [row] = await deps.db.query(
+    const [row] = await sqlRows<Pick<PurchaseRow, 'id' | 'payment_intent_id'> & { invoice_id: string }>(
+      deps.db,
       `SELECT id, invoice_id, payment_intent_id FROM credit_purchases
         WHERE stripe_session_id = $1 AND invoice_id IS NOT NULL AND receipt_url IS NULL`,
       [event.object.id],

@@ -2,9 +2,10 @@
 // (STRIPE_API_BASE points it at stripe-mock locally), the member's one Stripe Customer,
 // and the credit purchase row (a Checkout Session, or an automatic reload's PaymentIntent).
 import Stripe from 'stripe';
+import type { MemberRow } from '../accounts/rows';
 import type { Deps } from '../shared/deps';
 import type { Config } from '../../config';
-import { sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun } from '../shared/sql';
 
 const clients = new WeakMap<Config['stripe'], Stripe>();
 
@@ -56,11 +57,24 @@ export interface PurchaseRow {
   created_at: Date;
 }
 
+/** The customer id a stripe_customers row holds for its member (the column these reads select). */
+interface StripeCustomerRow {
+  customer_id: string;
+}
+
 /** The member's Stripe Customer: made once (Stripe's idempotency key covers a concurrent first checkout) and reused. */
 export async function customerFor(deps: Deps, memberId: string): Promise<string> {
-  const [known] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
+  const [known] = await sqlRows<StripeCustomerRow>(
+    deps.db,
+    `SELECT customer_id FROM stripe_customers WHERE member_id = $1`,
+    [memberId],
+  );
   if (known) return known.customer_id;
-  const [member] = await deps.db.query(`SELECT email, full_name FROM members WHERE id = $1`, [memberId]);
+  const [member] = await sqlRows<Pick<MemberRow, 'email' | 'full_name'>>(
+    deps.db,
+    `SELECT email, full_name FROM members WHERE id = $1`,
+    [memberId],
+  );
   const customer = await stripeClient(deps).customers.create(
     { email: member?.email ?? undefined, name: member?.full_name ?? undefined, metadata: { member_id: memberId } },
     { idempotencyKey: `postal-customer:${memberId}` },
@@ -70,6 +84,10 @@ export async function customerFor(deps: Deps, memberId: string): Promise<string>
     `INSERT INTO stripe_customers (member_id, customer_id) VALUES ($1, $2) ON CONFLICT (member_id) DO NOTHING`,
     [memberId, customer.id],
   );
-  const [row] = await deps.db.query(`SELECT customer_id FROM stripe_customers WHERE member_id = $1`, [memberId]);
+  const [row] = await sqlRows<StripeCustomerRow>(
+    deps.db,
+    `SELECT customer_id FROM stripe_customers WHERE member_id = $1`,
+    [memberId],
+  );
   return row.customer_id;
 }

@@ -54,7 +54,8 @@ export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery)
   let events: Record<string, unknown>[] = [];
   let truncated = false;
   if (!testMode) {
-    const [sums] = await deps.db.query(
+    const [sums] = await sqlRows<{ spend: string; refunds: string; n: number }>(
+      deps.db,
       `SELECT COALESCE(-SUM(amount_cents) FILTER (WHERE kind = 'debit'), 0)::bigint AS spend,
               COALESCE(SUM(amount_cents) FILTER (WHERE kind = 'refund'), 0)::bigint AS refunds,
               count(*)::int AS n
@@ -64,31 +65,30 @@ export async function getUsage(deps: Deps, auth: AuthContext, query: UsageQuery)
     spend = Number(sums.spend);
     refunds = Number(sums.refunds);
     truncated = sums.n > USAGE_EVENTS_LIMIT;
-    const rows = await deps.db.query(
+    const rows = await sqlRows<{
+      id: string;
+      kind: string;
+      amount_cents: number;
+      description: string | null;
+      reference_type: string | null;
+      reference_id: string | null;
+      created_at: Date;
+    }>(
+      deps.db,
       `SELECT l.id, l.kind, l.amount_cents, l.description, l.reference_type, l.reference_id, l.created_at
          FROM credits_ledger l WHERE ${ledgerWhere} ORDER BY l.created_at DESC, l.id LIMIT ${USAGE_EVENTS_LIMIT}`,
       ledgerParams,
     );
-    events = rows.map(
-      (r: {
-        id: string;
-        kind: string;
-        amount_cents: number;
-        description: string | null;
-        reference_type: string | null;
-        reference_id: string | null;
-        created_at: Date;
-      }) => ({
-        id: r.id,
-        kind: r.kind,
-        amount_cents: r.amount_cents,
-        amount_display: formatCents(r.amount_cents),
-        description: r.description,
-        reference_type: r.reference_type,
-        reference_id: r.reference_id,
-        created_at: r.created_at.toISOString(),
-      }),
-    );
+    events = rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      amount_cents: r.amount_cents,
+      amount_display: formatCents(r.amount_cents),
+      description: r.description,
+      reference_type: r.reference_type,
+      reference_id: r.reference_id,
+      created_at: r.created_at.toISOString(),
+    }));
   }
 
   return {
