@@ -267,7 +267,10 @@ export async function failReloadIn(
   cause: string,
   paymentIntentId: string | null,
 ): Promise<boolean> {
-  const failed = await tx.query(
+  // Through sqlRows: a raw UPDATE answers [rows, count], whose length was always 2, so a
+  // reload settled already was failed again and turned reload off.
+  const failed = await sqlRows<Pick<PurchaseRow, 'id'>>(
+    tx,
     `UPDATE credit_purchases
         SET status = 'failed', failure_reason = $2, payment_intent_id = COALESCE(payment_intent_id, $3), updated_at = now()
       WHERE id = $1 AND status = 'pending' RETURNING id`,
