@@ -10,8 +10,9 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
-import { setFacility } from '../outbound-mail/rows';
-import { claimBatchForFacility, setBatchFacility } from '../batches/rows';
+import { MailRow, setFacility } from '../outbound-mail/rows';
+import { BatchRow, claimBatchForFacility, setBatchFacility } from '../batches/rows';
+import type { FacilityRow, MemberRow } from '../accounts/rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
@@ -38,7 +39,8 @@ export async function assignFacility(
   // A pick that waited on a deactivation (which locks every facility row) finds its row
   // no longer active and returns none; the second try, a new snapshot, sees the change.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const [row] = await db.query(
+    const [row] = await sqlRows<Pick<FacilityRow, 'id' | 'origin_zip'>>(
+      db,
       `SELECT f.id, f.origin_zip FROM facilities f
          LEFT JOIN facility_assignments a ON a.facility_id = f.id AND a.member_id = $1
         WHERE f.status = 'active'
@@ -57,10 +59,9 @@ const STARTED_MAIL = `NOT m.test_mode AND ((m.status = 'submitted' AND m.printin
 const QUEUED_BATCH = `NOT b.test_mode AND b.status IN ('paid','generating','submitted') AND b.facility_claimed_at IS NULL`;
 const STARTED_BATCH = `NOT b.test_mode AND (b.status = 'in_progress' OR (b.status IN ('paid','generating','submitted') AND b.facility_claimed_at IS NOT NULL))`;
 
-/** The rows of an UPDATE/DELETE ... RETURNING (TypeORM answers those with [rows, count]). */
+/** The rows of an UPDATE/DELETE ... RETURNING. */
 async function returning<T>(db: Queryable, sql: string, params: unknown[]): Promise<T[]> {
-  const result = await db.query(sql, params);
-  return (Array.isArray(result[0]) ? result[0] : result) as T[];
+  return sqlRows<T>(db, sql, params);
 }
 
 /** The operator named something that does not exist. */
@@ -74,7 +75,11 @@ function refused(code: string, message: string, suggestedAction: string, details
 
 async function activeFacility(db: Queryable, id: string): Promise<{ id: string; name: string }> {
   const [f] = /^[0-9a-f-]{36}$/i.test(id)
-    ? await db.query(`SELECT id, name, status FROM facilities WHERE id = $1 FOR KEY SHARE`, [id])
+    ? await sqlRows<Pick<FacilityRow, 'id' | 'name' | 'status'>>(
+        db,
+        `SELECT id, name, status FROM facilities WHERE id = $1 FOR KEY SHARE`,
+        [id],
+      )
     : [];
   if (!f) throw noSuch('facility', id);
   if (f.status !== 'active') {
@@ -110,17 +115,6 @@ export interface FacilitySummary {
 
 /** Every facility with its queued and begun work; which one is the default; unassigned live work. */
 export async function listFacilities(db: Queryable) {
-  const rows = await db.query(`
-    SELECT f.id, f.name, f.status, f.is_default, f.origin_zip, f.created_at,
-           (SELECT count(*)::int FROM facility_assignments a WHERE a.facility_id = f.id) AS assigned_members,
-           (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = f.id AND ${QUEUED_MAIL}) AS queued_mail,
-           (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${QUEUED_BATCH}) AS queued_batches,
-           (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = f.id AND ${STARTED_MAIL}) AS started_mail,
-           (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${STARTED_BATCH}) AS started_batches
-      FROM facilities f ORDER BY f.created_at, f.id`);
-  const [unassigned] = await db.query(
-    `SELECT count(*)::int AS mail FROM outbound_mail m WHERE m.facility_id IS NULL AND ${QUEUED_MAIL}`,
-  );
   type Row = Omit<FacilitySummary, 'queued' | 'in_progress' | 'created_at'> & {
     queued_mail: number;
     queued_batches: number;
@@ -128,7 +122,22 @@ export async function listFacilities(db: Queryable) {
     started_batches: number;
     created_at: Date;
   };
-  const facilities: FacilitySummary[] = (rows as Row[]).map((r) => ({
+  const rows = await sqlRows<Row>(
+    db,
+    `
+    SELECT f.id, f.name, f.status, f.is_default, f.origin_zip, f.created_at,
+           (SELECT count(*)::int FROM facility_assignments a WHERE a.facility_id = f.id) AS assigned_members,
+           (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = f.id AND ${QUEUED_MAIL}) AS queued_mail,
+           (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${QUEUED_BATCH}) AS queued_batches,
+           (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = f.id AND ${STARTED_MAIL}) AS started_mail,
+           (SELECT count(*)::int FROM batches b WHERE b.facility_id = f.id AND ${STARTED_BATCH}) AS started_batches
+      FROM facilities f ORDER BY f.created_at, f.id`,
+  );
+  const [unassigned] = await sqlRows<{ mail: number }>(
+    db,
+    `SELECT count(*)::int AS mail FROM outbound_mail m WHERE m.facility_id IS NULL AND ${QUEUED_MAIL}`,
+  );
+  const facilities: FacilitySummary[] = rows.map((r) => ({
     id: r.id,
     name: r.name,
     status: r.status,
@@ -155,7 +164,7 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
   return deps.db.transaction(async (tx) => {
     await lockFacilities(tx);
     const f = await activeFacility(tx, facilityId);
-    const [previous] = await tx.query(`SELECT id FROM facilities WHERE is_default`);
+    const [previous] = await sqlRows<Pick<FacilityRow, 'id'>>(tx, `SELECT id FROM facilities WHERE is_default`);
     await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
     await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
     return { default_facility_id: f.id, name: f.name, previous_default_facility_id: previous?.id ?? null };
@@ -166,7 +175,7 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
 export async function assignMemberFacility(deps: Deps, memberId: string, facilityId: string | null) {
   return deps.db.transaction(async (tx) => {
     const [member] = /^[0-9a-f-]{36}$/i.test(memberId)
-      ? await tx.query(`SELECT id FROM members WHERE id = $1`, [memberId])
+      ? await sqlRows<Pick<MemberRow, 'id'>>(tx, `SELECT id FROM members WHERE id = $1`, [memberId])
       : [];
     if (!member) throw noSuch('member', memberId);
     if (facilityId === null) {
@@ -178,9 +187,11 @@ export async function assignMemberFacility(deps: Deps, memberId: string, facilit
       return { member_id: memberId, facility_id: null, previous_facility_id: removed?.facility_id ?? null };
     }
     const f = await activeFacility(tx, facilityId);
-    const [previous] = await tx.query(`SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`, [
-      memberId,
-    ]);
+    const [previous] = await sqlRows<{ facility_id: string }>(
+      tx,
+      `SELECT facility_id FROM facility_assignments WHERE member_id = $1 FOR UPDATE`,
+      [memberId],
+    );
     await sqlRun(
       tx,
       `INSERT INTO facility_assignments (member_id, facility_id) VALUES ($1, $2)
@@ -221,7 +232,8 @@ export async function deactivateFacility(
       );
     if (opts.newDefaultId) await activeFacility(tx, opts.newDefaultId);
 
-    const [started] = await tx.query(
+    const [started] = await sqlRows<{ mail: number; batches: number }>(
+      tx,
       `
       SELECT (SELECT count(*)::int FROM outbound_mail m WHERE m.facility_id = $1 AND ${STARTED_MAIL}) AS mail,
              (SELECT count(*)::int FROM batches b WHERE b.facility_id = $1 AND ${STARTED_BATCH}) AS batches`,
@@ -284,10 +296,16 @@ export async function deactivateFacility(
       await setBatchFacility(tx, b.id, to);
       slot(to).batches++;
     }
-    const [current] = await tx.query(`SELECT id FROM facilities WHERE is_default AND status = 'active'`);
+    const [current] = await sqlRows<Pick<FacilityRow, 'id'>>(
+      tx,
+      `SELECT id FROM facilities WHERE is_default AND status = 'active'`,
+    );
     const [fallback] = current
       ? []
-      : await tx.query(`SELECT id FROM facilities WHERE status = 'active' ORDER BY created_at, id LIMIT 1`);
+      : await sqlRows<Pick<FacilityRow, 'id'>>(
+          tx,
+          `SELECT id FROM facilities WHERE status = 'active' ORDER BY created_at, id LIMIT 1`,
+        );
     return {
       facility_id: f.id,
       status: 'inactive',
@@ -309,7 +327,8 @@ export async function deactivateFacility(
 export async function reassignMail(deps: Deps, mailId: string, facilityId: string) {
   return deps.db.transaction(async (tx) => {
     const [m] = /^[0-9a-f-]{36}$/i.test(mailId)
-      ? await tx.query(
+      ? await sqlRows<Pick<MailRow, 'id' | 'status' | 'test_mode' | 'facility_id' | 'printing_started_at'>>(
+          tx,
           `SELECT id, status, test_mode, facility_id, printing_started_at FROM outbound_mail WHERE id = $1 FOR UPDATE`,
           [mailId],
         )
@@ -341,7 +360,8 @@ export async function reassignMail(deps: Deps, mailId: string, facilityId: strin
 /** Moves a live batch no facility has claimed (started or failed) to another active facility. */
 export async function reassignBatch(deps: Deps, batchId: string, facilityId: string) {
   return deps.db.transaction(async (tx) => {
-    const [b] = await tx.query(
+    const [b] = await sqlRows<Pick<BatchRow, 'id' | 'status' | 'test_mode' | 'facility_id' | 'facility_claimed_at'>>(
+      tx,
       `SELECT id, status, test_mode, facility_id, facility_claimed_at FROM batches WHERE id = $1 FOR UPDATE`,
       [batchId],
     );

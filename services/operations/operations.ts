@@ -14,6 +14,7 @@ import { webhookDispatchReconcilerScheduleId } from '../../workflows/webhooks/co
 import { reconcilePayments } from '../billing/reconciler';
 import { paymentsReconcilerScheduleId } from '../../workflows/billing/contracts';
 import { IncidentObjectType, IncidentRow, incidentsOf } from './workflow-incidents';
+import type { DeliveryRow } from '../webhooks/deliveries';
 import {
   abandonedWorkflowsQuery,
   closedWorkflowReconcilerScheduleId,
@@ -24,6 +25,7 @@ import {
   reconcileUnstartedMail,
 } from './workflow-reconciler';
 import { outboundMailWorkflowId } from '../../workflows/outbound-mail/contracts';
+import { sqlRows } from '../shared/sql';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const OPEN_MAIL_STATUSES = ['pending_approval', 'funding_pending', 'submitted', 'ready', 'mailed'];
@@ -90,15 +92,31 @@ export async function describeWorkflow(deps: Deps, workflowId: string): Promise<
 export async function showMail(deps: Deps, id: string) {
   const row = await operatorMailRow(deps, id);
   const [ledger, events, deliveries, incidents, workflow] = await Promise.all([
-    deps.db.query(
+    sqlRows<{ kind: string; amount_cents: number; entry_key: string; description: string | null; created_at: Date }>(
+      deps.db,
       `SELECT kind, amount_cents, entry_key, description, created_at FROM credits_ledger WHERE reference_id = $1 ORDER BY created_at, id`,
       [row.id],
     ),
-    deps.db.query(
+    sqlRows<{ id: string; event_type: string; created_at: Date }>(
+      deps.db,
       `SELECT id, event_type, created_at FROM events WHERE object_type = 'outbound_mail' AND object_id = $1 ORDER BY created_at, id`,
       [row.id],
     ),
-    deps.db.query(
+    sqlRows<
+      Pick<
+        DeliveryRow,
+        | 'id'
+        | 'event_type'
+        | 'target_type'
+        | 'target_url'
+        | 'status'
+        | 'attempts_count'
+        | 'last_status_code'
+        | 'last_error'
+        | 'delivered_at'
+      >
+    >(
+      deps.db,
       `SELECT d.id, d.event_type, d.target_type, d.target_url, d.status, d.attempts_count, d.last_status_code, d.last_error, d.delivered_at
          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
         WHERE e.object_type = 'outbound_mail' AND e.object_id = $1 ORDER BY d.created_at, d.id`,
@@ -126,7 +144,7 @@ export async function showMail(deps: Deps, id: string) {
       url: `${deps.config.baseUrl}/v1/mail/${row.id}`,
     },
     workflow,
-    ledger: ledger.map((l: Record<string, unknown>) => ({ ...l, amount_cents: Number(l.amount_cents) })),
+    ledger: ledger.map((l) => ({ ...l, amount_cents: Number(l.amount_cents) })),
     events,
     webhook_deliveries: deliveries,
     incidents: incidents.map(incidentView),
@@ -173,13 +191,6 @@ export async function listMailForOperator(deps: Deps, f: MailListFilter) {
   if (f.olderThanSeconds !== undefined)
     add(`COALESCE(${STATUS_SINCE_SQL}, m.created_at) < now() - make_interval(secs => ?)`, f.olderThanSeconds);
   params.push(f.limit);
-  const rows = await deps.db.query(
-    `SELECT m.id, m.status, COALESCE(${STATUS_SINCE_SQL}, m.created_at) AS status_since, m.printing_started_at, m.member_id, m.agent_id,
-            m.test_mode, m.price_cents, m.facility_id, m.created_at, m.workflow_started_at
-       FROM outbound_mail m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY status_since ASC, m.id LIMIT $${params.length}`,
-    params,
-  );
   type Row = {
     id: string;
     status: string;
@@ -193,7 +204,15 @@ export async function listMailForOperator(deps: Deps, f: MailListFilter) {
     created_at: Date;
     workflow_started_at: Date | null;
   };
-  return (rows as Row[]).map((r) => ({
+  const rows = await sqlRows<Row>(
+    deps.db,
+    `SELECT m.id, m.status, COALESCE(${STATUS_SINCE_SQL}, m.created_at) AS status_since, m.printing_started_at, m.member_id, m.agent_id,
+            m.test_mode, m.price_cents, m.facility_id, m.created_at, m.workflow_started_at
+       FROM outbound_mail m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY status_since ASC, m.id LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map((r) => ({
     id: r.id,
     status: r.status,
     status_since: r.status_since.toISOString(),
@@ -285,18 +304,22 @@ export async function findStuckWork(
   // Lost starts: committed records without workflow_started_at, and (for pieces) marked ones whose workflow does not exist.
   const grace = `now() - make_interval(secs => ${Math.max(1, deps.config.outboundMail.reconcileGraceSeconds)})`;
   const lost: StuckReport['lost_starts'] = [];
-  const unstarted: { object_type: IncidentObjectType; object_id: string; status: string; created_at: Date }[] = [
-    ...(await deps.db.query(
+  type Unstarted = { object_type: IncidentObjectType; object_id: string; status: string; created_at: Date };
+  const unstarted: Unstarted[] = [
+    ...(await sqlRows<Unstarted>(
+      deps.db,
       `SELECT 'outbound_mail' AS object_type, id::text AS object_id, status, created_at FROM outbound_mail
         WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('pending_approval','funding_pending','submitted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
       [opts.limit, opts.memberId ?? null],
     )),
-    ...(await deps.db.query(
+    ...(await sqlRows<Unstarted>(
+      deps.db,
       `SELECT 'mail_run' AS object_type, id::text AS object_id, status, created_at FROM mail_runs
         WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('open','funding_pending') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
       [opts.limit, opts.memberId ?? null],
     )),
-    ...(await deps.db.query(
+    ...(await sqlRows<Unstarted>(
+      deps.db,
       `SELECT 'handling' AS object_type, id::text AS object_id, status, created_at FROM handling_operations
         WHERE ($2::uuid IS NULL OR member_id = $2) AND workflow_started_at IS NULL AND status IN ('awaiting_member_approval','awaiting_facility','accepted') AND created_at < ${grace} ORDER BY created_at LIMIT $1`,
       [opts.limit, opts.memberId ?? null],
@@ -395,9 +418,11 @@ export async function operatorCancelMail(deps: Deps, id: string, reason: string,
   for (;;) {
     row = (await loadMailRow(deps.db, row.id))!;
     if (row.status === 'cancelled') {
-      const [refund] = await deps.db.query(`SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`, [
-        `refund:mail:${row.id}`,
-      ]);
+      const [refund] = await sqlRows<{ amount_cents: number }>(
+        deps.db,
+        `SELECT amount_cents FROM credits_ledger WHERE entry_key = $1`,
+        [`refund:mail:${row.id}`],
+      );
       deps.log.warn({ outbound_mail_id: row.id, reason }, 'operator cancelled a piece');
       return {
         outbound_mail_id: row.id,

@@ -39,7 +39,8 @@ type Queryable = Pick<Deps['db'], 'query'>;
 
 /** Inserts the incident unless its key is recorded already; true when it is new. */
 export async function recordIncident(deps: Pick<Deps, 'db' | 'log'>, i: IncidentInput): Promise<boolean> {
-  const rows = await deps.db.query(
+  const rows = await sqlRows<Pick<IncidentRow, 'id'>>(
+    deps.db,
     `INSERT INTO workflow_incidents (incident_key, object_type, object_id, workflow_id, run_id, kind, object_status, workflow_status, detail, action)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (incident_key) DO NOTHING RETURNING id`,
     [
