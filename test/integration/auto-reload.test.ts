@@ -227,6 +227,13 @@ describe('automatic reload', () => {
     await deliver(app, ok);
     expect(await processed(app, ok.id)).toBe('reloaded 2500');
     expect(await balanceCents(app.deps.db, m.member_id)).toBe(1500 - 800 + 2500);
+
+    // A failure that arrives after the reload was paid changes nothing: reload stays on.
+    const late = reloadEvent(again, 'failed');
+    await deliver(app, late);
+    expect(await processed(app, late.id)).toBe('payment failed: reload left paid');
+    expect(await purchaseRow(app, again.id)).toMatchObject({ status: 'paid', failure_reason: null });
+    expect(await settings(m.member_id)).toMatchObject({ enabled: true, disabled_reason: null });
   });
 
   it('a charge refused by Stripe when it is created (card_declined) turns reload off with the reason', async () => {
