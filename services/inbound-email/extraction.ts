@@ -408,12 +408,16 @@ export async function analyseInboundItem(
            FROM inbound_mail_items i JOIN inbound_forwarding_aliases a ON a.id = i.alias_id WHERE i.id = $1`,
     [itemId],
   );
-  // Left untyped on purpose: the loop below reads r.field, which this SELECT does not return
-  // (so page_layout rows are joined into the text, never into the layout). Typed to its
-  // columns it would not compile, and adding e.field changes what extraction produces.
-  // eslint-disable-next-line no-restricted-syntax
-  const rows = await deps.db.query(
-    `SELECT e.inbound_mail_file_id AS file_id, e.source, e.value, e.confidence::float AS confidence, e.metadata
+  const rows = await sqlRows<{
+    file_id: string;
+    field: 'page_text' | 'page_layout' | 'text';
+    source: string;
+    value: string;
+    confidence: number;
+    metadata: { unreadable?: boolean } | null;
+  }>(
+    deps.db,
+    `SELECT e.inbound_mail_file_id AS file_id, e.field, e.source, e.value, e.confidence::float AS confidence, e.metadata
            FROM inbound_extractions e JOIN inbound_mail_files f ON f.id = e.inbound_mail_file_id
           WHERE e.inbound_mail_item_id = $1 AND e.field IN ('page_text', 'page_layout', 'text') AND e.source IN ('pdf_text', 'ocr', 'docx_text', 'plain_text')
           ORDER BY f.position, COALESCE((e.metadata->>'page')::int, 0), e.position`,
