@@ -21,6 +21,7 @@ import { debit, refund } from '../billing/credits';
 import { publishEvent } from '../webhooks/events';
 import { findOperation } from './handling';
 import type { HandlingOperationRow, ScanBundleRow, ScanRequestRow } from './rows';
+import { linkFixtureScanRequest, moveHandlingOperation } from './handling-rows';
 import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
 import { addFixtureBundle, loadFixture, uploadFixture } from './sandbox-fixtures';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
@@ -79,13 +80,7 @@ async function transition(
     }
     const item = (await findItem(tx, op.item_id, { forUpdate: true }))!;
     const changes = await effect(tx, op, item);
-    const sets = Object.keys(changes).map((k, n) => `${k} = $${n + 3}`);
-    const [updated] = await updateReturning<HandlingOperationRow>(
-      tx,
-      `UPDATE handling_operations SET status = $2, version = version + 1, updated_at = now()${sets.length ? ', ' + sets.join(', ') : ''}
-        WHERE id = $1 RETURNING *`,
-      [op.id, target, ...Object.values(changes)],
-    );
+    const updated = await moveHandlingOperation(tx, op.id, target, changes);
     await bumpItem(tx, item.id, itemStatus(updated, item));
     await recordActivity(tx, item, `handling_${target === 'awaiting_facility' ? 'approved' : target}`, {
       operation_id: op.id,
@@ -286,11 +281,7 @@ export async function sandboxFulfilOperation(
         `UPDATE scan_requests SET handling_id = $2, scan_type = 'content' WHERE id = (SELECT request_id FROM scan_bundles WHERE id = $1)`,
         [id, op.id],
       );
-      await sqlRun(
-        tx,
-        `UPDATE handling_operations SET scan_request_id = (SELECT request_id FROM scan_bundles WHERE id = $2) WHERE id = $1`,
-        [op.id, id],
-      );
+      await linkFixtureScanRequest(tx, op.id, id);
       await refreshSearchFields(tx, item.id);
       return id;
     });

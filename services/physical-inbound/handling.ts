@@ -37,6 +37,12 @@ import {
   HandlingWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import type { HandlingOperationRow } from './rows';
+import {
+  chargeQuote,
+  insertHandlingOperation,
+  markHandlingWorkflowStarted,
+  NewHandlingOperation,
+} from './handling-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -110,8 +116,6 @@ export function handlingWorkflowInput(op: HandlingOperationRow, approvalTimeoutM
   };
 }
 
-const MARK_HANDLING_STARTED = `UPDATE handling_operations SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`;
-
 const approvalTimeoutMs = (deps: Deps) => deps.config.physicalInbound.handlingApprovalTimeoutSeconds * 1000;
 
 const handlingAttributes = (op: HandlingOperationRow) => ({
@@ -130,7 +134,7 @@ export async function startHandlingWorkflow(deps: Deps, op: HandlingOperationRow
     handlingWorkflowId(op.id),
     [handlingWorkflowInput(op, approvalTimeoutMs(deps))],
     handlingAttributes(op),
-    MARK_HANDLING_STARTED,
+    markHandlingWorkflowStarted,
   );
 }
 
@@ -145,7 +149,7 @@ function handlingWorkflowStart(deps: Deps, op: HandlingOperationRow): WorkflowSt
       [handlingWorkflowInput(op, approvalTimeoutMs(deps))],
       handlingAttributes(op),
     ),
-    markStarted: () => sqlRun(deps.db, MARK_HANDLING_STARTED, [op.id]),
+    markStarted: () => markHandlingWorkflowStarted(deps.db, op.id),
   };
 }
 
@@ -177,20 +181,7 @@ export function assertVersion(current: number, expected: number, what: string): 
   }
 }
 
-async function insertOperation(
-  tx: Db,
-  item: ItemRow,
-  o: {
-    origin: 'agent' | 'member';
-    status: HandlingStatus;
-    actionType: HandlingActionType;
-    agentId: string | null;
-    mailClass: ForwardMailClass | null;
-    untrackedAcknowledged: boolean;
-    destination: unknown;
-    quoteCents: number;
-  },
-): Promise<HandlingOperationRow> {
+async function insertOperation(tx: Db, item: ItemRow, o: NewHandlingOperation): Promise<HandlingOperationRow> {
   const [open] = await sqlRows<Pick<HandlingOperationRow, 'id' | 'status'>>(
     tx,
     `SELECT id, status FROM handling_operations WHERE item_id = $1 AND status IN ('awaiting_member_approval','awaiting_facility','accepted')`,
@@ -206,26 +197,7 @@ async function insertOperation(
       },
     );
   }
-  const [op] = await sqlRows<HandlingOperationRow>(
-    tx,
-    `INSERT INTO handling_operations (item_id, member_id, agent_id, facility_id, environment, origin, action_type, status, mail_class,
-       untracked_acknowledged, destination, quote_cents)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-    [
-      item.id,
-      item.member_id,
-      o.agentId,
-      item.facility_id,
-      item.environment,
-      o.origin,
-      o.actionType,
-      o.status,
-      o.mailClass,
-      o.untrackedAcknowledged,
-      o.destination ? JSON.stringify(o.destination) : null,
-      o.quoteCents,
-    ],
-  );
+  const op = await insertHandlingOperation(tx, item, o);
   await bumpItem(tx, item.id);
   await recordActivity(tx, item, o.origin === 'agent' ? 'handling_proposed' : 'handling_requested', {
     operation_id: op.id,
@@ -366,12 +338,7 @@ export async function requestInboundAction(deps: Deps, auth: AuthContext, itemId
         referenceId: created.id,
         description: 'Open & Scan',
       });
-      const [charged] = await updateReturning<HandlingOperationRow>(
-        tx,
-        `UPDATE handling_operations SET charged_cents = quote_cents, approved_at = now() WHERE id = $1 RETURNING *`,
-        [created.id],
-      );
-      return charged;
+      return chargeQuote(tx, created.id);
     }
     return created;
   });

@@ -11,7 +11,7 @@ import {
   ScanBundleWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
-import type { ItemRow } from './item-records';
+import type { Db, ItemRow } from './item-records';
 import { sqlRun } from '../shared/sql';
 
 export interface InboundWorkflowAttributes {
@@ -41,7 +41,7 @@ export function inboundStartOptions(deps: Deps, workflowId: string, args: unknow
 
 /**
  * Starts a workflow (an existing one of that id is fine: its record already reached or is
- * on its way to an outcome) and marks the record started with `markStarted` ($1 = objectId).
+ * on its way to an outcome) and marks the record started with `markStarted`.
  */
 export async function startOnce(
   deps: Deps,
@@ -49,7 +49,7 @@ export async function startOnce(
   workflowId: string,
   args: unknown[],
   attrs: InboundWorkflowAttributes,
-  markStarted: string,
+  markStarted: (db: Db, objectId: string) => Promise<void>,
 ) {
   try {
     await deps.temporal.workflow.start(workflowType, {
@@ -60,7 +60,7 @@ export async function startOnce(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   // The reconciler starts what is not marked (a start lost after the record was committed).
-  await sqlRun(deps.db, markStarted, [attrs.objectId]);
+  await markStarted(deps.db, attrs.objectId);
 }
 
 /**
@@ -98,7 +98,12 @@ export async function startInboundReceivedWorkflow(
       agentId: item.agent_id,
       testMode: input.testMode,
     },
-    `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`,
+    (db, id) =>
+      sqlRun(
+        db,
+        `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`,
+        [id],
+      ),
   );
 }
 
@@ -127,6 +132,9 @@ export async function startScanBundleWorkflow(
       agentId: item.agent_id,
       testMode: input.testMode,
     },
-    `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`,
+    (db, id) =>
+      sqlRun(db, `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`, [
+        id,
+      ]),
   );
 }
