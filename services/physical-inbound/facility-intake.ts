@@ -14,7 +14,7 @@ import { assignFacility } from '../operations/facilities';
 import { expectingAgent } from './expected-shipments';
 import { applyArrival } from './package-arrival';
 import { startAfterCommit, startInboundReceivedWorkflow } from './inbound-workflows';
-import { Db, findItem, ITEM_COLUMNS, ItemColumns, recordActivity, toItemRow, updateReturning } from './item-records';
+import { Db, findItem, insertReceivedItem, recordActivity, toItemRow, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { AgentInboxAssignmentRow, InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
 import type { MemberRow } from '../accounts/rows';
@@ -438,29 +438,22 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
       [draft.member_id],
     );
     const now = new Date();
-    const [row] = await sqlRows<ItemColumns>(
-      tx,
-      `INSERT INTO physical_inbound_items (reference_code, member_id, agent_id, facility_id, mailbox_id, draft_id, kind, environment,
-         source_domain, status, carrier, tracking_number, weight_oz, sender_name, recipient_name, recipient_email, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'live', 'internal_team', 'received', $8, $9, $10, $11, $12, $13, $14)
-       RETURNING ${ITEM_COLUMNS.replace(/i\./g, '')}`,
-      [
-        referenceCode(draft.kind, now),
-        draft.member_id,
-        draft.agent_id,
-        auth.facilityId,
-        draft.mailbox_id,
-        id,
-        draft.kind,
-        draft.carrier,
-        draft.tracking_number,
-        draft.weight_oz,
-        draft.sender_name,
-        draft.recipient_name ?? member.full_name,
-        member.email,
-        now,
-      ],
-    );
+    const row = await insertReceivedItem(tx, {
+      reference_code: referenceCode(draft.kind, now),
+      member_id: draft.member_id,
+      agent_id: draft.agent_id,
+      facility_id: auth.facilityId,
+      mailbox_id: draft.mailbox_id,
+      draft_id: id,
+      kind: draft.kind,
+      carrier: draft.carrier,
+      tracking_number: draft.tracking_number,
+      weight_oz: draft.weight_oz,
+      sender_name: draft.sender_name,
+      recipient_name: draft.recipient_name ?? member.full_name,
+      recipient_email: member.email,
+      received_at: now,
+    });
     const item = toItemRow(row);
     await sqlRun(tx, `UPDATE inbound_photos SET item_id = $2 WHERE draft_id = $1`, [id, item.id]);
     const [assignment] = await sqlRows<AgentInboxAssignmentRow>(

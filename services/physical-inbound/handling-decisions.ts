@@ -25,7 +25,7 @@ import {
 import { assertVersion, findOperation, operationView, sendUpdate } from './handling';
 import type { HandlingOperationRow } from './rows';
 import { loadManagedItem, managedItemViews } from './inbound-items';
-import { environmentOf, findItem } from './item-records';
+import { deleteMemberSample, environmentOf, findItem } from './item-records';
 import { ensureMemberSample } from './sandbox-fixtures';
 import { sqlRows, sqlRun } from '../shared/sql';
 
@@ -260,9 +260,7 @@ export async function resetMemberSample(deps: Deps, auth: AuthContext, itemId: s
         .catch(() => undefined),
     ),
   );
-  await sqlRun(deps.db, `DELETE FROM physical_inbound_items WHERE id = $1 AND source_domain = 'member_sample'`, [
-    item.id,
-  ]);
+  await deleteMemberSample(deps.db, item.id);
   await ensureMemberSample(deps, item.member_id);
   const [view] = await managedItemViews(deps.db, [(await findItem(deps.db, item.id))!]);
   return { item: view, reset: true };

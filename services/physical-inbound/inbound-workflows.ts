@@ -11,7 +11,7 @@ import {
   ScanBundleWorkflowInput,
 } from '../../workflows/physical-inbound/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
-import type { Db, ItemRow } from './item-records';
+import { Db, ItemRow, markReceivedWorkflowStarted } from './item-records';
 import { sqlRun } from '../shared/sql';
 
 export interface InboundWorkflowAttributes {
@@ -98,12 +98,7 @@ export async function startInboundReceivedWorkflow(
       agentId: item.agent_id,
       testMode: input.testMode,
     },
-    (db, id) =>
-      sqlRun(
-        db,
-        `UPDATE physical_inbound_items SET received_workflow_started_at = COALESCE(received_workflow_started_at, now()) WHERE id = $1`,
-        [id],
-      ),
+    markReceivedWorkflowStarted,
   );
 }
 

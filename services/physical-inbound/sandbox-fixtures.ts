@@ -8,7 +8,7 @@ import type { Deps } from '../shared/deps';
 import { sha256Hex } from '../../domain/accounts/keys';
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
-import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, toItemRow } from './item-records';
+import { Db, insertFixtureItem, ItemRow, toItemRow } from './item-records';
 import type { ScanBundleRow, ScanRequestRow } from './rows';
 import type { MemberRow } from '../accounts/rows';
 import { refreshSearchFields } from './search-index';
@@ -175,25 +175,18 @@ export async function createFixtureItem(
     input.sourceDomain === 'member_sample'
       ? `${fixture.reference_prefix}-${input.memberId.slice(0, 8).toUpperCase()}`
       : `${fixture.reference_prefix}-${randomBytes(4).toString('hex').toUpperCase()}`;
-  const [row] = await sqlRows<ItemColumns>(
-    tx,
-    `INSERT INTO physical_inbound_items (id, reference_code, member_id, agent_id, kind, environment, source_domain, scenario, status,
-       sender_name, recipient_name, recipient_email, received_workflow_started_at)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, 'test', $6, $7, 'stored', $8, $9, $10, now())
-     ON CONFLICT DO NOTHING RETURNING ${ITEM_COLUMNS.replace(/i\./g, '')}`,
-    [
-      input.id ?? null,
-      reference,
-      input.memberId,
-      input.agentId,
-      fixture.kind,
-      input.sourceDomain,
-      input.scenario,
-      fixture.sender,
-      input.recipientName,
-      input.recipientEmail,
-    ],
-  );
+  const row = await insertFixtureItem(tx, {
+    id: input.id ?? null,
+    reference_code: reference,
+    member_id: input.memberId,
+    agent_id: input.agentId,
+    kind: fixture.kind,
+    source_domain: input.sourceDomain,
+    scenario: input.scenario,
+    sender_name: fixture.sender,
+    recipient_name: input.recipientName,
+    recipient_email: input.recipientEmail,
+  });
   if (!row) return null;
   const item = toItemRow(row);
   // Seeds announce themselves through their bundle's workflow (received first); the sample never does.
