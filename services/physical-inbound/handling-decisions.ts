@@ -27,7 +27,7 @@ import type { HandlingOperationRow } from './rows';
 import { loadManagedItem, managedItemViews } from './inbound-items';
 import { deleteMemberSample, environmentOf, findItem } from './item-records';
 import { ensureMemberSample } from './sandbox-fixtures';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
 // Owner (member keys)

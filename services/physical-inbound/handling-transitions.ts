@@ -22,11 +22,12 @@ import { publishEvent } from '../webhooks/events';
 import { findOperation } from './handling';
 import type { HandlingOperationRow, ScanBundleRow, ScanRequestRow } from './rows';
 import { linkFixtureScanRequest, moveHandlingOperation } from './handling-rows';
-import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
+import { insertHandlingScanRequest, linkFixtureScanToHandling, rejectRequestedScan } from './scan-rows';
+import { bumpItem, Db, findItem, ItemRow, recordActivity } from './item-records';
 import { addFixtureBundle, loadFixture, uploadFixture } from './sandbox-fixtures';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 function fail(type: string, message: string, details: Record<string, unknown> = {}): ApplicationFailure {
   return ApplicationFailure.create({ message, type, details: [details], nonRetryable: true });
@@ -154,11 +155,7 @@ export async function rejectOperation(
         description: `Inbound ${op.action_type} not carried out`,
       });
       if (op.scan_request_id) {
-        await sqlRun(
-          tx,
-          `UPDATE scan_requests SET status = 'rejected', rejection_reason = COALESCE(rejection_reason, $2) WHERE id = $1 AND status = 'requested'`,
-          [op.scan_request_id, input.reason],
-        );
+        await rejectRequestedScan(tx, op.scan_request_id, input.reason);
       }
       return {
         rejected_at: new Date(),
@@ -183,12 +180,7 @@ export async function acceptOperation(
       const changes: Record<string, unknown> = { accepted_at: new Date() };
       if (input.attestation) changes.attestation = input.attestation;
       if (op.action_type === 'open_and_scan' && op.environment === 'live') {
-        const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
-          tx,
-          `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, handling_id)
-         VALUES ($1, $2, $3, $4, 'content', 'handling', $5) RETURNING id`,
-          [item.id, item.member_id, op.agent_id, op.facility_id, op.id],
-        );
+        const request = await insertHandlingScanRequest(tx, item, op);
         changes.scan_request_id = request.id;
         await recordActivity(tx, item, 'scan_requested', {
           scan_request_id: request.id,
@@ -276,11 +268,7 @@ export async function sandboxFulfilOperation(
       const existing = await existingBundle(tx);
       if (existing) return existing;
       const id = await addFixtureBundle(tx, item, fixture, ['letter'], true);
-      await sqlRun(
-        tx,
-        `UPDATE scan_requests SET handling_id = $2, scan_type = 'content' WHERE id = (SELECT request_id FROM scan_bundles WHERE id = $1)`,
-        [id, op.id],
-      );
+      await linkFixtureScanToHandling(tx, id, op.id);
       await linkFixtureScanRequest(tx, op.id, id);
       await refreshSearchFields(tx, item.id);
       return id;

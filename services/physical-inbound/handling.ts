@@ -20,7 +20,6 @@ import {
   ForwardMailClass,
   HandlingActionType,
   handlingCapabilities,
-  HandlingStatus,
   isOpenHandlingStatus,
   ProposalInput,
   quoteHandling,
@@ -29,7 +28,7 @@ import {
 import { debit } from '../billing/credits';
 import { loadManagedItem, managedItemViews, openAndScanQuote, quoteView } from './inbound-items';
 import { inboundStartOptions, startAfterCommit, startOnce } from './inbound-workflows';
-import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
+import { bumpItem, Db, findItem, ItemRow, recordActivity } from './item-records';
 import { assignmentView, loadAssignment } from './agent-inbox';
 import {
   HandlingSnapshot,
@@ -43,7 +42,7 @@ import {
   markHandlingWorkflowStarted,
   NewHandlingOperation,
 } from './handling-rows';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -12,7 +12,7 @@ import {
 } from '../../workflows/physical-inbound/contracts';
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import { Db, ItemRow, markReceivedWorkflowStarted } from './item-records';
-import { sqlRun } from '../shared/sql';
+import { markBundleWorkflowStarted } from './scan-rows';
 
 export interface InboundWorkflowAttributes {
   objectId: string;
@@ -127,9 +127,6 @@ export async function startScanBundleWorkflow(
       agentId: item.agent_id,
       testMode: input.testMode,
     },
-    (db, id) =>
-      sqlRun(db, `UPDATE scan_bundles SET workflow_started_at = COALESCE(workflow_started_at, now()) WHERE id = $1`, [
-        id,
-      ]),
+    markBundleWorkflowStarted,
   );
 }

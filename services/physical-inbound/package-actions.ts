@@ -22,6 +22,7 @@ import { refreshSearchFields } from './search-index';
 import { scanRequestView } from './scan-request-view';
 import { loadPackage, packageSummary, photoCounts, requireScope } from './package-custody';
 import type { PackageActionRow, PackageForwardRow, ScanRequestRow } from './rows';
+import { insertPackageActionScanRequest } from './scan-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 /** An action as ACTION_SELECT reads it: its row and the id of its scan request, if it has one. */
@@ -143,21 +144,13 @@ export async function insertAction(
         : body.action === 'open_and_scan'
           ? 'content'
           : 'document';
-    const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
-      tx,
-      `INSERT INTO scan_requests (item_id, member_id, agent_id, facility_id, scan_type, origin, package_action_id, options)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [
-        item.id,
-        item.member_id,
-        action.agent_id,
-        item.facility_id,
-        scanType,
-        parameters.origin === 'package_scan' ? 'package_scan' : 'package_action',
-        action.id,
-        JSON.stringify((parameters.options as Record<string, unknown>) ?? {}),
-      ],
-    );
+    const request = await insertPackageActionScanRequest(tx, item, {
+      agentId: action.agent_id,
+      scanType,
+      origin: parameters.origin === 'package_scan' ? 'package_scan' : 'package_action',
+      packageActionId: action.id,
+      options: (parameters.options as Record<string, unknown>) ?? {},
+    });
     scanRequestId = request.id;
   }
   await bumpItem(tx, item.id, packageStatusOnRequest(body.action));

@@ -9,10 +9,10 @@ import { sha256Hex } from '../../domain/accounts/keys';
 import type { ItemKind } from '../../domain/physical-inbound/search';
 import type { PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import { Db, insertFixtureItem, ItemRow, toItemRow } from './item-records';
-import type { ScanBundleRow, ScanRequestRow } from './rows';
+import { insertFixtureBundle, insertFixturePage, insertFixtureScanRequest } from './scan-rows';
 import type { MemberRow } from '../accounts/rows';
 import { refreshSearchFields } from './search-index';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 interface FixtureManifestPage {
   file: string;
@@ -101,52 +101,36 @@ export async function addFixtureBundle(
   roles: PageRole[],
   announced: boolean,
 ): Promise<string> {
-  const [request] = await sqlRows<Pick<ScanRequestRow, 'id'>>(
-    tx,
-    `INSERT INTO scan_requests (item_id, member_id, agent_id, scan_type, origin, status, fulfilled_at)
-     VALUES ($1, $2, $3, 'document', 'sandbox', 'fulfilled', now()) RETURNING id`,
-    [item.id, item.member_id, item.agent_id],
-  );
-  const [bundle] = await sqlRows<Pick<ScanBundleRow, 'id' | 'created_at'>>(
-    tx,
-    `INSERT INTO scan_bundles (request_id, item_id, workflow_started_at) VALUES ($1, $2, CASE WHEN $3::boolean THEN now() END) RETURNING id, created_at`,
-    [request.id, item.id, announced],
-  );
+  const request = await insertFixtureScanRequest(tx, item);
+  const bundle = await insertFixtureBundle(tx, request.id, item.id, announced);
   const origin: PageOrigin = item.source_domain === 'member_sample' ? 'sample' : 'physical';
   const extractedAt = bundle.created_at.toISOString();
   let n = 0;
   for (const page of fixture.pages.filter((p) => roles.includes(p.role))) {
     n++;
-    await sqlRun(
-      tx,
-      `INSERT INTO scan_pages (bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256,
-         ocr_status, ocr_text, ocr_is_blank, ocr_uncertain_spans, ocr_provider, ocr_model, ocr_completed_at, ocr_attempts, ocr_provenance)
-       VALUES ($1, $2, $3, $4, $5, $6, 'image/png', $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16)`,
-      [
-        bundle.id,
-        item.id,
-        n,
-        page.role,
-        origin,
-        fixtureStorageKey(page),
-        page.image.length,
-        page.sha256,
-        page.status,
-        page.text,
-        page.text.trim() === '',
-        JSON.stringify(page.uncertain_spans),
-        TEMPLATE_OCR.provider,
-        TEMPLATE_OCR.model,
-        bundle.created_at,
-        JSON.stringify({
-          kind: 'template_ocr',
-          template_version: TEMPLATE_OCR.version,
-          source_sha256: page.sha256,
-          transcript_sha256: sha256Hex(page.text),
-          extracted_at: extractedAt,
-        }),
-      ],
-    );
+    await insertFixturePage(tx, {
+      bundleId: bundle.id,
+      itemId: item.id,
+      pageNumber: n,
+      role: page.role,
+      origin,
+      storageKey: fixtureStorageKey(page),
+      sizeBytes: page.image.length,
+      sourceSha256: page.sha256,
+      ocrStatus: page.status,
+      ocrText: page.text,
+      uncertainSpans: page.uncertain_spans,
+      provider: TEMPLATE_OCR.provider,
+      model: TEMPLATE_OCR.model,
+      completedAt: bundle.created_at,
+      provenance: {
+        kind: 'template_ocr',
+        template_version: TEMPLATE_OCR.version,
+        source_sha256: page.sha256,
+        transcript_sha256: sha256Hex(page.text),
+        extracted_at: extractedAt,
+      },
+    });
   }
   return bundle.id;
 }

@@ -11,11 +11,12 @@ import { MAX_OCR_PAGE_CHARS, ruleOcrStatus, ruleSourceKind } from '../../domain/
 import { handlingScanOutcomeSignal, handlingWorkflowId } from '../../workflows/physical-inbound/contracts';
 import { publishEvent } from '../webhooks/events';
 import { emitRuleMatches } from '../webhooks/rules';
-import { findItem, ItemRow, recordActivity, updateReturning } from './item-records';
+import { findItem, ItemRow, recordActivity } from './item-records';
 import { bundleOcrStatus, loadItemBundles } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
 import type { ScanBundleRow, ScanPageRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { claimPageForOcr, markOcrAttemptFailed, saveOcrResult } from './scan-rows';
+import { sqlRows } from '../shared/sql';
 
 function itemEventPayload(item: ItemRow, ocrStatus: string | null) {
   return { item_id: item.id, agent_id: item.agent_id, source_domain: item.source_domain, ocr_status: ocrStatus };
@@ -90,12 +91,7 @@ export async function ocrScanPage(
   pageId: string,
   runner: typeof ocrImage = ocrImage,
 ): Promise<{ status: string; retry: boolean }> {
-  const [page] = await updateReturning<ScanPageRow>(
-    deps.db,
-    `UPDATE scan_pages SET ocr_status = 'processing', ocr_attempts = ocr_attempts + 1
-      WHERE id = $1 AND ocr_status IN ('queued','processing') AND ocr_attempts < $2 RETURNING *`,
-    [pageId, MAX_OCR_ATTEMPTS],
-  );
+  const page = await claimPageForOcr(deps.db, pageId, MAX_OCR_ATTEMPTS);
   if (!page) {
     const [current] = await sqlRows<Pick<ScanPageRow, 'ocr_status'>>(
       deps.db,
@@ -109,29 +105,18 @@ export async function ocrScanPage(
   if (result.ok) {
     const text = result.page.text.slice(0, MAX_OCR_PAGE_CHARS);
     const status = ocrPageStatus(result.page);
-    await sqlRun(
-      deps.db,
-      `UPDATE scan_pages SET ocr_status = $2, ocr_text = $3, ocr_is_blank = $4, ocr_confidence = $5, ocr_uncertain_spans = $6, ocr_provider = 'tesseract',
-         ocr_model = $7, ocr_completed_at = now(), ocr_error_code = NULL WHERE id = $1`,
-      [
-        pageId,
-        status,
-        text,
-        text.trim() === '',
-        result.page.words ? result.page.confidence : null,
-        JSON.stringify(result.page.uncertainSpans),
-        result.model,
-      ],
-    );
+    await saveOcrResult(deps.db, pageId, {
+      status,
+      text,
+      isBlank: text.trim() === '',
+      confidence: result.page.words ? result.page.confidence : null,
+      uncertainSpans: result.page.uncertainSpans,
+      model: result.model,
+    });
     return { status, retry: false };
   }
   const retry = result.retryable && page.ocr_attempts < MAX_OCR_ATTEMPTS;
-  await sqlRun(
-    deps.db,
-    `UPDATE scan_pages SET ocr_status = $2, ocr_error_code = $3, ocr_provider = 'tesseract', ocr_completed_at = CASE WHEN $2 = 'failed' THEN now() END
-      WHERE id = $1`,
-    [pageId, retry ? 'queued' : 'failed', result.errorCode],
-  );
+  await markOcrAttemptFailed(deps.db, pageId, retry ? 'queued' : 'failed', result.errorCode);
   return { status: retry ? 'queued' : 'failed', retry };
 }
 

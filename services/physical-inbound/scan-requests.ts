@@ -13,9 +13,10 @@ import type { PageRole } from '../../domain/physical-inbound/agent-inbox';
 import { handlingScanOutcomeSignal, handlingWorkflowId, ScanOutcome } from '../../workflows/physical-inbound/contracts';
 import { readImage } from './facility-intake';
 import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
-import { bumpItem, Db, findItem, recordActivity, updateReturning } from './item-records';
+import { bumpItem, Db, findItem, recordActivity } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { ScanRequestRow } from './rows';
+import { insertPhysicalPage, insertScanBundle, markScanFulfilled, markScanRejected } from './scan-rows';
 import { scanRequestView, type ScanRequestItemColumns } from './scan-request-view';
 import { sqlRows, sqlRun } from '../shared/sql';
 
@@ -122,20 +123,9 @@ export async function fulfilScanRequest(
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
     const target = (await findItem(tx, locked.item_id, { forUpdate: true }))!;
-    await sqlRun(tx, `INSERT INTO scan_bundles (id, request_id, item_id) VALUES ($1, $2, $3)`, [
-      bundleId,
-      id,
-      target.id,
-    ]);
-    for (const p of pages) {
-      await sqlRun(
-        tx,
-        `INSERT INTO scan_pages (id, bundle_id, item_id, page_number, page_role, origin, storage_key, content_type, size_bytes, source_sha256)
-         VALUES ($1, $2, $3, $4, $5, 'physical', $6, $7, $8, $9)`,
-        [p.id, bundleId, target.id, p.n, p.role, p.key, p.contentType, p.size, p.sha],
-      );
-    }
-    await sqlRun(tx, `UPDATE scan_requests SET status = 'fulfilled', fulfilled_at = now() WHERE id = $1`, [id]);
+    await insertScanBundle(tx, bundleId, id, target.id);
+    for (const p of pages) await insertPhysicalPage(tx, bundleId, target.id, p);
+    await markScanFulfilled(tx, id);
     if (locked.package_action_id) {
       await sqlRun(
         tx,
@@ -172,11 +162,7 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
   const request = await deps.db.transaction(async (tx) => {
     const locked = await loadScanRequest(tx, auth, id, true);
     assertRequested(locked);
-    const [updated] = await updateReturning<ScanRequestRow>(
-      tx,
-      `UPDATE scan_requests SET status = 'rejected', rejection_reason = $2 WHERE id = $1 RETURNING *`,
-      [id, body.reason],
-    );
+    const updated = await markScanRejected(tx, id, body.reason);
     if (locked.package_action_id) {
       await sqlRun(
         tx,
