@@ -8,8 +8,9 @@ import type { AuthContext } from '../accounts/auth';
 import { errors } from '../../domain/shared/errors';
 import { checkPackageActionUpdate, PackageActionStatus, packageStatusAfter } from '../../domain/workflow-safe/handling';
 import type { ItemKind } from '../../domain/physical-inbound/search';
-import { bumpItem, findItem, recordActivity, updateReturning } from './item-records';
+import { bumpItem, findItem, recordActivity } from './item-records';
 import type { PackageActionRow, PackageForwardRow } from './rows';
+import { updatePackageActionByFacility } from './package-rows';
 import { sqlRows } from '../shared/sql';
 
 type ForwardAddressColumn =
@@ -131,12 +132,12 @@ export async function updateFacilityPackageAction(
       ...(body.carrier ? { carrier: body.carrier } : {}),
       ...(body.note ? { note: body.note } : {}),
     };
-    const [updated] = await updateReturning<PackageActionRow>(
+    const updated = await updatePackageActionByFacility(
       tx,
-      `UPDATE package_actions SET status = $2, version = version + 1, updated_at = now(), result = $3,
-         clarification_question = COALESCE($4, clarification_question), completed_at = CASE WHEN $2 = 'completed' THEN now() ELSE completed_at END
-        WHERE id = $1 RETURNING *`,
-      [id, body.status, JSON.stringify(result), body.clarification_question ?? null],
+      id,
+      body.status,
+      result,
+      body.clarification_question ?? null,
     );
     const next = packageStatusAfter(action.action, body.status, action.package_status_before);
     await bumpItem(tx, item.id, next);

@@ -16,13 +16,14 @@ import {
   packageActionUnavailable,
   packageStatusOnRequest,
 } from '../../domain/workflow-safe/handling';
-import { bumpItem, Db, findItem, ItemRow, recordActivity, updateReturning } from './item-records';
+import { bumpItem, Db, findItem, ItemRow, recordActivity } from './item-records';
 import { loadItemBundles, scanSummary } from './scan-bundles';
 import { refreshSearchFields } from './search-index';
 import { scanRequestView } from './scan-request-view';
 import { loadPackage, packageSummary, photoCounts, requireScope } from './package-custody';
 import type { PackageActionRow, PackageForwardRow, ScanRequestRow } from './rows';
 import { insertPackageActionScanRequest } from './scan-rows';
+import { insertPackageAction, updatePackageActionByCaller } from './package-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 /** An action as ACTION_SELECT reads it: its row and the id of its scan request, if it has one. */
@@ -97,23 +98,18 @@ export async function insertAction(
     throw errors.conflict('PACKAGE_ACTION_NOT_AVAILABLE', message, { suggestedAction });
   }
   const parameters = body.parameters ?? {};
-  const [action] = await sqlRows<PackageActionRow>(
-    tx,
-    `INSERT INTO package_actions (item_id, member_id, agent_id, action, priority, parameters, requested_by, package_status_before, agent_notes, agent_data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [
-      item.id,
-      item.member_id,
-      requester.agentId,
-      body.action,
-      body.priority ?? 'normal',
-      JSON.stringify(parameters),
-      requester.by,
-      item.status,
-      requester.agentNotes ?? null,
-      requester.agentData ? JSON.stringify(requester.agentData) : null,
-    ],
-  );
+  const action = await insertPackageAction(tx, {
+    item_id: item.id,
+    member_id: item.member_id,
+    agent_id: requester.agentId,
+    action: body.action,
+    priority: body.priority ?? 'normal',
+    parameters,
+    requested_by: requester.by,
+    package_status_before: item.status,
+    agent_notes: requester.agentNotes ?? null,
+    agent_data: requester.agentData,
+  });
   if (forward) {
     await sqlRun(
       tx,
@@ -257,20 +253,16 @@ export async function patchPackageAction(
           { path: 'respond_to_clarification', message: 'the action is not waiting for a clarification' },
         ]);
       }
-      const [row] = await updateReturning<PackageAction>(
+      const row = await updatePackageActionByCaller(
         tx,
-        `UPDATE package_actions SET agent_notes = COALESCE($2, agent_notes), agent_data = COALESCE($3, agent_data),
-           decision_context = COALESCE($4, decision_context), clarification_response = COALESCE($5, clarification_response),
-           status = CASE WHEN $5::text IS NOT NULL THEN 'requested' ELSE status END, version = version + 1, updated_at = now()
-          WHERE id = $1 RETURNING *, $6::uuid AS scan_request_id`,
-        [
-          actionId,
-          body.agent_notes ?? null,
-          body.agent_data ? JSON.stringify(body.agent_data) : null,
-          body.decision_context ? JSON.stringify(body.decision_context) : null,
-          body.respond_to_clarification ?? null,
-          action.scan_request_id,
-        ],
+        actionId,
+        {
+          agentNotes: body.agent_notes ?? null,
+          agentData: body.agent_data ?? null,
+          decisionContext: body.decision_context ?? null,
+          clarificationResponse: body.respond_to_clarification ?? null,
+        },
+        action.scan_request_id,
       );
       await recordActivity(tx, item, 'package_action_updated', {
         action_id: actionId,

@@ -10,7 +10,7 @@ import { receiveExpectedShipment, setArrivalAction } from './expected-shipments'
 import { countRuleMatches, rulesOfAgent } from './mailbox-rules';
 import { insertAction } from './package-actions';
 import { ItemRow, recordActivity } from './item-records';
-import { sqlRows } from '../shared/sql';
+import { addPackageTagRow } from './package-rows';
 
 export interface ArrivalOutcome {
   expected_shipment_id: string | null;
@@ -30,11 +30,7 @@ export async function applyArrival(tx: EntityManager, item: ItemRow): Promise<Ar
     await recordActivity(tx, item, 'mailbox_rules_matched', { rule_ids: plan.matchedRuleIds });
   }
   for (const { tag, ruleId } of plan.tags) {
-    const added = await sqlRows<{ tag: string }>(
-      tx,
-      `INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`,
-      [item.id, tag],
-    );
+    const added = await addPackageTagRow(tx, item.id, tag);
     if (added.length) await recordActivity(tx, item, 'tag_added', { tag, rule_id: ruleId });
   }
 

@@ -10,7 +10,7 @@ import { isAgentKey } from '../accounts/auth';
 import { assertAgentOfMember } from '../shared/scoping';
 import { errors } from '../../domain/shared/errors';
 import { sourcesKind } from '../../domain/physical-inbound/agent-inbox';
-import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow, updateReturning } from './item-records';
+import { Db, ITEM_COLUMNS, ItemColumns, ItemRow, recordActivity, toItemRow } from './item-records';
 import { loadItemBundles, ocrPageView } from './scan-bundles';
 import { shipmentOfPackage } from './expected-shipments';
 import { assertPackagesEnabled, loadPackage, packageSummary, photoCounts } from './package-custody';
@@ -23,6 +23,7 @@ import {
   PackageForward,
 } from './package-actions';
 import type { InboundItemActivityRow, InboundPhotoRow, PackageNoteRow } from './rows';
+import { addPackageTagRow, deletePackageTagRow } from './package-rows';
 import { sqlRows } from '../shared/sql';
 
 export interface PackageListQuery {
@@ -188,22 +189,14 @@ export async function listPackageTags(deps: Deps, auth: AuthContext, id: string)
 
 export async function addPackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
-  const inserted = await sqlRows<{ tag: string }>(
-    deps.db,
-    `INSERT INTO package_tags (item_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag`,
-    [item.id, tag],
-  );
+  const inserted = await addPackageTagRow(deps.db, item.id, tag);
   if (inserted.length) await recordActivity(deps.db, item, 'tag_added', { tag });
   return { tag, created: inserted.length > 0, ...(await packageTags(deps.db, item)) };
 }
 
 export async function removePackageTag(deps: Deps, auth: AuthContext, id: string, tag: string) {
   const item = await loadPackage(deps, auth, id);
-  const removed = await updateReturning<{ tag: string }>(
-    deps.db,
-    `DELETE FROM package_tags WHERE item_id = $1 AND tag = $2 RETURNING tag`,
-    [item.id, tag],
-  );
+  const removed = await deletePackageTagRow(deps.db, item.id, tag);
   if (!removed.length) throw errors.notFound('Tag');
   await recordActivity(deps.db, item, 'tag_removed', { tag });
   return { removed: tag, ...(await packageTags(deps.db, item)) };

@@ -16,9 +16,10 @@ import { startAfterCommit, startScanBundleWorkflow } from './inbound-workflows';
 import { bumpItem, Db, findItem, recordActivity } from './item-records';
 import { refreshSearchFields } from './search-index';
 import type { ScanRequestRow } from './rows';
+import { completeScanAction, failScanAction } from './package-rows';
 import { insertPhysicalPage, insertScanBundle, markScanFulfilled, markScanRejected } from './scan-rows';
 import { scanRequestView, type ScanRequestItemColumns } from './scan-request-view';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 export { scanRequestView };
 
@@ -127,14 +128,11 @@ export async function fulfilScanRequest(
     for (const p of pages) await insertPhysicalPage(tx, bundleId, target.id, p);
     await markScanFulfilled(tx, id);
     if (locked.package_action_id) {
-      await sqlRun(
-        tx,
-        `UPDATE package_actions SET status = 'completed', result = $2, version = version + 1, completed_at = now(), updated_at = now() WHERE id = $1`,
-        [
-          locked.package_action_id,
-          JSON.stringify({ scan_request_id: id, bundle_id: bundleId, page_count: pages.length }),
-        ],
-      );
+      await completeScanAction(tx, locked.package_action_id, {
+        scan_request_id: id,
+        bundle_id: bundleId,
+        page_count: pages.length,
+      });
     }
     await bumpItem(tx, target.id);
     await recordActivity(tx, target, 'scan_fulfilled', {
@@ -164,11 +162,7 @@ export async function rejectScanRequest(deps: Deps, auth: AuthContext, id: strin
     assertRequested(locked);
     const updated = await markScanRejected(tx, id, body.reason);
     if (locked.package_action_id) {
-      await sqlRun(
-        tx,
-        `UPDATE package_actions SET status = 'failed', result = $2, version = version + 1, updated_at = now() WHERE id = $1`,
-        [locked.package_action_id, JSON.stringify({ scan_request_id: id, reason: body.reason })],
-      );
+      await failScanAction(tx, locked.package_action_id, { scan_request_id: id, reason: body.reason });
     }
     const item = (await findItem(tx, locked.item_id))!;
     await recordActivity(tx, item, 'scan_rejected', { scan_request_id: id, reason: body.reason });
