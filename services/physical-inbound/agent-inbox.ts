@@ -28,6 +28,7 @@ import {
 } from './sandbox-fixtures';
 import { loadItemBundles, ocrRecord, scanSummary, sourcePageView } from './scan-bundles';
 import type { AgentInboxAcknowledgmentRow, AgentInboxAssignmentRow } from './rows';
+import { assignMemberSample, assignSandboxItem } from './inbox-rows';
 import type { AgentRow, MemberRow } from '../accounts/rows';
 import { literalQueryOrThrow, literalTermsSql, receivedRangeSql, runSearch } from './search-index';
 import { sqlRows, sqlRun } from '../shared/sql';
@@ -57,11 +58,12 @@ export function inboxItemView(item: ItemRow) {
 async function ensureSampleAssignment(deps: Deps, auth: AuthContext): Promise<void> {
   if (!auth.testMode || !auth.agentId || !auth.memberId) return;
   const itemId = await ensureMemberSample(deps, auth.memberId);
-  await sqlRun(
+  await assignMemberSample(
     deps.db,
-    `INSERT INTO agent_inbox_assignments (id, item_id, agent_id, member_id, source_domain, environment)
-     VALUES ($1, $2, $3, $4, 'member_sample', 'test') ON CONFLICT DO NOTHING`,
-    [derivedUuid(`sample-assignment:${auth.memberId}:${auth.agentId}`), itemId, auth.agentId, auth.memberId],
+    derivedUuid(`sample-assignment:${auth.memberId}:${auth.agentId}`),
+    itemId,
+    auth.agentId,
+    auth.memberId,
   );
 }
 
@@ -406,12 +408,7 @@ export async function seedAgentInboxSandbox(
       recipientName: member.full_name,
       recipientEmail: member.email,
     }))!;
-    const [assignment] = await sqlRows<AgentInboxAssignmentRow>(
-      tx,
-      `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
-       VALUES ($1, $2, $3, 'sandbox', 'test') RETURNING *`,
-      [made.item.id, auth.agentId, auth.memberId],
-    );
+    const assignment = await assignSandboxItem(tx, made.item.id, auth.agentId, auth.memberId);
     await recordActivity(tx, made.item, 'received', { source_domain: 'sandbox', scenario: body.scenario });
     return { ...made, assignment };
   });

@@ -16,8 +16,9 @@ import { applyArrival } from './package-arrival';
 import { startAfterCommit, startInboundReceivedWorkflow } from './inbound-workflows';
 import { Db, findItem, insertReceivedItem, recordActivity, toItemRow, updateReturning } from './item-records';
 import { refreshSearchFields } from './search-index';
-import type { AgentInboxAssignmentRow, InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
+import type { InboundDraftRow, InboundPhotoRow, PrivateMailboxRow } from './rows';
 import type { MemberRow } from '../accounts/rows';
+import { assignReceivedItem } from './inbox-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 // ---------------------------------------------------------------------------------------
@@ -456,12 +457,7 @@ export async function commitDraft(deps: Deps, auth: AuthContext, id: string, bod
     });
     const item = toItemRow(row);
     await sqlRun(tx, `UPDATE inbound_photos SET item_id = $2 WHERE draft_id = $1`, [id, item.id]);
-    const [assignment] = await sqlRows<AgentInboxAssignmentRow>(
-      tx,
-      `INSERT INTO agent_inbox_assignments (item_id, agent_id, member_id, source_domain, environment)
-       VALUES ($1, $2, $3, 'internal_team', 'live') RETURNING *`,
-      [item.id, draft.agent_id, draft.member_id],
-    );
+    const assignment = await assignReceivedItem(tx, item.id, draft.agent_id, draft.member_id);
     const [committed] = await updateReturning<InboundDraftRow>(
       tx,
       `UPDATE inbound_drafts SET status = 'committed', item_id = $2, version = version + 1, updated_at = now() WHERE id = $1 RETURNING *`,
