@@ -10,6 +10,7 @@ import { emailLinkKey } from '../../domain/notifications/links';
 import { recordNotice } from '../notifications/notices';
 import { useEmailLink } from '../notifications/settings';
 import { sqlRows } from '../shared/sql';
+import { markMemberEmailVerified } from './member-rows';
 
 /** Records the member's verification link and its email, inside the signup's transaction. */
 export async function issueEmailVerification(
@@ -56,14 +57,7 @@ export async function verifyEmail(deps: Deps, token: unknown): Promise<{ email: 
         },
       );
     }
-    const [member] = await sqlRows<{ email: string }>(
-      tx,
-      `WITH v AS (
-         UPDATE members SET email_verified = true, email_verified_at = COALESCE(email_verified_at, now())
-          WHERE id = $1 RETURNING email)
-       SELECT * FROM v`,
-      [link.member_id],
-    );
+    const [member] = await markMemberEmailVerified(tx, link.member_id);
     const [lead] = await sqlRows<{ id: string }>(
       tx,
       `WITH l AS (

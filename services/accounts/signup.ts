@@ -19,6 +19,7 @@ import {
   OnboardingUrls,
 } from '../../domain/accounts/onboarding';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { insertSignupMember } from './member-rows';
 
 export interface SignupInput {
   email: string;
@@ -118,11 +119,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     }
     let memberId: string;
     try {
-      const [member] = await sqlRows<{ id: string }>(
-        tx,
-        `INSERT INTO members (email, full_name, password_hash, needs) VALUES ($1, $2, $3, $4) RETURNING id`,
-        [email, input.full_name, passwordHash, input.needs ?? null],
-      );
+      const member = await insertSignupMember(tx, email, input.full_name, passwordHash, input.needs ?? null);
       memberId = member.id;
     } catch (err) {
       // A concurrent signup with the same address won the unique index.
