@@ -10,6 +10,7 @@ import {
   WebhookHistoryCleanupInput,
 } from '../../workflows/operations/contracts';
 import { sqlRows } from '../shared/sql';
+import { deleteOldDeliveries } from './delivery-rows';
 
 export const DELIVERY_RETENTION_DAYS = 30;
 const BATCH = 1000;
@@ -26,14 +27,7 @@ export async function deleteOldWebhookHistory(
 ) {
   let deletedDeliveries = 0;
   for (;;) {
-    const rows = await sqlRows<{ id: string }>(
-      deps.db,
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries
-          WHERE created_at < now() - make_interval(days => $1) AND status IN ('delivered','failed') LIMIT $2)
-       RETURNING id`,
-      [retentionDays, BATCH],
-    );
+    const rows = await deleteOldDeliveries(deps.db, retentionDays, BATCH);
     deletedDeliveries += rows.length;
     progress();
     if (rows.length < BATCH) break;
