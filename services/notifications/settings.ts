@@ -16,6 +16,14 @@ import {
 import { emailLinkKey, readLink } from '../../domain/notifications/links';
 import { recordNotice } from './notices';
 import { sqlRows, sqlRun } from '../shared/sql';
+import {
+  markRecipientConfirmed,
+  disableRecipientKind,
+  ensureOwnerRecipient,
+  insertRecipient,
+  markRecipientRemoved,
+  setRecipientDisabledKinds,
+} from './recipient-rows';
 
 /** Extra recipients a member may have besides the owner. */
 export const MAX_EXTRA_RECIPIENTS = 5;
@@ -63,12 +71,7 @@ function recipientView(r: RecipientRow): RecipientView {
 
 /** The member's recipients, the owner first (its row made on first sight). */
 async function recipients(db: Pick<EntityManager, 'query'>, memberId: string): Promise<RecipientRow[]> {
-  await sqlRun(
-    db,
-    `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
-     ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
-    [memberId],
-  );
+  await ensureOwnerRecipient(db, memberId);
   return sqlRows<RecipientRow>(
     db,
     `SELECT r.id, r.is_owner, COALESCE(r.email, m.email) AS email, r.disabled_kinds, r.confirmed_at, r.created_at
@@ -132,10 +135,11 @@ export async function updateRecipient(
     if (on) off.delete(kind);
     else off.add(kind);
   }
-  await sqlRun(deps.db, `UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
+  await setRecipientDisabledKinds(
+    deps.db,
     id,
     NOTIFICATION_KINDS.filter((k) => off.has(k)),
-  ]);
+  );
   return recipientView(findRecipient(await recipients(deps.db, memberId), id));
 }
 
@@ -163,11 +167,7 @@ export async function addRecipient(deps: Deps, memberId: string, email: string):
         suggestedAction: 'Remove one first.',
       });
     }
-    const [r] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO notification_recipients (member_id, email) VALUES ($1, $2) RETURNING id`,
-      [memberId, address],
-    );
+    const r = await insertRecipient(tx, memberId, address);
     const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
     const [link] = await sqlRows<{ id: string }>(
       tx,
@@ -201,9 +201,7 @@ export async function removeRecipient(deps: Deps, memberId: string, id: string):
       suggestedAction: 'Switch off the kinds the owner should not receive instead.',
     });
   }
-  await sqlRun(deps.db, `UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [
-    id,
-  ]);
+  await markRecipientRemoved(deps.db, id);
   return recipientView(r);
 }
 
@@ -244,12 +242,7 @@ export async function unsubscribeTarget(
 /** Switches the link's kind off for its recipient (again and again: each click works). */
 export async function unsubscribe(deps: Deps, token: unknown) {
   const target = await unsubscribeTarget(deps, token);
-  await sqlRun(
-    deps.db,
-    `UPDATE notification_recipients SET disabled_kinds = array_append(disabled_kinds, $2), updated_at = now()
-      WHERE id = $1 AND NOT ($2 = ANY(disabled_kinds))`,
-    [target.recipientId, target.kind],
-  );
+  await disableRecipientKind(deps.db, target.recipientId, target.kind);
   return { ...target, alreadyOff: true };
 }
 
@@ -279,14 +272,7 @@ export async function confirmRecipient(deps: Deps, token: unknown): Promise<{ em
   return deps.db.transaction(async (tx) => {
     const link = await useEmailLink(tx, emailLinkKey(deps.config.appEncryptionKey), 'confirm_recipient', token);
     if (!link?.recipient_id) throw linkError('confirmation');
-    const [r] = await sqlRows<{ email: string }>(
-      tx,
-      `WITH c AS (
-         UPDATE notification_recipients SET confirmed_at = COALESCE(confirmed_at, now()), updated_at = now()
-          WHERE id = $1 AND removed_at IS NULL RETURNING email)
-       SELECT * FROM c`,
-      [link.recipient_id],
-    );
+    const [r] = await markRecipientConfirmed(tx, link.recipient_id);
     if (!r) throw linkError('confirmation');
     return { email: r.email };
   });
