@@ -7,6 +7,7 @@ import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { topUp } from '../billing/credits';
 import type { MemberApiKeyRow } from './rows';
 import { insertMember, updateMemberStatus } from './member-rows';
+import { insertMemberKeyRow } from './member-key-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface CreatedMember {
@@ -33,12 +34,7 @@ export interface NewMember {
   };
 }
 
-/** The member_api_keys columns an API answer shows (never the hash). */
-export const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
-export type MemberKeyColumns = Pick<
-  MemberApiKeyRow,
-  'id' | 'key_prefix' | 'name' | 'environment' | 'status' | 'expires_at' | 'created_at' | 'rotated_to_id'
->;
+export { MEMBER_KEY_COLUMNS, type MemberKeyColumns } from './member-key-rows';
 
 /** Inserts a member key; `row` holds its MEMBER_KEY_COLUMNS, `key` the raw key (shown once). */
 export async function insertMemberKey(
@@ -47,12 +43,13 @@ export async function insertMemberKey(
   opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null },
 ) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
-  const [row] = await sqlRows<MemberKeyColumns>(
-    tx,
-    `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${MEMBER_KEY_COLUMNS}`,
-    [memberId, opts.name, hashKey(key), keyPrefixOf(key), opts.environment, opts.expiresAt ?? null],
-  );
+  const row = await insertMemberKeyRow(tx, memberId, {
+    name: opts.name,
+    keyHash: hashKey(key),
+    keyPrefix: keyPrefixOf(key),
+    environment: opts.environment,
+    expiresAt: opts.expiresAt ?? null,
+  });
   return { id: row.id, key, createdAt: row.created_at, row };
 }
 

@@ -11,6 +11,7 @@ import { recordNotice } from '../notifications/notices';
 import { useEmailLink } from '../notifications/settings';
 import { sqlRows } from '../shared/sql';
 import { markMemberEmailVerified } from './member-rows';
+import { markLeadEmailVerified } from './waitlist-rows';
 
 /** Records the member's verification link and its email, inside the signup's transaction. */
 export async function issueEmailVerification(
@@ -58,14 +59,7 @@ export async function verifyEmail(deps: Deps, token: unknown): Promise<{ email: 
       );
     }
     const [member] = await markMemberEmailVerified(tx, link.member_id);
-    const [lead] = await sqlRows<{ id: string }>(
-      tx,
-      `WITH l AS (
-         UPDATE waitlist_leads SET stage = 'email_verified'
-          WHERE member_id = $1 AND stage IN ('waitlisted','account_created') RETURNING id)
-       SELECT * FROM l`,
-      [link.member_id],
-    );
+    const [lead] = await markLeadEmailVerified(tx, link.member_id);
     return { email: member.email as string, leadId: (lead?.id as string | undefined) ?? null };
   });
 }
