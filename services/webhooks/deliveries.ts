@@ -45,6 +45,7 @@ import {
   recordDeliveryAttempt,
   stopDelivery,
 } from './delivery-rows';
+import { countEndpointFailure, markEndpointVerified, resetEndpointFailures } from './endpoint-rows';
 
 export type { DeliveryRow } from './delivery-rows';
 
@@ -444,30 +445,11 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     let endpointPaused = false;
     if (d.target_type === 'endpoint') {
       if (ok && d.kind === 'verification') {
-        await sqlRun(
-          tx,
-          `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, consecutive_failures = 0, verified_at = now(),
-                  activated_at = CASE WHEN status = 'active' THEN activated_at ELSE now() END, updated_at = now()
-            WHERE id = $1 AND url = $2`,
-          [d.endpoint_id, d.target_url],
-        );
+        await markEndpointVerified(tx, d.endpoint_id, d.target_url);
       } else if (ok) {
-        await sqlRun(
-          tx,
-          `UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`,
-          [d.endpoint_id],
-        );
+        await resetEndpointFailures(tx, d.endpoint_id);
       } else if (d.kind === 'event') {
-        const [ep] = await sqlRows<{ status: string; paused_reason: string | null; consecutive_failures: number }>(
-          tx,
-          `UPDATE webhook_endpoints
-              SET consecutive_failures = consecutive_failures + 1,
-                  status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
-                  paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
-                  updated_at = now()
-            WHERE id = $1 RETURNING status, paused_reason, consecutive_failures`,
-          [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
-        );
+        const ep = await countEndpointFailure(tx, d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE);
         endpointPaused = ep?.status === 'paused';
         // This failure is the one that paused it (later ones count on while it stays paused).
         if (
