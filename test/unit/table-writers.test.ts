@@ -21,7 +21,6 @@ const EXCEPTIONS: Record<string, string> = {
     'not moved yet: verification links (accounts/email-verification.ts) and recipient links (notifications/settings.ts)',
   batch_recipients: 'not moved yet: into services/batches/rows.ts (drafts.ts and merged.ts)',
   auto_reload_settings: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
-  stripe_card_setups: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
   credit_purchases: 'not moved yet: billing/auto-reload.ts and billing/payments.ts (about 15 statements)',
   postal_threads: 'not moved yet: inbound-email/extraction.ts and postal-threads.ts',
   inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
