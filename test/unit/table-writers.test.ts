@@ -26,7 +26,6 @@ const EXCEPTIONS: Record<string, string> = {
   inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
   inbound_mail_files: 'not moved yet: inbound-email/extraction.ts and intake.ts',
   inbound_forwarding_aliases: 'not moved yet: inbound-email/forwarding-addresses.ts and intake.ts',
-  events: 'not moved yet: webhooks/events.ts and the pruning in webhooks/maintenance.ts',
   agent_inbox_assignments: 'moving in services/physical-inbound',
   physical_inbound_items: 'moving in services/physical-inbound',
   package_actions: 'moving in services/physical-inbound',
