@@ -12,6 +12,7 @@ import { useEmailLink } from '../notifications/settings';
 import { sqlRows } from '../shared/sql';
 import { markMemberEmailVerified } from './member-rows';
 import { markLeadEmailVerified } from './waitlist-rows';
+import { insertVerifyEmailLink } from '../notifications/email-link-rows';
 
 /** Records the member's verification link and its email, inside the signup's transaction. */
 export async function issueEmailVerification(
@@ -20,11 +21,7 @@ export async function issueEmailVerification(
   member: { id: string; full_name: string },
 ): Promise<void> {
   const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-  const [link] = await sqlRows<{ id: string }>(
-    tx,
-    `INSERT INTO email_links (purpose, member_id, expires_at) VALUES ('verify_email', $1, $2) RETURNING id`,
-    [member.id, expires],
-  );
+  const link = await insertVerifyEmailLink(tx, member.id, expires);
   await recordNotice(
     tx,
     {

@@ -24,6 +24,7 @@ import {
   markRecipientRemoved,
   setRecipientDisabledKinds,
 } from './recipient-rows';
+import { insertConfirmRecipientLink, markEmailLinkUsed } from './email-link-rows';
 
 /** Extra recipients a member may have besides the owner. */
 export const MAX_EXTRA_RECIPIENTS = 5;
@@ -169,11 +170,7 @@ export async function addRecipient(deps: Deps, memberId: string, email: string):
     }
     const r = await insertRecipient(tx, memberId, address);
     const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-    const [link] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO email_links (purpose, member_id, recipient_id, expires_at) VALUES ('confirm_recipient', $1, $2, $3) RETURNING id`,
-      [memberId, r.id, expires],
-    );
+    const link = await insertConfirmRecipientLink(tx, memberId, r.id, expires);
     await recordNotice(tx, {
       memberId,
       kind: 'confirm_recipient',
@@ -255,15 +252,7 @@ export async function useEmailLink(
 ): Promise<{ member_id: string; recipient_id: string | null } | null> {
   const fields = readLink(key, purpose, token, 1);
   if (!fields) return null;
-  const [link] = await sqlRows<{ member_id: string; recipient_id: string | null }>(
-    tx,
-    `WITH used AS (
-       UPDATE email_links SET used_at = now()
-        WHERE id::text = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()
-        RETURNING member_id, recipient_id)
-     SELECT * FROM used`,
-    [fields[0], purpose],
-  );
+  const link = await markEmailLinkUsed(tx, fields[0], purpose);
   return link ?? null;
 }
 

@@ -17,8 +17,6 @@ const EXCEPTIONS: Record<string, string> = {
     'not moved yet: agent records (accounts/agents.ts) and their legacy webhook settings (webhooks/agent-webhooks.ts)',
   facilities:
     'not moved yet: the default facility made with a seeded account (accounts.ts) and operations/facilities.ts',
-  email_links:
-    'not moved yet: verification links (accounts/email-verification.ts) and recipient links (notifications/settings.ts)',
   batch_recipients: 'not moved yet: into services/batches/rows.ts (drafts.ts and merged.ts)',
   auto_reload_settings: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
   credit_purchases: 'not moved yet: billing/auto-reload.ts and billing/payments.ts (about 15 statements)',
