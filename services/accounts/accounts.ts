@@ -8,6 +8,7 @@ import { topUp } from '../billing/credits';
 import type { MemberApiKeyRow } from './rows';
 import { insertMember, updateMemberStatus } from './member-rows';
 import { insertMemberKeyRow } from './member-key-rows';
+import { insertFacility } from '../operations/facility-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface CreatedMember {
@@ -85,9 +86,7 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
 
 export async function createFacility(deps: Deps, name: string): Promise<{ facility_id: string; key: string }> {
   return deps.db.transaction(async (tx) => {
-    const [facility] = await sqlRows<{ id: string }>(tx, `INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [
-      name,
-    ]);
+    const facility = await insertFacility(tx, name);
     const key = generateKey('facility');
     await sqlRun(tx, `INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
       facility.id,

@@ -15,8 +15,6 @@ const SKIPPED = ['scripts/stack.ts', 'scripts/codemods'];
 const EXCEPTIONS: Record<string, string> = {
   agents:
     'not moved yet: agent records (accounts/agents.ts) and their legacy webhook settings (webhooks/agent-webhooks.ts)',
-  facilities:
-    'not moved yet: the default facility made with a seeded account (accounts.ts) and operations/facilities.ts',
   batch_recipients: 'not moved yet: into services/batches/rows.ts (drafts.ts and merged.ts)',
   auto_reload_settings: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
   credit_purchases: 'not moved yet: billing/auto-reload.ts and billing/payments.ts (about 15 statements)',
