@@ -6,6 +6,9 @@ import type { Deps } from '../shared/deps';
 import { generateKey, hashKey, keyPrefixOf } from '../../domain/accounts/keys';
 import { topUp } from '../billing/credits';
 import type { MemberApiKeyRow } from './rows';
+import { insertMember, updateMemberStatus } from './member-rows';
+import { insertMemberKeyRow } from './member-key-rows';
+import { insertFacility } from '../operations/facility-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export interface CreatedMember {
@@ -32,12 +35,7 @@ export interface NewMember {
   };
 }
 
-/** The member_api_keys columns an API answer shows (never the hash). */
-export const MEMBER_KEY_COLUMNS = `id, key_prefix, name, environment, status, expires_at, created_at, rotated_to_id`;
-export type MemberKeyColumns = Pick<
-  MemberApiKeyRow,
-  'id' | 'key_prefix' | 'name' | 'environment' | 'status' | 'expires_at' | 'created_at' | 'rotated_to_id'
->;
+export { MEMBER_KEY_COLUMNS, type MemberKeyColumns } from './member-key-rows';
 
 /** Inserts a member key; `row` holds its MEMBER_KEY_COLUMNS, `key` the raw key (shown once). */
 export async function insertMemberKey(
@@ -46,38 +44,33 @@ export async function insertMemberKey(
   opts: { name: string; environment: 'prod' | 'test'; expiresAt?: Date | null },
 ) {
   const key = generateKey(opts.environment === 'test' ? 'member_test' : 'member');
-  const [row] = await sqlRows<MemberKeyColumns>(
-    tx,
-    `INSERT INTO member_api_keys (member_id, name, key_hash, key_prefix, environment, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${MEMBER_KEY_COLUMNS}`,
-    [memberId, opts.name, hashKey(key), keyPrefixOf(key), opts.environment, opts.expiresAt ?? null],
-  );
+  const row = await insertMemberKeyRow(tx, memberId, {
+    name: opts.name,
+    keyHash: hashKey(key),
+    keyPrefix: keyPrefixOf(key),
+    environment: opts.environment,
+    expiresAt: opts.expiresAt ?? null,
+  });
   return { id: row.id, key, createdAt: row.created_at, row };
 }
 
 export async function createMember(deps: Deps, input: NewMember): Promise<CreatedMember> {
   return deps.db.transaction(async (tx) => {
     const ra = input.returnAddress;
-    const [member] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO members (email, full_name, password_hash, business, rate_limit_per_minute,
-                            return_name, return_company, return_line1, return_line2, return_city, return_state, return_zip)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-      [
-        input.email,
-        input.fullName,
-        input.passwordHash ?? null,
-        input.business ?? false,
-        input.rateLimitPerMinute ?? null,
-        ra ? (ra.name ?? input.fullName) : null,
-        ra?.company ?? null,
-        ra?.line1 ?? null,
-        ra?.line2 ?? null,
-        ra?.city ?? null,
-        ra?.state ?? null,
-        ra?.zip ?? null,
-      ],
-    );
+    const member = await insertMember(tx, {
+      email: input.email,
+      fullName: input.fullName,
+      passwordHash: input.passwordHash ?? null,
+      business: input.business ?? false,
+      rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+      returnName: ra ? (ra.name ?? input.fullName) : null,
+      returnCompany: ra?.company ?? null,
+      returnLine1: ra?.line1 ?? null,
+      returnLine2: ra?.line2 ?? null,
+      returnCity: ra?.city ?? null,
+      returnState: ra?.state ?? null,
+      returnZip: ra?.zip ?? null,
+    });
     const key = await insertMemberKey(tx, member.id, { name: 'Default', environment: 'prod' });
     if (input.creditsCents && input.creditsCents > 0) {
       await topUp(tx, {
@@ -93,9 +86,7 @@ export async function createMember(deps: Deps, input: NewMember): Promise<Create
 
 export async function createFacility(deps: Deps, name: string): Promise<{ facility_id: string; key: string }> {
   return deps.db.transaction(async (tx) => {
-    const [facility] = await sqlRows<{ id: string }>(tx, `INSERT INTO facilities (name) VALUES ($1) RETURNING id`, [
-      name,
-    ]);
+    const facility = await insertFacility(tx, name);
     const key = generateKey('facility');
     await sqlRun(tx, `INSERT INTO facility_keys (facility_id, key_hash, key_prefix) VALUES ($1, $2, $3)`, [
       facility.id,
@@ -186,11 +177,7 @@ export async function setMemberStatus(
     ? await sqlRows<{ status: string }>(db, `SELECT status FROM members WHERE id = $1`, [memberId])
     : [];
   if (!before) return null;
-  const updated = await sqlRows<{ id: string }>(
-    db,
-    `UPDATE members SET status = $2, status_reason = $3, status_changed_at = now() WHERE id = $1 AND status <> $2 RETURNING id`,
-    [memberId, status, reason],
-  );
+  const updated = await updateMemberStatus(db, memberId, status, reason);
   const changed = updated.length > 0;
   if (changed && status === 'suspended') await endMemberGrants(db, memberId, 'member_suspended');
   return { member_id: memberId, status, previous_status: changed ? before.status : status, changed, reason };

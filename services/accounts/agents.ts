@@ -15,6 +15,7 @@ import { assertWebhookTarget } from '../webhooks/targets';
 import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
 import type { SenderMember } from './sender-member';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { revokeAgentCredentials } from './agent-credential-rows';
 
 export type { SenderMember };
 
@@ -216,12 +217,7 @@ export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string
       [agentId],
     );
     if (!agent) throw errors.notFound('Agent');
-    const revoked = await sqlRows<Pick<AgentCredentialRow, 'id'>>(
-      tx,
-      `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = now() WHERE agent_id = $1 AND status = 'active' RETURNING id)
-       SELECT * FROM changed`,
-      [agentId],
-    );
+    const revoked = await revokeAgentCredentials(tx, agentId);
     return {
       id: agentId,
       deleted: true as const,

@@ -7,6 +7,7 @@ import { audienceCovers, protectedResourcesOf } from '../../domain/accounts/oaut
 import { SCOPES, Scope } from '../../domain/shared/access';
 import type { AgentCredentialRow, FacilityKeyRow, FacilityRow, MemberApiKeyRow, MemberRow } from './rows';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { touchGrant } from './oauth-grant-rows';
 
 export interface AuthContext {
   kind: KeyKind;
@@ -135,7 +136,7 @@ async function authenticateAccessToken(deps: Deps, token: string, target: Resour
   }
   // For the owner's list of grants; a minute's precision is enough.
   if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
-    await sqlRun(deps.db, `UPDATE oauth_grants SET last_used_at = now() WHERE id = $1`, [row.grant_id]);
+    await touchGrant(deps.db, row.grant_id);
   }
   return {
     kind: row.environment === 'test' ? 'agent_test' : 'agent',

@@ -10,6 +10,9 @@ import { emailLinkKey } from '../../domain/notifications/links';
 import { recordNotice } from '../notifications/notices';
 import { useEmailLink } from '../notifications/settings';
 import { sqlRows } from '../shared/sql';
+import { markMemberEmailVerified } from './member-rows';
+import { markLeadEmailVerified } from './waitlist-rows';
+import { insertVerifyEmailLink } from '../notifications/email-link-rows';
 
 /** Records the member's verification link and its email, inside the signup's transaction. */
 export async function issueEmailVerification(
@@ -18,11 +21,7 @@ export async function issueEmailVerification(
   member: { id: string; full_name: string },
 ): Promise<void> {
   const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-  const [link] = await sqlRows<{ id: string }>(
-    tx,
-    `INSERT INTO email_links (purpose, member_id, expires_at) VALUES ('verify_email', $1, $2) RETURNING id`,
-    [member.id, expires],
-  );
+  const link = await insertVerifyEmailLink(tx, member.id, expires);
   await recordNotice(
     tx,
     {
@@ -56,22 +55,8 @@ export async function verifyEmail(deps: Deps, token: unknown): Promise<{ email: 
         },
       );
     }
-    const [member] = await sqlRows<{ email: string }>(
-      tx,
-      `WITH v AS (
-         UPDATE members SET email_verified = true, email_verified_at = COALESCE(email_verified_at, now())
-          WHERE id = $1 RETURNING email)
-       SELECT * FROM v`,
-      [link.member_id],
-    );
-    const [lead] = await sqlRows<{ id: string }>(
-      tx,
-      `WITH l AS (
-         UPDATE waitlist_leads SET stage = 'email_verified'
-          WHERE member_id = $1 AND stage IN ('waitlisted','account_created') RETURNING id)
-       SELECT * FROM l`,
-      [link.member_id],
-    );
+    const [member] = await markMemberEmailVerified(tx, link.member_id);
+    const [lead] = await markLeadEmailVerified(tx, link.member_id);
     return { email: member.email as string, leadId: (lead?.id as string | undefined) ?? null };
   });
 }

@@ -13,6 +13,13 @@ import { insertMemberKey, MEMBER_KEY_COLUMNS, MemberKeyColumns } from './account
 import type { AgentCredentialRow } from './rows';
 import { assertAgentOfMember } from '../shared/scoping';
 import { sqlRows } from '../shared/sql';
+import {
+  CREDENTIAL_COLUMNS,
+  type CredentialColumns,
+  insertAgentKeyCredential,
+  markCredentialRevoked,
+} from './agent-credential-rows';
+import { markMemberKeyRevoked, markMemberKeyRotated } from './member-key-rows';
 
 const DAY_MS = 86_400_000;
 
@@ -53,23 +60,6 @@ export interface CredentialRecord {
   max_daily_pieces: number | null;
 }
 
-const CREDENTIAL_COLUMNS = `id, agent_id, key_prefix, scopes, status, environment, expires_at, revoked_at, created_at, force_approval, max_daily_pieces,
-  CASE WHEN EXISTS (SELECT 1 FROM oauth_grants g WHERE g.credential_id = agent_credentials.id) THEN 'oauth_grant' ELSE 'api_key' END AS credential_type`;
-type CredentialColumns = Pick<
-  AgentCredentialRow,
-  | 'id'
-  | 'agent_id'
-  | 'key_prefix'
-  | 'scopes'
-  | 'status'
-  | 'environment'
-  | 'expires_at'
-  | 'revoked_at'
-  | 'created_at'
-  | 'force_approval'
-  | 'max_daily_pieces'
-> & { credential_type: CredentialRecord['credential_type'] };
-
 function toCredential(row: CredentialColumns): CredentialRecord {
   return {
     id: row.id,
@@ -101,22 +91,17 @@ export async function createCredential(
   if (auth.testMode && input.environment === 'live') throw liveKeyRequired('issue live agent credentials');
   const key = generateKey(input.environment === 'test' ? 'agent_test' : 'agent');
   const scopes = [...new Set(input.scopes)];
-  const [row] = await sqlRows<CredentialColumns>(
-    deps.db,
-    `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, expires_at, force_approval, max_daily_pieces)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${CREDENTIAL_COLUMNS}`,
-    [
-      agentId,
-      auth.memberId,
-      hashKey(key),
-      keyPrefixOf(key),
-      scopes,
-      input.environment,
-      expiryFrom(input.expires_in_days),
-      input.force_approval,
-      input.max_daily_pieces ?? null,
-    ],
-  );
+  const row = await insertAgentKeyCredential(deps.db, {
+    agentId,
+    memberId: auth.memberId,
+    keyHash: hashKey(key),
+    keyPrefix: keyPrefixOf(key),
+    scopes,
+    environment: input.environment,
+    expiresAt: expiryFrom(input.expires_in_days),
+    forceApproval: input.force_approval,
+    maxDailyPieces: input.max_daily_pieces ?? null,
+  });
   return { ...toCredential(row), key };
 }
 
@@ -145,12 +130,7 @@ export async function revokeCredential(
   );
   if (!row) throw errors.notFound('Credential');
   if (auth.testMode && row.environment === 'live') throw liveKeyRequired('revoke live agent credentials');
-  const [updated] = await sqlRows<CredentialColumns>(
-    deps.db,
-    `WITH changed AS (UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 RETURNING ${CREDENTIAL_COLUMNS}) SELECT * FROM changed`,
-    [credentialId],
-  );
+  const updated = await markCredentialRevoked(deps.db, credentialId);
   return toCredential(updated);
 }
 
@@ -243,12 +223,7 @@ export async function rotateMemberKey(
       environment: old.environment,
       expiresAt: old.expires_at,
     });
-    const [rotated] = await sqlRows<MemberKeyColumns>(
-      tx,
-      `WITH changed AS (UPDATE member_api_keys SET status = 'rotated', rotated_to_id = $2 WHERE id = $1 RETURNING ${MEMBER_KEY_COLUMNS})
-       SELECT * FROM changed`,
-      [keyId, created.id],
-    );
+    const rotated = await markMemberKeyRotated(tx, keyId, created.id);
     return { api_key: { ...toMemberKey(created.row), key: created.key }, rotated_key: toMemberKey(rotated) };
   });
 }
@@ -257,11 +232,6 @@ export async function rotateMemberKey(
 export async function revokeMemberKey(deps: Deps, auth: AuthContext, keyId: string): Promise<MemberKeyRecord> {
   const row = await findMemberKey(deps.db, auth, keyId);
   if (auth.testMode && row.environment === 'prod') throw liveKeyRequired('revoke production member keys');
-  const [updated] = await sqlRows<MemberKeyColumns>(
-    deps.db,
-    `WITH changed AS (UPDATE member_api_keys SET status = 'revoked' WHERE id = $1 AND status = 'active' RETURNING ${MEMBER_KEY_COLUMNS})
-     SELECT * FROM changed`,
-    [keyId],
-  );
+  const updated = await markMemberKeyRevoked(deps.db, keyId);
   return toMemberKey(updated ?? row);
 }

@@ -29,6 +29,8 @@ import { SCOPES, Scope } from '../../domain/shared/access';
 import type { OAuthClient } from './oauth-clients';
 import { resolveClient } from './oauth-clients';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { insertOAuthGrantCredential, revokeGrantCredential } from './agent-credential-rows';
+import { insertGrant, markGrantEnded } from './oauth-grant-rows';
 
 type Db = Pick<EntityManager, 'query'>;
 
@@ -242,19 +244,9 @@ async function issueTokens(tx: Db, grantId: string, audience: string, scopes: st
 
 /** Ends a grant: its credential is revoked, so every token of it is refused from now on. */
 export async function endGrant(db: Db, grantId: string, reason: string): Promise<void> {
-  const [grant] = await sqlRows<{ credential_id: string }>(
-    db,
-    `WITH ended AS (UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, now()), revoked_reason = COALESCE(revoked_reason, $2)
-                     WHERE id = $1 RETURNING credential_id)
-     SELECT credential_id FROM ended`,
-    [grantId, reason],
-  );
+  const grant = await markGrantEnded(db, grantId, reason);
   if (!grant) return;
-  await sqlRun(
-    db,
-    `UPDATE agent_credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, now()) WHERE id = $1`,
-    [grant.credential_id],
-  );
+  await revokeGrantCredential(db, grant.credential_id);
 }
 
 /** Suspending a member ends every grant of the account (a reinstated member's hosts ask for consent again). */
@@ -352,26 +344,23 @@ async function redeemCode(deps: Deps, client: OAuthClient, req: TokenRequest): P
     );
     if (!live) throw refuse.invalidGrant('The agent or the account of this authorization is no longer active');
     // The credential's key is never shown: only the grant's access tokens act as it.
-    const [credential] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO agent_credentials (agent_id, member_id, key_hash, key_prefix, scopes, environment, force_approval, max_daily_pieces)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [
-        code.agent_id,
-        code.member_id,
-        hashKey(generateSecret('oauth_grant_', 48)),
-        ACCESS_TOKEN_PREFIX,
-        code.scopes,
-        code.environment,
-        code.force_approval,
-        code.max_daily_pieces,
-      ],
-    );
-    const [grant] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO oauth_grants (member_id, agent_id, client_id, credential_id, resource) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-      [code.member_id, code.agent_id, client.id, credential.id, code.resource],
-    );
+    const credential = await insertOAuthGrantCredential(tx, {
+      agentId: code.agent_id,
+      memberId: code.member_id,
+      keyHash: hashKey(generateSecret('oauth_grant_', 48)),
+      keyPrefix: ACCESS_TOKEN_PREFIX,
+      scopes: code.scopes,
+      environment: code.environment,
+      forceApproval: code.force_approval,
+      maxDailyPieces: code.max_daily_pieces,
+    });
+    const grant = await insertGrant(tx, {
+      memberId: code.member_id,
+      agentId: code.agent_id,
+      clientId: client.id,
+      credentialId: credential.id,
+      resource: code.resource,
+    });
     await sqlRun(tx, `UPDATE oauth_authorization_codes SET used_at = now(), grant_id = $2 WHERE id = $1`, [
       code.id,
       grant.id,

@@ -19,6 +19,8 @@ import {
   OnboardingUrls,
 } from '../../domain/accounts/onboarding';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { insertSignupMember } from './member-rows';
+import { insertLead, markLeadAccountCreated } from './waitlist-rows';
 
 export interface SignupInput {
   email: string;
@@ -118,11 +120,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     }
     let memberId: string;
     try {
-      const [member] = await sqlRows<{ id: string }>(
-        tx,
-        `INSERT INTO members (email, full_name, password_hash, needs) VALUES ($1, $2, $3, $4) RETURNING id`,
-        [email, input.full_name, passwordHash, input.needs ?? null],
-      );
+      const member = await insertSignupMember(tx, email, input.full_name, passwordHash, input.needs ?? null);
       memberId = member.id;
     } catch (err) {
       // A concurrent signup with the same address won the unique index.
@@ -130,11 +128,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
       throw err;
     }
     if (input.lead_id) {
-      await sqlRun(
-        tx,
-        `UPDATE waitlist_leads SET member_id = $2, stage = 'account_created', needs = COALESCE($3, needs) WHERE id = $1`,
-        [input.lead_id, memberId, input.needs ?? null],
-      );
+      await markLeadAccountCreated(tx, input.lead_id, memberId, input.needs ?? null);
     }
     // The verification email commits with the account (its notifier sends it after the commit).
     await issueEmailVerification(deps, tx, { id: memberId, full_name: input.full_name });
@@ -179,21 +173,16 @@ export interface WaitlistResult {
 export async function joinWaitlist(deps: Deps, input: WaitlistInput): Promise<WaitlistResult> {
   const source: LeadSource = input.agent_id ? 'agent' : 'api';
   const lead = { id: newLeadId(), stage: 'waitlisted' as LeadStage };
-  await sqlRun(
-    deps.db,
-    `INSERT INTO waitlist_leads (id, email, needs, preferred_location, callback_url, agent_id, operator_contact, source)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [
-      lead.id,
-      input.email.trim(),
-      input.needs ?? null,
-      input.preferred_location ?? null,
-      input.callback_url ?? null,
-      input.agent_id ?? null,
-      input.operator_contact ?? null,
-      source,
-    ],
-  );
+  await insertLead(deps.db, {
+    id: lead.id,
+    email: input.email.trim(),
+    needs: input.needs ?? null,
+    preferredLocation: input.preferred_location ?? null,
+    callbackUrl: input.callback_url ?? null,
+    agentId: input.agent_id ?? null,
+    operatorContact: input.operator_contact ?? null,
+    source,
+  });
 
   const statusUrl = leadStatusUrl(deps, lead.id);
   const urls = onboardingUrls(deps);

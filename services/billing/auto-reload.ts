@@ -27,6 +27,7 @@ import {
 } from '../../workflows/billing/contracts';
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { type CardSetupRow, insertCardSetup } from './card-setup-rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -142,11 +143,7 @@ export async function startCardSetup(deps: Deps, memberId: string): Promise<{ re
     }
     throw err;
   }
-  const [row] = await sqlRows<Pick<CardSetupRow, 'id'>>(
-    deps.db,
-    `INSERT INTO stripe_card_setups (member_id, stripe_session_id, customer_id) VALUES ($1, $2, $3) RETURNING id`,
-    [memberId, session.id, customer],
-  );
+  const row = await insertCardSetup(deps.db, memberId, session.id, customer);
   const redirectUrl = deps.config.stripe.localCheckout
     ? `${deps.config.siteUrl}/console/billing/card-setup/${row.id}`
     : session.url;
@@ -154,15 +151,7 @@ export async function startCardSetup(deps: Deps, memberId: string): Promise<{ re
   return { redirectUrl };
 }
 
-export interface CardSetupRow {
-  id: string;
-  member_id: string;
-  stripe_session_id: string;
-  customer_id: string;
-  status: 'pending' | 'saved';
-  payment_method_id: string | null;
-  created_at: Date;
-}
+export type { CardSetupRow } from './card-setup-rows';
 
 export async function getCardSetup(deps: Deps, memberId: string, id: string): Promise<CardSetupRow | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;

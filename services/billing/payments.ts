@@ -27,6 +27,7 @@ import { ObjectId } from '../../workflows/shared/search-attributes';
 import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 import { noteCreditsMovement } from '../notifications/notices';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { insertSavedCardSetup, markCardSetupSaved } from './card-setup-rows';
 
 export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
@@ -570,19 +571,15 @@ async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: Sav
     `SELECT 1 FROM stripe_card_setups WHERE member_id = $1 AND status = 'saved' AND created_at > $2 LIMIT 1`,
     [memberId, startedAt],
   );
-  if (setup)
-    await sqlRun(
-      tx,
-      `UPDATE stripe_card_setups SET status = 'saved', payment_method_id = $2, saved_at = now() WHERE id = $1`,
-      [setup.id, card.paymentMethodId],
-    );
+  if (setup) await markCardSetupSaved(tx, setup.id, card.paymentMethodId);
   else
-    await sqlRun(
-      tx,
-      `INSERT INTO stripe_card_setups (member_id, stripe_session_id, customer_id, status, payment_method_id, created_at, saved_at)
-       VALUES ($1, $2, $3, 'saved', $4, $5, now()) ON CONFLICT (stripe_session_id) DO NOTHING`,
-      [memberId, s.id, idOf(s.customer), card.paymentMethodId, startedAt],
-    );
+    await insertSavedCardSetup(tx, {
+      memberId,
+      sessionId: s.id,
+      customerId: idOf(s.customer),
+      paymentMethodId: card.paymentMethodId,
+      startedAt,
+    });
   if (newer) return 'card saved, not used: a card saved later is in use';
   await sqlRun(
     tx,

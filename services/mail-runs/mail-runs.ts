@@ -34,6 +34,7 @@ import {
   toMailRun,
 } from './record';
 import { insertOpenRun } from './rows';
+import { updateMemberRunSettings } from '../accounts/member-rows';
 import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
 import { sqlRows } from '../shared/sql';
 
@@ -327,12 +328,7 @@ export async function setMemberRunSettings(
   memberId: string,
   change: { business?: boolean; agentAutoFill?: boolean },
 ) {
-  const [row] = await sqlRows<Pick<MemberRow, 'id' | 'business' | 'agent_auto_fill'>>(
-    deps.db,
-    `UPDATE members SET business = COALESCE($2, business), agent_auto_fill = COALESCE($3, agent_auto_fill) WHERE id = $1
-     RETURNING id, business, agent_auto_fill`,
-    [memberId, change.business ?? null, change.agentAutoFill ?? null],
-  );
+  const row = await updateMemberRunSettings(deps.db, memberId, change.business ?? null, change.agentAutoFill ?? null);
   if (!row) throw new Error(`member ${memberId} not found`);
   return { member_id: row.id, business: row.business, agent_auto_fill: row.agent_auto_fill };
 }

@@ -16,6 +16,17 @@ import { buildEmail, messageIdDomain, PermanentSmtpFailure, sendEmail } from './
 import { ACCOUNT_EMAIL_KINDS } from '../../domain/notifications/kinds';
 import type { DeliveryOutcome, DigestInput, PendingNotifications } from '../../workflows/notifications/contracts';
 import { sqlRows, sqlRun } from '../shared/sql';
+import {
+  claimNotification,
+  finishNotification,
+  insertDigest,
+  markDigested,
+  markPendingQueued,
+  type NotificationRow,
+  releaseNotificationLease,
+  renewNotificationLease,
+} from './notification-rows';
+import { clearNotifierWake } from './notifier-rows';
 
 /**
  * An attempt holds the row this long and renews it while it lives (every LEASE_RENEW_MS):
@@ -29,30 +40,14 @@ export class SendInFlight extends Error {
   override name = 'SendInFlight';
 }
 
-interface NotificationRow {
-  id: string;
-  member_id: string;
-  recipient_id: string;
-  kind: EmailKind;
-  payload: Record<string, string | number | boolean | null>;
-  status: string;
-  is_digest: boolean;
-  message_id: string | null;
-  lease_until: Date | null;
-}
-
 /**
  * What the member's notifier should look at: clears the wake-up flag first (a notice
  * recorded after this finds it clear and signals again), marks every pending row seen,
  * and answers the groups a digest may gather plus the rows sent one by one.
  */
 export async function pendingNotifications(deps: Deps, memberId: string): Promise<PendingNotifications> {
-  await sqlRun(deps.db, `UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [memberId]);
-  await sqlRun(
-    deps.db,
-    `UPDATE notifications SET queued_at = now() WHERE member_id = $1 AND status = 'pending' AND queued_at IS NULL`,
-    [memberId],
-  );
+  await clearNotifierWake(deps.db, memberId);
+  await markPendingQueued(deps.db, memberId);
   const groups = await sqlRows<{ recipient_id: string; kind: string; oldest_id: string; count: number }>(
     deps.db,
     `SELECT recipient_id, kind, count(*)::int AS count, (array_agg(id ORDER BY created_at, id))[1] AS oldest_id
@@ -77,17 +72,7 @@ export async function pendingNotifications(deps: Deps, memberId: string): Promis
 /** Takes the row's lease (and fixes its Message-ID), or says why not. */
 async function claim(deps: Deps, id: string): Promise<NotificationRow | DeliveryOutcome> {
   const messageId = `<n.${id}@${messageIdDomain(deps.config)}>`;
-  const [row] = await sqlRows<NotificationRow>(
-    deps.db,
-    `WITH c AS (
-       UPDATE notifications
-          SET status = 'sending', attempts = attempts + 1, lease_until = now() + make_interval(secs => $3),
-              message_id = COALESCE(message_id, $2), updated_at = now()
-        WHERE id = $1 AND (status = 'pending' OR (status = 'sending' AND (lease_until IS NULL OR lease_until < now())))
-        RETURNING *)
-     SELECT * FROM c`,
-    [id, messageId, SEND_LEASE_SECONDS],
-  );
+  const row = await claimNotification(deps.db, id, messageId, SEND_LEASE_SECONDS);
   if (row) return row;
   const [now] = await sqlRows<{ status: string; lease_until: Date | null }>(
     deps.db,
@@ -109,14 +94,7 @@ async function finish(
   status: 'sent' | 'skipped' | 'failed',
   detail: { response?: string; error?: string },
 ): Promise<void> {
-  await sqlRun(
-    deps.db,
-    `UPDATE notifications SET status = $2, lease_until = NULL, updated_at = now(),
-            sent_at = CASE WHEN $2 = 'sent' THEN now() ELSE sent_at END,
-            smtp_response = COALESCE($3, smtp_response), last_error = COALESCE($4, last_error)
-      WHERE id = $1 AND status = 'sending'`,
-    [id, status, detail.response ?? null, detail.error ?? null],
-  );
+  await finishNotification(deps.db, id, status, detail.response ?? null, detail.error ?? null);
 }
 
 /** The recipient's address, if the row may still go to it. */
@@ -184,11 +162,9 @@ export async function deliverNotification(
   const email = buildEmail(deps.config, to, content);
   const beat = setInterval(() => {
     heartbeat();
-    sqlRun(
-      deps.db,
-      `UPDATE notifications SET lease_until = now() + make_interval(secs => $2) WHERE id = $1 AND status = 'sending'`,
-      [id, SEND_LEASE_SECONDS],
-    ).catch((err) => deps.log.warn({ err, notification_id: id }, 'renewing a notification lease failed'));
+    renewNotificationLease(deps.db, id, SEND_LEASE_SECONDS).catch((err) =>
+      deps.log.warn({ err, notification_id: id }, 'renewing a notification lease failed'),
+    );
   }, LEASE_RENEW_MS);
   try {
     const response = await sendEmail(deps.config, email, row.message_id!);
@@ -201,11 +177,7 @@ export async function deliverNotification(
       return 'failed';
     }
     // Nothing was accepted: give the lease back so the next attempt need not wait for it.
-    await sqlRun(
-      deps.db,
-      `UPDATE notifications SET lease_until = NULL, last_error = $2, updated_at = now() WHERE id = $1 AND status = 'sending'`,
-      [id, `${(err as Error).message}`.slice(0, 500)],
-    ).catch(() => undefined);
+    await releaseNotificationLease(deps.db, id, `${(err as Error).message}`.slice(0, 500)).catch(() => undefined);
     throw err;
   } finally {
     clearInterval(beat);
@@ -222,13 +194,7 @@ export async function deliverDigest(
   heartbeat: () => void = () => undefined,
 ): Promise<DeliveryOutcome> {
   const digestId = await deps.db.transaction(async (tx) => {
-    const [created] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO notifications (member_id, recipient_id, kind, event_key, is_digest, queued_at)
-       VALUES ($1, $2, $3, $4, true, now())
-       ON CONFLICT (event_key, recipient_id, kind) DO NOTHING RETURNING id`,
-      [input.memberId, input.recipientId, input.kind, `digest:${input.digestKey}`],
-    );
+    const created = await insertDigest(tx, input.memberId, input.recipientId, input.kind, `digest:${input.digestKey}`);
     if (!created) {
       const [existing] = await sqlRows<{ id: string }>(
         tx,
@@ -237,12 +203,7 @@ export async function deliverDigest(
       );
       return existing.id;
     }
-    await sqlRun(
-      tx,
-      `UPDATE notifications SET status = 'digested', digest_id = $4, updated_at = now()
-        WHERE member_id = $1 AND recipient_id = $2 AND kind = $3 AND status = 'pending' AND NOT is_digest`,
-      [input.memberId, input.recipientId, input.kind, created.id],
-    );
+    await markDigested(tx, input.memberId, input.recipientId, input.kind, created.id);
     return created.id;
   });
   return deliverNotification(deps, digestId, heartbeat);

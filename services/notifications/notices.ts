@@ -31,6 +31,9 @@ import {
 } from '../../workflows/notifications/contracts';
 import { MemberId } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { insertNoticeRows } from './notification-rows';
+import { clearNotifierWake, requestNotifierWake } from './notifier-rows';
+import { ensureOwnerRecipient } from './recipient-rows';
 
 type Tx = Pick<EntityManager, 'query' | 'queryRunner'>;
 
@@ -52,29 +55,14 @@ export async function recordNotice(tx: Tx, notice: Notice, recipient?: 'owner'):
   // The owner's recipient row is made on first use: every member has one from then on. Its own
   // statement: a concurrent first notice's insert is waited for here, and the next statement's
   // snapshot sees the row.
-  await sqlRun(
+  await ensureOwnerRecipient(tx, notice.memberId);
+  const rows = await insertNoticeRows(
     tx,
-    `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
-     ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
-    [notice.memberId],
-  );
-  const rows = await sqlRows<{ id: string }>(
-    tx,
-    `INSERT INTO notifications (member_id, recipient_id, kind, event_key, payload)
-     SELECT $1, id, $2, $3, $4 FROM notification_recipients
-      WHERE member_id = $1
-        AND CASE WHEN $5::text = 'owner' THEN is_owner
-                 WHEN $5::text IS NOT NULL THEN id::text = $5 AND removed_at IS NULL
-                 ELSE confirmed_at IS NOT NULL AND removed_at IS NULL AND NOT ($2 = ANY(disabled_kinds)) END
-     ON CONFLICT (event_key, recipient_id, kind) DO NOTHING
-     RETURNING id`,
-    [
-      notice.memberId,
-      notice.kind,
-      notice.eventKey,
-      JSON.stringify(notice.payload),
-      recipient ?? notice.recipientId ?? null,
-    ],
+    notice.memberId,
+    notice.kind,
+    notice.eventKey,
+    JSON.stringify(notice.payload),
+    recipient ?? notice.recipientId ?? null,
   );
   if (rows.length) {
     const pending = (runner.data[WAKE_KEY] ??= new Set<string>()) as Set<string>;
@@ -106,23 +94,13 @@ export async function signalNotifier(deps: Deps, memberId: string): Promise<void
 
 /** Wakes the member's notifier unless a wake-up is already on its way. */
 export async function wakeNotifier(deps: Deps, memberId: string): Promise<void> {
-  const claimed = await sqlRows<unknown>(
-    deps.db,
-    `INSERT INTO notification_notifiers (member_id, wake_requested_at) VALUES ($1, now())
-     ON CONFLICT (member_id) DO UPDATE SET wake_requested_at = now()
-      WHERE notification_notifiers.wake_requested_at IS NULL
-         OR notification_notifiers.wake_requested_at < now() - make_interval(secs => $2)
-     RETURNING member_id`,
-    [memberId, WAKE_REFRESH_SECONDS],
-  );
+  const claimed = await requestNotifierWake(deps.db, memberId, WAKE_REFRESH_SECONDS);
   if (!claimed.length) return;
   try {
     await signalNotifier(deps, memberId);
   } catch (err) {
     // Let the next notice (or the reconciler) signal again.
-    await sqlRun(deps.db, `UPDATE notification_notifiers SET wake_requested_at = NULL WHERE member_id = $1`, [
-      memberId,
-    ]).catch(() => undefined);
+    await clearNotifierWake(deps.db, memberId).catch(() => undefined);
     throw err;
   }
 }

@@ -14,6 +14,7 @@ import {
   ReconcileNotificationsResult,
 } from '../../workflows/notifications/contracts';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { releaseAbandonedSends } from './notification-rows';
 
 /** Reminders recorded per run; the rest wait for the next run. */
 const REMINDERS_PER_RUN = 500;
@@ -64,11 +65,7 @@ export async function recordApprovalReminders(deps: Deps, input: ReconcileNotifi
 /** Gives back abandoned attempts and wakes every notifier with rows waiting unseen; answers how many were woken. */
 export async function wakeOverdueNotifiers(deps: Deps, overdueSeconds: number): Promise<number> {
   // A row still `sending` long after its lease: its notifier stopped (terminated, say) mid-send.
-  await sqlRun(
-    deps.db,
-    `UPDATE notifications SET status = 'pending', queued_at = NULL, updated_at = now()
-      WHERE status = 'sending' AND lease_until < now() - interval '10 minutes'`,
-  );
+  await releaseAbandonedSends(deps.db);
   const members = await sqlRows<{ member_id: string }>(
     deps.db,
     `SELECT DISTINCT member_id FROM notifications

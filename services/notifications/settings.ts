@@ -16,6 +16,15 @@ import {
 import { emailLinkKey, readLink } from '../../domain/notifications/links';
 import { recordNotice } from './notices';
 import { sqlRows, sqlRun } from '../shared/sql';
+import {
+  markRecipientConfirmed,
+  disableRecipientKind,
+  ensureOwnerRecipient,
+  insertRecipient,
+  markRecipientRemoved,
+  setRecipientDisabledKinds,
+} from './recipient-rows';
+import { insertConfirmRecipientLink, markEmailLinkUsed } from './email-link-rows';
 
 /** Extra recipients a member may have besides the owner. */
 export const MAX_EXTRA_RECIPIENTS = 5;
@@ -63,12 +72,7 @@ function recipientView(r: RecipientRow): RecipientView {
 
 /** The member's recipients, the owner first (its row made on first sight). */
 async function recipients(db: Pick<EntityManager, 'query'>, memberId: string): Promise<RecipientRow[]> {
-  await sqlRun(
-    db,
-    `INSERT INTO notification_recipients (member_id, is_owner, confirmed_at) VALUES ($1, true, now())
-     ON CONFLICT (member_id) WHERE is_owner DO NOTHING`,
-    [memberId],
-  );
+  await ensureOwnerRecipient(db, memberId);
   return sqlRows<RecipientRow>(
     db,
     `SELECT r.id, r.is_owner, COALESCE(r.email, m.email) AS email, r.disabled_kinds, r.confirmed_at, r.created_at
@@ -132,10 +136,11 @@ export async function updateRecipient(
     if (on) off.delete(kind);
     else off.add(kind);
   }
-  await sqlRun(deps.db, `UPDATE notification_recipients SET disabled_kinds = $2, updated_at = now() WHERE id = $1`, [
+  await setRecipientDisabledKinds(
+    deps.db,
     id,
     NOTIFICATION_KINDS.filter((k) => off.has(k)),
-  ]);
+  );
   return recipientView(findRecipient(await recipients(deps.db, memberId), id));
 }
 
@@ -163,17 +168,9 @@ export async function addRecipient(deps: Deps, memberId: string, email: string):
         suggestedAction: 'Remove one first.',
       });
     }
-    const [r] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO notification_recipients (member_id, email) VALUES ($1, $2) RETURNING id`,
-      [memberId, address],
-    );
+    const r = await insertRecipient(tx, memberId, address);
     const expires = new Date(Date.now() + deps.config.notifications.emailLinkHours * 3600_000);
-    const [link] = await sqlRows<{ id: string }>(
-      tx,
-      `INSERT INTO email_links (purpose, member_id, recipient_id, expires_at) VALUES ('confirm_recipient', $1, $2, $3) RETURNING id`,
-      [memberId, r.id, expires],
-    );
+    const link = await insertConfirmRecipientLink(tx, memberId, r.id, expires);
     await recordNotice(tx, {
       memberId,
       kind: 'confirm_recipient',
@@ -201,9 +198,7 @@ export async function removeRecipient(deps: Deps, memberId: string, id: string):
       suggestedAction: 'Switch off the kinds the owner should not receive instead.',
     });
   }
-  await sqlRun(deps.db, `UPDATE notification_recipients SET removed_at = now(), updated_at = now() WHERE id = $1`, [
-    id,
-  ]);
+  await markRecipientRemoved(deps.db, id);
   return recipientView(r);
 }
 
@@ -244,12 +239,7 @@ export async function unsubscribeTarget(
 /** Switches the link's kind off for its recipient (again and again: each click works). */
 export async function unsubscribe(deps: Deps, token: unknown) {
   const target = await unsubscribeTarget(deps, token);
-  await sqlRun(
-    deps.db,
-    `UPDATE notification_recipients SET disabled_kinds = array_append(disabled_kinds, $2), updated_at = now()
-      WHERE id = $1 AND NOT ($2 = ANY(disabled_kinds))`,
-    [target.recipientId, target.kind],
-  );
+  await disableRecipientKind(deps.db, target.recipientId, target.kind);
   return { ...target, alreadyOff: true };
 }
 
@@ -262,15 +252,7 @@ export async function useEmailLink(
 ): Promise<{ member_id: string; recipient_id: string | null } | null> {
   const fields = readLink(key, purpose, token, 1);
   if (!fields) return null;
-  const [link] = await sqlRows<{ member_id: string; recipient_id: string | null }>(
-    tx,
-    `WITH used AS (
-       UPDATE email_links SET used_at = now()
-        WHERE id::text = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()
-        RETURNING member_id, recipient_id)
-     SELECT * FROM used`,
-    [fields[0], purpose],
-  );
+  const link = await markEmailLinkUsed(tx, fields[0], purpose);
   return link ?? null;
 }
 
@@ -279,14 +261,7 @@ export async function confirmRecipient(deps: Deps, token: unknown): Promise<{ em
   return deps.db.transaction(async (tx) => {
     const link = await useEmailLink(tx, emailLinkKey(deps.config.appEncryptionKey), 'confirm_recipient', token);
     if (!link?.recipient_id) throw linkError('confirmation');
-    const [r] = await sqlRows<{ email: string }>(
-      tx,
-      `WITH c AS (
-         UPDATE notification_recipients SET confirmed_at = COALESCE(confirmed_at, now()), updated_at = now()
-          WHERE id = $1 AND removed_at IS NULL RETURNING email)
-       SELECT * FROM c`,
-      [link.recipient_id],
-    );
+    const [r] = await markRecipientConfirmed(tx, link.recipient_id);
     if (!r) throw linkError('confirmation');
     return { email: r.email };
   });

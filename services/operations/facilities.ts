@@ -14,6 +14,12 @@ import { MailRow, setFacility } from '../outbound-mail/rows';
 import { BatchRow, claimBatchForFacility, setBatchFacility } from '../batches/rows';
 import type { FacilityRow, MemberRow } from '../accounts/rows';
 import { sqlRows, sqlRun } from '../shared/sql';
+import {
+  clearDefaultFacility,
+  clearOtherDefaultFacilities,
+  deactivateFacilityRow,
+  markDefaultFacility,
+} from './facility-rows';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
 
@@ -165,8 +171,8 @@ export async function setDefaultFacility(deps: Deps, facilityId: string) {
     await lockFacilities(tx);
     const f = await activeFacility(tx, facilityId);
     const [previous] = await sqlRows<Pick<FacilityRow, 'id'>>(tx, `SELECT id FROM facilities WHERE is_default`);
-    await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default AND id <> $1`, [f.id]);
-    await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [f.id]);
+    await clearOtherDefaultFacilities(tx, f.id);
+    await markDefaultFacility(tx, f.id);
     return { default_facility_id: f.id, name: f.name, previous_default_facility_id: previous?.id ?? null };
   });
 }
@@ -248,10 +254,10 @@ export async function deactivateFacility(
       );
     }
 
-    await sqlRun(tx, `UPDATE facilities SET status = 'inactive', is_default = false WHERE id = $1`, [f.id]);
+    await deactivateFacilityRow(tx, f.id);
     if (opts.newDefaultId) {
-      await sqlRun(tx, `UPDATE facilities SET is_default = false WHERE is_default`);
-      await sqlRun(tx, `UPDATE facilities SET is_default = true WHERE id = $1`, [opts.newDefaultId]);
+      await clearDefaultFacility(tx);
+      await markDefaultFacility(tx, opts.newDefaultId);
     }
     const unassigned = await returning(
       tx,

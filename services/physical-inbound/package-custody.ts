@@ -9,17 +9,14 @@ import { ApiError, errors } from '../../domain/shared/errors';
 import { Db, findItem, ItemRow, updateReturning } from './item-records';
 import type { MemberRow } from '../accounts/rows';
 import { sqlRows } from '../shared/sql';
+import { setMemberPackagesEnabled } from '../accounts/member-rows';
 
 export async function enablePackages(
   deps: Deps,
   memberId: string,
   enabled = true,
 ): Promise<{ member_id: string; packages_enabled: boolean }> {
-  const updated = await updateReturning<{ id: string; packages_enabled: boolean }>(
-    deps.db,
-    `UPDATE members SET packages_enabled = $2 WHERE id = $1 RETURNING id, packages_enabled`,
-    [memberId, enabled],
-  );
+  const updated = await setMemberPackagesEnabled(deps.db, memberId, enabled);
   if (!updated.length) throw new Error(`no member ${memberId}`);
   return { member_id: updated[0].id, packages_enabled: updated[0].packages_enabled };
 }

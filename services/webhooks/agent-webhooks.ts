@@ -27,6 +27,7 @@ import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/we
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { requeueFailedDelivery } from './delivery-rows';
 
 export { assertWebhookTarget };
 
@@ -416,13 +417,7 @@ export async function replayDelivery(deps: Deps, auth: AuthContext, id: string) 
       },
     );
   }
-  const [queued] = await sqlRows<DeliveryRow>(
-    deps.db,
-    `UPDATE webhook_deliveries
-        SET status = 'queued', series = series + 1, series_attempts = 0, internal_errors = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
-      WHERE id = $1 AND status = 'failed' RETURNING *`,
-    [d.id],
-  );
+  const queued = await requeueFailedDelivery(deps.db, d.id);
   if (!queued) {
     throw errors.conflict('WEBHOOK_DELIVERY_NOT_REPLAYABLE', 'The delivery is already being replayed.', {
       suggestedAction: 'Wait for the replay to finish; GET /v1/webhook-deliveries/{id} shows its attempts.',

@@ -36,30 +36,18 @@ import {
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
 import type { AgentRow } from '../accounts/rows';
+import {
+  type DeliveryRow,
+  failDeliverySeries,
+  insertEventDelivery,
+  insertSyntheticDelivery,
+  markDeliveryProcessing,
+  recordDeliveryAttempt,
+  stopDelivery,
+} from './delivery-rows';
+import { countEndpointFailure, markEndpointVerified, resetEndpointFailures } from './endpoint-rows';
 
-export interface DeliveryRow {
-  id: string;
-  event_id: string;
-  target: string;
-  target_type: 'agent_webhook' | 'endpoint' | 'a2a_push';
-  endpoint_id: string | null;
-  member_id: string;
-  agent_id: string | null;
-  event_type: string;
-  environment: 'live' | 'test';
-  kind: 'event' | 'test' | 'verification';
-  status: DeliveryStatus;
-  series: number;
-  max_attempts: number;
-  attempts_count: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  challenge: string | null;
-  target_url: string | null;
-  delivered_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { DeliveryRow } from './delivery-rows';
 
 export interface AttemptRow {
   delivery_id: string;
@@ -193,22 +181,17 @@ export async function createEventDeliveries(deps: Deps, eventIdOrNewRow: string 
 
   if (newRow && targets.length === 0) return [];
   for (const t of targets) {
-    await sqlRun(
-      deps.db,
-      `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind, max_attempts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'event', $9) ON CONFLICT (event_id, target) DO NOTHING`,
-      [
-        event.id,
-        t.target,
-        t.type,
-        t.endpointId,
-        event.member_id,
-        t.agentId,
-        event.event_type,
-        event.environment,
-        MAX_ATTEMPTS,
-      ],
-    );
+    await insertEventDelivery(deps.db, {
+      eventId: event.id,
+      target: t.target,
+      targetType: t.type,
+      endpointId: t.endpointId,
+      memberId: event.member_id,
+      agentId: t.agentId,
+      eventType: event.event_type,
+      environment: event.environment,
+      maxAttempts: MAX_ATTEMPTS,
+    });
   }
   const pending = await sqlRows<DeliveryRow>(
     deps.db,
@@ -235,25 +218,7 @@ export async function runSyntheticDelivery(
     targetUrl?: string;
   },
 ): Promise<{ delivery: DeliveryRow; result: WebhookDeliveryResult | null }> {
-  const [delivery] = await sqlRows<DeliveryRow>(
-    deps.db,
-    `INSERT INTO webhook_deliveries (event_id, target, target_type, endpoint_id, member_id, agent_id, event_type, environment, kind,
-                                     max_attempts, challenge, target_url)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11) RETURNING *`,
-    [
-      insert.eventId,
-      insert.target,
-      insert.targetType,
-      insert.endpointId,
-      insert.memberId,
-      insert.agentId,
-      insert.eventType,
-      insert.environment,
-      insert.kind,
-      insert.challenge ?? null,
-      insert.targetUrl ?? null,
-    ],
-  );
+  const delivery = await insertSyntheticDelivery(deps.db, insert);
   const handle = await startDeliveryWorkflow(deps, delivery);
   // One attempt takes at most ~10 s; if no worker picks it up, answer with the queued state.
   let timer: NodeJS.Timeout | undefined;
@@ -423,19 +388,11 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
   );
   const loaded = await loadTarget(deps, d, event);
   if ('stop' in loaded) {
-    await sqlRun(
-      deps.db,
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND series = $3 AND status <> 'delivered'`,
-      [d.id, loaded.stop, input.series],
-    );
+    await stopDelivery(deps.db, d.id, loaded.stop, input.series);
     return { outcome: 'stopped', statusCode: null, error: loaded.stop, status: 'failed' };
   }
   const { target } = loaded;
-  await sqlRun(
-    deps.db,
-    `UPDATE webhook_deliveries SET status = 'processing', updated_at = now() WHERE id = $1 AND status IN ('queued','processing')`,
-    [d.id],
-  );
+  await markDeliveryProcessing(deps.db, d.id);
 
   const timestamp = Math.floor(Date.now() / 1000);
   const sent = await sendWebhook({
@@ -488,30 +445,11 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     let endpointPaused = false;
     if (d.target_type === 'endpoint') {
       if (ok && d.kind === 'verification') {
-        await sqlRun(
-          tx,
-          `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, consecutive_failures = 0, verified_at = now(),
-                  activated_at = CASE WHEN status = 'active' THEN activated_at ELSE now() END, updated_at = now()
-            WHERE id = $1 AND url = $2`,
-          [d.endpoint_id, d.target_url],
-        );
+        await markEndpointVerified(tx, d.endpoint_id, d.target_url);
       } else if (ok) {
-        await sqlRun(
-          tx,
-          `UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`,
-          [d.endpoint_id],
-        );
+        await resetEndpointFailures(tx, d.endpoint_id);
       } else if (d.kind === 'event') {
-        const [ep] = await sqlRows<{ status: string; paused_reason: string | null; consecutive_failures: number }>(
-          tx,
-          `UPDATE webhook_endpoints
-              SET consecutive_failures = consecutive_failures + 1,
-                  status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'paused' ELSE status END,
-                  paused_reason = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $2 THEN 'consecutive_failures' ELSE paused_reason END,
-                  updated_at = now()
-            WHERE id = $1 RETURNING status, paused_reason, consecutive_failures`,
-          [d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE],
-        );
+        const ep = await countEndpointFailure(tx, d.endpoint_id, CONSECUTIVE_FAILURES_TO_PAUSE);
         endpointPaused = ep?.status === 'paused';
         // This failure is the one that paused it (later ones count on while it stays paused).
         if (
@@ -533,25 +471,18 @@ export async function attemptDelivery(deps: Deps, input: AttemptInput, resolve?:
     // A queued delivery is due again after the backoff (its dispatcher sleeps until then).
     const retryInMs =
       status === 'queued' ? retryDelayMs(input.attemptNumber + 1, deps.config.webhookRetryBaseMs, Math.random()) : 0;
-    await sqlRun(
+    await recordDeliveryAttempt(
       tx,
-      `UPDATE webhook_deliveries
-          SET status = $2, attempts_count = attempts_count + 1, series_attempts = $5, last_status_code = $3, last_error = $4,
-              next_attempt_at = now() + make_interval(secs => $6::double precision / 1000),
-              delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
-        WHERE id = $1`,
-      [
-        d.id,
-        status,
-        sent.statusCode,
-        ok
-          ? null
-          : endpointPaused
-            ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts`
-            : error,
-        input.attemptNumber,
-        retryInMs,
-      ],
+      d.id,
+      status,
+      sent.statusCode,
+      ok
+        ? null
+        : endpointPaused
+          ? `${error}; endpoint paused after ${CONSECUTIVE_FAILURES_TO_PAUSE} consecutive failed attempts`
+          : error,
+      input.attemptNumber,
+      retryInMs,
     );
     return outcomeOf(inserted[0], status);
   });
@@ -565,12 +496,7 @@ export async function failDelivery(
   deps: Deps,
   input: { deliveryId: string; series: number; error: string },
 ): Promise<void> {
-  await sqlRun(
-    deps.db,
-    `UPDATE webhook_deliveries SET status = 'failed', last_error = $3, updated_at = now()
-      WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
-    [input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000)],
-  );
+  await failDeliverySeries(deps.db, input.deliveryId, input.series, `internal_error: ${input.error}`.slice(0, 1000));
 }
 
 // Views shared by the legacy event log and the endpoint delivery log.

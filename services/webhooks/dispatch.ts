@@ -13,6 +13,7 @@
 import type { Deps } from '../shared/deps';
 import { ensureIntervalSchedule } from '../operations/schedules';
 import { attemptDelivery, DeliveryRow } from './deliveries';
+import { type DueDelivery, leaseDueDeliveries, recordDeliveryInternalError } from './delivery-rows';
 import { retryDelayMs } from '../../domain/workflow-safe/webhook-retry';
 import {
   DispatchPassResult,
@@ -105,14 +106,6 @@ export async function wakeDispatchers(deps: Deps, targets: DispatchTarget[]): Pr
   }
 }
 
-interface DueRow {
-  id: string;
-  series: number;
-  series_attempts: number;
-  max_attempts: number;
-  internal_errors: number;
-}
-
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -141,16 +134,7 @@ export async function dispatchDueDeliveries(
   for (;;) {
     // Claimed under a lease: another pass (a retried activity whose first run is still
     // alive) skips these rows until the lease ends; an attempt records the real next time.
-    const due = await sqlRows<DueRow>(
-      deps.db,
-      `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $4)
-        WHERE id IN (
-          SELECT id FROM webhook_deliveries
-           WHERE target = $1 AND environment = $2 AND kind = 'event' AND status IN ('queued','processing') AND next_attempt_at <= now()
-           ORDER BY next_attempt_at, created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, series, series_attempts, max_attempts, internal_errors`,
-      [target, environment, PASS_BATCH, LEASE_SECONDS],
-    );
+    const due = await leaseDueDeliveries(deps.db, target, environment, PASS_BATCH, LEASE_SECONDS);
     if (!due.length) break;
     await eachLimited(due, PASS_CONCURRENCY, async (d) => {
       const attemptNumber = d.series_attempts + 1;
@@ -183,23 +167,15 @@ export async function dispatchDueDeliveries(
  * decrypts): try again after the retry backoff; after MAX_INTERNAL_ERRORS the delivery
  * fails, so a poisoned row cannot keep its dispatcher busy forever.
  */
-async function recordInternalError(deps: Deps, d: DueRow, err: unknown): Promise<void> {
+async function recordInternalError(deps: Deps, d: DueDelivery, err: unknown): Promise<void> {
   const message = `internal_error: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000);
   deps.log.warn({ err, delivery_id: d.id }, 'webhook delivery attempt failed internally');
-  await sqlRun(
+  await recordDeliveryInternalError(
     deps.db,
-    `UPDATE webhook_deliveries
-        SET internal_errors = internal_errors + 1, last_error = $3, updated_at = now(),
-            status = CASE WHEN internal_errors + 1 >= $4 THEN 'failed' ELSE status END,
-            next_attempt_at = now() + make_interval(secs => $5::double precision / 1000)
-      WHERE id = $1 AND series = $2 AND status IN ('queued','processing')`,
-    [
-      d.id,
-      d.series,
-      message,
-      MAX_INTERNAL_ERRORS,
-      retryDelayMs(d.internal_errors + 2, deps.config.webhookRetryBaseMs, Math.random()),
-    ],
+    d,
+    message,
+    MAX_INTERNAL_ERRORS,
+    retryDelayMs(d.internal_errors + 2, deps.config.webhookRetryBaseMs, Math.random()),
   );
 }
 

@@ -21,6 +21,13 @@ import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '.
 import { RULE_LIMITS, RuleMatch, RuleSource } from '../../domain/webhooks/rules';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
 import { sqlRows, sqlRun } from '../shared/sql';
+import {
+  deleteEndpoint,
+  type EndpointRow,
+  insertEndpoint,
+  rotateEndpointSecret,
+  updateEndpoint,
+} from './endpoint-rows';
 
 export const ENDPOINTS_PER_ENVIRONMENT = 3;
 export const ROTATION_WINDOW_HOURS = 24;
@@ -46,24 +53,6 @@ export interface EndpointPatch {
   name?: string;
   url?: string;
   event_types?: string[];
-}
-
-interface EndpointRow {
-  id: string;
-  member_id: string;
-  agent_id: string | null;
-  name: string;
-  url: string;
-  environment: EndpointEnvironment;
-  status: 'pending' | 'active' | 'paused';
-  paused_reason: string | null;
-  event_types: string[];
-  secret_prefix: string;
-  previous_secret_expires_at: Date | null;
-  consecutive_failures: number;
-  verified_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 interface RuleRow {
@@ -238,21 +227,16 @@ export async function createWebhookEndpoint(deps: Deps, auth: AuthContext, input
         },
       );
     }
-    const [row] = await sqlRows<EndpointRow>(
-      tx,
-      `INSERT INTO webhook_endpoints (member_id, agent_id, name, url, environment, event_types, secret_enc, secret_prefix)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [
-        auth.memberId,
-        agentId,
-        input.name,
-        input.url,
-        environment,
-        input.event_types,
-        encryptSecret(deps.config.appEncryptionKey, secret),
-        endpointSecretPrefix(secret),
-      ],
-    );
+    const row = await insertEndpoint(tx, {
+      memberId: auth.memberId,
+      agentId,
+      name: input.name,
+      url: input.url,
+      environment,
+      eventTypes: input.event_types,
+      secretEnc: encryptSecret(deps.config.appEncryptionKey, secret),
+      secretPrefix: endpointSecretPrefix(secret),
+    });
     for (const r of input.rules ?? []) await insertRule(tx, row.id, r);
     return view(tx, row);
   });
@@ -272,15 +256,13 @@ export async function updateWebhookEndpoint(
   return deps.db.transaction(async (tx) => {
     const current = await findEndpoint(tx, auth, id, true);
     const urlChanged = patch.url !== undefined && patch.url !== current.url;
-    const [row] = await sqlRows<EndpointRow>(
+    const row = await updateEndpoint(
       tx,
-      `UPDATE webhook_endpoints
-          SET name = $2, url = $3, event_types = $4,
-              status = CASE WHEN $5 AND status = 'active' THEN 'paused' ELSE status END,
-              paused_reason = CASE WHEN $5 AND status <> 'pending' THEN 'url_changed' ELSE paused_reason END,
-              updated_at = now()
-        WHERE id = $1 RETURNING *`,
-      [id, patch.name ?? current.name, patch.url ?? current.url, patch.event_types ?? current.event_types, urlChanged],
+      id,
+      patch.name ?? current.name,
+      patch.url ?? current.url,
+      patch.event_types ?? current.event_types,
+      urlChanged,
     );
     return view(tx, row);
   });
@@ -289,7 +271,7 @@ export async function updateWebhookEndpoint(
 /** Deletes the endpoint with its rules and delivery history; in-flight deliveries stop. */
 export async function deleteWebhookEndpoint(deps: Deps, auth: AuthContext, id: string) {
   await findEndpoint(deps.db, auth, id);
-  await sqlRun(deps.db, `DELETE FROM webhook_endpoints WHERE id = $1`, [id]);
+  await deleteEndpoint(deps.db, id);
   return { id, deleted: true };
 }
 
@@ -298,13 +280,12 @@ export async function rotateWebhookEndpointSecret(deps: Deps, auth: AuthContext,
   const secret = generateEndpointSecret();
   return deps.db.transaction(async (tx) => {
     await findEndpoint(tx, auth, id, true);
-    const [row] = await sqlRows<EndpointRow>(
+    const row = await rotateEndpointSecret(
       tx,
-      `UPDATE webhook_endpoints
-          SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
-              secret_enc = $2, secret_prefix = $3, updated_at = now()
-        WHERE id = $1 RETURNING *`,
-      [id, encryptSecret(deps.config.appEncryptionKey, secret), endpointSecretPrefix(secret), ROTATION_WINDOW_HOURS],
+      id,
+      encryptSecret(deps.config.appEncryptionKey, secret),
+      endpointSecretPrefix(secret),
+      ROTATION_WINDOW_HOURS,
     );
     return { endpoint: await view(tx, row), secret };
   });

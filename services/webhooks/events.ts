@@ -10,6 +10,7 @@ import { createEventDeliveries, EventRow } from './deliveries';
 import { wakeDispatchers } from './dispatch';
 import { noticeOfEvent } from '../notifications/notices';
 import { sqlRows } from '../shared/sql';
+import { insertEvent } from './event-rows';
 
 export interface DomainEvent {
   /** Unique per event, e.g. `mail:<id>:mail.ready`; a second publish with it is a no-op. */
@@ -34,12 +35,16 @@ export interface PublishedEvent {
 /** Records the event (once) inside `tx`. Returns its id either way. */
 export async function recordEvent(tx: Pick<EntityManager, 'query'>, e: DomainEvent): Promise<PublishedEvent> {
   const environment = e.testMode ? 'test' : 'live';
-  const inserted = await sqlRows<{ id: string; created_at: Date }>(
-    tx,
-    `INSERT INTO events (event_key, member_id, agent_id, event_type, environment, object_type, object_id, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_key) DO NOTHING RETURNING id, created_at`,
-    [e.eventKey, e.memberId, e.agentId, e.eventType, environment, e.objectType, e.objectId, JSON.stringify(e.payload)],
-  );
+  const inserted = await insertEvent(tx, {
+    eventKey: e.eventKey,
+    memberId: e.memberId,
+    agentId: e.agentId,
+    eventType: e.eventType,
+    environment,
+    objectType: e.objectType,
+    objectId: e.objectId,
+    payloadJson: JSON.stringify(e.payload),
+  });
   if (inserted.length) {
     const { id, created_at } = inserted[0];
     return {

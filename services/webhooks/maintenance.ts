@@ -10,6 +10,8 @@ import {
   WebhookHistoryCleanupInput,
 } from '../../workflows/operations/contracts';
 import { sqlRows } from '../shared/sql';
+import { deleteOldDeliveries } from './delivery-rows';
+import { deleteOldSyntheticEvents } from './event-rows';
 
 export const DELIVERY_RETENTION_DAYS = 30;
 const BATCH = 1000;
@@ -26,29 +28,14 @@ export async function deleteOldWebhookHistory(
 ) {
   let deletedDeliveries = 0;
   for (;;) {
-    const rows = await sqlRows<{ id: string }>(
-      deps.db,
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries
-          WHERE created_at < now() - make_interval(days => $1) AND status IN ('delivered','failed') LIMIT $2)
-       RETURNING id`,
-      [retentionDays, BATCH],
-    );
+    const rows = await deleteOldDeliveries(deps.db, retentionDays, BATCH);
     deletedDeliveries += rows.length;
     progress();
     if (rows.length < BATCH) break;
   }
   let deletedSyntheticEvents = 0;
   for (;;) {
-    const rows = await sqlRows<{ id: string }>(
-      deps.db,
-      `DELETE FROM events WHERE id IN (
-         SELECT e.id FROM events e
-          WHERE e.object_type IN ('webhook_test','webhook_endpoint') AND e.created_at < now() - make_interval(days => $1)
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $2)
-       RETURNING id`,
-      [retentionDays, BATCH],
-    );
+    const rows = await deleteOldSyntheticEvents(deps.db, retentionDays, BATCH);
     deletedSyntheticEvents += rows.length;
     progress();
     if (rows.length < BATCH) break;
