@@ -22,14 +22,6 @@ const EXCEPTIONS: Record<string, string> = {
   inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
   inbound_mail_files: 'not moved yet: inbound-email/extraction.ts and intake.ts',
   inbound_forwarding_aliases: 'not moved yet: inbound-email/forwarding-addresses.ts and intake.ts',
-  agent_inbox_assignments: 'moving in services/physical-inbound',
-  physical_inbound_items: 'moving in services/physical-inbound',
-  package_actions: 'moving in services/physical-inbound',
-  handling_operations: 'moving in services/physical-inbound',
-  scan_requests: 'moving in services/physical-inbound',
-  scan_bundles: 'moving in services/physical-inbound',
-  scan_pages: 'moving in services/physical-inbound',
-  package_tags: 'moving in services/physical-inbound',
 };
 
 function tsFiles(dir: string): string[] {
