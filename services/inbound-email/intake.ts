@@ -25,6 +25,7 @@ import type { inboundExtractionWorkflow } from '../../workflows/inbound-email/in
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import type { Deps } from '../shared/deps';
 import type { InboundMailItemRow } from './rows';
+import { touchAliasReceived } from './alias-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export type CaptureMethod = 'smtp' | 'http';
@@ -291,7 +292,7 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
           ],
         );
       }
-      await sqlRun(tx, `UPDATE inbound_forwarding_aliases SET last_received_at = now() WHERE id = $1`, [alias.id]);
+      await touchAliasReceived(tx, alias.id);
       // Started before the commit: a failed start rolls the item back; a lost commit is
       // noticed by the workflow, which then removes the objects.
       await deps.temporal.workflow.start<typeof inboundExtractionWorkflow>(INBOUND_EXTRACTION_WORKFLOW, {

@@ -18,7 +18,6 @@ const EXCEPTIONS: Record<string, string> = {
   postal_threads: 'not moved yet: inbound-email/extraction.ts and postal-threads.ts',
   inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
   inbound_mail_files: 'not moved yet: inbound-email/extraction.ts and intake.ts',
-  inbound_forwarding_aliases: 'not moved yet: inbound-email/forwarding-addresses.ts and intake.ts',
 };
 
 function tsFiles(dir: string): string[] {
