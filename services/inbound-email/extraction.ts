@@ -19,6 +19,7 @@ import { docxText, pdfMetadata, pdfPageTexts } from './document-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from './ocr';
 import type { InboundMailFileRow, InboundMailItemRow, PostalThreadRow } from './rows';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { extendThread, insertThread } from './thread-rows';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -565,35 +566,20 @@ export async function matchInboundThread(
     let threadId: string;
     if (match) {
       threadId = match.id;
-      await sqlRun(
-        tx,
-        `UPDATE postal_threads SET
-                sender_keys = ARRAY(SELECT DISTINCT unnest(sender_keys || $2::text[])),
-                subject_keys = ARRAY(SELECT DISTINCT unnest(subject_keys || $3::text[])),
-                reference_keys = ARRAY(SELECT DISTINCT unnest(reference_keys || $4::text[])),
-                summary = $5, last_event_at = GREATEST(last_event_at, $6),
-                status = CASE WHEN status IN ('waiting', 'closed') THEN 'open' ELSE status END, updated_at = now()
-              WHERE id = $1`,
-        [threadId, k.senderKeys, k.subjectKeys, k.referenceKeys, item.summary, item.received_at],
-      );
+      await extendThread(tx, threadId, k, item.summary, item.received_at);
     } else {
-      const [created] = await sqlRows<Pick<PostalThreadRow, 'id'>>(
-        tx,
-        `INSERT INTO postal_threads (member_id, agent_id, test_mode, title, category, summary, sender_keys, subject_keys, reference_keys, last_event_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        [
-          item.member_id,
-          item.agent_id,
-          item.test_mode,
-          input.threadTitle,
-          item.category ?? 'other',
-          item.summary,
-          k.senderKeys,
-          k.subjectKeys,
-          k.referenceKeys,
-          item.received_at,
-        ],
-      );
+      const created = await insertThread(tx, [
+        item.member_id,
+        item.agent_id,
+        item.test_mode,
+        input.threadTitle,
+        item.category ?? 'other',
+        item.summary,
+        k.senderKeys,
+        k.subjectKeys,
+        k.referenceKeys,
+        item.received_at,
+      ]);
       threadId = created.id;
     }
     await sqlRun(tx, `UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [
