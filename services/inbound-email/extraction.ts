@@ -20,6 +20,15 @@ import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from './ocr';
 import type { InboundMailFileRow, InboundMailItemRow, PostalThreadRow } from './rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { extendThread, insertThread } from './thread-rows';
+import {
+  failCapturedItem,
+  failUnextractedItem,
+  markItemStored,
+  setFileStatus,
+  setItemAnalysis,
+  setItemExtracted,
+  setItemThread,
+} from './item-rows';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -86,14 +95,6 @@ async function loadFile(deps: Deps, fileId: string): Promise<InboundMailFileRow>
   return file;
 }
 
-async function setFileStatus(tx: Tx, fileId: string, status: string, pageCount?: number | null): Promise<void> {
-  await sqlRun(
-    tx,
-    `UPDATE inbound_mail_files SET extraction_status = $2, page_count = COALESCE($3, page_count) WHERE id = $1`,
-    [fileId, status, pageCount ?? null],
-  );
-}
-
 async function itemEvent(
   deps: Deps,
   itemId: string,
@@ -158,19 +159,15 @@ export async function verifyInboundStorage(
     const body = await deps.storage.get(f.storage_key);
     const sha = createHash('sha256').update(body).digest('hex');
     if (body.length !== Number(f.size_bytes) || sha !== f.sha256) {
-      await sqlRun(
+      await failCapturedItem(
         deps.db,
-        `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status = 'captured'`,
-        [itemId, `stored object ${f.filename} does not match its recorded size and SHA-256`],
+        itemId,
+        `stored object ${f.filename} does not match its recorded size and SHA-256`,
       );
       return { status: 'failed', attachmentIds };
     }
   }
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = 'stored', updated_at = now() WHERE id = $1 AND status = 'captured'`,
-    [itemId],
-  );
+  await markItemStored(deps.db, itemId);
   await itemEvent(deps, itemId, 'inbound.received', null);
   return { status: 'stored', attachmentIds };
 }
@@ -478,21 +475,16 @@ export async function analyseInboundItem(
         ],
       );
     }
-    await sqlRun(
-      tx,
-      `UPDATE inbound_mail_items SET category = $2, suggested_action = $3, summary = $4, sender = $5, recipient = $6, deadlines = $7,
-                  key_facts = $8, updated_at = now() WHERE id = $1`,
-      [
-        itemId,
-        a.category,
-        a.suggestedAction,
-        a.summary,
-        JSON.stringify(a.sender),
-        JSON.stringify(a.recipient),
-        JSON.stringify(a.deadlines),
-        JSON.stringify(a.keyFacts),
-      ],
-    );
+    await setItemAnalysis(tx, [
+      itemId,
+      a.category,
+      a.suggestedAction,
+      a.summary,
+      JSON.stringify(a.sender),
+      JSON.stringify(a.recipient),
+      JSON.stringify(a.deadlines),
+      JSON.stringify(a.keyFacts),
+    ]);
   });
   return { threadKeys: a.threadKeys, threadTitle: a.threadTitle };
 }
@@ -582,10 +574,7 @@ export async function matchInboundThread(
       ]);
       threadId = created.id;
     }
-    await sqlRun(tx, `UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [
-      input.itemId,
-      threadId,
-    ]);
+    await setItemThread(tx, input.itemId, threadId);
     await replaceExtractions(tx, input.itemId, { sources: ['thread_matcher'] }, [
       {
         fileId: null,
@@ -636,21 +625,12 @@ export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ s
     reasons.push('attachment_content_type_mismatch');
   if (!category || category.confidence < LOW_CATEGORY_CONFIDENCE) reasons.push('low_confidence_category');
   const status = reasons.length ? 'needs_review' : 'extracted';
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = $2, review_reasons = $3, extracted_at = COALESCE(extracted_at, now()), updated_at = now()
-          WHERE id = $1 AND status IN ('stored', 'extracted', 'needs_review')`,
-    [itemId, status, JSON.stringify(reasons)],
-  );
+  await setItemExtracted(deps.db, itemId, status, JSON.stringify(reasons));
   const ocrStatus = ocr.pages === 0 ? null : ocr.unreadable + ocr.low_confidence > 0 ? 'needs_review' : 'ready';
   await itemEvent(deps, itemId, 'inbound.context_ready', ocrStatus);
   return { status };
 }
 
 export async function failInboundItem(deps: Deps, input: { itemId: string; reason: string }): Promise<void> {
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('captured', 'stored')`,
-    [input.itemId, input.reason.slice(0, 1000)],
-  );
+  await failUnextractedItem(deps.db, input.itemId, input.reason.slice(0, 1000));
 }

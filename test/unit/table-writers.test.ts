@@ -15,8 +15,6 @@ const SKIPPED = ['scripts/stack.ts', 'scripts/codemods'];
 const EXCEPTIONS: Record<string, string> = {
   auto_reload_settings: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
   credit_purchases: 'not moved yet: billing/auto-reload.ts and billing/payments.ts (about 15 statements)',
-  inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
-  inbound_mail_files: 'not moved yet: inbound-email/extraction.ts and intake.ts',
 };
 
 function tsFiles(dir: string): string[] {
