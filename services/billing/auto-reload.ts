@@ -28,6 +28,7 @@ import {
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { type CardSetupRow, insertCardSetup } from './card-setup-rows';
+import { disarmReload, insertReloadSettings, turnReloadOff, updateReloadSettings } from './auto-reload-settings-rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -93,22 +94,8 @@ export async function saveAutoReloadSettings(
     );
     if (s.enabled && !current?.payment_method_id) throw new NoCardSaved('save a card before turning reload on');
     // Off (no card yet): an insert, which a concurrent first save may have made already.
-    if (!current)
-      await sqlRun(
-        tx,
-        `INSERT INTO auto_reload_settings (member_id, threshold_cents, amount_cents) VALUES ($1, $2, $3)
-         ON CONFLICT (member_id) DO UPDATE SET threshold_cents = $2, amount_cents = $3, updated_at = now()`,
-        [memberId, s.thresholdCents, s.amountCents],
-      );
-    else
-      await sqlRun(
-        tx,
-        `UPDATE auto_reload_settings
-            SET enabled = $2, threshold_cents = $3, amount_cents = $4, armed = $2,
-                disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-          WHERE member_id = $1`,
-        [memberId, s.enabled, s.thresholdCents, s.amountCents],
-      );
+    if (!current) await insertReloadSettings(tx, memberId, s.thresholdCents, s.amountCents);
+    else await updateReloadSettings(tx, memberId, s.enabled, s.thresholdCents, s.amountCents);
   });
 }
 
@@ -208,7 +195,7 @@ export async function noteDebitForAutoReload(
     [d.memberId, s.customer_id, s.amount_cents, s.payment_method_id, s.threshold_cents, d.debitKey],
   );
   if (!row) return null;
-  await sqlRun(tx, `UPDATE auto_reload_settings SET armed = false WHERE member_id = $1`, [d.memberId]);
+  await disarmReload(tx, d.memberId);
   const purchaseId: string = row.id;
   afterCommit(tx, () => {
     startAutoReloadWorkflow(deps, purchaseId, d.memberId).catch((err) =>
@@ -266,13 +253,7 @@ export async function failReloadIn(
     [reload.id, cause, paymentIntentId],
   );
   if (!failed.length) return false;
-  await sqlRun(
-    tx,
-    `UPDATE auto_reload_settings
-        SET enabled = false, armed = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
-      WHERE member_id = $1`,
-    [reload.member_id, reloadFailureReason(reload.requested_cents, cause)],
-  );
+  await turnReloadOff(tx, reload.member_id, reloadFailureReason(reload.requested_cents, cause));
   return true;
 }
 

@@ -28,6 +28,7 @@ import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from '
 import { noteCreditsMovement } from '../notifications/notices';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { insertSavedCardSetup, markCardSetupSaved } from './card-setup-rows';
+import { saveReloadCard } from './auto-reload-settings-rows';
 
 export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
@@ -581,14 +582,7 @@ async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: Sav
       startedAt,
     });
   if (newer) return 'card saved, not used: a card saved later is in use';
-  await sqlRun(
-    tx,
-    `INSERT INTO auto_reload_settings (member_id, payment_method_id, card_brand, card_last4, card_saved_at)
-     VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (member_id) DO UPDATE
-       SET payment_method_id = $2, card_brand = $3, card_last4 = $4, card_saved_at = now(), updated_at = now()`,
-    [memberId, card.paymentMethodId, card.brand, card.last4],
-  );
+  await saveReloadCard(tx, memberId, card.paymentMethodId, card.brand, card.last4);
   return `card saved (${card.brand ?? 'card'} ${card.last4 ?? card.paymentMethodId})`;
 }
 
