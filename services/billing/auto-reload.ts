@@ -28,6 +28,7 @@ import {
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { type CardSetupRow, insertCardSetup } from './card-setup-rows';
+import { cancelUnchargedReload, failPendingReload, insertAutoReload, notePaymentIntent } from './purchase-rows';
 import { disarmReload, insertReloadSettings, turnReloadOff, updateReloadSettings } from './auto-reload-settings-rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
@@ -188,12 +189,14 @@ export async function noteDebitForAutoReload(
     d.afterCents,
   );
   if (!due) return null;
-  const [row] = await sqlRows<Pick<PurchaseRow, 'id'>>(
-    tx,
-    `INSERT INTO credit_purchases (member_id, kind, customer_id, requested_cents, payment_method_id, threshold_cents, crossed_by)
-     VALUES ($1, 'auto_reload', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
-    [d.memberId, s.customer_id, s.amount_cents, s.payment_method_id, s.threshold_cents, d.debitKey],
-  );
+  const row = await insertAutoReload(tx, [
+    d.memberId,
+    s.customer_id,
+    s.amount_cents,
+    s.payment_method_id,
+    s.threshold_cents,
+    d.debitKey,
+  ]);
   if (!row) return null;
   await disarmReload(tx, d.memberId);
   const purchaseId: string = row.id;
@@ -245,13 +248,7 @@ export async function failReloadIn(
 ): Promise<boolean> {
   // Through sqlRows: a raw UPDATE answers [rows, count], whose length was always 2, so a
   // reload settled already was failed again and turned reload off.
-  const failed = await sqlRows<Pick<PurchaseRow, 'id'>>(
-    tx,
-    `UPDATE credit_purchases
-        SET status = 'failed', failure_reason = $2, payment_intent_id = COALESCE(payment_intent_id, $3), updated_at = now()
-      WHERE id = $1 AND status = 'pending' RETURNING id`,
-    [reload.id, cause, paymentIntentId],
-  );
+  const failed = await failPendingReload(tx, reload.id, cause, paymentIntentId);
   if (!failed.length) return false;
   await turnReloadOff(tx, reload.member_id, reloadFailureReason(reload.requested_cents, cause));
   return true;
@@ -284,12 +281,7 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
   let paymentIntentId = reload.payment_intent_id;
   if (!paymentIntentId) {
     if (!reload.enabled) {
-      await sqlRun(
-        deps.db,
-        `UPDATE credit_purchases SET status = 'cancelled', failure_reason = $2, updated_at = now()
-          WHERE id = $1 AND status = 'pending' AND payment_intent_id IS NULL`,
-        [reload.id, 'not charged: automatic reload was turned off before the charge'],
-      );
+      await cancelUnchargedReload(deps.db, reload.id, 'not charged: automatic reload was turned off before the charge');
       return { outcome: 'cancelled: automatic reload was turned off' };
     }
     try {
@@ -313,11 +305,7 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
       await deps.db.transaction((tx) => failReloadIn(tx, reload, cause, err.payment_intent?.id ?? null));
       return { outcome: `failed: ${cause}` };
     }
-    await sqlRun(
-      deps.db,
-      `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
-      [reload.id, paymentIntentId],
-    );
+    await notePaymentIntent(deps.db, reload.id, paymentIntentId);
   }
   // LOCAL STAND-IN, never in production (localCheckout is false there): stripe-mock sends no events.
   if (deps.config.stripe.localCheckout)
