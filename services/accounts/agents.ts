@@ -14,8 +14,9 @@ import { issueAgentSigningKey, listWebhookEvents } from '../webhooks/agent-webho
 import { assertWebhookTarget } from '../webhooks/targets';
 import type { AgentCredentialRow, AgentRow, InstructionsVersionRow, MemberRow } from './rows';
 import type { SenderMember } from './sender-member';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 import { revokeAgentCredentials } from './agent-credential-rows';
+import { archiveAgent, insertAgent, updateAgentColumns } from './agent-rows';
 
 export type { SenderMember };
 
@@ -142,11 +143,13 @@ export async function createAgent(deps: Deps, auth: AuthContext, input: AgentInp
     if (dup) throw nameTaken(input.name);
     let agentId: string;
     try {
-      const [row] = await sqlRows<Pick<AgentRow, 'id'>>(
-        tx,
-        `INSERT INTO agents (member_id, name, display_name, description, webhook_url) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-        [auth.memberId, input.name, input.display_name ?? null, input.description ?? null, input.webhook_url ?? null],
-      );
+      const row = await insertAgent(tx, {
+        memberId: auth.memberId,
+        name: input.name,
+        displayName: input.display_name ?? null,
+        description: input.description ?? null,
+        webhookUrl: input.webhook_url ?? null,
+      });
       agentId = row.id;
     } catch (err) {
       if (isNameViolation(err)) throw nameTaken(input.name);
@@ -190,9 +193,13 @@ export async function updateAgent(
   );
   const signingKey = await deps.db.transaction(async (tx) => {
     if (!columns.length) return undefined;
-    const sets = columns.map((c, i) => `${c} = $${i + 2}`).join(', ');
     try {
-      await sqlRun(tx, `UPDATE agents SET ${sets} WHERE id = $1`, [agentId, ...columns.map((c) => patch[c])]);
+      await updateAgentColumns(
+        tx,
+        agentId,
+        columns,
+        columns.map((c) => patch[c]),
+      );
     } catch (err) {
       if (isNameViolation(err)) throw nameTaken(patch.name!);
       throw err;
@@ -211,11 +218,7 @@ export async function updateAgent(
 export async function deleteAgent(deps: Deps, auth: AuthContext, agentId: string) {
   await assertAgentOfMember(deps, auth, agentId);
   return deps.db.transaction(async (tx) => {
-    const [agent] = await sqlRows<{ deleted_at: Date }>(
-      tx,
-      `WITH changed AS (UPDATE agents SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at) SELECT * FROM changed`,
-      [agentId],
-    );
+    const agent = await archiveAgent(tx, agentId);
     if (!agent) throw errors.notFound('Agent');
     const revoked = await revokeAgentCredentials(tx, agentId);
     return {

@@ -23,7 +23,7 @@ import {
 } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
-import { BatchRow, deleteUnstartedDraft, insertBatchDraft, loadBatchRow, Queryable } from './rows';
+import { BatchRow, deleteUnstartedDraft, insertBatchDraft, insertRecipients, loadBatchRow, Queryable } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import {
@@ -37,7 +37,6 @@ import { checkSendAfter, recordBatchSendAfter } from './scheduled-send';
 import { UploadedFile, uploadBytes } from '../shared/uploads';
 import { createMergedBatchDraft, isHtmlTemplateFile } from './merged';
 import type { CreateBatchInput } from './create-input';
-import { sqlRun } from '../shared/sql';
 
 export type { CreateBatchInput };
 
@@ -83,30 +82,6 @@ function nextStepAfterDraft(deps: Deps, r: BatchRow) {
       `Check recipients.skipped_rows and pricing, then POST confirm to print ${r.valid} pieces (${pay}). ` +
       `The draft expires at ${r.expires_at.toISOString()}; DELETE cancels it.`,
   };
-}
-
-/** Inserts recipients in multi-row batches (one unnest INSERT per 1,000 rows). */
-async function insertRecipients(tx: Queryable, batchId: string, recipients: Recipient[]): Promise<void> {
-  const CHUNK = 1000;
-  for (let start = 0; start < recipients.length; start += CHUNK) {
-    const part = recipients.slice(start, start + CHUNK);
-    await sqlRun(
-      tx,
-      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip)
-       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-      [
-        batchId,
-        part.map((_, i) => start + i + 1),
-        part.map((r) => r.row),
-        part.map((r) => r.name),
-        part.map((r) => r.line1),
-        part.map((r) => r.line2),
-        part.map((r) => r.city),
-        part.map((r) => r.state),
-        part.map((r) => r.zip),
-      ],
-    );
-  }
 }
 
 export async function createBatchDraft(

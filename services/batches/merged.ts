@@ -22,9 +22,12 @@ import {
   cancelUnrenderedBatch,
   countRenderedRows,
   deleteUnstartedRendering,
+  dropSkippedRecipients,
   insertBatchDraft,
+  insertMergeRows,
   loadBatchRow,
   Queryable,
+  saveRenderOutcomes,
   setRenderedDraft,
 } from './rows';
 import { batchUrl, toBatchObject } from './batch-view';
@@ -36,7 +39,7 @@ import { templateForMerge } from '../templates/templates';
 import { MergedRenderer } from '../templates/merged-render';
 import { batchRenderWorkflowId, BatchRenderWorkflowInput } from '../../workflows/batches/contracts';
 import type { CreateBatchInput } from './create-input';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 
 export const BATCH_RENDER_WORKFLOW = 'batchRenderWorkflow';
 /** Rows one render activity takes; it saves their outcomes every MERGE_SAVE_EVERY rows. */
@@ -190,34 +193,6 @@ export async function createMergedBatchDraft(
   };
 }
 
-async function insertMergeRows(
-  tx: Queryable,
-  batchId: string,
-  rows: (Recipient & { values: Record<string, string> })[],
-) {
-  const CHUNK = 1000;
-  for (let start = 0; start < rows.length; start += CHUNK) {
-    const part = rows.slice(start, start + CHUNK);
-    await sqlRun(
-      tx,
-      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip, merge_variables)
-       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[])`,
-      [
-        batchId,
-        part.map((_, i) => start + i + 1),
-        part.map((r) => r.row),
-        part.map((r) => r.name),
-        part.map((r) => r.line1),
-        part.map((r) => r.line2),
-        part.map((r) => r.city),
-        part.map((r) => r.state),
-        part.map((r) => r.zip),
-        part.map((r) => JSON.stringify(r.values)),
-      ],
-    );
-  }
-}
-
 /**
  * Renders the next rows of a merged batch that have no outcome yet (at most
  * RENDER_ROWS_PER_ACTIVITY), saving outcomes every MERGE_SAVE_EVERY rows and calling
@@ -264,20 +239,7 @@ export async function renderMergedRows(
         return { seq: r.seq, status: 'rendered', pages: o.pageCount, key, reason: null };
       }),
     );
-    await sqlRun(
-      deps.db,
-      `UPDATE batch_recipients r SET render_status = u.status, render_pages = u.pages, document_key = u.key, skip_reason = u.reason
-         FROM unnest($2::int[], $3::text[], $4::int[], $5::text[], $6::text[]) AS u(seq, status, pages, key, reason)
-        WHERE r.batch_id = $1 AND r.seq = u.seq AND r.render_status IS NULL`,
-      [
-        batchId,
-        saved.map((s) => s.seq),
-        saved.map((s) => s.status),
-        saved.map((s) => s.pages),
-        saved.map((s) => s.key),
-        saved.map((s) => s.reason),
-      ],
-    );
+    await saveRenderOutcomes(deps.db, batchId, saved);
     await countRenderedRows(deps.db, batchId);
     const [{ done }] = await sqlRows<{ done: number }>(
       deps.db,
@@ -320,16 +282,7 @@ export async function finishMergedRendering(deps: Deps, batchId: string): Promis
         error: f.skip_reason ?? 'not rendered',
       })),
     ].sort((x, y) => x.row - y.row);
-    await sqlRun(tx, `DELETE FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped'`, [batchId]);
-    // Two steps, so no new number meets an old one under the primary key.
-    await sqlRun(tx, `UPDATE batch_recipients SET seq = seq + 1000000 WHERE batch_id = $1`, [batchId]);
-    await sqlRun(
-      tx,
-      `UPDATE batch_recipients r SET seq = n.new_seq
-         FROM (SELECT seq, row_number() OVER (ORDER BY seq)::int AS new_seq FROM batch_recipients WHERE batch_id = $1) n
-        WHERE r.batch_id = $1 AND r.seq = n.seq`,
-      [batchId],
-    );
+    await dropSkippedRecipients(tx, batchId);
     const [{ valid, pages }] = await sqlRows<{ valid: number; pages: number | null }>(
       tx,
       `SELECT count(*)::int AS valid, max(render_pages)::int AS pages FROM batch_recipients WHERE batch_id = $1`,

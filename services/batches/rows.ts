@@ -4,7 +4,7 @@
 // and every statement that writes the batches table.
 import type { EntityManager } from 'typeorm';
 import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/batches/pricing';
-import type { SkippedRow } from '../../domain/batches/recipients-csv';
+import type { Recipient, SkippedRow } from '../../domain/batches/recipients-csv';
 import type { BatchAddressCheck } from '../../domain/batches/address-summary';
 import type { BatchStatusName } from '../../workflows/batches/contracts';
 import { sqlRows, sqlRun } from '../shared/sql';
@@ -390,5 +390,99 @@ export async function markBatchFailed(
     `UPDATE batches SET status = 'failed', completed_at = now(), error_message = $2,
                   facility_notes = COALESCE($3, facility_notes), updated_at = now() WHERE id = $1`,
     [id, errorMessage, facilityNotes],
+  );
+}
+
+/** Inserts recipients in multi-row batches (one unnest INSERT per 1,000 rows). */
+export async function insertRecipients(tx: Queryable, batchId: string, recipients: Recipient[]): Promise<void> {
+  const CHUNK = 1000;
+  for (let start = 0; start < recipients.length; start += CHUNK) {
+    const part = recipients.slice(start, start + CHUNK);
+    await sqlRun(
+      tx,
+      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip)
+       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
+      [
+        batchId,
+        part.map((_, i) => start + i + 1),
+        part.map((r) => r.row),
+        part.map((r) => r.name),
+        part.map((r) => r.line1),
+        part.map((r) => r.line2),
+        part.map((r) => r.city),
+        part.map((r) => r.state),
+        part.map((r) => r.zip),
+      ],
+    );
+  }
+}
+
+/** Inserts a merged batch's rows with their merge variables (one unnest INSERT per 1,000 rows). */
+export async function insertMergeRows(
+  tx: Queryable,
+  batchId: string,
+  rows: (Recipient & { values: Record<string, string> })[],
+) {
+  const CHUNK = 1000;
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const part = rows.slice(start, start + CHUNK);
+    await sqlRun(
+      tx,
+      `INSERT INTO batch_recipients (batch_id, seq, source_row, name, line1, line2, city, state, zip, merge_variables)
+       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[])`,
+      [
+        batchId,
+        part.map((_, i) => start + i + 1),
+        part.map((r) => r.row),
+        part.map((r) => r.name),
+        part.map((r) => r.line1),
+        part.map((r) => r.line2),
+        part.map((r) => r.city),
+        part.map((r) => r.state),
+        part.map((r) => r.zip),
+        part.map((r) => JSON.stringify(r.values)),
+      ],
+    );
+  }
+}
+
+/** One merged row's render outcome, by its seq. */
+export interface RenderOutcome {
+  seq: number;
+  status: string;
+  pages: number | null;
+  key: string | null;
+  reason: string | null;
+}
+
+/** Records the render outcomes of rows that have none yet. */
+export async function saveRenderOutcomes(db: Queryable, batchId: string, saved: RenderOutcome[]): Promise<void> {
+  await sqlRun(
+    db,
+    `UPDATE batch_recipients r SET render_status = u.status, render_pages = u.pages, document_key = u.key, skip_reason = u.reason
+         FROM unnest($2::int[], $3::text[], $4::int[], $5::text[], $6::text[]) AS u(seq, status, pages, key, reason)
+        WHERE r.batch_id = $1 AND r.seq = u.seq AND r.render_status IS NULL`,
+    [
+      batchId,
+      saved.map((s) => s.seq),
+      saved.map((s) => s.status),
+      saved.map((s) => s.pages),
+      saved.map((s) => s.key),
+      saved.map((s) => s.reason),
+    ],
+  );
+}
+
+/** Drops the rows whose render failed and numbers the others 1..valid again, in seq order. */
+export async function dropSkippedRecipients(tx: Queryable, batchId: string): Promise<void> {
+  await sqlRun(tx, `DELETE FROM batch_recipients WHERE batch_id = $1 AND render_status = 'skipped'`, [batchId]);
+  // Two steps, so no new number meets an old one under the primary key.
+  await sqlRun(tx, `UPDATE batch_recipients SET seq = seq + 1000000 WHERE batch_id = $1`, [batchId]);
+  await sqlRun(
+    tx,
+    `UPDATE batch_recipients r SET seq = n.new_seq
+         FROM (SELECT seq, row_number() OVER (ORDER BY seq)::int AS new_seq FROM batch_recipients WHERE batch_id = $1) n
+        WHERE r.batch_id = $1 AND r.seq = n.seq`,
+    [batchId],
   );
 }

@@ -28,6 +28,8 @@ import {
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { type CardSetupRow, insertCardSetup } from './card-setup-rows';
+import { cancelUnchargedReload, failPendingReload, insertAutoReload, notePaymentIntent } from './purchase-rows';
+import { disarmReload, insertReloadSettings, turnReloadOff, updateReloadSettings } from './auto-reload-settings-rows';
 
 type Queryable = Pick<EntityManager, 'query'>;
 
@@ -93,22 +95,8 @@ export async function saveAutoReloadSettings(
     );
     if (s.enabled && !current?.payment_method_id) throw new NoCardSaved('save a card before turning reload on');
     // Off (no card yet): an insert, which a concurrent first save may have made already.
-    if (!current)
-      await sqlRun(
-        tx,
-        `INSERT INTO auto_reload_settings (member_id, threshold_cents, amount_cents) VALUES ($1, $2, $3)
-         ON CONFLICT (member_id) DO UPDATE SET threshold_cents = $2, amount_cents = $3, updated_at = now()`,
-        [memberId, s.thresholdCents, s.amountCents],
-      );
-    else
-      await sqlRun(
-        tx,
-        `UPDATE auto_reload_settings
-            SET enabled = $2, threshold_cents = $3, amount_cents = $4, armed = $2,
-                disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-          WHERE member_id = $1`,
-        [memberId, s.enabled, s.thresholdCents, s.amountCents],
-      );
+    if (!current) await insertReloadSettings(tx, memberId, s.thresholdCents, s.amountCents);
+    else await updateReloadSettings(tx, memberId, s.enabled, s.thresholdCents, s.amountCents);
   });
 }
 
@@ -201,14 +189,16 @@ export async function noteDebitForAutoReload(
     d.afterCents,
   );
   if (!due) return null;
-  const [row] = await sqlRows<Pick<PurchaseRow, 'id'>>(
-    tx,
-    `INSERT INTO credit_purchases (member_id, kind, customer_id, requested_cents, payment_method_id, threshold_cents, crossed_by)
-     VALUES ($1, 'auto_reload', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
-    [d.memberId, s.customer_id, s.amount_cents, s.payment_method_id, s.threshold_cents, d.debitKey],
-  );
+  const row = await insertAutoReload(tx, [
+    d.memberId,
+    s.customer_id,
+    s.amount_cents,
+    s.payment_method_id,
+    s.threshold_cents,
+    d.debitKey,
+  ]);
   if (!row) return null;
-  await sqlRun(tx, `UPDATE auto_reload_settings SET armed = false WHERE member_id = $1`, [d.memberId]);
+  await disarmReload(tx, d.memberId);
   const purchaseId: string = row.id;
   afterCommit(tx, () => {
     startAutoReloadWorkflow(deps, purchaseId, d.memberId).catch((err) =>
@@ -258,21 +248,9 @@ export async function failReloadIn(
 ): Promise<boolean> {
   // Through sqlRows: a raw UPDATE answers [rows, count], whose length was always 2, so a
   // reload settled already was failed again and turned reload off.
-  const failed = await sqlRows<Pick<PurchaseRow, 'id'>>(
-    tx,
-    `UPDATE credit_purchases
-        SET status = 'failed', failure_reason = $2, payment_intent_id = COALESCE(payment_intent_id, $3), updated_at = now()
-      WHERE id = $1 AND status = 'pending' RETURNING id`,
-    [reload.id, cause, paymentIntentId],
-  );
+  const failed = await failPendingReload(tx, reload.id, cause, paymentIntentId);
   if (!failed.length) return false;
-  await sqlRun(
-    tx,
-    `UPDATE auto_reload_settings
-        SET enabled = false, armed = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
-      WHERE member_id = $1`,
-    [reload.member_id, reloadFailureReason(reload.requested_cents, cause)],
-  );
+  await turnReloadOff(tx, reload.member_id, reloadFailureReason(reload.requested_cents, cause));
   return true;
 }
 
@@ -303,12 +281,7 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
   let paymentIntentId = reload.payment_intent_id;
   if (!paymentIntentId) {
     if (!reload.enabled) {
-      await sqlRun(
-        deps.db,
-        `UPDATE credit_purchases SET status = 'cancelled', failure_reason = $2, updated_at = now()
-          WHERE id = $1 AND status = 'pending' AND payment_intent_id IS NULL`,
-        [reload.id, 'not charged: automatic reload was turned off before the charge'],
-      );
+      await cancelUnchargedReload(deps.db, reload.id, 'not charged: automatic reload was turned off before the charge');
       return { outcome: 'cancelled: automatic reload was turned off' };
     }
     try {
@@ -332,11 +305,7 @@ export async function chargeAutoReload(deps: Deps, purchaseId: string): Promise<
       await deps.db.transaction((tx) => failReloadIn(tx, reload, cause, err.payment_intent?.id ?? null));
       return { outcome: `failed: ${cause}` };
     }
-    await sqlRun(
-      deps.db,
-      `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
-      [reload.id, paymentIntentId],
-    );
+    await notePaymentIntent(deps.db, reload.id, paymentIntentId);
   }
   // LOCAL STAND-IN, never in production (localCheckout is false there): stripe-mock sends no events.
   if (deps.config.stripe.localCheckout)

@@ -28,6 +28,19 @@ import { customerFor, stripeClient, StripeUnavailable, type PurchaseRow } from '
 import { noteCreditsMovement } from '../notifications/notices';
 import { sqlRows, sqlRun } from '../shared/sql';
 import { insertSavedCardSetup, markCardSetupSaved } from './card-setup-rows';
+import { saveReloadCard } from './auto-reload-settings-rows';
+import {
+  addPurchaseDispute,
+  addPurchaseRefund,
+  insertCheckoutPurchase,
+  insertSessionPurchase,
+  markReloadPaid,
+  markSessionFailed,
+  markSessionPaid,
+  notePaymentIntent,
+  restorePurchaseDispute,
+  setPurchaseReceipt,
+} from './purchase-rows';
 
 export { stripeClient, StripeUnavailable, type PurchaseRow } from './stripe';
 
@@ -112,12 +125,7 @@ export async function startCheckout(
     }
     throw err;
   }
-  const [row] = await sqlRows<Pick<PurchaseRow, 'id'>>(
-    deps.db,
-    `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
-     VALUES ($1, $2, $3, $4) RETURNING id`,
-    [memberId, session.id, customer, amountCents],
-  );
+  const row = await insertCheckoutPurchase(deps.db, memberId, session.id, customer, amountCents);
   const redirectUrl = deps.config.stripe.localCheckout
     ? `${deps.config.siteUrl}/console/billing/checkout/${row.id}`
     : session.url;
@@ -319,12 +327,7 @@ async function sessionPurchase(tx: EntityManager, s: Stripe.Checkout.Session): P
   const memberId = await memberOfSession(tx, s);
   if (!memberId) return null;
   const customer = idOf(s.customer);
-  await sqlRun(
-    tx,
-    `INSERT INTO credit_purchases (member_id, stripe_session_id, customer_id, requested_cents)
-     VALUES ($1, $2, $3, $4) ON CONFLICT (stripe_session_id) DO NOTHING`,
-    [memberId, s.id, customer, s.amount_total],
-  );
+  await insertSessionPurchase(tx, memberId, s.id, customer, s.amount_total);
   const [row] = await sqlRows<PurchaseRow>(
     tx,
     `SELECT * FROM credit_purchases WHERE stripe_session_id = $1 FOR UPDATE`,
@@ -362,15 +365,7 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
     referenceId: purchase.id,
     description: `Credits bought with Stripe Checkout (${formatCents(s.amount_total)})`,
   });
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases
-        SET status = CASE WHEN status IN ('pending','failed') THEN 'paid' ELSE status END,
-            paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), invoice_id = COALESCE(invoice_id, $4),
-            failure_reason = NULL, updated_at = now()
-      WHERE id = $1`,
-    [purchase.id, s.amount_total, idOf(s.payment_intent), idOf(s.invoice)],
-  );
+  await markSessionPaid(tx, [purchase.id, s.amount_total, idOf(s.payment_intent), idOf(s.invoice)]);
   if (!added) return 'already fulfilled';
   await noteCreditsMovement(tx, purchase, 'bought', s.amount_total, stripeEntryKeys.session(s.id));
   const amountCents = s.amount_total;
@@ -384,11 +379,7 @@ async function fulfilSession(tx: EntityManager, s: Stripe.Checkout.Session, afte
 async function noteSession(tx: EntityManager, s: Stripe.Checkout.Session): Promise<string> {
   const purchase = await sessionPurchase(tx, s);
   if (!purchase) return 'ignored: session of an unknown member or customer';
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases SET payment_intent_id = COALESCE(payment_intent_id, $2), updated_at = now() WHERE id = $1`,
-    [purchase.id, idOf(s.payment_intent)],
-  );
+  await notePaymentIntent(tx, purchase.id, idOf(s.payment_intent));
   return `awaiting payment (${s.payment_status})`;
 }
 
@@ -396,11 +387,7 @@ async function failSession(tx: EntityManager, s: Stripe.Checkout.Session): Promi
   const purchase = await sessionPurchase(tx, s);
   if (!purchase) return 'ignored: session of an unknown member or customer';
   if (purchase.status !== 'pending') return `payment failed: purchase left ${purchase.status}`;
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases SET status = 'failed', failure_reason = 'the payment failed', updated_at = now() WHERE id = $1`,
-    [purchase.id],
-  );
+  await markSessionFailed(tx, purchase.id);
   return 'marked failed';
 }
 
@@ -430,15 +417,7 @@ async function refundCharge(tx: EntityManager, charge: Stripe.Charge, after: Not
   });
   if (!added) return 'refund already taken';
   await noteCreditsMovement(tx, purchase, 'refunded', delta, stripeEntryKeys.refund(charge.id, charge.amount_refunded));
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases
-        SET refunded_cents = refunded_cents + $2,
-            status = CASE WHEN refunded_cents + $2 >= paid_cents AND status <> 'disputed' THEN 'refunded' ELSE status END,
-            receipt_url = COALESCE(receipt_url, $3), updated_at = now()
-      WHERE id = $1`,
-    [purchase.id, delta, charge.receipt_url ?? null],
-  );
+  await addPurchaseRefund(tx, purchase.id, delta, charge.receipt_url ?? null);
   after.push(() =>
     paymentHooks.creditsRefunded?.({ memberId: purchase.member_id, purchaseId: purchase.id, amountCents: delta }),
   );
@@ -457,11 +436,7 @@ async function disputeOpened(tx: EntityManager, dispute: Stripe.Dispute, after: 
   });
   if (!added) return 'dispute already taken';
   await noteCreditsMovement(tx, purchase, 'dispute_opened', dispute.amount, stripeEntryKeys.disputeOpened(dispute.id));
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases SET disputed_cents = disputed_cents + $2, status = 'disputed', updated_at = now() WHERE id = $1`,
-    [purchase.id, dispute.amount],
-  );
+  await addPurchaseDispute(tx, purchase.id, dispute.amount);
   after.push(() =>
     paymentHooks.creditsDisputed?.({
       memberId: purchase.member_id,
@@ -495,16 +470,7 @@ async function disputeClosed(tx: EntityManager, dispute: Stripe.Dispute, after: 
   });
   if (!added) return 'dispute already restored';
   await noteCreditsMovement(tx, purchase, 'dispute_won', restored, stripeEntryKeys.disputeWon(dispute.id));
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases
-        SET disputed_cents = disputed_cents - $2,
-            status = CASE WHEN disputed_cents - $2 > 0 THEN 'disputed'
-                          WHEN refunded_cents >= paid_cents THEN 'refunded' ELSE 'paid' END,
-            updated_at = now()
-      WHERE id = $1`,
-    [purchase.id, restored],
-  );
+  await restorePurchaseDispute(tx, purchase.id, restored);
   after.push(() =>
     paymentHooks.creditsDisputed?.({
       memberId: purchase.member_id,
@@ -581,14 +547,7 @@ async function saveCard(tx: EntityManager, s: Stripe.Checkout.Session, card: Sav
       startedAt,
     });
   if (newer) return 'card saved, not used: a card saved later is in use';
-  await sqlRun(
-    tx,
-    `INSERT INTO auto_reload_settings (member_id, payment_method_id, card_brand, card_last4, card_saved_at)
-     VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (member_id) DO UPDATE
-       SET payment_method_id = $2, card_brand = $3, card_last4 = $4, card_saved_at = now(), updated_at = now()`,
-    [memberId, card.paymentMethodId, card.brand, card.last4],
-  );
+  await saveReloadCard(tx, memberId, card.paymentMethodId, card.brand, card.last4);
   return `card saved (${card.brand ?? 'card'} ${card.last4 ?? card.paymentMethodId})`;
 }
 
@@ -629,14 +588,7 @@ async function reloadSucceeded(tx: EntityManager, pi: Stripe.PaymentIntent, afte
     description: `Automatic reload with Stripe (${formatCents(amountCents)})`,
   });
   // Paid even when an earlier answer failed it: the money was received.
-  await sqlRun(
-    tx,
-    `UPDATE credit_purchases
-        SET status = CASE WHEN status IN ('pending','failed','cancelled') THEN 'paid' ELSE status END,
-            paid_cents = $2, payment_intent_id = COALESCE(payment_intent_id, $3), failure_reason = NULL, updated_at = now()
-      WHERE id = $1`,
-    [reload.id, amountCents, pi.id],
-  );
+  await markReloadPaid(tx, reload.id, amountCents, pi.id);
   if (!added) return 'already credited';
   await noteCreditsMovement(tx, reload, 'bought', amountCents, stripeEntryKeys.paymentIntent(pi.id));
   after.push(() => paymentHooks.creditsBought?.({ memberId: reload.member_id, purchaseId: reload.id, amountCents }));
@@ -702,8 +654,5 @@ export async function recordReceipt(deps: Deps, eventId: string): Promise<void> 
 }
 
 async function setReceipt(deps: Deps, purchaseId: string, url: string): Promise<void> {
-  await sqlRun(deps.db, `UPDATE credit_purchases SET receipt_url = $2 WHERE id = $1 AND receipt_url IS NULL`, [
-    purchaseId,
-    url,
-  ]);
+  await setPurchaseReceipt(deps.db, purchaseId, url);
 }

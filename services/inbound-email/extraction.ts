@@ -19,6 +19,16 @@ import { docxText, pdfMetadata, pdfPageTexts } from './document-tools';
 import { OCR_DPI, OCR_LANGUAGE, ocrImage, OcrRun, ocrPdfPages } from './ocr';
 import type { InboundMailFileRow, InboundMailItemRow, PostalThreadRow } from './rows';
 import { sqlRows, sqlRun } from '../shared/sql';
+import { extendThread, insertThread } from './thread-rows';
+import {
+  failCapturedItem,
+  failUnextractedItem,
+  markItemStored,
+  setFileStatus,
+  setItemAnalysis,
+  setItemExtracted,
+  setItemThread,
+} from './item-rows';
 
 /** Longest text kept in one extraction row (the spec's OCR page limit). */
 const TEXT_ROW_MAX = 32_000;
@@ -85,14 +95,6 @@ async function loadFile(deps: Deps, fileId: string): Promise<InboundMailFileRow>
   return file;
 }
 
-async function setFileStatus(tx: Tx, fileId: string, status: string, pageCount?: number | null): Promise<void> {
-  await sqlRun(
-    tx,
-    `UPDATE inbound_mail_files SET extraction_status = $2, page_count = COALESCE($3, page_count) WHERE id = $1`,
-    [fileId, status, pageCount ?? null],
-  );
-}
-
 async function itemEvent(
   deps: Deps,
   itemId: string,
@@ -157,19 +159,15 @@ export async function verifyInboundStorage(
     const body = await deps.storage.get(f.storage_key);
     const sha = createHash('sha256').update(body).digest('hex');
     if (body.length !== Number(f.size_bytes) || sha !== f.sha256) {
-      await sqlRun(
+      await failCapturedItem(
         deps.db,
-        `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status = 'captured'`,
-        [itemId, `stored object ${f.filename} does not match its recorded size and SHA-256`],
+        itemId,
+        `stored object ${f.filename} does not match its recorded size and SHA-256`,
       );
       return { status: 'failed', attachmentIds };
     }
   }
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = 'stored', updated_at = now() WHERE id = $1 AND status = 'captured'`,
-    [itemId],
-  );
+  await markItemStored(deps.db, itemId);
   await itemEvent(deps, itemId, 'inbound.received', null);
   return { status: 'stored', attachmentIds };
 }
@@ -477,21 +475,16 @@ export async function analyseInboundItem(
         ],
       );
     }
-    await sqlRun(
-      tx,
-      `UPDATE inbound_mail_items SET category = $2, suggested_action = $3, summary = $4, sender = $5, recipient = $6, deadlines = $7,
-                  key_facts = $8, updated_at = now() WHERE id = $1`,
-      [
-        itemId,
-        a.category,
-        a.suggestedAction,
-        a.summary,
-        JSON.stringify(a.sender),
-        JSON.stringify(a.recipient),
-        JSON.stringify(a.deadlines),
-        JSON.stringify(a.keyFacts),
-      ],
-    );
+    await setItemAnalysis(tx, [
+      itemId,
+      a.category,
+      a.suggestedAction,
+      a.summary,
+      JSON.stringify(a.sender),
+      JSON.stringify(a.recipient),
+      JSON.stringify(a.deadlines),
+      JSON.stringify(a.keyFacts),
+    ]);
   });
   return { threadKeys: a.threadKeys, threadTitle: a.threadTitle };
 }
@@ -565,41 +558,23 @@ export async function matchInboundThread(
     let threadId: string;
     if (match) {
       threadId = match.id;
-      await sqlRun(
-        tx,
-        `UPDATE postal_threads SET
-                sender_keys = ARRAY(SELECT DISTINCT unnest(sender_keys || $2::text[])),
-                subject_keys = ARRAY(SELECT DISTINCT unnest(subject_keys || $3::text[])),
-                reference_keys = ARRAY(SELECT DISTINCT unnest(reference_keys || $4::text[])),
-                summary = $5, last_event_at = GREATEST(last_event_at, $6),
-                status = CASE WHEN status IN ('waiting', 'closed') THEN 'open' ELSE status END, updated_at = now()
-              WHERE id = $1`,
-        [threadId, k.senderKeys, k.subjectKeys, k.referenceKeys, item.summary, item.received_at],
-      );
+      await extendThread(tx, threadId, k, item.summary, item.received_at);
     } else {
-      const [created] = await sqlRows<Pick<PostalThreadRow, 'id'>>(
-        tx,
-        `INSERT INTO postal_threads (member_id, agent_id, test_mode, title, category, summary, sender_keys, subject_keys, reference_keys, last_event_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        [
-          item.member_id,
-          item.agent_id,
-          item.test_mode,
-          input.threadTitle,
-          item.category ?? 'other',
-          item.summary,
-          k.senderKeys,
-          k.subjectKeys,
-          k.referenceKeys,
-          item.received_at,
-        ],
-      );
+      const created = await insertThread(tx, [
+        item.member_id,
+        item.agent_id,
+        item.test_mode,
+        input.threadTitle,
+        item.category ?? 'other',
+        item.summary,
+        k.senderKeys,
+        k.subjectKeys,
+        k.referenceKeys,
+        item.received_at,
+      ]);
       threadId = created.id;
     }
-    await sqlRun(tx, `UPDATE inbound_mail_items SET thread_id = $2, updated_at = now() WHERE id = $1`, [
-      input.itemId,
-      threadId,
-    ]);
+    await setItemThread(tx, input.itemId, threadId);
     await replaceExtractions(tx, input.itemId, { sources: ['thread_matcher'] }, [
       {
         fileId: null,
@@ -650,21 +625,12 @@ export async function finishInboundItem(deps: Deps, itemId: string): Promise<{ s
     reasons.push('attachment_content_type_mismatch');
   if (!category || category.confidence < LOW_CATEGORY_CONFIDENCE) reasons.push('low_confidence_category');
   const status = reasons.length ? 'needs_review' : 'extracted';
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = $2, review_reasons = $3, extracted_at = COALESCE(extracted_at, now()), updated_at = now()
-          WHERE id = $1 AND status IN ('stored', 'extracted', 'needs_review')`,
-    [itemId, status, JSON.stringify(reasons)],
-  );
+  await setItemExtracted(deps.db, itemId, status, JSON.stringify(reasons));
   const ocrStatus = ocr.pages === 0 ? null : ocr.unreadable + ocr.low_confidence > 0 ? 'needs_review' : 'ready';
   await itemEvent(deps, itemId, 'inbound.context_ready', ocrStatus);
   return { status };
 }
 
 export async function failInboundItem(deps: Deps, input: { itemId: string; reason: string }): Promise<void> {
-  await sqlRun(
-    deps.db,
-    `UPDATE inbound_mail_items SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('captured', 'stored')`,
-    [input.itemId, input.reason.slice(0, 1000)],
-  );
+  await failUnextractedItem(deps.db, input.itemId, input.reason.slice(0, 1000));
 }

@@ -15,17 +15,12 @@ import {
   randomLocalPart,
   vanityProblem,
 } from '../../domain/inbound-email/aliases';
-import { updateReturning } from '../physical-inbound/item-records';
 import { iso, ownerFilter } from './caller-scope';
-import type { InboundForwardingAliasRow } from './rows';
+import { ALIAS_COLUMNS, type AliasRow, insertAlias, updateAlias } from './alias-rows';
 import { sqlRows } from '../shared/sql';
 
-export const ALIAS_COLUMNS = `id, member_id, agent_id, test_mode, label, alias_local_part, domain, alias_local_part || '@' || domain AS email, alias_type,
-  requested_alias_local_part, source_type, provider, handled_by, capture_method, automation_level, approval_mode, status,
-  last_received_at, metadata, created_at, updated_at`;
-
-/** An alias as ALIAS_COLUMNS reads it: its row and its address. */
-export type AliasRow = InboundForwardingAliasRow & { email: string };
+export { ALIAS_COLUMNS };
+export type { AliasRow };
 
 function shapeAlias(r: AliasRow) {
   return {
@@ -140,30 +135,23 @@ export async function createForwardingAddress(deps: Deps, auth: AuthContext, inp
 
   for (let attempt = 0; attempt < (requested ? 1 : RANDOM_ATTEMPTS); attempt++) {
     const localPart = requested ? requested.trim().toLowerCase() : randomLocalPart(randomBytes(10));
-    const rows = await sqlRows<AliasRow>(
-      deps.db,
-      `INSERT INTO inbound_forwarding_aliases (member_id, agent_id, test_mode, label, alias_local_part, domain, alias_type, requested_alias_local_part,
-                                              source_type, provider, handled_by, capture_method, automation_level, approval_mode, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT (lower(alias_local_part), lower(domain)) DO NOTHING RETURNING ${ALIAS_COLUMNS}`,
-      [
-        auth.memberId,
-        agentId,
-        auth.testMode,
-        input.label ?? 'Forwarded mail',
-        localPart,
-        deps.config.inboundEmailDomain,
-        input.alias_type,
-        requested,
-        input.source_type ?? 'email_forward',
-        input.provider ?? null,
-        handledBy,
-        input.capture_method ?? 'any',
-        input.automation_level ?? 'medium',
-        input.approval_mode ?? 'always_require',
-        JSON.stringify(input.metadata ?? {}),
-      ],
-    );
+    const rows = await insertAlias(deps.db, [
+      auth.memberId,
+      agentId,
+      auth.testMode,
+      input.label ?? 'Forwarded mail',
+      localPart,
+      deps.config.inboundEmailDomain,
+      input.alias_type,
+      requested,
+      input.source_type ?? 'email_forward',
+      input.provider ?? null,
+      handledBy,
+      input.capture_method ?? 'any',
+      input.automation_level ?? 'medium',
+      input.approval_mode ?? 'always_require',
+      JSON.stringify(input.metadata ?? {}),
+    ]);
     if (rows.length) return { forwarding_address: shapeAlias(rows[0]) };
   }
   if (requested) {
@@ -206,24 +194,18 @@ export async function updateForwardingAddress(deps: Deps, auth: AuthContext, id:
   if (handledBy === 'agent' && !agentId) {
     throw errors.validation([{ path: 'handled_by', message: 'handled_by agent needs an agent_id' }]);
   }
-  const [updated] = await updateReturning<AliasRow>(
-    deps.db,
-    `UPDATE inbound_forwarding_aliases SET label = $2, agent_id = $3, source_type = $4, provider = $5, handled_by = $6, capture_method = $7,
-            automation_level = $8, approval_mode = $9, status = $10, metadata = $11, updated_at = now()
-      WHERE id = $1 RETURNING ${ALIAS_COLUMNS}`,
-    [
-      id,
-      input.label ?? current.label,
-      agentId,
-      input.source_type ?? current.source_type,
-      input.provider !== undefined ? input.provider : current.provider,
-      handledBy,
-      input.capture_method ?? current.capture_method,
-      input.automation_level ?? current.automation_level,
-      input.approval_mode ?? current.approval_mode,
-      input.status ?? current.status,
-      JSON.stringify(input.metadata ?? current.metadata ?? {}),
-    ],
-  );
+  const [updated] = await updateAlias(deps.db, [
+    id,
+    input.label ?? current.label,
+    agentId,
+    input.source_type ?? current.source_type,
+    input.provider !== undefined ? input.provider : current.provider,
+    handledBy,
+    input.capture_method ?? current.capture_method,
+    input.automation_level ?? current.automation_level,
+    input.approval_mode ?? current.approval_mode,
+    input.status ?? current.status,
+    JSON.stringify(input.metadata ?? current.metadata ?? {}),
+  ]);
   return { forwarding_address: shapeAlias(updated) };
 }

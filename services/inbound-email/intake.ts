@@ -25,6 +25,8 @@ import type { inboundExtractionWorkflow } from '../../workflows/inbound-email/in
 import { AgentId, MemberId, ObjectId, ObjectStatus, TestMode } from '../../workflows/shared/search-attributes';
 import type { Deps } from '../shared/deps';
 import type { InboundMailItemRow } from './rows';
+import { touchAliasReceived } from './alias-rows';
+import { insertCapturedItem, insertItemFile } from './item-rows';
 import { sqlRows, sqlRun } from '../shared/sql';
 
 export type CaptureMethod = 'smtp' | 'http';
@@ -246,52 +248,39 @@ export async function receiveEmail(deps: Deps, input: IntakeInput): Promise<Inta
 
   try {
     const inserted = await deps.db.transaction(async (tx) => {
-      const rows = await sqlRows<Pick<InboundMailItemRow, 'id'>>(
-        tx,
-        `INSERT INTO inbound_mail_items (id, member_id, agent_id, alias_id, test_mode, status, capture_method, envelope_from, envelope_to,
-                                         message_id, from_name, from_address, subject, body_text, headers)
-         VALUES ($1, $2, $3, $4, $5, 'captured', $6, $7, $8, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT (alias_id, message_id) WHERE message_id IS NOT NULL DO NOTHING RETURNING id`,
-        [
-          itemId,
-          alias.member_id,
-          alias.agent_id,
-          alias.id,
-          alias.test_mode,
-          input.captureMethod,
-          input.envelopeFrom ?? null,
-          recipient.toLowerCase(),
-          messageId,
-          from?.name || null,
-          from?.address?.toLowerCase() || null,
-          parsed.subject ?? '',
-          (parsed.text ?? '').slice(0, BODY_TEXT_MAX),
-          JSON.stringify(headers),
-        ],
-      );
+      const rows = await insertCapturedItem(tx, [
+        itemId,
+        alias.member_id,
+        alias.agent_id,
+        alias.id,
+        alias.test_mode,
+        input.captureMethod,
+        input.envelopeFrom ?? null,
+        recipient.toLowerCase(),
+        messageId,
+        from?.name || null,
+        from?.address?.toLowerCase() || null,
+        parsed.subject ?? '',
+        (parsed.text ?? '').slice(0, BODY_TEXT_MAX),
+        JSON.stringify(headers),
+      ]);
       if (!rows.length) return false;
       for (const [position, o] of objects.entries()) {
-        await sqlRun(
-          tx,
-          `INSERT INTO inbound_mail_files (id, inbound_mail_item_id, kind, position, filename, content_type, declared_content_type,
-                                           content_type_mismatch, size_bytes, sha256, storage_key)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-          [
-            o.fileId,
-            itemId,
-            o.kind,
-            position,
-            o.filename,
-            o.contentType,
-            o.declaredContentType,
-            o.mismatch,
-            o.size,
-            o.sha256,
-            o.key,
-          ],
-        );
+        await insertItemFile(tx, [
+          o.fileId,
+          itemId,
+          o.kind,
+          position,
+          o.filename,
+          o.contentType,
+          o.declaredContentType,
+          o.mismatch,
+          o.size,
+          o.sha256,
+          o.key,
+        ]);
       }
-      await sqlRun(tx, `UPDATE inbound_forwarding_aliases SET last_received_at = now() WHERE id = $1`, [alias.id]);
+      await touchAliasReceived(tx, alias.id);
       // Started before the commit: a failed start rolls the item back; a lost commit is
       // noticed by the workflow, which then removes the objects.
       await deps.temporal.workflow.start<typeof inboundExtractionWorkflow>(INBOUND_EXTRACTION_WORKFLOW, {

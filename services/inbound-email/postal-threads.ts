@@ -10,7 +10,8 @@ import { errors } from '../../domain/shared/errors';
 import { iso, ownerFilter } from './caller-scope';
 import type { InboundMailItemRow, PostalThreadRow } from './rows';
 import { linkedOutbound } from './inbound-context';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
+import { updateThreadStatusTitle } from './thread-rows';
 
 export interface ListThreadsInput {
   limit: number;
@@ -86,11 +87,7 @@ export async function updatePostalThread(
   input: { status?: string; title?: string },
 ) {
   const current = await loadThread(deps, auth, id);
-  await sqlRun(deps.db, `UPDATE postal_threads SET status = $2, title = $3, updated_at = now() WHERE id = $1`, [
-    id,
-    input.status ?? current.status,
-    input.title ?? current.title,
-  ]);
+  await updateThreadStatusTitle(deps.db, id, input.status ?? current.status, input.title ?? current.title);
   return getPostalThread(deps, auth, { id, include: [] });
 }
 

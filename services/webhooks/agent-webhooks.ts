@@ -26,8 +26,9 @@ import { encryptSecret } from '../../domain/shared/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/webhooks/signatures';
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows } from '../shared/sql';
 import { requeueFailedDelivery } from './delivery-rows';
+import { setAgentSigningKey, updateAgentWebhookSettings } from '../accounts/agent-rows';
 
 export { assertWebhookTarget };
 
@@ -103,11 +104,7 @@ export async function issueAgentSigningKey(
   );
   if (!row?.webhook_url || (row.webhook_signing_key_id && !rotate)) return null;
   const key = generateLegacySigningKey();
-  await sqlRun(tx, `UPDATE agents SET webhook_signing_key_id = $2, webhook_signing_secret_enc = $3 WHERE id = $1`, [
-    agentId,
-    key.keyId,
-    encryptSecret(deps.config.appEncryptionKey, key.secret),
-  ]);
+  await setAgentSigningKey(tx, agentId, key.keyId, encryptSecret(deps.config.appEncryptionKey, key.secret));
   return { webhook_signing_key: legacySigningKeyValue(key), signing_key_id: key.keyId };
 }
 
@@ -147,22 +144,15 @@ export async function updateWebhookSettings(
     if (input.rotate_signing_key && !url) {
       throw errors.validation([{ path: 'rotate_signing_key', message: 'The agent has no webhook URL to sign for' }]);
     }
-    const [updated]: AgentWebhookRow[] = await sqlRows<AgentWebhookRow>(
-      tx,
-      `UPDATE agents SET webhook_url = $2, webhook_enabled = $3, webhook_event_types = $4, webhook_auth_type = $5,
-              webhook_auth_token_enc = $6, webhook_auth_header_name = $7, webhook_payload_format = $8
-        WHERE id = $1 RETURNING *`,
-      [
-        agentId,
-        url,
-        input.enabled ?? row.webhook_enabled,
-        input.event_types ?? row.webhook_event_types,
-        authType,
-        tokenEnc,
-        authType === 'header' ? headerName : null,
-        input.payload_format ?? row.webhook_payload_format,
-      ],
-    );
+    const [updated]: AgentWebhookRow[] = await updateAgentWebhookSettings<AgentWebhookRow>(tx, agentId, {
+      url,
+      enabled: input.enabled ?? row.webhook_enabled,
+      eventTypes: input.event_types ?? row.webhook_event_types,
+      authType,
+      authTokenEnc: tokenEnc,
+      authHeaderName: authType === 'header' ? headerName : null,
+      payloadFormat: input.payload_format ?? row.webhook_payload_format,
+    });
     const issued = await issueAgentSigningKey(deps, tx, agentId, input.rotate_signing_key ?? false);
     const view = settingsView(updated);
     return issued

@@ -12,17 +12,7 @@ const DIRS = ['api', 'services', 'activities', 'scripts', 'worker'];
 const SKIPPED = ['scripts/stack.ts', 'scripts/codemods'];
 
 /** Tables still written from more than one file, each with why. */
-const EXCEPTIONS: Record<string, string> = {
-  agents:
-    'not moved yet: agent records (accounts/agents.ts) and their legacy webhook settings (webhooks/agent-webhooks.ts)',
-  batch_recipients: 'not moved yet: into services/batches/rows.ts (drafts.ts and merged.ts)',
-  auto_reload_settings: 'not moved yet: billing/auto-reload.ts and billing/payments.ts',
-  credit_purchases: 'not moved yet: billing/auto-reload.ts and billing/payments.ts (about 15 statements)',
-  postal_threads: 'not moved yet: inbound-email/extraction.ts and postal-threads.ts',
-  inbound_mail_items: 'not moved yet: inbound-email/extraction.ts and intake.ts',
-  inbound_mail_files: 'not moved yet: inbound-email/extraction.ts and intake.ts',
-  inbound_forwarding_aliases: 'not moved yet: inbound-email/forwarding-addresses.ts and intake.ts',
-};
+const EXCEPTIONS: Record<string, string> = {};
 
 function tsFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir)).flatMap((name) => {
