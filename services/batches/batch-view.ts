@@ -8,8 +8,8 @@ import { canSee, resolveAgentFilter } from '../shared/scoping';
 import type { DomainEvent } from '../webhooks/events';
 import { errors } from '../../domain/shared/errors';
 import type { BatchEventType, BatchStatusName } from '../../workflows/batches/contracts';
-import { BatchPieceRow, BatchRecipientRow, BatchRow, CountRow, loadBatchRow, Queryable } from './rows';
-import { sqlRows } from '../shared/sql';
+import { BatchPieceRow, BatchRecipientRow, BatchRow, CountRow, loadBatchRow } from './rows';
+import { type Queryable, sqlRows } from '../shared/sql';
 
 export const PIECES_SHOWN_ON_GET = 50;
 export const BATCH_ID_PATTERN = /^bat_[a-f0-9]{24}$/;

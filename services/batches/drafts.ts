@@ -23,7 +23,8 @@ import {
 } from '../../domain/batches/recipients-csv';
 import { checkBatchAddresses } from '../../domain/batches/address-summary';
 import { countPdfPages } from '../../domain/outbound-mail/documents';
-import { BatchRow, deleteUnstartedDraft, insertBatchDraft, insertRecipients, loadBatchRow, Queryable } from './rows';
+import { BatchRow, deleteUnstartedDraft, insertBatchDraft, insertRecipients, loadBatchRow } from './rows';
+import type { Queryable } from '../shared/sql';
 import { batchUrl, toBatchObject } from './batch-view';
 import { assertMarketingMinimum, assertPagesFit } from './estimate';
 import {

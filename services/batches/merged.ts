@@ -26,7 +26,6 @@ import {
   insertBatchDraft,
   insertMergeRows,
   loadBatchRow,
-  Queryable,
   saveRenderOutcomes,
   setRenderedDraft,
 } from './rows';
@@ -39,7 +38,7 @@ import { templateForMerge } from '../templates/templates';
 import { MergedRenderer } from '../templates/merged-render';
 import { batchRenderWorkflowId, BatchRenderWorkflowInput } from '../../workflows/batches/contracts';
 import type { CreateBatchInput } from './create-input';
-import { sqlRows } from '../shared/sql';
+import { type Queryable, sqlRows } from '../shared/sql';
 
 export const BATCH_RENDER_WORKFLOW = 'batchRenderWorkflow';
 /** Rows one render activity takes; it saves their outcomes every MERGE_SAVE_EVERY rows. */

@@ -7,7 +7,7 @@ import type { BatchMailingClass, BatchMailType, BatchPrice } from '../../domain/
 import type { Recipient, SkippedRow } from '../../domain/batches/recipients-csv';
 import type { BatchAddressCheck } from '../../domain/batches/address-summary';
 import type { BatchStatusName } from '../../workflows/batches/contracts';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** A batches row; its price columns are the BatchPrice stored at draft time. */
 export interface BatchRow extends BatchPrice {
@@ -97,9 +97,6 @@ export interface BatchPieceRow {
 export interface CountRow {
   total: number;
 }
-
-/** What reads and writes need of a DataSource or a transaction's EntityManager. */
-export type Queryable = Pick<EntityManager, 'query'>;
 
 export async function loadBatchRow(
   db: Queryable,

@@ -3,12 +3,10 @@
 // its pieces are generated (submitted) its workflow holds it from the facility until
 // send_after (workflows/batches/batch.ts). This module owns the API's side: storing the
 // time with the draft, the workflow input that carries it and the facility's filter.
-import type { EntityManager } from 'typeorm';
 import { heldFromFacility } from '../../domain/workflow-safe/send-after';
 import { checkSendAfter, RELEASED_TO_FACILITY_SQL } from '../outbound-mail/scheduled-send';
 import { setBatchSendAfter } from './rows';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import type { Queryable } from '../shared/sql';
 
 export { checkSendAfter, heldFromFacility, RELEASED_TO_FACILITY_SQL };
 

@@ -26,12 +26,10 @@ import {
   type AutoReloadOutcome,
 } from '../../workflows/billing/contracts';
 import { MemberId, ObjectId } from '../../workflows/shared/search-attributes';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 import { type CardSetupRow, insertCardSetup } from './card-setup-rows';
 import { cancelUnchargedReload, failPendingReload, insertAutoReload, notePaymentIntent } from './purchase-rows';
 import { disarmReload, insertReloadSettings, turnReloadOff, updateReloadSettings } from './auto-reload-settings-rows';
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 /**
  * Fault hooks for tests (faults a real service cannot produce on demand): `beforeStart`

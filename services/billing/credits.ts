@@ -12,7 +12,7 @@ import { formatCents } from '../../domain/shared/money';
 import { billingUrlOf } from '../../domain/billing/billing-url';
 import { noteDebitForAutoReload } from './auto-reload';
 import { noteLowBalance } from '../notifications/notices';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 import type { MemberRow } from '../accounts/rows';
 
 export interface Balance {
@@ -21,8 +21,6 @@ export interface Balance {
   currency: 'usd';
   billing_url: string;
 }
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 export function billingUrl(deps: Deps): string {
   return billingUrlOf(deps.config.siteUrl);

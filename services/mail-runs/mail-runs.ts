@@ -6,7 +6,6 @@
 // and the funding, so this module only reads runs, inserts new ones and sends the
 // workflow its updates (record.ts: the row and how it shows; workflow.ts: the workflow).
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
@@ -36,9 +35,7 @@ import {
 import { insertOpenRun } from './rows';
 import { updateMemberRunSettings } from '../accounts/member-rows';
 import { ensureRunWorkflow, notCancellable, notCommittable, runMailRunUpdate } from './workflow';
-import { sqlRows } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, type Queryable } from '../shared/sql';
 
 function runPath(deps: Deps, run: Pick<MailRunRow, 'mail_run_id'>, suffix = ''): string {
   return `${deps.config.baseUrl}/v1/mail-runs/${encodeURIComponent(run.mail_run_id)}${suffix}`;

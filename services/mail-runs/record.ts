@@ -1,7 +1,6 @@
 // How a Business mail run is stored and shown: the `mail_runs` row, its children (the
 // pieces sent with its mail_run_id), the credits funding still needs, and the run as the
 // API shows it, with the next step in words.
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import {
   commitsImmediately,
@@ -11,9 +10,7 @@ import {
   pendingReasonAction,
 } from '../../domain/workflow-safe/mail-runs';
 import type { MailStatusName } from '../../domain/workflow-safe/mail-rules';
-import { sqlFirst, sqlRows } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlFirst, sqlRows, type Queryable } from '../shared/sql';
 
 /** One row of `mail_runs`. */
 export interface MailRunRow {

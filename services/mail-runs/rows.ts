@@ -1,10 +1,7 @@
 // Every statement that writes the `mail_runs` table (the row type and the loaders are in
 // record.ts): opening a run, recording its workflow, and the moves of its funding.
-import type { EntityManager } from 'typeorm';
 import type { MailRunRow } from './record';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** Opens a run for `windowSeconds`; null when a concurrent open of the same id committed first. */
 export async function insertOpenRun(

@@ -7,13 +7,12 @@
 // facility's own step re-checks ownership under the same lock
 // (services/outbound-mail/piece-transitions.ts, claimFacilityBatch), so a move and a
 // concurrent step never both win.
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { codedError, ApiError } from '../../domain/shared/errors';
 import { MailRow, setFacility } from '../outbound-mail/rows';
 import { BatchRow, claimBatchForFacility, setBatchFacility } from '../batches/rows';
 import type { FacilityRow, MemberRow } from '../accounts/rows';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 import {
   clearDefaultFacility,
   clearOtherDefaultFacilities,
@@ -22,8 +21,6 @@ import {
 } from './facility-rows';
 
 export const DEFAULT_ORIGIN_ZIP = '78701';
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 export interface AssignedFacility {
   id: string | null;

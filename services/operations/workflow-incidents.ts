@@ -4,7 +4,7 @@
 // record whose workflow never started. Each cause is recorded once (incident_key).
 import type { Deps } from '../shared/deps';
 import type { IncidentAction, IncidentKind, IncidentObjectType } from '../../domain/workflow-safe/workflow-incidents';
-import { sqlRows } from '../shared/sql';
+import { sqlRows, type Queryable } from '../shared/sql';
 
 export type { IncidentAction, IncidentKind, IncidentObjectType };
 
@@ -34,8 +34,6 @@ export interface IncidentRow {
   action: IncidentAction;
   created_at: Date;
 }
-
-type Queryable = Pick<Deps['db'], 'query'>;
 
 /** Inserts the incident unless its key is recorded already; true when it is new. */
 export async function recordIncident(deps: Pick<Deps, 'db' | 'log'>, i: IncidentInput): Promise<boolean> {

@@ -1,7 +1,6 @@
 // How an outbound piece looks to the outside: the canonical record (REST, MCP), the
 // human_review block, and the mail.* event payload that webhooks carry. Signed URLs
 // are minted fresh on every call (1-hour expiry).
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import { publishEvent } from '../webhooks/events';
 import { currentInstructions, InstructionsDocument } from '../accounts/instructions';
@@ -15,9 +14,7 @@ import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import { storedAddressCheck } from './address-review';
 import { pieceProofUrl } from './print-proofs';
 import type { MailRow, PhotoRow } from './rows';
-import { sqlFirst, sqlRows } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlFirst, sqlRows, type Queryable } from '../shared/sql';
 
 export type { MailRow, PhotoRow };
 

@@ -6,9 +6,7 @@ import type { CostBreakdown } from '../../domain/outbound-mail/pricing';
 import type { CancellationReason, MailStatusName, PhotoCategory } from '../../domain/workflow-safe/mail-rules';
 import type { AddressCheck } from '../../domain/outbound-mail/address-check';
 import type { ReturnAddressColumns } from '../accounts/rows';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** One row of `outbound_mail`, as node-postgres returns it. */
 export interface MailRow extends ReturnAddressColumns {

@@ -2,13 +2,10 @@
 // pieces a key created in the last 24 hours, and an earlier copy of the same letter
 // (duplicate protection). Each takes a Queryable so it can run under the member lock.
 // Also the refusals a submission answers with when a safeguard stops it.
-import type { EntityManager } from 'typeorm';
 import { ApiError, errors } from '../../domain/shared/errors';
 import { DUPLICATE_IGNORED_STATUSES, DUPLICATE_WINDOW_HOURS, Refusal } from '../../domain/workflow-safe/mail-rules';
 import type { MailRow } from './rows';
-import { sqlRows } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, type Queryable } from '../shared/sql';
 
 /** Net live spend (debits minus refunds) of the member over the last 24 hours, never negative. */
 export async function spentLast24h(db: Queryable, memberId: string): Promise<number> {

@@ -1,12 +1,9 @@
 // Every statement that writes the `handling_operations` table (the row type is in rows.ts):
 // proposing an operation, charging it, recording its workflow, and its moves.
-import type { EntityManager } from 'typeorm';
 import type { ForwardMailClass, HandlingActionType, HandlingStatus } from '../../domain/workflow-safe/handling';
 import type { ItemRow } from './item-records';
 import type { HandlingOperationRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** A new operation on `item`, proposed by an agent or requested by its member. */
 export interface NewHandlingOperation {

@@ -1,10 +1,7 @@
 // Every statement that writes `agent_inbox_assignments` (row type in rows.ts): an item put
 // in an agent's inbox by the facility's commit, a sandbox seed, or the member sample.
-import type { EntityManager } from 'typeorm';
 import type { AgentInboxAssignmentRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** A live item the facility committed, in its agent's inbox. */
 export async function assignReceivedItem(

@@ -1,12 +1,9 @@
 // Every statement that writes `package_actions` and `package_tags` (row types in rows.ts):
 // requesting an action, the caller's and the facility's changes to it, the outcome of its
 // scan, and adding or removing a tag.
-import type { EntityManager } from 'typeorm';
 import type { PackageActionStatus } from '../../domain/workflow-safe/handling';
 import type { PackageActionRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 // package_actions
 

@@ -1,12 +1,9 @@
 // Every statement that writes the scan tables (`scan_requests`, `scan_bundles`,
 // `scan_pages`; row types in rows.ts): requesting a scan, fulfilling or rejecting it, its
 // bundles and pages, and each page's OCR.
-import type { EntityManager } from 'typeorm';
 import type { OcrPageStatus, PageOrigin, PageRole } from '../../domain/physical-inbound/agent-inbox';
 import type { ScanBundleRow, ScanPageRow, ScanRequestRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
-
-type Queryable = Pick<EntityManager, 'query'>;
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 /** The item a scan request is for. */
 interface ScanTarget {

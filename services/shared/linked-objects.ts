@@ -5,12 +5,9 @@
 // before anything is stored, whether the id is unknown, another member's or another
 // agent's (the answer does not tell which).
 import type { AuthContext } from '../accounts/auth';
-import type { Deps } from './deps';
 import { errors, FieldError } from '../../domain/shared/errors';
 import { canSee, ownsAcrossEnvironments } from './scoping';
-import { sqlRows } from './sql';
-
-type Queryable = Pick<Deps['db'], 'query'>;
+import { sqlRows, type Queryable } from './sql';
 
 interface LinkTarget {
   /** What the field names, in the refusal. */

@@ -4,7 +4,6 @@
 // unaddressed live ones by answering). Test keys keep sandbox conversations apart: no
 // facility ever sees them.
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
@@ -13,7 +12,7 @@ import { resolveAgentFilter } from '../shared/scoping';
 import { assertLinkedObjects } from '../shared/linked-objects';
 import { errors } from '../../domain/shared/errors';
 import type { FacilityConversationRow, FacilityMessageRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 export interface FacilityMessageInput {
   body: string;
@@ -41,8 +40,6 @@ export interface FacilityMessage {
   body: string;
   created_at: string;
 }
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 // Every column of each table, so their rows are FacilityConversationRow and FacilityMessageRow.
 const CONVERSATION_COLUMNS = `c.id, c.member_id, c.agent_id, c.facility_id, c.subject, c.environment, c.message_count,

@@ -3,7 +3,6 @@
 // is limited per member (3 unresolved, 3 new per rolling 24 h) under a member row lock,
 // so concurrent requests cannot slip past the limits.
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import type { Deps } from '../shared/deps';
 import type { AuthContext } from '../accounts/auth';
 import { isAgentKey } from '../accounts/auth';
@@ -25,7 +24,7 @@ import {
   ticketLimitRefusal,
 } from '../../domain/support/conversations';
 import type { SupportAttachmentRow, SupportConversationRow, SupportMessageRow } from './rows';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 
 export interface SupportAttachmentInput {
   filename: string;
@@ -76,8 +75,6 @@ export interface SupportConversation {
   resolved_at: string | null;
   created_at: string;
 }
-
-type Queryable = Pick<EntityManager, 'query'>;
 
 const CONVERSATION_COLUMNS = `c.id, c.case_number, c.member_id, c.agent_id, c.category, c.status, c.environment,
   c.message_count, c.last_message_at, c.resolved_at, c.created_at`;

@@ -26,7 +26,7 @@ import { encryptSecret } from '../../domain/shared/secrets';
 import { generateLegacySigningKey, legacySigningKeyValue } from '../../domain/webhooks/signatures';
 import { LEGACY_EVENT_TYPES, TEST_EVENT_TYPE } from '../../domain/webhooks/events';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
-import { sqlRows } from '../shared/sql';
+import { sqlRows, type Queryable } from '../shared/sql';
 import { requeueFailedDelivery } from './delivery-rows';
 import { setAgentSigningKey, updateAgentWebhookSettings } from '../accounts/agent-rows';
 
@@ -83,8 +83,6 @@ function settingsView(row: AgentWebhookRow) {
     signing_key_id: row.webhook_signing_key_id,
   };
 }
-
-type Queryable = { query: Deps['db']['query'] };
 
 /**
  * Gives the agent a legacy signing key when it has a webhook URL but no key yet (or when

@@ -20,7 +20,7 @@ import { endpointSecretPrefix, generateEndpointSecret } from '../../domain/webho
 import { EndpointEnvironment, TEST_EVENT_TYPE, VERIFICATION_EVENT_TYPE } from '../../domain/webhooks/events';
 import { RULE_LIMITS, RuleMatch, RuleSource } from '../../domain/webhooks/rules';
 import { pingPayload, samplePayload } from '../../domain/webhooks/samples';
-import { sqlRows, sqlRun } from '../shared/sql';
+import { sqlRows, sqlRun, type Queryable } from '../shared/sql';
 import {
   deleteEndpoint,
   type EndpointRow,
@@ -66,8 +66,6 @@ interface RuleRow {
   created_at: Date;
   updated_at: Date;
 }
-
-type Queryable = { query: Deps['db']['query'] };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
